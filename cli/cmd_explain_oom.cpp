@@ -1,0 +1,9 @@
+#include "cli/commands.h"
+
+namespace memplan::cli {
+
+void register_explain_oom(CLI::App& app) {
+  (void)app;  // placeholder until the command lands
+}
+
+}  // namespace memplan::cli

@@ -1,0 +1,74 @@
+// Architecture specifications: the hyperparameters that decide memory, independent of where they came from
+// (HF config.json, the bundled zoo, or code). Importers in models/ fill these; builders in engine/arch/ turn
+// them into a Graph for a given run configuration.
+//
+// Contract: every field holds the value transformers/torchvision would use, defaults applied by the importer.
+// Builders never guess; a field a builder needs but the importer could not determine is an InputError there.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace memplan {
+
+// Decoder-only causal LMs and BERT-style encoders from Hugging Face transformers.
+struct TransformerSpec {
+  enum class Family : uint8_t { gpt2, llama, bert };
+  Family family = Family::llama;
+  std::string model_type;  // as in config.json: gpt2, llama, mistral, qwen2, mixtral, bert
+
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;        // == num_heads for MHA
+  int64_t head_dim = 0;            // hidden_size / num_heads unless the config overrides it
+  int64_t intermediate_size = 0;   // MLP inner size (gpt2: n_inner or 4*n_embd)
+  int64_t max_position_embeddings = 0;
+  int64_t type_vocab_size = 0;     // bert token-type embeddings
+  bool tie_word_embeddings = false;
+  std::string hidden_act;          // gelu_new, gelu, silu, relu, ...
+
+  // Dropout probabilities as transformers applies them in training mode.
+  double embd_dropout = 0.0;       // gpt2 embd_pdrop; bert hidden_dropout_prob on embeddings
+  double resid_dropout = 0.0;      // gpt2 resid_pdrop; bert hidden_dropout_prob
+  double attn_dropout = 0.0;       // gpt2 attn_pdrop; llama attention_dropout; bert attention_probs_dropout_prob
+
+  bool attention_bias = false;     // q/k/v/o biases (llama attention_bias); qwen2 has q/k/v bias, no o bias
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  int64_t sliding_window = 0;      // 0: full attention
+
+  // Mixture of experts (mixtral): 0 experts means a dense MLP.
+  int64_t num_experts = 0;
+  int64_t num_experts_per_tok = 0;
+};
+
+// torchvision classification models.
+struct VisionSpec {
+  enum class Family : uint8_t { resnet, vit };
+  Family family = Family::resnet;
+  std::string name;                // resnet50, vit_b_16, ...
+  int64_t num_classes = 1000;
+  // resnet
+  std::vector<int64_t> blocks_per_stage;  // e.g. {3,4,6,3}
+  bool bottleneck = true;
+  // vit
+  int64_t patch_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t hidden_dim = 0;
+  int64_t mlp_dim = 0;
+  int64_t default_image_size = 224;
+};
+
+struct ModelSpec {
+  enum class Kind : uint8_t { transformer, vision, graph };
+  Kind kind = Kind::transformer;
+  std::string name;          // for reports
+  TransformerSpec transformer;
+  VisionSpec vision;
+};
+
+}  // namespace memplan
