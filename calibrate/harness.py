@@ -1,0 +1,780 @@
+#!/usr/bin/env python3
+"""memplan validation harness: measure PyTorch GPU memory for the cases of a JSONL file.
+
+Each case runs in a fresh process (forked from a parent that has imported torch/transformers/torchvision but
+never touched CUDA, or a fresh interpreter with --launcher subprocess) exactly as
+data/validation/CASE-FORMAT.md describes, and is written back with a `measured` object.
+
+    python3 calibrate/harness.py CASES.jsonl --out OUT.jsonl [--env ENV.json] [--only ID] [--timeout 180]
+                                 [--jobs 4] [--mem-budget-gib 110]
+    python3 calibrate/harness.py --compare REF.jsonl OUT.jsonl      # deviation of OUT against measured REF
+
+Input lines may carry a `measured` object already (e.g. the public file): it is ignored when measuring, replaced in
+the output, and used by the end-of-run summary as the reference.  Keys starting with `_` are scheduling hints
+(`_est_gib`: expected peak reserved GiB) and are dropped from the output.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+# torch.cuda.is_available() in the parent must not initialise the driver before we fork
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+
+MIB = float(1 << 20)
+OOM_MESSAGE_CHARS = 400
+STEPS = 3
+PHASE_KEYS = ["start_mib", "batch_mib", "fwd_peak_mib", "after_fwd_mib", "bwd_peak_mib", "micro_rest_peak_mib",
+              "after_bwd_mib", "opt_peak_mib", "end_mib", "step_peak_mib"]
+HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert")
+TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16")
+SDPA_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
+
+
+def mib(nbytes):
+    return round(nbytes / MIB, 1)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# child side: everything below `measure_case` runs in the per-case process
+# ----------------------------------------------------------------------------------------------------------------
+
+class _SdpaSpy:
+    """Wraps F.scaled_dot_product_attention to record which fused backend PyTorch picks (no allocation)."""
+
+    def __init__(self):
+        import torch
+        import torch.nn.functional as F
+        self.torch = torch
+        self.F = F
+        self.orig = F.scaled_dot_product_attention
+        self.seen = {}
+        self.active = True
+
+        def wrapper(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
+            if self.active:
+                try:
+                    choice = int(torch._fused_sdp_choice(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                                         enable_gqa=bool(kw.get("enable_gqa", False))))
+                    name = SDPA_NAMES.get(choice, str(choice))
+                except Exception as e:  # noqa: BLE001 - observation only
+                    name = "unknown(%s)" % type(e).__name__
+                tag = "%s %s hd%d mask=%s causal=%s drop=%s gqa=%s" % (
+                    name, str(query.dtype).replace("torch.", ""), query.shape[-1], attn_mask is not None,
+                    bool(is_causal), dropout_p > 0, bool(kw.get("enable_gqa", False)))
+                self.seen[tag] = self.seen.get(tag, 0) + 1
+            return self.orig(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                             scale=scale, **kw)
+
+        F.scaled_dot_product_attention = wrapper
+
+    def result(self):
+        return sorted(self.seen)
+
+
+def _dtype_of(precision):
+    import torch
+    return {"fp32": torch.float32, "amp_bf16": torch.float32, "amp_fp16": torch.float32,
+            "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
+
+
+def _autocast_dtype(precision):
+    import torch
+    return {"amp_bf16": torch.bfloat16, "amp_fp16": torch.float16}.get(precision)
+
+
+def _decoder_layers(model):
+    import torch.nn as nn
+    base = getattr(model, "base_model", model)
+    for path in ("layers", "h", "encoder.layer", "decoder.layers"):
+        obj = base
+        for a in path.split("."):
+            obj = getattr(obj, a, None)
+            if obj is None:
+                break
+        if isinstance(obj, nn.ModuleList):
+            return obj
+    raise ValueError("cannot find the decoder layers of %s" % type(model).__name__)
+
+
+def build_model(case):
+    """Builds the model on the GPU with random weights. Returns (model, kind) with kind 'causal_lm'|'masked_lm'|'vision'."""
+    import torch
+    m = case["model"]
+    dtype = _dtype_of(case["precision"])
+    if dtype != torch.float32:
+        torch.set_default_dtype(dtype)
+    with torch.device("cuda"):
+        if m["source"] == "huggingface":
+            import transformers
+            mt = m["model_type"]
+            if mt not in HF_TYPES:
+                raise ValueError("unsupported model_type %r" % mt)
+            cfg = transformers.AutoConfig.for_model(mt, **dict(m.get("config", {})))
+            if case["mode"] == "training":
+                cfg.use_cache = False
+            attn = m.get("attn_implementation", "sdpa")
+            if mt == "bert":
+                model = transformers.AutoModelForMaskedLM.from_config(cfg, attn_implementation=attn)
+                kind = "masked_lm"
+            else:
+                model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=attn)
+                kind = "causal_lm"
+        elif m["source"] == "torchvision":
+            import torchvision
+            name = m["name"]
+            if name not in TV_NAMES:
+                raise ValueError("unsupported torchvision model %r" % name)
+            kw = {"weights": None, "num_classes": int(case.get("num_classes", 1000))}
+            if name.startswith("vit") and int(case.get("image_size", 224)) != 224:
+                kw["image_size"] = int(case["image_size"])
+            model = getattr(torchvision.models, name)(**kw)
+            kind = "vision"
+        else:
+            raise ValueError("unknown model source %r" % m["source"])
+    return model, kind
+
+
+def apply_training_options(model, kind, case):
+    """grad checkpointing (all or a subset of decoder layers) and freezing. Returns a description dict."""
+    info = {}
+    layers_ckpt = case.get("grad_checkpointing_layers")
+    frozen = case.get("frozen_layers") or []
+    if kind == "vision":
+        if case.get("grad_checkpointing") or layers_ckpt or frozen or case.get("freeze_embeddings"):
+            raise ValueError("grad checkpointing / freezing options are not supported for torchvision models")
+        return info
+    if case.get("grad_checkpointing") or layers_ckpt is not None:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        if layers_ckpt is not None:
+            keep = set(int(i) for i in layers_ckpt)
+            layers = _decoder_layers(model)
+            bad = [i for i in keep if i < 0 or i >= len(layers)]
+            if bad:
+                raise ValueError("grad_checkpointing_layers out of range: %s" % bad)
+            for i, layer in enumerate(layers):
+                if not hasattr(layer, "gradient_checkpointing"):
+                    raise ValueError("layer %d (%s) has no gradient_checkpointing flag" % (i, type(layer).__name__))
+                if i not in keep:
+                    layer.gradient_checkpointing = False
+        info["ckpt_layers_on"] = [i for i, l in enumerate(_decoder_layers(model))
+                                  if getattr(l, "gradient_checkpointing", False)]
+    if frozen:
+        layers = _decoder_layers(model)
+        for i in frozen:
+            for p in layers[int(i)].parameters():
+                p.requires_grad_(False)
+    if case.get("freeze_embeddings"):
+        for p in model.get_input_embeddings().parameters():
+            p.requires_grad_(False)
+    return info
+
+
+def make_optimizer(params, case):
+    import torch
+    name = case.get("optimizer", "adamw")
+    impl = case.get("optimizer_impl", "default") or "default"
+    kw = {}
+    if impl == "foreach":
+        kw["foreach"] = True
+    elif impl == "fused":
+        kw["fused"] = True
+    elif impl == "forloop":
+        kw["foreach"] = False
+    elif impl != "default":
+        raise ValueError("unknown optimizer_impl %r" % impl)
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4, **kw)
+    if name == "adam":
+        return torch.optim.Adam(params, lr=1e-4, **kw)
+    if name == "sgd_momentum":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, **kw)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, **kw)
+    if name == "adafactor":
+        if impl not in ("default", "forloop"):
+            raise ValueError("adafactor has no %s implementation" % impl)
+        from transformers.optimization import Adafactor
+        return Adafactor(params, lr=1e-4, relative_step=False, scale_parameter=False)
+    raise ValueError("unknown optimizer %r" % name)
+
+
+def _oom_record(e, measured):
+    import torch
+    measured["oom"] = True
+    measured["oom_message"] = str(e)[:OOM_MESSAGE_CHARS]
+    measured["peak_reserved_mib"] = mib(torch.cuda.max_memory_reserved())
+
+
+def measure_case(case):
+    """Runs one case in this (fresh) process and returns the output dict fields {measured, observed}."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.cuda.init()
+    dev = torch.cuda.current_device()
+    total = torch.cuda.get_device_properties(dev).total_memory
+    cap = case.get("memory_cap_gib")
+    if cap is not None:
+        torch.cuda.set_per_process_memory_fraction(min(1.0, float(cap) * (1 << 30) / total), dev)
+    spy = _SdpaSpy()
+    measured = {}
+    observed = {}
+    torch.manual_seed(0)
+    try:
+        model, kind = build_model(case)
+        if case["mode"] == "training":
+            model.train()
+            observed.update(apply_training_options(model, kind, case))
+        elif case["mode"] == "inference":
+            model.eval()
+        else:
+            raise ValueError("unknown mode %r" % case["mode"])
+        torch.cuda.synchronize()
+        measured["params"] = sum(p.numel() for p in model.parameters())
+        measured["weights_mib"] = mib(torch.cuda.memory_allocated())
+        measured["oom"] = False
+        if case["mode"] == "training":
+            _train(case, model, kind, measured, observed, spy)
+        else:
+            _infer(case, model, kind, measured, observed, spy)
+        measured["peak_reserved_mib"] = mib(torch.cuda.max_memory_reserved())
+    except torch.OutOfMemoryError as e:
+        _oom_record(e, measured)
+        observed["oom_where"] = "".join(traceback.format_exception(e)[-3:])[-1500:]
+    st = torch.cuda.memory_stats()
+    observed["num_alloc_retries"] = int(st.get("num_alloc_retries", 0))
+    observed["num_ooms"] = int(st.get("num_ooms", 0))
+    observed["sdpa"] = spy.result()
+    return {"measured": measured, "observed": observed}
+
+
+def _train(case, model, kind, measured, observed, spy):
+    import torch
+    import torch.nn.functional as F
+    alloc = torch.cuda.memory_allocated
+    peak = torch.cuda.max_memory_allocated
+    reset = torch.cuda.reset_peak_memory_stats
+    sync = torch.cuda.synchronize
+
+    B = int(case["batch_size"])
+    G = int(case.get("grad_accum_steps", 1) or 1)
+    precision = case["precision"]
+    ac_dtype = _autocast_dtype(precision)
+    mdtype = _dtype_of(precision)
+    params = [p for p in model.parameters() if p.requires_grad]
+    observed["trainable_params"] = sum(p.numel() for p in params)
+    opt = make_optimizer(params, case)
+    scaler = torch.amp.GradScaler("cuda") if precision == "amp_fp16" else None
+    if kind == "vision":
+        S = int(case.get("image_size", 224))
+        ncls = int(case.get("num_classes", 1000))
+    else:
+        L = int(case["seq_len"])
+        V = int(model.config.vocab_size)
+
+    def make_batch():
+        if kind == "vision":
+            x = torch.randn(B, 3, S, S, device="cuda", dtype=mdtype)
+            y = torch.randint(0, ncls, (B,), device="cuda")
+            return x, y
+        ids = torch.randint(0, V, (B, L), device="cuda")
+        return ids, ids
+
+    def fwd_loss(x, y):
+        if kind == "vision":
+            return F.cross_entropy(model(x), y) / G
+        return model(input_ids=x, labels=y).loss / G
+
+    steps, times = [], []
+    for step in range(STEPS):
+        if step == 1:
+            spy.active = False
+        sync()
+        t0 = time.perf_counter()
+        s = {"start_mib": mib(alloc())}
+        reset()
+        micro_peak = 0
+        batch_peak = 0
+        for micro in range(G):
+            x, y = make_batch()
+            if micro == 0:
+                s["batch_mib"] = mib(alloc())
+            batch_peak = max(batch_peak, peak())
+            reset()
+            if ac_dtype is not None:
+                with torch.autocast("cuda", dtype=ac_dtype):
+                    loss = fwd_loss(x, y)
+            else:
+                loss = fwd_loss(x, y)
+            fp, af = peak(), alloc()
+            reset()
+            if scaler is not None:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            bp = peak()
+            del loss, x, y
+            if micro == 0:
+                s["fwd_peak_mib"] = mib(fp)
+                s["after_fwd_mib"] = mib(af)
+                s["bwd_peak_mib"] = mib(bp)
+            micro_peak = max(micro_peak, fp, bp)
+            reset()
+        s["micro_rest_peak_mib"] = mib(micro_peak)
+        s["after_bwd_mib"] = mib(alloc())
+        reset()
+        if scaler is not None:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+        op = peak()
+        s["opt_peak_mib"] = mib(op)
+        opt.zero_grad(set_to_none=True)
+        s["end_mib"] = mib(alloc())
+        s["step_peak_mib"] = mib(max(batch_peak, micro_peak, op))
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+        steps.append({k: s[k] for k in PHASE_KEYS})
+    measured["peak_allocated_mib"] = max(st["step_peak_mib"] for st in steps)
+    measured["steps"] = steps
+    measured["step_time_ms"] = round(statistics.median(times[1:]), 2)
+    observed["step_times_ms"] = [round(t, 2) for t in times]
+
+
+def _infer(case, model, kind, measured, observed, spy):
+    import torch
+    if kind != "causal_lm":
+        raise ValueError("inference cases need a causal LM")
+    alloc = torch.cuda.memory_allocated
+    peak = torch.cuda.max_memory_allocated
+    reset = torch.cuda.reset_peak_memory_stats
+    sync = torch.cuda.synchronize
+    B, L = int(case["batch_size"]), int(case["seq_len"])
+    N = int(case.get("generate_tokens") or 0)
+    ac_dtype = _autocast_dtype(case["precision"])
+    import contextlib
+    ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
+    ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
+    sync()
+    before = alloc()
+    reset()
+    t0 = time.perf_counter()
+    with torch.inference_mode(), ctx():
+        out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+        sync()
+        observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+        pp = peak()
+        cache = out.past_key_values
+        del out
+        measured["prefill_peak_mib"] = mib(pp)
+        measured["kv_cache_mib"] = mib(alloc() - before)
+        del cache
+        gp = None
+        if N > 0:
+            reset()
+            t0 = time.perf_counter()
+            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
+            sync()
+            observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+            gp = peak()
+            observed["generated_shape"] = list(gen.shape)
+            del gen
+    measured["peak_allocated_mib"] = mib(max(pp, gp or 0))
+    measured["generate_peak_mib"] = mib(gp) if gp is not None else None
+
+
+def env_probe():
+    """Versions, GPU, the GradientCheckpointingLayer decision source, and SDPA backend choices for common shapes."""
+    import inspect
+    import torch
+    import torch.nn.functional as F
+    info = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+            "python": sys.version.split()[0], "torch": torch.__version__, "cuda": torch.version.cuda,
+            "cudnn": torch.backends.cudnn.version()}
+    try:
+        import transformers
+        info["transformers"] = transformers.__version__
+        from transformers.modeling_layers import GradientCheckpointingLayer
+        info["GradientCheckpointingLayer.__call__"] = inspect.getsource(GradientCheckpointingLayer.__call__)
+        from transformers.modeling_utils import PreTrainedModel
+        info["PreTrainedModel._set_gradient_checkpointing"] = inspect.getsource(
+            PreTrainedModel._set_gradient_checkpointing)
+    except Exception as e:  # noqa: BLE001
+        info["transformers_error"] = repr(e)
+    try:
+        import torchvision
+        info["torchvision"] = torchvision.__version__
+    except Exception as e:  # noqa: BLE001
+        info["torchvision_error"] = repr(e)
+    p = torch.cuda.get_device_properties(0)
+    info["gpu"] = "%s (%d MiB)" % (p.name, p.total_memory >> 20)
+    info["gpu_total_bytes"] = p.total_memory
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30).stdout.strip()
+        info["driver"] = out.splitlines()[0] if out else None
+    except Exception as e:  # noqa: BLE001
+        info["driver"] = "unknown (%r)" % e
+    torch.cuda.init()
+    try:
+        free, tot = torch.cuda.mem_get_info()
+        info["device_used_mib_after_init"] = (tot - free) >> 20  # includes other processes on the GPU
+    except Exception:  # noqa: BLE001
+        pass
+    probe = {}
+    for dt in (torch.float32, torch.bfloat16, torch.float16):
+        for hd in (64, 128):
+            for causal in (True, False):
+                for gqa in (False, True):
+                    q = torch.empty(2, 8, 256, hd, device="cuda", dtype=dt)
+                    k = torch.empty(2, 2 if gqa else 8, 256, hd, device="cuda", dtype=dt)
+                    for rg in (False, True):
+                        qq, kk = q.clone().requires_grad_(rg), k.clone().requires_grad_(rg)
+                        try:
+                            c = int(torch._fused_sdp_choice(qq, kk, kk, None, 0.0, causal, enable_gqa=gqa))
+                            name = SDPA_NAMES.get(c, str(c))
+                        except Exception as e:  # noqa: BLE001
+                            name = "error: %s" % e
+                        probe["%s hd%d causal=%s gqa=%s grad=%s" % (str(dt).replace("torch.", ""), hd, causal, gqa,
+                                                                   rg)] = name
+    info["sdpa_choice_probe"] = probe
+    return info
+
+
+def _child_entry(case, out_path, what):
+    """Body of a per-case process: never raises, always writes a JSON result file."""
+    try:
+        if what == "env":
+            res = {"env": env_probe()}
+        else:
+            res = measure_case(case)
+    except BaseException as e:  # noqa: BLE001
+        res = {"error": "%s: %s" % (type(e).__name__, str(e)[:1500]),
+               "traceback": traceback.format_exc()[-4000:]}
+    tmp = out_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(res, f)
+    os.replace(tmp, out_path)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# parent side
+# ----------------------------------------------------------------------------------------------------------------
+
+def _preimport():
+    """Import the heavy modules once in the parent (no CUDA use) so forked children start fast."""
+    import importlib
+    import torch  # noqa: F401
+    import torch.nn.functional  # noqa: F401
+    for mod in ["transformers", "transformers.optimization", "transformers.modeling_layers", "torchvision"] + \
+               ["transformers.models.%s.modeling_%s" % (t, t) for t in HF_TYPES]:
+        try:
+            importlib.import_module(mod)
+        except Exception as e:  # noqa: BLE001
+            print("[harness] preimport %s failed: %r" % (mod, e), flush=True)
+    import torch.cuda
+    assert not torch.cuda.is_initialized(), "parent must not initialise CUDA before forking"
+
+
+class Job:
+    def __init__(self, case, what, workdir, launcher, timeout):
+        self.case, self.what, self.timeout = case, what, timeout
+        cid = case.get("id", what) if case else what
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", cid)
+        self.out_path = os.path.join(workdir, safe + ".result.json")
+        if os.path.exists(self.out_path):
+            os.remove(self.out_path)
+        self.t0 = time.time()
+        self.proc = None
+        self.pid = None
+        if launcher == "fork":
+            import multiprocessing as mp
+            self.proc = mp.get_context("fork").Process(target=_child_entry, args=(case, self.out_path, what))
+            self.proc.start()
+        else:
+            in_path = os.path.join(workdir, safe + ".case.json")
+            with open(in_path, "w") as f:
+                json.dump(case, f)
+            self.proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", in_path,
+                                          self.out_path, what])
+
+    def poll(self):
+        """None while running, else the result dict."""
+        if isinstance(self.proc, subprocess.Popen):
+            rc = self.proc.poll()
+        else:
+            rc = None if self.proc.is_alive() else self.proc.exitcode
+        elapsed = time.time() - self.t0
+        if rc is None and elapsed > self.timeout:
+            self.kill()
+            return {"error": "timeout after %.0f s" % self.timeout}
+        if rc is None:
+            return None
+        if os.path.exists(self.out_path):
+            with open(self.out_path) as f:
+                res = json.load(f)
+        else:
+            res = {"error": "child process exited with code %s and no result" % rc}
+        res["_wall_s"] = round(elapsed, 1)
+        return res
+
+    def kill(self):
+        try:
+            if isinstance(self.proc, subprocess.Popen):
+                self.proc.kill()
+                self.proc.wait(10)
+            else:
+                self.proc.kill()
+                self.proc.join(10)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def estimate_gib(case):
+    """Scheduling estimate of a case's peak reserved memory (GiB)."""
+    if "_est_gib" in case:
+        return float(case["_est_gib"])
+    if case.get("memory_cap_gib") is not None:
+        return float(case["memory_cap_gib"])
+    ref = case.get("measured") or {}
+    if ref.get("peak_reserved_mib"):
+        return ref["peak_reserved_mib"] / 1024.0 * 1.05
+    return 20.0
+
+
+def _device_oom(res):
+    """True if an OOM looks like the whole device was full (other cases running) rather than the case's own cap."""
+    m = res.get("measured") or {}
+    msg = m.get("oom_message") or res.get("error") or ""
+    if not (m.get("oom") or "out of memory" in msg):
+        return False
+    mm = re.search(r"of which ([0-9.]+) (GiB|MiB) is free", msg)
+    if not mm:
+        return True
+    free_gib = float(mm.group(1)) / (1024.0 if mm.group(2) == "MiB" else 1.0)
+    return free_gib < 4.0
+
+
+def run_cases(cases, args, workdir):
+    """Runs cases with a memory-budgeted pool; returns {id: result}."""
+    results = {}
+    pending = sorted(cases, key=lambda c: -estimate_gib(c))  # big first, small ones fill the gaps
+    running = []
+    retry = []
+    budget = args.mem_budget_gib
+    out_partial = open(args.partial, "a") if args.partial else None
+    t_start = time.time()
+
+    def used():
+        return sum(estimate_gib(j.case) for j in running)
+
+    while pending or running:
+        started = True
+        while pending and len(running) < args.jobs and started:
+            started = False
+            for i, c in enumerate(pending):
+                e = estimate_gib(c)
+                if not running or used() + e <= budget:
+                    running.append(Job(c, "case", workdir, args.launcher, args.timeout))
+                    pending.pop(i)
+                    started = True
+                    break
+        time.sleep(0.2)
+        for j in list(running):
+            res = j.poll()
+            if res is None:
+                continue
+            running.remove(j)
+            cid = j.case["id"]
+            concurrent = len(running) > 0 or args.jobs > 1
+            if _device_oom(res) and args.jobs > 1 and not j.case.get("_retried"):
+                print("[harness] %s: device-level OOM with other cases running; will retry alone" % cid, flush=True)
+                c2 = dict(j.case)
+                c2["_retried"] = True
+                retry.append(c2)
+                continue
+            res["_concurrent"] = concurrent
+            results[cid] = res
+            line = _status_line(j.case, res)
+            print("[harness] %6.1fs %s" % (time.time() - t_start, line), flush=True)
+            if out_partial:
+                out_partial.write(json.dumps(merge(j.case, res)) + "\n")
+                out_partial.flush()
+    for c in retry:  # alone, one at a time
+        j = Job(c, "case", workdir, args.launcher, args.timeout)
+        while True:
+            time.sleep(0.2)
+            res = j.poll()
+            if res is not None:
+                break
+        res["_concurrent"] = False
+        results[c["id"]] = res
+        print("[harness] %6.1fs (retry alone) %s" % (time.time() - t_start, _status_line(c, res)), flush=True)
+        if out_partial:
+            out_partial.write(json.dumps(merge(c, res)) + "\n")
+            out_partial.flush()
+    if out_partial:
+        out_partial.close()
+    return results
+
+
+def _status_line(case, res):
+    if "error" in res:
+        return "%-48s ERROR %s" % (case["id"], res["error"][:200])
+    m = res["measured"]
+    if m.get("oom"):
+        return "%-48s OOM   reserved %.1f MiB  (%s)" % (case["id"], m.get("peak_reserved_mib", 0),
+                                                       m.get("oom_message", "")[:80])
+    return "%-48s ok    peak_alloc %.1f MiB  reserved %.1f MiB  %s  wall %.1fs" % (
+        case["id"], m.get("peak_allocated_mib", 0), m.get("peak_reserved_mib", 0),
+        ("step %.1f ms" % m["step_time_ms"]) if "step_time_ms" in m else "", res.get("_wall_s", 0))
+
+
+def merge(case, res):
+    out = {k: v for k, v in case.items() if not k.startswith("_") and k != "measured"}
+    if "error" in res:
+        out["error"] = res["error"]
+        if "traceback" in res:
+            out["error_traceback"] = res["traceback"]
+        return out
+    out["measured"] = res["measured"]
+    obs = dict(res.get("observed", {}))
+    obs["concurrent_cases"] = bool(res.get("_concurrent"))
+    out["observed"] = obs
+    return out
+
+
+def deviation_report(ref_cases, new_cases):
+    """Max relative deviations of new vs reference measured values."""
+    ref = {c["id"]: c for c in ref_cases if "measured" in c}
+    rows, worst = [], {"peak_allocated_mib": (0, None), "weights_mib": (0, None), "phases": (0, None),
+                       "peak_reserved_mib": (0, None)}
+
+    def upd(key, r, cid, what):
+        if r > worst[key][0]:
+            worst[key] = (r, "%s %s" % (cid, what))
+
+    for c in new_cases:
+        r = ref.get(c["id"])
+        if r is None or "measured" not in c:
+            continue
+        a, b = r["measured"], c["measured"]
+        if a.get("oom") != b.get("oom"):
+            rows.append("%s: oom mismatch ref=%s new=%s" % (c["id"], a.get("oom"), b.get("oom")))
+        for k in ("peak_allocated_mib", "weights_mib", "peak_reserved_mib", "prefill_peak_mib", "kv_cache_mib",
+                  "generate_peak_mib"):
+            if a.get(k) and b.get(k) is not None:
+                rel = abs(b[k] - a[k]) / a[k]
+                key = k if k in worst else "phases"
+                upd(key, rel, c["id"], k)
+                if rel > 0.01:
+                    rows.append("%s %s: ref %.1f new %.1f (%.2f%%)" % (c["id"], k, a[k], b[k], 100 * rel))
+        for si, (sa, sb) in enumerate(zip(a.get("steps", []), b.get("steps", []))):
+            for k in PHASE_KEYS:
+                if sa.get(k):
+                    rel = abs(sb[k] - sa[k]) / sa[k]
+                    upd("phases", rel, c["id"], "step%d.%s" % (si + 1, k))
+                    if rel > 0.01:
+                        rows.append("%s step%d %s: ref %.1f new %.1f (%.2f%%)" % (c["id"], si + 1, k, sa[k], sb[k],
+                                                                                100 * rel))
+    lines = ["max relative deviation vs reference:"]
+    for k, (v, where) in worst.items():
+        lines.append("  %-20s %.3f%%  (%s)" % (k, 100 * v, where))
+    lines += ["  > 1%%: %s" % r for r in rows] if rows else ["  no value deviates by more than 1%"]
+    return "\n".join(lines)
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("cases", nargs="?", help="input JSONL of cases")
+    ap.add_argument("--out", help="output JSONL (cases + measured); default: stdout summary only")
+    ap.add_argument("--partial", help="also append each result here as soon as it finishes (default OUT.partial)")
+    ap.add_argument("--env", help="write the environment probe (versions, GPU, driver) to this JSON file")
+    ap.add_argument("--only", action="append", help="run only this case id (repeatable; regex if it has ^ or $)")
+    ap.add_argument("--timeout", type=float, default=180.0, help="seconds per case (default 180)")
+    ap.add_argument("--jobs", type=int, default=1, help="cases measured concurrently on the GPU (default 1)")
+    ap.add_argument("--mem-budget-gib", type=float, default=110.0,
+                    help="sum of running cases' estimated peak reserved GiB (default 110)")
+    ap.add_argument("--launcher", choices=["fork", "subprocess"], default="fork")
+    ap.add_argument("--compare", nargs=2, metavar=("REF", "NEW"), help="only print deviations of NEW vs REF")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.child:
+        in_path, out_path, what = args.child
+        case = json.load(open(in_path)) if what == "case" else None
+        _child_entry(case, out_path, what)
+        return 0
+    if args.compare:
+        print(deviation_report(read_jsonl(args.compare[0]), read_jsonl(args.compare[1])))
+        return 0
+    if not args.cases:
+        ap.error("a cases file is required")
+
+    cases = read_jsonl(args.cases)
+    ids = [c.get("id") for c in cases]
+    if len(set(ids)) != len(ids):
+        dup = sorted(set(i for i in ids if ids.count(i) > 1))
+        ap.error("duplicate case ids: %s" % dup)
+    if args.only:
+        pats = [re.compile(o) if ("^" in o or "$" in o) else None for o in args.only]
+        cases = [c for c in cases if any((p.search(c["id"]) if p else c["id"] == o) for p, o in zip(pats, args.only))]
+    print("[harness] %d cases, jobs=%d, launcher=%s, timeout=%.0fs" % (len(cases), args.jobs, args.launcher,
+                                                                     args.timeout), flush=True)
+    if args.launcher == "fork":
+        _preimport()
+    workdir = tempfile.mkdtemp(prefix="memplan-harness-")
+    t0 = time.time()
+    if args.env:
+        j = Job(None, "env", workdir, args.launcher, args.timeout)
+        while True:
+            time.sleep(0.2)
+            r = j.poll()
+            if r is not None:
+                break
+        env = r.get("env", r)
+        env["harness_jobs"] = args.jobs
+        env["harness_launcher"] = args.launcher
+        with open(args.env, "w") as f:
+            json.dump(env, f, indent=1)
+        print("[harness] env: %s" % json.dumps({k: env.get(k) for k in ("gpu", "driver", "torch", "transformers",
+                                                                       "torchvision", "cuda", "cudnn")}), flush=True)
+    if args.partial is None and args.out:
+        args.partial = args.out + ".partial"
+    if args.partial and os.path.exists(args.partial):
+        os.remove(args.partial)
+    results = run_cases(cases, args, workdir)
+    merged = [merge(c, results[c["id"]]) for c in cases if c["id"] in results]
+    if args.out:
+        with open(args.out, "w") as f:
+            for m in merged:
+                f.write(json.dumps(m) + "\n")
+    n_err = sum(1 for m in merged if "error" in m)
+    n_oom = sum(1 for m in merged if m.get("measured", {}).get("oom"))
+    print("\n[harness] summary: %d cases in %.1f s: %d ok, %d oom, %d error" % (
+        len(merged), time.time() - t0, len(merged) - n_err - n_oom, n_oom, n_err))
+    for m in merged:
+        if "error" in m:
+            print("  ERROR %s: %s" % (m["id"], m["error"][:300]))
+    if any("measured" in c for c in cases):
+        print(deviation_report(cases, [m for m in merged if "measured" in m]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
