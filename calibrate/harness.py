@@ -57,18 +57,25 @@ class _SdpaSpy:
         self.F = F
         self.orig = F.scaled_dot_product_attention
         self.seen = {}
-        self.active = True
+        self.active = False  # switched on only for the probe forward after all measurements (casts allocate)
 
         def wrapper(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
             if self.active:
                 try:
-                    choice = int(torch._fused_sdp_choice(query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                    q, k, v, am = query, key, value, attn_mask
+                    if torch.is_autocast_enabled("cuda"):  # SDPA is autocast to the low-precision dtype
+                        adt = torch.get_autocast_dtype("cuda")
+                        q, k, v = (t.to(adt) if t.is_floating_point() else t for t in (q, k, v))
+                        if am is not None and am.is_floating_point():
+                            am = am.to(adt)
+                    choice = int(torch._fused_sdp_choice(q, k, v, am, dropout_p, is_causal, scale=scale,
                                                          enable_gqa=bool(kw.get("enable_gqa", False))))
                     name = SDPA_NAMES.get(choice, str(choice))
+                    dt = str(q.dtype).replace("torch.", "")
                 except Exception as e:  # noqa: BLE001 - observation only
-                    name = "unknown(%s)" % type(e).__name__
+                    name, dt = "unknown(%s)" % type(e).__name__, "?"
                 tag = "%s %s hd%d mask=%s causal=%s drop=%s gqa=%s" % (
-                    name, str(query.dtype).replace("torch.", ""), query.shape[-1], attn_mask is not None,
+                    name, dt, query.shape[-1], attn_mask is not None,
                     bool(is_causal), dropout_p > 0, bool(kw.get("enable_gqa", False)))
                 self.seen[tag] = self.seen.get(tag, 0) + 1
             return self.orig(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
@@ -211,6 +218,7 @@ def _oom_record(e, measured):
     import torch
     measured["oom"] = True
     measured["oom_message"] = str(e)[:OOM_MESSAGE_CHARS]
+    return str(e)
     measured["peak_reserved_mib"] = mib(torch.cuda.max_memory_reserved())
 
 
@@ -247,14 +255,50 @@ def measure_case(case):
         else:
             _infer(case, model, kind, measured, observed, spy)
         measured["peak_reserved_mib"] = mib(torch.cuda.max_memory_reserved())
+        _alloc_counters(observed)
+        try:  # after all measurements: one more forward to see which SDPA backends the real calls pick
+            spy.active = True
+            _probe_forward(case, model, kind)
+        except Exception as e:  # noqa: BLE001
+            observed["sdpa_probe_error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
+        spy.active = False
     except torch.OutOfMemoryError as e:
-        _oom_record(e, measured)
+        observed["oom_message_full"] = _oom_record(e, measured)
         observed["oom_where"] = "".join(traceback.format_exception(e)[-3:])[-1500:]
+    if "num_alloc_retries" not in observed:
+        _alloc_counters(observed)
+    observed["sdpa"] = spy.result()
+    return {"measured": measured, "observed": observed}
+
+
+def _alloc_counters(observed):
+    import torch
     st = torch.cuda.memory_stats()
     observed["num_alloc_retries"] = int(st.get("num_alloc_retries", 0))
     observed["num_ooms"] = int(st.get("num_ooms", 0))
-    observed["sdpa"] = spy.result()
-    return {"measured": measured, "observed": observed}
+
+
+def _probe_forward(case, model, kind):
+    """One forward like the measured ones (same grad/autocast mode), results discarded."""
+    import contextlib
+    import torch
+    import torch.nn.functional as F
+    ac_dtype = _autocast_dtype(case["precision"])
+    ac = torch.autocast("cuda", dtype=ac_dtype) if ac_dtype is not None else contextlib.nullcontext()
+    B = int(case["batch_size"])
+    if kind == "vision":
+        S = int(case.get("image_size", 224))
+        x = torch.randn(B, 3, S, S, device="cuda", dtype=_dtype_of(case["precision"]))
+        with ac:
+            F.cross_entropy(model(x), torch.zeros(B, dtype=torch.long, device="cuda"))
+        return
+    ids = torch.randint(0, int(model.config.vocab_size), (B, int(case["seq_len"])), device="cuda")
+    if case["mode"] == "training":
+        with ac:
+            model(input_ids=ids, labels=ids)
+    else:
+        with torch.inference_mode(), ac:
+            model(input_ids=ids, use_cache=True, logits_to_keep=1)
 
 
 def _train(case, model, kind, measured, observed, spy):
@@ -296,19 +340,19 @@ def _train(case, model, kind, measured, observed, spy):
 
     steps, times = [], []
     for step in range(STEPS):
-        if step == 1:
-            spy.active = False
         sync()
         t0 = time.perf_counter()
         s = {"start_mib": mib(alloc())}
         reset()
-        micro_peak = 0
+        micro_peak = 0  # everything inside the micro-batch loop (for step_peak)
+        rest_peak = 0  # first micro-batch's backward + all later micro-batches (CASE-FORMAT micro_rest_peak_mib)
         batch_peak = 0
         for micro in range(G):
             x, y = make_batch()
             if micro == 0:
                 s["batch_mib"] = mib(alloc())
-            batch_peak = max(batch_peak, peak())
+            bt = peak()
+            batch_peak = max(batch_peak, bt)
             reset()
             if ac_dtype is not None:
                 with torch.autocast("cuda", dtype=ac_dtype):
@@ -328,8 +372,9 @@ def _train(case, model, kind, measured, observed, spy):
                 s["after_fwd_mib"] = mib(af)
                 s["bwd_peak_mib"] = mib(bp)
             micro_peak = max(micro_peak, fp, bp)
+            rest_peak = max(rest_peak, bp) if micro == 0 else max(rest_peak, bt, fp, bp)
             reset()
-        s["micro_rest_peak_mib"] = mib(micro_peak)
+        s["micro_rest_peak_mib"] = mib(rest_peak)
         s["after_bwd_mib"] = mib(alloc())
         reset()
         if scaler is not None:
