@@ -1,0 +1,126 @@
+// GPT2LMHeadModel (transformers 5.17 modeling_gpt2.py), training forward + causal-LM loss.
+//   wte(ids) + wpe(pos) -> drop -> N x Block -> ln_f -> lm_head (tied to wte) -> ForCausalLMLoss.
+//   Block: h + drop(c_proj(attn(ln_1(h)))), then h + drop(c_proj(gelu_new(c_fc(ln_2(h))))).
+//   Conv1D is addmm(bias, x2d, W[in, out]). gelu_new is the tanh formula written out in Python, so each
+//   elementwise step is its own kernel with its own saved tensors.
+#include "engine/arch/builders.h"
+
+namespace memplan {
+
+namespace {
+
+// NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right.
+TensorId gelu_new(GraphBuilder& b, TensorId x) {
+  TensorId half_x = b.scalar_op("mul_scalar", x, false);
+  TensorId cube = b.unary("pow", x, /*save_in=*/true, false, /*fp32_policy=*/true);
+  TensorId scaled = b.scalar_op("mul_scalar", cube, false);
+  TensorId inner = b.add(x, scaled);
+  TensorId arg = b.scalar_op("mul_scalar", inner, false);
+  TensorId th = b.unary("tanh", arg, false, /*save_out=*/true);
+  TensorId one_plus = b.scalar_op("add_scalar", th, false);
+  return b.mul(half_x, one_plus);
+}
+
+TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h, TensorId mask) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, nh = s.num_heads, hd = s.head_dim;
+  const std::string p = "h." + std::to_string(layer) + ".attn.";
+  const bool frozen = layer_frozen(cfg, layer);
+  TensorId w_attn = b.param(p + "c_attn.weight", {H, 3 * H}, !frozen);
+  TensorId b_attn = b.param(p + "c_attn.bias", {3 * H}, !frozen);
+  TensorId w_proj = b.param(p + "c_proj.weight", {H, H}, !frozen);
+  TensorId b_proj = b.param(p + "c_proj.bias", {H}, !frozen);
+
+  TensorId qkv = b.linear(b.view(h, {B * S, H}), w_attn, b_attn, /*conv1d=*/true);
+  // split(dim=2) + view + transpose: strided views of one buffer.
+  TensorId q = b.view(qkv, {B, nh, S, hd});
+  TensorId k = b.view(qkv, {B, nh, S, hd});
+  TensorId v = b.view(qkv, {B, nh, S, hd});
+  TensorId ctx;
+  if (cfg.attn == AttnImpl::sdpa) {
+    ctx = b.sdpa(q, k, v, s.attn_dropout, true);
+  } else {
+    TensorId scores = b.matmul(q, k, {B, nh, S, S});
+    TensorId scale = b.generic({"full", {}, {{{}, b.dtype(scores)}}, {}, {}, {}, {}})[0];
+    TensorId scaled = b.binary("div", scores, scale, false, true);
+    TensorId masked = b.add(scaled, mask);
+    TensorId probs = b.softmax_last(masked);
+    probs = b.to(probs, b.dtype(v));  // .type(value.dtype)
+    probs = b.dropout(probs, s.attn_dropout);
+    ctx = b.matmul(probs, v, {B, nh, S, hd});
+    ctx = b.contiguous_copy(ctx, {B, S, nh, hd});  // transpose(1, 2) then reshape of a non-contiguous view
+  }
+  TensorId out = b.linear(b.view(ctx, {B * S, H}), w_proj, b_proj, true);
+  return b.dropout(b.view(out, {B, S, H}), s.resid_dropout);
+}
+
+TensorId mlp(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, I = s.intermediate_size;
+  const std::string p = "h." + std::to_string(layer) + ".mlp.";
+  const bool frozen = layer_frozen(cfg, layer);
+  TensorId w_fc = b.param(p + "c_fc.weight", {H, I}, !frozen);
+  TensorId b_fc = b.param(p + "c_fc.bias", {I}, !frozen);
+  TensorId w_proj = b.param(p + "c_proj.weight", {I, H}, !frozen);
+  TensorId b_proj = b.param(p + "c_proj.bias", {H}, !frozen);
+  TensorId fc = b.linear(b.view(h, {B * S, H}), w_fc, b_fc, true);
+  b.hold(fc);  // `hidden_states = self.act(hidden_states)` rebinds only after the activation returns
+  TensorId act = s.hidden_act == "gelu_new" ? gelu_new(b, fc) : b.unary("gelu", fc, true, false);
+  b.drop(fc);
+  b.hold(act);
+  TensorId out = b.linear(act, w_proj, b_proj, true);
+  b.drop(act);
+  return b.dropout(b.view(out, {B, S, H}), s.resid_dropout);
+}
+
+}  // namespace
+
+void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
+  const bool emb_frozen = cfg.freeze_embeddings;
+  TensorId wte = b.param("wte.weight", {V, H}, !emb_frozen);
+  TensorId wpe = b.param("wpe.weight", {s.max_position_embeddings, H}, !emb_frozen);
+  TensorId ids = b.input({B, S}, DType::i64);
+
+  TensorId tok = b.embedding(ids, wte);
+  b.hold(tok);  // inputs_embeds lives until GPT2Model.forward returns
+  TensorId pos = b.embedding(b.input({1, S}, DType::i64), wpe);
+  b.hold(pos);
+  TensorId h = b.dropout(b.add(tok, pos), s.embd_dropout);
+  // Eager attention adds a materialised [B, 1, S, S] float mask built once per forward.
+  TensorId mask = cfg.attn == AttnImpl::eager
+                      ? b.generic({"causal_mask", {}, {{{B, 1, S, S}, b.param_dtype()}}, {}, {}, {}, {}})[0]
+                      : kNoTensor;
+
+  for (int64_t i = 0; i < s.num_layers; ++i) {
+    b.begin_layer("h." + std::to_string(i), layer_checkpointed(cfg, i));
+    const std::string p = "h." + std::to_string(i) + ".";
+    const bool frozen = layer_frozen(cfg, i);
+    TensorId ln1 = b.layer_norm(h, b.param(p + "ln_1.weight", {H}, !frozen), b.param(p + "ln_1.bias", {H}, !frozen));
+    b.hold(ln1);
+    TensorId a = attention(b, s, i, ln1, mask);
+    b.hold(a);  // attn_output stays referenced until the block returns
+    TensorId h1 = b.add(a, h);
+    b.drop(ln1);
+    TensorId ln2 = b.layer_norm(h1, b.param(p + "ln_2.weight", {H}, !frozen), b.param(p + "ln_2.bias", {H}, !frozen));
+    b.hold(ln2);
+    TensorId m = mlp(b, s, i, ln2);
+    b.hold(m);
+    h = b.add(h1, m);
+    b.drop(ln2);
+    b.drop(a);
+    b.drop(m);
+    b.end_layer();
+  }
+  TensorId hf = b.layer_norm(h, b.param("ln_f.weight", {H}, !emb_frozen), b.param("ln_f.bias", {H}, !emb_frozen));
+  b.drop(tok);
+  b.drop(pos);
+  TensorId logits = b.linear(hf, wte);  // lm_head is tied to wte, no bias
+  b.mark_model_end();
+  TensorId loss = causal_lm_loss(b, logits, ids);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
+}  // namespace memplan

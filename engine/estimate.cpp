@@ -1,0 +1,51 @@
+#include "engine/estimate.h"
+
+#include "engine/arch/builders.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
+  if (cfg.batch_size <= 0) throw InputError("batch_size", std::to_string(cfg.batch_size), "must be a positive integer");
+  if (cfg.grad_accum_steps <= 0)
+    throw InputError("grad_accum_steps", std::to_string(cfg.grad_accum_steps), "must be a positive integer");
+  if (spec.kind == ModelSpec::Kind::transformer && cfg.seq_len <= 0)
+    throw InputError("seq_len", std::to_string(cfg.seq_len), "must be a positive integer for language models");
+  if (spec.kind == ModelSpec::Kind::vision && cfg.image_size <= 0)
+    throw InputError("image_size", std::to_string(cfg.image_size), "must be a positive integer for vision models");
+  if (spec.kind == ModelSpec::Kind::transformer && spec.transformer.family != TransformerSpec::Family::bert &&
+      cfg.seq_len > 0 && spec.transformer.max_position_embeddings > 0 && spec.transformer.family == TransformerSpec::Family::gpt2 &&
+      cfg.seq_len > spec.transformer.max_position_embeddings)
+    throw InputError("seq_len", std::to_string(cfg.seq_len),
+                     "exceeds the model's position embeddings (" + std::to_string(spec.transformer.max_position_embeddings) + ")");
+  if (spec.kind == ModelSpec::Kind::transformer && spec.transformer.family == TransformerSpec::Family::bert &&
+      cfg.seq_len > spec.transformer.max_position_embeddings)
+    throw InputError("seq_len", std::to_string(cfg.seq_len),
+                     "exceeds the model's position embeddings (" + std::to_string(spec.transformer.max_position_embeddings) + ")");
+  for (int64_t l : cfg.checkpoint_layers)
+    if (l < 0) throw InputError("checkpoint_layers", std::to_string(l), "layer indices must be non-negative");
+  for (int64_t l : cfg.frozen_layers)
+    if (l < 0) throw InputError("frozen_layers", std::to_string(l), "layer indices must be non-negative");
+}
+
+Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt) {
+  Estimate e;
+  for (const auto& t : g.tensors) {
+    if (t.kind != TensorKind::param) continue;
+    const int64_t n = t.bytes / dtype_bytes(t.dtype);
+    e.params = checked_add(e.params, n, "parameter count");
+    if (t.trainable) e.trainable_params += n;
+  }
+  e.replay = replay_training(g, cfg, opt.replay);
+  e.weights_bytes = e.replay.weights_bytes;
+  return e;
+}
+
+Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
+  validate_run_config(cfg, spec);
+  Graph g = build_graph(spec, cfg);
+  return estimate_graph(g, cfg, opt);
+}
+
+}  // namespace memplan

@@ -1,0 +1,31 @@
+// The engine's front door: ModelSpec + RunConfig -> a training-step (or inference) memory estimate.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/arch/spec.h"
+#include "engine/graph.h"
+#include "engine/run_config.h"
+#include "engine/step_replay.h"
+
+namespace memplan {
+
+struct EstimateOptions {
+  ReplayOptions replay;
+};
+
+struct Estimate {
+  int64_t params = 0;             // parameter count (trainable and frozen)
+  int64_t trainable_params = 0;
+  int64_t weights_bytes = 0;      // allocated after building the model
+  ReplayResult replay;            // steps, peak with its ledger, the event stream
+  int64_t peak_allocated_bytes() const { return replay.peak.bytes; }
+};
+
+Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt = {});
+Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt = {});
+
+// Validates a RunConfig; throws InputError naming the field.
+void validate_run_config(const RunConfig& cfg, const ModelSpec& spec);
+
+}  // namespace memplan

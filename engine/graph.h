@@ -1,0 +1,78 @@
+// The model IR: tensors and ops of one forward pass in execution order, with the autograd facts that decide
+// memory (what each op saves for backward, what its backward allocates, which tensors alias one storage).
+//
+// Contract:
+//  - Ids are dense indices: TensorId into Graph::tensors, op index into Graph::ops.
+//  - A view (`storage != id`) owns no bytes; its storage is kept alive while any view of it is referenced.
+//  - Op::saved lists tensors retained until that op's backward runs (derivatives.yaml's saved variables).
+//  - Op::grads lists, in allocation order, the gradients the op's backward produces for its differentiable
+//    inputs: fresh buffers (`alias_out < 0`) or the incoming output gradient passed through (`alias_out >= 0`).
+//  - Shapes and dtypes are concrete: a Graph is built for one batch size, sequence length and precision.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/dtype.h"
+
+namespace memplan {
+
+using TensorId = int32_t;
+constexpr TensorId kNoTensor = -1;
+
+enum class TensorKind : uint8_t { param, buffer, input, activation };
+
+struct TensorInfo {
+  std::vector<int64_t> shape;
+  DType dtype = DType::f32;
+  TensorKind kind = TensorKind::activation;
+  TensorId storage = kNoTensor;   // == own id for a tensor owning memory; base's storage for a view
+  int64_t bytes = 0;              // requested bytes of the storage it owns (0 for a view)
+  bool requires_grad = false;
+  bool trainable = false;         // params: receives a .grad and optimizer state
+  bool autocast_cache = false;    // the autocast cache's low-precision copy of a parameter
+  TensorId cast_of = kNoTensor;   // for autocast cache entries: the parameter it copies
+  int32_t name = -1;              // index into Graph::names (params and buffers only)
+};
+
+struct GradSpec {
+  TensorId input = kNoTensor;  // the differentiable input receiving this gradient
+  int32_t alias_out = -1;      // >= 0: gradient is output `alias_out`'s gradient passed through (no allocation)
+  int64_t bytes = 0;           // bytes of a fresh gradient buffer (alias_out < 0)
+};
+
+struct Op {
+  int32_t name = -1;                  // index into Graph::names, e.g. "linear", "sdpa"
+  int32_t layer = -1;                 // index into Graph::layers, -1 outside any layer
+  std::vector<TensorId> reads;        // tensors the op reads
+  std::vector<TensorId> outs;         // tensors it creates, allocated in this order
+  std::vector<int64_t> fwd_temp_bytes;  // workspaces allocated after outs and freed before the op returns
+  std::vector<TensorId> saved;        // retained for backward
+  std::vector<GradSpec> grads;        // backward's gradient outputs in allocation order (empty: no backward)
+  std::vector<int64_t> bwd_temp_bytes;  // backward workspaces, allocated after grads, freed before it returns
+  bool has_backward = false;
+};
+
+struct LayerInfo {
+  int32_t name = -1;
+  int32_t first_op = 0;   // half-open [first_op, end_op)
+  int32_t end_op = 0;
+  bool checkpointed = false;  // non-reentrant activation checkpointing of the whole layer
+};
+
+struct Graph {
+  std::vector<TensorInfo> tensors;
+  std::vector<Op> ops;
+  std::vector<LayerInfo> layers;
+  std::vector<std::string> names;
+  // Python reference lifetime: a tensor's own reference is dropped after op `py_release_op[t]`
+  // (-1: right after creation). Params, buffers are never dropped.
+  std::vector<int32_t> py_release_op;
+  TensorId loss = kNoTensor;
+  int32_t autocast_exit_op = -1;  // cache entries lose the cache's reference after this op (-1: never cached)
+  int32_t model_end_op = 0;       // ops [0, model_end_op) are the model's forward; the rest is the loss
+
+  const std::string& name_of(int32_t idx) const { return names[static_cast<size_t>(idx)]; }
+};
+
+}  // namespace memplan

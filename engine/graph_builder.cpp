@@ -1,0 +1,365 @@
+// GraphBuilder core: leaves, layers, lifetimes, views, dtype casts and elementwise ops.
+// nn ops (linear, norms, attention, loss, convolutions) live in graph_builder_nn.cpp.
+#include "engine/graph_builder.h"
+
+#include <algorithm>
+#include <cassert>
+#include <climits>
+
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+namespace {
+constexpr int32_t kNoRelease = -1;
+constexpr int32_t kHeld = -2;
+}  // namespace
+
+GraphBuilder::GraphBuilder(const RunConfig& cfg) : cfg_(cfg) {
+  switch (cfg.precision) {
+    case Precision::fp32: param_dtype_ = DType::f32; low_dtype_ = DType::f32; autocast_ = false; break;
+    case Precision::amp_bf16: param_dtype_ = DType::f32; low_dtype_ = DType::bf16; autocast_ = true; break;
+    case Precision::amp_fp16: param_dtype_ = DType::f32; low_dtype_ = DType::f16; autocast_ = true; break;
+    case Precision::bf16: param_dtype_ = DType::bf16; low_dtype_ = DType::bf16; autocast_ = false; break;
+    case Precision::fp16: param_dtype_ = DType::f16; low_dtype_ = DType::f16; autocast_ = false; break;
+  }
+  if (cfg.mode == Mode::inference) autocast_ = false;  // inference runs the model in its own dtype
+}
+
+int64_t GraphBuilder::numel(TensorId t) const {
+  int64_t n = 1;
+  for (int64_t d : shape(t)) n = checked_mul(n, d, "tensor numel");
+  return n;
+}
+
+int64_t GraphBuilder::bytes_of(const Shape& s, DType t) const {
+  int64_t n = dtype_bytes(t);
+  for (int64_t d : s) {
+    if (d < 0) throw InputError("shape", std::to_string(d), "dimensions must be non-negative");
+    n = checked_mul(n, d, "tensor bytes");
+  }
+  return n;
+}
+
+DType GraphBuilder::promote(DType a, DType b) const {
+  if (a == b) return a;
+  if (!is_floating(a)) return b;
+  if (!is_floating(b)) return a;
+  if (a == DType::f32 || b == DType::f32) return DType::f32;
+  return DType::f32;  // bf16 with f16 promotes to f32
+}
+
+int32_t GraphBuilder::intern(std::string_view name) {
+  for (size_t i = 0; i < g_.names.size(); ++i)
+    if (g_.names[i] == name) return static_cast<int32_t>(i);
+  g_.names.emplace_back(name);
+  return static_cast<int32_t>(g_.names.size() - 1);
+}
+
+TensorId GraphBuilder::new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of) {
+  TensorInfo t;
+  t.bytes = storage_of == kNoTensor ? bytes_of(shape, dtype) : 0;
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  t.kind = kind;
+  const auto id = static_cast<TensorId>(g_.tensors.size());
+  t.storage = storage_of == kNoTensor ? id : g_.tensors[static_cast<size_t>(storage_of)].storage;
+  g_.tensors.push_back(std::move(t));
+  explicit_release_.push_back(kNoRelease);
+  cache_entry_of_param_.push_back(kNoTensor);
+  return id;
+}
+
+TensorId GraphBuilder::param(std::string_view name, Shape shape, bool trainable) {
+  TensorId t = new_tensor(std::move(shape), param_dtype_, TensorKind::param);
+  auto& ti = g_.tensors.back();
+  ti.trainable = trainable && training();
+  ti.requires_grad = ti.trainable;
+  ti.name = intern(name);
+  return t;
+}
+
+TensorId GraphBuilder::buffer(std::string_view name, Shape shape, DType dtype) {
+  TensorId t = new_tensor(std::move(shape), dtype, TensorKind::buffer);
+  g_.tensors.back().name = intern(name);
+  return t;
+}
+
+TensorId GraphBuilder::input(Shape shape, DType dtype) { return new_tensor(std::move(shape), dtype, TensorKind::input); }
+
+void GraphBuilder::begin_layer(std::string_view name, bool checkpointed) {
+  assert(current_layer_ < 0 && "layers do not nest");
+  LayerInfo l;
+  l.name = intern(name);
+  l.first_op = static_cast<int32_t>(g_.ops.size());
+  l.checkpointed = checkpointed && training();
+  g_.layers.push_back(l);
+  current_layer_ = static_cast<int32_t>(g_.layers.size() - 1);
+}
+
+void GraphBuilder::end_layer() {
+  g_.layers[static_cast<size_t>(current_layer_)].end_op = static_cast<int32_t>(g_.ops.size());
+  current_layer_ = -1;
+}
+
+void GraphBuilder::hold(TensorId t) { explicit_release_[static_cast<size_t>(t)] = kHeld; }
+
+void GraphBuilder::drop(TensorId t) {
+  // Released after the most recent op: the variable dies once the statement that rebinds it has run.
+  explicit_release_[static_cast<size_t>(t)] = std::max<int32_t>(0, static_cast<int32_t>(g_.ops.size()) - 1);
+}
+
+Op& GraphBuilder::emit(std::string_view name, std::vector<TensorId> reads) {
+  Op op;
+  op.name = intern(name);
+  op.layer = current_layer_;
+  op.reads = std::move(reads);
+  g_.ops.push_back(std::move(op));
+  return g_.ops.back();
+}
+
+void GraphBuilder::finish_outs(Op& op) {
+  bool rg = false;
+  for (TensorId r : op.reads) rg = rg || info(r).requires_grad;
+  rg = rg && training();
+  for (TensorId o : op.outs) {
+    auto& t = g_.tensors[static_cast<size_t>(o)];
+    if (is_floating(t.dtype)) t.requires_grad = rg;
+  }
+  op.has_backward = rg;
+}
+
+void GraphBuilder::add_grads(Op& op, const std::vector<TensorId>& differentiable) {
+  for (TensorId t : differentiable) {
+    if (t == kNoTensor || !info(t).requires_grad) continue;
+    op.grads.push_back({t, -1, bytes_of(shape(t), dtype(t))});
+  }
+}
+
+// ---------------------------------------------------------------- views and in-place ops
+
+TensorId GraphBuilder::view(TensorId x, Shape s) {
+  TensorId v = new_tensor(std::move(s), dtype(x), TensorKind::activation, x);
+  Op& op = emit("view", {x});
+  op.outs = {v};
+  finish_outs(op);
+  if (op.has_backward) op.grads.push_back({x, 0, 0});
+  return v;
+}
+
+TensorId GraphBuilder::inplace(std::string_view name, TensorId x, bool saves_result,
+                               std::initializer_list<TensorId> other_reads) {
+  TensorId r = new_tensor(shape(x), dtype(x), TensorKind::activation, x);
+  std::vector<TensorId> reads{x};
+  reads.insert(reads.end(), other_reads.begin(), other_reads.end());
+  Op& op = emit(name, reads);
+  op.outs = {r};
+  finish_outs(op);
+  if (saves_result) op.saved.push_back(r);
+  if (op.has_backward) {
+    if (saves_result) {
+      add_grads(op, {x});  // e.g. relu_: threshold_backward writes a fresh gradient
+    } else {
+      for (TensorId t : reads)  // e.g. add_: the gradient passes through to every operand
+        if (info(t).requires_grad) op.grads.push_back({t, 0, 0});
+    }
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- dtype
+
+TensorId GraphBuilder::to(TensorId x, DType dt) {
+  if (dtype(x) == dt) return x;
+  TensorId y = new_tensor(shape(x), dt, TensorKind::activation);
+  Op& op = emit("to_copy", {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward) add_grads(op, {x});  // ToCopyBackward: gradient cast back to x's dtype
+  return y;
+}
+
+TensorId GraphBuilder::autocast_low(TensorId x) {
+  if (!autocast_ || x == kNoTensor || !is_floating(dtype(x)) || dtype(x) == low_dtype_) return x;
+  const auto& xi = info(x);
+  // The autocast cache holds casts of leaf tensors that require grad (trainable parameters) until the
+  // outermost autocast region exits; everything else is cast afresh at every use.
+  if (xi.kind == TensorKind::param && xi.requires_grad) {
+    TensorId& cached = cache_entry_of_param_[static_cast<size_t>(x)];
+    if (cached != kNoTensor) return cached;
+    TensorId y = to(x, low_dtype_);
+    auto& yi = g_.tensors[static_cast<size_t>(y)];
+    yi.autocast_cache = true;
+    yi.cast_of = x;
+    cached = y;
+    return y;
+  }
+  return to(x, low_dtype_);
+}
+
+TensorId GraphBuilder::autocast_fp32(TensorId x) {
+  if (!autocast_ || x == kNoTensor || dtype(x) == DType::f32 || !is_floating(dtype(x))) return x;
+  return to(x, DType::f32);
+}
+
+// ---------------------------------------------------------------- elementwise
+
+namespace {
+Shape broadcast(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t da = i < out.size() - a.size() ? 1 : a[i - (out.size() - a.size())];
+    int64_t db = i < out.size() - b.size() ? 1 : b[i - (out.size() - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw InputError("shape", std::to_string(da) + " vs " + std::to_string(db), "shapes do not broadcast");
+    out[i] = std::max(da, db);
+  }
+  return out;
+}
+}  // namespace
+
+TensorId GraphBuilder::binary(std::string_view name, TensorId a, TensorId b, bool save_a, bool save_b) {
+  Shape s = broadcast(shape(a), shape(b));
+  TensorId y = new_tensor(s, promote(dtype(a), dtype(b)), TensorKind::activation);
+  Op& op = emit(name, {a, b});
+  op.outs = {y};
+  finish_outs(op);
+  if (save_a) op.saved.push_back(a);
+  if (save_b) op.saved.push_back(b);
+  if (op.has_backward) {
+    const int64_t out_bytes = info(y).bytes;
+    for (TensorId t : {a, b}) {
+      if (!info(t).requires_grad) continue;
+      const int64_t tb = bytes_of(shape(t), dtype(t));
+      // A broadcast operand's gradient is the full-size product reduced (sum_to) to its shape.
+      if (tb < bytes_of(s, dtype(t))) op.bwd_temp_bytes.push_back(out_bytes);
+      op.grads.push_back({t, -1, tb});
+    }
+  }
+  return y;
+}
+
+TensorId GraphBuilder::add(TensorId a, TensorId b) {
+  Shape s = broadcast(shape(a), shape(b));
+  TensorId y = new_tensor(s, promote(dtype(a), dtype(b)), TensorKind::activation);
+  Op& op = emit("add", {a, b});
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward) {
+    for (TensorId t : {a, b}) {
+      if (!info(t).requires_grad) continue;
+      const int64_t tb = bytes_of(shape(t), dtype(t));
+      if (dtype(t) == dtype(y) && shape(t) == s) op.grads.push_back({t, 0, 0});
+      else op.grads.push_back({t, -1, tb});
+    }
+  }
+  return y;
+}
+
+TensorId GraphBuilder::scalar_op(std::string_view name, TensorId x, bool save_x) {
+  TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  Op& op = emit(name, {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (save_x) op.saved.push_back(x);
+  if (op.has_backward) add_grads(op, {x});
+  return y;
+}
+
+TensorId GraphBuilder::unary(std::string_view name, TensorId x, bool save_in, bool save_out, bool fp32_policy) {
+  if (fp32_policy) x = autocast_fp32(x);
+  TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  Op& op = emit(name, {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (save_in) op.saved.push_back(x);
+  if (save_out) op.saved.push_back(y);
+  if (op.has_backward) add_grads(op, {x});
+  return y;
+}
+
+TensorId GraphBuilder::reduce_last(std::string_view name, TensorId x, bool save_in) {
+  Shape s = shape(x);
+  s.back() = 1;
+  TensorId y = new_tensor(s, dtype(x), TensorKind::activation);
+  Op& op = emit(name, {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (save_in) op.saved.push_back(x);
+  if (op.has_backward) add_grads(op, {x});
+  return y;
+}
+
+TensorId GraphBuilder::cat_last(std::string_view name, std::initializer_list<TensorId> parts) {
+  Shape s = shape(*parts.begin());
+  s.back() = 0;
+  DType dt = dtype(*parts.begin());
+  for (TensorId p : parts) { s.back() += shape(p).back(); dt = promote(dt, dtype(p)); }
+  TensorId y = new_tensor(s, dt, TensorKind::activation);
+  Op& op = emit(name, std::vector<TensorId>(parts));
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward)  // CatBackward hands each input a narrow() view of the gradient
+    for (TensorId p : parts)
+      if (info(p).requires_grad) op.grads.push_back({p, 0, 0});
+  return y;
+}
+
+TensorId GraphBuilder::contiguous_copy(TensorId x, Shape s) {
+  TensorId y = new_tensor(std::move(s), dtype(x), TensorKind::activation);
+  Op& op = emit("contiguous", {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward) op.grads.push_back({x, 0, 0});
+  return y;
+}
+
+std::vector<TensorId> GraphBuilder::generic(const GenericOp& spec) {
+  std::vector<TensorId> outs;
+  for (const auto& [s, dt] : spec.outs) outs.push_back(new_tensor(s, dt, TensorKind::activation));
+  Op& op = emit(spec.name, spec.reads);
+  op.outs = outs;
+  op.fwd_temp_bytes = spec.fwd_temp_bytes;
+  finish_outs(op);
+  for (int i : spec.saved_reads) op.saved.push_back(spec.reads[static_cast<size_t>(i)]);
+  for (int i : spec.saved_outs) op.saved.push_back(outs[static_cast<size_t>(i)]);
+  if (op.has_backward) {
+    add_grads(op, spec.reads);
+    op.bwd_temp_bytes = spec.bwd_temp_bytes;
+  }
+  return outs;
+}
+
+// ---------------------------------------------------------------- finishing
+
+void GraphBuilder::set_loss(TensorId loss) { g_.loss = loss; }
+void GraphBuilder::mark_model_end() { g_.model_end_op = static_cast<int32_t>(g_.ops.size()); }
+void GraphBuilder::exit_autocast() {
+  if (autocast_) g_.autocast_exit_op = static_cast<int32_t>(g_.ops.size()) - 1;
+}
+
+Graph GraphBuilder::finish() {
+  const size_t n = g_.tensors.size();
+  std::vector<int32_t> created(n, -1), last_read(n, -1);
+  for (size_t i = 0; i < g_.ops.size(); ++i) {
+    const auto oi = static_cast<int32_t>(i);
+    for (TensorId o : g_.ops[i].outs) created[static_cast<size_t>(o)] = oi;
+    for (TensorId r : g_.ops[i].reads) last_read[static_cast<size_t>(r)] = oi;
+  }
+  const auto last_op = static_cast<int32_t>(g_.ops.size()) - 1;
+  g_.py_release_op.assign(n, -1);
+  for (size_t t = 0; t < n; ++t) {
+    const auto& ti = g_.tensors[t];
+    if (ti.kind == TensorKind::param || ti.kind == TensorKind::buffer) { g_.py_release_op[t] = INT32_MAX; continue; }
+    if (ti.kind == TensorKind::input) { g_.py_release_op[t] = last_op; continue; }  // the batch lives all step
+    int32_t rel = std::max(created[t], last_read[t]);
+    if (explicit_release_[t] == kHeld) rel = last_op;
+    else if (explicit_release_[t] >= 0) rel = std::max(rel, explicit_release_[t]);
+    g_.py_release_op[t] = rel;
+  }
+  if (g_.model_end_op == 0) g_.model_end_op = static_cast<int32_t>(g_.ops.size());
+  return std::move(g_);
+}
+
+}  // namespace memplan

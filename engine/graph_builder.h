@@ -1,0 +1,133 @@
+// GraphBuilder: a tiny symbolic PyTorch. Architecture builders call it the way model code calls torch; it
+// records ops with the memory facts of their real kernels (what is allocated, saved for backward, and what
+// backward allocates), applying autocast and dtype promotion as PyTorch does.
+//
+// Mechanisms modelled here (each from torch 2.11 sources or our H200 traces; see data/validation/NOTES.md):
+//  - Autocast (amp_bf16/amp_fp16): lower-precision ops (linear, matmul, conv, sdpa) cast floating inputs to the
+//    low dtype; casts of trainable leaf parameters are cached until the autocast region exits; fp32-policy ops
+//    (layer_norm, pow, softmax, log_softmax, nll_loss, rsqrt, ...) cast low-precision inputs to fp32.
+//  - Type promotion for mixed-dtype elementwise ops (bf16 * fp32 -> fp32), Python scalars do not promote.
+//  - Python variable lifetime: a tensor is released after its last use, or later where model code keeps it in a
+//    variable (`hold_until_drop` / `drop`).
+#pragma once
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/graph.h"
+#include "engine/run_config.h"
+
+namespace memplan {
+
+using Shape = std::vector<int64_t>;
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(const RunConfig& cfg);
+
+  const RunConfig& config() const { return cfg_; }
+  DType param_dtype() const { return param_dtype_; }     // storage dtype of parameters
+  DType low_dtype() const { return low_dtype_; }         // autocast / pure low-precision dtype
+  bool autocast() const { return autocast_; }
+  bool training() const { return cfg_.mode == Mode::training; }
+
+  // ---- leaves
+  TensorId param(std::string_view name, Shape shape, bool trainable = true);
+  TensorId buffer(std::string_view name, Shape shape, DType dtype);
+  TensorId input(Shape shape, DType dtype);
+
+  // ---- layers and checkpoint regions
+  void begin_layer(std::string_view name, bool checkpointed);
+  void end_layer();
+
+  // ---- Python lifetimes
+  void hold(TensorId t);   // keep referenced until drop(t) (a Python variable outliving its last use)
+  void drop(TensorId t);   // release now (if held) — the variable is rebound or goes out of scope
+
+  // ---- views (no allocation; backward passes the gradient through)
+  TensorId view(TensorId x, Shape shape);
+  // An in-place op's result: aliases x's storage. `saves_result` for ops like relu_ that save their output.
+  TensorId inplace(std::string_view name, TensorId x, bool saves_result, std::initializer_list<TensorId> other_reads = {});
+
+  // ---- dtype
+  TensorId to(TensorId x, DType dtype);  // .to(dtype): no-op when equal, else a copy with ToCopyBackward
+  TensorId autocast_low(TensorId x);     // cast as a lower-precision autocast op would (cached for params)
+  TensorId autocast_fp32(TensorId x);    // cast as an fp32-policy autocast op would
+
+  // ---- elementwise. `save_a`/`save_b`: whether backward needs that operand (derivatives.yaml).
+  TensorId binary(std::string_view name, TensorId a, TensorId b, bool save_a, bool save_b);
+  // a + b (or a - b): AddBackward hands the incoming gradient to both operands without a copy, except where
+  // an operand was broadcast (sum_to) or has another dtype (the engine casts the gradient to it).
+  TensorId add(TensorId a, TensorId b);
+  // a * b: MulBackward saves an operand only when the other one needs a gradient.
+  TensorId mul(TensorId a, TensorId b) { return binary("mul", a, b, info(b).requires_grad, info(a).requires_grad); }
+  TensorId scalar_op(std::string_view name, TensorId x, bool save_x);  // x (op) python-scalar
+  // Unary op producing a new tensor. `save_in`/`save_out` per derivatives.yaml; `fp32_policy` for autocast.
+  TensorId unary(std::string_view name, TensorId x, bool save_in, bool save_out, bool fp32_policy = false);
+  TensorId reduce_last(std::string_view name, TensorId x, bool save_in);  // mean/sum over last dim, keepdim
+  TensorId cat_last(std::string_view name, std::initializer_list<TensorId> parts);
+  TensorId contiguous_copy(TensorId x, Shape shape);  // .contiguous()/.reshape() of a non-contiguous view
+
+  // ---- nn
+  TensorId embedding(TensorId ids, TensorId weight);
+  TensorId linear(TensorId x, TensorId w, TensorId b = kNoTensor, bool addmm_order = false);
+  TensorId matmul(TensorId a, TensorId b, Shape out_shape);
+  TensorId layer_norm(TensorId x, TensorId w, TensorId b);
+  TensorId dropout(TensorId x, double p);
+  TensorId softmax_last(TensorId x);
+  // Fused SDPA (flash / efficient / cuDNN): q [B,H,L,D], k/v [B,Hkv,L,D].
+  TensorId sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal);
+  // Loss: cross entropy over logits [N, V] (log_softmax + nll_loss). Returns the scalar loss.
+  TensorId cross_entropy(TensorId logits2d, TensorId labels);
+  // Vision
+  TensorId conv2d(TensorId x, TensorId w, TensorId b, Shape out_shape);
+  TensorId batch_norm(TensorId x, TensorId w, TensorId b);
+  TensorId max_pool2d(TensorId x, Shape out_shape);
+  TensorId adaptive_avg_pool(TensorId x, Shape out_shape);
+
+  // ---- generic op (for the native graph format and rare ops)
+  struct GenericOp {
+    std::string_view name;
+    std::vector<TensorId> reads;
+    std::vector<std::pair<Shape, DType>> outs;
+    std::vector<int> saved_reads;       // indices into reads
+    std::vector<int> saved_outs;        // indices into outs
+    std::vector<int64_t> fwd_temp_bytes;
+    std::vector<int64_t> bwd_temp_bytes;
+  };
+  std::vector<TensorId> generic(const GenericOp& op);
+
+  // ---- finishing
+  void set_loss(TensorId loss);
+  void mark_model_end();           // ops after this are the loss computation
+  void exit_autocast();            // the autocast cache is cleared here (end of forward)
+  Graph finish();
+
+  // Shape helpers
+  const TensorInfo& info(TensorId t) const { return g_.tensors[static_cast<size_t>(t)]; }
+  const Shape& shape(TensorId t) const { return info(t).shape; }
+  DType dtype(TensorId t) const { return info(t).dtype; }
+  int64_t numel(TensorId t) const;
+
+ private:
+  TensorId new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of = kNoTensor);
+  int32_t intern(std::string_view name);
+  Op& emit(std::string_view name, std::vector<TensorId> reads);
+  // Fills op.grads for every read that requires grad: fresh buffers of the read's size, in read order.
+  void add_grads(Op& op, const std::vector<TensorId>& differentiable);
+  void finish_outs(Op& op);  // requires_grad of outs from reads
+  int64_t bytes_of(const Shape& s, DType t) const;
+  DType promote(DType a, DType b) const;
+
+  RunConfig cfg_;
+  DType param_dtype_;
+  DType low_dtype_;
+  bool autocast_;
+  Graph g_;
+  int32_t current_layer_ = -1;
+  std::vector<int32_t> explicit_release_;   // per tensor: op index of drop(), -1 none, -2 held
+  std::vector<TensorId> cache_entry_of_param_;  // per tensor (param): its cached cast, or kNoTensor
+};
+
+}  // namespace memplan

@@ -1,0 +1,243 @@
+// GraphBuilder nn ops: the memory behaviour of each kernel, forward and backward.
+//
+// Each op states (from torch 2.11's derivatives.yaml and the H200 allocator traces in data/validation/traces):
+// the order its outputs are allocated, what it saves for backward, and what its backward allocates.
+#include <cassert>
+
+#include "engine/checked.h"
+#include "engine/errors.h"
+#include "engine/graph_builder.h"
+
+namespace memplan {
+
+namespace {
+Shape with_last(Shape s, int64_t last) {
+  s.back() = last;
+  return s;
+}
+Shape drop_last(Shape s) {
+  s.pop_back();
+  return s;
+}
+}  // namespace
+
+TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
+  Shape s = shape(ids);
+  s.push_back(shape(weight)[1]);
+  TensorId y = new_tensor(s, dtype(weight), TensorKind::activation);
+  Op& op = emit("embedding", {ids, weight});
+  op.outs = {y};
+  finish_outs(op);
+  op.saved = {ids};  // embedding_backward needs the indices only
+  if (op.has_backward) {
+    add_grads(op, {weight});  // embedding_dense_backward: a dense [V, H] gradient
+    // It sorts the indices (values + positions, int64) and keeps per-segment offsets.
+    const int64_t n = numel(ids);
+    op.bwd_temp_bytes = {checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8)};
+  }
+  return y;
+}
+
+TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
+  // Autocast casts weight, input, bias in that order (trace: 8 MiB weight copy before the 32 MiB input copy).
+  TensorId wc = autocast_low(w);
+  TensorId xc = autocast_low(x);
+  TensorId bc = autocast_low(b);
+  const int64_t out_features = conv1d ? shape(w)[1] : shape(w)[0];
+  TensorId y = new_tensor(with_last(shape(xc), out_features), promote(dtype(xc), dtype(wc)), TensorKind::activation);
+  std::vector<TensorId> reads{xc, wc};
+  if (bc != kNoTensor) reads.push_back(bc);
+  Op& op = emit(conv1d || bc != kNoTensor ? "addmm" : "linear", reads);
+  op.outs = {y};
+  finish_outs(op);
+  op.saved = {xc, wc};
+  if (op.has_backward) {
+    if (bc != kNoTensor) {
+      // AddmmBackward: grad input, grad weight, then grad bias (a column sum with a reduction workspace).
+      add_grads(op, {xc, wc, bc});
+    } else {
+      // MmBackward on the flattened input: the weight gradient is produced before the input gradient.
+      add_grads(op, {wc, xc});
+    }
+  }
+  return y;
+}
+
+TensorId GraphBuilder::matmul(TensorId a, TensorId b, Shape out_shape) {
+  TensorId ac = autocast_low(a);
+  TensorId bc = autocast_low(b);
+  TensorId y = new_tensor(std::move(out_shape), promote(dtype(ac), dtype(bc)), TensorKind::activation);
+  Op& op = emit("matmul", {ac, bc});
+  op.outs = {y};
+  finish_outs(op);
+  op.saved = {ac, bc};
+  if (op.has_backward) add_grads(op, {ac, bc});
+  return y;
+}
+
+TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b) {
+  // fp32 autocast policy: a low-precision input is copied to fp32 first (that copy is what gets saved).
+  TensorId xc = autocast_fp32(x);
+  TensorId wc = autocast_fp32(w);
+  TensorId bc = autocast_fp32(b);
+  TensorId y = new_tensor(shape(xc), dtype(xc), TensorKind::activation);
+  Shape stat = drop_last(shape(xc));
+  TensorId mean = new_tensor(stat, DType::f32, TensorKind::activation);
+  TensorId rstd = new_tensor(stat, DType::f32, TensorKind::activation);
+  std::vector<TensorId> reads{xc};
+  if (wc != kNoTensor) reads.push_back(wc);
+  if (bc != kNoTensor) reads.push_back(bc);
+  Op& op = emit("layer_norm", reads);
+  op.outs = {y, mean, rstd};
+  finish_outs(op);
+  op.saved = {xc, mean, rstd};
+  if (wc != kNoTensor) op.saved.push_back(wc);
+  if (op.has_backward) add_grads(op, {xc, wc, bc});
+  return y;
+}
+
+TensorId GraphBuilder::dropout(TensorId x, double p) {
+  if (p <= 0.0 || !training() || !cfg_.dropout) return x;
+  // native_dropout allocates the bool mask first, then the output; backward needs only the mask.
+  TensorId mask = new_tensor(shape(x), DType::boolean, TensorKind::activation);
+  TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  Op& op = emit("dropout", {x});
+  op.outs = {mask, y};
+  finish_outs(op);
+  op.saved = {mask};
+  if (op.has_backward) add_grads(op, {x});
+  return y;
+}
+
+TensorId GraphBuilder::softmax_last(TensorId x) {
+  // Under autocast softmax runs in fp32 (fp32_set_opt_dtype): fp32 output, no separate input copy.
+  const DType out_dt = autocast_ ? DType::f32 : dtype(x);
+  TensorId y = new_tensor(shape(x), out_dt, TensorKind::activation);
+  Op& op = emit("softmax", {x});
+  op.outs = {y};
+  finish_outs(op);
+  op.saved = {y};
+  if (op.has_backward) add_grads(op, {x});
+  return y;
+}
+
+TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal) {
+  (void)causal;
+  q = autocast_low(q);
+  k = autocast_low(k);
+  v = autocast_low(v);
+  const Shape& qs = shape(q);  // [B, H, L, D]
+  if (qs.size() != 4) throw InputError("sdpa.q", std::to_string(qs.size()), "expects a 4-d query");
+  const DType dt = dtype(q);
+  const bool fused_low = dt != DType::f32;  // flash / cuDNN for 16-bit, memory-efficient for fp32
+  Shape lse_shape{qs[0], qs[1], qs[2]};
+  std::vector<TensorId> outs;
+  TensorId seed = kNoTensor, offset = kNoTensor;
+  if (fused_low) {  // philox seed and offset live on the device for flash / cuDNN
+    seed = new_tensor({1}, DType::i64, TensorKind::activation);
+    offset = new_tensor({1}, DType::i64, TensorKind::activation);
+    outs = {seed, offset};
+  }
+  Shape out_shape = qs;
+  out_shape[3] = shape(v)[3];
+  TensorId out = new_tensor(out_shape, dt, TensorKind::activation);
+  TensorId lse = new_tensor(lse_shape, DType::f32, TensorKind::activation);
+  outs.push_back(out);
+  outs.push_back(lse);
+  Op& op = emit(fused_low ? "sdpa_flash" : "sdpa_efficient", {q, k, v});
+  op.outs = outs;
+  if (fused_low) op.fwd_temp_bytes = {256};
+  finish_outs(op);
+  g_.tensors[static_cast<size_t>(lse)].requires_grad = false;
+  op.saved = {q, k, v, out, lse};
+  if (seed != kNoTensor) { op.saved.push_back(seed); op.saved.push_back(offset); }
+  if (op.has_backward) {
+    add_grads(op, {q, k, v});
+    const int64_t bhl = checked_mul(checked_mul(qs[0], qs[1]), qs[2]);
+    const int64_t q_f32 = checked_mul(checked_mul(bhl, qs[3]), 4);
+    if (fused_low) {
+      // fp32 dq accumulator plus the softmax row sums (trace: 24.375 MiB for GPT-2 b8 s1024).
+      op.bwd_temp_bytes = {checked_add(q_f32, checked_mul(bhl, 4))};
+    } else {
+      // memory-efficient backward: delta rows and a grad-output sized scratch.
+      op.bwd_temp_bytes = {checked_mul(bhl, 4), checked_add(q_f32, 24576)};
+    }
+  }
+  (void)dropout_p;
+  return out;
+}
+
+TensorId GraphBuilder::cross_entropy(TensorId logits2d, TensorId labels) {
+  // log_softmax (fp32 autocast policy) saves its output; nll_loss saves target and total_weight.
+  TensorId x = autocast_fp32(logits2d);
+  TensorId lsm = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  {
+    Op& op = emit("log_softmax", {x});
+    op.outs = {lsm};
+    finish_outs(op);
+    op.saved = {lsm};
+    if (op.has_backward) add_grads(op, {x});
+  }
+  TensorId loss = new_tensor({}, dtype(lsm), TensorKind::activation);
+  TensorId total_weight = new_tensor({}, dtype(lsm), TensorKind::activation);
+  Op& op = emit("nll_loss", {lsm, labels});
+  op.outs = {loss, total_weight};
+  finish_outs(op);
+  g_.tensors[static_cast<size_t>(total_weight)].requires_grad = false;
+  op.saved = {labels, total_weight};
+  if (op.has_backward) add_grads(op, {lsm});  // nll_loss_backward: a zero-filled [N, V] gradient
+  return loss;
+}
+
+TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, Shape out_shape) {
+  TensorId wc = autocast_low(w);
+  TensorId xc = autocast_low(x);
+  TensorId bc = autocast_low(b);
+  TensorId y = new_tensor(std::move(out_shape), dtype(xc), TensorKind::activation);
+  std::vector<TensorId> reads{xc, wc};
+  if (bc != kNoTensor) reads.push_back(bc);
+  Op& op = emit("conv2d", reads);
+  op.outs = {y};
+  finish_outs(op);
+  op.saved = {xc, wc};
+  if (op.has_backward) add_grads(op, {xc, wc, bc});
+  return y;
+}
+
+TensorId GraphBuilder::batch_norm(TensorId x, TensorId w, TensorId b) {
+  // cudnn_batch_norm: output, save_mean, save_invstd [C] fp32 and a reserve buffer; saves input and stats.
+  const int64_t c = shape(x)[1];
+  TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  TensorId mean = new_tensor({c}, DType::f32, TensorKind::activation);
+  TensorId invstd = new_tensor({c}, DType::f32, TensorKind::activation);
+  Op& op = emit("batch_norm", {x, w, b});
+  op.outs = {y, mean, invstd};
+  finish_outs(op);
+  op.saved = {x, w, mean, invstd};
+  if (op.has_backward) add_grads(op, {x, w, b});
+  return y;
+}
+
+TensorId GraphBuilder::max_pool2d(TensorId x, Shape out_shape) {
+  TensorId y = new_tensor(out_shape, dtype(x), TensorKind::activation);
+  TensorId idx = new_tensor(out_shape, DType::i64, TensorKind::activation);
+  Op& op = emit("max_pool2d", {x});
+  op.outs = {y, idx};
+  finish_outs(op);
+  g_.tensors[static_cast<size_t>(idx)].requires_grad = false;
+  op.saved = {x, idx};
+  if (op.has_backward) add_grads(op, {x});
+  return y;
+}
+
+TensorId GraphBuilder::adaptive_avg_pool(TensorId x, Shape out_shape) {
+  TensorId y = new_tensor(std::move(out_shape), dtype(x), TensorKind::activation);
+  Op& op = emit("adaptive_avg_pool2d", {x});
+  op.outs = {y};
+  finish_outs(op);
+  op.saved = {x};
+  if (op.has_backward) add_grads(op, {x});
+  return y;
+}
+
+}  // namespace memplan

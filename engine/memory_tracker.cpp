@@ -1,0 +1,62 @@
+#include "engine/memory_tracker.h"
+
+#include <cassert>
+
+#include "engine/checked.h"
+
+namespace memplan {
+
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::build: return "build";
+    case Phase::batch: return "batch";
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::optimizer: return "optimizer";
+    case Phase::zero_grad: return "zero_grad";
+  }
+  return "?";
+}
+
+int32_t MemoryTracker::alloc(int64_t bytes, Row row) {
+  const auto id = static_cast<int32_t>(blocks_.size());
+  const int64_t rounded = round_up(bytes > 0 ? bytes : 1, 512, "allocation bytes");
+  blocks_.push_back({rounded, bytes, row, true});
+  events_.push_back({MemEvent::Action::alloc, id, bytes, 0});
+  current_ = checked_add(current_, rounded, "live bytes");
+  ledger_[row] += rounded;
+  after_event();
+  return id;
+}
+
+void MemoryTracker::free(int32_t block) {
+  Block& b = blocks_[static_cast<size_t>(block)];
+  assert(b.live && "double free in replay");
+  b.live = false;
+  events_.push_back({MemEvent::Action::free, block, b.requested, 0});
+  current_ -= b.rounded;
+  ledger_[b.row] -= b.rounded;
+  after_event();
+}
+
+void MemoryTracker::set_row(int32_t block, Row row) {
+  Block& b = blocks_[static_cast<size_t>(block)];
+  if (b.row == row) return;
+  if (b.live) {
+    ledger_[b.row] -= b.rounded;
+    ledger_[row] += b.rounded;
+  }
+  b.row = row;
+}
+
+void MemoryTracker::after_event() {
+  if (current_ > window_peak_) window_peak_ = current_;
+  if (current_ > peak_.bytes) peak_ = PeakInfo{current_, here, ledger_};
+  if (record_timeline_) {
+    timeline_.push_back(current_);
+    timeline_where_.push_back(here);
+    timeline_ledgers_.push_back(ledger_);
+  }
+}
+
+}  // namespace memplan

@@ -1,0 +1,79 @@
+// MemoryTracker: the live set on integer time. Every alloc/free becomes a MemEvent; each live block sits in one
+// ledger row (which may change, e.g. an activation becoming saved); the tracker keeps the running ledger and
+// the peak with the ledger and location at that instant.
+//
+// Byte accounting follows torch.cuda.memory_allocated: each block counts its request rounded up to 512 B.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/ledger.h"
+#include "engine/mem_event.h"
+
+namespace memplan {
+
+enum class Phase : uint8_t { build, batch, forward, backward, optimizer, zero_grad };
+std::string_view phase_name(Phase p);
+
+struct Location {
+  int32_t step = 0;          // 1-based training step (0: model build)
+  int32_t micro_batch = 0;
+  Phase phase = Phase::build;
+  int32_t op = -1;           // op index in the Graph, -1 outside ops
+  bool recompute = false;    // inside an activation-checkpoint recompute
+};
+
+struct PeakInfo {
+  int64_t bytes = 0;
+  Location where;
+  Ledger ledger;
+};
+
+class MemoryTracker {
+ public:
+  int32_t alloc(int64_t bytes, Row row);
+  void free(int32_t block);
+  void set_row(int32_t block, Row row);
+  Row row_of(int32_t block) const { return blocks_[static_cast<size_t>(block)].row; }
+  bool live(int32_t block) const { return blocks_[static_cast<size_t>(block)].live; }
+
+  int64_t current_bytes() const { return current_; }
+  const Ledger& ledger() const { return ledger_; }
+  const MemEventStream& events() const { return events_; }
+  MemEventStream take_events() { return std::move(events_); }
+
+  Location here;                   // callers update the location; events and peaks are tagged with it
+  // Peak since the last reset_window() (phase peaks) and over the whole run.
+  void reset_window() { window_peak_ = current_; }
+  int64_t window_peak() const { return window_peak_; }
+  const PeakInfo& peak() const { return peak_; }
+  void reset_peak() { peak_ = PeakInfo{current_, here, ledger_}; }
+  // Per-event bytes after the event, for timelines (off by default).
+  void record_timeline(bool on) { record_timeline_ = on; }
+  const std::vector<int64_t>& timeline() const { return timeline_; }
+  const std::vector<Location>& timeline_where() const { return timeline_where_; }
+  const std::vector<Ledger>& timeline_ledgers() const { return timeline_ledgers_; }
+
+ private:
+  struct Block {
+    int64_t rounded = 0;
+    int64_t requested = 0;
+    Row row = Row::transient;
+    bool live = false;
+  };
+  void after_event();
+
+  std::vector<Block> blocks_;
+  MemEventStream events_;
+  Ledger ledger_;
+  int64_t current_ = 0;
+  int64_t window_peak_ = 0;
+  PeakInfo peak_;
+  bool record_timeline_ = false;
+  std::vector<int64_t> timeline_;
+  std::vector<Location> timeline_where_;
+  std::vector<Ledger> timeline_ledgers_;
+};
+
+}  // namespace memplan

@@ -1,0 +1,48 @@
+// What the user runs: precision, optimizer, batch geometry and the knobs that change memory.
+// Defaults are PyTorch's / transformers' defaults.
+#pragma once
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace memplan {
+
+enum class Precision : uint8_t { fp32, amp_bf16, amp_fp16, bf16, fp16 };
+enum class OptimizerKind : uint8_t { sgd, sgd_momentum, adam, adamw, adafactor, adam8bit };
+enum class OptimizerImpl : uint8_t { foreach, fused, forloop };
+enum class AttnImpl : uint8_t { sdpa, eager };
+enum class Mode : uint8_t { training, inference };
+
+struct RunConfig {
+  Mode mode = Mode::training;
+  int64_t batch_size = 1;
+  int64_t seq_len = 0;           // language models
+  int64_t image_size = 224;      // vision models
+  Precision precision = Precision::fp32;
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
+  AttnImpl attn = AttnImpl::sdpa;
+  int64_t grad_accum_steps = 1;
+  bool grad_checkpointing = false;              // every decoder/encoder layer (HF, non-reentrant)
+  std::vector<int64_t> checkpoint_layers;       // when non-empty: only these layers
+  std::vector<int64_t> frozen_layers;           // layers whose params have requires_grad=False
+  bool freeze_embeddings = false;
+  bool dropout = true;                          // dropout modules active (model.train())
+  int64_t generate_tokens = 0;                  // inference: greedy decode steps after prefill
+  int64_t logits_to_keep = 1;                   // inference: 0 = all positions
+};
+
+std::string_view precision_name(Precision p);
+std::string_view optimizer_name(OptimizerKind o);
+std::string_view optimizer_impl_name(OptimizerImpl o);
+std::string_view attn_name(AttnImpl a);
+
+// Parsers return false on an unknown name; callers raise InputError naming their field.
+bool parse_precision(std::string_view s, Precision& out);
+bool parse_optimizer(std::string_view s, OptimizerKind& out);
+bool parse_optimizer_impl(std::string_view s, OptimizerImpl& out);
+bool parse_attn(std::string_view s, AttnImpl& out);
+
+inline bool is_amp(Precision p) { return p == Precision::amp_bf16 || p == Precision::amp_fp16; }
+
+}  // namespace memplan

@@ -1,0 +1,372 @@
+#include "engine/step_replay.h"
+
+#include <algorithm>
+#include <cassert>
+#include <climits>
+
+#include "engine/checked.h"
+#include "engine/optimizer_model.h"
+
+namespace memplan {
+
+namespace {
+
+bool is_gemm(const std::string& name) { return name == "linear" || name == "addmm" || name == "matmul"; }
+
+// Reference-counted storages and gradient buffers over one Graph, on top of a MemoryTracker.
+class Replayer {
+ public:
+  Replayer(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt)
+      : g_(g), cfg_(cfg), opt_(opt), optimizer_(cfg.optimizer, cfg.optimizer_impl) {
+    const size_t n = g.tensors.size();
+    refs_.assign(n, 0);
+    saved_refs_.assign(n, 0);
+    block_.assign(n, -1);
+    grad_of_.assign(n, -1);
+    param_grad_.assign(n, -1);
+    releases_at_.assign(g.ops.size(), {});
+    for (size_t t = 0; t < n; ++t) {
+      const int32_t r = g.py_release_op[t];
+      const auto& ti = g.tensors[t];
+      if (ti.kind != TensorKind::activation || static_cast<TensorId>(t) == g.loss) continue;
+      if (r >= 0 && r < static_cast<int32_t>(g.ops.size())) releases_at_[static_cast<size_t>(r)].push_back(static_cast<TensorId>(t));
+    }
+    layer_of_op_.assign(g.ops.size(), -1);
+    for (size_t l = 0; l < g.layers.size(); ++l)
+      for (int32_t i = g.layers[l].first_op; i < g.layers[l].end_op; ++i) layer_of_op_[static_cast<size_t>(i)] = static_cast<int32_t>(l);
+    region_inputs_.assign(g.layers.size(), {});
+    recompute_end_.assign(g.layers.size(), -1);
+    for (size_t l = 0; l < g.layers.size(); ++l) {
+      const auto& L = g.layers[l];
+      if (!L.checkpointed) continue;
+      for (int32_t i = L.first_op; i < L.end_op; ++i) {
+        const Op& op = g.ops[static_cast<size_t>(i)];
+        for (TensorId r : op.reads) {
+          const auto& ri = g.tensors[static_cast<size_t>(r)];
+          if (ri.kind != TensorKind::activation) continue;
+          const int32_t c = creator(r);
+          if (c < L.first_op && std::find(region_inputs_[l].begin(), region_inputs_[l].end(), r) == region_inputs_[l].end())
+            region_inputs_[l].push_back(r);
+        }
+        if (op.has_backward && !op.saved.empty()) recompute_end_[l] = i + 1;  // early stop after the last saver
+      }
+    }
+  }
+
+  ReplayResult run() {
+    ReplayResult res;
+    mem_.record_timeline(opt_.record_timeline);
+    mem_.here = Location{};
+    for (size_t t = 0; t < g_.tensors.size(); ++t) {
+      const auto& ti = g_.tensors[t];
+      if (ti.kind == TensorKind::param || ti.kind == TensorKind::buffer) {
+        block_[t] = mem_.alloc(ti.bytes, Row::weights);
+        refs_[t] = 1;
+        if (ti.trainable) params_.push_back({ti.shape, ti.dtype, ti.bytes / dtype_bytes(ti.dtype), ti.bytes});
+      }
+    }
+    res.weights_bytes = mem_.current_bytes();
+    for (int32_t s = 1; s <= opt_.steps; ++s) res.steps.push_back(train_step(s));
+    res.peak = res.steps.back().peak;
+    res.events = mem_.take_events();
+    res.timeline = mem_.timeline();
+    res.timeline_where = mem_.timeline_where();
+    res.timeline_ledgers = mem_.timeline_ledgers();
+    return res;
+  }
+
+ private:
+  int32_t creator(TensorId t) const {
+    if (creator_.empty()) {
+      creator_.assign(g_.tensors.size(), -1);
+      for (size_t i = 0; i < g_.ops.size(); ++i)
+        for (TensorId o : g_.ops[i].outs) creator_[static_cast<size_t>(o)] = static_cast<int32_t>(i);
+    }
+    return creator_[static_cast<size_t>(t)];
+  }
+  TensorId storage(TensorId t) const { return g_.tensors[static_cast<size_t>(t)].storage; }
+
+  // ---- storages
+  Row activation_row(TensorId s) const {
+    const auto& ti = g_.tensors[static_cast<size_t>(s)];
+    if (ti.autocast_cache) return Row::autocast_cache;
+    if (ti.kind == TensorKind::input) return Row::inputs;
+    return saved_refs_[static_cast<size_t>(s)] > 0 ? Row::activations : Row::transient;
+  }
+  void recategorize(TensorId s) {
+    if (block_[static_cast<size_t>(s)] >= 0 && g_.tensors[static_cast<size_t>(s)].kind == TensorKind::activation)
+      mem_.set_row(block_[static_cast<size_t>(s)], activation_row(s));
+  }
+  void create(TensorId t) {
+    const TensorId s = storage(t);
+    if (s == t) {
+      if (block_[static_cast<size_t>(s)] < 0) block_[static_cast<size_t>(s)] = mem_.alloc(g_.tensors[static_cast<size_t>(t)].bytes, activation_row(s));
+      ++refs_[static_cast<size_t>(s)];
+    } else {
+      ++refs_[static_cast<size_t>(s)];
+    }
+  }
+  void ref(TensorId t) { ++refs_[static_cast<size_t>(storage(t))]; }
+  void unref(TensorId t) {
+    const auto s = static_cast<size_t>(storage(t));
+    assert(refs_[s] > 0);
+    if (--refs_[s] == 0 && block_[s] >= 0) {
+      mem_.free(block_[s]);
+      block_[s] = -1;
+    }
+  }
+  void save(TensorId t) {
+    ref(t);
+    ++saved_refs_[static_cast<size_t>(storage(t))];
+    recategorize(storage(t));
+  }
+  void unsave(TensorId t) {
+    --saved_refs_[static_cast<size_t>(storage(t))];
+    recategorize(storage(t));
+    unref(t);
+  }
+
+  // ---- gradient buffers (shared between tensors when a backward passes a gradient through)
+  int32_t new_grad(int64_t bytes) {
+    gblocks_.push_back({mem_.alloc(bytes, Row::activation_grads), 1});
+    return static_cast<int32_t>(gblocks_.size() - 1);
+  }
+  void grad_unref(int32_t gb) {
+    auto& b = gblocks_[static_cast<size_t>(gb)];
+    if (--b.refs == 0) mem_.free(b.block);
+  }
+
+  void maybe_workspace(const Op& op, bool backward) {
+    bool& done = backward ? bwd_workspace_ : fwd_workspace_;
+    if (done || !is_gemm(g_.name_of(op.name))) return;
+    done = true;
+    mem_.alloc(opt_.cublas_workspace_bytes, Row::library_workspace);
+    mem_.alloc(opt_.cublaslt_workspace_bytes, Row::library_workspace);
+  }
+
+  // ---- forward
+  void forward_op(int32_t i, bool retain_saved, int32_t recompute_layer) {
+    const Op& op = g_.ops[static_cast<size_t>(i)];
+    mem_.here.op = i;
+    maybe_workspace(op, recompute_layer >= 0);
+    for (TensorId o : op.outs) {
+      create(o);
+      if (g_.tensors[static_cast<size_t>(o)].autocast_cache) {
+        ref(o);  // the autocast cache's reference
+        cache_live_.push_back(o);
+      }
+    }
+    for (int64_t b : op.fwd_temp_bytes) mem_.free(mem_.alloc(b, Row::transient));
+    if (retain_saved && op.has_backward)
+      for (TensorId s : op.saved) save(s);
+    saved_live_[static_cast<size_t>(i)] = retain_saved && op.has_backward;
+    if (recompute_layer < 0) {
+      for (TensorId t : releases_at_[static_cast<size_t>(i)]) unref(t);
+    } else {
+      const auto& L = g_.layers[static_cast<size_t>(recompute_layer)];
+      const int32_t stop = recompute_end_[static_cast<size_t>(recompute_layer)] - 1;
+      for (TensorId t : releases_at_[static_cast<size_t>(i)])
+        if (creator(t) >= L.first_op) unref(t);
+      if (i == stop) {  // tensors the region would release later die with the recompute
+        for (int32_t j = L.first_op; j <= stop; ++j)
+          for (TensorId o : g_.ops[static_cast<size_t>(j)].outs)
+            if (g_.py_release_op[static_cast<size_t>(o)] > stop && o != g_.loss) unref(o);
+      }
+    }
+    if (i == g_.autocast_exit_op || (recompute_layer >= 0 && i == recompute_end_[static_cast<size_t>(recompute_layer)] - 1)) {
+      for (TensorId c : cache_live_) unref(c);
+      cache_live_.clear();
+    }
+  }
+
+  void forward(int32_t n_ops) {
+    for (int32_t i = 0; i < n_ops; ++i) {
+      const int32_t l = layer_of_op_[static_cast<size_t>(i)];
+      const bool ckpt = l >= 0 && g_.layers[static_cast<size_t>(l)].checkpointed;
+      if (ckpt && i == g_.layers[static_cast<size_t>(l)].first_op)
+        for (TensorId t : region_inputs_[static_cast<size_t>(l)]) ref(t);  // the checkpoint keeps its inputs
+      forward_op(i, !ckpt, -1);
+    }
+  }
+
+  void recompute(int32_t l) {
+    const auto& L = g_.layers[static_cast<size_t>(l)];
+    mem_.here.recompute = true;
+    for (int32_t i = L.first_op; i < recompute_end_[static_cast<size_t>(l)]; ++i) forward_op(i, true, l);
+    mem_.here.recompute = false;
+  }
+
+  // ---- backward
+  void deliver(TensorId t, int32_t gb) {
+    const auto& ti = g_.tensors[static_cast<size_t>(t)];
+    if (ti.kind == TensorKind::param) {
+      if (!ti.trainable) { grad_unref(gb); return; }
+      int32_t& pg = param_grad_[static_cast<size_t>(t)];
+      if (pg < 0) {  // AccumulateGrad steals an unshared gradient, clones a shared one
+        if (gblocks_[static_cast<size_t>(gb)].refs == 1) {
+          pg = gblocks_[static_cast<size_t>(gb)].block;
+          mem_.set_row(pg, Row::gradients);
+          gblocks_[static_cast<size_t>(gb)].refs = 0;
+        } else {
+          pg = mem_.alloc(ti.bytes, Row::gradients);
+          grad_unref(gb);
+        }
+      } else {
+        grad_unref(gb);  // in-place accumulation into .grad
+      }
+      return;
+    }
+    int32_t& cur = grad_of_[static_cast<size_t>(t)];
+    if (cur < 0) { cur = gb; return; }
+    if (cur == gb) { grad_unref(gb); return; }
+    if (gblocks_[static_cast<size_t>(cur)].refs == 1) {  // InputBuffer accumulates in place when it owns the buffer
+      grad_unref(gb);
+      return;
+    }
+    int64_t bytes = dtype_bytes(ti.dtype);
+    for (int64_t d : ti.shape) bytes = checked_mul(bytes, d);
+    const int32_t sum = new_grad(bytes);
+    grad_unref(cur);
+    grad_unref(gb);
+    cur = sum;
+  }
+
+  void backward_op(int32_t i) {
+    const Op& op = g_.ops[static_cast<size_t>(i)];
+    mem_.here.op = i;
+    bool any = false;
+    for (TensorId o : op.outs) any = any || grad_of_[static_cast<size_t>(o)] >= 0;
+    if (!any) return;  // not reached by the loss: its saved tensors go with the graph at the end
+    maybe_workspace(op, true);
+    std::vector<std::pair<TensorId, int32_t>> produced;
+    for (const GradSpec& gs : op.grads) {
+      const auto& in = g_.tensors[static_cast<size_t>(gs.input)];
+      if (gs.alias_out >= 0) {
+        const TensorId o = op.outs[static_cast<size_t>(gs.alias_out)];
+        const int32_t og = grad_of_[static_cast<size_t>(o)];
+        if (og < 0) continue;
+        if (g_.tensors[static_cast<size_t>(o)].dtype == in.dtype) {
+          ++gblocks_[static_cast<size_t>(og)].refs;
+          produced.push_back({gs.input, og});
+        } else {  // the engine casts a gradient to its input's dtype
+          int64_t bytes = dtype_bytes(in.dtype);
+          for (int64_t d : in.shape) bytes = checked_mul(bytes, d);
+          produced.push_back({gs.input, new_grad(bytes)});
+        }
+      } else {
+        produced.push_back({gs.input, new_grad(gs.bytes)});
+      }
+    }
+    for (int64_t b : op.bwd_temp_bytes) mem_.free(mem_.alloc(b, Row::transient));
+    for (TensorId o : op.outs) {
+      int32_t& og = grad_of_[static_cast<size_t>(o)];
+      if (og >= 0) { grad_unref(og); og = -1; }
+    }
+    if (saved_live_[static_cast<size_t>(i)]) {
+      for (TensorId s : op.saved) unsave(s);
+      saved_live_[static_cast<size_t>(i)] = false;
+    }
+    for (auto [t, gb] : produced) deliver(t, gb);
+  }
+
+  void backward() {
+    const TensorId loss = g_.loss;
+    grad_of_[static_cast<size_t>(loss)] = new_grad(dtype_bytes(g_.tensors[static_cast<size_t>(loss)].dtype));
+    std::vector<bool> recomputed(g_.layers.size(), false);
+    for (int32_t i = static_cast<int32_t>(g_.ops.size()) - 1; i >= 0; --i) {
+      const int32_t l = layer_of_op_[static_cast<size_t>(i)];
+      const bool ckpt = l >= 0 && g_.layers[static_cast<size_t>(l)].checkpointed;
+      if (ckpt && !recomputed[static_cast<size_t>(l)] && i < recompute_end_[static_cast<size_t>(l)]) {
+        recomputed[static_cast<size_t>(l)] = true;
+        recompute(l);
+      }
+      if (g_.ops[static_cast<size_t>(i)].has_backward) backward_op(i);
+      if (ckpt && i == g_.layers[static_cast<size_t>(l)].first_op)
+        for (TensorId t : region_inputs_[static_cast<size_t>(l)]) unref(t);
+    }
+    // The graph is freed: saved tensors of nodes backward never reached, leftover gradients, the loss.
+    for (size_t i = 0; i < g_.ops.size(); ++i)
+      if (saved_live_[i]) {
+        for (TensorId s : g_.ops[i].saved) unsave(s);
+        saved_live_[i] = false;
+      }
+    for (auto& gb : grad_of_)
+      if (gb >= 0) { grad_unref(gb); gb = -1; }
+    unref(loss);
+  }
+
+  StepStats train_step(int32_t step) {
+    StepStats st;
+    mem_.here = Location{step, 0, Phase::batch, -1, false};
+    mem_.reset_peak();
+    st.start = mem_.current_bytes();
+    const int32_t n_ops = static_cast<int32_t>(g_.ops.size());
+    for (int64_t mb = 0; mb < cfg_.grad_accum_steps; ++mb) {
+      mem_.here.micro_batch = static_cast<int32_t>(mb);
+      mem_.here.phase = Phase::batch;
+      mem_.reset_window();
+      std::vector<TensorId> inputs;
+      for (size_t t = 0; t < g_.tensors.size(); ++t)
+        if (g_.tensors[t].kind == TensorKind::input) {
+          inputs.push_back(static_cast<TensorId>(t));
+          create(static_cast<TensorId>(t));
+        }
+      if (mb == 0) st.batch = mem_.current_bytes();
+      saved_live_.assign(g_.ops.size(), false);
+      mem_.here.phase = Phase::forward;
+      forward(n_ops);
+      const int64_t fwd_peak = mem_.window_peak();
+      if (mb == 0) { st.fwd_peak = fwd_peak; st.after_fwd = mem_.current_bytes(); }
+      mem_.here.phase = Phase::backward;
+      mem_.reset_window();
+      backward();
+      if (mb == 0) st.bwd_peak = mem_.window_peak();
+      st.micro_rest_peak = std::max({st.micro_rest_peak, fwd_peak, mem_.window_peak()});
+      for (TensorId t : inputs) unref(t);
+    }
+    st.after_bwd = mem_.current_bytes();
+    mem_.here.phase = Phase::optimizer;
+    mem_.here.op = -1;
+    mem_.reset_window();
+    optimizer_.step(mem_, params_);
+    st.opt_peak = mem_.window_peak();
+    mem_.here.phase = Phase::zero_grad;
+    for (auto& pg : param_grad_)
+      if (pg >= 0) { mem_.free(pg); pg = -1; }
+    st.end = mem_.current_bytes();
+    st.peak = mem_.peak();
+    st.step_peak = st.peak.bytes;
+    return st;
+  }
+
+  struct GradBlock {
+    int32_t block;
+    int32_t refs;
+  };
+
+  const Graph& g_;
+  const RunConfig& cfg_;
+  const ReplayOptions& opt_;
+  MemoryTracker mem_;
+  OptimizerModel optimizer_;
+  std::vector<TrainableParam> params_;
+  std::vector<int32_t> refs_, saved_refs_, block_, grad_of_, param_grad_;
+  std::vector<GradBlock> gblocks_;
+  std::vector<std::vector<TensorId>> releases_at_;
+  std::vector<int32_t> layer_of_op_;
+  std::vector<std::vector<TensorId>> region_inputs_;
+  std::vector<int32_t> recompute_end_;
+  std::vector<bool> saved_live_;
+  std::vector<TensorId> cache_live_;
+  mutable std::vector<int32_t> creator_;
+  bool fwd_workspace_ = false, bwd_workspace_ = false;
+};
+
+}  // namespace
+
+ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt) {
+  Replayer r(g, cfg, opt);
+  return r.run();
+}
+
+}  // namespace memplan

@@ -1,0 +1,48 @@
+// Step replay: runs a Graph through model build and N training steps (or an inference pass) as PyTorch
+// executes them, emitting every allocation and free on integer time.
+//
+// Stages of one training step:
+//   for each micro-batch: batch -> forward (saved tensors retained, Python references dropped at last use,
+//   autocast cache cleared at forward end) -> loss -> backward (nodes in reverse creation order; a checkpointed
+//   layer is recomputed when backward first reaches it; gradients allocated, output gradients and saved tensors
+//   released, parameter gradients accumulated) -> batch freed;
+//   then optimizer.step() (state on the first step, temporaries) and zero_grad(set_to_none) freeing .grad.
+//
+// Non-tensor allocations PyTorch makes through the caching allocator are replayed too: cuBLAS/cuBLASLt
+// workspaces on the first GEMM of the forward thread and of the autograd thread (MECHANICS.md §3).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/graph.h"
+#include "engine/memory_tracker.h"
+#include "engine/run_config.h"
+
+namespace memplan {
+
+struct StepStats {  // allocated bytes at phase boundaries, as the validation harness measures them
+  int64_t start = 0, batch = 0, fwd_peak = 0, after_fwd = 0, bwd_peak = 0, micro_rest_peak = 0, after_bwd = 0,
+          opt_peak = 0, end = 0, step_peak = 0;
+  PeakInfo peak;  // the step's peak with its ledger
+};
+
+struct ReplayOptions {
+  int32_t steps = 2;                        // step 1 lacks optimizer state; step >= 2 is the steady state
+  int64_t cublas_workspace_bytes = 32 << 20;  // per (thread, stream), compute capability 9.x
+  int64_t cublaslt_workspace_bytes = 1 << 20;
+  bool record_timeline = false;
+};
+
+struct ReplayResult {
+  int64_t weights_bytes = 0;            // allocated after building the model
+  std::vector<StepStats> steps;         // one per training step
+  PeakInfo peak;                        // steady-state peak (last step)
+  MemEventStream events;                // the whole run, for allocator models
+  std::vector<int64_t> timeline;        // per-event allocated bytes when requested
+  std::vector<Location> timeline_where;
+  std::vector<Ledger> timeline_ledgers;
+};
+
+ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt = {});
+
+}  // namespace memplan
