@@ -39,10 +39,18 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
 }
 
 TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
-  // Autocast casts weight, input, bias in that order (trace: 8 MiB weight copy before the 32 MiB input copy).
-  TensorId wc = autocast_low(w);
-  TensorId xc = autocast_low(x);
-  TensorId bc = autocast_low(b);
+  // Autocast casts the arguments last to first (traces): F.linear(x, w, b) casts b, w, x; GPT-2's
+  // Conv1D addmm(b, x, w) casts w, x, b.
+  TensorId wc, xc, bc;
+  if (conv1d) {
+    wc = autocast_low(w);
+    xc = autocast_low(x);
+    bc = autocast_low(b);
+  } else {
+    bc = autocast_low(b);
+    wc = autocast_low(w);
+    xc = autocast_low(x);
+  }
   const int64_t out_features = conv1d ? shape(w)[1] : shape(w)[0];
   TensorId y = new_tensor(with_last(shape(xc), out_features), promote(dtype(xc), dtype(wc)), TensorKind::activation);
   std::vector<TensorId> reads{xc, wc};
@@ -168,24 +176,26 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
 }
 
 TensorId GraphBuilder::cross_entropy(TensorId logits2d, TensorId labels) {
-  // log_softmax (fp32 autocast policy) saves its output; nll_loss saves target and total_weight.
-  TensorId x = autocast_fp32(logits2d);
-  TensorId lsm = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  // cross_entropy = nll_loss(log_softmax(x)). Under autocast log_softmax runs in the logits' dtype and nll_loss
+  // (fp32 policy) casts its input to fp32 (BERT amp trace: a bf16 [N, V] then an fp32 [N, V] allocation).
+  // log_softmax saves its output; nll_loss saves its input (for the shape), target and total_weight.
+  TensorId lsm = new_tensor(shape(logits2d), dtype(logits2d), TensorKind::activation);
   {
-    Op& op = emit("log_softmax", {x});
+    Op& op = emit("log_softmax", {logits2d});
     op.outs = {lsm};
     finish_outs(op);
     op.saved = {lsm};
-    if (op.has_backward) add_grads(op, {x});
+    if (op.has_backward) add_grads(op, {logits2d});
   }
-  TensorId loss = new_tensor({}, dtype(lsm), TensorKind::activation);
-  TensorId total_weight = new_tensor({}, dtype(lsm), TensorKind::activation);
-  Op& op = emit("nll_loss", {lsm, labels});
+  TensorId x = autocast_fp32(lsm);
+  TensorId loss = new_tensor({}, dtype(x), TensorKind::activation);
+  TensorId total_weight = new_tensor({}, dtype(x), TensorKind::activation);
+  Op& op = emit("nll_loss", {x, labels});
   op.outs = {loss, total_weight};
   finish_outs(op);
   g_.tensors[static_cast<size_t>(total_weight)].requires_grad = false;
-  op.saved = {labels, total_weight};
-  if (op.has_backward) add_grads(op, {lsm});  // nll_loss_backward: a zero-filled [N, V] gradient
+  op.saved = {x, labels, total_weight};
+  if (op.has_backward) add_grads(op, {x});  // nll_loss_backward: a zero-filled [N, V] gradient
   return loss;
 }
 

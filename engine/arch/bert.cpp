@@ -29,9 +29,16 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   TensorId ids = b.input({B, S}, DType::i64);
   TensorId type_ids = b.generic({"expand", {}, {{{B, S}, DType::i64}}, {}, {}, {}, {}})[0];
 
-  TensorId e = b.add(b.embedding(ids, word), b.embedding(type_ids, typew));
-  e = b.inplace("add_", e, false, {b.embedding(b.input({1, S}, DType::i64), posw)});
+  // inputs_embeds and token_type_embeddings stay bound until BertEmbeddings.forward returns.
+  TensorId we = b.embedding(ids, word);
+  b.hold(we);
+  TensorId te = b.embedding(type_ids, typew);
+  b.hold(te);
+  TensorId e = b.add(we, te);
+  e = b.add(e, b.embedding(b.input({1, S}, DType::i64), posw));
   TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
+  b.drop(we);
+  b.drop(te);
 
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "encoder.layer." + std::to_string(i) + ".";
