@@ -496,3 +496,102 @@ TEST_CASE("trace replay from the recorded layout matches PyTorch block for block
     }
   }
 }
+
+// Prediction mode: start from an EMPTY allocator, as the engine must. The blocks live at the step's start
+// (weights, optimizer state, ...) are allocated first in address order (the trace does not record their
+// real allocation order or the warm-up steps), then the step is replayed twice; the second pass starts from
+// the state the first left, which is as close to "steady state" as the trace lets us get. Its segments are
+// compared with segments_at_end. This is a measurement, not an identity: the real allocator's history
+// (model load, step 1's lazily created optimizer state, the first steps' different buckets) is missing.
+TEST_CASE("trace replay from an empty allocator: steady-state segments vs the trace", "[alloc][trace]") {
+  for (const char* name : kTraces) {
+    SECTION(name) {
+      const TraceFixture fx = load_fixture(fixture_path(name));
+      CachingAllocator a;
+      NoFragmentation lb;
+      for (const auto& s : fx.segs)
+        for (size_t i = 0; i < s.live.size(); ++i) {
+          REQUIRE(a.alloc(s.live[i].block, s.live_requested[i], s.stream));
+          REQUIRE(lb.alloc(s.live[i].block, s.live_requested[i], s.stream));
+        }
+      // Pass 2 frees, instead of the start-live blocks, the blocks pass 1 left live (paired in order).
+      std::vector<char> allocated_in_step(fx.num_ids, 0), freed(fx.num_ids, 0);
+      std::vector<int32_t> start_freed, step_kept;
+      for (const auto& e : fx.events) {
+        if (e.kind == 'a') allocated_in_step[e.block] = 1;
+        if (e.kind == 'f') {
+          freed[e.block] = 1;
+          if (!allocated_in_step[e.block]) start_freed.push_back(e.block);
+        }
+      }
+      for (const auto& e : fx.events)
+        if (e.kind == 'a' && !freed[e.block]) step_kept.push_back(e.block);
+      REQUIRE(start_freed.size() == step_kept.size());
+      std::map<int32_t, int32_t> carry;
+      for (size_t i = 0; i < start_freed.size(); ++i) carry[start_freed[i]] = step_kept[i];
+
+      AllocatorStats pass[2];
+      AllocatorStats bound;
+      for (int p = 0; p < 2; ++p) {
+        MemEventStream ev;
+        const int32_t shift = p * fx.num_ids;
+        auto rename = [&](int32_t b) { return allocated_in_step[b] ? b + shift : (p == 0 ? b : carry[b]); };
+        for (const auto& e : fx.events) {
+          if (e.kind == 'a') ev.push_back({MemEvent::Action::alloc, rename(e.block), e.bytes, e.stream});
+          if (e.kind == 'f') ev.push_back({MemEvent::Action::free, rename(e.block), 0, e.stream});
+        }
+        pass[p] = replay(a, ev);
+        bound = replay(lb, ev);  // keep the last pass's figures
+        REQUIRE_FALSE(pass[p].oom);
+      }
+      check_invariants(a);
+      const int64_t trace_reserved = sum_reserved(fx);
+      std::printf("[alloc][trace] %-44s empty start, pass 2: reserved sim %.1f trace %.1f MiB (%+.1f%%), "
+                  "segments sim %lld trace %zu, cudaMalloc in pass 1 %lld pass 2 %lld (trace 0), "
+                  "peak allocated %.1f MiB, no-fragmentation bound %.1f MiB\n",
+                  fx.id.c_str(), to_mib(pass[1].peak_reserved_bytes), to_mib(trace_reserved),
+                  100.0 * static_cast<double>(pass[1].peak_reserved_bytes - trace_reserved) / static_cast<double>(trace_reserved),
+                  (long long)a.num_segments(), fx.end.size(), (long long)pass[0].num_device_allocs,
+                  (long long)pass[1].num_device_allocs, to_mib(pass[1].peak_allocated_bytes),
+                  to_mib(bound.peak_reserved_bytes));
+      // Steady state: the second pass needs no new segment, as in the trace.
+      CHECK(pass[1].num_device_allocs == 0);
+      CHECK(pass[1].peak_reserved_bytes >= bound.peak_reserved_bytes);
+      // Stated tolerance, from the measured spread over the five traces (-13.7 % .. +1.2 %, README.md):
+      // missing warm-up history leaves the prediction up to ~14 % below the real reserved memory.
+      const double rel = static_cast<double>(pass[1].peak_reserved_bytes - trace_reserved) / static_cast<double>(trace_reserved);
+      CHECK(rel > -0.15);
+      CHECK(rel < 0.05);
+    }
+  }
+}
+
+TEST_CASE("replay speed: millions of events per second", "[alloc][perf]") {
+  // 2 M events, ~2000 live blocks of mixed sizes; the answer is checked so a fast wrong replay cannot pass.
+  std::mt19937_64 rng(7);
+  MemEventStream ev;
+  std::vector<int32_t> live;
+  int32_t next_id = 0;
+  while (ev.size() < 2000000) {
+    if (live.size() < 2000 && (live.empty() || rng() % 2 == 0)) {
+      const int64_t bytes = rng() % 4 == 0 ? MiB + static_cast<int64_t>(rng() % (30 * MiB))
+                                           : 1 + static_cast<int64_t>(rng() % MiB);
+      ev.push_back(A(next_id, bytes));
+      live.push_back(next_id++);
+    } else {
+      const size_t k = rng() % live.size();
+      ev.push_back(F(live[k]));
+      live[k] = live.back();
+      live.pop_back();
+    }
+  }
+  CachingAllocator a;
+  const auto t0 = std::chrono::steady_clock::now();
+  const AllocatorStats s = replay(a, ev);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[alloc][perf] %zu events in %.3f s: %.2f M events/s, peak reserved %.1f MiB\n", ev.size(), secs,
+              static_cast<double>(ev.size()) / secs / 1e6, to_mib(s.peak_reserved_bytes));
+  CHECK_FALSE(s.oom);
+  CHECK(s.peak_reserved_bytes >= s.peak_allocated_bytes);
+  CHECK(static_cast<double>(ev.size()) / secs > 5e5);  // loose: shared CI cores; measured figure is printed
+}
