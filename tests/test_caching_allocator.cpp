@@ -2,9 +2,11 @@
 // recorded H200 allocator traces (tests/data/alloc/*.txt, made by calibrate/trace_to_events.py).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <random>
 #include <sstream>
