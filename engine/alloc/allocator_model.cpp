@@ -1,0 +1,73 @@
+// replay() driver and the NoFragmentation lower bound. See allocator_model.h for the contracts.
+#include "engine/alloc/allocator_model.h"
+
+#include <string>
+
+#include "engine/alloc/caching_allocator.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+AllocatorStats replay(AllocatorModel& model, const MemEventStream& events, const ReplayOptions& options) {
+  AllocatorStats s;
+  const int64_t retries_at_start = model.num_alloc_retries();
+  const int64_t device_allocs_at_start = model.num_device_allocs();
+  s.peak_reserved_bytes = s.reserved_at_peak_reserved_bytes = model.reserved_bytes();
+  s.peak_allocated_bytes = model.allocated_bytes();
+  s.allocated_at_peak_reserved_bytes = model.allocated_bytes();
+  if (options.record_reserved_curve) s.reserved_curve_bytes.reserve(events.size());
+
+  for (size_t i = 0; i < events.size(); ++i) {
+    const MemEvent& e = events[i];
+    if (e.action == MemEvent::Action::alloc) {
+      if (!model.alloc(e.block, e.size_bytes, e.stream)) {
+        s.oom = true;
+        s.oom_event_index = static_cast<int64_t>(i);
+        s.oom_requested_bytes = e.size_bytes;
+        s.oom_allocated_bytes = model.allocated_bytes();
+        s.oom_reserved_bytes = model.reserved_bytes();
+        if (options.record_reserved_curve) s.reserved_curve_bytes.push_back(model.reserved_bytes());
+        break;
+      }
+    } else {
+      model.free(e.block);
+    }
+    const int64_t reserved = model.reserved_bytes();
+    const int64_t allocated = model.allocated_bytes();
+    if (reserved > s.peak_reserved_bytes) {
+      s.peak_reserved_bytes = reserved;
+      s.reserved_at_peak_reserved_bytes = reserved;
+      s.allocated_at_peak_reserved_bytes = allocated;
+    }
+    if (allocated > s.peak_allocated_bytes) s.peak_allocated_bytes = allocated;
+    if (options.record_reserved_curve) s.reserved_curve_bytes.push_back(reserved);
+  }
+  s.reserved_at_end_bytes = model.reserved_bytes();
+  s.allocated_at_end_bytes = model.allocated_bytes();
+  s.num_alloc_retries = model.num_alloc_retries() - retries_at_start;
+  s.num_device_allocs = model.num_device_allocs() - device_allocs_at_start;
+  s.num_segments = model.num_segments();
+  return s;
+}
+
+bool NoFragmentation::alloc(int32_t block, int64_t size_bytes, int32_t /*stream*/) {
+  if (block < 0) throw InputError("block", std::to_string(block), "block id must be >= 0");
+  if (static_cast<size_t>(block) >= live_bytes_.size()) live_bytes_.resize(static_cast<size_t>(block) + 1, -1);
+  if (live_bytes_[block] >= 0) throw InputError("block", std::to_string(block), "allocated twice without a free");
+  const int64_t bytes = CachingAllocator::round_size(size_bytes, 0);
+  const int64_t next = checked_add(allocated_bytes_, bytes, "allocated bytes");
+  if (capacity_bytes_ > 0 && next > capacity_bytes_) return false;
+  allocated_bytes_ = next;
+  live_bytes_[block] = bytes;
+  return true;
+}
+
+void NoFragmentation::free(int32_t block) {
+  if (block < 0 || static_cast<size_t>(block) >= live_bytes_.size() || live_bytes_[block] < 0)
+    throw InputError("block", std::to_string(block), "free of a block that is not live");
+  allocated_bytes_ -= live_bytes_[block];
+  live_bytes_[block] = -1;
+}
+
+}  // namespace memplan

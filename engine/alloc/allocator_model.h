@@ -1,0 +1,90 @@
+// Allocator models: what a device allocator does with a MemEventStream, behind one small interface.
+//
+// Stages: (1) a model consumes events one at a time (alloc / free) and keeps its own block layout;
+// (2) replay() drives a model over a stream and records the figures PyTorch's memory stats would show
+// (memory_allocated / memory_reserved, their peaks, the OOM point).
+//
+// Two models ship (as XLA's heap simulator reports a no-fragmentation bound next to the packed peak):
+//   - CachingAllocator (caching_allocator.h): PyTorch's CUDACachingAllocator, segment by segment.
+//   - NoFragmentation: reserved == allocated (512 B rounded requests), the lower bound any packing can reach.
+//
+// Contract: a model never throws on a failed allocation; it returns false and leaves itself in the state
+// PyTorch would be in when it raises OutOfMemoryError (cached segments already released). Bad input
+// (negative size, free of an unknown block) is an InputError.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/mem_event.h"
+
+namespace memplan {
+
+class AllocatorModel {
+ public:
+  virtual ~AllocatorModel() = default;
+
+  // Serves `size_bytes` (requested, before rounding) for dense id `block` on `stream`.
+  // Returns false when the device (or the configured cap) cannot hold it: an OOM.
+  virtual bool alloc(int32_t block, int64_t size_bytes, int32_t stream) = 0;
+  // Returns the block to the model. The block must be live.
+  virtual void free(int32_t block) = 0;
+
+  // torch.cuda.memory_allocated(): sizes of live blocks after rounding, unsplit tails included.
+  virtual int64_t allocated_bytes() const = 0;
+  // torch.cuda.memory_reserved(): bytes obtained from the device (cudaMalloc'd or mapped).
+  virtual int64_t reserved_bytes() const = 0;
+  // cudaMalloc-level counters (0 for models without segments).
+  virtual int64_t num_alloc_retries() const { return 0; }
+  virtual int64_t num_segments() const { return 0; }
+  virtual int64_t num_device_allocs() const { return 0; }
+};
+
+// The figures a replay produces. All byte counts are as PyTorch's allocator stats report them.
+struct AllocatorStats {
+  int64_t peak_reserved_bytes = 0;
+  int64_t peak_allocated_bytes = 0;
+  int64_t reserved_at_end_bytes = 0;
+  int64_t allocated_at_end_bytes = 0;
+  // At the first event where reserved reached its peak.
+  int64_t allocated_at_peak_reserved_bytes = 0;
+  int64_t reserved_at_peak_reserved_bytes = 0;
+  int64_t num_alloc_retries = 0;
+  int64_t num_segments = 0;       // segments held at the end (or at the OOM)
+  int64_t num_device_allocs = 0;  // cudaMalloc / page-map calls during the replay
+
+  // OOM: the replay stops at the first allocation that does not fit. The allocated / reserved figures are
+  // those PyTorch's OutOfMemoryError message quotes (after releasing cached segments).
+  bool oom = false;
+  int64_t oom_event_index = -1;
+  int64_t oom_requested_bytes = 0;
+  int64_t oom_allocated_bytes = 0;
+  int64_t oom_reserved_bytes = 0;
+
+  // reserved bytes after each event; empty unless ReplayOptions::record_reserved_curve.
+  std::vector<int64_t> reserved_curve_bytes;
+};
+
+struct ReplayOptions {
+  bool record_reserved_curve = false;  // off by default: one int64 per event
+};
+
+// Drives `model` over `events` from the model's current state. Peaks start from the model's state at entry.
+AllocatorStats replay(AllocatorModel& model, const MemEventStream& events, const ReplayOptions& options = {});
+
+// Lower bound: every allocation takes exactly its 512 B-rounded size and nothing is cached, so
+// reserved == allocated at every instant. `capacity_bytes` (0 = unlimited) caps allocated.
+class NoFragmentation final : public AllocatorModel {
+ public:
+  explicit NoFragmentation(int64_t capacity_bytes = 0) : capacity_bytes_(capacity_bytes) {}
+  bool alloc(int32_t block, int64_t size_bytes, int32_t stream) override;
+  void free(int32_t block) override;
+  int64_t allocated_bytes() const override { return allocated_bytes_; }
+  int64_t reserved_bytes() const override { return allocated_bytes_; }
+
+ private:
+  int64_t capacity_bytes_;
+  int64_t allocated_bytes_ = 0;
+  std::vector<int64_t> live_bytes_;  // by block id; -1 when not live
+};
+
+}  // namespace memplan
