@@ -42,6 +42,16 @@ class ConfigReader {
     return v->get<int64_t>();
   }
 
+  // Absent or null -> dflt. Present -> must be an integer >= 0.
+  int64_t non_negative(std::initializer_list<const char*> keys, int64_t dflt) const {
+    auto [key, v] = find(keys);
+    if (!v) return dflt;
+    if (!v->is_number_integer() || (v->is_number_integer() && !v->is_number_unsigned() && v->get<int64_t>() < 0) ||
+        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())))
+      throw InputError(field(key), v->dump(), "must be a non-negative integer");
+    return v->get<int64_t>();
+  }
+
   int64_t positive(std::initializer_list<const char*> keys, int64_t dflt) const {
     return opt_positive(keys).value_or(dflt);
   }
@@ -160,19 +170,19 @@ struct LlamaDefaults {
   int64_t vocab, hidden, intermediate, layers, heads;
   std::optional<int64_t> kv_heads;  // nullopt: None => num_attention_heads
   int64_t max_positions;
-  std::optional<int64_t> sliding_window;  // nullopt: None
+  int64_t sliding_window;  // 0: None
 };
 
 TransformerSpec import_llama_family(const ConfigReader& r, const std::string& type) {
   LlamaDefaults d;
   if (type == "llama")
-    d = {32000, 4096, 11008, 32, 32, std::nullopt, 2048, std::nullopt};
+    d = {32000, 4096, 11008, 32, 32, std::nullopt, 2048, 0};
   else if (type == "mistral")
     d = {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 4096};
   else if (type == "qwen2")
     d = {151936, 4096, 22016, 32, 32, 32, 32768, 4096};
   else  // mixtral
-    d = {32000, 4096, 14336, 32, 32, 8, 4096 * 32, std::nullopt};
+    d = {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 0};
 
   TransformerSpec s;
   s.family = TransformerSpec::Family::llama;
@@ -207,18 +217,18 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
   // Sliding window. mistral/mixtral: every layer uses config.sliding_window (null => full attention).
   // qwen2: Qwen2Config.__post_init__ drops sliding_window unless use_sliding_window, and then only layers
   // i >= max_window_layers slide.
-  std::optional<int64_t> window = d.sliding_window;
+  int64_t window = d.sliding_window;  // 0: full attention
   if (r.explicit_null("sliding_window"))
-    window.reset();
+    window = 0;
   else if (auto w = r.opt_positive({"sliding_window"}))
     window = *w;
   if (type == "qwen2") {
     bool use = r.boolean({"use_sliding_window"}, false);
-    int64_t max_window_layers = r.positive({"max_window_layers"}, 28);
-    if (!use || max_window_layers >= s.num_layers) window.reset();
+    int64_t max_window_layers = r.non_negative({"max_window_layers"}, 28);
+    if (!use || max_window_layers >= s.num_layers) window = 0;
     if (window) s.first_sliding_layer = max_window_layers;
   }
-  s.sliding_window = window.value_or(0);
+  s.sliding_window = window;
 
   if (type == "mixtral") {
     s.num_experts = r.positive({"num_local_experts", "num_experts"}, 8);
