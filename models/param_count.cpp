@@ -86,8 +86,10 @@ int64_t bert(const TransformerSpec& s) {
   c.add(s.num_layers, layer.total);
   c.linear(h, h, true);                           // cls.predictions.transform.dense
   c.layer_norm(h);                                // cls.predictions.transform.LayerNorm
-  c.add(s.vocab_size);                            // cls.predictions.bias (decoder bias)
-  if (!s.tie_word_embeddings) c.add(s.vocab_size, h);  // decoder weight
+  c.add(s.vocab_size);                            // cls.predictions.bias
+  // Untied (transformers 5.x): the decoder weight is its own, and decoder.bias is no longer tied to
+  // cls.predictions.bias, so both vocab-sized biases count (measured: 5.17.0, meta device).
+  if (!s.tie_word_embeddings) c.linear(h, s.vocab_size, true);
   return c.total;
 }
 

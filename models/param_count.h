@@ -7,8 +7,8 @@
 //   gpt2 family         GPT2LMHeadModel        (lm_head has no bias)
 //   llama family        <Name>ForCausalLM      (llama, mistral, qwen2, mixtral; lm_head has no bias)
 //   bert                BertForMaskedLM        (no pooler; cls.predictions: transform dense + LayerNorm,
-//                                               decoder weight (tied unless tie_word_embeddings=false) and
-//                                               a decoder bias of vocab_size)
+//                                               a bias of vocab_size; with tie_word_embeddings=false the
+//                                               decoder has its own weight and its own bias as well)
 //   resnet / vit        torchvision classifier with `num_classes` outputs
 //
 // Byte arithmetic is overflow-checked (InputError on overflow).
