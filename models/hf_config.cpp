@@ -47,8 +47,9 @@ class ConfigReader {
   int64_t non_negative(std::initializer_list<const char*> keys, int64_t dflt) const {
     auto [key, v] = find(keys);
     if (!v) return dflt;
-    if (!v->is_number_integer() || (v->is_number_integer() && !v->is_number_unsigned() && v->get<int64_t>() < 0) ||
-        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())))
+    if (!v->is_number_integer() ||
+        (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())
+                                 : v->get<int64_t>() < 0))
       throw InputError(field(key), v->dump(), "must be a non-negative integer");
     return v->get<int64_t>();
   }
