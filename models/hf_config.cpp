@@ -19,6 +19,7 @@
 #include <limits>
 #include <optional>
 
+#include "engine/checked.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -134,7 +135,7 @@ TransformerSpec import_gpt2(const ConfigReader& r) {
   s.num_heads = r.positive({"n_head", "num_attention_heads"}, 12);
   s.num_kv_heads = s.num_heads;
   s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "n_head", "n_embd");
-  s.intermediate_size = r.opt_positive({"n_inner"}).value_or(4 * s.hidden_size);
+  s.intermediate_size = r.opt_positive({"n_inner"}).value_or(checked_mul(4, s.hidden_size, "config.n_embd"));
   s.hidden_act = r.string({"activation_function"}, "gelu_new");
   s.resid_dropout = r.probability({"resid_pdrop"}, 0.1);
   s.embd_dropout = r.probability({"embd_pdrop"}, 0.1);
