@@ -1,12 +1,282 @@
+// HF config.json importer.
+//
+// Stages: (1) resolve model_type (hint, else config), (2) read each memory-relevant key with its JSON type
+// checked, falling back to the transformers default, (3) apply the class's derived defaults
+// (__post_init__), (4) validate the shape relations transformers enforces at model construction.
+//
+// Defaults were read from huggingface/transformers, src/transformers/models/<name>/configuration_<name>.py at
+// commit 008e574391258935f3ecc3035c882e73bbcac419 (5.x dataclass configs: llama, mistral, qwen2, mixtral), and
+// for gpt2 / bert at commit 008f5c8c29be84d4721dc6d1e0fcd72300580be4 (their defaults are unchanged in 5.x; in 5.x
+// tie_word_embeddings moved from PreTrainedConfig into each class, True for gpt2 and bert, False for the
+// llama family). Bias layouts come from the modeling files: gpt2 Conv1D and bert nn.Linear all carry biases;
+// llama honours attention_bias / mlp_bias; mistral and mixtral hard-code bias=False; qwen2 has q/k/v bias,
+// no o_proj bias, no MLP bias. The class defaults above and the parameter counts they imply were checked
+// against an installed transformers 5.17.0 (default configs' attributes; models built on the meta device).
 #include "models/hf_config.h"
 
+#include <algorithm>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+
+#include "engine/checked.h"
 #include "engine/errors.h"
 
 namespace memplan {
+namespace {
+
+using nlohmann::json;
+
+// Typed access to config keys. A key may have aliases (transformers' attribute_map: gpt2 accepts hidden_size
+// for n_embd); the first present, non-null spelling wins and is the one named in errors.
+class ConfigReader {
+ public:
+  explicit ConfigReader(const json& cfg) : cfg_(cfg) {}
+
+  // Absent or null -> nullopt. Present -> must be a positive integer.
+  std::optional<int64_t> opt_positive(std::initializer_list<const char*> keys) const {
+    auto [key, v] = find(keys);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer() ||
+        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) ||
+        v->get<int64_t>() <= 0)
+      throw InputError(field(key), v->dump(), "must be a positive integer");
+    return v->get<int64_t>();
+  }
+
+  // Absent or null -> dflt. Present -> must be an integer >= 0.
+  int64_t non_negative(std::initializer_list<const char*> keys, int64_t dflt) const {
+    auto [key, v] = find(keys);
+    if (!v) return dflt;
+    if (!v->is_number_integer() ||
+        (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())
+                                 : v->get<int64_t>() < 0))
+      throw InputError(field(key), v->dump(), "must be a non-negative integer");
+    return v->get<int64_t>();
+  }
+
+  int64_t positive(std::initializer_list<const char*> keys, int64_t dflt) const {
+    return opt_positive(keys).value_or(dflt);
+  }
+
+  // Absent or null -> nullopt. Present -> must be a number in [0, 1).
+  std::optional<double> opt_probability(std::initializer_list<const char*> keys) const {
+    auto [key, v] = find(keys);
+    if (!v) return std::nullopt;
+    if (!v->is_number()) throw InputError(field(key), v->dump(), "must be a number in [0, 1)");
+    double p = v->get<double>();
+    if (!(p >= 0.0 && p < 1.0)) throw InputError(field(key), v->dump(), "must be a number in [0, 1)");
+    return p;
+  }
+
+  double probability(std::initializer_list<const char*> keys, double dflt) const {
+    return opt_probability(keys).value_or(dflt);
+  }
+
+  bool boolean(std::initializer_list<const char*> keys, bool dflt) const {
+    auto [key, v] = find(keys);
+    if (!v) return dflt;
+    if (!v->is_boolean()) throw InputError(field(key), v->dump(), "must be true or false");
+    return v->get<bool>();
+  }
+
+  std::string string(std::initializer_list<const char*> keys, const std::string& dflt) const {
+    auto [key, v] = find(keys);
+    if (!v) return dflt;
+    if (!v->is_string() || v->get<std::string>().empty())
+      throw InputError(field(key), v->dump(), "must be a non-empty string");
+    return v->get<std::string>();
+  }
+
+  // Present with value null: Python None, which differs from an absent key where the default is not None.
+  bool explicit_null(const char* key) const {
+    auto it = cfg_.find(key);
+    return it != cfg_.end() && it->is_null();
+  }
+
+  static std::string field(const std::string& key) { return "config." + key; }
+
+ private:
+  std::pair<std::string, const json*> find(std::initializer_list<const char*> keys) const {
+    for (const char* k : keys) {
+      auto it = cfg_.find(k);
+      if (it != cfg_.end() && !it->is_null()) return {k, &*it};
+    }
+    return {*keys.begin(), nullptr};
+  }
+
+  const json& cfg_;
+};
+
+// hidden = heads * head_dim is required by gpt2, bert and (absent head_dim) the llama family.
+int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_key, const char* hidden_key) {
+  if (hidden % heads != 0)
+    throw InputError(ConfigReader::field(heads_key), std::to_string(heads),
+                     std::string("must divide ") + hidden_key + " (" + std::to_string(hidden) +
+                         ") when head_dim is not given");
+  return hidden / heads;
+}
+
+void check_kv_heads(const TransformerSpec& s) {
+  if (s.num_heads % s.num_kv_heads != 0)
+    throw InputError(ConfigReader::field("num_key_value_heads"), std::to_string(s.num_kv_heads),
+                     "must divide num_attention_heads (" + std::to_string(s.num_heads) + ")");
+}
+
+// GPT2Config: vocab 50257, n_positions 1024, n_embd 768, n_layer 12, n_head 12, n_inner None (=> 4*n_embd),
+// activation gelu_new, resid/embd/attn_pdrop 0.1, tie True. GPT2Attention requires n_embd % n_head == 0.
+TransformerSpec import_gpt2(const ConfigReader& r) {
+  TransformerSpec s;
+  s.family = TransformerSpec::Family::gpt2;
+  s.vocab_size = r.positive({"vocab_size"}, 50257);
+  s.max_position_embeddings = r.positive({"n_positions", "max_position_embeddings"}, 1024);
+  s.hidden_size = r.positive({"n_embd", "hidden_size"}, 768);
+  s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 12);
+  s.num_heads = r.positive({"n_head", "num_attention_heads"}, 12);
+  s.num_kv_heads = s.num_heads;
+  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "n_head", "n_embd");
+  s.intermediate_size = r.opt_positive({"n_inner"}).value_or(checked_mul(4, s.hidden_size, "config.n_embd"));
+  s.hidden_act = r.string({"activation_function"}, "gelu_new");
+  s.resid_dropout = r.probability({"resid_pdrop"}, 0.1);
+  s.embd_dropout = r.probability({"embd_pdrop"}, 0.1);
+  s.attn_dropout = r.probability({"attn_pdrop"}, 0.1);
+  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
+  s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;  // Conv1D layers all have biases
+  return s;
+}
+
+// BertConfig: vocab 30522, hidden 768, 12 layers, 12 heads, intermediate 3072, gelu, hidden/attention dropout
+// 0.1, max_position_embeddings 512, type_vocab_size 2, tie True (BertForMaskedLM decoder shares word embeddings).
+TransformerSpec import_bert(const ConfigReader& r) {
+  TransformerSpec s;
+  s.family = TransformerSpec::Family::bert;
+  s.vocab_size = r.positive({"vocab_size"}, 30522);
+  s.hidden_size = r.positive({"hidden_size"}, 768);
+  s.num_layers = r.positive({"num_hidden_layers"}, 12);
+  s.num_heads = r.positive({"num_attention_heads"}, 12);
+  s.num_kv_heads = s.num_heads;
+  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.intermediate_size = r.positive({"intermediate_size"}, 3072);
+  s.hidden_act = r.string({"hidden_act"}, "gelu");
+  s.resid_dropout = r.probability({"hidden_dropout_prob"}, 0.1);
+  s.embd_dropout = s.resid_dropout;  // BertEmbeddings applies hidden_dropout_prob
+  s.attn_dropout = r.probability({"attention_probs_dropout_prob"}, 0.1);
+  s.max_position_embeddings = r.positive({"max_position_embeddings"}, 512);
+  s.type_vocab_size = r.positive({"type_vocab_size"}, 2);
+  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
+  s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
+  return s;
+}
+
+// Per-class defaults of the llama family (transformers 5.x dataclass fields).
+struct LlamaDefaults {
+  int64_t vocab, hidden, intermediate, layers, heads;
+  std::optional<int64_t> kv_heads;  // nullopt: None => num_attention_heads
+  int64_t max_positions;
+  int64_t sliding_window;  // 0: None
+};
+
+TransformerSpec import_llama_family(const ConfigReader& r, const std::string& type) {
+  LlamaDefaults d;
+  if (type == "llama")
+    d = {32000, 4096, 11008, 32, 32, std::nullopt, 2048, 0};
+  else if (type == "mistral")
+    d = {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 4096};
+  else if (type == "qwen2")
+    d = {151936, 4096, 22016, 32, 32, 32, 32768, 4096};
+  else  // mixtral
+    d = {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 0};
+
+  TransformerSpec s;
+  s.family = TransformerSpec::Family::llama;
+  s.vocab_size = r.positive({"vocab_size"}, d.vocab);
+  s.hidden_size = r.positive({"hidden_size"}, d.hidden);
+  s.intermediate_size = r.positive({"intermediate_size"}, d.intermediate);
+  s.num_layers = r.positive({"num_hidden_layers"}, d.layers);
+  s.num_heads = r.positive({"num_attention_heads"}, d.heads);
+  // num_key_value_heads: null in config.json means None => num_attention_heads, for every class.
+  s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(d.kv_heads.value_or(s.num_heads));
+  check_kv_heads(s);
+  // head_dim: a config field for llama/mistral/mixtral; qwen2's modeling reads getattr(config, "head_dim", ...),
+  // which an extra config.json key sets too. Absent => hidden // heads, which must then divide evenly.
+  if (auto hd = r.opt_positive({"head_dim"}))
+    s.head_dim = *hd;
+  else
+    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.max_position_embeddings = r.positive({"max_position_embeddings"}, d.max_positions);
+  s.hidden_act = r.string({"hidden_act"}, "silu");
+  s.attn_dropout = r.probability({"attention_dropout"}, 0.0);
+  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
+
+  if (type == "llama") {
+    s.attention_bias = r.boolean({"attention_bias"}, false);
+    s.qkv_bias = s.o_bias = s.attention_bias;
+    s.mlp_bias = r.boolean({"mlp_bias"}, false);
+  } else if (type == "qwen2") {
+    s.qkv_bias = true;  // Qwen2Attention: q/k/v bias=True, o_proj bias=False
+    s.attention_bias = s.qkv_bias;
+  }
+
+  // Sliding window. mistral/mixtral: every layer uses config.sliding_window (null => full attention).
+  // qwen2: Qwen2Config.__post_init__ drops sliding_window unless use_sliding_window, and then only layers
+  // i >= max_window_layers slide.
+  int64_t window = d.sliding_window;  // 0: full attention
+  if (r.explicit_null("sliding_window"))
+    window = 0;
+  else if (auto w = r.opt_positive({"sliding_window"}))
+    window = *w;
+  if (type == "qwen2") {
+    bool use = r.boolean({"use_sliding_window"}, false);
+    int64_t max_window_layers = r.non_negative({"max_window_layers"}, 28);
+    if (!use || max_window_layers >= s.num_layers) window = 0;
+    if (window) s.first_sliding_layer = max_window_layers;
+  }
+  s.sliding_window = window;
+
+  if (type == "mixtral") {
+    s.num_experts = r.positive({"num_local_experts", "num_experts"}, 8);
+    s.num_experts_per_tok = r.positive({"num_experts_per_tok"}, 2);
+    if (s.num_experts_per_tok > s.num_experts)
+      throw InputError(ConfigReader::field("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
+                       "must not exceed num_local_experts (" + std::to_string(s.num_experts) + ")");
+  }
+  return s;
+}
+
+}  // namespace
+
+const std::vector<std::string>& supported_hf_model_types() {
+  static const std::vector<std::string> kTypes = {"gpt2", "llama", "mistral", "qwen2", "mixtral", "bert"};
+  return kTypes;
+}
 
 TransformerSpec import_hf_config(const nlohmann::json& config, const std::string& model_type_hint) {
-  (void)config; (void)model_type_hint;
-  throw InputError("model_type", "?", "HF import not implemented yet");
+  if (!config.is_object()) throw InputError("config", config.dump().substr(0, 40), "must be a JSON object");
+  ConfigReader r(config);
+  std::string type = model_type_hint;
+  if (type.empty()) {
+    auto it = config.find("model_type");
+    if (it == config.end() || it->is_null())
+      throw InputError("config.model_type", "absent", "must name the architecture (gpt2, llama, mistral, "
+                                                      "qwen2, mixtral or bert)");
+    type = r.string({"model_type"}, "");
+  }
+
+  std::string supported;
+  for (const auto& t : supported_hf_model_types()) supported += (supported.empty() ? "" : ", ") + t;
+  const auto& types = supported_hf_model_types();
+  if (std::find(types.begin(), types.end(), type) == types.end())
+    throw InputError("config.model_type", "\"" + type + "\"", "unsupported model_type; supported: " + supported);
+
+  TransformerSpec s;
+  if (type == "gpt2")
+    s = import_gpt2(r);
+  else if (type == "bert")
+    s = import_bert(r);
+  else
+    s = import_llama_family(r, type);
+  s.model_type = type;
+  return s;
 }
 
 }  // namespace memplan

@@ -1,12 +1,27 @@
 // Hugging Face config.json -> TransformerSpec, with transformers' defaults for absent keys.
+//
+// Supported model_type values: gpt2, llama, mistral, qwen2, mixtral, bert. Defaults follow the configuration
+// classes of transformers 5.x (see hf_config.cpp for the commit read); a key that is absent or JSON null takes
+// the default the class would use, including derived ones (head_dim = hidden / heads, kv heads = heads,
+// gpt2 n_inner = 4 * n_embd). Keys that do not change memory (rope, eps, token ids, ...) and unknown keys are
+// ignored, as transformers itself stores them without effect.
 #pragma once
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/arch/spec.h"
 
 namespace memplan {
 
-// Throws InputError naming the key and value when the config is malformed or the model_type unsupported.
+// `model_type_hint`, when non-empty, overrides config["model_type"].
+// Throws InputError naming the key ("config.<key>") and its value when the config is malformed (wrong JSON
+// type, non-positive size, heads not dividing hidden, kv heads not dividing heads, dropout outside [0, 1)) or
+// the model_type is unsupported.
 TransformerSpec import_hf_config(const nlohmann::json& config, const std::string& model_type_hint = "");
+
+// The model_types import_hf_config accepts, in a fixed order (for messages and listings).
+const std::vector<std::string>& supported_hf_model_types();
 
 }  // namespace memplan

@@ -39,6 +39,8 @@ struct TransformerSpec {
   bool o_bias = false;
   bool mlp_bias = false;
   int64_t sliding_window = 0;      // 0: full attention
+  int64_t first_sliding_layer = 0; // layers [first_sliding_layer, num_layers) use sliding_window; earlier
+                                   // layers attend fully (qwen2 max_window_layers; 0 for mistral)
 
   // Mixture of experts (mixtral): 0 experts means a dense MLP.
   int64_t num_experts = 0;

@@ -1,0 +1,67 @@
+#include "models/load_model.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "engine/errors.h"
+#include "models/hf_config.h"
+#include "models/torchvision.h"
+#include "models/zoo.h"
+
+namespace memplan {
+
+ModelSpec model_from_json(const nlohmann::json& doc, const std::string& name) {
+  if (!doc.is_object()) throw InputError("model", name, "must be a JSON object");
+  if (doc.contains("memplan_graph")) throw InputError("model", "graph", "native graph import lands separately");
+
+  ModelSpec m;
+  m.name = name;
+  if (auto src = doc.find("source"); src != doc.end()) {
+    if (*src != "torchvision")
+      throw InputError("model.source", src->dump(), "unsupported source; expected \"torchvision\"");
+    auto n = doc.find("name");
+    if (n == doc.end() || !n->is_string())
+      throw InputError("model.name", n == doc.end() ? "absent" : n->dump(), "must name a torchvision model");
+    int64_t num_classes = 1000;
+    if (auto nc = doc.find("num_classes"); nc != doc.end()) {
+      if (!nc->is_number_integer()) throw InputError("model.num_classes", nc->dump(), "must be a positive integer");
+      num_classes = nc->get<int64_t>();
+    }
+    m.kind = ModelSpec::Kind::vision;
+    m.vision = vision_spec_for(n->get<std::string>(), num_classes);
+    return m;
+  }
+  if (doc.contains("model_type")) {
+    m.kind = ModelSpec::Kind::transformer;
+    m.transformer = import_hf_config(doc);
+    return m;
+  }
+  throw InputError("model", name,
+                   "not an HF config.json (no model_type), a torchvision entry (source) or a memplan graph");
+}
+
+ModelSpec load_model(const std::string& name_or_path) {
+  if (is_zoo_model(name_or_path)) return load_zoo_model(name_or_path);
+
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
+    std::string why = "neither a bundled model nor a readable file";
+    auto close = zoo_close_matches(name_or_path);
+    if (!close.empty()) {
+      why += "; did you mean";
+      for (size_t i = 0; i < close.size(); ++i) why += (i ? ", " : " ") + close[i];
+    }
+    throw InputError("model", name_or_path, why + " (see `memplan models`)");
+  }
+  std::ifstream in(name_or_path);
+  if (!in) throw InputError("model", name_or_path, "cannot open file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError("model", name_or_path, std::string("invalid JSON: ") + e.what());
+  }
+  return model_from_json(doc, name_or_path);
+}
+
+}  // namespace memplan

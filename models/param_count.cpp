@@ -1,0 +1,177 @@
+#include "models/param_count.h"
+
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan {
+namespace {
+
+// Accumulates products of sizes with overflow checks.
+struct Counter {
+  int64_t total = 0;
+  void add(int64_t a, int64_t b = 1, int64_t c = 1) {
+    total = checked_add(total, checked_mul(checked_mul(a, b, "param_count"), c, "param_count"), "param_count");
+  }
+  // nn.Linear(in, out, bias)
+  void linear(int64_t in, int64_t out, bool bias) {
+    add(in, out);
+    if (bias) add(out);
+  }
+  void layer_norm(int64_t n) { add(2, n); }  // weight + bias
+};
+
+int64_t gpt2(const TransformerSpec& s) {
+  const int64_t h = s.hidden_size;
+  Counter layer;
+  layer.layer_norm(h);                            // ln_1
+  layer.linear(h, 3 * h, true);                   // attn.c_attn
+  layer.linear(h, h, true);                       // attn.c_proj
+  layer.layer_norm(h);                            // ln_2
+  layer.linear(h, s.intermediate_size, true);     // mlp.c_fc
+  layer.linear(s.intermediate_size, h, true);     // mlp.c_proj
+  Counter c;
+  c.add(s.vocab_size, h);                         // wte
+  c.add(s.max_position_embeddings, h);            // wpe
+  c.add(s.num_layers, layer.total);
+  c.layer_norm(h);                                // ln_f
+  if (!s.tie_word_embeddings) c.add(s.vocab_size, h);  // lm_head, no bias
+  return c.total;
+}
+
+int64_t llama(const TransformerSpec& s) {
+  const int64_t h = s.hidden_size;
+  const int64_t q_out = checked_mul(s.num_heads, s.head_dim, "param_count");
+  const int64_t kv_out = checked_mul(s.num_kv_heads, s.head_dim, "param_count");
+  Counter layer;
+  layer.add(h);                                   // input_layernorm (RMSNorm weight)
+  layer.linear(h, q_out, s.qkv_bias);             // q_proj
+  layer.linear(h, kv_out, s.qkv_bias);            // k_proj
+  layer.linear(h, kv_out, s.qkv_bias);            // v_proj
+  layer.linear(q_out, h, s.o_bias);               // o_proj
+  layer.add(h);                                   // post_attention_layernorm
+  Counter mlp;
+  mlp.linear(h, s.intermediate_size, s.mlp_bias);  // gate_proj
+  mlp.linear(h, s.intermediate_size, s.mlp_bias);  // up_proj
+  mlp.linear(s.intermediate_size, h, s.mlp_bias);  // down_proj
+  if (s.num_experts > 0) {
+    layer.linear(h, s.num_experts, false);        // block_sparse_moe router gate
+    layer.add(s.num_experts, mlp.total);          // experts (fused gate_up_proj + down_proj in 5.x)
+  } else {
+    layer.add(mlp.total);
+  }
+  Counter c;
+  c.add(s.vocab_size, h);                         // embed_tokens
+  c.add(s.num_layers, layer.total);
+  c.add(h);                                       // final norm
+  if (!s.tie_word_embeddings) c.add(s.vocab_size, h);  // lm_head, no bias
+  return c.total;
+}
+
+int64_t bert(const TransformerSpec& s) {
+  const int64_t h = s.hidden_size;
+  Counter layer;
+  layer.linear(h, h, true);                       // attention.self.query
+  layer.linear(h, h, true);                       // attention.self.key
+  layer.linear(h, h, true);                       // attention.self.value
+  layer.linear(h, h, true);                       // attention.output.dense
+  layer.layer_norm(h);                            // attention.output.LayerNorm
+  layer.linear(h, s.intermediate_size, true);     // intermediate.dense
+  layer.linear(s.intermediate_size, h, true);     // output.dense
+  layer.layer_norm(h);                            // output.LayerNorm
+  Counter c;
+  c.add(s.vocab_size, h);                         // word_embeddings
+  c.add(s.max_position_embeddings, h);            // position_embeddings
+  c.add(s.type_vocab_size, h);                    // token_type_embeddings
+  c.layer_norm(h);                                // embeddings.LayerNorm
+  c.add(s.num_layers, layer.total);
+  c.linear(h, h, true);                           // cls.predictions.transform.dense
+  c.layer_norm(h);                                // cls.predictions.transform.LayerNorm
+  c.add(s.vocab_size);                            // cls.predictions.bias
+  // Untied (transformers 5.x): the decoder weight is its own, and decoder.bias is no longer tied to
+  // cls.predictions.bias, so both vocab-sized biases count (measured: 5.17.0, meta device).
+  if (!s.tie_word_embeddings) c.linear(h, s.vocab_size, true);
+  return c.total;
+}
+
+int64_t resnet(const VisionSpec& s) {
+  const int64_t expansion = s.bottleneck ? 4 : 1;
+  Counter c;
+  c.add(3, 64, 7 * 7);                            // conv1 (no bias)
+  c.add(2, 64);                                   // bn1
+  int64_t in = 64;
+  const int64_t planes_of_stage[4] = {64, 128, 256, 512};
+  for (size_t stage = 0; stage < s.blocks_per_stage.size() && stage < 4; ++stage) {
+    const int64_t planes = planes_of_stage[stage];
+    const int64_t out = planes * expansion;
+    for (int64_t b = 0; b < s.blocks_per_stage[stage]; ++b) {
+      if (s.bottleneck) {
+        c.add(in, planes);                        // conv1 1x1
+        c.add(planes, planes, 9);                 // conv2 3x3
+        c.add(planes, out);                       // conv3 1x1
+        c.add(2, 2 * planes + out);               // bn1, bn2, bn3
+      } else {
+        c.add(in, planes, 9);                     // conv1 3x3
+        c.add(planes, planes, 9);                 // conv2 3x3
+        c.add(2, 2 * planes);                     // bn1, bn2
+      }
+      // downsample (1x1 conv + BN) on the first block when stride != 1 or channels change
+      const bool stride2 = b == 0 && stage > 0;
+      if (b == 0 && (stride2 || in != out)) {
+        c.add(in, out);
+        c.add(2, out);
+      }
+      in = out;
+    }
+  }
+  c.linear(512 * expansion, s.num_classes, true);  // fc
+  return c.total;
+}
+
+int64_t vit(const VisionSpec& s) {
+  const int64_t h = s.hidden_dim;
+  const int64_t side = s.default_image_size / s.patch_size;
+  const int64_t seq = side * side + 1;            // patches + class token
+  Counter layer;
+  layer.layer_norm(h);                            // ln_1
+  layer.add(3 * h, h);                            // self_attention.in_proj_weight
+  layer.add(3 * h);                               // self_attention.in_proj_bias
+  layer.linear(h, h, true);                       // self_attention.out_proj
+  layer.layer_norm(h);                            // ln_2
+  layer.linear(h, s.mlp_dim, true);               // mlp.0
+  layer.linear(s.mlp_dim, h, true);               // mlp.3
+  Counter c;
+  c.add(3 * s.patch_size * s.patch_size, h);      // conv_proj weight
+  c.add(h);                                       // conv_proj bias
+  c.add(h);                                       // class_token
+  c.add(seq, h);                                  // encoder.pos_embedding
+  c.add(s.num_layers, layer.total);
+  c.layer_norm(h);                                // encoder.ln
+  c.linear(h, s.num_classes, true);               // heads.head
+  return c.total;
+}
+
+}  // namespace
+
+int64_t param_count(const TransformerSpec& spec) {
+  switch (spec.family) {
+    case TransformerSpec::Family::gpt2: return gpt2(spec);
+    case TransformerSpec::Family::llama: return llama(spec);
+    case TransformerSpec::Family::bert: return bert(spec);
+  }
+  return 0;
+}
+
+int64_t param_count(const VisionSpec& spec) {
+  return spec.family == VisionSpec::Family::resnet ? resnet(spec) : vit(spec);
+}
+
+int64_t param_count(const ModelSpec& spec) {
+  switch (spec.kind) {
+    case ModelSpec::Kind::transformer: return param_count(spec.transformer);
+    case ModelSpec::Kind::vision: return param_count(spec.vision);
+    case ModelSpec::Kind::graph: break;
+  }
+  throw InputError("model", spec.name, "closed-form parameter count covers transformer and vision specs only");
+}
+
+}  // namespace memplan

@@ -1,0 +1,16 @@
+// The bundled zoo's JSON files, compiled into the binary (definition generated at build time by
+// models/embed_zoo.cmake). Only models/zoo.cpp reads this.
+#pragma once
+#include <vector>
+
+namespace memplan::zoo_embedded {
+
+struct File {
+  const char* name;  // file stem: "gpt2", "resnet50", ...
+  const char* json;  // file contents
+};
+
+// Sorted by name.
+const std::vector<File>& files();
+
+}  // namespace memplan::zoo_embedded
