@@ -218,8 +218,8 @@ def _oom_record(e, measured):
     import torch
     measured["oom"] = True
     measured["oom_message"] = str(e)[:OOM_MESSAGE_CHARS]
-    return str(e)
     measured["peak_reserved_mib"] = mib(torch.cuda.max_memory_reserved())
+    return str(e)
 
 
 def measure_case(case):
