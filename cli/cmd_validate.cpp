@@ -1,9 +1,146 @@
+// `memplan validate FILE.jsonl [--json]`: predicted vs measured for every case of the validation format.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "cli/report.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+#include "engine/estimate.h"
+#include "models/validation_case.h"
 
 namespace memplan::cli {
 
+namespace {
+
+struct CaseResult {
+  ValidationCase c;
+  Estimate e;
+  std::string error;  // a case the engine cannot model yet
+};
+
+EstimateOptions options_for(const ValidationCase& c) {
+  EstimateOptions opt;
+  if (c.memory_cap_gib) {
+    opt.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
+    opt.allocator.capacity_is_memory_fraction = true;
+  }
+  return opt;
+}
+
+double pct(double predicted, double measured) { return measured != 0 ? 100.0 * (predicted - measured) / measured : 0.0; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<CaseResult> run_cases(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("FILE", path, "cannot open the case file");
+  std::vector<CaseResult> out;
+  std::string line;
+  int64_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error&) {
+      throw InputError(path + ":" + std::to_string(lineno), line.substr(0, 40), "not valid JSON");
+    }
+    CaseResult r{parse_validation_case(j), {}, {}};
+    if (r.c.run.mode == Mode::inference) {
+      r.error = "inference replay not modelled yet";
+    } else {
+      r.e = estimate(r.c.model, r.c.run, options_for(r.c));
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
 void register_validate(CLI::App& app) {
-  (void)app;  // placeholder until the command lands
+  auto* cmd = app.add_subcommand("validate", "predicted vs measured for each case of a validation JSONL file");
+  auto path = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("FILE", *path, "cases in the format of data/validation/CASE-FORMAT.md")->required();
+  cmd->add_flag("--json", *json, "machine-readable predictions");
+  cmd->callback([path, json] {
+    const auto results = run_cases(*path);
+    if (*json) {
+      nlohmann::json cases = nlohmann::json::array();
+      for (const auto& r : results) {
+        nlohmann::json p;
+        if (r.error.empty()) {
+          p["params"] = r.e.params;
+          p["weights_mib"] = mib1(r.e.weights_bytes);
+          p["peak_allocated_mib"] = mib1(r.e.replay.peak.bytes);
+          p["peak_reserved_mib"] = mib1(r.e.allocator.peak_reserved_bytes);
+          if (r.c.memory_cap_gib) p["fits"] = !r.e.allocator.oom;
+          const auto& s = r.e.replay.steps.back();
+          p["after_fwd_mib"] = mib1(s.after_fwd);
+          p["opt_peak_mib"] = mib1(s.opt_peak);
+        } else {
+          p["error"] = r.error;
+        }
+        cases.push_back({{"id", r.c.id}, {"predicted", p}});
+      }
+      std::cout << nlohmann::json{{"cases", cases}}.dump(2) << "\n";
+      return;
+    }
+    std::vector<double> alloc_err, reserved_err;
+    char line[320];
+    std::snprintf(line, sizeof line, "%-42s %10s %10s %7s %10s %10s %7s %5s\n", "case", "peak_pred", "peak_meas",
+                  "err%", "rsv_pred", "rsv_meas", "err%", "fit");
+    std::cout << line;
+    for (const auto& r : results) {
+      if (!r.error.empty()) {
+        std::snprintf(line, sizeof line, "%-42s  (%s)\n", r.c.id.c_str(), r.error.c_str());
+        std::cout << line;
+        continue;
+      }
+      const double pa = mib1(r.e.replay.peak.bytes), pr = mib1(r.e.allocator.peak_reserved_bytes);
+      std::string ma = "-", mr = "-", ea = "", er = "", fit = "";
+      if (r.c.measured) {
+        const auto& m = *r.c.measured;
+        if (m.peak_allocated_mib && !(m.oom && *m.oom)) {
+          ma = mib(static_cast<int64_t>(*m.peak_allocated_mib * kMiB));
+          const double e = pct(pa, *m.peak_allocated_mib);
+          alloc_err.push_back(std::fabs(e));
+          char b[32]; std::snprintf(b, sizeof b, "%+.2f", e); ea = b;
+        }
+        if (m.peak_reserved_mib && !(m.oom && *m.oom)) {
+          mr = mib(static_cast<int64_t>(*m.peak_reserved_mib * kMiB));
+          const double e = pct(pr, *m.peak_reserved_mib);
+          reserved_err.push_back(std::fabs(e));
+          char b[32]; std::snprintf(b, sizeof b, "%+.2f", e); er = b;
+        }
+        if (r.c.memory_cap_gib && m.oom) fit = (!r.e.allocator.oom == !*m.oom) ? "ok" : "WRONG";
+      }
+      if (r.c.memory_cap_gib && fit.empty()) fit = r.e.allocator.oom ? "oom" : "fits";
+      std::snprintf(line, sizeof line, "%-42s %10.1f %10s %7s %10.1f %10s %7s %5s\n", r.c.id.c_str(), pa, ma.c_str(),
+                    ea.c_str(), pr, mr.c_str(), er.c_str(), fit.c_str());
+      std::cout << line;
+    }
+    auto mx = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+    std::snprintf(line, sizeof line, "peak allocated: %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",
+                  alloc_err.size(), median(alloc_err), mx(alloc_err));
+    std::cout << line;
+    std::snprintf(line, sizeof line, "peak reserved:  %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",
+                  reserved_err.size(), median(reserved_err), mx(reserved_err));
+    std::cout << line;
+  });
 }
 
 }  // namespace memplan::cli

@@ -6,6 +6,10 @@
 
 namespace memplan::cli {
 
+struct RunFlags;
+struct DeviceBudget;
+DeviceBudget device_budget(const RunFlags& f);
+
 void register_models(CLI::App& app);
 void register_estimate(CLI::App& app);
 void register_validate(CLI::App& app);

@@ -6,6 +6,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace memplan {
 
@@ -14,8 +15,13 @@ class InputError : public std::runtime_error {
   InputError(const std::string& field, const std::string& value, const std::string& why)
       : std::runtime_error(field + ": " + why + " (got " + value + ")"), field_(field) {}
   const std::string& field() const { return field_; }
+  // The same error seen from an enclosing context, e.g. the case id of a validation line.
+  static InputError prefixed(const std::string& prefix, const InputError& inner) {
+    return InputError(prefix + inner.field(), prefix + inner.what());
+  }
 
  private:
+  InputError(std::string field, const std::string& message) : std::runtime_error(message), field_(std::move(field)) {}
   std::string field_;
 };
 

@@ -39,6 +39,10 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
   }
   e.replay = replay_training(g, cfg, opt.replay);
   e.weights_bytes = e.replay.weights_bytes;
+  if (opt.simulate_allocator) {
+    CachingAllocator alloc(opt.allocator);
+    e.allocator = replay_allocator(alloc, e.replay.events);
+  }
   return e;
 }
 

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/alloc/allocator_model.h"
+#include "engine/alloc/caching_allocator.h"
 #include "engine/arch/spec.h"
 #include "engine/graph.h"
 #include "engine/run_config.h"
@@ -12,6 +14,8 @@ namespace memplan {
 
 struct EstimateOptions {
   ReplayOptions replay;
+  AllocatorOptions allocator;   // capacity_bytes: the device or per-process cap (0 = unlimited)
+  bool simulate_allocator = true;
 };
 
 struct Estimate {
@@ -19,6 +23,7 @@ struct Estimate {
   int64_t trainable_params = 0;
   int64_t weights_bytes = 0;      // allocated after building the model
   ReplayResult replay;            // steps, peak with its ledger, the event stream
+  AllocatorStats allocator;       // the caching allocator replayed over the whole run (reserved, OOM)
   int64_t peak_allocated_bytes() const { return replay.peak.bytes; }
 };
 

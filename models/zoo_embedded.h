@@ -14,3 +14,9 @@ struct File {
 const std::vector<File>& files();
 
 }  // namespace memplan::zoo_embedded
+
+// data/*.json (GPU specs), embedded the same way.
+namespace memplan::data_embedded {
+using File = zoo_embedded::File;
+const std::vector<File>& files();
+}  // namespace memplan::data_embedded

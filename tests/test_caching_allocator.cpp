@@ -177,7 +177,7 @@ TEST_CASE("retry then OOM under a cap reports PyTorch's message figures", "[allo
   // 12 MiB cached, 30 MiB needs a retry (reserved 30), then 12 MiB: 30 + 12 > 40, nothing cached to
   // release -> second retry fails -> OOM at event 3 with 30 MiB allocated and 30 MiB reserved.
   const MemEventStream ev = {A(0, 12 * MiB), F(0), A(1, 30 * MiB), A(2, 12 * MiB), F(1)};
-  const AllocatorStats s = replay(a, ev);
+  const AllocatorStats s = replay_allocator(a, ev);
   CHECK(s.oom);
   CHECK(s.oom_event_index == 3);
   CHECK(s.oom_requested_bytes == 12 * MiB);
@@ -188,7 +188,7 @@ TEST_CASE("retry then OOM under a cap reports PyTorch's message figures", "[allo
   // Bracket the budget: at 42 MiB the same stream fits.
   opt.capacity_bytes = 42 * MiB;
   CachingAllocator b(opt);
-  CHECK_FALSE(replay(b, ev).oom);
+  CHECK_FALSE(replay_allocator(b, ev).oom);
 }
 
 TEST_CASE("max_split_size keeps oversize blocks whole and frees them first", "[alloc]") {
@@ -269,8 +269,8 @@ TEST_CASE("NoFragmentation is a lower bound on the caching allocator", "[alloc]"
   const MemEventStream ev = {A(0, 9 * MiB), A(1, 100), A(2, 21 * MiB + 1), F(0), A(3, 3 * MiB), F(2), F(1)};
   NoFragmentation lb;
   CachingAllocator ca;
-  const AllocatorStats l = replay(lb, ev, {true});
-  const AllocatorStats c = replay(ca, ev, {true});
+  const AllocatorStats l = replay_allocator(lb, ev, {true});
+  const AllocatorStats c = replay_allocator(ca, ev, {true});
   // lower bound: 9 MiB + 512 + (21 MiB + 512) live at once = 30 MiB + 1 KiB
   CHECK(l.peak_allocated_bytes == 30 * MiB + 1024);
   CHECK(l.peak_reserved_bytes == l.peak_allocated_bytes);
@@ -542,8 +542,8 @@ TEST_CASE("trace replay from an empty allocator: steady-state segments vs the tr
           if (e.kind == 'a') ev.push_back({MemEvent::Action::alloc, rename(e.block), e.bytes, e.stream});
           if (e.kind == 'f') ev.push_back({MemEvent::Action::free, rename(e.block), 0, e.stream});
         }
-        pass[p] = replay(a, ev);
-        bound = replay(lb, ev);  // keep the last pass's figures
+        pass[p] = replay_allocator(a, ev);
+        bound = replay_allocator(lb, ev);  // keep the last pass's figures
         REQUIRE_FALSE(pass[p].oom);
       }
       check_invariants(a);
@@ -589,7 +589,7 @@ TEST_CASE("replay speed: millions of events per second", "[alloc][perf]") {
   }
   CachingAllocator a;
   const auto t0 = std::chrono::steady_clock::now();
-  const AllocatorStats s = replay(a, ev);
+  const AllocatorStats s = replay_allocator(a, ev);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("[alloc][perf] %zu events in %.3f s: %.2f M events/s, peak reserved %.1f MiB\n", ev.size(), secs,
               static_cast<double>(ev.size()) / secs / 1e6, to_mib(s.peak_reserved_bytes));

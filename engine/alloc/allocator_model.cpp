@@ -1,4 +1,4 @@
-// replay() driver and the NoFragmentation lower bound. See allocator_model.h for the contracts.
+// replay_allocator() driver and the NoFragmentation lower bound. See allocator_model.h for the contracts.
 #include "engine/alloc/allocator_model.h"
 
 #include <string>
@@ -9,7 +9,7 @@
 
 namespace memplan {
 
-AllocatorStats replay(AllocatorModel& model, const MemEventStream& events, const ReplayOptions& options) {
+AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& events, const AllocatorReplayOptions& options) {
   AllocatorStats s;
   const int64_t retries_at_start = model.num_alloc_retries();
   const int64_t device_allocs_at_start = model.num_device_allocs();

@@ -1,7 +1,7 @@
 // Allocator models: what a device allocator does with a MemEventStream, behind one small interface.
 //
 // Stages: (1) a model consumes events one at a time (alloc / free) and keeps its own block layout;
-// (2) replay() drives a model over a stream and records the figures PyTorch's memory stats would show
+// (2) replay_allocator() drives a model over a stream and records the figures PyTorch's memory stats would show
 // (memory_allocated / memory_reserved, their peaks, the OOM point).
 //
 // Two models ship (as XLA's heap simulator reports a no-fragmentation bound next to the packed peak):
@@ -60,16 +60,16 @@ struct AllocatorStats {
   int64_t oom_allocated_bytes = 0;
   int64_t oom_reserved_bytes = 0;
 
-  // reserved bytes after each event; empty unless ReplayOptions::record_reserved_curve.
+  // reserved bytes after each event; empty unless AllocatorReplayOptions::record_reserved_curve.
   std::vector<int64_t> reserved_curve_bytes;
 };
 
-struct ReplayOptions {
+struct AllocatorReplayOptions {
   bool record_reserved_curve = false;  // off by default: one int64 per event
 };
 
 // Drives `model` over `events` from the model's current state. Peaks start from the model's state at entry.
-AllocatorStats replay(AllocatorModel& model, const MemEventStream& events, const ReplayOptions& options = {});
+AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& events, const AllocatorReplayOptions& options = {});
 
 // Lower bound: every allocation takes exactly its 512 B-rounded size and nothing is cached, so
 // reserved == allocated at every instant. `capacity_bytes` (0 = unlimited) caps allocated.

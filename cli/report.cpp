@@ -1,0 +1,147 @@
+#include "cli/report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "engine/checked.h"
+
+namespace memplan::cli {
+
+std::string mib(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", static_cast<double>(bytes) / static_cast<double>(kMiB));
+  return buf;
+}
+
+double mib1(int64_t bytes) { return std::round(static_cast<double>(bytes) / static_cast<double>(kMiB) * 10.0) / 10.0; }
+
+namespace {
+std::string where_text(const Graph* g, const Location& w) {
+  (void)g;
+  std::ostringstream o;
+  o << "step " << w.step;
+  if (w.micro_batch > 0) o << " micro-batch " << w.micro_batch + 1;
+  o << ", " << phase_name(w.phase);
+  if (w.recompute) o << " (checkpoint recompute)";
+  return o.str();
+}
+
+int64_t device_total(const Estimate& e, const DeviceBudget& d) {
+  return checked_add(e.allocator.peak_reserved_bytes, d.non_pytorch_bytes, "device bytes");
+}
+}  // namespace
+
+std::string verdict_line(const Estimate& e, const DeviceBudget& d) {
+  std::ostringstream o;
+  if (d.capacity_bytes <= 0) {
+    o << "peak " << mib(e.replay.peak.bytes) << " MiB allocated, " << mib(e.allocator.peak_reserved_bytes)
+      << " MiB reserved, " << mib(device_total(e, d)) << " MiB on the device (no GPU given)";
+    return o.str();
+  }
+  const int64_t total = device_total(e, d);
+  const int64_t margin = d.capacity_bytes - total;
+  const bool fits = !e.allocator.oom && margin >= 0;
+  o << (fits ? "FITS" : "DOES NOT FIT") << " on " << d.gpu_name << ": needs " << mib(total) << " MiB of "
+    << mib(d.capacity_bytes) << " MiB (" << (margin >= 0 ? "margin " : "short by ") << mib(margin >= 0 ? margin : -margin)
+    << " MiB)";
+  return o.str();
+}
+
+nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d) {
+  nlohmann::json j;
+  j["model"] = m.name;
+  j["config"] = {{"mode", c.mode == Mode::training ? "training" : "inference"},
+                 {"batch_size", c.batch_size},
+                 {"seq_len", c.seq_len},
+                 {"image_size", c.image_size},
+                 {"precision", precision_name(c.precision)},
+                 {"optimizer", optimizer_name(c.optimizer)},
+                 {"optimizer_impl", optimizer_impl_name(c.optimizer_impl)},
+                 {"attn", attn_name(c.attn)},
+                 {"grad_checkpointing", c.grad_checkpointing},
+                 {"checkpoint_layers", c.checkpoint_layers},
+                 {"frozen_layers", c.frozen_layers},
+                 {"grad_accum_steps", c.grad_accum_steps}};
+  j["params"] = e.params;
+  j["trainable_params"] = e.trainable_params;
+  j["weights_bytes"] = e.weights_bytes;
+  j["weights_mib"] = mib1(e.weights_bytes);
+  const auto& p = e.replay.peak;
+  j["peak_allocated_bytes"] = p.bytes;
+  j["peak_allocated_mib"] = mib1(p.bytes);
+  j["peak_reserved_bytes"] = e.allocator.peak_reserved_bytes;
+  j["peak_reserved_mib"] = mib1(e.allocator.peak_reserved_bytes);
+  j["peak_at"] = {{"step", p.where.step}, {"micro_batch", p.where.micro_batch}, {"phase", phase_name(p.where.phase)},
+                  {"op", p.where.op}, {"recompute", p.where.recompute}};
+  nlohmann::json rows = nlohmann::json::object();
+  for (size_t r = 0; r < kRowCount; ++r) rows[std::string(row_name(static_cast<Row>(r)))] = p.ledger.bytes[r];
+  rows["allocator_slack"] = 0;  // reserved - allocated is reported at the reserved peak below
+  j["ledger_at_peak_bytes"] = rows;
+  j["ledger_total_bytes"] = p.ledger.total();
+  j["allocator"] = {{"peak_reserved_bytes", e.allocator.peak_reserved_bytes},
+                    {"allocated_at_peak_reserved_bytes", e.allocator.allocated_at_peak_reserved_bytes},
+                    {"fragmentation_bytes", e.allocator.reserved_at_peak_reserved_bytes - e.allocator.allocated_at_peak_reserved_bytes},
+                    {"num_alloc_retries", e.allocator.num_alloc_retries},
+                    {"oom", e.allocator.oom}};
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : e.replay.steps)
+    steps.push_back({{"start_mib", mib1(s.start)}, {"batch_mib", mib1(s.batch)}, {"fwd_peak_mib", mib1(s.fwd_peak)},
+                     {"after_fwd_mib", mib1(s.after_fwd)}, {"bwd_peak_mib", mib1(s.bwd_peak)},
+                     {"micro_rest_peak_mib", mib1(s.micro_rest_peak)}, {"after_bwd_mib", mib1(s.after_bwd)},
+                     {"opt_peak_mib", mib1(s.opt_peak)}, {"end_mib", mib1(s.end)}, {"step_peak_mib", mib1(s.step_peak)}});
+  j["steps"] = steps;
+  j["non_pytorch_bytes"] = d.non_pytorch_bytes;
+  j["device_total_bytes"] = device_total(e, d);
+  if (d.capacity_bytes > 0) {
+    j["gpu"] = d.gpu_name;
+    j["capacity_bytes"] = d.capacity_bytes;
+    j["margin_bytes"] = d.capacity_bytes - device_total(e, d);
+    j["fits"] = !e.allocator.oom && d.capacity_bytes >= device_total(e, d);
+  }
+  return j;
+}
+
+std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d) {
+  std::ostringstream o;
+  char line[256];
+  o << verdict_line(e, d) << "\n\n";
+  o << "model " << m.name << ": " << e.params << " parameters (" << e.trainable_params << " trainable), "
+    << precision_name(c.precision) << ", " << optimizer_name(c.optimizer) << " (" << optimizer_impl_name(c.optimizer_impl)
+    << "), batch " << c.batch_size;
+  if (m.kind == ModelSpec::Kind::transformer) o << " x seq " << c.seq_len;
+  if (c.grad_accum_steps > 1) o << " x " << c.grad_accum_steps << " accumulation";
+  if (c.grad_checkpointing) o << ", checkpointing " << (c.checkpoint_layers.empty() ? "all layers" : "a subset");
+  o << "\n\n";
+  const auto& p = e.replay.peak;
+  o << "Ledger at the peak (" << where_text(nullptr, p.where) << "):\n";
+  for (size_t r = 0; r < kRowCount; ++r) {
+    if (p.ledger.bytes[r] == 0) continue;
+    std::snprintf(line, sizeof line, "  %-20s %12s MiB  %5.1f%%\n", std::string(row_name(static_cast<Row>(r))).c_str(),
+                  mib(p.ledger.bytes[r]).c_str(), 100.0 * static_cast<double>(p.ledger.bytes[r]) / static_cast<double>(p.bytes));
+    o << line;
+  }
+  std::snprintf(line, sizeof line, "  %-20s %12s MiB\n", "= peak allocated", mib(p.bytes).c_str());
+  o << line;
+  const int64_t slack = e.allocator.peak_reserved_bytes - e.allocator.allocated_at_peak_reserved_bytes;
+  std::snprintf(line, sizeof line, "  %-20s %12s MiB  (caching allocator, at its reserved peak)\n", "+ allocator slack", mib(slack).c_str());
+  o << line;
+  std::snprintf(line, sizeof line, "  %-20s %12s MiB\n", "= peak reserved", mib(e.allocator.peak_reserved_bytes).c_str());
+  o << line;
+  std::snprintf(line, sizeof line, "  %-20s %12s MiB  (CUDA context, kernels)\n", "+ non-PyTorch", mib(d.non_pytorch_bytes).c_str());
+  o << line;
+  std::snprintf(line, sizeof line, "  %-20s %12s MiB\n\n", "= device total", mib(device_total(e, d)).c_str());
+  o << line;
+  o << "Per step (MiB allocated):  start   fwd_peak  after_fwd  bwd_peak  after_bwd  opt_peak      end\n";
+  for (size_t i = 0; i < e.replay.steps.size(); ++i) {
+    const auto& s = e.replay.steps[i];
+    std::snprintf(line, sizeof line, "  step %zu%s %9s %10s %10s %9s %10s %9s %8s\n", i + 1,
+                  i == 0 ? " (no opt state)" : " (steady)      ", mib(s.start).c_str(), mib(s.fwd_peak).c_str(),
+                  mib(s.after_fwd).c_str(), mib(s.bwd_peak).c_str(), mib(s.after_bwd).c_str(), mib(s.opt_peak).c_str(),
+                  mib(s.end).c_str());
+    o << line;
+  }
+  return o.str();
+}
+
+}  // namespace memplan::cli

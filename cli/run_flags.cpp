@@ -1,0 +1,83 @@
+#include "cli/run_flags.h"
+
+#include <sstream>
+
+#include "engine/errors.h"
+#include "models/load_model.h"
+
+namespace memplan::cli {
+
+namespace {
+std::vector<int64_t> parse_index_list(const std::string& s, const char* flag) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    size_t pos = 0;
+    long long v = -1;
+    try { v = std::stoll(item, &pos); } catch (...) { pos = 0; }
+    if (pos != item.size() || v < 0) throw InputError(flag, item, "expects comma-separated non-negative layer indices");
+    out.push_back(v);
+  }
+  return out;
+}
+}  // namespace
+
+void add_run_flags(CLI::App& cmd, RunFlags& f) {
+  cmd.add_option("--model", f.model, "zoo name (see `memplan models`) or path to a config.json / model JSON");
+  cmd.add_option("--batch-size", f.batch_size, "micro-batch size");
+  cmd.add_option("--seq-len", f.seq_len, "sequence length (language models; default 2048, BERT 512)");
+  cmd.add_option("--image-size", f.image_size, "image size (vision models)");
+  cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
+  cmd.add_option("--optimizer", f.optimizer, "sgd | sgd_momentum | adam | adamw | adafactor | adam8bit");
+  cmd.add_option("--optimizer-impl", f.optimizer_impl, "foreach | fused | forloop");
+  cmd.add_option("--attn", f.attn, "sdpa | eager");
+  cmd.add_option("--grad-checkpointing", f.grad_checkpointing, "off | all | comma-separated layer indices");
+  cmd.add_option("--frozen-layers", f.frozen_layers, "comma-separated layer indices with requires_grad=False");
+  cmd.add_flag("--freeze-embeddings", f.freeze_embeddings, "freeze input embeddings (and a tied head)");
+  cmd.add_flag("--no-dropout", f.no_dropout, "dropout modules inactive");
+  cmd.add_option("--grad-accum-steps", f.grad_accum_steps, "micro-batches per optimizer step");
+  cmd.add_option("--gpu", f.gpu, "GPU from data/gpus.json (e.g. h200, rtx-4090, a100-80gb)");
+  cmd.add_option("--gpu-memory-gib", f.gpu_memory_gib, "usable GPU memory in GiB (overrides --gpu's capacity)");
+  cmd.add_flag("--expandable-segments", f.expandable_segments, "PYTORCH_ALLOC_CONF=expandable_segments:True");
+  cmd.add_flag("--json", f.json, "machine-readable output");
+}
+
+ModelSpec load_model_for(const RunFlags& f) { return load_model(f.model); }
+
+RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
+  RunConfig c;
+  c.batch_size = f.batch_size;
+  if (m.kind == ModelSpec::Kind::transformer)
+    c.seq_len = f.seq_len != 0 ? f.seq_len : (m.transformer.family == TransformerSpec::Family::bert ? 512 : 2048);
+  else
+    c.seq_len = f.seq_len;
+  c.image_size = f.image_size;
+  if (!parse_precision(f.precision, c.precision))
+    throw InputError("--precision", f.precision, "must be one of fp32, amp_bf16, amp_fp16, bf16, fp16");
+  if (!parse_optimizer(f.optimizer, c.optimizer))
+    throw InputError("--optimizer", f.optimizer, "must be one of sgd, sgd_momentum, adam, adamw, adafactor, adam8bit");
+  if (!parse_optimizer_impl(f.optimizer_impl, c.optimizer_impl))
+    throw InputError("--optimizer-impl", f.optimizer_impl, "must be one of foreach, fused, forloop");
+  if (!parse_attn(f.attn, c.attn)) throw InputError("--attn", f.attn, "must be sdpa or eager");
+  if (f.grad_checkpointing == "all" || f.grad_checkpointing == "on" || f.grad_checkpointing == "true") {
+    c.grad_checkpointing = true;
+  } else if (f.grad_checkpointing != "off" && f.grad_checkpointing != "false" && !f.grad_checkpointing.empty()) {
+    c.checkpoint_layers = parse_index_list(f.grad_checkpointing, "--grad-checkpointing");
+    c.grad_checkpointing = !c.checkpoint_layers.empty();
+  }
+  c.frozen_layers = parse_index_list(f.frozen_layers, "--frozen-layers");
+  c.freeze_embeddings = f.freeze_embeddings;
+  c.dropout = !f.no_dropout;
+  c.grad_accum_steps = f.grad_accum_steps;
+  if (f.batch_size <= 0) throw InputError("--batch-size", std::to_string(f.batch_size), "must be a positive integer");
+  if (f.grad_accum_steps <= 0)
+    throw InputError("--grad-accum-steps", std::to_string(f.grad_accum_steps), "must be a positive integer");
+  if (f.seq_len < 0) throw InputError("--seq-len", std::to_string(f.seq_len), "must be a positive integer");
+  if (f.image_size <= 0) throw InputError("--image-size", std::to_string(f.image_size), "must be a positive integer");
+  if (f.gpu_memory_gib < 0) throw InputError("--gpu-memory-gib", std::to_string(f.gpu_memory_gib), "must be positive");
+  return c;
+}
+
+}  // namespace memplan::cli

@@ -1,0 +1,38 @@
+// Flags shared by estimate-like commands: the model and every run knob, parsed into RunConfig.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/arch/spec.h"
+#include "engine/run_config.h"
+
+namespace memplan::cli {
+
+struct RunFlags {
+  std::string model = "llama-2-7b";
+  int64_t batch_size = 1;
+  int64_t seq_len = 0;  // 0: 2048 for decoders, 512 for BERT
+  int64_t image_size = 224;
+  std::string precision = "bf16";
+  std::string optimizer = "adamw";
+  std::string optimizer_impl = "foreach";
+  std::string attn = "sdpa";
+  std::string grad_checkpointing = "off";  // off | all | comma-separated layer indices
+  std::string frozen_layers;               // comma-separated layer indices
+  bool freeze_embeddings = false;
+  bool no_dropout = false;
+  int64_t grad_accum_steps = 1;
+  std::string gpu;                          // a name from data/gpus.json
+  double gpu_memory_gib = 0;                // or an explicit capacity
+  bool expandable_segments = false;
+  bool json = false;
+};
+
+void add_run_flags(CLI::App& cmd, RunFlags& f);
+// Loads the model and builds the RunConfig; throws InputError naming the flag.
+ModelSpec load_model_for(const RunFlags& f);
+RunConfig run_config_from(const RunFlags& f, const ModelSpec& m);
+
+}  // namespace memplan::cli

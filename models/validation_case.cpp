@@ -1,0 +1,157 @@
+#include "models/validation_case.h"
+
+#include "engine/errors.h"
+#include "models/hf_config.h"
+#include "models/torchvision.h"
+
+namespace memplan {
+
+namespace {
+
+std::string dump_short(const nlohmann::json& v) {
+  std::string s = v.dump();
+  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+int64_t get_positive(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto& v = j.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+    throw InputError(where + key, dump_short(v), "must be a positive integer");
+  return v.get<int64_t>();
+}
+
+std::string get_string(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) throw InputError(where + key, "missing", "required field");
+  const auto& v = j.at(key);
+  if (!v.is_string()) throw InputError(where + key, dump_short(v), "must be a string");
+  return v.get<std::string>();
+}
+
+std::vector<int64_t> get_index_list(const nlohmann::json& j, const char* key, const std::string& where) {
+  std::vector<int64_t> out;
+  if (!j.contains(key)) return out;
+  const auto& v = j.at(key);
+  if (!v.is_array()) throw InputError(where + key, dump_short(v), "must be a list of layer indices");
+  for (const auto& x : v) {
+    if (!x.is_number_integer() || x.get<int64_t>() < 0)
+      throw InputError(where + key, dump_short(x), "layer indices must be non-negative integers");
+    out.push_back(x.get<int64_t>());
+  }
+  return out;
+}
+
+std::optional<double> opt_number(const nlohmann::json& m, const char* key) {
+  if (!m.contains(key) || m.at(key).is_null()) return std::nullopt;
+  if (!m.at(key).is_number()) throw InputError(std::string("measured.") + key, dump_short(m.at(key)), "must be a number");
+  return m.at(key).get<double>();
+}
+
+Measured parse_measured(const nlohmann::json& m) {
+  Measured out;
+  if (!m.is_object()) throw InputError("measured", dump_short(m), "must be an object");
+  if (m.contains("params") && m.at("params").is_number_integer()) out.params = m.at("params").get<int64_t>();
+  out.weights_mib = opt_number(m, "weights_mib");
+  out.peak_allocated_mib = opt_number(m, "peak_allocated_mib");
+  out.peak_reserved_mib = opt_number(m, "peak_reserved_mib");
+  out.prefill_peak_mib = opt_number(m, "prefill_peak_mib");
+  out.kv_cache_mib = opt_number(m, "kv_cache_mib");
+  out.generate_peak_mib = opt_number(m, "generate_peak_mib");
+  if (m.contains("oom") && m.at("oom").is_boolean()) out.oom = m.at("oom").get<bool>();
+  if (m.contains("oom_message") && m.at("oom_message").is_string()) out.oom_message = m.at("oom_message").get<std::string>();
+  if (m.contains("steps") && m.at("steps").is_array()) {
+    for (const auto& s : m.at("steps")) {
+      MeasuredStep st;
+      auto f = [&](const char* k, double& dst) { if (s.contains(k) && s.at(k).is_number()) dst = s.at(k).get<double>(); };
+      f("start_mib", st.start_mib); f("batch_mib", st.batch_mib); f("fwd_peak_mib", st.fwd_peak_mib);
+      f("after_fwd_mib", st.after_fwd_mib); f("bwd_peak_mib", st.bwd_peak_mib); f("after_bwd_mib", st.after_bwd_mib);
+      f("micro_rest_peak_mib", st.micro_rest_peak_mib); f("opt_peak_mib", st.opt_peak_mib); f("end_mib", st.end_mib);
+      f("step_peak_mib", st.step_peak_mib);
+      out.steps.push_back(st);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ValidationCase parse_validation_case(const nlohmann::json& j) {
+  if (!j.is_object()) throw InputError("case", dump_short(j), "each line must be a JSON object");
+  ValidationCase c;
+  c.id = get_string(j, "id", "");
+  const std::string w = c.id + ": ";
+  try {
+    if (!j.contains("model") || !j.at("model").is_object()) throw InputError("model", "missing", "required object");
+    const auto& m = j.at("model");
+    const std::string source = get_string(m, "source", "model.");
+    const std::string mode = j.contains("mode") ? get_string(j, "mode", "") : "training";
+    if (mode == "training") c.run.mode = Mode::training;
+    else if (mode == "inference") c.run.mode = Mode::inference;
+    else throw InputError("mode", mode, "must be training or inference");
+    c.run.batch_size = get_positive(j, "batch_size", "");
+    if (source == "huggingface") {
+      c.model.kind = ModelSpec::Kind::transformer;
+      const std::string mt = get_string(m, "model_type", "model.");
+      nlohmann::json cfg = m.contains("config") ? m.at("config") : nlohmann::json::object();
+      if (!cfg.is_object()) throw InputError("model.config", dump_short(cfg), "must be an object");
+      c.model.transformer = import_hf_config(cfg, mt);
+      c.model.name = mt;
+      if (m.contains("attn_implementation")) {
+        const std::string a = get_string(m, "attn_implementation", "model.");
+        if (!parse_attn(a, c.run.attn)) throw InputError("model.attn_implementation", a, "must be sdpa or eager");
+      }
+      c.run.seq_len = get_positive(j, "seq_len", "");
+    } else if (source == "torchvision") {
+      c.model.kind = ModelSpec::Kind::vision;
+      const std::string name = get_string(m, "name", "model.");
+      int64_t classes = j.contains("num_classes") ? get_positive(j, "num_classes", "") : 1000;
+      c.model.vision = vision_spec_for(name, classes);
+      c.model.name = name;
+      if (j.contains("image_size")) c.run.image_size = get_positive(j, "image_size", "");
+    } else {
+      throw InputError("model.source", source, "must be huggingface or torchvision");
+    }
+    const std::string prec = get_string(j, "precision", "");
+    if (!parse_precision(prec, c.run.precision))
+      throw InputError("precision", prec, "must be one of fp32, amp_bf16, amp_fp16, bf16, fp16");
+    if (c.run.mode == Mode::training) {
+      const std::string opt = j.contains("optimizer") ? get_string(j, "optimizer", "") : "adamw";
+      if (!parse_optimizer(opt, c.run.optimizer))
+        throw InputError("optimizer", opt, "must be one of sgd, sgd_momentum, adam, adamw, adafactor, adam8bit");
+      if (j.contains("optimizer_impl")) {
+        const std::string impl = get_string(j, "optimizer_impl", "");
+        if (!parse_optimizer_impl(impl, c.run.optimizer_impl))
+          throw InputError("optimizer_impl", impl, "must be one of foreach, fused, forloop, default");
+      }
+      if (j.contains("grad_checkpointing")) {
+        if (!j.at("grad_checkpointing").is_boolean())
+          throw InputError("grad_checkpointing", dump_short(j.at("grad_checkpointing")), "must be true or false");
+        c.run.grad_checkpointing = j.at("grad_checkpointing").get<bool>();
+      }
+      c.run.checkpoint_layers = get_index_list(j, "grad_checkpointing_layers", "");
+      if (!c.run.checkpoint_layers.empty()) c.run.grad_checkpointing = true;
+      c.run.frozen_layers = get_index_list(j, "frozen_layers", "");
+      if (j.contains("freeze_embeddings")) c.run.freeze_embeddings = j.at("freeze_embeddings").get<bool>();
+      if (j.contains("grad_accum_steps")) c.run.grad_accum_steps = get_positive(j, "grad_accum_steps", "");
+    } else if (j.contains("generate_tokens") && !j.at("generate_tokens").is_null()) {
+      const auto& g = j.at("generate_tokens");
+      if (!g.is_number_integer() || g.get<int64_t>() < 0)
+        throw InputError("generate_tokens", dump_short(g), "must be a non-negative integer");
+      c.run.generate_tokens = g.get<int64_t>();
+    }
+    if (j.contains("memory_cap_gib") && !j.at("memory_cap_gib").is_null()) {
+      const auto& v = j.at("memory_cap_gib");
+      if (!v.is_number() || v.get<double>() <= 0)
+        throw InputError("memory_cap_gib", dump_short(v), "must be a positive number");
+      c.memory_cap_gib = v.get<double>();
+    }
+    if (j.contains("holdout") && j.at("holdout").is_boolean()) c.holdout = j.at("holdout").get<bool>();
+    if (j.contains("measured") && !j.at("measured").is_null()) c.measured = parse_measured(j.at("measured"));
+  } catch (const InputError& e) {
+    throw InputError::prefixed(w, e);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(w + "case", dump_short(j).substr(0, 40), std::string("malformed field: ") + e.what());
+  }
+  return c;
+}
+
+}  // namespace memplan

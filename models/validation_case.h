@@ -1,0 +1,39 @@
+// One line of the validation case format (data/validation/CASE-FORMAT.md): a model, a run configuration and,
+// optionally, what PyTorch measured.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "engine/arch/spec.h"
+#include "engine/run_config.h"
+
+namespace memplan {
+
+struct MeasuredStep {
+  double start_mib = 0, batch_mib = 0, fwd_peak_mib = 0, after_fwd_mib = 0, bwd_peak_mib = 0, after_bwd_mib = 0,
+         micro_rest_peak_mib = 0, opt_peak_mib = 0, end_mib = 0, step_peak_mib = 0;
+};
+
+struct Measured {
+  std::optional<int64_t> params;
+  std::optional<double> weights_mib, peak_allocated_mib, peak_reserved_mib;
+  std::optional<double> prefill_peak_mib, kv_cache_mib, generate_peak_mib;
+  std::optional<bool> oom;
+  std::string oom_message;
+  std::vector<MeasuredStep> steps;
+};
+
+struct ValidationCase {
+  std::string id;
+  ModelSpec model;
+  RunConfig run;
+  std::optional<double> memory_cap_gib;
+  bool holdout = false;
+  std::optional<Measured> measured;
+};
+
+// Parses one case. Throws InputError naming the field (prefixed by the case id when known).
+ValidationCase parse_validation_case(const nlohmann::json& j);
+
+}  // namespace memplan
