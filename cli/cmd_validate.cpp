@@ -42,7 +42,7 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::vector<CaseResult> run_cases(const std::string& path) {
+std::vector<CaseResult> run_cases(const std::string& path, const std::string& only) {
   std::ifstream in(path);
   if (!in) throw InputError("FILE", path, "cannot open the case file");
   std::vector<CaseResult> out;
@@ -58,6 +58,7 @@ std::vector<CaseResult> run_cases(const std::string& path) {
       throw InputError(path + ":" + std::to_string(lineno), line.substr(0, 40), "not valid JSON");
     }
     CaseResult r{parse_validation_case(j), {}, {}};
+    if (!only.empty() && r.c.id.find(only) == std::string::npos) continue;
     if (r.c.run.mode == Mode::inference) {
       r.error = "inference replay not modelled yet";
     } else {
@@ -74,10 +75,14 @@ void register_validate(CLI::App& app) {
   auto* cmd = app.add_subcommand("validate", "predicted vs measured for each case of a validation JSONL file");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto phases = std::make_shared<bool>(false);
+  auto only = std::make_shared<std::string>();
   cmd->add_option("FILE", *path, "cases in the format of data/validation/CASE-FORMAT.md")->required();
   cmd->add_flag("--json", *json, "machine-readable predictions");
-  cmd->callback([path, json] {
-    const auto results = run_cases(*path);
+  cmd->add_flag("--phases", *phases, "also compare the steady-state step's phase values");
+  cmd->add_option("--only", *only, "only cases whose id contains this text");
+  cmd->callback([path, json, phases, only] {
+    auto results = run_cases(*path, *only);
     if (*json) {
       nlohmann::json cases = nlohmann::json::array();
       for (const auto& r : results) {
@@ -132,6 +137,20 @@ void register_validate(CLI::App& app) {
       std::snprintf(line, sizeof line, "%-42s %10.1f %10s %7s %10.1f %10s %7s %5s\n", r.c.id.c_str(), pa, ma.c_str(),
                     ea.c_str(), pr, mr.c_str(), er.c_str(), fit.c_str());
       std::cout << line;
+      if (*phases && r.c.measured && r.c.measured->steps.size() >= 2) {
+        const auto& m = r.c.measured->steps[1];
+        const auto& p = r.e.replay.steps.back();
+        const std::pair<const char*, std::pair<int64_t, double>> rows[] = {
+            {"start", {p.start, m.start_mib}}, {"fwd_peak", {p.fwd_peak, m.fwd_peak_mib}},
+            {"after_fwd", {p.after_fwd, m.after_fwd_mib}}, {"bwd_peak", {p.bwd_peak, m.bwd_peak_mib}},
+            {"micro_rest", {p.micro_rest_peak, m.micro_rest_peak_mib}}, {"after_bwd", {p.after_bwd, m.after_bwd_mib}},
+            {"opt_peak", {p.opt_peak, m.opt_peak_mib}}, {"end", {p.end, m.end_mib}}};
+        for (const auto& [name, v] : rows) {
+          std::snprintf(line, sizeof line, "    %-12s %10.1f %10.1f %+7.2f\n", name, mib1(v.first), v.second,
+                        pct(mib1(v.first), v.second));
+          std::cout << line;
+        }
+      }
     }
     auto mx = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
     std::snprintf(line, sizeof line, "peak allocated: %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",

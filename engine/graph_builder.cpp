@@ -291,11 +291,15 @@ TensorId GraphBuilder::reduce_last(std::string_view name, TensorId x, bool save_
   return y;
 }
 
-TensorId GraphBuilder::cat_last(std::string_view name, std::initializer_list<TensorId> parts) {
+TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId> parts, int dim) {
   Shape s = shape(*parts.begin());
-  s.back() = 0;
+  const size_t d = dim < 0 ? s.size() - static_cast<size_t>(-dim) : static_cast<size_t>(dim);
+  s[d] = 0;
   DType dt = dtype(*parts.begin());
-  for (TensorId p : parts) { s.back() += shape(p).back(); dt = promote(dt, dtype(p)); }
+  for (TensorId p : parts) {
+    s[d] = checked_add(s[d], shape(p)[d], "cat size");
+    dt = promote(dt, dtype(p));
+  }
   TensorId y = new_tensor(s, dt, TensorKind::activation);
   Op& op = emit(name, std::vector<TensorId>(parts));
   op.outs = {y};

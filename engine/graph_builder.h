@@ -66,7 +66,8 @@ class GraphBuilder {
   // Unary op producing a new tensor. `save_in`/`save_out` per derivatives.yaml; `fp32_policy` for autocast.
   TensorId unary(std::string_view name, TensorId x, bool save_in, bool save_out, bool fp32_policy = false);
   TensorId reduce_last(std::string_view name, TensorId x, bool save_in);  // mean/sum over last dim, keepdim
-  TensorId cat_last(std::string_view name, std::initializer_list<TensorId> parts);
+  TensorId cat_last(std::string_view name, std::initializer_list<TensorId> parts) { return cat(name, parts, -1); }
+  TensorId cat(std::string_view name, std::initializer_list<TensorId> parts, int dim);
   TensorId contiguous_copy(TensorId x, Shape shape);  // .contiguous()/.reshape() of a non-contiguous view
 
   // ---- nn
@@ -78,6 +79,8 @@ class GraphBuilder {
   TensorId softmax_last(TensorId x);
   // Fused SDPA (flash / efficient / cuDNN): q [B,H,L,D], k/v [B,Hkv,L,D].
   TensorId sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal);
+  // SDPA's math backend, decomposed into the kernels it runs (O(L^2) saved scores).
+  TensorId sdpa_math(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal);
   // Loss: cross entropy over logits [N, V] (log_softmax + nll_loss). Returns the scalar loss.
   TensorId cross_entropy(TensorId logits2d, TensorId labels);
   // Vision
@@ -117,6 +120,7 @@ class GraphBuilder {
   // Fills op.grads for every read that requires grad: fresh buffers of the read's size, in read order.
   void add_grads(Op& op, const std::vector<TensorId>& differentiable);
   void finish_outs(Op& op);  // requires_grad of outs from reads
+  void save_for_product(Op& op, TensorId a, TensorId b);
   int64_t bytes_of(const Shape& s, DType t) const;
   DType promote(DType a, DType b) const;
 

@@ -21,6 +21,13 @@ Shape drop_last(Shape s) {
 }
 }  // namespace
 
+void GraphBuilder::save_for_product(Op& op, TensorId a, TensorId b) {
+  // mm / conv: the gradient of one operand needs the other, and autograd saves an operand only when the
+  // other operand requires grad (a frozen weight's layer keeps the weight, not its input).
+  if (info(b).requires_grad) op.saved.push_back(a);
+  if (info(a).requires_grad) op.saved.push_back(b);
+}
+
 TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
   Shape s = shape(ids);
   s.push_back(shape(weight)[1]);
@@ -58,7 +65,7 @@ TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
   Op& op = emit(conv1d || bc != kNoTensor ? "addmm" : "linear", reads);
   op.outs = {y};
   finish_outs(op);
-  op.saved = {xc, wc};
+  save_for_product(op, xc, wc);
   if (op.has_backward) {
     if (bc != kNoTensor) {
       // AddmmBackward: grad input, grad weight, then grad bias (a column sum with a reduction workspace).
@@ -78,7 +85,7 @@ TensorId GraphBuilder::matmul(TensorId a, TensorId b, Shape out_shape) {
   Op& op = emit("matmul", {ac, bc});
   op.outs = {y};
   finish_outs(op);
-  op.saved = {ac, bc};
+  save_for_product(op, ac, bc);
   if (op.has_backward) add_grads(op, {ac, bc});
   return y;
 }
@@ -137,7 +144,10 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
   const Shape& qs = shape(q);  // [B, H, L, D]
   if (qs.size() != 4) throw InputError("sdpa.q", std::to_string(qs.size()), "expects a 4-d query");
   const DType dt = dtype(q);
-  const bool fused_low = dt != DType::f32;  // flash / cuDNN for 16-bit, memory-efficient for fp32
+  // Backend choice measured on H200 / torch 2.11: 16-bit -> cuDNN (also with dropout or a mask); fp32 ->
+  // memory-efficient, except with grouped KV heads (enable_gqa), which only the math backend supports.
+  if (dt == DType::f32 && shape(k)[1] != qs[1]) return sdpa_math(q, k, v, dropout_p, causal);
+  const bool fused_low = dt != DType::f32;
   Shape lse_shape{qs[0], qs[1], qs[2]};
   std::vector<TensorId> outs;
   TensorId seed = kNoTensor, offset = kNoTensor;
@@ -175,6 +185,36 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
   return out;
 }
 
+TensorId GraphBuilder::sdpa_math(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal) {
+  // _scaled_dot_product_attention_math: q and k each scaled by sqrt(scale) (copies), k/v repeated for GQA,
+  // scores = q @ k^T [B, H, L, L], causal bias added in place, _safe_softmax (softmax, then where() over fully
+  // masked rows -> a second [B, H, L, L] tensor that is what gets saved), dropout, @ v.
+  const Shape& qs = shape(q);
+  const int64_t B = qs[0], H = qs[1], L = qs[2], D = qs[3];
+  const int64_t Lk = shape(k)[2];
+  TensorId qsc = scalar_op("mul_scalar", q, false);
+  TensorId kr = shape(k)[1] != H ? contiguous_copy(k, {B, H, Lk, D}) : k;
+  TensorId vr = shape(v)[1] != H ? contiguous_copy(v, {B, H, Lk, shape(v)[3]}) : v;
+  TensorId ksc = scalar_op("mul_scalar", kr, false);
+  TensorId scores = matmul(qsc, ksc, {B, H, L, Lk});
+  if (causal) {
+    TensorId bias = generic({"causal_bias", {}, {{{L, Lk}, dtype(scores)}}, {}, {}, {}, {}})[0];
+    scores = inplace("add_", scores, false, {bias});
+  }
+  TensorId probs = new_tensor({B, H, L, Lk}, dtype(scores), TensorKind::activation);
+  {
+    const int64_t n = checked_mul(checked_mul(checked_mul(B, H), L), Lk);
+    Op& op = emit("safe_softmax", {scores});
+    op.outs = {probs};
+    op.fwd_temp_bytes = {checked_mul(n, dtype_bytes(dtype(scores))), n};  // softmax result, -inf mask
+    finish_outs(op);
+    op.saved = {probs};
+    if (op.has_backward) add_grads(op, {scores});
+  }
+  probs = dropout(probs, dropout_p);
+  return matmul(probs, vr, {B, H, L, shape(vr)[3]});
+}
+
 TensorId GraphBuilder::cross_entropy(TensorId logits2d, TensorId labels) {
   // cross_entropy = nll_loss(log_softmax(x)). Under autocast log_softmax runs in the logits' dtype and nll_loss
   // (fp32 policy) casts its input to fp32 (BERT amp trace: a bf16 [N, V] then an fp32 [N, V] allocation).
@@ -209,7 +249,7 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, Shape out_shap
   Op& op = emit("conv2d", reads);
   op.outs = {y};
   finish_outs(op);
-  op.saved = {xc, wc};
+  save_for_product(op, xc, wc);
   if (op.has_backward) add_grads(op, {xc, wc, bc});
   return y;
 }

@@ -81,8 +81,10 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   TensorId t = b.layer_norm(b.unary("gelu", apply(b, tr, h), true, false), tln_w, tln_b);
   TensorId logits = b.linear(t, word, dec_b);
   b.mark_model_end();
+  b.hold(logits);  // prediction_scores live in the output until forward returns
   TensorId flat = b.view(logits, {B * S, V});
   TensorId loss = b.cross_entropy(flat, b.view(ids, {B * S}));
+  b.drop(logits);
   b.exit_autocast();
   b.set_loss(loss);
 }

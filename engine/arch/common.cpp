@@ -18,6 +18,7 @@ bool layer_frozen(const RunConfig& cfg, int64_t i) {
 TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels) {
   const Shape& ls = b.shape(logits);  // [B, S, V]
   const int64_t n = ls[0] * ls[1];
+  b.hold(logits);  // the model output holds the logits until forward returns (after the loss)
   TensorId f = b.to(logits, DType::f32);
   b.hold(f);  // the local `logits` keeps the fp32 copy until the loss function returns
   // nn.functional.pad(labels, (0, 1), value=-100) then labels[..., 1:].contiguous()
@@ -26,6 +27,7 @@ TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels) {
   TensorId flat = b.view(f, {n, ls[2]});
   TensorId loss = b.cross_entropy(flat, b.view(shifted, {n}));
   b.drop(f);
+  b.drop(logits);
   return loss;
 }
 

@@ -36,7 +36,7 @@ void add_bn_buffers(GraphBuilder& b, const std::string& bn, int64_t ch) {
 void build_resnet(GraphBuilder& b, const VisionSpec& s) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, R = cfg.image_size;
-  TensorId x = b.input({B, 3, R, R}, DType::f32);
+  TensorId x = b.input({B, 3, R, R}, b.param_dtype());  // images in the model's dtype
   TensorId y = b.input({B}, DType::i64);
   ConvBn stem = make_conv_bn(b, "conv1", "bn1", 64, 3, 7);
   add_bn_buffers(b, "bn1", 64);
@@ -87,7 +87,9 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
   TensorId logits = b.linear(b.view(pooled, {B, in_ch}), b.param("fc.weight", {s.num_classes, in_ch}),
                              b.param("fc.bias", {s.num_classes}));
   b.mark_model_end();
+  b.hold(logits);  // F.cross_entropy(model(x), y): the argument lives until the call returns
   TensorId loss = b.cross_entropy(logits, y);
+  b.drop(logits);
   b.exit_autocast();
   b.set_loss(loss);
 }
@@ -96,7 +98,7 @@ void build_vit(GraphBuilder& b, const VisionSpec& s) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, R = cfg.image_size, P = s.patch_size, E = s.hidden_dim, nh = s.num_heads;
   const int64_t n = (R / P) * (R / P), L = n + 1, hd = E / nh;
-  TensorId x = b.input({B, 3, R, R}, DType::f32);
+  TensorId x = b.input({B, 3, R, R}, b.param_dtype());  // images in the model's dtype
   TensorId y = b.input({B}, DType::i64);
   TensorId cls = b.param("class_token", {1, 1, E});
   TensorId conv_w = b.param("conv_proj.weight", {E, 3, P, P});
@@ -105,7 +107,7 @@ void build_vit(GraphBuilder& b, const VisionSpec& s) {
   TensorId patches = b.conv2d(x, conv_w, conv_b, {B, E, R / P, R / P});
   TensorId tokens = b.view(patches, {B, n, E});
   TensorId cls_b = b.view(cls, {B, 1, E});
-  TensorId h = b.cat_last("cat", {cls_b, tokens});
+  TensorId h = b.cat("cat", {cls_b, tokens}, 1);
   h = b.add(h, pos);
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "encoder.layers.encoder_layer_" + std::to_string(i) + ".";
@@ -137,7 +139,9 @@ void build_vit(GraphBuilder& b, const VisionSpec& s) {
   TensorId logits = b.linear(first, b.param("heads.head.weight", {s.num_classes, E}),
                              b.param("heads.head.bias", {s.num_classes}));
   b.mark_model_end();
+  b.hold(logits);  // F.cross_entropy(model(x), y): the argument lives until the call returns
   TensorId loss = b.cross_entropy(logits, y);
+  b.drop(logits);
   b.exit_autocast();
   b.set_loss(loss);
 }
