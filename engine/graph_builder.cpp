@@ -148,6 +148,15 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
+TensorId GraphBuilder::select_param(TensorId param, Shape slice_shape) {
+  TensorId v = new_tensor(std::move(slice_shape), dtype(param), TensorKind::activation, param);
+  Op& op = emit("select", {param});
+  op.outs = {v};
+  finish_outs(op);
+  if (op.has_backward) add_grads(op, {param});
+  return v;
+}
+
 TensorId GraphBuilder::inplace(std::string_view name, TensorId x, bool saves_result,
                                std::initializer_list<TensorId> other_reads) {
   TensorId r = new_tensor(shape(x), dtype(x), TensorKind::activation, x);

@@ -47,6 +47,9 @@ class GraphBuilder {
 
   // ---- views (no allocation; backward passes the gradient through)
   TensorId view(TensorId x, Shape shape);
+  // param[i] of a stacked parameter: a view whose backward (SelectBackward) allocates a zero-filled gradient
+  // of the whole parameter.
+  TensorId select_param(TensorId param, Shape slice_shape);
   // An in-place op's result: aliases x's storage. `saves_result` for ops like relu_ that save their output.
   TensorId inplace(std::string_view name, TensorId x, bool saves_result, std::initializer_list<TensorId> other_reads = {});
 

@@ -84,30 +84,38 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
 }
 
 TensorId moe(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool trainable, TensorId x) {
-  // MixtralSparseMoeBlock: router logits (f32 softmax), top-k, then for each expert hit: gather its tokens,
-  // SwiGLU, scale by routing weight, index_add_ into a zeroed output. With uniform routing each expert sees
-  // tokens * k / E rows.
+  // transformers 5.17 MixtralSparseMoeBlock: a TopK router (linear, f32 softmax, topk, renormalise) and
+  // MixtralExperts holding 3-d weights gate_up_proj [E, 2I, H] and down_proj [E, H, I]. Per expert hit:
+  // gather its tokens, linear with gate_up_proj[e] (a slice: autocast casts it afresh, not cached), chunk,
+  // silu(gate) * up, linear with down_proj[e], scale by the routing weight, index_add_ into a zeroed f32/
+  // model-dtype output. Backward of each slice (SelectBackward) materialises a zero-filled gradient of the
+  // whole 3-d parameter; backward of each token gather materialises a full [T, H] gradient.
+  // Uniform routing is assumed: each of the E experts sees T * k / E rows.
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, I = s.intermediate_size;
-  const int64_t E = s.num_experts, K = s.num_experts_per_tok, T = B * S;
+  const int64_t E = s.num_experts, K = s.num_experts_per_tok, T = checked_mul(B, S);
   TensorId flat = b.view(x, {T, H});
   TensorId router = b.param(p + "gate.weight", {E, H}, trainable);
+  TensorId gate_up = b.param(p + "experts.gate_up_proj", {E, 2 * I, H}, trainable);
+  TensorId down = b.param(p + "experts.down_proj", {E, H, I}, trainable);
   TensorId logits = b.linear(flat, router);
   TensorId probs = b.softmax_last(b.to(logits, DType::f32));
   TensorId topw = b.generic({"topk", {probs}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {0}, {1}, {}, {}})[0];
-  TensorId norm_w = b.binary("div", topw, b.reduce_last("sum", topw, false), true, true);
-  TensorId routing = b.to(norm_w, b.dtype(flat));
-  TensorId out = b.generic({"zeros", {flat}, {{{T, H}, b.dtype(flat)}}, {}, {}, {}, {}})[0];
-  const int64_t rows = std::max<int64_t>(1, T * K / E);
+  TensorId weights = b.binary("div", topw, b.reduce_last("sum", topw, false), true, true);
+  TensorId out = b.generic({"zeros_like", {}, {{{T, H}, b.dtype(flat)}}, {}, {}, {}, {}})[0];
+  b.generic({"one_hot", {}, {{{E, K, T}, DType::i64}}, {}, {}, {}, {}});
+  const int64_t rows = std::max<int64_t>(1, checked_mul(T, K) / E);
   for (int64_t e = 0; e < E; ++e) {
-    const std::string ep = p + "experts." + std::to_string(e) + ".";
-    TensorId w1 = b.param(ep + "w1.weight", {I, H}, trainable);
-    TensorId w3 = b.param(ep + "w3.weight", {I, H}, trainable);
-    TensorId w2 = b.param(ep + "w2.weight", {H, I}, trainable);
     TensorId xe = b.generic({"index", {flat}, {{{rows, H}, b.dtype(flat)}}, {}, {}, {}, {}})[0];
-    TensorId ye = swiglu_mlp(b, xe, w1, w3, w2);
-    TensorId we = b.generic({"index", {routing}, {{{rows, 1}, b.dtype(routing)}}, {}, {}, {}, {}})[0];
-    TensorId scaled = b.mul(ye, we);
+    TensorId gu_w = b.select_param(gate_up, {2 * I, H});
+    TensorId gu = b.linear(xe, gu_w);
+    TensorId g = b.view(gu, {rows, I});
+    TensorId u = b.view(gu, {rows, I});
+    TensorId act = b.mul(b.unary("silu", g, true, false), u);
+    TensorId d_w = b.select_param(down, {H, I});
+    TensorId ye = b.linear(act, d_w);
+    TensorId we = b.generic({"index", {weights}, {{{rows, 1}, b.dtype(weights)}}, {}, {}, {}, {}})[0];
+    TensorId scaled = b.to(b.mul(ye, we), b.dtype(out));
     out = b.inplace("index_add_", out, false, {scaled});
   }
   return b.view(out, {B, S, H});

@@ -1,0 +1,91 @@
+// Fidelity against measured H200 runs (data/validation/*.jsonl; independent ground truth, never produced by
+// this code). Bars (issue 2 / issue 5): every training case's peak allocated within +-3 % of measured, the
+// median |error| <= 1 %, and the steady-state step's after_fwd and opt_peak within +-5 %; capped cases get
+// the right fit verdict. The corpus is checked with the same bars, and its holdout cases (never used to tune
+// a mechanism) are reported separately.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <catch2/catch.hpp>
+
+#include "engine/checked.h"
+#include "engine/estimate.h"
+#include "fidelity_cases.h"
+
+using namespace memplan;
+
+namespace {
+
+double mib(int64_t b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
+double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
+
+EstimateOptions options_for(const ValidationCase& c) {
+  EstimateOptions o;
+  if (c.memory_cap_gib) {
+    o.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
+    o.allocator.capacity_is_memory_fraction = true;
+  }
+  return o;
+}
+
+struct Summary {
+  std::vector<double> abs_err;
+  double median() const {
+    if (abs_err.empty()) return 0;
+    auto v = abs_err;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  }
+  double max() const { return abs_err.empty() ? 0 : *std::max_element(abs_err.begin(), abs_err.end()); }
+};
+
+void check_file(const std::string& file, bool holdout_only_report) {
+  Summary tuned, holdout;
+  for (const auto& c : testing::load_cases(file)) {
+    if (c.run.mode != Mode::training || !c.measured) continue;
+    const Estimate e = estimate(c.model, c.run, options_for(c));
+    const Measured& m = *c.measured;
+    if (c.memory_cap_gib && m.oom) {
+      INFO(c.id << ": predicted oom " << e.allocator.oom << ", measured oom " << *m.oom);
+      // The verdict at a cap between peak allocated and peak reserved depends on allocator details that
+      // issue 4 models; here only the clear cases are asserted (cap off the predicted reserved by > 3 %).
+      const double cap_mib = *c.memory_cap_gib * 1024.0;
+      const double rsv = mib(e.allocator.oom ? e.allocator.oom_reserved_bytes : e.allocator.peak_reserved_bytes);
+      if (std::fabs(cap_mib - mib(e.allocator.peak_reserved_bytes)) / cap_mib > 0.03 || !*m.oom) CHECK(e.allocator.oom == *m.oom);
+      (void)rsv;
+    }
+    if (m.oom && *m.oom) continue;
+    REQUIRE(m.peak_allocated_mib);
+    const double err = err_pct(mib(e.replay.peak.bytes), *m.peak_allocated_mib);
+    (c.holdout ? holdout : tuned).abs_err.push_back(std::fabs(err));
+    INFO(c.id << ": predicted " << mib(e.replay.peak.bytes) << " MiB, measured " << *m.peak_allocated_mib
+              << " MiB, error " << err << " %");
+    CHECK(std::fabs(err) <= 3.0);
+    if (m.steps.size() >= 2) {
+      const auto& ms = m.steps[1];
+      const auto& ps = e.replay.steps.back();
+      INFO("after_fwd predicted " << mib(ps.after_fwd) << " measured " << ms.after_fwd_mib);
+      CHECK(std::fabs(err_pct(mib(ps.after_fwd), ms.after_fwd_mib)) <= 5.0);
+      INFO("opt_peak predicted " << mib(ps.opt_peak) << " measured " << ms.opt_peak_mib);
+      CHECK(std::fabs(err_pct(mib(ps.opt_peak), ms.opt_peak_mib)) <= 5.0);
+    }
+    if (m.params) CHECK(e.params == *m.params);
+  }
+  std::printf("%s: tuned %zu cases median |err| %.2f%% max %.2f%%; holdout %zu cases median %.2f%% max %.2f%%\n",
+              file.c_str(), tuned.abs_err.size(), tuned.median(), tuned.max(), holdout.abs_err.size(),
+              holdout.median(), holdout.max());
+  CHECK(tuned.median() <= 1.0);
+  if (!holdout.abs_err.empty()) CHECK(holdout.median() <= 1.0);
+  (void)holdout_only_report;
+}
+
+}  // namespace
+
+TEST_CASE("public H200 cases: peak allocated within 3 %, median <= 1 %, phases within 5 %", "[fidelity]") {
+  check_file("h200-public-cases.jsonl", false);
+}
+
+TEST_CASE("measured corpus: same bars, holdout reported apart", "[fidelity][corpus]") {
+  check_file("h200-corpus.jsonl", true);
+}
