@@ -40,8 +40,14 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
   e.replay = replay_training(g, cfg, opt.replay);
   e.weights_bytes = e.replay.weights_bytes;
   if (opt.simulate_allocator) {
-    CachingAllocator alloc(opt.allocator);
+    AllocatorOptions unlimited = opt.allocator;
+    unlimited.capacity_bytes = 0;
+    CachingAllocator alloc(unlimited);
     e.allocator = replay_allocator(alloc, e.replay.events);
+    if (opt.allocator.capacity_bytes > 0) {
+      CachingAllocator capped(opt.allocator);
+      e.capped = replay_allocator(capped, e.replay.events);
+    }
   }
   return e;
 }

@@ -245,13 +245,17 @@ class Replayer {
         const TensorId o = op.outs[static_cast<size_t>(gs.alias_out)];
         const int32_t og = grad_of_[static_cast<size_t>(o)];
         if (og < 0) continue;
-        if (g_.tensors[static_cast<size_t>(o)].dtype == in.dtype) {
+        const auto& out = g_.tensors[static_cast<size_t>(o)];
+        int64_t in_bytes = dtype_bytes(in.dtype), out_bytes = dtype_bytes(out.dtype);
+        for (int64_t d : in.shape) in_bytes = checked_mul(in_bytes, d);
+        for (int64_t d : out.shape) out_bytes = checked_mul(out_bytes, d);
+        if (out.dtype == in.dtype && out_bytes == in_bytes) {
           ++gblocks_[static_cast<size_t>(og)].refs;
           produced.push_back({gs.input, og});
-        } else {  // the engine casts a gradient to its input's dtype
-          int64_t bytes = dtype_bytes(in.dtype);
-          for (int64_t d : in.shape) bytes = checked_mul(bytes, d);
-          produced.push_back({gs.input, new_grad(bytes)});
+        } else {
+          // The engine casts a gradient to its input's dtype; an expanded (broadcast) view's gradient is
+          // summed back to the base's shape. Either way a fresh buffer of the input's size.
+          produced.push_back({gs.input, new_grad(in_bytes)});
         }
       } else {
         produced.push_back({gs.input, new_grad(gs.bytes)});
