@@ -51,10 +51,9 @@ DType GraphBuilder::promote(DType a, DType b) const {
 }
 
 int32_t GraphBuilder::intern(std::string_view name) {
-  for (size_t i = 0; i < g_.names.size(); ++i)
-    if (g_.names[i] == name) return static_cast<int32_t>(i);
-  g_.names.emplace_back(name);
-  return static_cast<int32_t>(g_.names.size() - 1);
+  auto [it, inserted] = name_index_.try_emplace(std::string(name), static_cast<int32_t>(g_.names.size()));
+  if (inserted) g_.names.emplace_back(name);
+  return it->second;
 }
 
 TensorId GraphBuilder::new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of) {

@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/graph.h"
@@ -135,6 +136,7 @@ class GraphBuilder {
   int32_t current_layer_ = -1;
   std::vector<int32_t> explicit_release_;   // per tensor: op index of drop(), -1 none, -2 held
   std::vector<TensorId> cache_entry_of_param_;  // per tensor (param): its cached cast, or kNoTensor
+  std::unordered_map<std::string, int32_t> name_index_;  // interned names -> index into g_.names
 };
 
 }  // namespace memplan

@@ -32,6 +32,10 @@ struct PeakInfo {
 
 class MemoryTracker {
  public:
+  void reserve(size_t events) {
+    events_.reserve(events);
+    blocks_.reserve(events / 2);
+  }
   int32_t alloc(int64_t bytes, Row row);
   void free(int32_t block);
   void set_row(int32_t block, Row row);

@@ -24,13 +24,22 @@ class Replayer {
     block_.assign(n, -1);
     grad_of_.assign(n, -1);
     param_grad_.assign(n, -1);
-    releases_at_.assign(g.ops.size(), {});
-    for (size_t t = 0; t < n; ++t) {
+    // releases_at(op): tensors whose Python reference dies after `op`, as one flat CSR array.
+    release_start_.assign(g.ops.size() + 1, 0);
+    auto releasable = [&](size_t t) {
       const int32_t r = g.py_release_op[t];
-      const auto& ti = g.tensors[t];
-      if (ti.kind != TensorKind::activation || static_cast<TensorId>(t) == g.loss) continue;
-      if (r >= 0 && r < static_cast<int32_t>(g.ops.size())) releases_at_[static_cast<size_t>(r)].push_back(static_cast<TensorId>(t));
-    }
+      return g.tensors[t].kind == TensorKind::activation && static_cast<TensorId>(t) != g.loss && r >= 0 &&
+             r < static_cast<int32_t>(g.ops.size());
+    };
+    for (size_t t = 0; t < n; ++t)
+      if (releasable(t)) ++release_start_[static_cast<size_t>(g.py_release_op[t]) + 1];
+    for (size_t i = 1; i < release_start_.size(); ++i) release_start_[i] += release_start_[i - 1];
+    release_flat_.resize(static_cast<size_t>(release_start_.back()));
+    std::vector<int32_t> fill(release_start_.begin(), release_start_.end() - 1);
+    for (size_t t = 0; t < n; ++t)
+      if (releasable(t)) release_flat_[static_cast<size_t>(fill[static_cast<size_t>(g.py_release_op[t])]++)] = static_cast<TensorId>(t);
+    mem_.reserve(g.ops.size() * static_cast<size_t>(opt.steps) * 8);
+    gblocks_.reserve(g.ops.size() * 2);
     layer_of_op_.assign(g.ops.size(), -1);
     for (size_t l = 0; l < g.layers.size(); ++l)
       for (int32_t i = g.layers[l].first_op; i < g.layers[l].end_op; ++i) layer_of_op_[static_cast<size_t>(i)] = static_cast<int32_t>(l);
@@ -161,11 +170,11 @@ class Replayer {
       for (TensorId s : op.saved) save(s);
     saved_live_[static_cast<size_t>(i)] = retain_saved && op.has_backward;
     if (recompute_layer < 0) {
-      for (TensorId t : releases_at_[static_cast<size_t>(i)]) unref(t);
+      for (TensorId t : releases_at(i)) unref(t);
     } else {
       const auto& L = g_.layers[static_cast<size_t>(recompute_layer)];
       const int32_t stop = recompute_end_[static_cast<size_t>(recompute_layer)] - 1;
-      for (TensorId t : releases_at_[static_cast<size_t>(i)])
+      for (TensorId t : releases_at(i))
         if (creator(t) >= L.first_op) unref(t);
       if (i == stop) {  // tensors the region would release later die with the recompute
         for (int32_t j = L.first_op; j <= stop; ++j)
@@ -238,7 +247,8 @@ class Replayer {
     for (TensorId o : op.outs) any = any || grad_of_[static_cast<size_t>(o)] >= 0;
     if (!any) return;  // not reached by the loss: its saved tensors go with the graph at the end
     maybe_workspace(op, true);
-    std::vector<std::pair<TensorId, int32_t>> produced;
+    auto& produced = produced_scratch_;
+    produced.clear();
     for (const GradSpec& gs : op.grads) {
       const auto& in = g_.tensors[static_cast<size_t>(gs.input)];
       if (gs.alias_out >= 0) {
@@ -356,12 +366,24 @@ class Replayer {
   std::vector<TrainableParam> params_;
   std::vector<int32_t> refs_, saved_refs_, block_, grad_of_, param_grad_;
   std::vector<GradBlock> gblocks_;
-  std::vector<std::vector<TensorId>> releases_at_;
+  struct Span {
+    const TensorId* b;
+    const TensorId* e;
+    const TensorId* begin() const { return b; }
+    const TensorId* end() const { return e; }
+  };
+  Span releases_at(int32_t op) const {
+    const auto i = static_cast<size_t>(op);
+    return {release_flat_.data() + release_start_[i], release_flat_.data() + release_start_[i + 1]};
+  }
+  std::vector<int32_t> release_start_;
+  std::vector<TensorId> release_flat_;
   std::vector<int32_t> layer_of_op_;
   std::vector<std::vector<TensorId>> region_inputs_;
   std::vector<int32_t> recompute_end_;
   std::vector<bool> saved_live_;
   std::vector<TensorId> cache_live_;
+  std::vector<std::pair<TensorId, int32_t>> produced_scratch_;
   mutable std::vector<int32_t> creator_;
   bool fwd_workspace_ = false, bwd_workspace_ = false;
 };
