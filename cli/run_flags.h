@@ -27,6 +27,7 @@ struct RunFlags {
   std::string gpu;                          // a name from data/gpus.json
   double gpu_memory_gib = 0;                // or an explicit capacity
   bool expandable_segments = false;
+  std::string calibration;                  // a profile written by `memplan calibrate`
   bool json = false;
 };
 

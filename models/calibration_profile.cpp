@@ -1,0 +1,69 @@
+#include "models/calibration_profile.h"
+
+#include <fstream>
+
+#include "engine/errors.h"
+
+namespace memplan {
+
+namespace {
+int64_t get_bytes(const nlohmann::json& d, const char* key, bool required) {
+  if (!d.contains(key) || d.at(key).is_null()) {
+    if (required) throw InputError(std::string("calibration.") + key, "missing", "required field");
+    return 0;
+  }
+  const auto& v = d.at(key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0)
+    throw InputError(std::string("calibration.") + key, v.dump().substr(0, 40), "must be a non-negative integer of bytes");
+  return v.get<int64_t>();
+}
+double get_rate(const nlohmann::json& d, const char* key) {
+  if (!d.contains(key) || d.at(key).is_null()) return 0;
+  const auto& v = d.at(key);
+  if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1e18)
+    throw InputError(std::string("calibration.") + key, v.dump().substr(0, 40), "must be a non-negative finite number");
+  return v.get<double>();
+}
+}  // namespace
+
+CalibrationProfile parse_calibration_profile(const nlohmann::json& doc) {
+  if (!doc.is_object()) throw InputError("calibration", doc.dump().substr(0, 40), "must be a JSON object");
+  if (!doc.contains("schema") || doc.at("schema") != "memplan-calibration/1")
+    throw InputError("calibration.schema", doc.contains("schema") ? doc.at("schema").dump() : "missing",
+                     "expected \"memplan-calibration/1\"");
+  CalibrationProfile p;
+  if (doc.contains("gpu_name") && doc.at("gpu_name").is_string()) p.gpu_name = doc.at("gpu_name").get<std::string>();
+  if (doc.contains("compute_capability") && doc.at("compute_capability").is_string())
+    p.compute_capability = doc.at("compute_capability").get<std::string>();
+  p.total_memory_bytes = get_bytes(doc, "total_memory_bytes", true);
+  p.cuda_context_lazy_bytes = get_bytes(doc, "cuda_context_lazy_bytes", true);
+  p.cuda_context_plus_cublas_lazy_bytes = get_bytes(doc, "cuda_context_plus_cublas_lazy_bytes", false);
+  const int64_t g = get_bytes(doc, "cuda_malloc_granularity_bytes", false);
+  if (g > 0) p.cuda_malloc_granularity_bytes = g;
+  if (doc.contains("gemm_tflops") && doc.at("gemm_tflops").is_object()) {
+    const auto& t = doc.at("gemm_tflops");
+    p.bf16_tflops = get_rate(t, "bf16");
+    p.fp16_tflops = get_rate(t, "fp16");
+    p.tf32_tflops = get_rate(t, "tf32");
+    p.fp32_tflops = get_rate(t, "fp32");
+    p.fp8_tflops = get_rate(t, "fp8");
+  }
+  p.hbm_bandwidth_bytes_per_s = get_rate(doc, "hbm_bandwidth_bytes_per_s");
+  p.h2d_pinned_bytes_per_s = get_rate(doc, "h2d_pinned_bytes_per_s");
+  p.d2h_pinned_bytes_per_s = get_rate(doc, "d2h_pinned_bytes_per_s");
+  return p;
+}
+
+CalibrationProfile load_calibration_profile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("--calibration", path, "cannot open the calibration profile");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error&) {
+    throw InputError("--calibration", path, "not valid JSON");
+  }
+  return parse_calibration_profile(doc);
+}
+
+}  // namespace memplan
