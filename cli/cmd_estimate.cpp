@@ -1,9 +1,11 @@
 // `memplan estimate`: the ledger of one training step for a model and configuration.
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
+#include "cli/timeline_svg.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "models/calibration_profile.h"
@@ -55,9 +57,22 @@ void register_estimate(CLI::App& app) {
     EstimateOptions opt;
     opt.allocator.expandable_segments = flags->expandable_segments;
     if (d.capacity_bytes > 0) opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
+    opt.replay.record_timeline = !flags->timeline.empty();
     const Estimate e = estimate(m, c, opt);
-    if (flags->json) std::cout << estimate_json(m, c, e, d).dump(2) << "\n";
-    else std::cout << estimate_table(m, c, e, d);
+    if (!flags->timeline.empty()) {
+      std::ofstream svg(flags->timeline);
+      if (!svg) throw InputError("--timeline", flags->timeline, "cannot write the file");
+      svg << timeline_svg(e, m.name + ": " + std::string(precision_name(c.precision)) + ", batch " +
+                                 std::to_string(c.batch_size) + (c.seq_len > 0 ? " x " + std::to_string(c.seq_len) : ""));
+    }
+    if (flags->json) {
+      nlohmann::json j = estimate_json(m, c, e, d);
+      if (flags->per_layer) j["layers"] = layers_json(e);
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << estimate_table(m, c, e, d);
+      if (flags->per_layer) std::cout << "\n" << layers_table(e);
+    }
   });
 }
 

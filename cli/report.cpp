@@ -144,4 +144,30 @@ std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimat
   return o.str();
 }
 
+std::string layers_table(const Estimate& e) {
+  std::ostringstream o;
+  char line[256];
+  const double total = static_cast<double>(e.replay.peak.bytes);
+  std::snprintf(line, sizeof line, "%-28s %14s %12s %14s %14s %7s\n", "layer (steady-state forward)", "params",
+                "params MiB", "saved MiB", "transient MiB", "share");
+  o << line;
+  for (const auto& l : e.replay.layers) {
+    std::snprintf(line, sizeof line, "%-28s %14lld %12s %14s %14s %6.1f%%\n", l.name.c_str(),
+                  static_cast<long long>(l.param_count), mib(l.param_bytes).c_str(), mib(l.saved_bytes).c_str(),
+                  mib(l.transient_peak_bytes).c_str(),
+                  100.0 * static_cast<double>(l.param_bytes + l.saved_bytes) / total);
+    o << line;
+  }
+  o << "(share: the layer's parameters and saved activations as a part of the peak)\n";
+  return o.str();
+}
+
+nlohmann::json layers_json(const Estimate& e) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& l : e.replay.layers)
+    a.push_back({{"name", l.name}, {"param_count", l.param_count}, {"param_bytes", l.param_bytes},
+                 {"saved_bytes", l.saved_bytes}, {"transient_peak_bytes", l.transient_peak_bytes}});
+  return a;
+}
+
 }  // namespace memplan::cli

@@ -29,6 +29,8 @@ struct RunFlags {
   bool expandable_segments = false;
   std::string calibration;                  // a profile written by `memplan calibrate`
   bool json = false;
+  bool per_layer = false;                   // per-layer table
+  std::string timeline;                     // write the memory timeline SVG here
 };
 
 void add_run_flags(CLI::App& cmd, RunFlags& f);

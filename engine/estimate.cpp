@@ -43,7 +43,7 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
     AllocatorOptions unlimited = opt.allocator;
     unlimited.capacity_bytes = 0;
     CachingAllocator alloc(unlimited);
-    e.allocator = replay_allocator(alloc, e.replay.events);
+    e.allocator = replay_allocator(alloc, e.replay.events, AllocatorReplayOptions{opt.replay.record_timeline});
     if (opt.allocator.capacity_bytes > 0) {
       CachingAllocator capped(opt.allocator);
       e.capped = replay_allocator(capped, e.replay.events);

@@ -75,7 +75,9 @@ class Replayer {
       }
     }
     res.weights_bytes = mem_.current_bytes();
-    for (int32_t s = 1; s <= opt_.steps; ++s) res.steps.push_back(train_step(s));
+    layer_stats_ = layer_params();
+    for (int32_t s = 1; s <= opt_.steps; ++s) res.steps.push_back(train_step(s, s == opt_.steps));
+    res.layers = std::move(layer_stats_);
     res.peak = res.steps.back().peak;
     res.events = mem_.take_events();
     res.timeline = mem_.timeline();
@@ -188,14 +190,43 @@ class Replayer {
     }
   }
 
-  void forward(int32_t n_ops) {
+  void forward(int32_t n_ops, std::vector<LayerStats>* layer_stats) {
+    int64_t layer_start = 0;
     for (int32_t i = 0; i < n_ops; ++i) {
       const int32_t l = layer_of_op_[static_cast<size_t>(i)];
+      const bool first = l >= 0 && i == g_.layers[static_cast<size_t>(l)].first_op;
       const bool ckpt = l >= 0 && g_.layers[static_cast<size_t>(l)].checkpointed;
-      if (ckpt && i == g_.layers[static_cast<size_t>(l)].first_op)
+      if (first) {
+        layer_start = mem_.current_bytes();
+        mem_.reset_sub_window();
+      }
+      if (ckpt && first)
         for (TensorId t : region_inputs_[static_cast<size_t>(l)]) ref(t);  // the checkpoint keeps its inputs
       forward_op(i, !ckpt, -1);
+      if (layer_stats && l >= 0 && i == g_.layers[static_cast<size_t>(l)].end_op - 1) {
+        LayerStats& ls = (*layer_stats)[static_cast<size_t>(l)];
+        ls.saved_bytes = mem_.current_bytes() - layer_start;
+        ls.transient_peak_bytes = mem_.sub_window_peak() - layer_start;
+      }
     }
+  }
+
+  std::vector<LayerStats> layer_params() const {
+    std::vector<LayerStats> out(g_.layers.size());
+    for (size_t l = 0; l < g_.layers.size(); ++l) out[l].name = g_.name_of(g_.layers[l].name);
+    std::vector<bool> seen(g_.tensors.size(), false);
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      const int32_t l = layer_of_op_[i];
+      for (TensorId r : g_.ops[i].reads) {
+        const auto& ti = g_.tensors[static_cast<size_t>(r)];
+        if (ti.kind != TensorKind::param || seen[static_cast<size_t>(r)]) continue;
+        seen[static_cast<size_t>(r)] = true;  // a parameter belongs to the layer that first reads it
+        if (l < 0) continue;
+        out[static_cast<size_t>(l)].param_bytes += ti.bytes;
+        out[static_cast<size_t>(l)].param_count += ti.bytes / dtype_bytes(ti.dtype);
+      }
+    }
+    return out;
   }
 
   void recompute(int32_t l) {
@@ -309,7 +340,7 @@ class Replayer {
     unref(loss);
   }
 
-  StepStats train_step(int32_t step) {
+  StepStats train_step(int32_t step, bool record_layers) {
     StepStats st;
     mem_.here = Location{step, 0, Phase::batch, -1, false};
     mem_.reset_peak();
@@ -328,7 +359,7 @@ class Replayer {
       if (mb == 0) st.batch = mem_.current_bytes();
       saved_live_.assign(g_.ops.size(), false);
       mem_.here.phase = Phase::forward;
-      forward(n_ops);
+      forward(n_ops, record_layers && mb == 0 ? &layer_stats_ : nullptr);
       const int64_t fwd_peak = mem_.window_peak();
       if (mb == 0) { st.fwd_peak = fwd_peak; st.after_fwd = mem_.current_bytes(); }
       mem_.here.phase = Phase::backward;
@@ -383,6 +414,7 @@ class Replayer {
   std::vector<int32_t> recompute_end_;
   std::vector<bool> saved_live_;
   std::vector<TensorId> cache_live_;
+  std::vector<LayerStats> layer_stats_;
   std::vector<std::pair<TensorId, int32_t>> produced_scratch_;
   mutable std::vector<int32_t> creator_;
   bool fwd_workspace_ = false, bwd_workspace_ = false;
