@@ -126,6 +126,7 @@ void register_fit(CLI::App& app) {
         c.batch_size = b;
         c.grad_accum_steps = global / b;
         const Single s = try_cfg(c);
+        if (b == 1 && s.device_bytes >= now.device_bytes) break;  // accumulation holds the gradients: no gain
         if (s.device_bytes <= d.capacity_bytes || b == 1) {
           cur = c;
           now = s;
@@ -237,7 +238,7 @@ void register_fit(CLI::App& app) {
     if (out.empty()) o << "  (nothing left to change in this order)\n";
     // Allocator advice: slack between reserved and allocated at the reserved peak.
     const int64_t slack = e0.allocator.reserved_at_peak_reserved_bytes - e0.allocator.allocated_at_peak_reserved_bytes;
-    if (!f->expandable_segments && (slack > kGiB || slack * 20 > e0.allocator.peak_reserved_bytes || e0.allocator.num_alloc_retries > 0)) {
+    if (!f->expandable_segments && (slack > kGiB || slack * 20 > e0.allocator.peak_reserved_bytes)) {
       EstimateOptions ex;
       ex.allocator.expandable_segments = true;
       const Estimate ee = estimate(m, run_config_from(*f, m), ex);

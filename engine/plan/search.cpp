@@ -139,8 +139,18 @@ PlanCandidate Planner::eval_fast(const PlanSpace& s, const Fits& f, const Parall
   ShardActivations a;
   a.peak_bytes = static_cast<int64_t>(total(false, &ShardFit::act_peak) - trade);
   a.grads_at_peak_bytes = static_cast<int64_t>(total(false, &ShardFit::grads_at_peak));
-  a.inflight_bytes = static_cast<int64_t>(total(false, &ShardFit::saved) - trade);
+  // An in-flight micro-batch holds its forward's saved tensors: the end-of-forward regime bounds them (the
+  // step peak's activations row can sit late in backward, where most have been freed).
+  a.inflight_bytes = std::max<int64_t>(
+      0, static_cast<int64_t>(std::max(total(false, &ShardFit::saved), total(false, &ShardFit::fwd_act)) - trade));
   c.mem = distributed_memory(st, a, c.par, s.framework);
+  {  // Regime F, the end of forward: saved tensors of every layer, no gradients yet.
+    ShardActivations af = a;
+    af.peak_bytes = static_cast<int64_t>(total(false, &ShardFit::fwd_act) - trade);
+    af.grads_at_peak_bytes = 0;
+    const DistributedMemory mf = distributed_memory(st, af, c.par, s.framework);
+    if (mf.gpu_total() > c.mem.gpu_total()) c.mem = mf;
+  }
   if (ck) {  // Regime B, the last recompute with the gradients accumulated: the checkpointed fit's peak.
     ShardActivations b2 = a;
     b2.peak_bytes = static_cast<int64_t>(total(true, &ShardFit::act_peak));
@@ -323,7 +333,8 @@ void Planner::confirm(PlanCandidate& c, const PlanSpace& s) {
   ShardActivations a;
   a.peak_bytes = e.replay.peak.bytes - led[Row::weights] - led[Row::gradients] - led[Row::optimizer_state];
   a.grads_at_peak_bytes = led[Row::gradients];
-  a.inflight_bytes = led[Row::activations];
+  const int64_t fwd_act = e.replay.steps.back().fwd_peak - e.replay.weights_bytes;  // end of forward, no grads
+  a.inflight_bytes = std::max(led[Row::activations], fwd_act);
   if (c.par.sequence_parallel && f.none_tp1) {  // the replay has no SP: shard the per-layer part in closed form
     const double k = static_cast<double>(c.ckpt_layers), Lf = static_cast<double>(L);
     auto fix = [&](Bilinear ShardFit::*q) {
@@ -332,8 +343,10 @@ void Planner::confirm(PlanCandidate& c, const PlanSpace& s) {
         d += k * (((*f.ckpt_tp1).*q).per_layer(bd) / static_cast<double>(c.par.tp) - ((*f.ckpt).*q).per_layer(bd));
       return static_cast<int64_t>(d);
     };
-    a.peak_bytes += fix(&ShardFit::act_peak);
-    a.inflight_bytes += fix(&ShardFit::saved);
+    // the end-of-forward fit is the stable piece (one affine regime at every depth): its slopes shard
+    const int64_t d = fix(&ShardFit::fwd_act);
+    a.peak_bytes += d;
+    a.inflight_bytes += d;
   }
   ShardStates st;
   st.params = e.trainable_params;
@@ -343,7 +356,13 @@ void Planner::confirm(PlanCandidate& c, const PlanSpace& s) {
   const auto oi = static_cast<size_t>(c.optimizer);
   st.optimizer_state_bytes = static_cast<int64_t>(f.none->optimizer_state[oi].at(sliceable ? static_cast<double>(L) : 1.0));
   st.optimizer_transient_bytes = static_cast<int64_t>(f.none->optimizer_transient[oi].at(sliceable ? static_cast<double>(L) : 1.0));
-  const DistributedMemory m = distributed_memory(st, a, c.par, s.framework);
+  DistributedMemory m = distributed_memory(st, a, c.par, s.framework);
+  ShardActivations af = a;
+  af.peak_bytes = fwd_act + (a.peak_bytes - (e.replay.peak.bytes - led[Row::weights] - led[Row::gradients] -
+                                            led[Row::optimizer_state]));  // same SP correction
+  af.grads_at_peak_bytes = 0;
+  const DistributedMemory mf = distributed_memory(st, af, c.par, s.framework);
+  if (mf.gpu_total() > m.gpu_total()) m = mf;
   const int64_t slack = e.allocator.reserved_at_peak_reserved_bytes - e.allocator.allocated_at_peak_reserved_bytes;
   c.confirmed = true;
   c.confirmed_device_bytes = m.gpu_total() + std::max<int64_t>(0, slack) + s.non_pytorch_bytes;

@@ -94,7 +94,7 @@ ShardFit fit_shard(const ModelSpec& m, const RunConfig& base, Precision precisio
   const bool half = precision == Precision::bf16 || precision == Precision::fp16;
   f.param_bytes_per = half ? 2 : 4;
   f.grad_bytes_per = f.param_bytes_per;
-  double act[2][2], grads[2][2], saved[2][2], flops[2][2], bytes[2][2];
+  double act[2][2], fact[2][2], grads[2][2], saved[2][2], flops[2][2], bytes[2][2];
   double params[2] = {0, 0}, ops[2] = {0, 0};
   std::array<double, 6> state[2], trans[2];
   const int64_t l1 = std::max<int64_t>(1, std::min<int64_t>(4, stack_layers(m) / 2));
@@ -123,6 +123,7 @@ ShardFit fit_shard(const ModelSpec& m, const RunConfig& base, Precision precisio
       act[bi][li] = static_cast<double>(e.replay.peak.bytes - led[Row::weights] - led[Row::gradients] -
                                         led[Row::optimizer_state]);
       grads[bi][li] = static_cast<double>(led[Row::gradients]);
+      fact[bi][li] = static_cast<double>(e.replay.steps.back().fwd_peak - e.replay.weights_bytes);
       saved[bi][li] = static_cast<double>(led[Row::activations]);
       const GraphCost gc = graph_cost(g);
       flops[bi][li] = gc.fwd_flops;
@@ -140,7 +141,7 @@ ShardFit fit_shard(const ModelSpec& m, const RunConfig& base, Precision precisio
     }
     if (!f.sliceable) {  // one depth only: L = 1 stands for the model, the L = 2 column repeats it
       for (int bi = 0; bi < 2; ++bi) {
-        act[bi][1] = act[bi][0]; grads[bi][1] = grads[bi][0]; saved[bi][1] = saved[bi][0];
+        act[bi][1] = act[bi][0]; fact[bi][1] = fact[bi][0]; grads[bi][1] = grads[bi][0]; saved[bi][1] = saved[bi][0];
         flops[bi][1] = flops[bi][0]; bytes[bi][1] = bytes[bi][0];
       }
       params[1] = params[0];
@@ -154,6 +155,7 @@ ShardFit fit_shard(const ModelSpec& m, const RunConfig& base, Precision precisio
   auto fit = [&](double v[2][2]) { return fit_bilinear(v[0][0], v[1][0], v[0][1], v[1][1], fl1, fl2); };
   f.act_peak = fit(act);
   f.grads_at_peak = fit(grads);
+  f.fwd_act = fit(fact);
   f.saved = fit(saved);
   f.fwd_flops = fit(flops);
   f.fwd_bytes = fit(bytes);

@@ -38,6 +38,8 @@ struct Affine {
 struct ShardFit {
   Bilinear act_peak;       // forward/backward peak minus weights and gradients
   Bilinear grads_at_peak;  // gradients live at that peak
+  Bilinear fwd_act;        // forward peak minus weights (no gradients exist yet): the regime that wins when
+                           // gradients are sharded and the step's own peak sits late in backward
   Bilinear saved;          // the activations row at that peak (what one more in-flight micro-batch holds)
   Bilinear fwd_flops, fwd_bytes;  // forward of one micro-batch (time model)
   Affine params;           // trainable parameters
