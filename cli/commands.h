@@ -15,5 +15,7 @@ void register_estimate(CLI::App& app);
 void register_validate(CLI::App& app);
 void register_explain_oom(CLI::App& app);
 void register_calibrate(CLI::App& app);
+void register_plan(CLI::App& app);
+void register_fit(CLI::App& app);
 
 }  // namespace memplan::cli

@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   memplan::cli::register_validate(app);
   memplan::cli::register_explain_oom(app);
   memplan::cli::register_calibrate(app);
+  memplan::cli::register_plan(app);
+  memplan::cli::register_fit(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
