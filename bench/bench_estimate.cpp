@@ -57,4 +57,3 @@ BENCHMARK(BM_BuildGraph70B)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();

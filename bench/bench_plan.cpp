@@ -83,16 +83,6 @@ static void BM_Plan70B_1024(benchmark::State& state) {
 }
 BENCHMARK(BM_Plan70B_1024)->Unit(benchmark::kMillisecond);
 
-static void BM_Estimate70B(benchmark::State& state) {
-  const ModelSpec m = load_zoo_model("llama-2-70b");
-  RunConfig c = lm(4096);
-  c.precision = Precision::bf16;
-  for (auto _ : state) {
-    const Estimate e = estimate(m, c);
-    if (e.replay.peak.bytes <= e.weights_bytes || m.transformer.num_layers != 80) std::abort();
-    benchmark::DoNotOptimize(e.allocator.peak_reserved_bytes);
-  }
-}
-BENCHMARK(BM_Estimate70B)->Unit(benchmark::kMillisecond);
+// BM_Estimate70B lives in bench_estimate.cpp (with and without the allocator model).
 
-BENCHMARK_MAIN();
+BENCHMARK_MAIN();  // the one main() of memplan_bench
