@@ -11,6 +11,7 @@
 //    variable (`hold_until_drop` / `drop`).
 #pragma once
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,7 +35,8 @@ class GraphBuilder {
   bool training() const { return cfg_.mode == Mode::training; }
 
   // ---- leaves
-  TensorId param(std::string_view name, Shape shape, bool trainable = true);
+  // `dtype` overrides the precision's parameter dtype (native graphs: a bf16 weight in an amp model).
+  TensorId param(std::string_view name, Shape shape, bool trainable = true, std::optional<DType> dtype = std::nullopt);
   TensorId buffer(std::string_view name, Shape shape, DType dtype);
   TensorId input(Shape shape, DType dtype);
 
