@@ -56,4 +56,10 @@ struct ReplayResult {
 
 ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt = {});
 
+// Dynamic shapes: step k runs step_graphs[k] (graphs of one model at different sequence lengths, built with the
+// same RunConfig otherwise). Memory, parameters, gradients and optimizer state carry across steps, so the
+// allocator sees the real history. `opt.steps` is ignored.
+ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_graphs, const RunConfig& cfg,
+                                      const ReplayOptions& opt = {});
+
 }  // namespace memplan
