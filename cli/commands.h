@@ -17,5 +17,6 @@ void register_explain_oom(CLI::App& app);
 void register_calibrate(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_fit(CLI::App& app);
+void register_dynamic(CLI::App& app);
 
 }  // namespace memplan::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   memplan::cli::register_calibrate(app);
   memplan::cli::register_plan(app);
   memplan::cli::register_fit(app);
+  memplan::cli::register_dynamic(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -365,6 +365,7 @@ class Replayer {
     mem_.here = Location{step, 0, Phase::batch, -1, false};
     mem_.reset_peak();
     st.start = mem_.current_bytes();
+    st.event_begin = mem_.event_count();
     const int32_t n_ops = static_cast<int32_t>(g_.ops.size());
     for (int64_t mb = 0; mb < cfg_.grad_accum_steps; ++mb) {
       mem_.here.micro_batch = static_cast<int32_t>(mb);
@@ -399,6 +400,7 @@ class Replayer {
     for (auto& pg : session_.param_grad)
       if (pg >= 0) { mem_.free(pg); pg = -1; }
     st.end = mem_.current_bytes();
+    st.event_end = mem_.event_count();
     st.peak = mem_.peak();
     st.step_peak = st.peak.bytes;
     return st;

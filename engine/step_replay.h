@@ -25,6 +25,7 @@ struct StepStats {  // allocated bytes at phase boundaries, as the validation ha
   int64_t start = 0, batch = 0, fwd_peak = 0, after_fwd = 0, bwd_peak = 0, micro_rest_peak = 0, after_bwd = 0,
           opt_peak = 0, end = 0, step_peak = 0;
   PeakInfo peak;  // the step's peak with its ledger
+  int64_t event_begin = 0, event_end = 0;  // [begin, end) indices of the step's events in ReplayResult::events
 };
 
 // One layer's share of the steady-state forward (first micro-batch), the table practitioners build with hooks.
