@@ -48,6 +48,22 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
 
 Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
   validate_run_config(cfg, spec);
+  if (cfg.mode == Mode::inference) {
+    Estimate e;
+    Graph g = build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false});
+    for (const auto& t : g.tensors)
+      if (t.kind == TensorKind::param) e.params = checked_add(e.params, t.bytes / dtype_bytes(t.dtype), "parameter count");
+    e.inference = replay_inference(spec, cfg, opt.inference);
+    e.weights_bytes = e.inference.weights_bytes;
+    e.replay.weights_bytes = e.weights_bytes;
+    e.replay.peak = e.inference.peak;
+    if (opt.simulate_allocator) {
+      CachingAllocator alloc(opt.allocator);
+      e.allocator = replay_allocator(alloc, e.inference.events);
+    }
+    e.replay.events = std::move(e.inference.events);
+    return e;
+  }
   Graph g = build_graph(spec, cfg);
   return estimate_graph(g, cfg, opt);
 }

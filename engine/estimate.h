@@ -7,6 +7,7 @@
 #include "engine/alloc/caching_allocator.h"
 #include "engine/arch/spec.h"
 #include "engine/graph.h"
+#include "engine/inference_replay.h"
 #include "engine/run_config.h"
 #include "engine/step_replay.h"
 
@@ -14,6 +15,7 @@ namespace memplan {
 
 struct EstimateOptions {
   ReplayOptions replay;
+  InferenceReplayOptions inference;  // cfg.mode == inference
   AllocatorOptions allocator;   // capacity_bytes: the device or per-process cap (0 = unlimited)
   bool simulate_allocator = true;
 };
@@ -22,7 +24,9 @@ struct Estimate {
   int64_t params = 0;             // parameter count (trainable and frozen)
   int64_t trainable_params = 0;
   int64_t weights_bytes = 0;      // allocated after building the model
-  ReplayResult replay;            // steps, peak with its ledger, the event stream
+  ReplayResult replay;            // steps, peak with its ledger, the event stream (inference: no steps; peak
+                                  // and events of the inference run)
+  InferenceResult inference;      // cfg.mode == inference: prefill / KV cache / generate figures
   AllocatorStats allocator;       // the caching allocator replayed over the whole run (reserved, OOM)
   int64_t peak_allocated_bytes() const { return replay.peak.bytes; }
 };
