@@ -181,8 +181,10 @@ TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const std::st
   TensorId gated = b.mul(b.unary("silu", b.view(gu, {R, I}), false, false), b.view(gu, {R, I}));
   b.hold(gated);
   locals.push_back(gated);
-  TensorId out = local("grouped_mm", {gated, down}, {R, H}, dt);
-  TensorId scaled = b.mul(out, b.view(weights_g, {R, 1}));
+  TensorId out = b.generic({"grouped_mm", {gated, down}, {{{R, H}, dt}}, {}, {}, {}, {}})[0];
+  TensorId scaled = b.mul(out, b.view(weights_g, {R, 1}));  // rebinds out_per_sample_g: out goes
+  b.hold(scaled);
+  locals.push_back(scaled);
   TensorId unperm = local("index", {scaled}, {R, H}, dt);
   TensorId final_h = b.generic({"sum_topk", {unperm}, {{{T, H}, dt}}, {}, {}, {}, {}})[0];
   for (TensorId t : locals) b.drop(t);
