@@ -84,6 +84,9 @@ Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const I
   if (cfg.mode != Mode::inference) throw InputError("mode", "training", "build_inference_graph needs mode inference");
   if (spec.kind != ModelSpec::Kind::transformer || spec.transformer.family == TransformerSpec::Family::bert)
     throw InputError("model", spec.name, "inference replay covers decoder-only causal LMs (gpt2, llama family)");
+  if (spec.transformer.kv_lora_rank > 0)
+    throw InputError("model", spec.name, "inference replay of multi-head latent attention (deepseek_v2) is not "
+                                         "modelled; KV sizing (engine/kv_cache.h) and serve's analytic bound are");
   GraphBuilder b(cfg);
   b.set_pass(pass);
   if (spec.transformer.family == TransformerSpec::Family::gpt2) build_gpt2(b, spec.transformer);
@@ -95,6 +98,9 @@ Graph build_graph(const ModelSpec& spec, const RunConfig& cfg) {
   GraphBuilder b(cfg);
   switch (spec.kind) {
     case ModelSpec::Kind::transformer:
+      if (spec.transformer.kv_lora_rank > 0 || spec.transformer.model_type == "gemma2")
+        throw InputError("model", spec.name, "training replay of " + spec.transformer.model_type + " is not modelled "
+                                             "(inference: gemma2 replay, deepseek_v2 KV sizing and serve)");
       switch (spec.transformer.family) {
         case TransformerSpec::Family::gpt2: build_gpt2(b, spec.transformer); break;
         case TransformerSpec::Family::llama: build_llama(b, spec.transformer); break;

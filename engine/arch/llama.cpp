@@ -9,6 +9,9 @@
 // (kv_update in common.cpp); sliding-window layers get a materialised bool mask once the window is reached
 // (then SDPA cannot use enable_gqa and HF's repeat_kv copies K/V to all heads); the final norm runs over
 // every position and lm_head over the last logits_to_keep positions only.
+// gemma2 (inference only) rides on this builder: its extra post-attention / post-feedforward norms and the
+// embedding normaliser are added; its (1 + w) fp32 norm arithmetic, softcapping and gelu_tanh (same live set
+// as silu) are not distinguished.
 #include "engine/arch/builders.h"
 
 #include "engine/checked.h"
@@ -209,6 +212,7 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   if (P > 1) b.input({B, S}, DType::i64);
   TensorId h = b.embedding(ids, embed);
   const TensorId inputs_embeds = h;
+  if (s.model_type == "gemma2") h = b.scalar_op("mul_scalar", h, false);  // embeddings * sqrt(hidden_size)
   // Rotary embedding: computed in f32 under autocast-disabled, returned in the hidden dtype.
   TensorId cos = b.to(b.generic({"rope_cos", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
   TensorId sin = b.to(b.generic({"rope_sin", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
@@ -223,7 +227,8 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
                ? b.generic({"causal_mask", {}, {{{B, 1, S, S}, b.dtype(h)}}, {}, {}, {}, {}})[0]
                : kNoTensor;
   } else {
-    const bool any_full = s.sliding_window == 0 || s.first_sliding_layer > 0;
+    bool any_full = false;
+    for (int64_t i = 0; i < s.num_layers; ++i) any_full = any_full || !layer_is_sliding(s, i);
     mask = any_full ? inference_mask(b, 0, b.dtype(h)) : kNoTensor;
     sliding_mask = s.sliding_window > 0 ? inference_mask(b, s.sliding_window, b.dtype(h)) : kNoTensor;
     for (TensorId m : {mask, sliding_mask})
@@ -250,9 +255,11 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     if (inf) b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
     TensorId n1 = rms_norm(b, h, w.in_norm);
     b.hold(n1);  // bound to hidden_states until self_attn returns
-    const bool sliding = s.sliding_window > 0 && i >= s.first_sliding_layer;
+    const bool sliding = inf && layer_is_sliding(s, i);
     TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0);
     b.drop(n1);
+    const bool gemma = s.model_type == "gemma2";
+    if (gemma) a = rms_norm(b, a, b.param(p + "post_attention_layernorm.weight", {H}, train));
     TensorId h1 = b.add(h, a);
     TensorId n2 = rms_norm(b, h1, w.post_norm);
     b.hold(n2);
@@ -268,6 +275,7 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
       m = swiglu_mlp(b, n2, gate, up, down);
     }
     b.drop(n2);
+    if (gemma) m = rms_norm(b, m, b.param(p + "post_feedforward_layernorm.weight", {H}, train));
     h = b.add(h1, m);
     if (inf && layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
