@@ -14,5 +14,6 @@ void register_models(CLI::App& app);
 void register_estimate(CLI::App& app);
 void register_validate(CLI::App& app);
 void register_explain_oom(CLI::App& app);
+void register_serve(CLI::App& app);
 
 }  // namespace memplan::cli

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   memplan::cli::register_estimate(app);
   memplan::cli::register_validate(app);
   memplan::cli::register_explain_oom(app);
+  memplan::cli::register_serve(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

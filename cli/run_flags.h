@@ -28,6 +28,9 @@ struct RunFlags {
   double gpu_memory_gib = 0;                // or an explicit capacity
   bool expandable_segments = false;
   bool json = false;
+  std::string mode = "training";            // training | inference
+  int64_t generate_tokens = 0;              // inference: greedy generate() after the prefill
+  int64_t logits_to_keep = 1;               // inference: 0 = logits of every position
 };
 
 void add_run_flags(CLI::App& cmd, RunFlags& f);
