@@ -18,5 +18,6 @@ void register_calibrate(CLI::App& app);
 void register_plan(CLI::App& app);
 void register_fit(CLI::App& app);
 void register_dynamic(CLI::App& app);
+void register_serve(CLI::App& app);
 
 }  // namespace memplan::cli

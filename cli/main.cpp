@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   memplan::cli::register_plan(app);
   memplan::cli::register_fit(app);
   memplan::cli::register_dynamic(app);
+  memplan::cli::register_serve(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

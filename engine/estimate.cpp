@@ -29,6 +29,22 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
     if (l < 0) throw InputError("frozen_layers", std::to_string(l), "layer indices must be non-negative");
 }
 
+namespace {
+// The caching allocator over the run: without a cap (what the run needs) and, when a capacity is set, under it
+// (whether and where it would OOM).
+void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt) {
+  if (!opt.simulate_allocator) return;
+  AllocatorOptions unlimited = opt.allocator;
+  unlimited.capacity_bytes = 0;
+  CachingAllocator alloc(unlimited);
+  e.allocator = replay_allocator(alloc, events, AllocatorReplayOptions{opt.replay.record_timeline});
+  if (opt.allocator.capacity_bytes > 0) {
+    CachingAllocator capped(opt.allocator);
+    e.capped = replay_allocator(capped, events);
+  }
+}
+}  // namespace
+
 Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt) {
   Estimate e;
   for (const auto& t : g.tensors) {
@@ -39,21 +55,25 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
   }
   e.replay = replay_training(g, cfg, opt.replay);
   e.weights_bytes = e.replay.weights_bytes;
-  if (opt.simulate_allocator) {
-    AllocatorOptions unlimited = opt.allocator;
-    unlimited.capacity_bytes = 0;
-    CachingAllocator alloc(unlimited);
-    e.allocator = replay_allocator(alloc, e.replay.events, AllocatorReplayOptions{opt.replay.record_timeline});
-    if (opt.allocator.capacity_bytes > 0) {
-      CachingAllocator capped(opt.allocator);
-      e.capped = replay_allocator(capped, e.replay.events);
-    }
-  }
+  simulate_allocators(e, e.replay.events, opt);
   return e;
 }
 
 Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
   validate_run_config(cfg, spec);
+  if (cfg.mode == Mode::inference) {
+    Estimate e;
+    Graph g = build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false});
+    for (const auto& t : g.tensors)
+      if (t.kind == TensorKind::param) e.params = checked_add(e.params, t.bytes / dtype_bytes(t.dtype), "parameter count");
+    e.inference = replay_inference(spec, cfg, opt.inference);
+    e.weights_bytes = e.inference.weights_bytes;
+    e.replay.weights_bytes = e.weights_bytes;
+    e.replay.peak = e.inference.peak;
+    simulate_allocators(e, e.inference.events, opt);
+    e.replay.events = std::move(e.inference.events);
+    return e;
+  }
   Graph g = build_graph(spec, cfg);
   return estimate_graph(g, cfg, opt);
 }

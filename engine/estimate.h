@@ -8,6 +8,7 @@
 #include "engine/alloc/caching_allocator.h"
 #include "engine/arch/spec.h"
 #include "engine/graph.h"
+#include "engine/inference_replay.h"
 #include "engine/run_config.h"
 #include "engine/step_replay.h"
 
@@ -15,6 +16,7 @@ namespace memplan {
 
 struct EstimateOptions {
   ReplayOptions replay;
+  InferenceReplayOptions inference;  // cfg.mode == inference
   // capacity_bytes: the device or per-process cap (0 = unlimited). The unlimited replay always runs (what the
   // step needs); a capped replay runs as well when a capacity is set (whether and where it would OOM).
   AllocatorOptions allocator;
@@ -25,7 +27,9 @@ struct Estimate {
   int64_t params = 0;             // parameter count (trainable and frozen)
   int64_t trainable_params = 0;
   int64_t weights_bytes = 0;      // allocated after building the model
-  ReplayResult replay;            // steps, peak with its ledger, the event stream
+  ReplayResult replay;            // steps, peak with its ledger, the event stream (inference: no steps; peak
+                                  // and events of the inference run)
+  InferenceResult inference;      // cfg.mode == inference: prefill / KV cache / generate figures
   AllocatorStats allocator;       // the caching allocator replayed over the whole run without a cap
   std::optional<AllocatorStats> capped;  // the same under the capacity, when one was given
   bool fits() const { return !capped || !capped->oom; }

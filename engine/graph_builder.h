@@ -24,6 +24,14 @@ namespace memplan {
 
 using Shape = std::vector<int64_t>;
 
+// One inference forward (transformers generate/forward with a DynamicCache): the prefill (past_len 0) or a
+// decode step. Builders read it through GraphBuilder::pass(); cfg.seq_len is ignored in inference graphs.
+struct InferencePass {
+  int64_t past_len = 0;        // tokens already in the cache (the cache_position of the first new token)
+  int64_t new_tokens = 0;      // tokens this forward processes (prompt length in prefill, 1 in decode)
+  bool from_generate = false;  // inside generate(): position_ids [B, S] and an all-ones attention_mask are passed
+};
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(const RunConfig& cfg);
@@ -33,12 +41,18 @@ class GraphBuilder {
   DType low_dtype() const { return low_dtype_; }         // autocast / pure low-precision dtype
   bool autocast() const { return autocast_; }
   bool training() const { return cfg_.mode == Mode::training; }
+  const InferencePass& pass() const { return pass_; }
+  void set_pass(const InferencePass& p) { pass_ = p; }
 
   // ---- leaves
   // `dtype` overrides the precision's parameter dtype (native graphs: a bf16 weight in an amp model).
   TensorId param(std::string_view name, Shape shape, bool trainable = true, std::optional<DType> dtype = std::nullopt);
   TensorId buffer(std::string_view name, Shape shape, DType dtype);
   TensorId input(Shape shape, DType dtype);
+
+  // ---- KV cache slots (inference): see Graph::cache_in / cache_out
+  TensorId kv_cache_in(Shape shape, DType dtype);  // the next slot's entry at pass start
+  void kv_cache_out(TensorId t);                    // the entry the cache holds for the next slot at pass end
 
   // ---- layers and checkpoint regions
   void begin_layer(std::string_view name, bool checkpointed);
@@ -131,6 +145,7 @@ class GraphBuilder {
   DType promote(DType a, DType b) const;
 
   RunConfig cfg_;
+  InferencePass pass_;
   DType param_dtype_;
   DType low_dtype_;
   bool autocast_;

@@ -206,7 +206,11 @@ TensorId GraphBuilder::sdpa_math(TensorId q, TensorId k, TensorId v, double drop
     const int64_t n = checked_mul(checked_mul(checked_mul(B, H), L), Lk);
     Op& op = emit("safe_softmax", {scores});
     op.outs = {probs};
-    op.fwd_temp_bytes = {checked_mul(n, dtype_bytes(dtype(scores))), n};  // softmax result, -inf mask
+    // Training (autograd on): softmax result and -inf mask as temporaries besides the output. Inference:
+    // the output plus a 1 B/element mask only (the fp32 GQA prefill case l3b8-infer: peak minus live set
+    // = scores + probs + 1 B/element).
+    if (training()) op.fwd_temp_bytes = {checked_mul(n, dtype_bytes(dtype(scores))), n};  // softmax result, -inf mask
+    else op.fwd_temp_bytes = {n};
     finish_outs(op);
     op.saved = {probs};
     if (op.has_backward) add_grads(op, {scores});

@@ -13,7 +13,7 @@
 
 namespace memplan {
 
-enum class Phase : uint8_t { build, batch, forward, backward, optimizer, zero_grad };
+enum class Phase : uint8_t { build, batch, forward, backward, optimizer, zero_grad, prefill, decode };
 std::string_view phase_name(Phase p);
 
 struct Location {
