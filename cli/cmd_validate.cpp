@@ -28,6 +28,7 @@ struct CaseResult {
 
 EstimateOptions options_for(const ValidationCase& c) {
   EstimateOptions opt;
+  opt.allocator.expandable_segments = c.expandable_segments;
   if (c.memory_cap_gib) {
     opt.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
     opt.allocator.capacity_is_memory_fraction = true;

@@ -144,6 +144,12 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         throw InputError("memory_cap_gib", dump_short(v), "must be a positive number");
       c.memory_cap_gib = v.get<double>();
     }
+    if (j.contains("alloc_conf") && !j.at("alloc_conf").is_null()) {
+      const std::string conf = get_string(j, "alloc_conf", "");
+      if (conf == "expandable_segments:True") c.expandable_segments = true;
+      else if (!conf.empty() && conf != "expandable_segments:False")
+        throw InputError("alloc_conf", conf, "only expandable_segments:True|False is modelled");
+    }
     if (j.contains("holdout") && j.at("holdout").is_boolean()) c.holdout = j.at("holdout").get<bool>();
     if (j.contains("measured") && !j.at("measured").is_null()) c.measured = parse_measured(j.at("measured"));
   } catch (const InputError& e) {

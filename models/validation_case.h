@@ -29,6 +29,7 @@ struct ValidationCase {
   ModelSpec model;
   RunConfig run;
   std::optional<double> memory_cap_gib;
+  bool expandable_segments = false;  // alloc_conf "expandable_segments:True"
   bool holdout = false;
   std::optional<Measured> measured;
 };

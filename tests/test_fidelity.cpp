@@ -22,6 +22,7 @@ double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; 
 
 EstimateOptions options_for(const ValidationCase& c) {
   EstimateOptions o;
+  o.allocator.expandable_segments = c.expandable_segments;
   if (c.memory_cap_gib) {
     o.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
     o.allocator.capacity_is_memory_fraction = true;
