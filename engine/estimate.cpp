@@ -41,6 +41,8 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
   if (opt.allocator.capacity_bytes > 0) {
     CachingAllocator capped(opt.allocator);
     e.capped = replay_allocator(capped, events);
+    e.capacity_bytes = opt.allocator.capacity_bytes;
+    e.expandable_segments = opt.allocator.expandable_segments;
   }
 }
 }  // namespace
