@@ -94,7 +94,9 @@ class GraphBuilder {
   TensorId embedding(TensorId ids, TensorId weight);
   TensorId linear(TensorId x, TensorId w, TensorId b = kNoTensor, bool addmm_order = false);
   TensorId matmul(TensorId a, TensorId b, Shape out_shape);
-  TensorId layer_norm(TensorId x, TensorId w, TensorId b);
+  // `contiguous_copy`: x is a non-contiguous view, so the kernel works on a transient contiguous copy (the node
+  // still saves x itself).
+  TensorId layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy = false);
   TensorId dropout(TensorId x, double p);
   TensorId softmax_last(TensorId x);
   // Fused SDPA (flash / efficient / cuDNN): q [B,H,L,D], k/v [B,Hkv,L,D].

@@ -120,21 +120,27 @@ void build_vit(GraphBuilder& b, const VisionSpec& s) {
     TensorId m1w = b.param(p + "mlp.0.weight", {s.mlp_dim, E}), m1b = b.param(p + "mlp.0.bias", {s.mlp_dim});
     TensorId m2w = b.param(p + "mlp.3.weight", {E, s.mlp_dim}), m2b = b.param(p + "mlp.3.bias", {E});
     b.begin_layer(p.substr(0, p.size() - 1), layer_checkpointed(cfg, i));
-    TensorId a = b.layer_norm(h, ln1w, ln1b);
+    // After the first block the residual stream is the transposed [L, B, E] layout of out_proj's output (x + input
+    // keeps its first operand's layout), so each LayerNorm makes a transient contiguous copy (ViT amp trace).
+    TensorId a = b.layer_norm(h, ln1w, ln1b, /*contiguous_copy=*/i > 0);
     TensorId proj = b.linear(a, inw, inb);
     TensorId packed = b.contiguous_copy(proj, {3, L, B, E});
     TensorId q = b.view(packed, {B, nh, L, hd});
     TensorId k = b.view(packed, {B, nh, L, hd});
     TensorId v = b.view(packed, {B, nh, L, hd});
-    TensorId ctx = b.contiguous_copy(b.sdpa(q, k, v, 0.0, false), {L * B, E});
+    // q, k, v are views of the [3, L, B, E] buffer. cuDNN (16-bit) lays its output out like q, [L, B, H, D], so
+    // permute(2, 0, 1, 3).contiguous() is free (ViT amp trace: nothing allocated between SDPA and out_proj); the
+    // memory-efficient kernel (fp32) writes [B, L, H, D] and the permute needs a copy.
+    TensorId attn = b.sdpa(q, k, v, 0.0, false);
+    TensorId ctx = b.dtype(attn) == DType::f32 ? b.contiguous_copy(attn, {L * B, E}) : b.view(attn, {L * B, E});
     TensorId att = b.view(b.linear(ctx, ow, ob), {B, L, E});
     TensorId x1 = b.add(att, h);
-    TensorId m = b.layer_norm(x1, ln2w, ln2b);
+    TensorId m = b.layer_norm(x1, ln2w, ln2b, /*contiguous_copy=*/true);
     m = b.linear(b.unary("gelu", b.linear(m, m1w, m1b), true, false), m2w, m2b);
     h = b.add(x1, m);
     b.end_layer();
   }
-  TensorId hn = b.layer_norm(h, b.param("encoder.ln.weight", {E}), b.param("encoder.ln.bias", {E}));
+  TensorId hn = b.layer_norm(h, b.param("encoder.ln.weight", {E}), b.param("encoder.ln.bias", {E}), s.num_layers > 0);
   TensorId first = b.contiguous_copy(hn, {B, E});  // x[:, 0]
   TensorId logits = b.linear(first, b.param("heads.head.weight", {s.num_classes, E}),
                              b.param("heads.head.bias", {s.num_classes}));
