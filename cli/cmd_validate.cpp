@@ -26,15 +26,6 @@ struct CaseResult {
   std::string error;  // a case the engine cannot model yet
 };
 
-EstimateOptions options_for(const ValidationCase& c) {
-  EstimateOptions opt;
-  opt.allocator.expandable_segments = c.expandable_segments;
-  if (c.memory_cap_gib) {
-    opt.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
-    opt.allocator.capacity_is_memory_fraction = true;
-  }
-  return opt;
-}
 
 double pct(double predicted, double measured) { return measured != 0 ? 100.0 * (predicted - measured) / measured : 0.0; }
 
@@ -63,7 +54,7 @@ std::vector<CaseResult> run_cases(const std::string& path, const std::string& on
     CaseResult r{parse_validation_case(j), {}, {}};
     if (!only.empty() && r.c.id.find(only) == std::string::npos) continue;
     try {
-      r.e = estimate(r.c.model, r.c.run, options_for(r.c));
+      r.e = estimate(r.c.model, r.c.run, estimate_options_for(r.c));
     } catch (const InputError& e) {
       if (r.c.run.mode != Mode::inference) throw;
       r.error = e.what();  // e.g. an encoder model in inference mode

@@ -1,5 +1,6 @@
 #include "models/validation_case.h"
 
+#include "engine/checked.h"
 #include "engine/errors.h"
 #include "models/hf_config.h"
 #include "models/torchvision.h"
@@ -158,6 +159,16 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
     throw InputError(w + "case", dump_short(j).substr(0, 40), std::string("malformed field: ") + e.what());
   }
   return c;
+}
+
+EstimateOptions estimate_options_for(const ValidationCase& c) {
+  EstimateOptions o;
+  o.allocator.expandable_segments = c.expandable_segments;
+  if (c.memory_cap_gib) {
+    o.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
+    o.allocator.capacity_is_memory_fraction = true;
+  }
+  return o;
 }
 
 }  // namespace memplan

@@ -20,15 +20,6 @@ namespace {
 double mib(int64_t b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
 double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
 
-EstimateOptions options_for(const ValidationCase& c) {
-  EstimateOptions o;
-  o.allocator.expandable_segments = c.expandable_segments;
-  if (c.memory_cap_gib) {
-    o.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
-    o.allocator.capacity_is_memory_fraction = true;
-  }
-  return o;
-}
 
 struct Summary {
   std::vector<double> abs_err;
@@ -71,7 +62,7 @@ void check_file(const std::string& file, bool holdout_only_report) {
   Summary tuned, holdout;
   for (const auto& c : testing::load_cases(file)) {
     if (c.run.mode != Mode::training || !c.measured) continue;
-    const Estimate e = estimate(c.model, c.run, options_for(c));
+    const Estimate e = estimate(c.model, c.run, estimate_options_for(c));
     const Measured& m = *c.measured;
     if (c.memory_cap_gib && m.oom) {
       INFO(c.id << ": predicted fits " << e.fits() << ", measured oom " << *m.oom);

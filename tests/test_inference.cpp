@@ -30,12 +30,7 @@ void check_inference_cases(const std::string& file) {
   double tuned_max = 0, holdout_max = 0;
   for (const auto& c : testing::load_cases(file)) {
     if (c.run.mode != Mode::inference || !c.measured) continue;
-    EstimateOptions o;
-    if (c.memory_cap_gib) {
-      o.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
-      o.allocator.capacity_is_memory_fraction = true;
-    }
-    const Estimate e = estimate(c.model, c.run, o);
+    const Estimate e = estimate(c.model, c.run, estimate_options_for(c));
     const Measured& m = *c.measured;
     if (m.oom && *m.oom) {  // capped below the measured peak allocated: must not fit
       INFO(c.id);

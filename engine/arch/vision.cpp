@@ -26,6 +26,16 @@ TensorId conv_bn(GraphBuilder& b, const ConvBn& c, TensorId x, int64_t out_ch, i
   return b.batch_norm(b.conv2d(x, c.w, kNoTensor, o), c.bn_w, c.bn_b);
 }
 
+// F.cross_entropy(model(x), y): the logits argument lives until the call returns; autocast exits after it.
+void classification_loss(GraphBuilder& b, TensorId logits, TensorId y) {
+  b.mark_model_end();
+  b.hold(logits);
+  TensorId loss = b.cross_entropy(logits, y);
+  b.drop(logits);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
 void add_bn_buffers(GraphBuilder& b, const std::string& bn, int64_t ch) {
   b.buffer(bn + ".running_mean", {ch}, DType::f32);
   b.buffer(bn + ".running_var", {ch}, DType::f32);
@@ -86,12 +96,7 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
   TensorId pooled = b.adaptive_avg_pool(h, {B, in_ch, 1, 1});
   TensorId logits = b.linear(b.view(pooled, {B, in_ch}), b.param("fc.weight", {s.num_classes, in_ch}),
                              b.param("fc.bias", {s.num_classes}));
-  b.mark_model_end();
-  b.hold(logits);  // F.cross_entropy(model(x), y): the argument lives until the call returns
-  TensorId loss = b.cross_entropy(logits, y);
-  b.drop(logits);
-  b.exit_autocast();
-  b.set_loss(loss);
+  classification_loss(b, logits, y);
 }
 
 void build_vit(GraphBuilder& b, const VisionSpec& s) {
@@ -144,12 +149,7 @@ void build_vit(GraphBuilder& b, const VisionSpec& s) {
   TensorId first = b.contiguous_copy(hn, {B, E});  // x[:, 0]
   TensorId logits = b.linear(first, b.param("heads.head.weight", {s.num_classes, E}),
                              b.param("heads.head.bias", {s.num_classes}));
-  b.mark_model_end();
-  b.hold(logits);  // F.cross_entropy(model(x), y): the argument lives until the call returns
-  TensorId loss = b.cross_entropy(logits, y);
-  b.drop(logits);
-  b.exit_autocast();
-  b.set_loss(loss);
+  classification_loss(b, logits, y);
 }
 
 }  // namespace memplan
