@@ -255,7 +255,11 @@ TensorId GraphBuilder::binary(std::string_view name, TensorId a, TensorId b, boo
       if (!info(t).requires_grad) continue;
       const int64_t tb = bytes_of(shape(t), dtype(t));
       // A broadcast operand's gradient is the full-size product reduced (sum_to) to its shape.
-      if (tb < bytes_of(s, dtype(t))) op.bwd_temp_bytes.push_back(out_bytes);
+      if (tb < bytes_of(s, dtype(t))) {
+        op.bwd_temp_bytes.push_back(out_bytes);
+        const int64_t cols = shape(t).empty() ? 1 : shape(t).back();
+        if (numel(t) == cols) add_column_sum_workspace(op, numel(y) / cols, cols);  // e.g. a [H] weight
+      }
       op.grads.push_back({t, -1, tb});
     }
   }

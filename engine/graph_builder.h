@@ -143,6 +143,8 @@ class GraphBuilder {
   void add_grads(Op& op, const std::vector<TensorId>& differentiable);
   void finish_outs(Op& op);  // requires_grad of outs from reads
   void save_for_product(Op& op, TensorId a, TensorId b);
+  // Backward of a gradient summed over the rows of [rows, cols] (bias grads, broadcast operands).
+  void add_column_sum_workspace(Op& op, int64_t rows, int64_t cols);
   int64_t bytes_of(const Shape& s, DType t) const;
   DType promote(DType a, DType b) const;
 

@@ -7,6 +7,7 @@
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/graph_builder.h"
+#include "engine/reduce_workspace.h"
 
 namespace memplan {
 
@@ -20,6 +21,14 @@ Shape drop_last(Shape s) {
   return s;
 }
 }  // namespace
+
+void GraphBuilder::add_column_sum_workspace(Op& op, int64_t rows, int64_t cols) {
+  const ReduceWorkspace w = column_sum_workspace(rows, cols, cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm);
+  if (w.buffer_bytes > 0) {
+    op.bwd_temp_bytes.push_back(w.buffer_bytes);
+    op.bwd_temp_bytes.push_back(w.semaphore_bytes);
+  }
+}
 
 void GraphBuilder::save_for_product(Op& op, TensorId a, TensorId b) {
   // mm / conv: the gradient of one operand needs the other, and autograd saves an operand only when the
@@ -70,6 +79,7 @@ TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
     if (bc != kNoTensor) {
       // AddmmBackward: grad input, grad weight, then grad bias (a column sum with a reduction workspace).
       add_grads(op, {xc, wc, bc});
+      if (info(bc).requires_grad) add_column_sum_workspace(op, numel(y) / shape(y).back(), shape(y).back());
     } else {
       // MmBackward on the flattened input: the weight gradient is produced before the input gradient.
       add_grads(op, {wc, xc});

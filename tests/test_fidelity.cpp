@@ -38,7 +38,6 @@ bool known_miss(const std::string& id) {
   static const char* kKnown[] = {
       "mix4x8-ampbf16-adamw-b4s1024",            // holdout: MoE under autocast
       "mix4x8-ampbf16-adamw-b4s1024-capfit-11.01",
-      "vitb32-fp16-sgdmom-b128",                 // tuned: backward peak set by bias-gradient reduction workspaces
   };
   for (const char* k : kKnown)
     if (id == k) return true;
