@@ -76,7 +76,7 @@ void register_fit(CLI::App& app) {
     const DeviceBudget d = device_budget(*f);
     if (d.capacity_bytes <= 0) throw InputError("--gpu", "(none)", "fit needs --gpu or --gpu-memory-gib");
     const GpuSpec& g = find_gpu(f->gpu.empty() ? "h200" : f->gpu, "--gpu");
-    const plan::DeviceRates rates = device_rates(g, f->gpus_per_node);
+    const plan::DeviceRates rates = device_rates(g, f->gpus_per_node, f->calibration);
     EstimateOptions opt;
     opt.allocator.expandable_segments = f->expandable_segments;
     opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);

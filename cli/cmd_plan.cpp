@@ -25,6 +25,7 @@ struct PlanFlags {
   int64_t max_micro_batch = 64, max_tp = 8, max_pp = 64;
   std::vector<std::string> allow;
   std::string attn = "sdpa", optimizer_impl = "foreach";
+  std::string calibration;  // a profile from `memplan calibrate`: measured rates for the time model
   bool no_checkpointing = false, no_sequence_parallel = false, json = false, stats = false;
 };
 
@@ -134,6 +135,7 @@ void register_plan(CLI::App& app) {
   cmd->add_option("--gpu", f->gpu, "GPU from data/gpus.json")->required();
   cmd->add_option("--gpus", f->gpus, "number of GPUs");
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (NVLink domain)");
+  cmd->add_option("--calibration", f->calibration, "calibration profile (memplan calibrate): measured GEMM and bandwidth rates");
   cmd->add_option("--global-batch", f->global_batch, "samples per optimizer step (default 8 x data-parallel width 1)");
   cmd->add_option("--seq-len", f->seq_len, "sequence length (default 2048, BERT 512)");
   cmd->add_option("--image-size", f->image_size, "image size (vision models)");
@@ -173,7 +175,7 @@ void register_plan(CLI::App& app) {
     s.sequence_parallel = !f->no_sequence_parallel;
     s.capacity_bytes = d.capacity_bytes;
     s.non_pytorch_bytes = d.non_pytorch_bytes;
-    s.rates = device_rates(g, f->gpus_per_node);
+    s.rates = device_rates(g, f->gpus_per_node, f->calibration);
     if (g.bf16_tflops <= 0) s.precisions = {Precision::fp32, Precision::amp_fp16, Precision::fp16};
     apply_allow(f->allow, s);
     plan::Planner planner(m, base);

@@ -1,15 +1,13 @@
 #include "cli/plan_common.h"
 
 #include <cstdio>
-#include <fstream>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/checked.h"
+#include "models/calibration_profile.h"
 
 namespace memplan::cli {
 
-plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node) {
+plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const std::string& calibration_path) {
   plan::DeviceRates r;
   r.matmul_flops_per_s = 0.7 * g.bf16_tflops * 1e12;
   r.fp32_matmul_flops_per_s = 0.7 * g.fp32_tflops * 1e12;
@@ -17,19 +15,15 @@ plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node) {
   r.intra_node_bytes_per_s = g.nvlink_bytes_per_s > 0 ? g.nvlink_bytes_per_s / 2 : g.pcie_bytes_per_s / 2;
   r.host_link_bytes_per_s = g.pcie_bytes_per_s / 2;
   r.gpus_per_node = gpus_per_node;
-  if (g.id.rfind("h200", 0) == 0) {
-    std::ifstream in(std::string(MEMPLAN_DATA_DIR) + "/calibration/h200.json");
-    if (in) {
-      try {
-        const auto j = nlohmann::json::parse(in);
-        r.matmul_flops_per_s = j.at("gemm_tflops").at("bf16").get<double>() * 1e12;
-        r.fp32_matmul_flops_per_s = j.at("gemm_tflops").at("fp32").get<double>() * 1e12;
-        r.hbm_bytes_per_s = j.at("hbm_bandwidth_bytes_per_s").get<double>();
-        r.host_link_bytes_per_s = j.at("h2d_pinned_bytes_per_s").get<double>();
-      } catch (const std::exception&) {
-        // a malformed profile leaves the vendor figures in place
-      }
-    }
+  // Measured rates replace the vendor figures: a --calibration profile, else the shipped profile of this GPU.
+  std::optional<CalibrationProfile> p;
+  if (!calibration_path.empty()) p = load_calibration_profile(calibration_path);
+  else if (g.id.rfind("h200", 0) == 0) p = shipped_calibration_profile("h200");
+  if (p) {
+    if (p->bf16_tflops > 0) r.matmul_flops_per_s = p->bf16_tflops * 1e12;
+    if (p->fp32_tflops > 0) r.fp32_matmul_flops_per_s = p->fp32_tflops * 1e12;
+    if (p->hbm_bandwidth_bytes_per_s > 0) r.hbm_bytes_per_s = p->hbm_bandwidth_bytes_per_s;
+    if (p->h2d_pinned_bytes_per_s > 0) r.host_link_bytes_per_s = p->h2d_pinned_bytes_per_s;
   }
   return r;
 }

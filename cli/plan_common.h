@@ -11,7 +11,9 @@ namespace memplan::cli {
 // (H200: GEMM TFLOPS, HBM and pinned host bandwidth), else the vendor figures of data/gpus.json scaled to
 // what dense GEMMs and streaming kernels reach in practice (0.7 x peak TFLOPS, 0.8 x peak bandwidth).
 // NVLink figures are both directions: one direction is half.
-plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node);
+// Throughputs for the time model: vendor figures, replaced by a calibration profile's measurements when one is
+// given (path) or shipped for this GPU.
+plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const std::string& calibration_path = "");
 
 // "tp2 pp4 dp8 fsdp2+offload" style summary of a parallel configuration.
 std::string parallel_text(const plan::ParallelConfig& p);

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "engine/errors.h"
+#include "models/zoo_embedded.h"
 
 namespace memplan {
 
@@ -64,6 +65,12 @@ CalibrationProfile load_calibration_profile(const std::string& path) {
     throw InputError("--calibration", path, "not valid JSON");
   }
   return parse_calibration_profile(doc);
+}
+
+std::optional<CalibrationProfile> shipped_calibration_profile(const std::string& stem) {
+  for (const auto& f : calibration_embedded::files())
+    if (stem == f.name) return parse_calibration_profile(nlohmann::json::parse(f.json));
+  return std::nullopt;
 }
 
 }  // namespace memplan

@@ -2,6 +2,7 @@
 // what one real GPU measured — memory, CUDA context, library handles, GEMM throughput, bandwidths.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,5 +24,7 @@ struct CalibrationProfile {
 // Throws InputError naming the field for a malformed or foreign document.
 CalibrationProfile parse_calibration_profile(const nlohmann::json& doc);
 CalibrationProfile load_calibration_profile(const std::string& path);
+// A profile shipped in data/calibration/ (embedded), by file stem ("h200"); nullopt when none.
+std::optional<CalibrationProfile> shipped_calibration_profile(const std::string& stem);
 
 }  // namespace memplan

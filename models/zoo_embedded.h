@@ -20,3 +20,9 @@ namespace memplan::data_embedded {
 using File = zoo_embedded::File;
 const std::vector<File>& files();
 }  // namespace memplan::data_embedded
+
+// data/calibration/*.json (shipped calibration profiles), embedded the same way.
+namespace memplan::calibration_embedded {
+using File = zoo_embedded::File;
+const std::vector<File>& files();
+}  // namespace memplan::calibration_embedded
