@@ -1,5 +1,5 @@
 // `memplan estimate`: the ledger of one training step for a model and configuration.
-#include <iostream>
+#include <ostream>
 
 #include "cli/commands.h"
 #include "cli/report.h"
@@ -33,11 +33,11 @@ DeviceBudget device_budget(const RunFlags& f) {
   return d;
 }
 
-void register_estimate(CLI::App& app) {
+void register_estimate(CLI::App& app, std::ostream& out) {
   auto* cmd = app.add_subcommand("estimate", "memory of one training step: ledger, peak, reserved, fit");
   auto flags = std::make_shared<RunFlags>();
   add_run_flags(*cmd, *flags);
-  cmd->callback([flags] {
+  cmd->callback([flags, &out] {
     const ModelSpec m = load_model_for(*flags);
     const RunConfig c = run_config_from(*flags, m);
     const DeviceBudget d = device_budget(*flags);
@@ -45,8 +45,8 @@ void register_estimate(CLI::App& app) {
     opt.allocator.expandable_segments = flags->expandable_segments;
     if (d.capacity_bytes > 0) opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
     const Estimate e = estimate(m, c, opt);
-    if (flags->json) std::cout << estimate_json(m, c, e, d).dump(2) << "\n";
-    else std::cout << estimate_table(m, c, e, d);
+    if (flags->json) out << estimate_json(m, c, e, d).dump(2) << "\n";
+    else out << estimate_table(m, c, e, d);
   });
 }
 

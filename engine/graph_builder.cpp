@@ -8,6 +8,7 @@
 
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 
 namespace memplan {
 
@@ -51,10 +52,9 @@ DType GraphBuilder::promote(DType a, DType b) const {
 }
 
 int32_t GraphBuilder::intern(std::string_view name) {
-  for (size_t i = 0; i < g_.names.size(); ++i)
-    if (g_.names[i] == name) return static_cast<int32_t>(i);
-  g_.names.emplace_back(name);
-  return static_cast<int32_t>(g_.names.size() - 1);
+  auto [it, inserted] = name_index_.try_emplace(std::string(name), static_cast<int32_t>(g_.names.size()));
+  if (inserted) g_.names.emplace_back(name);
+  return it->second;
 }
 
 TensorId GraphBuilder::new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of) {
@@ -111,6 +111,10 @@ void GraphBuilder::drop(TensorId t) {
 }
 
 Op& GraphBuilder::emit(std::string_view name, std::vector<TensorId> reads) {
+  // Stops a runaway build early (e.g. thousands of layers x thousands of experts), before memory grows.
+  if (static_cast<int64_t>(g_.ops.size()) >= kMaxGraphOps)
+    throw InputError("model", std::to_string(g_.ops.size()) + " ops",
+                     "graph exceeds the limit of " + std::to_string(kMaxGraphOps) + " ops");
   Op op;
   op.name = intern(name);
   op.layer = current_layer_;

@@ -13,6 +13,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/graph.h"
@@ -110,7 +111,8 @@ class GraphBuilder {
   void exit_autocast();            // the autocast cache is cleared here (end of forward)
   Graph finish();
 
-  // Shape helpers
+  // Shape helpers. The references point into the tensor table: any call that creates a tensor may
+  // reallocate it, so copy a shape that must outlive the next builder call.
   const TensorInfo& info(TensorId t) const { return g_.tensors[static_cast<size_t>(t)]; }
   const Shape& shape(TensorId t) const { return info(t).shape; }
   DType dtype(TensorId t) const { return info(t).dtype; }
@@ -135,6 +137,9 @@ class GraphBuilder {
   int32_t current_layer_ = -1;
   std::vector<int32_t> explicit_release_;   // per tensor: op index of drop(), -1 none, -2 held
   std::vector<TensorId> cache_entry_of_param_;  // per tensor (param): its cached cast, or kNoTensor
+  // name -> index into g_.names: interning stays O(1) per name (every parameter has its own name, so a
+  // linear scan made deep models quadratic).
+  std::unordered_map<std::string, int32_t> name_index_;
 };
 
 }  // namespace memplan

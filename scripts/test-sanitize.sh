@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The sanitizer job: the test suite built with ASan + UBSan (-DMEMPLAN_SANITIZE=ON) in build-sanitize/, run
+# with every report fatal. Separate from build/ so the Release build and its timings are untouched.
+#
+# Subset: SUBSET_PLACEHOLDER
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+jobs=$(nproc)
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_SANITIZE=ON \
+  -DMEMPLAN_BUILD_BENCH=OFF -DMEMPLAN_BUILD_CALIBRATE=OFF >/dev/null
+cmake --build build-sanitize --target memplan_tests memplan -j"$jobs"
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+./build-sanitize/tests/memplan_tests "${MEMPLAN_SANITIZE_TESTS:-SUBSET_TAGS}"
