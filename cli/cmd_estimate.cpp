@@ -1,18 +1,24 @@
 // `memplan estimate`: the ledger of one training step for a model and configuration.
+#include <fstream>
 #include <ostream>
 
 #include "cli/commands.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
+#include "cli/timeline_svg.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "models/calibration_profile.h"
 #include "models/gpu_specs.h"
 
 namespace memplan::cli {
 
 namespace {
-// Non-PyTorch device memory when no calibration profile says otherwise: the H200 CUDA context once GEMM,
-// SDPA, conv and cross-entropy kernels have loaded (lazy module loading), MECHANICS.md §2.
+// Non-PyTorch device memory = the CUDA context + the kernel images PyTorch loads lazily on first use (GEMM, SDPA,
+// conv, cross-entropy) and the library handles' own allocations. MECHANICS.md §2 (H200, torch 2.11): 526 MiB
+// right after init, about 830 MiB once those kernels have run, so the kernels and handles add about 304 MiB on
+// top of whatever context a GPU has. Without a profile or a spec figure the H200 total is used.
+constexpr int64_t kTorchKernelsAndHandlesBytes = int64_t{304} << 20;
 constexpr int64_t kDefaultNonPytorchBytes = int64_t{830} << 20;
 }  // namespace
 
@@ -23,8 +29,15 @@ DeviceBudget device_budget(const RunFlags& f) {
     const GpuSpec& g = find_gpu(f.gpu, "--gpu");
     d.gpu_name = g.id;
     d.capacity_bytes = g.memory_bytes;
-    // A spec context figure is measured right after init; kernels loaded by a training step add to it.
-    d.non_pytorch_bytes = std::max(d.non_pytorch_bytes, g.cuda_context_bytes);
+    if (g.cuda_context_bytes > 0) d.non_pytorch_bytes = checked_add(g.cuda_context_bytes, kTorchKernelsAndHandlesBytes);
+  }
+  if (!f.calibration.empty()) {
+    const CalibrationProfile p = load_calibration_profile(f.calibration);
+    d.non_pytorch_bytes = checked_add(p.cuda_context_lazy_bytes, kTorchKernelsAndHandlesBytes);
+    if (d.gpu_name.empty()) {
+      d.gpu_name = p.gpu_name;
+      d.capacity_bytes = p.total_memory_bytes;
+    }
   }
   if (f.gpu_memory_gib > 0) {
     d.capacity_bytes = static_cast<int64_t>(f.gpu_memory_gib * static_cast<double>(kGiB));
@@ -44,9 +57,22 @@ void register_estimate(CLI::App& app, std::ostream& out) {
     EstimateOptions opt;
     opt.allocator.expandable_segments = flags->expandable_segments;
     if (d.capacity_bytes > 0) opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
+    opt.replay.record_timeline = !flags->timeline.empty();
     const Estimate e = estimate(m, c, opt);
-    if (flags->json) out << estimate_json(m, c, e, d).dump(2) << "\n";
-    else out << estimate_table(m, c, e, d);
+    if (!flags->timeline.empty()) {
+      std::ofstream svg(flags->timeline);
+      if (!svg) throw InputError("--timeline", flags->timeline, "cannot write the file");
+      svg << timeline_svg(e, m.name + ": " + std::string(precision_name(c.precision)) + ", batch " +
+                                 std::to_string(c.batch_size) + (c.seq_len > 0 ? " x " + std::to_string(c.seq_len) : ""));
+    }
+    if (flags->json) {
+      nlohmann::json j = estimate_json(m, c, e, d);
+      if (flags->per_layer) j["layers"] = layers_json(e);
+      out << j.dump(2) << "\n";
+    } else {
+      out << estimate_table(m, c, e, d);
+      if (flags->per_layer) out << "\n" << layers_table(e);
+    }
   });
 }
 

@@ -90,7 +90,7 @@ void register_validate(CLI::App& app, std::ostream& out) {
           p["weights_mib"] = mib1(r.e.weights_bytes);
           p["peak_allocated_mib"] = mib1(r.e.replay.peak.bytes);
           p["peak_reserved_mib"] = mib1(r.e.allocator.peak_reserved_bytes);
-          if (r.c.memory_cap_gib) p["fits"] = !r.e.allocator.oom;
+          if (r.c.memory_cap_gib) p["fits"] = r.e.fits();
           const auto& s = r.e.replay.steps.back();
           p["after_fwd_mib"] = mib1(s.after_fwd);
           p["opt_peak_mib"] = mib1(s.opt_peak);
@@ -129,9 +129,9 @@ void register_validate(CLI::App& app, std::ostream& out) {
           reserved_err.push_back(std::fabs(e));
           char b[32]; std::snprintf(b, sizeof b, "%+.2f", e); er = b;
         }
-        if (r.c.memory_cap_gib && m.oom) fit = (!r.e.allocator.oom == !*m.oom) ? "ok" : "WRONG";
+        if (r.c.memory_cap_gib && m.oom) fit = (r.e.fits() == !*m.oom) ? "ok" : "WRONG";
       }
-      if (r.c.memory_cap_gib && fit.empty()) fit = r.e.allocator.oom ? "oom" : "fits";
+      if (r.c.memory_cap_gib && fit.empty()) fit = !r.e.fits() ? "oom" : "fits";
       std::snprintf(line, sizeof line, "%-42s %10.1f %10s %7s %10.1f %10s %7s %5s\n", r.c.id.c_str(), pa, ma.c_str(),
                     ea.c_str(), pr, mr.c_str(), er.c_str(), fit.c_str());
       out << line;

@@ -18,5 +18,8 @@ void register_models(CLI::App& app, std::ostream& out);
 void register_estimate(CLI::App& app, std::ostream& out);
 void register_validate(CLI::App& app, std::ostream& out);
 void register_explain_oom(CLI::App& app, std::istream& in, std::ostream& out);
+void register_calibrate(CLI::App& app, std::ostream& out);
+void register_plan(CLI::App& app, std::ostream& out);
+void register_fit(CLI::App& app, std::ostream& out);
 
 }  // namespace memplan::cli

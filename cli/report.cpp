@@ -41,7 +41,7 @@ std::string verdict_line(const Estimate& e, const DeviceBudget& d) {
   }
   const int64_t total = device_total(e, d);
   const int64_t margin = d.capacity_bytes - total;
-  const bool fits = !e.allocator.oom && margin >= 0;
+  const bool fits = e.fits() && margin >= 0;
   o << (fits ? "FITS" : "DOES NOT FIT") << " on " << d.gpu_name << ": needs " << mib(total) << " MiB of "
     << mib(d.capacity_bytes) << " MiB (" << (margin >= 0 ? "margin " : "short by ") << mib(margin >= 0 ? margin : -margin)
     << " MiB)";
@@ -83,7 +83,7 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
                     {"allocated_at_peak_reserved_bytes", e.allocator.allocated_at_peak_reserved_bytes},
                     {"fragmentation_bytes", e.allocator.reserved_at_peak_reserved_bytes - e.allocator.allocated_at_peak_reserved_bytes},
                     {"num_alloc_retries", e.allocator.num_alloc_retries},
-                    {"oom", e.allocator.oom}};
+                    {"oom", !e.fits()}};
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : e.replay.steps)
     steps.push_back({{"start_mib", mib1(s.start)}, {"batch_mib", mib1(s.batch)}, {"fwd_peak_mib", mib1(s.fwd_peak)},
@@ -97,7 +97,7 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
     j["gpu"] = d.gpu_name;
     j["capacity_bytes"] = d.capacity_bytes;
     j["margin_bytes"] = d.capacity_bytes - device_total(e, d);
-    j["fits"] = !e.allocator.oom && d.capacity_bytes >= device_total(e, d);
+    j["fits"] = e.fits() && d.capacity_bytes >= device_total(e, d);
   }
   return j;
 }
@@ -142,6 +142,32 @@ std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimat
     o << line;
   }
   return o.str();
+}
+
+std::string layers_table(const Estimate& e) {
+  std::ostringstream o;
+  char line[256];
+  const double total = static_cast<double>(e.replay.peak.bytes);
+  std::snprintf(line, sizeof line, "%-28s %14s %12s %14s %14s %7s\n", "layer (steady-state forward)", "params",
+                "params MiB", "saved MiB", "transient MiB", "share");
+  o << line;
+  for (const auto& l : e.replay.layers) {
+    std::snprintf(line, sizeof line, "%-28s %14lld %12s %14s %14s %6.1f%%\n", l.name.c_str(),
+                  static_cast<long long>(l.param_count), mib(l.param_bytes).c_str(), mib(l.saved_bytes).c_str(),
+                  mib(l.transient_peak_bytes).c_str(),
+                  100.0 * static_cast<double>(l.param_bytes + l.saved_bytes) / total);
+    o << line;
+  }
+  o << "(share: the layer's parameters and saved activations as a part of the peak)\n";
+  return o.str();
+}
+
+nlohmann::json layers_json(const Estimate& e) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& l : e.replay.layers)
+    a.push_back({{"name", l.name}, {"param_count", l.param_count}, {"param_bytes", l.param_bytes},
+                 {"saved_bytes", l.saved_bytes}, {"transient_peak_bytes", l.transient_peak_bytes}});
+  return a;
 }
 
 }  // namespace memplan::cli

@@ -18,6 +18,9 @@ std::string mib(int64_t bytes);  // "1234.5"
 double mib1(int64_t bytes);      // MiB rounded to one decimal
 nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
 std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
+// Per-layer share of the steady-state forward.
+std::string layers_table(const Estimate& e);
+nlohmann::json layers_json(const Estimate& e);
 // The one-line verdict: fits / does not fit with the margin.
 std::string verdict_line(const Estimate& e, const DeviceBudget& d);
 

@@ -13,6 +13,9 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
     register_estimate(app, out);
     register_validate(app, out);
     register_explain_oom(app, in, out);
+    register_calibrate(app, out);
+    register_plan(app, out);
+    register_fit(app, out);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -43,8 +43,11 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--grad-accum-steps", f.grad_accum_steps, "micro-batches per optimizer step");
   cmd.add_option("--gpu", f.gpu, "GPU from data/gpus.json (e.g. h200, rtx-4090, a100-80gb)");
   cmd.add_option("--gpu-memory-gib", f.gpu_memory_gib, "usable GPU memory in GiB (overrides --gpu's capacity)");
+  cmd.add_option("--calibration", f.calibration, "calibration profile (memplan calibrate) for non-PyTorch memory");
   cmd.add_flag("--expandable-segments", f.expandable_segments, "PYTORCH_ALLOC_CONF=expandable_segments:True");
   cmd.add_flag("--json", f.json, "machine-readable output");
+  cmd.add_flag("--per-layer", f.per_layer, "per-layer table: parameters, saved activations, transient peak");
+  cmd.add_option("--timeline", f.timeline, "write the memory timeline of the run as an SVG file");
 }
 
 ModelSpec load_model_for(const RunFlags& f) { return load_model(f.model); }

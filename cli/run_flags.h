@@ -27,7 +27,10 @@ struct RunFlags {
   std::string gpu;                          // a name from data/gpus.json
   double gpu_memory_gib = 0;                // or an explicit capacity
   bool expandable_segments = false;
+  std::string calibration;                  // a profile written by `memplan calibrate`
   bool json = false;
+  bool per_layer = false;                   // per-layer table
+  std::string timeline;                     // write the memory timeline SVG here
 };
 
 void add_run_flags(CLI::App& cmd, RunFlags& f);

@@ -49,8 +49,14 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
   e.replay = replay_training(g, cfg, opt.replay);
   e.weights_bytes = e.replay.weights_bytes;
   if (opt.simulate_allocator) {
-    CachingAllocator alloc(opt.allocator);
-    e.allocator = replay_allocator(alloc, e.replay.events);
+    AllocatorOptions unlimited = opt.allocator;
+    unlimited.capacity_bytes = 0;
+    CachingAllocator alloc(unlimited);
+    e.allocator = replay_allocator(alloc, e.replay.events, AllocatorReplayOptions{opt.replay.record_timeline});
+    if (opt.allocator.capacity_bytes > 0) {
+      CachingAllocator capped(opt.allocator);
+      e.capped = replay_allocator(capped, e.replay.events);
+    }
   }
   return e;
 }

@@ -1,6 +1,7 @@
 // The engine's front door: ModelSpec + RunConfig -> a training-step (or inference) memory estimate.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/alloc/allocator_model.h"
@@ -14,7 +15,9 @@ namespace memplan {
 
 struct EstimateOptions {
   ReplayOptions replay;
-  AllocatorOptions allocator;   // capacity_bytes: the device or per-process cap (0 = unlimited)
+  // capacity_bytes: the device or per-process cap (0 = unlimited). The unlimited replay always runs (what the
+  // step needs); a capped replay runs as well when a capacity is set (whether and where it would OOM).
+  AllocatorOptions allocator;
   bool simulate_allocator = true;
 };
 
@@ -23,7 +26,9 @@ struct Estimate {
   int64_t trainable_params = 0;
   int64_t weights_bytes = 0;      // allocated after building the model
   ReplayResult replay;            // steps, peak with its ledger, the event stream
-  AllocatorStats allocator;       // the caching allocator replayed over the whole run (reserved, OOM)
+  AllocatorStats allocator;       // the caching allocator replayed over the whole run without a cap
+  std::optional<AllocatorStats> capped;  // the same under the capacity, when one was given
+  bool fits() const { return !capped || !capped->oom; }
   int64_t peak_allocated_bytes() const { return replay.peak.bytes; }
 };
 

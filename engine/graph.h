@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/dtype.h"
+#include "engine/small_vec.h"
 
 namespace memplan {
 
@@ -44,12 +45,12 @@ struct GradSpec {
 struct Op {
   int32_t name = -1;                  // index into Graph::names, e.g. "linear", "sdpa"
   int32_t layer = -1;                 // index into Graph::layers, -1 outside any layer
-  std::vector<TensorId> reads;        // tensors the op reads
-  std::vector<TensorId> outs;         // tensors it creates, allocated in this order
-  std::vector<int64_t> fwd_temp_bytes;  // workspaces allocated after outs and freed before the op returns
-  std::vector<TensorId> saved;        // retained for backward
-  std::vector<GradSpec> grads;        // backward's gradient outputs in allocation order (empty: no backward)
-  std::vector<int64_t> bwd_temp_bytes;  // backward workspaces, allocated after grads, freed before it returns
+  SmallVec<TensorId, 4> reads;        // tensors the op reads
+  SmallVec<TensorId, 3> outs;         // tensors it creates, allocated in this order
+  SmallVec<int64_t, 2> fwd_temp_bytes;  // workspaces allocated after outs and freed before the op returns
+  SmallVec<TensorId, 5> saved;        // retained for backward
+  SmallVec<GradSpec, 3> grads;        // backward's gradient outputs in allocation order (empty: no backward)
+  SmallVec<int64_t, 2> bwd_temp_bytes;  // backward workspaces, allocated after grads, freed before it returns
   bool has_backward = false;
 };
 

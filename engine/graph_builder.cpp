@@ -71,8 +71,8 @@ TensorId GraphBuilder::new_tensor(Shape shape, DType dtype, TensorKind kind, Ten
   return id;
 }
 
-TensorId GraphBuilder::param(std::string_view name, Shape shape, bool trainable) {
-  TensorId t = new_tensor(std::move(shape), param_dtype_, TensorKind::param);
+TensorId GraphBuilder::param(std::string_view name, Shape shape, bool trainable, std::optional<DType> dtype) {
+  TensorId t = new_tensor(std::move(shape), dtype.value_or(param_dtype_), TensorKind::param);
   auto& ti = g_.tensors.back();
   ti.trainable = trainable && training();
   ti.requires_grad = ti.trainable;

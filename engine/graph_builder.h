@@ -11,6 +11,7 @@
 //    variable (`hold_until_drop` / `drop`).
 #pragma once
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,7 +35,8 @@ class GraphBuilder {
   bool training() const { return cfg_.mode == Mode::training; }
 
   // ---- leaves
-  TensorId param(std::string_view name, Shape shape, bool trainable = true);
+  // `dtype` overrides the precision's parameter dtype (native graphs: a bf16 weight in an amp model).
+  TensorId param(std::string_view name, Shape shape, bool trainable = true, std::optional<DType> dtype = std::nullopt);
   TensorId buffer(std::string_view name, Shape shape, DType dtype);
   TensorId input(Shape shape, DType dtype);
 
@@ -137,9 +139,7 @@ class GraphBuilder {
   int32_t current_layer_ = -1;
   std::vector<int32_t> explicit_release_;   // per tensor: op index of drop(), -1 none, -2 held
   std::vector<TensorId> cache_entry_of_param_;  // per tensor (param): its cached cast, or kNoTensor
-  // name -> index into g_.names: interning stays O(1) per name (every parameter has its own name, so a
-  // linear scan made deep models quadratic).
-  std::unordered_map<std::string, int32_t> name_index_;
+  std::unordered_map<std::string, int32_t> name_index_;  // interned names -> index into g_.names
 };
 
 }  // namespace memplan

@@ -51,6 +51,7 @@ void MemoryTracker::set_row(int32_t block, Row row) {
 
 void MemoryTracker::after_event() {
   if (current_ > window_peak_) window_peak_ = current_;
+  if (current_ > sub_window_peak_) sub_window_peak_ = current_;
   if (current_ > peak_.bytes) peak_ = PeakInfo{current_, here, ledger_};
   if (record_timeline_) {
     timeline_.push_back(current_);

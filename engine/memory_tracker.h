@@ -32,6 +32,10 @@ struct PeakInfo {
 
 class MemoryTracker {
  public:
+  void reserve(size_t events) {
+    events_.reserve(events);
+    blocks_.reserve(events / 2);
+  }
   int32_t alloc(int64_t bytes, Row row);
   void free(int32_t block);
   void set_row(int32_t block, Row row);
@@ -48,6 +52,9 @@ class MemoryTracker {
   void reset_window() { window_peak_ = current_; }
   int64_t window_peak() const { return window_peak_; }
   const PeakInfo& peak() const { return peak_; }
+  // A second, independent window for callers measuring a span inside a phase (e.g. one layer's forward).
+  void reset_sub_window() { sub_window_peak_ = current_; }
+  int64_t sub_window_peak() const { return sub_window_peak_; }
   void reset_peak() { peak_ = PeakInfo{current_, here, ledger_}; }
   // Per-event bytes after the event, for timelines (off by default).
   void record_timeline(bool on) { record_timeline_ = on; }
@@ -69,6 +76,7 @@ class MemoryTracker {
   Ledger ledger_;
   int64_t current_ = 0;
   int64_t window_peak_ = 0;
+  int64_t sub_window_peak_ = 0;
   PeakInfo peak_;
   bool record_timeline_ = false;
   std::vector<int64_t> timeline_;

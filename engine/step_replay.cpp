@@ -24,13 +24,22 @@ class Replayer {
     block_.assign(n, -1);
     grad_of_.assign(n, -1);
     param_grad_.assign(n, -1);
-    releases_at_.assign(g.ops.size(), {});
-    for (size_t t = 0; t < n; ++t) {
+    // releases_at(op): tensors whose Python reference dies after `op`, as one flat CSR array.
+    release_start_.assign(g.ops.size() + 1, 0);
+    auto releasable = [&](size_t t) {
       const int32_t r = g.py_release_op[t];
-      const auto& ti = g.tensors[t];
-      if (ti.kind != TensorKind::activation || static_cast<TensorId>(t) == g.loss) continue;
-      if (r >= 0 && r < static_cast<int32_t>(g.ops.size())) releases_at_[static_cast<size_t>(r)].push_back(static_cast<TensorId>(t));
-    }
+      return g.tensors[t].kind == TensorKind::activation && static_cast<TensorId>(t) != g.loss && r >= 0 &&
+             r < static_cast<int32_t>(g.ops.size());
+    };
+    for (size_t t = 0; t < n; ++t)
+      if (releasable(t)) ++release_start_[static_cast<size_t>(g.py_release_op[t]) + 1];
+    for (size_t i = 1; i < release_start_.size(); ++i) release_start_[i] += release_start_[i - 1];
+    release_flat_.resize(static_cast<size_t>(release_start_.back()));
+    std::vector<int32_t> fill(release_start_.begin(), release_start_.end() - 1);
+    for (size_t t = 0; t < n; ++t)
+      if (releasable(t)) release_flat_[static_cast<size_t>(fill[static_cast<size_t>(g.py_release_op[t])]++)] = static_cast<TensorId>(t);
+    mem_.reserve(g.ops.size() * static_cast<size_t>(opt.steps) * 8);
+    gblocks_.reserve(g.ops.size() * 2);
     layer_of_op_.assign(g.ops.size(), -1);
     for (size_t l = 0; l < g.layers.size(); ++l)
       for (int32_t i = g.layers[l].first_op; i < g.layers[l].end_op; ++i) layer_of_op_[static_cast<size_t>(i)] = static_cast<int32_t>(l);
@@ -66,7 +75,9 @@ class Replayer {
       }
     }
     res.weights_bytes = mem_.current_bytes();
-    for (int32_t s = 1; s <= opt_.steps; ++s) res.steps.push_back(train_step(s));
+    layer_stats_ = layer_params();
+    for (int32_t s = 1; s <= opt_.steps; ++s) res.steps.push_back(train_step(s, s == opt_.steps));
+    res.layers = std::move(layer_stats_);
     res.peak = res.steps.back().peak;
     res.events = mem_.take_events();
     res.timeline = mem_.timeline();
@@ -161,11 +172,11 @@ class Replayer {
       for (TensorId s : op.saved) save(s);
     saved_live_[static_cast<size_t>(i)] = retain_saved && op.has_backward;
     if (recompute_layer < 0) {
-      for (TensorId t : releases_at_[static_cast<size_t>(i)]) unref(t);
+      for (TensorId t : releases_at(i)) unref(t);
     } else {
       const auto& L = g_.layers[static_cast<size_t>(recompute_layer)];
       const int32_t stop = recompute_end_[static_cast<size_t>(recompute_layer)] - 1;
-      for (TensorId t : releases_at_[static_cast<size_t>(i)])
+      for (TensorId t : releases_at(i))
         if (creator(t) >= L.first_op) unref(t);
       if (i == stop) {  // tensors the region would release later die with the recompute
         for (int32_t j = L.first_op; j <= stop; ++j)
@@ -179,14 +190,43 @@ class Replayer {
     }
   }
 
-  void forward(int32_t n_ops) {
+  void forward(int32_t n_ops, std::vector<LayerStats>* layer_stats) {
+    int64_t layer_start = 0;
     for (int32_t i = 0; i < n_ops; ++i) {
       const int32_t l = layer_of_op_[static_cast<size_t>(i)];
+      const bool first = l >= 0 && i == g_.layers[static_cast<size_t>(l)].first_op;
       const bool ckpt = l >= 0 && g_.layers[static_cast<size_t>(l)].checkpointed;
-      if (ckpt && i == g_.layers[static_cast<size_t>(l)].first_op)
+      if (first) {
+        layer_start = mem_.current_bytes();
+        mem_.reset_sub_window();
+      }
+      if (ckpt && first)
         for (TensorId t : region_inputs_[static_cast<size_t>(l)]) ref(t);  // the checkpoint keeps its inputs
       forward_op(i, !ckpt, -1);
+      if (layer_stats && l >= 0 && i == g_.layers[static_cast<size_t>(l)].end_op - 1) {
+        LayerStats& ls = (*layer_stats)[static_cast<size_t>(l)];
+        ls.saved_bytes = mem_.current_bytes() - layer_start;
+        ls.transient_peak_bytes = mem_.sub_window_peak() - layer_start;
+      }
     }
+  }
+
+  std::vector<LayerStats> layer_params() const {
+    std::vector<LayerStats> out(g_.layers.size());
+    for (size_t l = 0; l < g_.layers.size(); ++l) out[l].name = g_.name_of(g_.layers[l].name);
+    std::vector<bool> seen(g_.tensors.size(), false);
+    for (size_t i = 0; i < g_.ops.size(); ++i) {
+      const int32_t l = layer_of_op_[i];
+      for (TensorId r : g_.ops[i].reads) {
+        const auto& ti = g_.tensors[static_cast<size_t>(r)];
+        if (ti.kind != TensorKind::param || seen[static_cast<size_t>(r)]) continue;
+        seen[static_cast<size_t>(r)] = true;  // a parameter belongs to the layer that first reads it
+        if (l < 0) continue;
+        out[static_cast<size_t>(l)].param_bytes += ti.bytes;
+        out[static_cast<size_t>(l)].param_count += ti.bytes / dtype_bytes(ti.dtype);
+      }
+    }
+    return out;
   }
 
   void recompute(int32_t l) {
@@ -238,20 +278,25 @@ class Replayer {
     for (TensorId o : op.outs) any = any || grad_of_[static_cast<size_t>(o)] >= 0;
     if (!any) return;  // not reached by the loss: its saved tensors go with the graph at the end
     maybe_workspace(op, true);
-    std::vector<std::pair<TensorId, int32_t>> produced;
+    auto& produced = produced_scratch_;
+    produced.clear();
     for (const GradSpec& gs : op.grads) {
       const auto& in = g_.tensors[static_cast<size_t>(gs.input)];
       if (gs.alias_out >= 0) {
         const TensorId o = op.outs[static_cast<size_t>(gs.alias_out)];
         const int32_t og = grad_of_[static_cast<size_t>(o)];
         if (og < 0) continue;
-        if (g_.tensors[static_cast<size_t>(o)].dtype == in.dtype) {
+        const auto& out = g_.tensors[static_cast<size_t>(o)];
+        int64_t in_bytes = dtype_bytes(in.dtype), out_bytes = dtype_bytes(out.dtype);
+        for (int64_t d : in.shape) in_bytes = checked_mul(in_bytes, d);
+        for (int64_t d : out.shape) out_bytes = checked_mul(out_bytes, d);
+        if (out.dtype == in.dtype && out_bytes == in_bytes) {
           ++gblocks_[static_cast<size_t>(og)].refs;
           produced.push_back({gs.input, og});
-        } else {  // the engine casts a gradient to its input's dtype
-          int64_t bytes = dtype_bytes(in.dtype);
-          for (int64_t d : in.shape) bytes = checked_mul(bytes, d);
-          produced.push_back({gs.input, new_grad(bytes)});
+        } else {
+          // The engine casts a gradient to its input's dtype; an expanded (broadcast) view's gradient is
+          // summed back to the base's shape. Either way a fresh buffer of the input's size.
+          produced.push_back({gs.input, new_grad(in_bytes)});
         }
       } else {
         produced.push_back({gs.input, new_grad(gs.bytes)});
@@ -295,7 +340,7 @@ class Replayer {
     unref(loss);
   }
 
-  StepStats train_step(int32_t step) {
+  StepStats train_step(int32_t step, bool record_layers) {
     StepStats st;
     mem_.here = Location{step, 0, Phase::batch, -1, false};
     mem_.reset_peak();
@@ -314,7 +359,7 @@ class Replayer {
       if (mb == 0) st.batch = mem_.current_bytes();
       saved_live_.assign(g_.ops.size(), false);
       mem_.here.phase = Phase::forward;
-      forward(n_ops);
+      forward(n_ops, record_layers && mb == 0 ? &layer_stats_ : nullptr);
       const int64_t fwd_peak = mem_.window_peak();
       if (mb == 0) { st.fwd_peak = fwd_peak; st.after_fwd = mem_.current_bytes(); }
       mem_.here.phase = Phase::backward;
@@ -352,12 +397,25 @@ class Replayer {
   std::vector<TrainableParam> params_;
   std::vector<int32_t> refs_, saved_refs_, block_, grad_of_, param_grad_;
   std::vector<GradBlock> gblocks_;
-  std::vector<std::vector<TensorId>> releases_at_;
+  struct Span {
+    const TensorId* b;
+    const TensorId* e;
+    const TensorId* begin() const { return b; }
+    const TensorId* end() const { return e; }
+  };
+  Span releases_at(int32_t op) const {
+    const auto i = static_cast<size_t>(op);
+    return {release_flat_.data() + release_start_[i], release_flat_.data() + release_start_[i + 1]};
+  }
+  std::vector<int32_t> release_start_;
+  std::vector<TensorId> release_flat_;
   std::vector<int32_t> layer_of_op_;
   std::vector<std::vector<TensorId>> region_inputs_;
   std::vector<int32_t> recompute_end_;
   std::vector<bool> saved_live_;
   std::vector<TensorId> cache_live_;
+  std::vector<LayerStats> layer_stats_;
+  std::vector<std::pair<TensorId, int32_t>> produced_scratch_;
   mutable std::vector<int32_t> creator_;
   bool fwd_workspace_ = false, bwd_workspace_ = false;
 };

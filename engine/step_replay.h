@@ -12,6 +12,7 @@
 // workspaces on the first GEMM of the forward thread and of the autograd thread (MECHANICS.md §3).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/graph.h"
@@ -26,6 +27,15 @@ struct StepStats {  // allocated bytes at phase boundaries, as the validation ha
   PeakInfo peak;  // the step's peak with its ledger
 };
 
+// One layer's share of the steady-state forward (first micro-batch), the table practitioners build with hooks.
+struct LayerStats {
+  std::string name;
+  int64_t param_count = 0;
+  int64_t param_bytes = 0;
+  int64_t saved_bytes = 0;           // what the layer's forward leaves allocated (kept for backward)
+  int64_t transient_peak_bytes = 0;  // the highest point inside its forward above where it started
+};
+
 struct ReplayOptions {
   int32_t steps = 2;                        // step 1 lacks optimizer state; step >= 2 is the steady state
   int64_t cublas_workspace_bytes = 32 << 20;  // per (thread, stream), compute capability 9.x
@@ -36,6 +46,7 @@ struct ReplayOptions {
 struct ReplayResult {
   int64_t weights_bytes = 0;            // allocated after building the model
   std::vector<StepStats> steps;         // one per training step
+  std::vector<LayerStats> layers;       // per layer of the Graph, in order
   PeakInfo peak;                        // steady-state peak (last step)
   MemEventStream events;                // the whole run, for allocator models
   std::vector<int64_t> timeline;        // per-event allocated bytes when requested

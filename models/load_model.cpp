@@ -5,6 +5,7 @@
 #include "engine/errors.h"
 #include "models/hf_config.h"
 #include "models/json_input.h"
+#include "models/native_graph.h"
 #include "models/torchvision.h"
 #include "models/zoo.h"
 
@@ -12,10 +13,15 @@ namespace memplan {
 
 ModelSpec model_from_json(const nlohmann::json& doc, const std::string& name) {
   if (!doc.is_object()) throw InputError("model", name, "must be a JSON object");
-  if (doc.contains("memplan_graph")) throw InputError("model", "graph", "native graph import lands separately");
-
   ModelSpec m;
   m.name = name;
+  if (doc.contains("memplan_graph")) {
+    auto g = std::make_shared<NativeGraph>(parse_native_graph(doc));
+    if (!g->name.empty()) m.name = g->name;
+    m.kind = ModelSpec::Kind::graph;
+    m.graph = std::move(g);
+    return m;
+  }
   if (auto src = doc.find("source"); src != doc.end()) {
     if (*src != "torchvision")
       throw InputError("model.source", dump_short(*src), "unsupported source; expected \"torchvision\"");

@@ -11,7 +11,8 @@ namespace memplan {
 // A zoo name loads the bundled entry. Otherwise `name_or_path` is read as a file holding
 //   - an HF config.json (has "model_type"): imported with import_hf_config;
 //   - a torchvision entry ({"source": "torchvision", "name": ...});
-//   - a native graph (has "memplan_graph"): not yet supported, InputError("model", "graph", ...).
+//   - a native graph (has "memplan_graph"): parsed and validated by parse_native_graph (NATIVE-FORMAT.md);
+//     the model is named by its "name" key when present.
 // Anything else, an unreadable file or invalid JSON is an InputError naming "model".
 ModelSpec load_model(const std::string& name_or_path);
 

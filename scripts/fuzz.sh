@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS (fuzz/README.md).
 #   scripts/fuzz.sh TARGET SECONDS     TARGET: hf_config | validation_case | oom_message | gpu_specs |
-#                                              calibration_profile | cli   (with or without the fuzz_ prefix)
+#                                              calibration_profile | cli | native_graph
+#                                              (with or without the fuzz_ prefix)
 # Build: build-fuzz/ (clang, -fsanitize=fuzzer,address,undefined). Seeds: real files from data/, models/zoo/,
 # fuzz/seeds/ and fuzz/regressions/<target>/; the growing corpus stays in build-fuzz/corpus/<target>/.
 # Findings land in build-fuzz/artifacts/<target>/; the script exits 1 when there is any.
@@ -40,6 +41,7 @@ case $name in
   gpu_specs) cp data/gpus.json "$seeds"/ ;;
   calibration_profile) cp data/calibration/*.json "$seeds"/ ;;
   cli) cp fuzz/seeds/cli/* "$seeds"/; dict=fuzz/cli.dict ;;
+  native_graph) cp models/examples/*.json "$seeds"/; dict=fuzz/native.dict ;;
 esac
 
 # libFuzzer with -jobs=1 runs one worker that logs to fuzz-0.log in the working directory.

@@ -1,6 +1,6 @@
 // The hostile-input corpus (tests/hostile/MANIFEST.tsv): every file must make memplan exit with code 2 and
-// exactly one line on stderr that names the expected field. Formats without a CLI command (GPU specs,
-// calibration profiles) are parsed in process and must throw one InputError naming the field.
+// exactly one line on stderr that names the expected field. GPU spec documents have no CLI command (the table is
+// embedded at build time); they are parsed in process and must throw one InputError naming the field.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "engine/errors.h"
-#include "models/calibration_profile.h"
 #include "models/gpu_specs.h"
 #include "tests/run_binary.h"
 
@@ -73,7 +72,6 @@ TEST_CASE("hostile corpus: every file is refused with exit 2 and one line naming
         std::string message;
         try {
           if (kind == "gpu_specs") (void)memplan::parse_gpu_specs(text);
-          else if (kind == "calibration") (void)memplan::parse_calibration_profile(text);
           else FAIL("unknown @parse kind " << kind);
         } catch (const memplan::InputError& err) {
           message = err.what();

@@ -112,20 +112,15 @@ TEST_CASE("GPU spec parser: the embedded table parses; bad entries name entry an
                     Catch::StartsWith("gpus[0].pcie_bytes_per_s: "));
 }
 
-TEST_CASE("calibration profile: the measured H200 profile loads; quick runs are refused", "[limits]") {
-  std::ifstream in(std::string(MEMPLAN_DATA_DIR) + "/calibration/h200.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const CalibrationProfile p = parse_calibration_profile(ss.str());
+TEST_CASE("calibration profile: the measured H200 profile loads through the capped reader", "[limits]") {
+  const CalibrationProfile p = load_calibration_profile(std::string(MEMPLAN_DATA_DIR) + "/calibration/h200.json");
   CHECK(p.gpu_name == "NVIDIA H200");
   CHECK(p.total_memory_bytes == 150109880320);
   CHECK(p.cuda_context_lazy_bytes == 548995072);
-  CHECK(p.cublas_workspace_bytes == 67108864);
-  REQUIRE(p.gemm_bf16_tflops);
-  CHECK(*p.gemm_bf16_tflops == Approx(778.409));
-  auto j = nlohmann::json::parse(ss.str());
-  j["quick"] = true;
-  CHECK_THROWS_WITH(parse_calibration_profile(j.dump()), Catch::StartsWith("calibration.quick: "));
+  CHECK(p.bf16_tflops == Approx(778.409));
+  CHECK_THROWS_WITH(load_calibration_profile("/dev/zero"), Catch::StartsWith("--calibration: not a readable regular file"));
+  CHECK_THROWS_WITH(parse_calibration_profile(parse_json_input(R"({"schema": [[[1]]]})", "f")),
+                    Catch::StartsWith("calibration.schema: "));
 }
 
 TEST_CASE("run_cli: in process, one stderr line, control characters escaped", "[limits]") {

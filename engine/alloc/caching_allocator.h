@@ -23,6 +23,7 @@
 // Complexity: O(log n) per event in the number of cached blocks (ordered sets keyed by (stream, size, address)).
 #pragma once
 #include <cstdint>
+#include <memory_resource>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -170,8 +171,11 @@ class CachingAllocator final : public AllocatorModel {
   std::vector<Block> blocks_;
   std::vector<int32_t> free_slots_;
   std::vector<Segment> segments_;
-  std::set<SizeKey> free_[2];  // [0] large, [1] small
-  std::set<AddrKey> unmapped_[2];
+  // Set nodes come from a pool owned by this allocator: a replay inserts and erases millions of free-block keys,
+  // and a malloc per node dominated its time.
+  std::pmr::unsynchronized_pool_resource node_pool_;
+  std::pmr::set<SizeKey> free_[2]{std::pmr::set<SizeKey>(&node_pool_), std::pmr::set<SizeKey>(&node_pool_)};  // [0] large, [1] small
+  std::pmr::set<AddrKey> unmapped_[2]{std::pmr::set<AddrKey>(&node_pool_), std::pmr::set<AddrKey>(&node_pool_)};
   std::vector<int32_t> live_;  // user block id -> block index, -1 when not live
   int64_t next_va_ = int64_t{1} << 40;
   int64_t allocated_bytes_ = 0;

@@ -24,6 +24,9 @@ void build_vit(GraphBuilder& b, const VisionSpec& s);
 // Shared pieces of HF causal LMs.
 // ForCausalLMLoss: logits.float(), labels padded by one and shifted (.contiguous()), cross entropy (mean).
 TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels);
+// LlamaRMSNorm as written in Python: x.to(f32), pow(2).mean(-1), x * rsqrt(var + eps), weight * x.to(input dtype),
+// one kernel per step. Shared by llama.cpp and native graphs' rms_norm.
+TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w);
 // Whether layer `i` is activation-checkpointed / frozen under `cfg`.
 bool layer_checkpointed(const RunConfig& cfg, int64_t i);
 bool layer_frozen(const RunConfig& cfg, int64_t i);

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "engine/arch/builders.h"
+#include "engine/arch/native.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -46,7 +47,9 @@ Graph build_graph(const ModelSpec& spec, const RunConfig& cfg) {
       else build_vit(b, spec.vision);
       break;
     case ModelSpec::Kind::graph:
-      throw InputError("model", spec.name, "native graphs are built by the graph importer");
+      if (!spec.graph) throw InputError("model", spec.name, "a native-graph model without its graph");
+      build_native(b, *spec.graph);
+      break;
   }
   return b.finish();
 }

@@ -11,8 +11,6 @@
 
 namespace memplan {
 
-namespace {
-
 TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   const DType in_dt = b.dtype(x);
   TensorId x32 = b.to(x, DType::f32);
@@ -23,6 +21,8 @@ TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   TensorId n = b.mul(x32, r);
   return b.mul(w, b.to(n, in_dt));
 }
+
+namespace {
 
 TensorId rotate_half(GraphBuilder& b, TensorId x) {
   Shape half = b.shape(x);

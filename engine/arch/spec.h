@@ -6,10 +6,13 @@
 // Builders never guess; a field a builder needs but the importer could not determine is an InputError there.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace memplan {
+
+struct NativeGraph;  // engine/arch/native.h
 
 // Decoder-only causal LMs and BERT-style encoders from Hugging Face transformers.
 struct TransformerSpec {
@@ -71,6 +74,7 @@ struct ModelSpec {
   std::string name;          // for reports
   TransformerSpec transformer;
   VisionSpec vision;
+  std::shared_ptr<const NativeGraph> graph;  // Kind::graph: the user's description (shared, immutable)
 };
 
 }  // namespace memplan

@@ -1,0 +1,59 @@
+// One estimate of an 80-layer 70B model (issue 2: under 5 ms on the 2-core CI machine). Each benchmark checks
+// its answer against an independent figure so a fast wrong result cannot pass.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "engine/arch/builders.h"
+#include "engine/estimate.h"
+#include "models/zoo.h"
+
+namespace {
+
+memplan::RunConfig config_70b() {
+  memplan::RunConfig c;
+  c.batch_size = 1;
+  c.seq_len = 4096;
+  c.precision = memplan::Precision::bf16;
+  c.grad_checkpointing = true;
+  return c;
+}
+
+void check_70b(const memplan::Estimate& e) {
+  // Llama-2-70B has 68,976,648,192 parameters (published; models/param_count tests it independently).
+  // bf16 AdamW (foreach) steady state holds weights + grads + 2 states = 8 bytes/param at the optimizer step,
+  // plus the 1x-parameter foreach temporary: peak >= 10 bytes/param.
+  if (e.params != 68976648192LL || e.replay.peak.bytes < 10 * e.params) {
+    std::cerr << "BM_Estimate70B: wrong answer (params " << e.params << ", peak " << e.replay.peak.bytes << ")\n";
+    std::abort();
+  }
+}
+
+void BM_Estimate70B(benchmark::State& state) {
+  const memplan::ModelSpec m = memplan::load_zoo_model("llama-2-70b");
+  const memplan::RunConfig c = config_70b();
+  memplan::EstimateOptions opt;
+  opt.simulate_allocator = state.range(0) != 0;
+  for (auto _ : state) {
+    memplan::Estimate e = memplan::estimate(m, c, opt);
+    benchmark::DoNotOptimize(e.replay.peak.bytes);
+    state.PauseTiming();
+    check_70b(e);
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_Estimate70B)->Arg(0)->Arg(1)->ArgNames({"allocator"})->Unit(benchmark::kMillisecond);
+
+void BM_BuildGraph70B(benchmark::State& state) {
+  const memplan::ModelSpec m = memplan::load_zoo_model("llama-2-70b");
+  const memplan::RunConfig c = config_70b();
+  for (auto _ : state) {
+    memplan::Graph g = memplan::build_graph(m, c);
+    benchmark::DoNotOptimize(g.ops.size());
+  }
+}
+BENCHMARK(BM_BuildGraph70B)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+

@@ -1,0 +1,253 @@
+// `memplan fit`: the verdict, the ledger, and when it does not fit (or with --advise) remedies in the order
+// practitioners reach for them, each applied on top of the previous ones, with the memory after it, its step
+// time and the exact flags:
+//   1. mixed precision (AMP bf16, then pure bf16)   2. smaller micro-batch + accumulation (same global batch)
+//   3. activation checkpointing (fewest layers, placed by the chain DP, then all)
+//   4. leaner optimizer (fused implementation, then 8-bit Adam, then Adafactor)
+//   5. ZeRO-3 / FSDP2 across GPUs                   6. CPU offload (optimizer, then parameters)
+// plus allocator advice (expandable_segments) when the caching allocator's slack is large.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/plan_common.h"
+#include "cli/report.h"
+#include "cli/run_flags.h"
+#include "engine/arch/builders.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+#include "engine/plan/checkpoint_dp.h"
+
+namespace memplan::cli {
+
+namespace {
+struct FitFlags : RunFlags {
+  int64_t gpus = 0;  // 0: try 2, 4, 8 for the multi-GPU remedies
+  int64_t gpus_per_node = 8;
+  bool advise = false;
+};
+
+struct Remedy {
+  std::string what, flags;
+  int64_t device_bytes = 0;
+  double step_s = 0;
+  bool fits = false;
+};
+
+struct Single {  // one configuration on one GPU
+  Estimate e;
+  int64_t device_bytes = 0;
+  double step_s = 0;
+};
+
+Single run_single(const ModelSpec& m, const RunConfig& c, const DeviceBudget& d, const plan::DeviceRates& rates,
+                  bool expandable) {
+  Single s;
+  EstimateOptions opt;
+  opt.allocator.expandable_segments = expandable;  // unlimited capacity: the whole run's reserved peak
+  const Graph g = build_graph(m, c);
+  s.e = estimate_graph(g, c, opt);
+  s.device_bytes = s.e.allocator.peak_reserved_bytes + d.non_pytorch_bytes;
+  const int64_t state = s.e.replay.peak.ledger[Row::optimizer_state];
+  s.step_s = plan::single_gpu_step_time(g, c, s.e.trainable_params, state, rates).total_s;
+  return s;
+}
+
+std::string layer_list(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s;
+}
+}  // namespace
+
+void register_fit(CLI::App& app, std::ostream& answer) {
+  auto* cmd = app.add_subcommand("fit", "will it fit, and if not, what to change first (ordered remedies)");
+  auto f = std::make_shared<FitFlags>();
+  add_run_flags(*cmd, *f);
+  cmd->add_option("--gpus", f->gpus, "GPUs available for ZeRO / FSDP remedies (default: try 2, 4, 8)");
+  cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
+  cmd->add_flag("--advise", f->advise, "list remedies even when it fits");
+  cmd->callback([f, &answer] {
+    const ModelSpec m = load_model_for(*f);
+    RunConfig cur = run_config_from(*f, m);
+    const DeviceBudget d = device_budget(*f);
+    if (d.capacity_bytes <= 0) throw InputError("--gpu", "(none)", "fit needs --gpu or --gpu-memory-gib");
+    const GpuSpec& g = find_gpu(f->gpu.empty() ? "h200" : f->gpu, "--gpu");
+    const plan::DeviceRates rates = device_rates(g, f->gpus_per_node);
+    EstimateOptions opt;
+    opt.allocator.expandable_segments = f->expandable_segments;
+    opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
+    const Estimate e0 = estimate(m, cur, opt);
+    std::ostringstream o;
+    o << estimate_table(m, cur, e0, d);
+    Single now = run_single(m, cur, d, rates, f->expandable_segments);
+    const bool fits0 = !e0.allocator.oom && now.device_bytes <= d.capacity_bytes;
+    const double t0 = now.step_s;
+    const int64_t base_device = now.device_bytes;
+    o << "\nstep time (model): " << seconds_text(t0) << " per optimizer step\n";
+    if (fits0 && !f->advise) {
+      answer << o.str();
+      return;
+    }
+    std::vector<Remedy> out;
+    bool done = fits0;
+    auto add = [&](const std::string& what, const std::string& flags, int64_t bytes, double t) {
+      Remedy r{what, flags, bytes, t, bytes <= d.capacity_bytes};
+      out.push_back(r);
+      if (r.fits) done = true;
+    };
+    auto try_cfg = [&](const RunConfig& c) { return run_single(m, c, d, rates, f->expandable_segments); };
+    const bool has_bf16 = g.bf16_tflops > 0;
+    // 1. precision
+    if (!done && cur.precision == Precision::fp32) {
+      cur.precision = has_bf16 ? Precision::amp_bf16 : Precision::amp_fp16;
+      now = try_cfg(cur);
+      add("mixed precision (autocast)", std::string("--precision ") + std::string(precision_name(cur.precision)), now.device_bytes, now.step_s);
+    }
+    if (!done && is_amp(cur.precision) && (f->advise || now.device_bytes > d.capacity_bytes)) {
+      RunConfig c = cur;
+      c.precision = has_bf16 ? Precision::bf16 : Precision::fp16;
+      const Single s = try_cfg(c);
+      if (s.device_bytes < now.device_bytes) {
+        cur = c;
+        now = s;
+        add("pure 16-bit weights (model.to(bf16)); no fp32 master copy", std::string("--precision ") + std::string(precision_name(cur.precision)), now.device_bytes, now.step_s);
+      }
+    }
+    // 2. micro-batch with accumulation, holding the global batch
+    if (!done && cur.batch_size > 1) {
+      const int64_t global = cur.batch_size * cur.grad_accum_steps;
+      for (int64_t b = cur.batch_size - 1; b >= 1; --b) {
+        if (global % b != 0 || (cur.batch_size % b != 0 && b != 1)) continue;
+        RunConfig c = cur;
+        c.batch_size = b;
+        c.grad_accum_steps = global / b;
+        const Single s = try_cfg(c);
+        if (b == 1 && s.device_bytes >= now.device_bytes) break;  // accumulation holds the gradients: no gain
+        if (s.device_bytes <= d.capacity_bytes || b == 1) {
+          cur = c;
+          now = s;
+          add("smaller micro-batch, gradient accumulation keeps the global batch " + std::to_string(global),
+              "--batch-size " + std::to_string(b) + " --grad-accum-steps " + std::to_string(c.grad_accum_steps), now.device_bytes, now.step_s);
+          break;
+        }
+      }
+    }
+    // 3. checkpointing: the fewest layers (chain DP on the per-layer saving measured by two replays), then all
+    const int64_t L = plan::stack_layers(m);
+    if (!done && L > 0 && !cur.grad_checkpointing) {
+      RunConfig all = cur;
+      all.grad_checkpointing = true;
+      const Single s_all = try_cfg(all);
+      const int64_t per = std::max<int64_t>(1, (now.device_bytes - s_all.device_bytes) / L);
+      const int64_t over = now.device_bytes - d.capacity_bytes;
+      std::vector<plan::ChainLayer> chain(static_cast<size_t>(L), plan::ChainLayer{per, 0, 1.0, 0, 0});
+      const plan::ChainPlan p = plan::optimal_checkpoints(chain, std::max<int64_t>(0, L * per - over - per / 4), std::max<int64_t>(1, per / 64));
+      bool placed = false;
+      if (p.feasible && !plan::full_layers(p).empty() && static_cast<int64_t>(plan::full_layers(p).size()) < L) {
+        RunConfig c = cur;
+        c.grad_checkpointing = true;
+        c.checkpoint_layers = plan::full_layers(p);
+        const Single s = try_cfg(c);
+        if (s.device_bytes <= d.capacity_bytes) {
+          cur = c;
+          now = s;
+          placed = true;
+          add("activation checkpointing of " + std::to_string(c.checkpoint_layers.size()) + " of " + std::to_string(L) + " layers",
+              "--grad-checkpointing " + layer_list(c.checkpoint_layers), now.device_bytes, now.step_s);
+        }
+      }
+      if (!placed) {
+        cur = all;
+        now = s_all;
+        add("activation checkpointing of every layer", "--grad-checkpointing all", now.device_bytes, now.step_s);
+      }
+    }
+    // 4. leaner optimizer
+    const bool adam = cur.optimizer == OptimizerKind::adam || cur.optimizer == OptimizerKind::adamw;
+    if (!done && adam && cur.optimizer_impl != OptimizerImpl::fused) {
+      cur.optimizer_impl = OptimizerImpl::fused;
+      now = try_cfg(cur);
+      add("fused AdamW (no foreach temporaries, same math)", "--optimizer-impl fused", now.device_bytes, now.step_s);
+    }
+    for (OptimizerKind k : {OptimizerKind::adam8bit, OptimizerKind::adafactor}) {
+      if (done || !(cur.optimizer == OptimizerKind::adam || cur.optimizer == OptimizerKind::adamw ||
+                    (k == OptimizerKind::adafactor && cur.optimizer == OptimizerKind::adam8bit)))
+        continue;
+      cur.optimizer = k;
+      now = try_cfg(cur);
+      add(k == OptimizerKind::adam8bit ? "8-bit AdamW (bitsandbytes)" : "Adafactor (factored second moments)",
+          std::string("--optimizer ") + std::string(optimizer_name(k)), now.device_bytes, now.step_s);
+    }
+    // 5 / 6. shard across GPUs, then offload (closed forms + the local replay, see engine/plan/)
+    if (!done) {
+      plan::PlanSpace s;
+      s.capacity_bytes = d.capacity_bytes;
+      s.non_pytorch_bytes = d.non_pytorch_bytes;
+      s.rates = rates;
+      plan::Planner planner(m, cur);
+      const std::vector<int64_t> counts = f->gpus > 0 ? std::vector<int64_t>{f->gpus} : std::vector<int64_t>{2, 4, 8};
+      const int64_t k = cur.grad_checkpointing ? (cur.checkpoint_layers.empty() ? L : static_cast<int64_t>(cur.checkpoint_layers.size())) : 0;
+      auto shard = [&](int64_t n, plan::DataParallel dk, plan::Offload off) {
+        plan::ParallelConfig p;
+        p.dp = n;
+        p.dp_kind = dk;
+        p.offload = off;
+        s.gpus = n;
+        s.global_batch = cur.batch_size * cur.grad_accum_steps * n;
+        plan::PlanCandidate c = planner.evaluate(s, p, cur.batch_size, cur.precision, cur.optimizer, k);
+        c.par.micro_batches = cur.grad_accum_steps;
+        planner.confirm(c, s);
+        return c;
+      };
+      for (int64_t n : counts) {
+        if (done) break;
+        for (plan::DataParallel dk : {plan::DataParallel::fsdp2, plan::DataParallel::zero3}) {
+          const plan::PlanCandidate c = shard(n, dk, plan::Offload::none);
+          add(std::string(dk == plan::DataParallel::fsdp2 ? "FSDP2 (fully_shard per layer)" : "DeepSpeed ZeRO-3") +
+                  " across " + std::to_string(n) + " GPUs, per-GPU batch unchanged",
+              "torchrun --nproc-per-node " + std::to_string(n) + (dk == plan::DataParallel::fsdp2 ? " + fully_shard" : " + deepspeed zero_optimization.stage=3"),
+              c.confirmed_device_bytes, c.time.total_s);
+          if (done) break;
+        }
+      }
+      const int64_t n = f->gpus > 0 ? f->gpus : 1;
+      for (plan::Offload off : {plan::Offload::optimizer, plan::Offload::optimizer_and_params}) {
+        if (done) break;
+        const plan::PlanCandidate c = shard(n, plan::DataParallel::zero3, off);
+        add("ZeRO-3 CPU offload of " + std::string(off == plan::Offload::optimizer ? "optimizer state" : "optimizer state and parameters") +
+                " on " + std::to_string(n) + " GPU(s), host " + gib(c.mem.host_bytes_per_gpu) + " GiB per GPU",
+            std::string("deepspeed offload_optimizer.device=cpu") + (off == plan::Offload::optimizer_and_params ? " offload_param.device=cpu" : ""),
+            c.confirmed_device_bytes, c.time.total_s);
+      }
+    }
+    o << "\n" << (fits0 ? "Advice (it fits already; each step applies on top of the previous):\n"
+                        : "Remedies in order (each applies on top of the previous):\n");
+    char line[768];
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Remedy& r = out[i];
+      std::snprintf(line, sizeof line, "  %zu. %-4s %s\n       %s -> %s GiB per GPU (%+.2f GiB), step %s (x%.2f)\n", i + 1,
+                    r.fits ? "FITS" : "", r.what.c_str(), r.flags.c_str(), gib(r.device_bytes).c_str(),
+                    static_cast<double>(r.device_bytes - (i ? out[i - 1].device_bytes : base_device)) / static_cast<double>(kGiB),
+                    seconds_text(r.step_s).c_str(), t0 > 0 ? r.step_s / t0 : 1.0);
+      o << line;
+    }
+    if (out.empty()) o << "  (nothing left to change in this order)\n";
+    // Allocator advice: slack between reserved and allocated at the reserved peak.
+    const int64_t slack = e0.allocator.reserved_at_peak_reserved_bytes - e0.allocator.allocated_at_peak_reserved_bytes;
+    if (!f->expandable_segments && (slack > kGiB || slack * 20 > e0.allocator.peak_reserved_bytes)) {
+      EstimateOptions ex;
+      ex.allocator.expandable_segments = true;
+      const Estimate ee = estimate(m, run_config_from(*f, m), ex);
+      o << "\nAllocator: " << gib(slack) << " GiB reserved but unallocated at the reserved peak (fragmentation). "
+        << "PYTORCH_ALLOC_CONF=expandable_segments:True (--expandable-segments) brings the original run to "
+        << gib(ee.allocator.peak_reserved_bytes + d.non_pytorch_bytes) << " GiB on the device.\n";
+    }
+    answer << o.str();
+  });
+}
+
+}  // namespace memplan::cli
