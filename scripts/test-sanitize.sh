@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 jobs=$(nproc)
-cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_SANITIZE=ON \
+# -O1: compiles faster than -O2 and keeps sanitizer reports readable; the tests still run in seconds.
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1 -g1" -DMEMPLAN_SANITIZE=ON \
   -DMEMPLAN_BUILD_BENCH=OFF -DMEMPLAN_BUILD_CALIBRATE=OFF >/dev/null
 cmake --build build-sanitize --target memplan_tests memplan -j"$jobs"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1
