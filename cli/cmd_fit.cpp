@@ -19,6 +19,7 @@
 #include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 #include "engine/plan/checkpoint_dp.h"
 
 namespace memplan::cli {
@@ -76,6 +77,9 @@ void register_fit(CLI::App& app, std::ostream& answer) {
     const DeviceBudget d = device_budget(*f);
     if (d.capacity_bytes <= 0) throw InputError("--gpu", "(none)", "fit needs --gpu or --gpu-memory-gib");
     const GpuSpec& g = find_gpu(f->gpu.empty() ? "h200" : f->gpu, "--gpu");
+    for (const auto& [flag, v] : {std::pair<const char*, int64_t>{"--gpus", f->gpus}, {"--gpus-per-node", f->gpus_per_node}})
+      if (v < 0 || v > kMaxPlanGpus)
+        throw InputError(flag, std::to_string(v), "must be in [0, " + std::to_string(kMaxPlanGpus) + "]");
     const plan::DeviceRates rates = device_rates(g, f->gpus_per_node);
     EstimateOptions opt;
     opt.allocator.expandable_segments = f->expandable_segments;

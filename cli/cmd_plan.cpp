@@ -13,6 +13,7 @@
 #include "cli/run_flags.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 #include "models/load_model.h"
 
 namespace memplan::cli {
@@ -154,6 +155,19 @@ void register_plan(CLI::App& app, std::ostream& out) {
     const GpuSpec& g = find_gpu(f->gpu, "--gpu");
     if (f->gpus <= 0) throw InputError("--gpus", std::to_string(f->gpus), "must be positive");
     if (f->top <= 0) throw InputError("--top", std::to_string(f->top), "must be positive");
+    // The search space grows with these; caps far above real clusters keep `plan` interactive and every
+    // product (8 x gpus, dp x tp x pp) inside int64.
+    const std::pair<const char*, std::pair<int64_t, int64_t>> caps[] = {
+        {"--gpus", {f->gpus, kMaxPlanGpus}},          {"--gpus-per-node", {f->gpus_per_node, 1024}},
+        {"--global-batch", {f->global_batch, kMaxBatch}}, {"--max-micro-batch", {f->max_micro_batch, 4096}},
+        {"--max-tp", {f->max_tp, 1024}},              {"--max-pp", {f->max_pp, 1024}},
+        {"--top", {f->top, 1000}}};
+    for (const auto& [flag, v] : caps) {
+      if (v.first < 0 || (v.first == 0 && std::string(flag) != "--global-batch"))
+        throw InputError(flag, std::to_string(v.first), "must be positive");
+      if (v.first > v.second)
+        throw InputError(flag, std::to_string(v.first), "exceeds the limit of " + std::to_string(v.second));
+    }
     RunFlags rf;
     rf.model = f->model;
     rf.seq_len = f->seq_len;

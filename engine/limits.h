@@ -31,6 +31,8 @@ constexpr int64_t kMaxImageSize = int64_t{1} << 16;
 constexpr int64_t kMaxGradAccumSteps = int64_t{1} << 20;
 constexpr int64_t kMaxGraphOps = 500'000;
 constexpr int64_t kMaxReplayOps = 10'000'000;
+// `memplan plan`: GPUs in the searched cluster (the largest training clusters have ~100k GPUs).
+constexpr int64_t kMaxPlanGpus = int64_t{1} << 20;
 
 // Throws InputError naming the field ("model.num_layers", "batch_size", ...) and the limit when a size of
 // the model or the run is outside (0, limit]. Zero-or-negative checks for run sizes stay in
