@@ -199,13 +199,13 @@ TensorId GraphBuilder::autocast_low(TensorId x) {
   // The autocast cache holds casts of leaf tensors that require grad (trainable parameters) until the
   // outermost autocast region exits; everything else is cast afresh at every use.
   if (xi.kind == TensorKind::param && xi.requires_grad) {
-    TensorId& cached = cache_entry_of_param_[static_cast<size_t>(x)];
+    const TensorId cached = cache_entry_of_param_[static_cast<size_t>(x)];
     if (cached != kNoTensor) return cached;
-    TensorId y = to(x, low_dtype_);
+    TensorId y = to(x, low_dtype_);  // grows the per-tensor tables: index them afresh below
     auto& yi = g_.tensors[static_cast<size_t>(y)];
     yi.autocast_cache = true;
     yi.cast_of = x;
-    cached = y;
+    cache_entry_of_param_[static_cast<size_t>(x)] = y;
     return y;
   }
   return to(x, low_dtype_);

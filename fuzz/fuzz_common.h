@@ -15,9 +15,11 @@ inline std::string_view as_text(const uint8_t* data, size_t size) {
 }
 
 // A small run of an imported model: short sequences and images keep each execution fast while still
-// driving the graph builders, the replay and the allocator over the model's real layer structure.
-inline RunConfig small_run(const ModelSpec& m) {
+// driving the graph builders, the replay and the allocator over the model's real layer structure. `variant`
+// (e.g. the input size) alternates fp32 and amp_bf16 so the autocast paths are fuzzed too.
+inline RunConfig small_run(const ModelSpec& m, size_t variant = 0) {
   RunConfig c;
+  c.precision = variant % 2 ? Precision::amp_bf16 : Precision::fp32;
   c.batch_size = 1;
   c.seq_len = 16;
   c.image_size = 32;

@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const nlohmann::json doc = parse_json_input(fuzz::as_text(data, size), "model");
     const ModelSpec m = model_from_json(doc, "fuzz");
     (void)param_count(m);
-    (void)estimate(m, fuzz::small_run(m));
+    (void)estimate(m, fuzz::small_run(m, size));
   } catch (const InputError&) {
   }
   return 0;

@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const nlohmann::json doc = parse_json_input(fuzz::as_text(data, size), "model");
     const ModelSpec m = model_from_json(doc, "fuzz");
-    (void)estimate(m, fuzz::small_run(m));
+    (void)estimate(m, fuzz::small_run(m, size));
   } catch (const InputError&) {
   }
   return 0;

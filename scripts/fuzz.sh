@@ -15,10 +15,14 @@ secs=$2
 target=fuzz_$name
 [ -f "fuzz/$target.cpp" ] || { echo "unknown target '$1'; see fuzz/README.md" >&2; exit 64; }
 
-if [ "$(id -u)" = 0 ]; then ./scripts/install-deps.sh --fuzz; fi
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DMEMPLAN_BUILD_FUZZ=ON -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=OFF -DMEMPLAN_BUILD_CALIBRATE=OFF >/dev/null
-cmake --build build-fuzz --target "$target" -j"${FUZZ_BUILD_JOBS:-2}"
+# FUZZ_SKIP_BUILD=1: use the targets already in build-fuzz/ (to run several targets at once after one
+# `cmake --build build-fuzz --target memplan_fuzz`, since two builds must not share build-fuzz/).
+if [ -z "${FUZZ_SKIP_BUILD:-}" ]; then
+  if [ "$(id -u)" = 0 ]; then ./scripts/install-deps.sh --fuzz; fi
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DMEMPLAN_BUILD_FUZZ=ON -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=OFF -DMEMPLAN_BUILD_CALIBRATE=OFF >/dev/null
+  cmake --build build-fuzz --target "$target" -j"${FUZZ_BUILD_JOBS:-2}"
+fi
 
 seeds=build-fuzz/seeds/$name
 corpus=build-fuzz/corpus/$name
