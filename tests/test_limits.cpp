@@ -10,6 +10,7 @@
 #include "engine/errors.h"
 #include "engine/estimate.h"
 #include "engine/limits.h"
+#include "engine/oom_explain.h"
 #include "models/calibration_profile.h"
 #include "models/gpu_specs.h"
 #include "models/hf_config.h"
@@ -131,4 +132,18 @@ TEST_CASE("run_cli: in process, one stderr line, control characters escaped", "[
   CHECK(err.str().find('\n') == err.str().size() - 1);
   CHECK(err.str().find("no\\nsuch\\tmodel") != std::string::npos);
   CHECK(one_line("a\x1b[0m\r") == "a\\x1b[0m\\r");
+}
+
+TEST_CASE("OOM text with inconsistent sizes is still answered, percentages clamped", "[limits]") {
+  // Found by fuzz_oom_message (fuzz/regressions/oom_message/): a unit-less capacity is bytes, so allocated is
+  // ~10^10 % of it; converting that percentage to int was undefined behaviour.
+  const OomReport r = parse_oom_message(
+      "CUDA out of memory. Tried to allocate 352.00 MiB. GPU 0 has a total capacity of 139.80 of which 114.71 GiB "
+      "is free. Of the allocated memory 23.88 GiB is allocated by PyTorch, and 20.88 MiB is reserved by PyTorch but "
+      "unallocated.");
+  CHECK(r.total_bytes == 140);
+  const OomDiagnosis d = classify(r);
+  bool clamped = false;
+  for (const auto& s : d.reasons) clamped = clamped || s.find(">999999%") != std::string::npos;
+  CHECK(clamped);
 }
