@@ -498,6 +498,10 @@ def env_probe():
 
 def _child_entry(case, out_path, what):
     """Body of a per-case process: never raises, always writes a JSON result file."""
+    # A case's allocator settings (e.g. "expandable_segments:True") must be in the environment before this
+    # process first touches CUDA; forked children have not, so setting it here is early enough.
+    if case is not None and case.get("alloc_conf"):
+        os.environ["PYTORCH_ALLOC_CONF"] = case["alloc_conf"]
     try:
         if what == "env":
             res = {"env": env_probe()}

@@ -20,6 +20,39 @@ namespace {
 // top of whatever context a GPU has. Without a profile or a spec figure the H200 total is used.
 constexpr int64_t kTorchKernelsAndHandlesBytes = int64_t{304} << 20;
 constexpr int64_t kDefaultNonPytorchBytes = int64_t{830} << 20;
+// Inference: the three harness figures, the peak's ledger and the fit verdict.
+void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d, bool json,
+                     std::ostream& out) {
+  const auto& inf = e.inference;
+  const auto& peak = e.replay.peak;
+  if (json) {
+    nlohmann::json j = estimate_json(m, c, e, d);
+    j.erase("steps");
+    j["inference"] = {{"prefill_peak_mib", mib1(inf.prefill_peak_bytes)}, {"kv_cache_mib", mib1(inf.kv_cache_bytes)},
+                      {"kv_cache_entries_mib", mib1(inf.kv_cache_entries_bytes)},
+                      {"generate_peak_mib", mib1(inf.generate_peak_bytes)}, {"decode_peak_mib", mib1(inf.decode_peak_bytes)},
+                      {"final_kv_cache_mib", mib1(inf.final_kv_entries_bytes)},
+                      {"generate_tokens", c.generate_tokens}};
+    out << j.dump(2) << "\n";
+    return;
+  }
+  out << m.name << " inference, batch " << c.batch_size << " x " << c.seq_len << " tokens, "
+            << precision_name(c.precision) << ", generate " << c.generate_tokens << " tokens\n";
+  out << "  weights             " << mib(e.weights_bytes) << " MiB\n"
+            << "  prefill peak        " << mib(inf.prefill_peak_bytes) << " MiB\n"
+            << "  KV cache (+ws)      " << mib(inf.kv_cache_bytes) << " MiB (cache entries " << mib(inf.kv_cache_entries_bytes)
+            << " MiB)\n";
+  if (c.generate_tokens > 0)
+    out << "  generate peak       " << mib(inf.generate_peak_bytes) << " MiB (decode steps " << mib(inf.decode_peak_bytes)
+              << " MiB, cache at end " << mib(inf.final_kv_entries_bytes) << " MiB)\n";
+  out << "  peak ledger (" << phase_name(peak.where.phase) << ")\n";
+  for (size_t r = 0; r < kRowCount; ++r)
+    if (peak.ledger.bytes[r] != 0)
+      out << "    " << row_name(static_cast<Row>(r)) << std::string(20 - row_name(static_cast<Row>(r)).size(), ' ')
+                << mib(peak.ledger.bytes[r]) << " MiB\n";
+  out << verdict_line(e, d) << "\n";
+}
+
 }  // namespace
 
 DeviceBudget device_budget(const RunFlags& f) {
@@ -47,7 +80,7 @@ DeviceBudget device_budget(const RunFlags& f) {
 }
 
 void register_estimate(CLI::App& app, std::ostream& out) {
-  auto* cmd = app.add_subcommand("estimate", "memory of one training step: ledger, peak, reserved, fit");
+  auto* cmd = app.add_subcommand("estimate", "memory of one training step (or an inference run): ledger, peak, reserved, fit");
   auto flags = std::make_shared<RunFlags>();
   add_run_flags(*cmd, *flags);
   cmd->callback([flags, &out] {
@@ -59,6 +92,10 @@ void register_estimate(CLI::App& app, std::ostream& out) {
     if (d.capacity_bytes > 0) opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
     opt.replay.record_timeline = !flags->timeline.empty();
     const Estimate e = estimate(m, c, opt);
+    if (c.mode == Mode::inference) {
+      print_inference(m, c, e, d, flags->json, out);
+      return;
+    }
     if (!flags->timeline.empty()) {
       std::ofstream svg(flags->timeline);
       if (!svg) throw InputError("--timeline", flags->timeline, "cannot write the file");

@@ -88,7 +88,7 @@ void register_fit(CLI::App& app, std::ostream& answer) {
     std::ostringstream o;
     o << estimate_table(m, cur, e0, d);
     Single now = run_single(m, cur, d, rates, f->expandable_segments);
-    const bool fits0 = !e0.allocator.oom && now.device_bytes <= d.capacity_bytes;
+    const bool fits0 = e0.fits() && now.device_bytes <= d.capacity_bytes;
     const double t0 = now.step_s;
     const int64_t base_device = now.device_bytes;
     o << "\nstep time (model): " << seconds_text(t0) << " per optimizer step\n";

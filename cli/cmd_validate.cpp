@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
+#include <optional>
 #include <ostream>
+#include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -25,14 +27,6 @@ struct CaseResult {
   std::string error;  // a case the engine cannot model yet
 };
 
-EstimateOptions options_for(const ValidationCase& c) {
-  EstimateOptions opt;
-  if (c.memory_cap_gib) {
-    opt.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
-    opt.allocator.capacity_is_memory_fraction = true;
-  }
-  return opt;
-}
 
 double pct(double predicted, double measured) { return measured != 0 ? 100.0 * (predicted - measured) / measured : 0.0; }
 
@@ -56,10 +50,11 @@ std::vector<CaseResult> run_cases(const std::string& path, const std::string& on
     const nlohmann::json j = parse_json_input(line, path + ":" + std::to_string(lineno));
     CaseResult r{parse_validation_case(j), {}, {}};
     if (!only.empty() && r.c.id.find(only) == std::string::npos) continue;
-    if (r.c.run.mode == Mode::inference) {
-      r.error = "inference replay not modelled yet";
-    } else {
-      r.e = estimate(r.c.model, r.c.run, options_for(r.c));
+    try {
+      r.e = estimate(r.c.model, r.c.run, estimate_options_for(r.c));
+    } catch (const InputError& e) {
+      if (r.c.run.mode != Mode::inference) throw;
+      r.error = e.what();  // e.g. an encoder model in inference mode
     }
     out.push_back(std::move(r));
   }
@@ -91,9 +86,16 @@ void register_validate(CLI::App& app, std::ostream& out) {
           p["peak_allocated_mib"] = mib1(r.e.replay.peak.bytes);
           p["peak_reserved_mib"] = mib1(r.e.allocator.peak_reserved_bytes);
           if (r.c.memory_cap_gib) p["fits"] = r.e.fits();
-          const auto& s = r.e.replay.steps.back();
-          p["after_fwd_mib"] = mib1(s.after_fwd);
-          p["opt_peak_mib"] = mib1(s.opt_peak);
+          if (r.c.run.mode == Mode::inference) {
+            const auto& inf = r.e.inference;
+            p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);
+            p["kv_cache_mib"] = mib1(inf.kv_cache_bytes);
+            if (r.c.run.generate_tokens > 0) p["generate_peak_mib"] = mib1(inf.generate_peak_bytes);
+          } else {
+            const auto& s = r.e.replay.steps.back();
+            p["after_fwd_mib"] = mib1(s.after_fwd);
+            p["opt_peak_mib"] = mib1(s.opt_peak);
+          }
         } else {
           p["error"] = r.error;
         }
@@ -135,6 +137,19 @@ void register_validate(CLI::App& app, std::ostream& out) {
       std::snprintf(line, sizeof line, "%-42s %10.1f %10s %7s %10.1f %10s %7s %5s\n", r.c.id.c_str(), pa, ma.c_str(),
                     ea.c_str(), pr, mr.c_str(), er.c_str(), fit.c_str());
       out << line;
+      if (r.c.run.mode == Mode::inference && r.c.measured && !(r.c.measured->oom && *r.c.measured->oom)) {
+        const auto& m = *r.c.measured;
+        const auto& p = r.e.inference;
+        const std::tuple<const char*, int64_t, std::optional<double>> rows[] = {
+            {"prefill_peak", p.prefill_peak_bytes, m.prefill_peak_mib},
+            {"kv_cache", p.kv_cache_bytes, m.kv_cache_mib},
+            {"generate_peak", p.generate_peak_bytes, m.generate_peak_mib}};
+        for (const auto& [name, v, meas] : rows) {
+          if (!meas) continue;
+          std::snprintf(line, sizeof line, "    %-14s %10.1f %10.1f %+7.2f\n", name, mib1(v), *meas, pct(mib1(v), *meas));
+          out << line;
+        }
+      }
       if (*phases && r.c.measured && r.c.measured->steps.size() >= 2) {
         const auto& m = r.c.measured->steps[1];
         const auto& p = r.e.replay.steps.back();

@@ -21,5 +21,7 @@ void register_explain_oom(CLI::App& app, std::istream& in, std::ostream& out);
 void register_calibrate(CLI::App& app, std::ostream& out);
 void register_plan(CLI::App& app, std::ostream& out);
 void register_fit(CLI::App& app, std::ostream& out);
+void register_dynamic(CLI::App& app, std::ostream& out);
+void register_serve(CLI::App& app, std::ostream& out);
 
 }  // namespace memplan::cli

@@ -16,6 +16,8 @@ int run_cli(int argc, const char* const* argv, std::istream& in, std::ostream& o
     register_calibrate(app, out);
     register_plan(app, out);
     register_fit(app, out);
+    register_dynamic(app, out);
+    register_serve(app, out);
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -9,8 +9,6 @@
 namespace memplan::cli {
 
 namespace {
-constexpr double kMaxGpuMemoryGib = 1 << 20;  // 1 PiB
-
 std::vector<int64_t> parse_index_list(const std::string& s, const char* flag) {
   std::vector<int64_t> out;
   std::stringstream ss(s);
@@ -48,6 +46,9 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_flag("--json", f.json, "machine-readable output");
   cmd.add_flag("--per-layer", f.per_layer, "per-layer table: parameters, saved activations, transient peak");
   cmd.add_option("--timeline", f.timeline, "write the memory timeline of the run as an SVG file");
+  cmd.add_option("--mode", f.mode, "training | inference (prefill of batch x seq, KV cache, generate)");
+  cmd.add_option("--generate-tokens", f.generate_tokens, "inference: tokens generated after the prefill");
+  cmd.add_option("--logits-to-keep", f.logits_to_keep, "inference: positions whose logits are computed (0: all)");
 }
 
 ModelSpec load_model_for(const RunFlags& f) { return load_model(f.model); }
@@ -77,6 +78,13 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   c.freeze_embeddings = f.freeze_embeddings;
   c.dropout = !f.no_dropout;
   c.grad_accum_steps = f.grad_accum_steps;
+  if (f.mode == "inference") c.mode = Mode::inference;
+  else if (f.mode != "training") throw InputError("--mode", f.mode, "must be training or inference");
+  if (f.generate_tokens < 0)
+    throw InputError("--generate-tokens", std::to_string(f.generate_tokens), "must be non-negative");
+  if (f.logits_to_keep < 0) throw InputError("--logits-to-keep", std::to_string(f.logits_to_keep), "must be non-negative");
+  c.generate_tokens = f.generate_tokens;
+  c.logits_to_keep = f.logits_to_keep;
   if (f.batch_size <= 0) throw InputError("--batch-size", std::to_string(f.batch_size), "must be a positive integer");
   if (f.grad_accum_steps <= 0)
     throw InputError("--grad-accum-steps", std::to_string(f.grad_accum_steps), "must be a positive integer");

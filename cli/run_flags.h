@@ -31,6 +31,9 @@ struct RunFlags {
   bool json = false;
   bool per_layer = false;                   // per-layer table
   std::string timeline;                     // write the memory timeline SVG here
+  std::string mode = "training";            // training | inference
+  int64_t generate_tokens = 0;              // inference: greedy generate() after the prefill
+  int64_t logits_to_keep = 1;               // inference: 0 = logits of every position
 };
 
 void add_run_flags(CLI::App& cmd, RunFlags& f);

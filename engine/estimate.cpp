@@ -31,6 +31,24 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
   check_limits(spec, cfg);
 }
 
+namespace {
+// The caching allocator over the run: without a cap (what the run needs) and, when a capacity is set, under it
+// (whether and where it would OOM).
+void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt) {
+  if (!opt.simulate_allocator) return;
+  AllocatorOptions unlimited = opt.allocator;
+  unlimited.capacity_bytes = 0;
+  CachingAllocator alloc(unlimited);
+  e.allocator = replay_allocator(alloc, events, AllocatorReplayOptions{opt.replay.record_timeline});
+  if (opt.allocator.capacity_bytes > 0) {
+    CachingAllocator capped(opt.allocator);
+    e.capped = replay_allocator(capped, events);
+    e.capacity_bytes = opt.allocator.capacity_bytes;
+    e.expandable_segments = opt.allocator.expandable_segments;
+  }
+}
+}  // namespace
+
 Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt) {
   const int64_t replay_ops = checked_mul(checked_mul(static_cast<int64_t>(g.ops.size()), cfg.grad_accum_steps,
                                                    "grad_accum_steps"), opt.replay.steps, "grad_accum_steps");
@@ -48,21 +66,25 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
   }
   e.replay = replay_training(g, cfg, opt.replay);
   e.weights_bytes = e.replay.weights_bytes;
-  if (opt.simulate_allocator) {
-    AllocatorOptions unlimited = opt.allocator;
-    unlimited.capacity_bytes = 0;
-    CachingAllocator alloc(unlimited);
-    e.allocator = replay_allocator(alloc, e.replay.events, AllocatorReplayOptions{opt.replay.record_timeline});
-    if (opt.allocator.capacity_bytes > 0) {
-      CachingAllocator capped(opt.allocator);
-      e.capped = replay_allocator(capped, e.replay.events);
-    }
-  }
+  simulate_allocators(e, e.replay.events, opt);
   return e;
 }
 
 Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
   validate_run_config(cfg, spec);
+  if (cfg.mode == Mode::inference) {
+    Estimate e;
+    Graph g = build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false});
+    for (const auto& t : g.tensors)
+      if (t.kind == TensorKind::param) e.params = checked_add(e.params, t.bytes / dtype_bytes(t.dtype), "parameter count");
+    e.inference = replay_inference(spec, cfg, opt.inference);
+    e.weights_bytes = e.inference.weights_bytes;
+    e.replay.weights_bytes = e.weights_bytes;
+    e.replay.peak = e.inference.peak;
+    simulate_allocators(e, e.inference.events, opt);
+    e.replay.events = std::move(e.inference.events);
+    return e;
+  }
   Graph g = build_graph(spec, cfg);
   return estimate_graph(g, cfg, opt);
 }

@@ -8,6 +8,10 @@
 //  - Op::grads lists, in allocation order, the gradients the op's backward produces for its differentiable
 //    inputs: fresh buffers (`alias_out < 0`) or the incoming output gradient passed through (`alias_out >= 0`).
 //  - Shapes and dtypes are concrete: a Graph is built for one batch size, sequence length and precision.
+//  - Inference graphs carry KV-cache slots (one per layer and per K/V, in update order): `cache_in[j]` is the
+//    slot's tensor as the cache holds it when the pass starts (kind `cache`: owned by the cache, no bytes of
+//    its own here; the cache drops its reference after the tensor's last read), `cache_out[j]` is what the
+//    cache holds when the pass ends (its storage outlives the Graph). Training graphs have no slots.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -21,7 +25,7 @@ namespace memplan {
 using TensorId = int32_t;
 constexpr TensorId kNoTensor = -1;
 
-enum class TensorKind : uint8_t { param, buffer, input, activation };
+enum class TensorKind : uint8_t { param, buffer, input, activation, cache };
 
 struct TensorInfo {
   std::vector<int64_t> shape;
@@ -72,6 +76,8 @@ struct Graph {
   TensorId loss = kNoTensor;
   int32_t autocast_exit_op = -1;  // cache entries lose the cache's reference after this op (-1: never cached)
   int32_t model_end_op = 0;       // ops [0, model_end_op) are the model's forward; the rest is the loss
+  std::vector<TensorId> cache_in;   // inference: per KV slot, the cache entry at pass start (kNoTensor: empty)
+  std::vector<TensorId> cache_out;  // inference: per KV slot, the entry at pass end (a view keeps its storage)
 
   const std::string& name_of(int32_t idx) const { return names[static_cast<size_t>(idx)]; }
 };

@@ -25,7 +25,8 @@ GraphBuilder::GraphBuilder(const RunConfig& cfg) : cfg_(cfg) {
     case Precision::bf16: param_dtype_ = DType::bf16; low_dtype_ = DType::bf16; autocast_ = false; break;
     case Precision::fp16: param_dtype_ = DType::f16; low_dtype_ = DType::f16; autocast_ = false; break;
   }
-  if (cfg.mode == Mode::inference) autocast_ = false;  // inference runs the model in its own dtype
+  // Inference under amp_* still runs inside torch.autocast; casts of parameters are never cached there
+  // (inference_mode / requires_grad=False), see autocast_low.
 }
 
 int64_t GraphBuilder::numel(TensorId t) const {
@@ -87,6 +88,19 @@ TensorId GraphBuilder::buffer(std::string_view name, Shape shape, DType dtype) {
 }
 
 TensorId GraphBuilder::input(Shape shape, DType dtype) { return new_tensor(std::move(shape), dtype, TensorKind::input); }
+
+TensorId GraphBuilder::kv_cache_in(Shape shape, DType dtype) {
+  TensorId t = new_tensor(std::move(shape), dtype, TensorKind::cache);
+  g_.tensors.back().bytes = 0;  // the storage belongs to the cache, allocated by an earlier pass
+  g_.cache_in.push_back(t);
+  return t;
+}
+
+void GraphBuilder::kv_cache_out(TensorId t) {
+  // Slots fill in update order; an empty slot at pass start (prefill) has no cache_in entry.
+  if (g_.cache_in.size() < g_.cache_out.size() + 1) g_.cache_in.push_back(kNoTensor);
+  g_.cache_out.push_back(t);
+}
 
 void GraphBuilder::begin_layer(std::string_view name, bool checkpointed) {
   assert(current_layer_ < 0 && "layers do not nest");
@@ -246,7 +260,11 @@ TensorId GraphBuilder::binary(std::string_view name, TensorId a, TensorId b, boo
       if (!info(t).requires_grad) continue;
       const int64_t tb = bytes_of(shape(t), dtype(t));
       // A broadcast operand's gradient is the full-size product reduced (sum_to) to its shape.
-      if (tb < bytes_of(s, dtype(t))) op.bwd_temp_bytes.push_back(out_bytes);
+      if (tb < bytes_of(s, dtype(t))) {
+        op.bwd_temp_bytes.push_back(out_bytes);
+        const int64_t cols = shape(t).empty() ? 1 : shape(t).back();
+        if (numel(t) == cols) add_column_sum_workspace(op, numel(y) / cols, cols);  // e.g. a [H] weight
+      }
       op.grads.push_back({t, -1, tb});
     }
   }
@@ -370,11 +388,13 @@ Graph GraphBuilder::finish() {
     const auto& ti = g_.tensors[t];
     if (ti.kind == TensorKind::param || ti.kind == TensorKind::buffer) { g_.py_release_op[t] = INT32_MAX; continue; }
     if (ti.kind == TensorKind::input) { g_.py_release_op[t] = last_op; continue; }  // the batch lives all step
+    // cache tensors: the cache's reference goes when the update rebinds the slot (after the last read)
     int32_t rel = std::max(created[t], last_read[t]);
     if (explicit_release_[t] == kHeld) rel = last_op;
     else if (explicit_release_[t] >= 0) rel = std::max(rel, explicit_release_[t]);
     g_.py_release_op[t] = rel;
   }
+  for (TensorId t : g_.cache_out) g_.py_release_op[static_cast<size_t>(g_.tensors[static_cast<size_t>(t)].storage)] = INT32_MAX;
   if (g_.model_end_op == 0) g_.model_end_op = static_cast<int32_t>(g_.ops.size());
   return std::move(g_);
 }

@@ -24,6 +24,14 @@ namespace memplan {
 
 using Shape = std::vector<int64_t>;
 
+// One inference forward (transformers generate/forward with a DynamicCache): the prefill (past_len 0) or a
+// decode step. Builders read it through GraphBuilder::pass(); cfg.seq_len is ignored in inference graphs.
+struct InferencePass {
+  int64_t past_len = 0;        // tokens already in the cache (the cache_position of the first new token)
+  int64_t new_tokens = 0;      // tokens this forward processes (prompt length in prefill, 1 in decode)
+  bool from_generate = false;  // inside generate(): position_ids [B, S] and an all-ones attention_mask are passed
+};
+
 class GraphBuilder {
  public:
   explicit GraphBuilder(const RunConfig& cfg);
@@ -33,12 +41,18 @@ class GraphBuilder {
   DType low_dtype() const { return low_dtype_; }         // autocast / pure low-precision dtype
   bool autocast() const { return autocast_; }
   bool training() const { return cfg_.mode == Mode::training; }
+  const InferencePass& pass() const { return pass_; }
+  void set_pass(const InferencePass& p) { pass_ = p; }
 
   // ---- leaves
   // `dtype` overrides the precision's parameter dtype (native graphs: a bf16 weight in an amp model).
   TensorId param(std::string_view name, Shape shape, bool trainable = true, std::optional<DType> dtype = std::nullopt);
   TensorId buffer(std::string_view name, Shape shape, DType dtype);
   TensorId input(Shape shape, DType dtype);
+
+  // ---- KV cache slots (inference): see Graph::cache_in / cache_out
+  TensorId kv_cache_in(Shape shape, DType dtype);  // the next slot's entry at pass start
+  void kv_cache_out(TensorId t);                    // the entry the cache holds for the next slot at pass end
 
   // ---- layers and checkpoint regions
   void begin_layer(std::string_view name, bool checkpointed);
@@ -80,7 +94,9 @@ class GraphBuilder {
   TensorId embedding(TensorId ids, TensorId weight);
   TensorId linear(TensorId x, TensorId w, TensorId b = kNoTensor, bool addmm_order = false);
   TensorId matmul(TensorId a, TensorId b, Shape out_shape);
-  TensorId layer_norm(TensorId x, TensorId w, TensorId b);
+  // `contiguous_copy`: x is a non-contiguous view, so the kernel works on a transient contiguous copy (the node
+  // still saves x itself).
+  TensorId layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy = false);
   TensorId dropout(TensorId x, double p);
   TensorId softmax_last(TensorId x);
   // Fused SDPA (flash / efficient / cuDNN): q [B,H,L,D], k/v [B,Hkv,L,D].
@@ -128,10 +144,13 @@ class GraphBuilder {
   void add_grads(Op& op, const std::vector<TensorId>& differentiable);
   void finish_outs(Op& op);  // requires_grad of outs from reads
   void save_for_product(Op& op, TensorId a, TensorId b);
+  // Backward of a gradient summed over the rows of [rows, cols] (bias grads, broadcast operands).
+  void add_column_sum_workspace(Op& op, int64_t rows, int64_t cols);
   int64_t bytes_of(const Shape& s, DType t) const;
   DType promote(DType a, DType b) const;
 
   RunConfig cfg_;
+  InferencePass pass_;
   DType param_dtype_;
   DType low_dtype_;
   bool autocast_;

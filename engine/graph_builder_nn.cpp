@@ -7,6 +7,7 @@
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/graph_builder.h"
+#include "engine/reduce_workspace.h"
 
 namespace memplan {
 
@@ -20,6 +21,14 @@ Shape drop_last(Shape s) {
   return s;
 }
 }  // namespace
+
+void GraphBuilder::add_column_sum_workspace(Op& op, int64_t rows, int64_t cols) {
+  const ReduceWorkspace w = column_sum_workspace(rows, cols, cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm);
+  if (w.buffer_bytes > 0) {
+    op.bwd_temp_bytes.push_back(w.buffer_bytes);
+    op.bwd_temp_bytes.push_back(w.semaphore_bytes);
+  }
+}
 
 void GraphBuilder::save_for_product(Op& op, TensorId a, TensorId b) {
   // mm / conv: the gradient of one operand needs the other, and autograd saves an operand only when the
@@ -70,6 +79,7 @@ TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
     if (bc != kNoTensor) {
       // AddmmBackward: grad input, grad weight, then grad bias (a column sum with a reduction workspace).
       add_grads(op, {xc, wc, bc});
+      if (info(bc).requires_grad) add_column_sum_workspace(op, numel(y) / shape(y).back(), shape(y).back());
     } else {
       // MmBackward on the flattened input: the weight gradient is produced before the input gradient.
       add_grads(op, {wc, xc});
@@ -90,7 +100,7 @@ TensorId GraphBuilder::matmul(TensorId a, TensorId b, Shape out_shape) {
   return y;
 }
 
-TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b) {
+TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy) {
   // fp32 autocast policy: a low-precision input is copied to fp32 first (that copy is what gets saved).
   TensorId xc = autocast_fp32(x);
   TensorId wc = autocast_fp32(w);
@@ -104,6 +114,9 @@ TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b) {
   if (bc != kNoTensor) reads.push_back(bc);
   Op& op = emit("layer_norm", reads);
   op.outs = {y, mean, rstd};
+  if (contiguous_copy) op.fwd_temp_bytes.push_back(info(y).bytes);
+  // layer_norm_backward makes the same copy of x, and one of the incoming gradient (ViT amp trace).
+  if (contiguous_copy) op.bwd_temp_bytes = {info(y).bytes, info(y).bytes};
   finish_outs(op);
   op.saved = {xc, mean, rstd};
   if (wc != kNoTensor) op.saved.push_back(wc);
@@ -206,7 +219,11 @@ TensorId GraphBuilder::sdpa_math(TensorId q, TensorId k, TensorId v, double drop
     const int64_t n = checked_mul(checked_mul(checked_mul(B, H), L), Lk);
     Op& op = emit("safe_softmax", {scores});
     op.outs = {probs};
-    op.fwd_temp_bytes = {checked_mul(n, dtype_bytes(dtype(scores))), n};  // softmax result, -inf mask
+    // Training (autograd on): softmax result and -inf mask as temporaries besides the output. Inference:
+    // the output plus a 1 B/element mask only (the fp32 GQA prefill case l3b8-infer: peak minus live set
+    // = scores + probs + 1 B/element).
+    if (training()) op.fwd_temp_bytes = {checked_mul(n, dtype_bytes(dtype(scores))), n};  // softmax result, -inf mask
+    else op.fwd_temp_bytes = {n};
     finish_outs(op);
     op.saved = {probs};
     if (op.has_backward) add_grads(op, {scores});

@@ -33,6 +33,10 @@ constexpr int64_t kMaxGraphOps = 500'000;
 constexpr int64_t kMaxReplayOps = 10'000'000;
 // `memplan plan`: GPUs in the searched cluster (the largest training clusters have ~100k GPUs).
 constexpr int64_t kMaxPlanGpus = int64_t{1} << 20;
+// --gpu-memory-gib: 1 PiB per device; keeps GiB -> bytes inside int64.
+constexpr double kMaxGpuMemoryGib = 1 << 20;
+// `memplan dynamic`: steps of different shapes, each a full replay.
+constexpr int64_t kMaxDynamicSteps = 4'096;
 
 // Throws InputError naming the field ("model.num_layers", "batch_size", ...) and the limit when a size of
 // the model or the run is outside (0, limit]. Zero-or-negative checks for run sizes stay in

@@ -14,6 +14,8 @@ std::string_view phase_name(Phase p) {
     case Phase::backward: return "backward";
     case Phase::optimizer: return "optimizer";
     case Phase::zero_grad: return "zero_grad";
+    case Phase::prefill: return "prefill";
+    case Phase::decode: return "decode";
   }
   return "?";
 }

@@ -13,7 +13,7 @@
 
 namespace memplan {
 
-enum class Phase : uint8_t { build, batch, forward, backward, optimizer, zero_grad };
+enum class Phase : uint8_t { build, batch, forward, backward, optimizer, zero_grad, prefill, decode };
 std::string_view phase_name(Phase p);
 
 struct Location {
@@ -45,6 +45,7 @@ class MemoryTracker {
   int64_t current_bytes() const { return current_; }
   const Ledger& ledger() const { return ledger_; }
   const MemEventStream& events() const { return events_; }
+  int64_t event_count() const { return static_cast<int64_t>(events_.size()); }
   MemEventStream take_events() { return std::move(events_); }
 
   Location here;                   // callers update the location; events and peaks are tagged with it

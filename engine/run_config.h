@@ -30,6 +30,9 @@ struct RunConfig {
   bool dropout = true;                          // dropout modules active (model.train())
   int64_t generate_tokens = 0;                  // inference: greedy decode steps after prefill
   int64_t logits_to_keep = 1;                   // inference: 0 = all positions
+  // Device properties some kernels size their workspaces by (CUDA reductions): the H200 measured here.
+  int32_t gpu_sm_count = 132;
+  int32_t gpu_max_threads_per_sm = 2048;
 };
 
 std::string_view precision_name(Precision p);

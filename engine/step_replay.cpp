@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <climits>
+#include <memory>
 
 #include "engine/checked.h"
 #include "engine/optimizer_model.h"
@@ -13,17 +14,34 @@ namespace {
 
 bool is_gemm(const std::string& name) { return name == "linear" || name == "addmm" || name == "matmul"; }
 
-// Reference-counted storages and gradient buffers over one Graph, on top of a MemoryTracker.
+// What outlives one graph: the allocator-visible memory, the parameters (by ordinal: the k-th parameter or
+// buffer of every graph of one model is the same tensor), their gradients, the optimizer state and the library
+// workspaces. Replaying steps of different shapes (dynamic sequence lengths) shares one session.
+struct ReplaySession {
+  explicit ReplaySession(const RunConfig& cfg) : optimizer(cfg.optimizer, cfg.optimizer_impl) {}
+  MemoryTracker mem;
+  OptimizerModel optimizer;
+  std::vector<TrainableParam> params;
+  std::vector<int32_t> param_block;  // by ordinal
+  std::vector<int32_t> param_grad;   // by ordinal, -1 when .grad is None
+  bool built = false;
+  bool fwd_workspace = false, bwd_workspace = false;
+};
+
+// Reference-counted storages and gradient buffers over one Graph, on top of a ReplaySession.
 class Replayer {
  public:
-  Replayer(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt)
-      : g_(g), cfg_(cfg), opt_(opt), optimizer_(cfg.optimizer, cfg.optimizer_impl) {
+  Replayer(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt, ReplaySession& session)
+      : g_(g), cfg_(cfg), opt_(opt), session_(session), mem_(session.mem) {
     const size_t n = g.tensors.size();
     refs_.assign(n, 0);
     saved_refs_.assign(n, 0);
     block_.assign(n, -1);
     grad_of_.assign(n, -1);
-    param_grad_.assign(n, -1);
+    ordinal_.assign(n, -1);
+    int32_t next_ordinal = 0;
+    for (size_t t = 0; t < n; ++t)
+      if (g.tensors[t].kind == TensorKind::param || g.tensors[t].kind == TensorKind::buffer) ordinal_[t] = next_ordinal++;
     // releases_at(op): tensors whose Python reference dies after `op`, as one flat CSR array.
     release_start_.assign(g.ops.size() + 1, 0);
     auto releasable = [&](size_t t) {
@@ -38,7 +56,6 @@ class Replayer {
     std::vector<int32_t> fill(release_start_.begin(), release_start_.end() - 1);
     for (size_t t = 0; t < n; ++t)
       if (releasable(t)) release_flat_[static_cast<size_t>(fill[static_cast<size_t>(g.py_release_op[t])]++)] = static_cast<TensorId>(t);
-    mem_.reserve(g.ops.size() * static_cast<size_t>(opt.steps) * 8);
     gblocks_.reserve(g.ops.size() * 2);
     layer_of_op_.assign(g.ops.size(), -1);
     for (size_t l = 0; l < g.layers.size(); ++l)
@@ -62,31 +79,34 @@ class Replayer {
     }
   }
 
-  ReplayResult run() {
-    ReplayResult res;
-    mem_.record_timeline(opt_.record_timeline);
-    mem_.here = Location{};
-    for (size_t t = 0; t < g_.tensors.size(); ++t) {
-      const auto& ti = g_.tensors[t];
-      if (ti.kind == TensorKind::param || ti.kind == TensorKind::buffer) {
-        block_[t] = mem_.alloc(ti.bytes, Row::weights);
-        refs_[t] = 1;
-        if (ti.trainable) params_.push_back({ti.shape, ti.dtype, ti.bytes / dtype_bytes(ti.dtype), ti.bytes});
+  // Builds the model (first graph of a session) or binds this graph's parameters to the session's.
+  void bind_parameters() {
+    if (!session_.built) {
+      mem_.here = Location{};
+      for (size_t t = 0; t < g_.tensors.size(); ++t) {
+        const auto& ti = g_.tensors[t];
+        if (ordinal_[t] < 0) continue;
+        session_.param_block.push_back(mem_.alloc(ti.bytes, Row::weights));
+        session_.param_grad.push_back(-1);
+        if (ti.trainable) session_.params.push_back({ti.shape, ti.dtype, ti.bytes / dtype_bytes(ti.dtype), ti.bytes});
       }
+      session_.built = true;
     }
-    res.weights_bytes = mem_.current_bytes();
-    layer_stats_ = layer_params();
-    for (int32_t s = 1; s <= opt_.steps; ++s) res.steps.push_back(train_step(s, s == opt_.steps));
-    res.layers = std::move(layer_stats_);
-    res.peak = res.steps.back().peak;
-    res.events = mem_.take_events();
-    res.timeline = mem_.timeline();
-    res.timeline_where = mem_.timeline_where();
-    res.timeline_ledgers = mem_.timeline_ledgers();
-    return res;
+    for (size_t t = 0; t < g_.tensors.size(); ++t) {
+      if (ordinal_[t] < 0) continue;
+      assert(static_cast<size_t>(ordinal_[t]) < session_.param_block.size() && "graphs of one session share parameters");
+      block_[t] = session_.param_block[static_cast<size_t>(ordinal_[t])];
+      refs_[t] = 1;
+    }
   }
 
- private:
+  StepStats step(int32_t index, bool record_layers) {
+    if (record_layers) layer_stats_ = layer_params();
+    return train_step(index, record_layers);
+  }
+  std::vector<LayerStats> take_layers() { return std::move(layer_stats_); }
+
+  private:
   int32_t creator(TensorId t) const {
     if (creator_.empty()) {
       creator_.assign(g_.tensors.size(), -1);
@@ -148,7 +168,7 @@ class Replayer {
   }
 
   void maybe_workspace(const Op& op, bool backward) {
-    bool& done = backward ? bwd_workspace_ : fwd_workspace_;
+    bool& done = backward ? session_.bwd_workspace : session_.fwd_workspace;
     if (done || !is_gemm(g_.name_of(op.name))) return;
     done = true;
     mem_.alloc(opt_.cublas_workspace_bytes, Row::library_workspace);
@@ -241,7 +261,7 @@ class Replayer {
     const auto& ti = g_.tensors[static_cast<size_t>(t)];
     if (ti.kind == TensorKind::param) {
       if (!ti.trainable) { grad_unref(gb); return; }
-      int32_t& pg = param_grad_[static_cast<size_t>(t)];
+      int32_t& pg = session_.param_grad[static_cast<size_t>(ordinal_[static_cast<size_t>(t)])];
       if (pg < 0) {  // AccumulateGrad steals an unshared gradient, clones a shared one
         if (gblocks_[static_cast<size_t>(gb)].refs == 1) {
           pg = gblocks_[static_cast<size_t>(gb)].block;
@@ -345,6 +365,7 @@ class Replayer {
     mem_.here = Location{step, 0, Phase::batch, -1, false};
     mem_.reset_peak();
     st.start = mem_.current_bytes();
+    st.event_begin = mem_.event_count();
     const int32_t n_ops = static_cast<int32_t>(g_.ops.size());
     for (int64_t mb = 0; mb < cfg_.grad_accum_steps; ++mb) {
       mem_.here.micro_batch = static_cast<int32_t>(mb);
@@ -373,12 +394,13 @@ class Replayer {
     mem_.here.phase = Phase::optimizer;
     mem_.here.op = -1;
     mem_.reset_window();
-    optimizer_.step(mem_, params_);
+    session_.optimizer.step(mem_, session_.params);
     st.opt_peak = mem_.window_peak();
     mem_.here.phase = Phase::zero_grad;
-    for (auto& pg : param_grad_)
+    for (auto& pg : session_.param_grad)
       if (pg >= 0) { mem_.free(pg); pg = -1; }
     st.end = mem_.current_bytes();
+    st.event_end = mem_.event_count();
     st.peak = mem_.peak();
     st.step_peak = st.peak.bytes;
     return st;
@@ -392,10 +414,10 @@ class Replayer {
   const Graph& g_;
   const RunConfig& cfg_;
   const ReplayOptions& opt_;
-  MemoryTracker mem_;
-  OptimizerModel optimizer_;
-  std::vector<TrainableParam> params_;
-  std::vector<int32_t> refs_, saved_refs_, block_, grad_of_, param_grad_;
+  ReplaySession& session_;
+  MemoryTracker& mem_;
+  std::vector<int32_t> ordinal_;  // parameter / buffer ordinal of a tensor, -1 for others
+  std::vector<int32_t> refs_, saved_refs_, block_, grad_of_;
   std::vector<GradBlock> gblocks_;
   struct Span {
     const TensorId* b;
@@ -417,14 +439,44 @@ class Replayer {
   std::vector<LayerStats> layer_stats_;
   std::vector<std::pair<TensorId, int32_t>> produced_scratch_;
   mutable std::vector<int32_t> creator_;
-  bool fwd_workspace_ = false, bwd_workspace_ = false;
 };
 
 }  // namespace
 
 ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt) {
-  Replayer r(g, cfg, opt);
-  return r.run();
+  std::vector<const Graph*> steps(static_cast<size_t>(std::max(1, opt.steps)), &g);
+  return replay_training_sequence(steps, cfg, opt);
+}
+
+ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_graphs, const RunConfig& cfg,
+                                      const ReplayOptions& opt) {
+  ReplaySession session(cfg);
+  session.mem.record_timeline(opt.record_timeline);
+  size_t total_ops = 0;
+  for (const Graph* g : step_graphs) total_ops += g->ops.size();
+  session.mem.reserve(total_ops * 8);
+  // One Replayer per distinct graph: its precomputed lists are reused by every step of that shape.
+  std::vector<std::pair<const Graph*, std::unique_ptr<Replayer>>> replayers;
+  ReplayResult res;
+  for (size_t s = 0; s < step_graphs.size(); ++s) {
+    const Graph* g = step_graphs[s];
+    auto it = std::find_if(replayers.begin(), replayers.end(), [&](const auto& p) { return p.first == g; });
+    if (it == replayers.end()) {
+      replayers.emplace_back(g, std::make_unique<Replayer>(*g, cfg, opt, session));
+      it = replayers.end() - 1;
+    }
+    it->second->bind_parameters();
+    if (s == 0) res.weights_bytes = session.mem.current_bytes();
+    const bool last = s + 1 == step_graphs.size();
+    res.steps.push_back(it->second->step(static_cast<int32_t>(s + 1), last));
+    if (last) res.layers = it->second->take_layers();
+  }
+  res.peak = res.steps.back().peak;
+  res.events = session.mem.take_events();
+  res.timeline = session.mem.timeline();
+  res.timeline_where = session.mem.timeline_where();
+  res.timeline_ledgers = session.mem.timeline_ledgers();
+  return res;
 }
 
 }  // namespace memplan

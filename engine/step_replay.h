@@ -25,6 +25,7 @@ struct StepStats {  // allocated bytes at phase boundaries, as the validation ha
   int64_t start = 0, batch = 0, fwd_peak = 0, after_fwd = 0, bwd_peak = 0, micro_rest_peak = 0, after_bwd = 0,
           opt_peak = 0, end = 0, step_peak = 0;
   PeakInfo peak;  // the step's peak with its ledger
+  int64_t event_begin = 0, event_end = 0;  // [begin, end) indices of the step's events in ReplayResult::events
 };
 
 // One layer's share of the steady-state forward (first micro-batch), the table practitioners build with hooks.
@@ -55,5 +56,11 @@ struct ReplayResult {
 };
 
 ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt = {});
+
+// Dynamic shapes: step k runs step_graphs[k] (graphs of one model at different sequence lengths, built with the
+// same RunConfig otherwise). Memory, parameters, gradients and optimizer state carry across steps, so the
+// allocator sees the real history. `opt.steps` is ignored.
+ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_graphs, const RunConfig& cfg,
+                                      const ReplayOptions& opt = {});
 
 }  // namespace memplan

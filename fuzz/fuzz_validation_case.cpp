@@ -1,5 +1,4 @@
 // One line of a validation JSONL file: parse, and estimate the case as `memplan validate` does.
-#include "engine/checked.h"
 #include "engine/errors.h"
 #include "fuzz/fuzz_common.h"
 #include "models/json_input.h"
@@ -9,11 +8,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace memplan;
   try {
     const ValidationCase c = parse_validation_case(parse_json_input(fuzz::as_text(data, size), "line"));
-    if (c.run.mode == Mode::training) {
-      EstimateOptions opt;
-      if (c.memory_cap_gib) opt.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * double(kGiB));
-      (void)estimate(c.model, c.run, opt);
-    }
+    (void)estimate(c.model, c.run, estimate_options_for(c));
   } catch (const InputError&) {
   }
   return 0;

@@ -38,8 +38,40 @@ int64_t gpt2(const TransformerSpec& s) {
   return c.total;
 }
 
+int64_t deepseek_v2(const TransformerSpec& s) {
+  const int64_t h = s.hidden_size, nh = s.num_heads;
+  const int64_t qk = s.qk_nope_head_dim + s.qk_rope_head_dim;
+  Counter attn;
+  if (s.q_lora_rank > 0) {
+    attn.linear(h, s.q_lora_rank, s.attention_bias);  // q_a_proj
+    attn.add(s.q_lora_rank);                          // q_a_layernorm
+    attn.linear(s.q_lora_rank, nh * qk, false);       // q_b_proj
+  } else {
+    attn.linear(h, nh * qk, false);                   // q_proj
+  }
+  attn.linear(h, s.kv_lora_rank + s.qk_rope_head_dim, s.attention_bias);  // kv_a_proj_with_mqa
+  attn.add(s.kv_lora_rank);                                               // kv_a_layernorm
+  attn.linear(s.kv_lora_rank, nh * (s.qk_nope_head_dim + s.v_head_dim), false);  // kv_b_proj
+  attn.linear(nh * s.v_head_dim, h, s.attention_bias);                    // o_proj
+  attn.add(2, h);                                                          // input / post-attention norms
+  Counter dense, moe;
+  dense.add(3, h, s.intermediate_size);                                    // gate, up, down
+  moe.add(s.num_experts, 3 * h, s.moe_intermediate_size);                  // routed experts
+  moe.add(3, h, checked_mul(s.num_shared_experts, s.moe_intermediate_size));  // shared experts (one MLP)
+  moe.add(s.num_experts, h);                                               // router gate
+  Counter c;
+  c.add(s.vocab_size, h);
+  c.add(s.num_layers, attn.total);
+  c.add(s.first_dense_layers, dense.total);
+  c.add(s.num_layers - s.first_dense_layers, s.num_experts > 0 ? moe.total : dense.total);
+  c.add(h);
+  if (!s.tie_word_embeddings) c.add(s.vocab_size, h);
+  return c.total;
+}
+
 int64_t llama(const TransformerSpec& s) {
   const int64_t h = s.hidden_size;
+  if (s.kv_lora_rank > 0) return deepseek_v2(s);
   const int64_t q_out = checked_mul(s.num_heads, s.head_dim, "param_count");
   const int64_t kv_out = checked_mul(s.num_kv_heads, s.head_dim, "param_count");
   Counter layer;
@@ -49,6 +81,7 @@ int64_t llama(const TransformerSpec& s) {
   layer.linear(h, kv_out, s.qkv_bias);            // v_proj
   layer.linear(q_out, h, s.o_bias);               // o_proj
   layer.add(h);                                   // post_attention_layernorm
+  if (s.model_type == "gemma2") layer.add(2, h);  // pre_ / post_feedforward_layernorm
   Counter mlp;
   mlp.linear(h, s.intermediate_size, s.mlp_bias);  // gate_proj
   mlp.linear(h, s.intermediate_size, s.mlp_bias);  // up_proj

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "engine/checked.h"
 #include "engine/errors.h"
 #include "models/json_input.h"
 #include "models/hf_config.h"
@@ -164,6 +165,12 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         throw InputError("memory_cap_gib", dump_short(v), "must be a positive number of GiB, at most 976562.5");
       c.memory_cap_gib = v.get<double>();
     }
+    if (j.contains("alloc_conf") && !j.at("alloc_conf").is_null()) {
+      const std::string conf = get_string(j, "alloc_conf", "");
+      if (conf == "expandable_segments:True") c.expandable_segments = true;
+      else if (!conf.empty() && conf != "expandable_segments:False")
+        throw InputError("alloc_conf", conf, "only expandable_segments:True|False is modelled");
+    }
     if (j.contains("holdout") && j.at("holdout").is_boolean()) c.holdout = j.at("holdout").get<bool>();
     if (j.contains("measured") && !j.at("measured").is_null()) c.measured = parse_measured(j.at("measured"));
   } catch (const InputError& e) {
@@ -172,6 +179,16 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
     throw InputError(w + "case", dump_short(j).substr(0, 40), std::string("malformed field: ") + e.what());
   }
   return c;
+}
+
+EstimateOptions estimate_options_for(const ValidationCase& c) {
+  EstimateOptions o;
+  o.allocator.expandable_segments = c.expandable_segments;
+  if (c.memory_cap_gib) {
+    o.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
+    o.allocator.capacity_is_memory_fraction = true;
+  }
+  return o;
 }
 
 }  // namespace memplan

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/arch/spec.h"
+#include "engine/estimate.h"
 #include "engine/run_config.h"
 
 namespace memplan {
@@ -29,11 +30,16 @@ struct ValidationCase {
   ModelSpec model;
   RunConfig run;
   std::optional<double> memory_cap_gib;
+  bool expandable_segments = false;  // alloc_conf "expandable_segments:True"
   bool holdout = false;
   std::optional<Measured> measured;
 };
 
 // Parses one case. Throws InputError naming the field (prefixed by the case id when known).
 ValidationCase parse_validation_case(const nlohmann::json& j);
+
+// The estimate options a case was measured under: its memory cap (set_per_process_memory_fraction) and allocator
+// configuration.
+EstimateOptions estimate_options_for(const ValidationCase& c);
 
 }  // namespace memplan

@@ -20,14 +20,6 @@ namespace {
 double mib(int64_t b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
 double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
 
-EstimateOptions options_for(const ValidationCase& c) {
-  EstimateOptions o;
-  if (c.memory_cap_gib) {
-    o.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
-    o.allocator.capacity_is_memory_fraction = true;
-  }
-  return o;
-}
 
 struct Summary {
   std::vector<double> abs_err;
@@ -40,13 +32,25 @@ struct Summary {
   double max() const { return abs_err.empty() ? 0 : *std::max_element(abs_err.begin(), abs_err.end()); }
 };
 
-// Held-out cases whose miss is understood only in part; each is explained in data/validation/NOTES.md. They are
-// held to a 5 % bar (and must still miss 3 %, so a fix forces this list to shrink). No tuned case is here.
+// Cases whose miss is understood but not yet modelled; each is explained in data/validation/NOTES.md. They are
+// held to a 5 % bar (and must still miss 3 %, so a fix forces this list to shrink).
 bool known_miss(const std::string& id) {
   static const char* kKnown[] = {
-      "mix4x8-ampbf16-adamw-b4s1024",            // MoE under autocast: per-expert casts (holdout)
+      "mix4x8-ampbf16-adamw-b4s1024",            // holdout: MoE under autocast
       "mix4x8-ampbf16-adamw-b4s1024-capfit-11.01",
-      "vitl16-bf16-adafactor-b32",               // ViT in 16-bit: saved-tensor set of nn.MultiheadAttention (holdout)
+  };
+  for (const char* k : kKnown)
+    if (id == k) return true;
+  return false;
+}
+
+// Fit verdicts at a cap inside the allocator's boundary region that the model gets wrong (see NOTES.md): the
+// real allocator's release-and-retry found room the natural reserved peak says is not there.
+bool known_wrong_verdict(const std::string& id) {
+  static const char* kKnown[] = {
+      "l1b-bf16-adamw-b2s1024-bnd-mid-14.00",
+      "resnet101-ampbf16-sgdmom-b64-capmid-4.70",
+      "mix4x8-ampbf16-adamw-b4s1024-capfit-11.01",  // holdout, reserved over-predicted by 3.5 %
   };
   for (const char* k : kKnown)
     if (id == k) return true;
@@ -57,16 +61,15 @@ void check_file(const std::string& file, bool holdout_only_report) {
   Summary tuned, holdout;
   for (const auto& c : testing::load_cases(file)) {
     if (c.run.mode != Mode::training || !c.measured) continue;
-    const Estimate e = estimate(c.model, c.run, options_for(c));
+    const Estimate e = estimate(c.model, c.run, estimate_options_for(c));
     const Measured& m = *c.measured;
     if (c.memory_cap_gib && m.oom) {
-      // The verdict is asserted where it is clear-cut: a cap below the predicted peak allocated must OOM, a cap
-      // above the predicted peak reserved must fit. Between the two the answer hangs on how fragmented the
-      // allocator is when it hits the cap (free-and-retry), which the reserved-memory work (issue 4) owns.
-      const double cap_mib = *c.memory_cap_gib * 1024.0;
-      const bool clear = cap_mib < mib(e.replay.peak.bytes) || cap_mib > mib(e.allocator.peak_reserved_bytes);
-      INFO(c.id << ": predicted oom " << !e.fits() << ", measured oom " << *m.oom << ", clear-cut " << clear);
-      if (clear) CHECK(!e.fits() == *m.oom);
+      INFO(c.id << ": predicted fits " << e.fits() << ", measured oom " << *m.oom);
+      if (known_wrong_verdict(c.id)) {
+        CHECK(e.fits() == *m.oom);  // still wrong; fixed? then remove it from the list
+      } else {
+        CHECK(e.fits() == !*m.oom);
+      }
     }
     if (m.oom && *m.oom) continue;
     REQUIRE(m.peak_allocated_mib);
@@ -107,4 +110,9 @@ TEST_CASE("public H200 cases: peak allocated within 3 %, median <= 1 %, phases w
 
 TEST_CASE("measured corpus: same bars, holdout reported apart", "[fidelity][corpus]") {
   check_file("h200-corpus.jsonl", true);
+}
+
+TEST_CASE("boundary cases: verdicts at caps around the predictions, with and without expandable segments",
+          "[fidelity][boundary]") {
+  check_file("h200-boundary.jsonl", false);
 }

@@ -267,7 +267,7 @@ TEST_CASE("malformed HF configs are InputErrors naming the key and value", "[imp
       {R"({"model_type":"mixtral","num_local_experts":0})", "config.num_local_experts",
        "config.num_local_experts: must be a positive integer (got 0)"},
       {R"({"model_type":"t5"})", "config.model_type",
-       R"(config.model_type: unsupported model_type; supported: gpt2, llama, mistral, qwen2, mixtral, bert (got "t5"))"},
+       R"(config.model_type: unsupported model_type; supported: gpt2, llama, mistral, qwen2, mixtral, bert, deepseek_v2, gemma2 (got "t5"))"},
       {R"({"model_type":5})", "config.model_type", "config.model_type: must be a non-empty string (got 5)"},
       {R"({"hidden_size":8})", "config.model_type",
        "config.model_type: must name the architecture (gpt2, llama, mistral, qwen2, mixtral or bert) (got absent)"},

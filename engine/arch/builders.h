@@ -31,4 +31,22 @@ TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w);
 bool layer_checkpointed(const RunConfig& cfg, int64_t i);
 bool layer_frozen(const RunConfig& cfg, int64_t i);
 
+// ---- inference (GraphBuilder::pass())
+// One inference forward of `spec` (cfg.mode must be inference).
+Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const InferencePass& pass);
+// DynamicLayer.update (transformers 5.17 cache_utils.py): keys = torch.cat([keys, k], dim=-2), then the same
+// for values; the prefill cats onto an empty tensor, so even then the cache is a fresh copy. Every decode step
+// reallocates each layer's K and V (old and new live together during the cat). DynamicSlidingWindowLayer
+// (window > 0) cats the same way but keeps only `full[:, :, -window + 1:]`, a view: the storage of the whole
+// cat stays alive, so after a long prefill it holds every prompt token until the first decode step replaces it
+// with a window-sized one. Returns the full (key, value) states the attention uses.
+std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window);
+// The attention mask transformers 5.17 materialises for one attention type, or kNoTensor when SDPA may skip it
+// (_ignore_causal_mask_sdpa: full causal with query == kv length or one query, and kv shorter than the window).
+// SDPA: a bool [P, 1, q, kv] mask (P = B when generate() passes its attention_mask, else 1: expanded view);
+// eager: always materialised in the model dtype.
+TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype);
+// lm_head over hidden[:, -logits_to_keep:, :] (a view); the logits stay referenced by the output to the end.
+TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias = kNoTensor);
+
 }  // namespace memplan

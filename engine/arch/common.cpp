@@ -32,10 +32,76 @@ TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels) {
   return loss;
 }
 
+std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {
+  const int64_t past = b.pass().past_len;
+  auto one = [&](TensorId x) {
+    TensorId full;
+    if (past == 0) {
+      full = b.cat("kv_cat", {x}, 2);  // cat([empty, x]): a fresh copy
+    } else {
+      Shape old = b.shape(x);
+      old[2] = window > 0 ? std::min(past, window - 1) : past;
+      full = b.cat("kv_cat", {b.kv_cache_in(old, b.dtype(x)), x}, 2);
+    }
+    TensorId keep = full;
+    if (window > 0) {
+      Shape kept = b.shape(full);
+      kept[2] = std::min(kept[2], window - 1);
+      keep = b.view(full, kept);
+    }
+    b.kv_cache_out(keep);
+    return full;
+  };
+  TensorId kc = one(k);
+  TensorId vc = one(v);
+  return {kc, vc};
+}
+
+TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype) {
+  const auto& p = b.pass();
+  const int64_t B = b.config().batch_size, q = p.new_tokens;
+  // kv length as get_mask_sizes reports it: a full sliding layer holds window - 1 past tokens.
+  const int64_t kv = (window > 0 ? std::min(p.past_len, window - 1) : p.past_len) + q;
+  const int64_t P = p.from_generate ? B : 1;
+  if (b.config().attn == AttnImpl::eager)
+    return b.generic({"causal_mask", {}, {{{P, 1, q, kv}, model_dtype}}, {}, {}, {}, {}})[0];
+  const bool skip = (q == 1 || kv == q) && (window == 0 || kv < window);
+  if (skip) return kNoTensor;
+  return b.generic({"sdpa_mask", {}, {{{P, 1, q, kv}, DType::boolean}}, {}, {}, {}, {}})[0];
+}
+
+TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias) {
+  Shape hs = b.shape(hidden);  // [B, S, H]
+  const int64_t keep = b.config().logits_to_keep;
+  if (keep > 0 && keep < hs[1]) hs[1] = keep;
+  TensorId last = b.view(hidden, hs);  // hidden_states[:, -keep:, :]: a strided view, no copy
+  TensorId logits = b.linear(last, head_weight, bias);
+  b.hold(logits);
+  b.mark_model_end();
+  return logits;
+}
+
+Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const InferencePass& pass) {
+  if (cfg.mode != Mode::inference) throw InputError("mode", "training", "build_inference_graph needs mode inference");
+  if (spec.kind != ModelSpec::Kind::transformer || spec.transformer.family == TransformerSpec::Family::bert)
+    throw InputError("model", spec.name, "inference replay covers decoder-only causal LMs (gpt2, llama family)");
+  if (spec.transformer.kv_lora_rank > 0)
+    throw InputError("model", spec.name, "inference replay of multi-head latent attention (deepseek_v2) is not "
+                                         "modelled; KV sizing (engine/kv_cache.h) and serve's analytic bound are");
+  GraphBuilder b(cfg);
+  b.set_pass(pass);
+  if (spec.transformer.family == TransformerSpec::Family::gpt2) build_gpt2(b, spec.transformer);
+  else build_llama(b, spec.transformer);
+  return b.finish();
+}
+
 Graph build_graph(const ModelSpec& spec, const RunConfig& cfg) {
   GraphBuilder b(cfg);
   switch (spec.kind) {
     case ModelSpec::Kind::transformer:
+      if (spec.transformer.kv_lora_rank > 0 || spec.transformer.model_type == "gemma2")
+        throw InputError("model", spec.name, "training replay of " + spec.transformer.model_type + " is not modelled "
+                                             "(inference: gemma2 replay, deepseek_v2 KV sizing and serve)");
       switch (spec.transformer.family) {
         case TransformerSpec::Family::gpt2: build_gpt2(b, spec.transformer); break;
         case TransformerSpec::Family::llama: build_llama(b, spec.transformer); break;

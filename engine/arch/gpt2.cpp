@@ -3,7 +3,11 @@
 //   Block: h + drop(c_proj(attn(ln_1(h)))), then h + drop(c_proj(gelu_new(c_fc(ln_2(h))))).
 //   Conv1D is addmm(bias, x2d, W[in, out]). gelu_new is the tanh formula written out in Python, so each
 //   elementwise step is its own kernel with its own saved tensors.
+// Inference (one InferencePass): K/V through the DynamicCache update, position ids [1, S] (plain forward) or
+// [B, S] (generate), lm_head over the last logits_to_keep positions, no loss.
 #include "engine/arch/builders.h"
+
+#include <tuple>
 
 namespace memplan {
 
@@ -23,7 +27,9 @@ TensorId gelu_new(GraphBuilder& b, TensorId x) {
 
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h, TensorId mask) {
   const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, nh = s.num_heads, hd = s.head_dim;
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
+                nh = s.num_heads, hd = s.head_dim;
   const std::string p = "h." + std::to_string(layer) + ".attn.";
   const bool frozen = layer_frozen(cfg, layer);
   TensorId w_attn = b.param(p + "c_attn.weight", {H, 3 * H}, !frozen);
@@ -36,11 +42,16 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
   TensorId q = b.view(qkv, {B, nh, S, hd});
   TensorId k = b.view(qkv, {B, nh, S, hd});
   TensorId v = b.view(qkv, {B, nh, S, hd});
+  int64_t Lk = S;
+  if (inf) {
+    std::tie(k, v) = kv_update(b, k, v, 0);
+    Lk = b.shape(k)[2];
+  }
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {
     ctx = b.sdpa(q, k, v, s.attn_dropout, true);
   } else {
-    TensorId scores = b.matmul(q, k, {B, nh, S, S});
+    TensorId scores = b.matmul(q, k, {B, nh, S, Lk});
     TensorId scale = b.generic({"full", {}, {{{}, b.dtype(scores)}}, {}, {}, {}, {}})[0];
     TensorId scaled = b.binary("div", scores, scale, false, true);
     TensorId masked = b.add(scaled, mask);
@@ -56,7 +67,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
 
 TensorId mlp(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h) {
   const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, I = s.intermediate_size;
+  const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, H = s.hidden_size,
+                I = s.intermediate_size;
   const std::string p = "h." + std::to_string(layer) + ".mlp.";
   const bool frozen = layer_frozen(cfg, layer);
   TensorId w_fc = b.param(p + "c_fc.weight", {H, I}, !frozen);
@@ -77,7 +89,9 @@ TensorId mlp(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId 
 
 void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
+  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows
   const bool emb_frozen = cfg.freeze_embeddings;
   TensorId wte = b.param("wte.weight", {V, H}, !emb_frozen);
   TensorId wpe = b.param("wpe.weight", {s.max_position_embeddings, H}, !emb_frozen);
@@ -85,16 +99,19 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
 
   TensorId tok = b.embedding(ids, wte);
   b.hold(tok);  // inputs_embeds lives until GPT2Model.forward returns
-  TensorId pos = b.embedding(b.input({1, S}, DType::i64), wpe);
+  TensorId pos = b.embedding(b.input({P, S}, DType::i64), wpe);
   b.hold(pos);
   TensorId h = b.dropout(b.add(tok, pos), s.embd_dropout);
   // Eager attention adds a materialised [B, 1, S, S] float mask built once per forward.
-  TensorId mask = cfg.attn == AttnImpl::eager
-                      ? b.generic({"causal_mask", {}, {{{B, 1, S, S}, b.param_dtype()}}, {}, {}, {}, {}})[0]
-                      : kNoTensor;
+  TensorId mask = kNoTensor;
+  if (inf) mask = inference_mask(b, 0, b.param_dtype());
+  else if (cfg.attn == AttnImpl::eager)
+    mask = b.generic({"causal_mask", {}, {{{B, 1, S, S}, b.param_dtype()}}, {}, {}, {}, {}})[0];
 
   for (int64_t i = 0; i < s.num_layers; ++i) {
     b.begin_layer("h." + std::to_string(i), layer_checkpointed(cfg, i));
+    const TensorId block_in = h;
+    if (inf) b.hold(block_in);  // the model's loop variable holds the block input until the block returns
     const std::string p = "h." + std::to_string(i) + ".";
     const bool frozen = layer_frozen(cfg, i);
     TensorId ln1 = b.layer_norm(h, b.param(p + "ln_1.weight", {H}, !frozen), b.param(p + "ln_1.bias", {H}, !frozen));
@@ -111,11 +128,16 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(ln2);
     b.drop(a);
     b.drop(m);
+    if (inf) b.drop(block_in);
     b.end_layer();
   }
   TensorId hf = b.layer_norm(h, b.param("ln_f.weight", {H}, !emb_frozen), b.param("ln_f.bias", {H}, !emb_frozen));
   b.drop(tok);
   b.drop(pos);
+  if (inf) {
+    inference_head(b, hf, wte);
+    return;
+  }
   TensorId logits = b.linear(hf, wte);  // lm_head is tied to wte, no bias
   b.mark_model_end();
   TensorId loss = causal_lm_loss(b, logits, ids);

@@ -5,6 +5,13 @@
 //   RMSNorm: x.to(f32); pow(2).mean(-1); x * rsqrt(var + eps); weight * x.to(input_dtype).
 //   RoPE: q * cos + cat(-q2, q1) * sin (q bf16 times cos f32 promotes to f32 under autocast).
 //   MoE (mixtral): router linear -> softmax(f32) -> topk -> per-expert gather, SwiGLU expert, weighted index_add.
+// Inference (cfg.mode == inference, one InferencePass): no loss; K/V go through the DynamicCache update
+// (kv_update in common.cpp); sliding-window layers get a materialised bool mask once the window is reached
+// (then SDPA cannot use enable_gqa and HF's repeat_kv copies K/V to all heads); the final norm runs over
+// every position and lm_head over the last logits_to_keep positions only.
+// gemma2 (inference only) rides on this builder: its extra post-attention / post-feedforward norms and the
+// embedding normaliser are added; its (1 + w) fp32 norm arithmetic, softcapping and gelu_tanh (same live set
+// as silu) are not distinguished.
 #include "engine/arch/builders.h"
 
 #include "engine/checked.h"
@@ -52,9 +59,11 @@ struct LayerParams {
 };
 
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams& w, TensorId x, TensorId cos,
-                   TensorId sin, TensorId mask) {
+                   TensorId sin, TensorId mask, int64_t window) {
   const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, nh = s.num_heads, nkv = s.num_kv_heads, hd = s.head_dim;
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
+                nkv = s.num_kv_heads, hd = s.head_dim;
   TensorId q = b.view(b.linear(x, w.q, w.qb), {B, nh, S, hd});
   TensorId k = b.view(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
   TensorId v = b.view(b.linear(x, w.v, w.vb), {B, nkv, S, hd});
@@ -62,16 +71,31 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   b.hold(qe);  // query_states / key_states stay bound until the attention module returns
   TensorId ke = rope(b, k, cos, sin);
   b.hold(ke);
+  int64_t Lk = S;
+  if (inf) {  // key_states / value_states rebind to what the cache returns; the rope output goes
+    auto [kc, vc] = kv_update(b, ke, v, window);
+    b.drop(ke);
+    ke = kc;
+    v = vc;
+    Lk = b.shape(kc)[2];
+  }
   TensorId ctx;
-  if (cfg.attn == AttnImpl::sdpa) {
+  if (cfg.attn == AttnImpl::sdpa && !(inf && mask != kNoTensor)) {
     ctx = b.sdpa(qe, ke, v, s.attn_dropout, true);  // GQA handled in the kernel (enable_gqa), no repeat_kv
+    if (inf && b.dtype(qe) == DType::f32 && nkv != nh)  // math backend: transpose(1, 2).contiguous() copies
+      ctx = b.contiguous_copy(ctx, {B, S, nh, hd});
+  } else if (cfg.attn == AttnImpl::sdpa) {
+    // A mask disables enable_gqa (use_gqa_in_sdpa): repeat_kv materialises K and V for every head.
+    TensorId kr = nkv != nh ? b.contiguous_copy(ke, {B, nh, Lk, hd}) : ke;
+    TensorId vr = nkv != nh ? b.contiguous_copy(v, {B, nh, Lk, hd}) : v;
+    ctx = b.sdpa(qe, kr, vr, 0.0, false);
   } else {
     TensorId kr = ke, vr = v;
     if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
-      kr = b.contiguous_copy(ke, {B, nh, S, hd});
-      vr = b.contiguous_copy(v, {B, nh, S, hd});
+      kr = b.contiguous_copy(ke, {B, nh, Lk, hd});
+      vr = b.contiguous_copy(v, {B, nh, Lk, hd});
     }
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, S}), false);
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}), false);
     TensorId masked = b.add(scores, mask);
     TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
     probs = b.dropout(probs, s.attn_dropout);
@@ -92,7 +116,8 @@ TensorId moe(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bo
   // whole 3-d parameter; backward of each token gather materialises a full [T, H] gradient.
   // Uniform routing is assumed: each of the E experts sees T * k / E rows.
   const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, I = s.intermediate_size;
+  const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, H = s.hidden_size,
+                I = s.intermediate_size;
   const int64_t E = s.num_experts, K = s.num_experts_per_tok, T = checked_mul(B, S);
   TensorId flat = b.view(x, {T, H});
   TensorId router = b.param(p + "gate.weight", {E, H}, trainable);
@@ -121,22 +146,94 @@ TensorId moe(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bo
   return b.view(out, {B, S, H});
 }
 
+TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const std::string& p, TensorId x) {
+  // transformers 5.17 defaults experts_implementation to "grouped_mm" (integrations/moe.py
+  // grouped_mm_experts_forward); used here for bf16 inference, where torch._grouped_mm runs. With S = T * k
+  // routed rows: token_idx [S], hidden[token_idx] [S, H], argsort perm / inv_perm, the gathered rows re-sorted
+  // [S, H], grouped gate_up [S, 2I], act(gate) * up [S, I], grouped down [S, H], * routing weight, un-permuted
+  // [S, H], view(T, k, H).sum(1). Every intermediate is a local of that function: live until it returns.
+  const int64_t H = s.hidden_size, I = s.intermediate_size, E = s.num_experts, K = s.num_experts_per_tok;
+  const int64_t B = b.config().batch_size, Sq = b.pass().new_tokens, T = checked_mul(B, Sq), R = checked_mul(T, K);
+  const DType dt = b.dtype(x);
+  TensorId flat = b.view(x, {T, H});
+  TensorId router = b.param(p + "gate.weight", {E, H}, false);
+  TensorId gate_up = b.param(p + "experts.gate_up_proj", {E, 2 * I, H}, false);
+  TensorId down = b.param(p + "experts.down_proj", {E, H, I}, false);
+  TensorId logits = b.linear(flat, router);
+  TensorId probs = b.softmax_last(b.to(logits, DType::f32));
+  auto top = b.generic({"topk", {probs}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {}, {}, {}});
+  TensorId weights = b.to(b.binary("div", top[0], b.reduce_last("sum", top[0], false), false, false), dt);
+  b.hold(weights);
+  b.hold(top[1]);
+  std::vector<TensorId> locals;
+  auto local = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t) {
+    TensorId o = b.generic({name, std::move(reads), {{std::move(shape), t}}, {}, {}, {}, {}})[0];
+    b.hold(o);
+    locals.push_back(o);
+    return o;
+  };
+  TensorId token_idx = local("token_idx", {}, {R}, DType::i64);
+  TensorId selected = local("index", {flat, token_idx}, {R, H}, dt);
+  TensorId perm = local("argsort", {top[1]}, {R}, DType::i64);
+  local("inv_perm", {perm}, {R}, DType::i64);
+  local("index", {top[1], perm}, {R}, DType::i64);
+  TensorId weights_g = local("index", {weights, perm}, {R}, dt);
+  TensorId selected_g = local("index", {selected, perm}, {R, H}, dt);
+  local("offsets", {}, {E}, DType::i32);
+  TensorId gu = local("grouped_mm", {selected_g, gate_up}, {R, 2 * I}, dt);
+  TensorId gated = b.mul(b.unary("silu", b.view(gu, {R, I}), false, false), b.view(gu, {R, I}));
+  b.hold(gated);
+  locals.push_back(gated);
+  TensorId out = b.generic({"grouped_mm", {gated, down}, {{{R, H}, dt}}, {}, {}, {}, {}})[0];
+  TensorId scaled = b.mul(out, b.view(weights_g, {R, 1}));  // rebinds out_per_sample_g: out goes
+  b.hold(scaled);
+  locals.push_back(scaled);
+  TensorId unperm = local("index", {scaled}, {R, H}, dt);
+  TensorId final_h = b.generic({"sum_topk", {unperm}, {{{T, H}, dt}}, {}, {}, {}, {}})[0];
+  for (TensorId t : locals) b.drop(t);
+  b.drop(weights);
+  b.drop(top[1]);
+  return b.view(final_h, {B, Sq, H});
+}
+
 }  // namespace
 
 void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size, hd = s.head_dim;
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
+                V = s.vocab_size, hd = s.head_dim;
   const int64_t nh = s.num_heads, nkv = s.num_kv_heads, I = s.intermediate_size;
   const bool emb_train = !cfg.freeze_embeddings;
   TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
   TensorId ids = b.input({B, S}, DType::i64);
+  // position_ids: [1, S] from cache_position in a plain forward, [B, S] from the attention mask in generate().
+  const int64_t P = inf && b.pass().from_generate ? B : 1;
+  if (P > 1) b.input({B, S}, DType::i64);
   TensorId h = b.embedding(ids, embed);
+  const TensorId inputs_embeds = h;
+  if (s.model_type == "gemma2") h = b.scalar_op("mul_scalar", h, false);  // embeddings * sqrt(hidden_size)
   // Rotary embedding: computed in f32 under autocast-disabled, returned in the hidden dtype.
-  TensorId cos = b.to(b.generic({"rope_cos", {}, {{{1, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
-  TensorId sin = b.to(b.generic({"rope_sin", {}, {{{1, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
-  TensorId mask = cfg.attn == AttnImpl::eager
-                      ? b.generic({"causal_mask", {}, {{{B, 1, S, S}, b.dtype(h)}}, {}, {}, {}, {}})[0]
-                      : kNoTensor;
+  TensorId cos = b.to(b.generic({"rope_cos", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
+  TensorId sin = b.to(b.generic({"rope_sin", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
+  if (inf) {  // LlamaModel.forward keeps inputs_embeds and position_embeddings bound until it returns
+    b.hold(inputs_embeds);
+    b.hold(cos);
+    b.hold(sin);
+  }
+  TensorId mask = kNoTensor, sliding_mask = kNoTensor;
+  if (!inf) {
+    mask = cfg.attn == AttnImpl::eager
+               ? b.generic({"causal_mask", {}, {{{B, 1, S, S}, b.dtype(h)}}, {}, {}, {}, {}})[0]
+               : kNoTensor;
+  } else {
+    bool any_full = false;
+    for (int64_t i = 0; i < s.num_layers; ++i) any_full = any_full || !layer_is_sliding(s, i);
+    mask = any_full ? inference_mask(b, 0, b.dtype(h)) : kNoTensor;
+    sliding_mask = s.sliding_window > 0 ? inference_mask(b, s.sliding_window, b.dtype(h)) : kNoTensor;
+    for (TensorId m : {mask, sliding_mask})
+      if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives through the forward
+  }
 
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
@@ -154,15 +251,22 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
 
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
+    const TensorId layer_in = h;
+    if (inf) b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
     TensorId n1 = rms_norm(b, h, w.in_norm);
     b.hold(n1);  // bound to hidden_states until self_attn returns
-    TensorId a = attention(b, s, w, n1, cos, sin, mask);
+    const bool sliding = inf && layer_is_sliding(s, i);
+    TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0);
     b.drop(n1);
+    const bool gemma = s.model_type == "gemma2";
+    if (gemma) a = rms_norm(b, a, b.param(p + "post_attention_layernorm.weight", {H}, train));
     TensorId h1 = b.add(h, a);
     TensorId n2 = rms_norm(b, h1, w.post_norm);
     b.hold(n2);
     TensorId m;
-    if (s.num_experts > 0) {
+    if (s.num_experts > 0 && inf && b.param_dtype() == DType::bf16) {
+      m = moe_grouped_mm(b, s, p + "block_sparse_moe.", n2);
+    } else if (s.num_experts > 0) {
       m = moe(b, s, p + "block_sparse_moe.", train, n2);
     } else {
       TensorId gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);
@@ -171,11 +275,17 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
       m = swiglu_mlp(b, n2, gate, up, down);
     }
     b.drop(n2);
+    if (gemma) m = rms_norm(b, m, b.param(p + "post_feedforward_layernorm.weight", {H}, train));
     h = b.add(h1, m);
+    if (inf && layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
   }
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  if (inf) {
+    inference_head(b, hn, head);
+    return;
+  }
   TensorId logits = b.linear(hn, head);
   b.mark_model_end();
   TensorId loss = causal_lm_loss(b, logits, ids);

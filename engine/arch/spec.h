@@ -48,7 +48,30 @@ struct TransformerSpec {
   // Mixture of experts (mixtral): 0 experts means a dense MLP.
   int64_t num_experts = 0;
   int64_t num_experts_per_tok = 0;
+  // deepseek_v2: routed experts of moe_intermediate_size, always-on shared experts, dense first layers.
+  int64_t moe_intermediate_size = 0;
+  int64_t num_shared_experts = 0;
+  int64_t first_dense_layers = 0;
+
+  // Per-layer attention pattern when it is not "layers >= first_sliding_layer slide" (gemma2 alternates
+  // sliding and global layers): non-empty => sliding_layers[i] != 0 iff layer i uses sliding_window.
+  std::vector<uint8_t> sliding_layers;
+
+  // Multi-head latent attention (deepseek_v2/v3), active when kv_lora_rank > 0: keys and values are
+  // up-projected from a compressed latent of kv_lora_rank plus a shared rope key of qk_rope_head_dim.
+  int64_t kv_lora_rank = 0;
+  int64_t q_lora_rank = 0;         // 0: q_proj is a plain linear (V2-Lite)
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
 };
+
+// Whether decoder layer i attends through the sliding window.
+inline bool layer_is_sliding(const TransformerSpec& s, int64_t i) {
+  if (s.sliding_window <= 0) return false;
+  if (!s.sliding_layers.empty()) return s.sliding_layers[static_cast<size_t>(i)] != 0;
+  return i >= s.first_sliding_layer;
+}
 
 // torchvision classification models.
 struct VisionSpec {

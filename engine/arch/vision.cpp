@@ -26,6 +26,16 @@ TensorId conv_bn(GraphBuilder& b, const ConvBn& c, TensorId x, int64_t out_ch, i
   return b.batch_norm(b.conv2d(x, c.w, kNoTensor, o), c.bn_w, c.bn_b);
 }
 
+// F.cross_entropy(model(x), y): the logits argument lives until the call returns; autocast exits after it.
+void classification_loss(GraphBuilder& b, TensorId logits, TensorId y) {
+  b.mark_model_end();
+  b.hold(logits);
+  TensorId loss = b.cross_entropy(logits, y);
+  b.drop(logits);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
 void add_bn_buffers(GraphBuilder& b, const std::string& bn, int64_t ch) {
   b.buffer(bn + ".running_mean", {ch}, DType::f32);
   b.buffer(bn + ".running_var", {ch}, DType::f32);
@@ -86,12 +96,7 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
   TensorId pooled = b.adaptive_avg_pool(h, {B, in_ch, 1, 1});
   TensorId logits = b.linear(b.view(pooled, {B, in_ch}), b.param("fc.weight", {s.num_classes, in_ch}),
                              b.param("fc.bias", {s.num_classes}));
-  b.mark_model_end();
-  b.hold(logits);  // F.cross_entropy(model(x), y): the argument lives until the call returns
-  TensorId loss = b.cross_entropy(logits, y);
-  b.drop(logits);
-  b.exit_autocast();
-  b.set_loss(loss);
+  classification_loss(b, logits, y);
 }
 
 void build_vit(GraphBuilder& b, const VisionSpec& s) {
@@ -120,30 +125,31 @@ void build_vit(GraphBuilder& b, const VisionSpec& s) {
     TensorId m1w = b.param(p + "mlp.0.weight", {s.mlp_dim, E}), m1b = b.param(p + "mlp.0.bias", {s.mlp_dim});
     TensorId m2w = b.param(p + "mlp.3.weight", {E, s.mlp_dim}), m2b = b.param(p + "mlp.3.bias", {E});
     b.begin_layer(p.substr(0, p.size() - 1), layer_checkpointed(cfg, i));
-    TensorId a = b.layer_norm(h, ln1w, ln1b);
+    // After the first block the residual stream is the transposed [L, B, E] layout of out_proj's output (x + input
+    // keeps its first operand's layout), so each LayerNorm makes a transient contiguous copy (ViT amp trace).
+    TensorId a = b.layer_norm(h, ln1w, ln1b, /*contiguous_copy=*/i > 0);
     TensorId proj = b.linear(a, inw, inb);
     TensorId packed = b.contiguous_copy(proj, {3, L, B, E});
     TensorId q = b.view(packed, {B, nh, L, hd});
     TensorId k = b.view(packed, {B, nh, L, hd});
     TensorId v = b.view(packed, {B, nh, L, hd});
-    TensorId ctx = b.contiguous_copy(b.sdpa(q, k, v, 0.0, false), {L * B, E});
+    // q, k, v are views of the [3, L, B, E] buffer. cuDNN (16-bit) lays its output out like q, [L, B, H, D], so
+    // permute(2, 0, 1, 3).contiguous() is free (ViT amp trace: nothing allocated between SDPA and out_proj); the
+    // memory-efficient kernel (fp32) writes [B, L, H, D] and the permute needs a copy.
+    TensorId attn = b.sdpa(q, k, v, 0.0, false);
+    TensorId ctx = b.dtype(attn) == DType::f32 ? b.contiguous_copy(attn, {L * B, E}) : b.view(attn, {L * B, E});
     TensorId att = b.view(b.linear(ctx, ow, ob), {B, L, E});
     TensorId x1 = b.add(att, h);
-    TensorId m = b.layer_norm(x1, ln2w, ln2b);
+    TensorId m = b.layer_norm(x1, ln2w, ln2b, /*contiguous_copy=*/true);
     m = b.linear(b.unary("gelu", b.linear(m, m1w, m1b), true, false), m2w, m2b);
     h = b.add(x1, m);
     b.end_layer();
   }
-  TensorId hn = b.layer_norm(h, b.param("encoder.ln.weight", {E}), b.param("encoder.ln.bias", {E}));
+  TensorId hn = b.layer_norm(h, b.param("encoder.ln.weight", {E}), b.param("encoder.ln.bias", {E}), s.num_layers > 0);
   TensorId first = b.contiguous_copy(hn, {B, E});  // x[:, 0]
   TensorId logits = b.linear(first, b.param("heads.head.weight", {s.num_classes, E}),
                              b.param("heads.head.bias", {s.num_classes}));
-  b.mark_model_end();
-  b.hold(logits);  // F.cross_entropy(model(x), y): the argument lives until the call returns
-  TensorId loss = b.cross_entropy(logits, y);
-  b.drop(logits);
-  b.exit_autocast();
-  b.set_loss(loss);
+  classification_loss(b, logits, y);
 }
 
 }  // namespace memplan

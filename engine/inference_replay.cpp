@@ -1,0 +1,204 @@
+#include "engine/inference_replay.h"
+
+#include <cassert>
+#include <climits>
+
+#include "engine/arch/builders.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+namespace {
+
+// Runs inference Graphs (one per forward) against one MemoryTracker. Weights are allocated once and bound to
+// every Graph's parameters by creation order (the builders create them identically for every pass); KV slots
+// carry their storages from one pass to the next.
+class PassRunner {
+ public:
+  PassRunner(MemoryTracker& mem, const InferenceReplayOptions& opt) : mem_(mem), opt_(opt) {}
+
+  void allocate_weights(const Graph& g) {
+    for (const auto& t : g.tensors)
+      if (t.kind == TensorKind::param || t.kind == TensorKind::buffer) weights_.push_back(mem_.alloc(t.bytes, Row::weights));
+  }
+
+  // Runs one forward. Returns the blocks still referenced at its end that the cache does not own (the model
+  // output: logits), left live for the caller to free.
+  std::vector<int32_t> run(const Graph& g) {
+    const size_t n = g.tensors.size();
+    refs_.assign(n, 0);
+    block_.assign(n, -1);
+    std::vector<bool> cache_storage(n, false);
+    for (TensorId t : g.cache_out) cache_storage[static_cast<size_t>(storage(g, t))] = true;
+    std::vector<std::vector<TensorId>> releases(g.ops.size());
+    size_t w = 0;
+    for (size_t t = 0; t < n; ++t) {
+      const auto& ti = g.tensors[t];
+      if (ti.kind == TensorKind::param || ti.kind == TensorKind::buffer) {
+        assert(w < weights_.size() && "passes must create the same parameters");
+        block_[t] = weights_[w++];
+        refs_[t] = INT32_MAX / 2;
+        continue;
+      }
+      const int32_t r = g.py_release_op[t];
+      if (r >= 0 && r < static_cast<int32_t>(g.ops.size())) releases[static_cast<size_t>(r)].push_back(static_cast<TensorId>(t));
+    }
+    if (slots_.size() < g.cache_out.size()) slots_.resize(g.cache_out.size(), -1);
+    for (size_t j = 0; j < g.cache_in.size(); ++j) {
+      const TensorId t = g.cache_in[j];
+      if (t == kNoTensor) continue;
+      assert(slots_[j] >= 0 && "a decode pass reads a slot no earlier pass filled");
+      block_[static_cast<size_t>(t)] = slots_[j];
+      refs_[static_cast<size_t>(t)] = 1;  // the cache's reference, dropped when the update rebinds the slot
+      slots_[j] = -1;
+    }
+    for (size_t t = 0; t < n; ++t)
+      if (g.tensors[t].kind == TensorKind::input) create(g, static_cast<TensorId>(t), Row::inputs);
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const Op& op = g.ops[i];
+      mem_.here.op = static_cast<int32_t>(i);
+      workspaces(g.name_of(op.name));
+      for (TensorId o : op.outs)
+        create(g, o, cache_storage[static_cast<size_t>(storage(g, o))] ? Row::kv_cache : Row::transient);
+      for (int64_t b : op.fwd_temp_bytes) mem_.free(mem_.alloc(b, Row::transient));
+      for (TensorId t : releases[i]) unref(g, t);
+    }
+    mem_.here.op = -1;
+    for (size_t j = 0; j < g.cache_out.size(); ++j) {
+      const auto s = static_cast<size_t>(storage(g, g.cache_out[j]));
+      assert(block_[s] >= 0);
+      slots_[j] = block_[s];
+      block_[s] = -1;  // ownership moves to the cache
+    }
+    std::vector<int32_t> left;
+    for (size_t t = 0; t < n; ++t) {
+      const auto& ti = g.tensors[t];
+      if (ti.kind == TensorKind::param || ti.kind == TensorKind::buffer) continue;
+      if (block_[t] >= 0 && refs_[t] > 0) left.push_back(block_[t]);
+    }
+    return left;
+  }
+
+  void free_cache() {
+    for (int32_t& b : slots_)
+      if (b >= 0) { mem_.free(b); b = -1; }
+  }
+
+ private:
+  static TensorId storage(const Graph& g, TensorId t) { return g.tensors[static_cast<size_t>(t)].storage; }
+  void create(const Graph& g, TensorId t, Row row) {
+    const auto s = static_cast<size_t>(storage(g, t));
+    if (s == static_cast<size_t>(t) && block_[s] < 0) block_[s] = mem_.alloc(g.tensors[s].bytes, row);
+    ++refs_[s];
+  }
+  void unref(const Graph& g, TensorId t) {
+    const auto s = static_cast<size_t>(storage(g, t));
+    assert(refs_[s] > 0);
+    if (--refs_[s] == 0 && block_[s] >= 0) {
+      mem_.free(block_[s]);
+      block_[s] = -1;
+    }
+  }
+  void workspaces(const std::string& op) {
+    const bool gemm = op == "linear" || op == "addmm" || op == "matmul";
+    if (gemm && !gemm_ws_) {
+      gemm_ws_ = true;
+      mem_.alloc(opt_.cublas_workspace_bytes, Row::library_workspace);
+    }
+    if (op == "addmm" && !lt_ws_) {
+      lt_ws_ = true;
+      mem_.alloc(opt_.cublaslt_workspace_bytes, Row::library_workspace);
+    }
+  }
+
+  MemoryTracker& mem_;
+  const InferenceReplayOptions& opt_;
+  std::vector<int32_t> weights_, slots_, refs_, block_;
+  bool gemm_ws_ = false, lt_ws_ = false;
+};
+
+int64_t bytes_of(std::initializer_list<int64_t> dims, int64_t elem) {
+  int64_t n = elem;
+  for (int64_t d : dims) n = checked_mul(n, d, "generate buffer bytes");
+  return n;
+}
+
+}  // namespace
+
+InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, const InferenceReplayOptions& opt) {
+  if (cfg.mode != Mode::inference) throw InputError("mode", "training", "replay_inference needs mode inference");
+  if (cfg.seq_len <= 0) throw InputError("seq_len", std::to_string(cfg.seq_len), "must be a positive prompt length");
+  if (cfg.generate_tokens < 0)
+    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), "must be non-negative");
+  InferenceResult res;
+  MemoryTracker mem;
+  PassRunner runner(mem, opt);
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, V = spec.transformer.vocab_size;
+
+  Graph prefill = build_inference_graph(spec, cfg, InferencePass{0, S, false});
+  mem.here = Location{0, 0, Phase::build, -1, false};
+  runner.allocate_weights(prefill);
+  res.weights_bytes = mem.current_bytes();
+
+  if (opt.measured_prefill) {
+    mem.here = Location{0, 0, Phase::prefill, -1, false};
+    mem.reset_peak();
+    const int64_t before = mem.current_bytes();
+    for (int32_t b : runner.run(prefill)) mem.free(b);  // the harness drops the logits
+    res.prefill_peak = mem.peak();
+    res.prefill_peak_bytes = res.prefill_peak.bytes;
+    res.kv_cache_bytes = mem.current_bytes() - before;
+    res.kv_cache_entries_bytes = mem.ledger()[Row::kv_cache];
+    runner.free_cache();
+  }
+  PeakInfo run_peak = mem.peak();
+
+  if (cfg.generate_tokens > 0) {
+    mem.here = Location{1, 0, Phase::prefill, -1, false};
+    mem.reset_peak();
+    // generate(): attention_mask of ones, cache_position, unfinished_sequences; input_ids is the caller's.
+    int32_t ids = mem.alloc(bytes_of({B, S}, 8), Row::inputs);
+    int32_t attn = mem.alloc(bytes_of({B, S}, 8), Row::inputs);
+    const int32_t cache_pos = mem.alloc(bytes_of({S}, 8), Row::inputs);
+    const int32_t unfinished = mem.alloc(bytes_of({B}, 8), Row::inputs);
+    int64_t decode_peak = 0;
+    for (int64_t step = 0; step < cfg.generate_tokens; ++step) {
+      const int64_t len = S + step;  // tokens in input_ids before this step's token is appended
+      InferencePass pass = step == 0 ? InferencePass{0, S, true} : InferencePass{len - 1, 1, true};
+      mem.here = Location{static_cast<int32_t>(step + 1), 0, step == 0 ? Phase::prefill : Phase::decode, -1, false};
+      if (step > 0) mem.reset_window();
+      const Graph g = build_inference_graph(spec, cfg, pass);
+      const std::vector<int32_t> outputs = runner.run(g);
+      // next_token_logits = logits[:, -1, :].to(float32, copy=True); MinNewTokensLengthLogitsProcessor.
+      const int32_t scores = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+      const int32_t vocab = mem.alloc(bytes_of({V}, 8), Row::transient);
+      const int32_t eos_mask = mem.alloc(bytes_of({V}, 1), Row::transient);
+      const int32_t cloned = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+      const int32_t processed = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+      mem.free(cloned);
+      const int32_t next = mem.alloc(bytes_of({B}, 8), Row::transient);  // argmax
+      const int32_t new_ids = mem.alloc(bytes_of({B, len + 1}, 8), Row::inputs);
+      mem.free(ids);
+      ids = new_ids;
+      const int32_t new_attn = mem.alloc(bytes_of({B, len + 1}, 8), Row::inputs);
+      mem.free(attn);
+      attn = new_attn;
+      for (int32_t b : outputs) mem.free(b);  // del outputs
+      for (int32_t b : {scores, vocab, eos_mask, processed, next}) mem.free(b);
+      if (step > 0) decode_peak = std::max(decode_peak, mem.window_peak());
+    }
+    res.generate_peak = mem.peak();
+    res.generate_peak_bytes = res.generate_peak.bytes;
+    res.decode_peak_bytes = decode_peak;
+    res.final_kv_entries_bytes = mem.ledger()[Row::kv_cache];
+    runner.free_cache();
+    for (int32_t b : {ids, attn, cache_pos, unfinished}) mem.free(b);
+    if (res.generate_peak.bytes > run_peak.bytes) run_peak = res.generate_peak;
+  }
+  res.peak = run_peak;
+  res.events = mem.take_events();
+  return res;
+}
+
+}  // namespace memplan

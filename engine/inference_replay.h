@@ -1,0 +1,51 @@
+// Inference replay: a causal LM answering a batch as the validation harness (and HF generate()) runs it,
+// every allocation and free on integer time, on the same MemoryTracker and ledger as the training replay.
+//
+// Stages (data/validation/CASE-FORMAT.md, transformers 5.17 generation/utils.py `_sample`):
+//   1. weights: every parameter and buffer;
+//   2. measured prefill: forward of batch x seq with use_cache=True, logits_to_keep (default 1) under
+//      inference_mode: no saved tensors, each tensor freed at its last use (Python lifetime); the cuBLAS
+//      workspace on the first GEMM, the cuBLASLt one on the first addmm (bias epilogue); K/V copied into the
+//      DynamicCache layer by layer. kv_cache = allocated after (logits dropped) minus before. Cache freed.
+//   3. generate(N): an all-ones attention_mask, then the prefill again with position_ids [B, S] from that mask
+//      (rotary cos/sin and GPT-2 position embeddings become [B, S, .], a sliding mask [B, 1, S, S]), then N-1
+//      decode forwards of one token each (every layer's K and V re-concatenated: old + new live during the cat).
+//      After each forward: the last logits copied to fp32 [B, V], min_new_tokens processing (arange, isin mask,
+//      clone, where: two more [B, V] fp32), argmax, input_ids and attention_mask grown by one column.
+//
+// Peaks: prefill_peak over stage 2, generate_peak over stage 3, peak over the whole run (the harness's
+// peak_allocated_mib).
+#pragma once
+#include <cstdint>
+
+#include "engine/arch/spec.h"
+#include "engine/mem_event.h"
+#include "engine/memory_tracker.h"
+#include "engine/run_config.h"
+
+namespace memplan {
+
+struct InferenceReplayOptions {
+  int64_t cublas_workspace_bytes = 32 << 20;   // per (thread, stream), compute capability 9.x (MECHANICS §3)
+  int64_t cublaslt_workspace_bytes = 1 << 20;  // allocated by the first addmm (cuBLASLt bias epilogue)
+  bool measured_prefill = true;                // run stage 2 (the harness's plain prefill) before generate()
+};
+
+struct InferenceResult {
+  int64_t weights_bytes = 0;
+  int64_t prefill_peak_bytes = 0;    // stage 2 (0 when not run)
+  int64_t kv_cache_bytes = 0;        // allocated after the prefill minus before: cache + first-use workspaces
+  int64_t kv_cache_entries_bytes = 0;  // the cache's own storages after the prefill (ledger row kv_cache)
+  int64_t generate_peak_bytes = 0;   // stage 3 (0 when generate_tokens == 0)
+  int64_t decode_peak_bytes = 0;     // over the decode forwards of stage 3 alone (0 without decode steps)
+  int64_t final_kv_entries_bytes = 0;  // the cache storages after the last decode step
+  PeakInfo peak;                     // the whole run
+  PeakInfo prefill_peak, generate_peak;
+  MemEventStream events;             // the whole run, for the caching-allocator model
+};
+
+// cfg.mode must be inference; cfg.seq_len is the prompt length. Throws InputError for models without an
+// inference builder (BERT, vision).
+InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, const InferenceReplayOptions& opt = {});
+
+}  // namespace memplan
