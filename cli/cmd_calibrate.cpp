@@ -52,28 +52,29 @@ std::string shell_quote(const std::string& s) {
 }
 }  // namespace
 
-void register_calibrate(CLI::App& app) {
+void register_calibrate(CLI::App& app, std::ostream& out) {
   auto* cmd = app.add_subcommand("calibrate", "measure this GPU (CUDA microbenchmarks) and write a calibration profile");
-  auto out = std::make_shared<std::string>("memplan-calibration.json");
+  auto path = std::make_shared<std::string>("memplan-calibration.json");
   auto device = std::make_shared<int>(0);
   auto quick = std::make_shared<bool>(false);
-  cmd->add_option("--out", *out, "where to write the profile");
+  cmd->add_option("--out", *path, "where to write the profile");
   cmd->add_option("--device", *device, "CUDA device index");
   cmd->add_flag("--quick", *quick, "smoke test: smaller shapes, fewer repeats");
-  cmd->callback([out, device, quick] {
+  cmd->callback([path, device, quick, &out] {
     const std::string bin = find_calibrator();
     if (bin.empty())
       throw InputError("calibrate", "memplan-calibrate",
                        "not found: it is built only where a CUDA toolkit exists (see calibrate/README.md)");
-    std::string command = shell_quote(bin) + " --out " + shell_quote(*out) + " --device " + std::to_string(*device);
+    std::string command = shell_quote(bin) + " --out " + shell_quote(*path) + " --device " + std::to_string(*device);
     if (*quick) command += " --quick";
-    std::cerr << "memplan calibrate: running " << bin << "\n";
+    // Progress goes to stdout: stderr carries exactly one line, and only when the command fails.
+    out << "memplan calibrate: running " << bin << std::endl;
     const int status = std::system(command.c_str());
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
       throw InputError("calibrate", std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1),
                        "the microbenchmarks failed (no usable GPU?)");
-    const CalibrationProfile p = load_calibration_profile(*out);  // the profile must read back
-    std::cout << "wrote " << *out << ": " << p.gpu_name << ", context " << (p.cuda_context_lazy_bytes >> 20)
+    const CalibrationProfile p = load_calibration_profile(*path);  // the profile must read back
+    out << "wrote " << *path << ": " << p.gpu_name << ", context " << (p.cuda_context_lazy_bytes >> 20)
               << " MiB, bf16 GEMM " << p.bf16_tflops << " TFLOP/s\n";
   });
 }

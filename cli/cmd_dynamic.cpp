@@ -12,6 +12,7 @@
 #include "engine/checked.h"
 #include "engine/dynamic_shapes.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 
 namespace memplan::cli {
 
@@ -29,6 +30,9 @@ std::vector<int64_t> parse_lengths(const std::string& list, const std::string& s
       try { v = std::stoll(item, &pos); } catch (...) { pos = 0; }
       if (pos != item.size() || v <= 0) throw InputError("--seq-lens", item, "expects comma-separated positive lengths");
       out.push_back(v);
+      if (static_cast<int64_t>(out.size()) > kMaxDynamicSteps)
+        throw InputError("--seq-lens", std::to_string(out.size()) + " lengths", "exceeds the limit of " +
+                                                                          std::to_string(kMaxDynamicSteps) + " steps");
     }
     return out;
   }
@@ -37,6 +41,11 @@ std::vector<int64_t> parse_lengths(const std::string& list, const std::string& s
   unsigned long long seed = 0;
   const int got = std::sscanf(sample.c_str(), "%lld:%lld:%lld:%llu", &mn, &mx, &n, &seed);
   if (got < 3) throw InputError("--seq-len-sample", sample, "expects MIN:MAX:STEPS[:SEED]");
+  // Every step is a replay of the whole graph: bound the count (and the lengths, as --seq-len is bounded).
+  if (n <= 0 || n > kMaxDynamicSteps)
+    throw InputError("--seq-len-sample", sample, "STEPS must be in [1, " + std::to_string(kMaxDynamicSteps) + "]");
+  if (mn <= 0 || mx < mn || mx > kMaxSeqLen)
+    throw InputError("--seq-len-sample", sample, "needs 0 < MIN <= MAX <= " + std::to_string(kMaxSeqLen));
   return sample_lengths(mn, mx, n, seed);
 }
 
@@ -50,7 +59,7 @@ nlohmann::json run_json(const DynamicRun& r) {
 }
 }  // namespace
 
-void register_dynamic(CLI::App& app) {
+void register_dynamic(CLI::App& app, std::ostream& os) {
   auto* cmd = app.add_subcommand("dynamic", "steps of varying sequence length: reserved-memory growth, bucketing, expandable segments");
   auto flags = std::make_shared<RunFlags>();
   auto lens = std::make_shared<std::string>();
@@ -60,7 +69,7 @@ void register_dynamic(CLI::App& app) {
   cmd->add_option("--seq-lens", *lens, "comma-separated sequence length of each step");
   cmd->add_option("--seq-len-sample", *sample, "MIN:MAX:STEPS[:SEED]: lengths drawn uniformly");
   cmd->add_option("--bucket", *bucket, "bucket size for the padded comparison");
-  cmd->callback([flags, lens, sample, bucket] {
+  cmd->callback([flags, lens, sample, bucket, &os] {
     const ModelSpec m = load_model_for(*flags);
     const RunConfig c = run_config_from(*flags, m);
     if (m.kind != ModelSpec::Kind::transformer && m.kind != ModelSpec::Kind::graph)
@@ -75,7 +84,7 @@ void register_dynamic(CLI::App& app) {
     const DynamicRun r_bucket = replay_dynamic(m, c, bucketed(raw, *bucket), base);
     const DynamicRun r_exp = replay_dynamic(m, c, raw, expandable);
     if (flags->json) {
-      std::cout << nlohmann::json{{"model", m.name}, {"seq_lens", raw}, {"bucket", *bucket},
+      os << nlohmann::json{{"model", m.name}, {"seq_lens", raw}, {"bucket", *bucket},
                                   {"raw", run_json(r_raw)}, {"bucketed", run_json(r_bucket)},
                                   {"expandable_segments", run_json(r_exp)}}
                        .dump(2)
@@ -89,14 +98,14 @@ void register_dynamic(CLI::App& app) {
       std::snprintf(line, sizeof line, "%-6zu %8lld %14s %16s %16s\n", i + 1, static_cast<long long>(s.seq_len),
                     mib(s.peak_allocated_bytes).c_str(), mib(s.peak_reserved_bytes).c_str(),
                     mib(s.peak_reserved_bytes - s.peak_allocated_bytes).c_str());
-      std::cout << line;
+      os << line;
     }
     auto summary = [&](const char* name, const DynamicRun& r) {
       std::snprintf(line, sizeof line, "%-34s peak allocated %10s MiB, peak reserved %10s MiB%s\n", name,
                     mib(r.peak_allocated_bytes).c_str(), mib(r.peak_reserved_bytes).c_str(), r.oom ? "  (OOM)" : "");
-      std::cout << line;
+      os << line;
     };
-    std::cout << "\n";
+    os << "\n";
     summary("as given:", r_raw);
     summary(("bucketed to multiples of " + std::to_string(*bucket) + ":").c_str(), r_bucket);
     summary("expandable_segments:True:", r_exp);

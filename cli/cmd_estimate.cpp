@@ -1,6 +1,6 @@
 // `memplan estimate`: the ledger of one training step for a model and configuration.
 #include <fstream>
-#include <iostream>
+#include <ostream>
 
 #include "cli/commands.h"
 #include "cli/report.h"
@@ -21,7 +21,8 @@ namespace {
 constexpr int64_t kTorchKernelsAndHandlesBytes = int64_t{304} << 20;
 constexpr int64_t kDefaultNonPytorchBytes = int64_t{830} << 20;
 // Inference: the three harness figures, the peak's ledger and the fit verdict.
-void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d, bool json) {
+void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d, bool json,
+                     std::ostream& out) {
   const auto& inf = e.inference;
   const auto& peak = e.replay.peak;
   if (json) {
@@ -32,24 +33,24 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
                       {"generate_peak_mib", mib1(inf.generate_peak_bytes)}, {"decode_peak_mib", mib1(inf.decode_peak_bytes)},
                       {"final_kv_cache_mib", mib1(inf.final_kv_entries_bytes)},
                       {"generate_tokens", c.generate_tokens}};
-    std::cout << j.dump(2) << "\n";
+    out << j.dump(2) << "\n";
     return;
   }
-  std::cout << m.name << " inference, batch " << c.batch_size << " x " << c.seq_len << " tokens, "
+  out << m.name << " inference, batch " << c.batch_size << " x " << c.seq_len << " tokens, "
             << precision_name(c.precision) << ", generate " << c.generate_tokens << " tokens\n";
-  std::cout << "  weights             " << mib(e.weights_bytes) << " MiB\n"
+  out << "  weights             " << mib(e.weights_bytes) << " MiB\n"
             << "  prefill peak        " << mib(inf.prefill_peak_bytes) << " MiB\n"
             << "  KV cache (+ws)      " << mib(inf.kv_cache_bytes) << " MiB (cache entries " << mib(inf.kv_cache_entries_bytes)
             << " MiB)\n";
   if (c.generate_tokens > 0)
-    std::cout << "  generate peak       " << mib(inf.generate_peak_bytes) << " MiB (decode steps " << mib(inf.decode_peak_bytes)
+    out << "  generate peak       " << mib(inf.generate_peak_bytes) << " MiB (decode steps " << mib(inf.decode_peak_bytes)
               << " MiB, cache at end " << mib(inf.final_kv_entries_bytes) << " MiB)\n";
-  std::cout << "  peak ledger (" << phase_name(peak.where.phase) << ")\n";
+  out << "  peak ledger (" << phase_name(peak.where.phase) << ")\n";
   for (size_t r = 0; r < kRowCount; ++r)
     if (peak.ledger.bytes[r] != 0)
-      std::cout << "    " << row_name(static_cast<Row>(r)) << std::string(20 - row_name(static_cast<Row>(r)).size(), ' ')
+      out << "    " << row_name(static_cast<Row>(r)) << std::string(20 - row_name(static_cast<Row>(r)).size(), ' ')
                 << mib(peak.ledger.bytes[r]) << " MiB\n";
-  std::cout << verdict_line(e, d) << "\n";
+  out << verdict_line(e, d) << "\n";
 }
 
 }  // namespace
@@ -78,11 +79,11 @@ DeviceBudget device_budget(const RunFlags& f) {
   return d;
 }
 
-void register_estimate(CLI::App& app) {
+void register_estimate(CLI::App& app, std::ostream& out) {
   auto* cmd = app.add_subcommand("estimate", "memory of one training step (or an inference run): ledger, peak, reserved, fit");
   auto flags = std::make_shared<RunFlags>();
   add_run_flags(*cmd, *flags);
-  cmd->callback([flags] {
+  cmd->callback([flags, &out] {
     const ModelSpec m = load_model_for(*flags);
     const RunConfig c = run_config_from(*flags, m);
     const DeviceBudget d = device_budget(*flags);
@@ -92,7 +93,7 @@ void register_estimate(CLI::App& app) {
     opt.replay.record_timeline = !flags->timeline.empty();
     const Estimate e = estimate(m, c, opt);
     if (c.mode == Mode::inference) {
-      print_inference(m, c, e, d, flags->json);
+      print_inference(m, c, e, d, flags->json, out);
       return;
     }
     if (!flags->timeline.empty()) {
@@ -104,10 +105,10 @@ void register_estimate(CLI::App& app) {
     if (flags->json) {
       nlohmann::json j = estimate_json(m, c, e, d);
       if (flags->per_layer) j["layers"] = layers_json(e);
-      std::cout << j.dump(2) << "\n";
+      out << j.dump(2) << "\n";
     } else {
-      std::cout << estimate_table(m, c, e, d);
-      if (flags->per_layer) std::cout << "\n" << layers_table(e);
+      out << estimate_table(m, c, e, d);
+      if (flags->per_layer) out << "\n" << layers_table(e);
     }
   });
 }

@@ -4,7 +4,8 @@
 // when the only argument is "-" or there is none. Output: a verdict line, reasons and numbered fixes; or,
 // with --json, one object with the fields listed in print_json. Text without an OOM message, or with a
 // malformed size, is an InputError (exit 2).
-#include <iostream>
+#include <istream>
+#include <ostream>
 #include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -22,9 +23,9 @@ struct ExplainOomArgs {
   bool json = false;
 };
 
-std::string read_input(const std::vector<std::string>& args) {
+std::string read_input(const std::vector<std::string>& args, std::istream& in) {
   if (args.empty() || (args.size() == 1 && args[0] == "-"))
-    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   std::string joined;
   for (const auto& a : args) {
     if (!joined.empty()) joined.push_back(' ');
@@ -34,7 +35,7 @@ std::string read_input(const std::vector<std::string>& args) {
 }
 
 // The JSON contract: exactly these keys, sizes in bytes, recommendations in order.
-void print_json(const OomReport& r, const OomDiagnosis& d) {
+void print_json(const OomReport& r, const OomDiagnosis& d, std::ostream& out) {
   nlohmann::ordered_json j;
   j["kind"] = std::string(oom_kind_name(d.kind));
   j["requested_bytes"] = r.requested_bytes;
@@ -46,38 +47,38 @@ void print_json(const OomReport& r, const OomDiagnosis& d) {
   j["other_processes_bytes"] = r.other_processes_bytes;
   j["cap_bytes"] = r.cap_bytes;
   j["recommendations"] = d.recommendations;
-  std::cout << j.dump(2) << "\n";
+  out << j.dump(2) << "\n";
 }
 
-void print_text(const OomReport& r, const OomDiagnosis& d) {
-  std::cout << d.verdict << "\n";
-  std::cout << "\nParsed (" << (r.format == OomFormat::legacy ? "torch < 2.1" : "torch >= 2.1")
+void print_text(const OomReport& r, const OomDiagnosis& d, std::ostream& out) {
+  out << d.verdict << "\n";
+  out << "\nParsed (" << (r.format == OomFormat::legacy ? "torch < 2.1" : "torch >= 2.1")
             << " message): request " << format_size(r.requested_bytes) << ", capacity "
             << format_size(r.total_bytes) << ", free " << format_size(r.free_bytes) << ", allocated "
             << format_size(r.allocated_bytes) << ", reserved-unallocated " << format_size(r.reserved_unallocated_bytes);
-  if (r.process_in_use_reported) std::cout << ", this process " << format_size(r.process_in_use_bytes);
-  if (r.other_process_count > 0) std::cout << ", other processes " << format_size(r.other_processes_bytes);
-  if (r.cap_bytes > 0) std::cout << ", cap " << format_size(r.cap_bytes);
-  std::cout << "\n\nWhy:\n";
-  for (const auto& s : d.reasons) std::cout << "  - " << s << "\n";
-  std::cout << "\nWhat to try, in order:\n";
+  if (r.process_in_use_reported) out << ", this process " << format_size(r.process_in_use_bytes);
+  if (r.other_process_count > 0) out << ", other processes " << format_size(r.other_processes_bytes);
+  if (r.cap_bytes > 0) out << ", cap " << format_size(r.cap_bytes);
+  out << "\n\nWhy:\n";
+  for (const auto& s : d.reasons) out << "  - " << s << "\n";
+  out << "\nWhat to try, in order:\n";
   for (size_t i = 0; i < d.recommendations.size(); ++i)
-    std::cout << "  " << (i + 1) << ". " << d.recommendations[i] << "\n";
+    out << "  " << (i + 1) << ". " << d.recommendations[i] << "\n";
 }
 
 }  // namespace
 
-void register_explain_oom(CLI::App& app) {
+void register_explain_oom(CLI::App& app, std::istream& in, std::ostream& out) {
   auto args = std::make_shared<ExplainOomArgs>();
   CLI::App* sub = app.add_subcommand("explain-oom", "Explain a PyTorch CUDA out-of-memory message and what to change");
   sub->add_option("text", args->text, "The OOM message (or traceback); '-' or nothing reads stdin");
   sub->add_flag("--json", args->json, "Print one JSON object instead of text");
-  sub->callback([args] {
-    const std::string input = read_input(args->text);
+  sub->callback([args, &in, &out] {
+    const std::string input = read_input(args->text, in);
     const OomReport report = parse_oom_message(input);  // InputError -> exit 2 in main
     const OomDiagnosis diagnosis = classify(report);
-    if (args->json) print_json(report, diagnosis);
-    else print_text(report, diagnosis);
+    if (args->json) print_json(report, diagnosis, out);
+    else print_text(report, diagnosis, out);
   });
 }
 

@@ -19,6 +19,7 @@
 #include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 #include "engine/plan/checkpoint_dp.h"
 
 namespace memplan::cli {
@@ -63,19 +64,22 @@ std::string layer_list(const std::vector<int64_t>& v) {
 }
 }  // namespace
 
-void register_fit(CLI::App& app) {
+void register_fit(CLI::App& app, std::ostream& answer) {
   auto* cmd = app.add_subcommand("fit", "will it fit, and if not, what to change first (ordered remedies)");
   auto f = std::make_shared<FitFlags>();
   add_run_flags(*cmd, *f);
   cmd->add_option("--gpus", f->gpus, "GPUs available for ZeRO / FSDP remedies (default: try 2, 4, 8)");
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
   cmd->add_flag("--advise", f->advise, "list remedies even when it fits");
-  cmd->callback([f] {
+  cmd->callback([f, &answer] {
     const ModelSpec m = load_model_for(*f);
     RunConfig cur = run_config_from(*f, m);
     const DeviceBudget d = device_budget(*f);
     if (d.capacity_bytes <= 0) throw InputError("--gpu", "(none)", "fit needs --gpu or --gpu-memory-gib");
     const GpuSpec& g = find_gpu(f->gpu.empty() ? "h200" : f->gpu, "--gpu");
+    for (const auto& [flag, v] : {std::pair<const char*, int64_t>{"--gpus", f->gpus}, {"--gpus-per-node", f->gpus_per_node}})
+      if (v < 0 || v > kMaxPlanGpus)
+        throw InputError(flag, std::to_string(v), "must be in [0, " + std::to_string(kMaxPlanGpus) + "]");
     const plan::DeviceRates rates = device_rates(g, f->gpus_per_node, f->calibration);
     EstimateOptions opt;
     opt.allocator.expandable_segments = f->expandable_segments;
@@ -89,7 +93,7 @@ void register_fit(CLI::App& app) {
     const int64_t base_device = now.device_bytes;
     o << "\nstep time (model): " << seconds_text(t0) << " per optimizer step\n";
     if (fits0 && !f->advise) {
-      std::cout << o.str();
+      answer << o.str();
       return;
     }
     std::vector<Remedy> out;
@@ -246,7 +250,7 @@ void register_fit(CLI::App& app) {
         << "PYTORCH_ALLOC_CONF=expandable_segments:True (--expandable-segments) brings the original run to "
         << gib(ee.allocator.peak_reserved_bytes + d.non_pytorch_bytes) << " GiB on the device.\n";
     }
-    std::cout << o.str();
+    answer << o.str();
   });
 }
 

@@ -1,6 +1,6 @@
 // `memplan models [--json]`: lists the bundled zoo with the figures that size a model.
 #include <iomanip>
-#include <iostream>
+#include <ostream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -58,20 +58,20 @@ std::string with_commas(int64_t n) {
 
 std::string or_dash(int64_t v) { return v ? std::to_string(v) : "-"; }
 
-void print_json(const std::vector<Row>& rows) {
-  nlohmann::json out = nlohmann::json::array();
+void print_json(const std::vector<Row>& rows, std::ostream& out) {
+  nlohmann::json list = nlohmann::json::array();
   for (const auto& r : rows) {
     nlohmann::json j = {{"name", r.name}, {"family", r.family}, {"params", r.params}, {"layers", r.layers},
                         {"hidden", r.hidden}, {"description", r.description}};
     j["heads"] = r.heads ? nlohmann::json(r.heads) : nlohmann::json(nullptr);
     j["kv_heads"] = r.kv_heads ? nlohmann::json(r.kv_heads) : nlohmann::json(nullptr);
     j["vocab"] = r.vocab ? nlohmann::json(r.vocab) : nlohmann::json(nullptr);
-    out.push_back(std::move(j));
+    list.push_back(std::move(j));
   }
-  std::cout << out.dump(2) << "\n";
+  out << list.dump(2) << "\n";
 }
 
-void print_table(const std::vector<Row>& rows) {
+void print_table(const std::vector<Row>& rows, std::ostream& out) {
   std::ostringstream os;
   os << std::left << std::setw(16) << "name" << std::setw(9) << "family" << std::right << std::setw(16) << "params"
      << std::setw(8) << "layers" << std::setw(8) << "hidden" << std::setw(10) << "heads/kv" << std::setw(9)
@@ -82,22 +82,22 @@ void print_table(const std::vector<Row>& rows) {
        << with_commas(r.params) << std::setw(8) << r.layers << std::setw(8) << r.hidden << std::setw(10) << heads
        << std::setw(9) << or_dash(r.vocab) << "\n";
   }
-  std::cout << os.str();
+  out << os.str();
 }
 
 }  // namespace
 
-void register_models(CLI::App& app) {
+void register_models(CLI::App& app, std::ostream& out) {
   auto* cmd = app.add_subcommand("models", "List the bundled model zoo");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print the list as JSON");
-  cmd->callback([json] {
+  cmd->callback([json, &out] {
     std::vector<Row> rows;
     for (const auto& e : zoo_entries()) rows.push_back(row_for(e));
     if (*json)
-      print_json(rows);
+      print_json(rows, out);
     else
-      print_table(rows);
+      print_table(rows, out);
   });
 }
 

@@ -13,6 +13,7 @@
 #include "cli/run_flags.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 #include "models/load_model.h"
 
 namespace memplan::cli {
@@ -128,7 +129,7 @@ void print_row(std::ostream& o, size_t i, const plan::PlanCandidate& c, bool con
 }
 }  // namespace
 
-void register_plan(CLI::App& app) {
+void register_plan(CLI::App& app, std::ostream& out) {
   auto* cmd = app.add_subcommand("plan", "search parallelism, batch, precision, checkpointing, optimizer and offload");
   auto f = std::make_shared<PlanFlags>();
   cmd->add_option("--model", f->model, "zoo name or config path");
@@ -150,12 +151,25 @@ void register_plan(CLI::App& app) {
   cmd->add_flag("--no-sequence-parallel", f->no_sequence_parallel, "tensor parallel without sequence parallel");
   cmd->add_flag("--json", f->json, "machine-readable output");
   cmd->add_flag("--stats", f->stats, "configurations evaluated and seconds");
-  cmd->callback([f] {
+  cmd->callback([f, &out] {
     const auto t0 = std::chrono::steady_clock::now();
     const ModelSpec m = load_model(f->model);
     const GpuSpec& g = find_gpu(f->gpu, "--gpu");
     if (f->gpus <= 0) throw InputError("--gpus", std::to_string(f->gpus), "must be positive");
     if (f->top <= 0) throw InputError("--top", std::to_string(f->top), "must be positive");
+    // The search space grows with these; caps far above real clusters keep `plan` interactive and every
+    // product (8 x gpus, dp x tp x pp) inside int64.
+    const std::pair<const char*, std::pair<int64_t, int64_t>> caps[] = {
+        {"--gpus", {f->gpus, kMaxPlanGpus}},          {"--gpus-per-node", {f->gpus_per_node, 1024}},
+        {"--global-batch", {f->global_batch, kMaxBatch}}, {"--max-micro-batch", {f->max_micro_batch, 4096}},
+        {"--max-tp", {f->max_tp, 1024}},              {"--max-pp", {f->max_pp, 1024}},
+        {"--top", {f->top, 1000}}};
+    for (const auto& [flag, v] : caps) {
+      if (v.first < 0 || (v.first == 0 && std::string(flag) != "--global-batch"))
+        throw InputError(flag, std::to_string(v.first), "must be positive");
+      if (v.first > v.second)
+        throw InputError(flag, std::to_string(v.first), "exceeds the limit of " + std::to_string(v.second));
+    }
     RunFlags rf;
     rf.model = f->model;
     rf.seq_len = f->seq_len;
@@ -205,7 +219,7 @@ void register_plan(CLI::App& app) {
       if (f->stats)
         j["stats"] = {{"configs_evaluated", r.configs_evaluated}, {"configs_feasible", r.configs_feasible},
                       {"replays", r.replays}, {"rejected_on_confirmation", r.rejected_on_confirmation}, {"seconds", secs}};
-      std::cout << j.dump(2) << "\n";
+      out << j.dump(2) << "\n";
       return;
     }
     std::ostringstream o;
@@ -232,7 +246,7 @@ void register_plan(CLI::App& app) {
                     r.rejected_on_confirmation, secs);
       o << line;
     }
-    std::cout << o.str();
+    out << o.str();
   });
 }
 

@@ -10,6 +10,7 @@
 #include "cli/run_flags.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 #include "engine/serve.h"
 #include "models/gpu_specs.h"
 #include "models/load_model.h"
@@ -38,7 +39,7 @@ std::string gib(int64_t bytes) {
 
 }  // namespace
 
-void register_serve(CLI::App& app) {
+void register_serve(CLI::App& app, std::ostream& os) {
   auto* cmd = app.add_subcommand("serve", "serving capacity: KV blocks, concurrent sequences, max context");
   auto f = std::make_shared<ServeFlags>();
   cmd->add_option("--model", f->model, "zoo name or path to a config.json");
@@ -56,7 +57,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--weight-format", f->weight_format, "fp32 | bf16 | fp16 | fp8 | int8 | int4 (GPTQ/AWQ)");
   cmd->add_option("--group-size", f->group_size, "int4 quantization group size (128)");
   cmd->add_flag("--json", f->json, "machine-readable output");
-  cmd->callback([f] {
+  cmd->callback([f, &os] {
     const ModelSpec m = load_model(f->model);
     ServeOptions o;
     int64_t context_bytes = 0;
@@ -67,6 +68,8 @@ void register_serve(CLI::App& app) {
       context_bytes = g.cuda_context_bytes;
       gpu_name = g.id;
     }
+    if (!(f->gpu_memory_gib >= 0 && f->gpu_memory_gib <= kMaxGpuMemoryGib))  // NaN fails both
+      throw InputError("--gpu-memory-gib", std::to_string(f->gpu_memory_gib), "must be a number of GiB in [0, 1048576]");
     if (f->gpu_memory_gib > 0) {
       o.capacity_bytes = static_cast<int64_t>(f->gpu_memory_gib * static_cast<double>(kGiB));
       if (gpu_name.empty()) gpu_name = std::to_string(f->gpu_memory_gib) + " GiB";
@@ -111,25 +114,25 @@ void register_serve(CLI::App& app) {
                           {"concurrency", o.concurrency},
                           {"max_context_at_concurrency", r.max_context_at_concurrency},
                           {"fits", r.fits}};
-      std::cout << j.dump(2) << "\n";
+      os << j.dump(2) << "\n";
       return;
     }
-    std::cout << m.name << " on " << gpu_name << " x" << o.gpus << " (tensor parallel " << o.tensor_parallel << ", "
+    os << m.name << " on " << gpu_name << " x" << o.gpus << " (tensor parallel " << o.tensor_parallel << ", "
               << r.replicas << " replica(s)), weights " << weight_format_name(o.weights.format) << ", KV "
               << kv_dtype_name(o.kv_dtype) << "\n";
-    std::cout << "  per GPU: " << gib(o.capacity_bytes) << " GiB x " << o.gpu_memory_utilization << "\n"
+    os << "  per GPU: " << gib(o.capacity_bytes) << " GiB x " << o.gpu_memory_utilization << "\n"
               << "    weights            " << gib(r.weights.total()) << " GiB (scales/zeros " << gib(r.weights.scale_bytes) << ")\n"
               << "    activation peak    " << gib(r.activation_peak_bytes) << " GiB (prefill of "
               << r.max_num_batched_tokens << " tokens" << (r.activation_analytic ? ", analytic bound" : "") << ")\n"
               << "    non-PyTorch        " << gib(r.non_torch_bytes) << " GiB\n"
               << "    KV cache budget    " << gib(r.kv_budget_bytes) << " GiB\n";
-    std::cout << "  KV: " << r.kv_bytes_per_token << " B/token per GPU, " << r.num_blocks << " blocks of " << o.block_size
+    os << "  KV: " << r.kv_bytes_per_token << " B/token per GPU, " << r.num_blocks << " blocks of " << o.block_size
               << " tokens (" << r.num_blocks * o.block_size << " tokens)\n";
-    std::cout << "  max concurrent sequences at " << r.context_tokens << " tokens: " << r.max_sequences_at_context
+    os << "  max concurrent sequences at " << r.context_tokens << " tokens: " << r.max_sequences_at_context
               << " per replica, " << r.max_sequences_at_context * r.replicas << " in total\n";
-    std::cout << "  max context at " << o.concurrency << " concurrent sequence(s): " << r.max_context_at_concurrency
+    os << "  max context at " << o.concurrency << " concurrent sequence(s): " << r.max_context_at_concurrency
               << " tokens (max-model-len " << r.max_model_len << ")\n";
-    std::cout << (r.fits ? "FITS" : "DOES NOT FIT") << ": "
+    os << (r.fits ? "FITS" : "DOES NOT FIT") << ": "
               << (r.fits ? "one max-model-len sequence fits" : "no room for one max-model-len sequence") << "\n";
   });
 }

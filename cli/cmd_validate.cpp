@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
 #include <optional>
+#include <ostream>
+#include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +14,7 @@
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/estimate.h"
+#include "models/json_input.h"
 #include "models/validation_case.h"
 
 namespace memplan::cli {
@@ -37,20 +38,16 @@ double median(std::vector<double> v) {
 }
 
 std::vector<CaseResult> run_cases(const std::string& path, const std::string& only) {
-  std::ifstream in(path);
-  if (!in) throw InputError("FILE", path, "cannot open the case file");
+  // Whole file, size-capped: a FIFO or device path (/dev/zero) must not stream forever.
+  std::istringstream in(read_input_file(path, "FILE"));
   std::vector<CaseResult> out;
   std::string line;
-  int64_t lineno = 0;
+  int64_t lineno = 0, cases = 0;
   while (std::getline(in, line)) {
     ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error&) {
-      throw InputError(path + ":" + std::to_string(lineno), line.substr(0, 40), "not valid JSON");
-    }
+    ++cases;
+    const nlohmann::json j = parse_json_input(line, path + ":" + std::to_string(lineno));
     CaseResult r{parse_validation_case(j), {}, {}};
     if (!only.empty() && r.c.id.find(only) == std::string::npos) continue;
     try {
@@ -61,12 +58,13 @@ std::vector<CaseResult> run_cases(const std::string& path, const std::string& on
     }
     out.push_back(std::move(r));
   }
+  if (cases == 0) throw InputError("FILE", path, "holds no cases (one JSON object per line)");
   return out;
 }
 
 }  // namespace
 
-void register_validate(CLI::App& app) {
+void register_validate(CLI::App& app, std::ostream& out) {
   auto* cmd = app.add_subcommand("validate", "predicted vs measured for each case of a validation JSONL file");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
@@ -76,7 +74,7 @@ void register_validate(CLI::App& app) {
   cmd->add_flag("--json", *json, "machine-readable predictions");
   cmd->add_flag("--phases", *phases, "also compare the steady-state step's phase values");
   cmd->add_option("--only", *only, "only cases whose id contains this text");
-  cmd->callback([path, json, phases, only] {
+  cmd->callback([path, json, phases, only, &out] {
     auto results = run_cases(*path, *only);
     if (*json) {
       nlohmann::json cases = nlohmann::json::array();
@@ -103,18 +101,18 @@ void register_validate(CLI::App& app) {
         }
         cases.push_back({{"id", r.c.id}, {"predicted", p}});
       }
-      std::cout << nlohmann::json{{"cases", cases}}.dump(2) << "\n";
+      out << nlohmann::json{{"cases", cases}}.dump(2) << "\n";
       return;
     }
     std::vector<double> alloc_err, reserved_err;
     char line[320];
     std::snprintf(line, sizeof line, "%-42s %10s %10s %7s %10s %10s %7s %5s\n", "case", "peak_pred", "peak_meas",
                   "err%", "rsv_pred", "rsv_meas", "err%", "fit");
-    std::cout << line;
+    out << line;
     for (const auto& r : results) {
       if (!r.error.empty()) {
         std::snprintf(line, sizeof line, "%-42s  (%s)\n", r.c.id.c_str(), r.error.c_str());
-        std::cout << line;
+        out << line;
         continue;
       }
       const double pa = mib1(r.e.replay.peak.bytes), pr = mib1(r.e.allocator.peak_reserved_bytes);
@@ -138,7 +136,7 @@ void register_validate(CLI::App& app) {
       if (r.c.memory_cap_gib && fit.empty()) fit = !r.e.fits() ? "oom" : "fits";
       std::snprintf(line, sizeof line, "%-42s %10.1f %10s %7s %10.1f %10s %7s %5s\n", r.c.id.c_str(), pa, ma.c_str(),
                     ea.c_str(), pr, mr.c_str(), er.c_str(), fit.c_str());
-      std::cout << line;
+      out << line;
       if (r.c.run.mode == Mode::inference && r.c.measured && !(r.c.measured->oom && *r.c.measured->oom)) {
         const auto& m = *r.c.measured;
         const auto& p = r.e.inference;
@@ -149,7 +147,7 @@ void register_validate(CLI::App& app) {
         for (const auto& [name, v, meas] : rows) {
           if (!meas) continue;
           std::snprintf(line, sizeof line, "    %-14s %10.1f %10.1f %+7.2f\n", name, mib1(v), *meas, pct(mib1(v), *meas));
-          std::cout << line;
+          out << line;
         }
       }
       if (*phases && r.c.measured && r.c.measured->steps.size() >= 2) {
@@ -163,17 +161,17 @@ void register_validate(CLI::App& app) {
         for (const auto& [name, v] : rows) {
           std::snprintf(line, sizeof line, "    %-12s %10.1f %10.1f %+7.2f\n", name, mib1(v.first), v.second,
                         pct(mib1(v.first), v.second));
-          std::cout << line;
+          out << line;
         }
       }
     }
     auto mx = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
     std::snprintf(line, sizeof line, "peak allocated: %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",
                   alloc_err.size(), median(alloc_err), mx(alloc_err));
-    std::cout << line;
+    out << line;
     std::snprintf(line, sizeof line, "peak reserved:  %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",
                   reserved_err.size(), median(reserved_err), mx(reserved_err));
-    std::cout << line;
+    out << line;
   });
 }
 

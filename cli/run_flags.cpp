@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "engine/errors.h"
+#include "engine/limits.h"
 #include "models/load_model.h"
 
 namespace memplan::cli {
@@ -89,7 +90,18 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     throw InputError("--grad-accum-steps", std::to_string(f.grad_accum_steps), "must be a positive integer");
   if (f.seq_len < 0) throw InputError("--seq-len", std::to_string(f.seq_len), "must be a positive integer");
   if (f.image_size <= 0) throw InputError("--image-size", std::to_string(f.image_size), "must be a positive integer");
-  if (f.gpu_memory_gib < 0) throw InputError("--gpu-memory-gib", std::to_string(f.gpu_memory_gib), "must be positive");
+  // The engine's limits (engine/limits.h), reported under the flag's name.
+  const std::pair<const char*, std::pair<int64_t, int64_t>> caps[] = {
+      {"--batch-size", {f.batch_size, kMaxBatch}},
+      {"--seq-len", {f.seq_len, kMaxSeqLen}},
+      {"--image-size", {f.image_size, kMaxImageSize}},
+      {"--grad-accum-steps", {f.grad_accum_steps, kMaxGradAccumSteps}}};
+  for (const auto& [flag, v] : caps)
+    if (v.first > v.second)
+      throw InputError(flag, std::to_string(v.first), "exceeds the limit of " + std::to_string(v.second));
+  // NaN fails both comparisons; the upper bound keeps GiB -> bytes inside int64.
+  if (!(f.gpu_memory_gib >= 0 && f.gpu_memory_gib <= kMaxGpuMemoryGib))
+    throw InputError("--gpu-memory-gib", std::to_string(f.gpu_memory_gib), "must be a number of GiB in [0, 1048576]");
   return c;
 }
 

@@ -3,6 +3,7 @@
 #include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 
 namespace memplan {
 
@@ -27,6 +28,7 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
     if (l < 0) throw InputError("checkpoint_layers", std::to_string(l), "layer indices must be non-negative");
   for (int64_t l : cfg.frozen_layers)
     if (l < 0) throw InputError("frozen_layers", std::to_string(l), "layer indices must be non-negative");
+  check_limits(spec, cfg);
 }
 
 namespace {
@@ -48,6 +50,13 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
 }  // namespace
 
 Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt) {
+  const int64_t replay_ops = checked_mul(checked_mul(static_cast<int64_t>(g.ops.size()), cfg.grad_accum_steps,
+                                                   "grad_accum_steps"), opt.replay.steps, "grad_accum_steps");
+  if (replay_ops > kMaxReplayOps)
+    throw InputError("grad_accum_steps", std::to_string(cfg.grad_accum_steps),
+                     "replaying " + std::to_string(g.ops.size()) + " ops x " + std::to_string(cfg.grad_accum_steps) +
+                         " micro-batches x " + std::to_string(opt.replay.steps) + " steps exceeds the limit of " +
+                         std::to_string(kMaxReplayOps) + " op replays");
   Estimate e;
   for (const auto& t : g.tensors) {
     if (t.kind != TensorKind::param) continue;

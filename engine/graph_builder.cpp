@@ -8,6 +8,7 @@
 
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 
 namespace memplan {
 
@@ -124,6 +125,10 @@ void GraphBuilder::drop(TensorId t) {
 }
 
 Op& GraphBuilder::emit(std::string_view name, std::vector<TensorId> reads) {
+  // Stops a runaway build early (e.g. thousands of layers x thousands of experts), before memory grows.
+  if (static_cast<int64_t>(g_.ops.size()) >= kMaxGraphOps)
+    throw InputError("model", std::to_string(g_.ops.size()) + " ops",
+                     "graph exceeds the limit of " + std::to_string(kMaxGraphOps) + " ops");
   Op op;
   op.name = intern(name);
   op.layer = current_layer_;
@@ -208,13 +213,13 @@ TensorId GraphBuilder::autocast_low(TensorId x) {
   // The autocast cache holds casts of leaf tensors that require grad (trainable parameters) until the
   // outermost autocast region exits; everything else is cast afresh at every use.
   if (xi.kind == TensorKind::param && xi.requires_grad) {
-    TensorId& cached = cache_entry_of_param_[static_cast<size_t>(x)];
+    const TensorId cached = cache_entry_of_param_[static_cast<size_t>(x)];
     if (cached != kNoTensor) return cached;
-    TensorId y = to(x, low_dtype_);
+    TensorId y = to(x, low_dtype_);  // grows the per-tensor tables: index them afresh below
     auto& yi = g_.tensors[static_cast<size_t>(y)];
     yi.autocast_cache = true;
     yi.cast_of = x;
-    cached = y;
+    cache_entry_of_param_[static_cast<size_t>(x)] = y;
     return y;
   }
   return to(x, low_dtype_);

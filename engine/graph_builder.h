@@ -129,7 +129,8 @@ class GraphBuilder {
   void exit_autocast();            // the autocast cache is cleared here (end of forward)
   Graph finish();
 
-  // Shape helpers
+  // Shape helpers. The references point into the tensor table: any call that creates a tensor may
+  // reallocate it, so copy a shape that must outlive the next builder call.
   const TensorInfo& info(TensorId t) const { return g_.tensors[static_cast<size_t>(t)]; }
   const Shape& shape(TensorId t) const { return info(t).shape; }
   DType dtype(TensorId t) const { return info(t).dtype; }

@@ -154,7 +154,7 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
   q = autocast_low(q);
   k = autocast_low(k);
   v = autocast_low(v);
-  const Shape& qs = shape(q);  // [B, H, L, D]
+  const Shape qs = shape(q);  // [B, H, L, D]; a copy: new tensors below reallocate the table
   if (qs.size() != 4) throw InputError("sdpa.q", std::to_string(qs.size()), "expects a 4-d query");
   const DType dt = dtype(q);
   // Backend choice measured on H200 / torch 2.11: 16-bit -> cuDNN (also with dropout or a mask); fp32 ->
@@ -202,7 +202,7 @@ TensorId GraphBuilder::sdpa_math(TensorId q, TensorId k, TensorId v, double drop
   // _scaled_dot_product_attention_math: q and k each scaled by sqrt(scale) (copies), k/v repeated for GQA,
   // scores = q @ k^T [B, H, L, L], causal bias added in place, _safe_softmax (softmax, then where() over fully
   // masked rows -> a second [B, H, L, L] tensor that is what gets saved), dropout, @ v.
-  const Shape& qs = shape(q);
+  const Shape qs = shape(q);
   const int64_t B = qs[0], H = qs[1], L = qs[2], D = qs[3];
   const int64_t Lk = shape(k)[2];
   TensorId qsc = scalar_op("mul_scalar", q, false);

@@ -26,7 +26,7 @@ int32_t MemoryTracker::alloc(int64_t bytes, Row row) {
   blocks_.push_back({rounded, bytes, row, true});
   events_.push_back({MemEvent::Action::alloc, id, bytes, 0});
   current_ = checked_add(current_, rounded, "live bytes");
-  ledger_[row] += rounded;
+  ledger_[row] += rounded;  // every row is a part of current_, so it cannot overflow when current_ did not
   after_event();
   return id;
 }

@@ -343,7 +343,11 @@ int64_t sat_add(int64_t a, int64_t b) {
 
 std::string pct(int64_t part, int64_t whole) {
   if (whole <= 0) return "?%";
-  const int p = static_cast<int>(100.0 * static_cast<double>(part) / static_cast<double>(whole) + 0.5);
+  const double ratio = 100.0 * static_cast<double>(part) / static_cast<double>(whole) + 0.5;
+  // Sizes from a pasted message need not be consistent (a part far above the whole): say so rather than
+  // convert a huge double to int, which is undefined.
+  if (!(ratio < 1e6)) return ">999999%";
+  const int p = static_cast<int>(ratio);
   if (p == 0 && part > 0) return "<1%";
   return std::to_string(p) + "%";
 }

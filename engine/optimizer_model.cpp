@@ -45,17 +45,18 @@ int64_t OptimizerModel::state_bytes(OptimizerKind kind, OptimizerImpl impl, cons
       case OptimizerKind::sgd: b = 0; break;
       case OptimizerKind::sgd_momentum: b = round_up(p.bytes, 512); break;
       case OptimizerKind::adam: case OptimizerKind::adamw:
-        b = checked_mul(round_up(p.bytes, 512), 2);
-        if (impl == OptimizerImpl::fused) b += 512;
+        b = checked_mul(round_up(p.bytes, 512), 2, "optimizer state bytes");
+        if (impl == OptimizerImpl::fused) b = checked_add(b, 512, "optimizer state bytes");
         break;
       case OptimizerKind::adafactor:
-        for (int64_t s : adafactor_state(p)) b += round_up(s, 512);
+        for (int64_t s : adafactor_state(p)) b = checked_add(b, round_up(s, 512), "optimizer state bytes");
         break;
       case OptimizerKind::adam8bit:
         if (p.numel >= kBnbMinNumel)
-          b = 2 * (round_up(p.numel, 512) + round_up(bytes_f32((p.numel + kBnbBlock - 1) / kBnbBlock), 512));
+          b = checked_mul(2, checked_add(round_up(p.numel, 512), round_up(bytes_f32((p.numel - 1) / kBnbBlock + 1), 512)),
+                          "optimizer state bytes");
         else
-          b = 2 * round_up(bytes_f32(p.numel), 512);
+          b = checked_mul(2, round_up(bytes_f32(p.numel), 512), "optimizer state bytes");
         break;
     }
     total = checked_add(total, b, "optimizer state bytes");

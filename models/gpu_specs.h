@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace memplan {
@@ -17,7 +18,12 @@ struct GpuSpec {
   std::string compute_capability;
 };
 
+// The table embedded from data/gpus.json, parsed once.
 const std::vector<GpuSpec>& gpu_specs();
+// Parses a GPU spec document (the data/gpus.json schema). Throws InputError naming the entry and key
+// ("gpus[3].memory_bytes") for a missing or ill-typed id, name or memory_bytes, a negative or non-finite
+// figure, or a duplicate id; other keys are ignored.
+std::vector<GpuSpec> parse_gpu_specs(std::string_view json_text);
 // Finds by id, or by a case-insensitive substring of id or name ("h200", "4090", "a100-80"). Throws InputError
 // naming `field` when nothing or more than one GPU matches.
 const GpuSpec& find_gpu(const std::string& query, const std::string& field = "gpu");

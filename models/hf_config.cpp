@@ -21,6 +21,8 @@
 
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
+#include "models/json_input.h"
 
 namespace memplan {
 namespace {
@@ -33,14 +35,16 @@ class ConfigReader {
  public:
   explicit ConfigReader(const json& cfg) : cfg_(cfg) {}
 
-  // Absent or null -> nullopt. Present -> must be a positive integer.
-  std::optional<int64_t> opt_positive(std::initializer_list<const char*> keys) const {
+  // Absent or null -> nullopt. Present -> must be a positive integer, at most `limit` (engine/limits.h).
+  std::optional<int64_t> opt_positive(std::initializer_list<const char*> keys, int64_t limit = kMaxDim) const {
     auto [key, v] = find(keys);
     if (!v) return std::nullopt;
     if (!v->is_number_integer() ||
         (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) ||
         v->get<int64_t>() <= 0)
-      throw InputError(field(key), v->dump(), "must be a positive integer");
+      throw InputError(field(key), dump_short(*v), "must be a positive integer");
+    if (v->get<int64_t>() > limit)
+      throw InputError(field(key), dump_short(*v), "exceeds the limit of " + std::to_string(limit));
     return v->get<int64_t>();
   }
 
@@ -51,21 +55,21 @@ class ConfigReader {
     if (!v->is_number_integer() ||
         (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())
                                  : v->get<int64_t>() < 0))
-      throw InputError(field(key), v->dump(), "must be a non-negative integer");
+      throw InputError(field(key), dump_short(*v), "must be a non-negative integer");
     return v->get<int64_t>();
   }
 
-  int64_t positive(std::initializer_list<const char*> keys, int64_t dflt) const {
-    return opt_positive(keys).value_or(dflt);
+  int64_t positive(std::initializer_list<const char*> keys, int64_t dflt, int64_t limit = kMaxDim) const {
+    return opt_positive(keys, limit).value_or(dflt);
   }
 
   // Absent or null -> nullopt. Present -> must be a number in [0, 1).
   std::optional<double> opt_probability(std::initializer_list<const char*> keys) const {
     auto [key, v] = find(keys);
     if (!v) return std::nullopt;
-    if (!v->is_number()) throw InputError(field(key), v->dump(), "must be a number in [0, 1)");
+    if (!v->is_number()) throw InputError(field(key), dump_short(*v), "must be a number in [0, 1)");
     double p = v->get<double>();
-    if (!(p >= 0.0 && p < 1.0)) throw InputError(field(key), v->dump(), "must be a number in [0, 1)");
+    if (!(p >= 0.0 && p < 1.0)) throw InputError(field(key), dump_short(*v), "must be a number in [0, 1)");
     return p;
   }
 
@@ -76,7 +80,7 @@ class ConfigReader {
   bool boolean(std::initializer_list<const char*> keys, bool dflt) const {
     auto [key, v] = find(keys);
     if (!v) return dflt;
-    if (!v->is_boolean()) throw InputError(field(key), v->dump(), "must be true or false");
+    if (!v->is_boolean()) throw InputError(field(key), dump_short(*v), "must be true or false");
     return v->get<bool>();
   }
 
@@ -84,7 +88,7 @@ class ConfigReader {
     auto [key, v] = find(keys);
     if (!v) return dflt;
     if (!v->is_string() || v->get<std::string>().empty())
-      throw InputError(field(key), v->dump(), "must be a non-empty string");
+      throw InputError(field(key), dump_short(*v), "must be a non-empty string");
     return v->get<std::string>();
   }
 
@@ -131,7 +135,7 @@ TransformerSpec import_gpt2(const ConfigReader& r) {
   s.vocab_size = r.positive({"vocab_size"}, 50257);
   s.max_position_embeddings = r.positive({"n_positions", "max_position_embeddings"}, 1024);
   s.hidden_size = r.positive({"n_embd", "hidden_size"}, 768);
-  s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 12);
+  s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 12, kMaxLayers);
   s.num_heads = r.positive({"n_head", "num_attention_heads"}, 12);
   s.num_kv_heads = s.num_heads;
   s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "n_head", "n_embd");
@@ -152,7 +156,7 @@ TransformerSpec import_bert(const ConfigReader& r) {
   s.family = TransformerSpec::Family::bert;
   s.vocab_size = r.positive({"vocab_size"}, 30522);
   s.hidden_size = r.positive({"hidden_size"}, 768);
-  s.num_layers = r.positive({"num_hidden_layers"}, 12);
+  s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 12);
   s.num_kv_heads = s.num_heads;
   s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
@@ -192,7 +196,7 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
   s.vocab_size = r.positive({"vocab_size"}, d.vocab);
   s.hidden_size = r.positive({"hidden_size"}, d.hidden);
   s.intermediate_size = r.positive({"intermediate_size"}, d.intermediate);
-  s.num_layers = r.positive({"num_hidden_layers"}, d.layers);
+  s.num_layers = r.positive({"num_hidden_layers"}, d.layers, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, d.heads);
   // num_key_value_heads: null in config.json means None => num_attention_heads, for every class.
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(d.kv_heads.value_or(s.num_heads));
@@ -234,7 +238,7 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
   s.sliding_window = window;
 
   if (type == "mixtral") {
-    s.num_experts = r.positive({"num_local_experts", "num_experts"}, 8);
+    s.num_experts = r.positive({"num_local_experts", "num_experts"}, 8, kMaxExperts);
     s.num_experts_per_tok = r.positive({"num_experts_per_tok"}, 2);
     if (s.num_experts_per_tok > s.num_experts)
       throw InputError(ConfigReader::field("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
@@ -305,7 +309,7 @@ const std::vector<std::string>& supported_hf_model_types() {
 }
 
 TransformerSpec import_hf_config(const nlohmann::json& config, const std::string& model_type_hint) {
-  if (!config.is_object()) throw InputError("config", config.dump().substr(0, 40), "must be a JSON object");
+  if (!config.is_object()) throw InputError("config", dump_short(config, 40), "must be a JSON object");
   ConfigReader r(config);
   std::string type = model_type_hint;
   if (type.empty()) {

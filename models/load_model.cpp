@@ -1,10 +1,10 @@
 #include "models/load_model.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "engine/errors.h"
 #include "models/hf_config.h"
+#include "models/json_input.h"
 #include "models/native_graph.h"
 #include "models/torchvision.h"
 #include "models/zoo.h"
@@ -24,13 +24,14 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& name) {
   }
   if (auto src = doc.find("source"); src != doc.end()) {
     if (*src != "torchvision")
-      throw InputError("model.source", src->dump(), "unsupported source; expected \"torchvision\"");
+      throw InputError("model.source", dump_short(*src), "unsupported source; expected \"torchvision\"");
     auto n = doc.find("name");
     if (n == doc.end() || !n->is_string())
-      throw InputError("model.name", n == doc.end() ? "absent" : n->dump(), "must name a torchvision model");
+      throw InputError("model.name", n == doc.end() ? "absent" : dump_short(*n), "must name a torchvision model");
     int64_t num_classes = 1000;
     if (auto nc = doc.find("num_classes"); nc != doc.end()) {
-      if (!nc->is_number_integer()) throw InputError("model.num_classes", nc->dump(), "must be a positive integer");
+      if (!nc->is_number_integer() || (nc->is_number_unsigned() && nc->get<uint64_t>() > uint64_t{1} << 62))
+        throw InputError("model.num_classes", dump_short(*nc), "must be a positive integer");
       num_classes = nc->get<int64_t>();
     }
     m.kind = ModelSpec::Kind::vision;
@@ -59,14 +60,7 @@ ModelSpec load_model(const std::string& name_or_path) {
     }
     throw InputError("model", name_or_path, why + " (see `memplan models`)");
   }
-  std::ifstream in(name_or_path);
-  if (!in) throw InputError("model", name_or_path, "cannot open file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError("model", name_or_path, std::string("invalid JSON: ") + e.what());
-  }
+  const nlohmann::json doc = parse_json_input(read_input_file(name_or_path, "model"), "model", name_or_path);
   return model_from_json(doc, name_or_path);
 }
 

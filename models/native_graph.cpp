@@ -6,6 +6,7 @@
 #include <initializer_list>
 
 #include "engine/errors.h"
+#include "models/json_input.h"
 
 namespace memplan {
 
@@ -249,13 +250,7 @@ NativeGraph parse_native_graph(const json& doc) {
 }
 
 NativeGraph parse_native_graph_text(const std::string& text) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError("model", "native graph text", std::string("invalid JSON: ") + e.what());
-  }
-  return parse_native_graph(doc);
+  return parse_native_graph(parse_json_input(text, "model", "native graph text"));  // depth-capped parse
 }
 
 std::string write_native_graph(const NativeGraph& g) {

@@ -1,7 +1,10 @@
 #include "models/validation_case.h"
 
+#include <limits>
+
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "models/json_input.h"
 #include "models/hf_config.h"
 #include "models/torchvision.h"
 
@@ -9,15 +12,19 @@ namespace memplan {
 
 namespace {
 
-std::string dump_short(const nlohmann::json& v) {
-  std::string s = v.dump();
-  return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+// Memory figures above 1e9 MiB (about 1 PB) are no GPU's; the cap keeps MiB -> byte conversions in int64.
+constexpr double kMaxMib = 1e9;
+constexpr double kMaxCapGib = kMaxMib / 1024;
+
+// A JSON integer that fits int64 (nlohmann stores large ones as uint64, which get<int64_t> would wrap).
+bool is_int64(const nlohmann::json& v) {
+  return v.is_number_integer() &&
+         !(v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()));
 }
 
 int64_t get_positive(const nlohmann::json& j, const char* key, const std::string& where) {
   const auto& v = j.at(key);
-  if (!v.is_number_integer() || v.get<int64_t>() <= 0)
-    throw InputError(where + key, dump_short(v), "must be a positive integer");
+  if (!is_int64(v) || v.get<int64_t>() <= 0) throw InputError(where + key, dump_short(v), "must be a positive integer");
   return v.get<int64_t>();
 }
 
@@ -34,7 +41,7 @@ std::vector<int64_t> get_index_list(const nlohmann::json& j, const char* key, co
   const auto& v = j.at(key);
   if (!v.is_array()) throw InputError(where + key, dump_short(v), "must be a list of layer indices");
   for (const auto& x : v) {
-    if (!x.is_number_integer() || x.get<int64_t>() < 0)
+    if (!is_int64(x) || x.get<int64_t>() < 0)
       throw InputError(where + key, dump_short(x), "layer indices must be non-negative integers");
     out.push_back(x.get<int64_t>());
   }
@@ -43,14 +50,16 @@ std::vector<int64_t> get_index_list(const nlohmann::json& j, const char* key, co
 
 std::optional<double> opt_number(const nlohmann::json& m, const char* key) {
   if (!m.contains(key) || m.at(key).is_null()) return std::nullopt;
-  if (!m.at(key).is_number()) throw InputError(std::string("measured.") + key, dump_short(m.at(key)), "must be a number");
-  return m.at(key).get<double>();
+  const auto& v = m.at(key);
+  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxMib))
+    throw InputError(std::string("measured.") + key, dump_short(v), "must be a number of MiB in [0, 1e9]");
+  return v.get<double>();
 }
 
 Measured parse_measured(const nlohmann::json& m) {
   Measured out;
   if (!m.is_object()) throw InputError("measured", dump_short(m), "must be an object");
-  if (m.contains("params") && m.at("params").is_number_integer()) out.params = m.at("params").get<int64_t>();
+  if (m.contains("params") && is_int64(m.at("params"))) out.params = m.at("params").get<int64_t>();
   out.weights_mib = opt_number(m, "weights_mib");
   out.peak_allocated_mib = opt_number(m, "peak_allocated_mib");
   out.peak_reserved_mib = opt_number(m, "peak_reserved_mib");
@@ -62,7 +71,14 @@ Measured parse_measured(const nlohmann::json& m) {
   if (m.contains("steps") && m.at("steps").is_array()) {
     for (const auto& s : m.at("steps")) {
       MeasuredStep st;
-      auto f = [&](const char* k, double& dst) { if (s.contains(k) && s.at(k).is_number()) dst = s.at(k).get<double>(); };
+      if (!s.is_object()) throw InputError("measured.steps", dump_short(s), "each step must be an object");
+      auto f = [&](const char* k, double& dst) {
+        if (!s.contains(k) || !s.at(k).is_number()) return;
+        const double v = s.at(k).get<double>();
+        if (!(v >= 0 && v <= kMaxMib))
+          throw InputError(std::string("measured.steps.") + k, dump_short(s.at(k)), "must be a number of MiB in [0, 1e9]");
+        dst = v;
+      };
       f("start_mib", st.start_mib); f("batch_mib", st.batch_mib); f("fwd_peak_mib", st.fwd_peak_mib);
       f("after_fwd_mib", st.after_fwd_mib); f("bwd_peak_mib", st.bwd_peak_mib); f("after_bwd_mib", st.after_bwd_mib);
       f("micro_rest_peak_mib", st.micro_rest_peak_mib); f("opt_peak_mib", st.opt_peak_mib); f("end_mib", st.end_mib);
@@ -131,18 +147,22 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       c.run.checkpoint_layers = get_index_list(j, "grad_checkpointing_layers", "");
       if (!c.run.checkpoint_layers.empty()) c.run.grad_checkpointing = true;
       c.run.frozen_layers = get_index_list(j, "frozen_layers", "");
-      if (j.contains("freeze_embeddings")) c.run.freeze_embeddings = j.at("freeze_embeddings").get<bool>();
+      if (j.contains("freeze_embeddings")) {
+        if (!j.at("freeze_embeddings").is_boolean())
+          throw InputError("freeze_embeddings", dump_short(j.at("freeze_embeddings")), "must be true or false");
+        c.run.freeze_embeddings = j.at("freeze_embeddings").get<bool>();
+      }
       if (j.contains("grad_accum_steps")) c.run.grad_accum_steps = get_positive(j, "grad_accum_steps", "");
     } else if (j.contains("generate_tokens") && !j.at("generate_tokens").is_null()) {
       const auto& g = j.at("generate_tokens");
-      if (!g.is_number_integer() || g.get<int64_t>() < 0)
+      if (!is_int64(g) || g.get<int64_t>() < 0)
         throw InputError("generate_tokens", dump_short(g), "must be a non-negative integer");
       c.run.generate_tokens = g.get<int64_t>();
     }
     if (j.contains("memory_cap_gib") && !j.at("memory_cap_gib").is_null()) {
       const auto& v = j.at("memory_cap_gib");
-      if (!v.is_number() || v.get<double>() <= 0)
-        throw InputError("memory_cap_gib", dump_short(v), "must be a positive number");
+      if (!v.is_number() || !(v.get<double>() > 0 && v.get<double>() <= kMaxCapGib))
+        throw InputError("memory_cap_gib", dump_short(v), "must be a positive number of GiB, at most 976562.5");
       c.memory_cap_gib = v.get<double>();
     }
     if (j.contains("alloc_conf") && !j.at("alloc_conf").is_null()) {

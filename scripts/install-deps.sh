@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memplan builds against, when any is missing. No other downloads.
+#   scripts/install-deps.sh          the main build (g++; clang is not needed)
+#   scripts/install-deps.sh --fuzz   only what fuzz/ needs on top: clang and the libclang_rt.fuzzer runtime
 set -euo pipefail
-pkgs="g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev"
-missing=""
-for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
-if [ -n "$missing" ]; then
-  echo "installing:$missing"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq && apt-get install -y -qq $missing >/dev/null
+
+install_missing() {
+  local missing=""
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+  if [ -n "$missing" ]; then
+    echo "installing:$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq $missing >/dev/null
+  fi
+}
+
+install_missing g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev
+if [ "${1:-}" = "--fuzz" ]; then
+  install_missing clang
+  # libclang-rt-N-dev ships libclang_rt.fuzzer (and the asan/ubsan runtimes) for clang N; match the installed one.
+  clang_major=$(clang++ --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+  install_missing "libclang-rt-${clang_major}-dev"
 fi

@@ -33,8 +33,8 @@ TEST_CASE("each kind of bad input exits 2 with one line naming the field", "[cli
       {"estimate --model gpt2 --grad-checkpointing 1,x", "--grad-checkpointing"},
       {"estimate --model gpt2 --gpu tpu-v9", "--gpu"},
       {"estimate --model " + neg_size, "hidden_size"},                             // negative size in a config
-      {"estimate --model " + overflow + " --seq-len 8", "overflow"},               // bytes past 64 bits
-      {"estimate --model llama-2-7b --batch-size 9223372036854775807 --seq-len 4096", "overflow"},
+      {"estimate --model " + overflow + " --seq-len 8", "config.hidden_size"},     // past the size limits
+      {"estimate --model llama-2-7b --batch-size 9223372036854775807 --seq-len 4096", "--batch-size"},
       {"validate " + bad_case, "batch_size"},                                      // a case line
       {"validate /nonexistent/cases.jsonl", "FILE"},
       {"explain-oom 'this is not an OOM message'", ""},

@@ -1,5 +1,9 @@
 // Architecture builders: ModelSpec + RunConfig -> Graph of one forward pass plus loss, mirroring the model code
 // that runs (transformers 5.17 modeling files, torchvision 0.26), op by op, with its Python variable lifetimes.
+//
+// Arithmetic: builders multiply single dimensions (batch x seq, 3 x hidden, heads x head_dim) unchecked; that
+// is safe because estimate() runs check_limits (engine/limits.h) first, which bounds every such product far
+// below 2^63. Element counts and bytes of whole tensors go through checked_mul in GraphBuilder.
 #pragma once
 #include "engine/arch/spec.h"
 #include "engine/graph.h"

@@ -17,7 +17,7 @@ bool layer_frozen(const RunConfig& cfg, int64_t i) {
 }
 
 TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels) {
-  const Shape& ls = b.shape(logits);  // [B, S, V]
+  const Shape ls = b.shape(logits);  // [B, S, V]; a copy: b.to() below reallocates the tensor table
   const int64_t n = ls[0] * ls[1];
   b.hold(logits);  // the model output holds the logits until forward returns (after the loss)
   TensorId f = b.to(logits, DType::f32);

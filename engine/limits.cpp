@@ -1,0 +1,66 @@
+#include "engine/limits.h"
+
+#include <string>
+
+#include "engine/errors.h"
+
+namespace memplan {
+
+namespace {
+
+void at_most(const char* field, int64_t v, int64_t limit) {
+  if (v > limit)
+    throw InputError(field, std::to_string(v), "exceeds the limit of " + std::to_string(limit));
+}
+
+void in_range(const char* field, int64_t v, int64_t limit) {
+  if (v <= 0) throw InputError(field, std::to_string(v), "must be a positive integer");
+  at_most(field, v, limit);
+}
+
+void check_transformer(const TransformerSpec& s) {
+  in_range("model.vocab_size", s.vocab_size, kMaxDim);
+  in_range("model.hidden_size", s.hidden_size, kMaxDim);
+  in_range("model.num_layers", s.num_layers, kMaxLayers);
+  in_range("model.num_heads", s.num_heads, kMaxDim);
+  in_range("model.num_kv_heads", s.num_kv_heads, kMaxDim);
+  in_range("model.head_dim", s.head_dim, kMaxDim);
+  in_range("model.intermediate_size", s.intermediate_size, kMaxDim);
+  in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
+  if (s.family == TransformerSpec::Family::bert) in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
+  at_most("model.sliding_window", s.sliding_window, kMaxDim);
+  if (s.num_experts > 0) {
+    in_range("model.num_experts", s.num_experts, kMaxExperts);
+    in_range("model.num_experts_per_tok", s.num_experts_per_tok, s.num_experts);
+  }
+}
+
+void check_vision(const VisionSpec& v) {
+  in_range("model.num_classes", v.num_classes, kMaxDim);
+  if (v.family == VisionSpec::Family::vit) {
+    in_range("model.num_layers", v.num_layers, kMaxLayers);
+    in_range("model.hidden_dim", v.hidden_dim, kMaxDim);
+    in_range("model.num_heads", v.num_heads, kMaxDim);
+    in_range("model.mlp_dim", v.mlp_dim, kMaxDim);
+    in_range("model.patch_size", v.patch_size, kMaxImageSize);
+  } else {
+    for (int64_t b : v.blocks_per_stage) in_range("model.blocks_per_stage", b, kMaxLayers);
+  }
+}
+
+}  // namespace
+
+void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
+  if (spec.kind == ModelSpec::Kind::transformer) check_transformer(spec.transformer);
+  if (spec.kind == ModelSpec::Kind::vision) check_vision(spec.vision);
+  at_most("batch_size", cfg.batch_size, kMaxBatch);
+  at_most("seq_len", cfg.seq_len, kMaxSeqLen);
+  at_most("image_size", cfg.image_size, kMaxImageSize);
+  at_most("grad_accum_steps", cfg.grad_accum_steps, kMaxGradAccumSteps);
+  at_most("generate_tokens", cfg.generate_tokens, kMaxSeqLen);
+  // Layer lists are searched once per layer; longer lists than there can be layers are input errors.
+  at_most("checkpoint_layers", static_cast<int64_t>(cfg.checkpoint_layers.size()), kMaxLayers);
+  at_most("frozen_layers", static_cast<int64_t>(cfg.frozen_layers.size()), kMaxLayers);
+}
+
+}  // namespace memplan
