@@ -106,7 +106,8 @@ TEST_CASE("checkpointing, accumulation and frozen layers move memory the way the
   c.batch_size = 4;
   c.seq_len = 512;
   auto saved = [&](const RunConfig& rc) {  // what the forward leaves behind for backward
-    const auto& s = estimate(m, rc).replay.steps[1];
+    const Estimate e = estimate(m, rc);
+    const auto& s = e.replay.steps[1];
     return s.after_fwd - s.start;
   };
   const int64_t base = saved(c);
