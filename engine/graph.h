@@ -44,6 +44,8 @@ struct GradSpec {
   TensorId input = kNoTensor;  // the differentiable input receiving this gradient
   int32_t alias_out = -1;      // >= 0: gradient is output `alias_out`'s gradient passed through (no allocation)
   int64_t bytes = 0;           // bytes of a fresh gradient buffer (alias_out < 0)
+  int64_t then_temp_bytes = 0;  // a workspace of the kernel computing this gradient: allocated right after it,
+                                // freed before the next gradient (cuDNN dgrad / wgrad)
 };
 
 struct Op {

@@ -106,7 +106,8 @@ class GraphBuilder {
   // Loss: cross entropy over logits [N, V] (log_softmax + nll_loss). Returns the scalar loss.
   TensorId cross_entropy(TensorId logits2d, TensorId labels);
   // Vision
-  TensorId conv2d(TensorId x, TensorId w, TensorId b, Shape out_shape);
+  // conv2d: square kernel (w is [out, in, k, k]), groups = dilation = 1; stride and pad pick cuDNN's workspace.
+  TensorId conv2d(TensorId x, TensorId w, TensorId b, int64_t stride, int64_t pad, Shape out_shape);
   TensorId batch_norm(TensorId x, TensorId w, TensorId b);
   TensorId max_pool2d(TensorId x, Shape out_shape);
   TensorId adaptive_avg_pool(TensorId x, Shape out_shape);

@@ -5,6 +5,7 @@
 #include <cassert>
 
 #include "engine/checked.h"
+#include "engine/conv_workspace.h"
 #include "engine/errors.h"
 #include "engine/graph_builder.h"
 #include "engine/reduce_workspace.h"
@@ -256,7 +257,8 @@ TensorId GraphBuilder::cross_entropy(TensorId logits2d, TensorId labels) {
   return loss;
 }
 
-TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, Shape out_shape) {
+TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, int64_t conv_stride, int64_t conv_pad,
+                              Shape out_shape) {
   TensorId wc = autocast_low(w);
   TensorId xc = autocast_low(x);
   TensorId bc = autocast_low(b);
@@ -266,8 +268,22 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, Shape out_shap
   Op& op = emit("conv2d", reads);
   op.outs = {y};
   finish_outs(op);
+  // cuDNN's workspaces (engine/conv_workspace.h): forward after the output; dgrad after grad_input, wgrad after
+  // grad_weight (the order of convolution_backward in the traces).
+  const Shape& xs = shape(xc);
+  const Shape& ws = shape(wc);
+  const ConvShape cs{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], conv_stride, conv_pad, dtype(xc)};
+  const ConvWorkspaceModel& model = cfg_.conv_workspace ? *cfg_.conv_workspace : shipped_conv_workspace();
+  const ConvWorkspaceBytes cw = model.workspace(cs);
+  if (cw.forward > 0) op.fwd_temp_bytes.push_back(cw.forward);
   save_for_product(op, xc, wc);
-  if (op.has_backward) add_grads(op, {xc, wc, bc});
+  if (op.has_backward) {
+    add_grads(op, {xc, wc, bc});
+    for (GradSpec& g : op.grads) {
+      if (g.input == xc) g.then_temp_bytes = cw.dgrad;
+      if (g.input == wc) g.then_temp_bytes = cw.wgrad;
+    }
+  }
   return y;
 }
 

@@ -33,6 +33,8 @@ struct RunConfig {
   // Device properties some kernels size their workspaces by (CUDA reductions): the H200 measured here.
   int32_t gpu_sm_count = 132;
   int32_t gpu_max_threads_per_sm = 2048;
+  // cuDNN convolution workspaces (engine/conv_workspace.h); null: the table measured on the H200. Not owned.
+  const class ConvWorkspaceModel* conv_workspace = nullptr;
 };
 
 std::string_view precision_name(Precision p);

@@ -321,6 +321,7 @@ class Replayer {
       } else {
         produced.push_back({gs.input, new_grad(gs.bytes)});
       }
+      if (gs.then_temp_bytes > 0) mem_.free(mem_.alloc(gs.then_temp_bytes, Row::transient));
     }
     for (int64_t b : op.bwd_temp_bytes) mem_.free(mem_.alloc(b, Row::transient));
     for (TensorId o : op.outs) {

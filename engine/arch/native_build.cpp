@@ -1,6 +1,7 @@
 // Native graphs, part 2: stages 2-3 of build_native. Symbolic dims are resolved against the RunConfig, then
 // each op is emitted through the GraphBuilder call that gives it the memory behaviour of the real kernel
 // (the same calls the built-in architectures make, so a native GPT-2 replays like build_gpt2).
+#include <algorithm>
 #include <unordered_map>
 
 #include "engine/arch/builders.h"
@@ -177,7 +178,12 @@ class Emitter {
         Shape s = shape(op.shape, b_.dtype(x), path + ".shape");
         if (s.size() != 4 || s[0] != sh(x)[0] || s[1] != w[0])
           throw PathError(path + ".shape", shape_text(s), "must be [batch, out_channels, h, w]");
-        return {b_.conv2d(x, in[1], arg(2), std::move(s))};
+        // The graph gives the output shape only: the stride and padding that produce it (torchvision's
+        // convention, e.g. 224 -> 112 with a 7x7 is stride 2 pad 3), for cuDNN's workspace lookup.
+        const int64_t in_h = sh(x)[2], k = w[2];
+        const int64_t stride = std::max<int64_t>(1, s[2] > 0 ? in_h / s[2] : 1);
+        const int64_t pad = std::max<int64_t>(0, ((s[2] - 1) * stride + k - in_h + 1) / 2);
+        return {b_.conv2d(x, in[1], arg(2), stride, pad, std::move(s))};
       }
       case NativeOpKind::batch_norm:
         if (sh(x).size() < 2) fail(0, shape_text(sh(x)), "batch_norm needs [N, C, ...]");

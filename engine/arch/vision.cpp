@@ -23,7 +23,7 @@ ConvBn make_conv_bn(GraphBuilder& b, const std::string& name, const std::string&
 TensorId conv_bn(GraphBuilder& b, const ConvBn& c, TensorId x, int64_t out_ch, int64_t k, int64_t stride, int64_t pad) {
   const Shape& s = b.shape(x);
   Shape o{s[0], out_ch, conv_out(s[2], k, stride, pad), conv_out(s[3], k, stride, pad)};
-  return b.batch_norm(b.conv2d(x, c.w, kNoTensor, o), c.bn_w, c.bn_b);
+  return b.batch_norm(b.conv2d(x, c.w, kNoTensor, stride, pad, o), c.bn_w, c.bn_b);
 }
 
 // F.cross_entropy(model(x), y): the logits argument lives until the call returns; autocast exits after it.
@@ -109,7 +109,7 @@ void build_vit(GraphBuilder& b, const VisionSpec& s) {
   TensorId conv_w = b.param("conv_proj.weight", {E, 3, P, P});
   TensorId conv_b = b.param("conv_proj.bias", {E});
   TensorId pos = b.param("encoder.pos_embedding", {1, L, E});
-  TensorId patches = b.conv2d(x, conv_w, conv_b, {B, E, R / P, R / P});
+  TensorId patches = b.conv2d(x, conv_w, conv_b, P, 0, {B, E, R / P, R / P});
   TensorId tokens = b.view(patches, {B, n, E});
   TensorId cls_b = b.view(cls, {B, 1, E});
   TensorId h = b.cat("cat", {cls_b, tokens}, 1);

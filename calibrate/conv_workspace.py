@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Measures the workspace cuDNN asks PyTorch's caching allocator for in each convolution pass, per shape.
+
+Why: with torch.backends.cudnn.benchmark off (the default) PyTorch takes cuDNN's heuristic engine for the shape and
+allocates that engine's workspace from the caching allocator for the duration of the call (forward: after the
+output; backward: one after grad_input for dgrad, one after grad_weight for wgrad). The engine choice is a property
+of (GPU, cuDNN version, shape, dtype) that no closed formula reproduces (the ResNet-50 trace shows 400 B for 1x1,
+~2x the input for 3x3 in layer1, 8x in layer2), so it is measured here and replayed by the engine from a table.
+
+How: every conv of the torchvision ResNet-18/34/50/101/152 and ViT-B/L patchify stems, at several image sizes,
+batch sizes and dtypes, runs forward and convolution_backward once to warm cuDNN's plan cache, then again under
+torch.cuda.memory._record_memory_history; allocations freed before the pass returns are its workspaces.
+
+Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick]
+       (anywhere)     python3 calibrate/conv_workspace.py --table IN.json OUT.tsv
+The table is what the engine embeds (data/calibration/h200-cudnn-conv-workspace.tsv); IN.json is kept gzipped
+next to it as the raw evidence (every allocation of every pass).
+"""
+import json
+import sys
+import time
+
+
+def conv_signatures(image_sizes):
+    """Unique (C, K, kernel, stride, pad, H, W) of every Conv2d in the models at each image size (batch 1)."""
+    import torch
+    import torchvision
+    sigs = {}
+    makers = {"resnet18": torchvision.models.resnet18, "resnet34": torchvision.models.resnet34,
+              "resnet50": torchvision.models.resnet50, "resnet101": torchvision.models.resnet101,
+              "resnet152": torchvision.models.resnet152, "vit_b_16": torchvision.models.vit_b_16,
+              "vit_b_32": torchvision.models.vit_b_32, "vit_l_16": torchvision.models.vit_l_16}
+    for name, make in makers.items():
+        for R in image_sizes:
+            if name.startswith("vit") and R != 224:
+                continue  # torchvision's ViT checks the image size it was built for
+            m = make().to("meta")
+            hooks = []
+
+            def hook(mod, inp, out, name=name):
+                x = inp[0]
+                key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
+                       x.shape[2], x.shape[3])
+                sigs.setdefault(key, set()).add(name)
+
+            for mod in m.modules():
+                if isinstance(mod, torch.nn.Conv2d):
+                    hooks.append(mod.register_forward_hook(hook))
+            with torch.no_grad():
+                m(torch.empty(1, 3, R, R, device="meta"))
+            for h in hooks:
+                h.remove()
+    return sigs
+
+
+MARK_BYTES = 512 * 7919  # an allocation size nothing else in a conv makes: splits the trace into passes
+
+
+def measure(torch, F, sig, n, dtype, needs_dgrad):
+    C, K, k, s, p, H, W = sig
+    x = torch.randn(n, C, H, W, device="cuda", dtype=dtype)
+    w = torch.randn(K, C, k, k, device="cuda", dtype=dtype)
+    y = F.conv2d(x, w, None, s, p)
+    gy = torch.randn_like(y)
+    mask = [needs_dgrad, True, False]
+
+    def backward():
+        return torch.ops.aten.convolution_backward(gy, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, mask)
+
+    del y
+    backward()  # warm cuDNN's plan caches for all three passes
+    torch.cuda.synchronize()
+    torch.cuda.memory._record_memory_history(max_entries=4096, context=None, stacks="python")
+    m0 = torch.empty(MARK_BYTES, dtype=torch.uint8, device="cuda")
+    del m0
+    y = F.conv2d(x, w, None, s, p)
+    m1 = torch.empty(MARK_BYTES, dtype=torch.uint8, device="cuda")
+    del m1
+    grads = backward()
+    m2 = torch.empty(MARK_BYTES, dtype=torch.uint8, device="cuda")
+    del m2
+    torch.cuda.synchronize()
+    events = [(e["action"], e["addr"], e["size"]) for e in torch.cuda.memory._snapshot()["device_traces"][0]]
+    torch.cuda.memory._record_memory_history(enabled=None)
+    marks = [i for i, e in enumerate(events) if e[0] == "alloc" and e[2] == MARK_BYTES]
+    assert len(marks) >= 3, "markers missing from the trace"
+    marks = marks[-3:]
+
+    def pass_events(lo, hi):
+        """The ordered allocations of one pass: ('keep', bytes) or ('temp', bytes) for those freed inside it."""
+        out, open_ = [], {}
+        for i in range(lo + 1, hi):
+            act, addr, size = events[i]
+            if act == "alloc" and size != MARK_BYTES:
+                open_[addr] = len(out)
+                out.append(["keep", size])
+            elif act == "free_requested" and addr in open_:
+                out[open_.pop(addr)][0] = "temp"
+        return out
+
+    fwd = pass_events(marks[0], marks[1])
+    bwd = pass_events(marks[1], marks[2])
+    del y, grads, gy, x, w
+    # forward: [keep y, temp ws...]; backward: [keep grad_input, temp dgrad ws..., keep grad_weight, temp wgrad ws...]
+    fwd_ws = [b for kind, b in fwd if kind == "temp"]
+    keeps = [i for i, (kind, _) in enumerate(bwd) if kind == "keep"]
+    weight_at = keeps[1] if needs_dgrad and len(keeps) > 1 else (keeps[0] if keeps else len(bwd))
+    dgrad_ws = [b for i, (kind, b) in enumerate(bwd) if kind == "temp" and i < weight_at]
+    wgrad_ws = [b for i, (kind, b) in enumerate(bwd) if kind == "temp" and i > weight_at]
+    return {"fwd": fwd, "bwd": bwd, "fwd_ws": fwd_ws, "dgrad_ws": dgrad_ws, "wgrad_ws": wgrad_ws}
+
+
+def write_table(in_path, out_path):
+    """One line per (shape, n, dtype): the workspace bytes of forward, dgrad (-1: not measured, the input needs no
+    gradient) and wgrad; a pass with several workspaces (none seen on the H200) would be summed."""
+    import gzip
+    opener = gzip.open if in_path.endswith(".gz") else open
+    with opener(in_path, "rt") as f:
+        d = json.load(f)
+    env = d["environment"]
+    lines = ["# memplan-conv-workspace/1: bytes cuDNN's heuristic engine asks the caching allocator for, per "
+             "convolution pass (calibrate/conv_workspace.py)",
+             "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
+             "# c_in c_out kernel stride pad h w n dtype forward dgrad wgrad"]
+    for r in sorted(d["rows"], key=lambda r: (r["c"], r["k"], r["kernel"], r["stride"], r["pad"], r["h"], r["w"],
+                                              r["dtype"], r["n"])):
+        dgrad = sum(r["dgrad_ws"]) if r["dgrad"] else -1
+        lines.append(f'{r["c"]} {r["k"]} {r["kernel"]} {r["stride"]} {r["pad"]} {r["h"]} {r["w"]} {r["n"]} '
+                     f'{r["dtype"]} {sum(r["fwd_ws"])} {dgrad} {sum(r["wgrad_ws"])}')
+    with open(out_path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    if sys.argv[1] == "--table":
+        write_table(sys.argv[2], sys.argv[3])
+        return
+    import torch
+    import torch.nn.functional as F
+    out_path = sys.argv[1]
+    quick = "--quick" in sys.argv
+    image_sizes = [224] if quick else [160, 224, 288]
+    batches = [8, 64] if quick else [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256]
+    dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+    sigs = conv_signatures(image_sizes)
+    t0 = time.time()
+    rows = []
+    for sig in sorted(sigs):
+        stem = sig[0] == 3  # the model input does not require grad: no dgrad pass
+        for dname, dt in dtypes.items():
+            for n in batches:
+                try:
+                    r = measure(torch, F, sig, n, dt, not stem)
+                except torch.OutOfMemoryError:
+                    continue
+                C, K, k, s, p, H, W = sig
+                rows.append({"c": C, "k": K, "kernel": k, "stride": s, "pad": p, "h": H, "w": W, "n": n,
+                             "dtype": dname, "dgrad": not stem, "fwd_ws": r["fwd_ws"], "dgrad_ws": r["dgrad_ws"],
+                             "wgrad_ws": r["wgrad_ws"], "fwd_events": r["fwd"], "bwd_events": r["bwd"],
+                             "models": sorted(sigs[sig])})
+        print(f"{sig} done, {len(rows)} rows, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+    env = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda,
+           "cudnn": torch.backends.cudnn.version(), "cudnn_benchmark": torch.backends.cudnn.benchmark,
+           "allow_tf32_cudnn": torch.backends.cudnn.allow_tf32,
+           "date": time.strftime("%Y-%m-%d"), "seconds": round(time.time() - t0, 1)}
+    with open(out_path, "w") as f:
+        json.dump({"format": "memplan-conv-workspace/1", "environment": env, "rows": rows}, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,167 @@
+#include "engine/conv_workspace.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine/errors.h"
+
+namespace memplan {
+
+namespace conv_workspace_embedded {
+std::string_view h200_table();  // generated from data/calibration/h200-cudnn-conv-workspace.tsv
+}
+
+namespace {
+
+constexpr int kPasses = 3;  // forward, dgrad, wgrad
+
+struct Point {
+  double n = 0;
+  std::array<int64_t, kPasses> bytes{};  // -1: not measured
+};
+
+struct Spatial {
+  int64_t h = 0, w = 0;
+  std::vector<Point> points;  // sorted by n
+};
+
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, DType>;  // c_in c_out kernel stride pad dtype
+
+bool parse_dtype(const std::string& s, DType& out) {
+  if (s == "fp32") out = DType::f32;
+  else if (s == "bf16") out = DType::bf16;
+  else if (s == "fp16") out = DType::f16;
+  else return false;
+  return true;
+}
+
+int64_t out_extent(int64_t in, int64_t k, int64_t stride, int64_t pad) {
+  return stride > 0 ? std::max<int64_t>(0, (in + 2 * pad - k) / stride + 1) : 0;
+}
+
+// Larger of the input and output activation bytes: what the generic ratio is relative to.
+double activation_bytes(const ConvShape& s) {
+  const double elem = static_cast<double>(dtype_bytes(s.dtype));
+  const double in = static_cast<double>(s.n) * s.c_in * s.h * s.w * elem;
+  const double out = static_cast<double>(s.n) * s.c_out * out_extent(s.h, s.kernel, s.stride, s.pad) *
+                     out_extent(s.w, s.kernel, s.stride, s.pad) * elem;
+  return std::max(in, out);
+}
+
+int64_t to_bytes(double v) {
+  if (!(v > 0)) return 0;
+  return v >= 4e18 ? static_cast<int64_t>(4e18) : static_cast<int64_t>(std::llround(v));
+}
+
+// Piecewise linear in n over the points measuring `pass`; beyond the ends, along the end segment. -1: none.
+double interpolate(const std::vector<Point>& pts, double n, int pass) {
+  std::vector<const Point*> ok;
+  for (const Point& p : pts)
+    if (p.bytes[static_cast<size_t>(pass)] >= 0) ok.push_back(&p);
+  if (ok.empty()) return -1;
+  if (ok.size() == 1) return static_cast<double>(ok[0]->bytes[static_cast<size_t>(pass)]) * n / ok[0]->n;
+  size_t hi = 1;
+  while (hi + 1 < ok.size() && ok[hi]->n < n) ++hi;
+  const Point& a = *ok[hi - 1];
+  const Point& b = *ok[hi];
+  const double ya = static_cast<double>(a.bytes[static_cast<size_t>(pass)]);
+  const double yb = static_cast<double>(b.bytes[static_cast<size_t>(pass)]);
+  if (n <= a.n && hi == 1) return ya * n / a.n;  // below the smallest batch: proportional (n >= 1 in practice)
+  return std::max(0.0, ya + (yb - ya) * (n - a.n) / (b.n - a.n));
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+}  // namespace
+
+struct MeasuredConvWorkspace::Table {
+  std::map<Key, std::vector<Spatial>> shapes;
+  // Generic fallback: median workspace / activation_bytes per (pass, 1x1?, dtype).
+  std::map<std::tuple<int, bool, DType>, double> ratio;
+  size_t rows = 0;
+};
+
+MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::make_unique<Table>()) {
+  std::map<std::tuple<int, bool, DType>, std::vector<double>> ratios;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    ConvShape s;
+    std::string dtype;
+    std::array<int64_t, kPasses> bytes{};
+    std::string extra;
+    if (!(ls >> s.c_in >> s.c_out >> s.kernel >> s.stride >> s.pad >> s.h >> s.w >> s.n >> dtype >> bytes[0] >>
+          bytes[1] >> bytes[2]) ||
+        (ls >> extra) || !parse_dtype(dtype, s.dtype) || s.c_in <= 0 || s.c_out <= 0 || s.kernel <= 0 ||
+        s.stride <= 0 || s.pad < 0 || s.h <= 0 || s.w <= 0 || s.n <= 0 || bytes[0] < 0 || bytes[1] < -1 ||
+        bytes[2] < 0)
+      throw InputError("conv workspace table line " + std::to_string(line_no), line,
+                       "want 'c_in c_out kernel stride pad h w n dtype forward dgrad wgrad' (dtype fp32|bf16|fp16)");
+    auto& spatials = t_->shapes[Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype}];
+    auto it = std::find_if(spatials.begin(), spatials.end(), [&](const Spatial& sp) { return sp.h == s.h && sp.w == s.w; });
+    if (it == spatials.end()) it = spatials.insert(spatials.end(), Spatial{s.h, s.w, {}});
+    it->points.push_back({static_cast<double>(s.n), bytes});
+    const double act = activation_bytes(s);
+    for (int p = 0; p < kPasses; ++p)
+      if (bytes[static_cast<size_t>(p)] >= 0 && act > 0)
+        ratios[{p, s.kernel == 1, s.dtype}].push_back(static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
+    ++t_->rows;
+  }
+  for (auto& [key, spatials] : t_->shapes)
+    for (Spatial& sp : spatials) {
+      std::sort(sp.points.begin(), sp.points.end(), [](const Point& a, const Point& b) { return a.n < b.n; });
+      for (size_t i = 1; i < sp.points.size(); ++i)
+        if (sp.points[i].n == sp.points[i - 1].n)
+          throw InputError("conv workspace table", std::to_string(static_cast<int64_t>(sp.points[i].n)),
+                           "a batch size listed twice for one shape");
+    }
+  for (auto& [k, v] : ratios) t_->ratio[k] = median(std::move(v));
+}
+
+MeasuredConvWorkspace::~MeasuredConvWorkspace() = default;
+
+size_t MeasuredConvWorkspace::rows() const { return t_->rows; }
+
+ConvWorkspaceBytes MeasuredConvWorkspace::workspace(const ConvShape& s) const {
+  std::array<double, kPasses> ws{-1, -1, -1};
+  const auto it = t_->shapes.find(Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype});
+  if (it != t_->shapes.end() && s.h > 0 && s.w > 0) {
+    // The measured spatial size nearest in pixel count (exact when measured), at the batch with the same N*H*W.
+    const Spatial* best = nullptr;
+    const double pixels = static_cast<double>(s.h) * static_cast<double>(s.w);
+    double best_gap = 0;
+    for (const Spatial& sp : it->second) {
+      const double gap = std::abs(std::log(pixels / (static_cast<double>(sp.h) * static_cast<double>(sp.w))));
+      if (!best || gap < best_gap) best = &sp, best_gap = gap;
+    }
+    const double n = static_cast<double>(s.n) * pixels / (static_cast<double>(best->h) * static_cast<double>(best->w));
+    for (int p = 0; p < kPasses; ++p) ws[static_cast<size_t>(p)] = interpolate(best->points, n, p);
+  }
+  for (int p = 0; p < kPasses; ++p)
+    if (ws[static_cast<size_t>(p)] < 0) {
+      const auto r = t_->ratio.find({p, s.kernel == 1, s.dtype});
+      ws[static_cast<size_t>(p)] = r == t_->ratio.end() ? 0 : r->second * activation_bytes(s);
+    }
+  return {to_bytes(ws[0]), to_bytes(ws[1]), to_bytes(ws[2])};
+}
+
+const ConvWorkspaceModel& shipped_conv_workspace() {
+  static const MeasuredConvWorkspace kTable(conv_workspace_embedded::h200_table());
+  return kTable;
+}
+
+}  // namespace memplan
