@@ -58,6 +58,7 @@ struct Op {
   SmallVec<GradSpec, 3> grads;        // backward's gradient outputs in allocation order (empty: no backward)
   SmallVec<int64_t, 2> bwd_temp_bytes;  // backward workspaces, allocated after grads, freed before it returns
   bool has_backward = false;
+  bool optional_workspaces = false;  // fwd_temp_bytes / then_temp_bytes may be skipped under pressure (cuDNN)
 };
 
 struct LayerInfo {

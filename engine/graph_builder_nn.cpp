@@ -276,6 +276,7 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, int64_t conv_s
   const ConvWorkspaceModel& model = cfg_.conv_workspace ? *cfg_.conv_workspace : shipped_conv_workspace();
   const ConvWorkspaceBytes cw = model.workspace(cs);
   if (cw.forward > 0) op.fwd_temp_bytes.push_back(cw.forward);
+  op.optional_workspaces = true;  // ATen's try_plans: a workspace that cannot be allocated -> the next engine
   save_for_product(op, xc, wc);
   if (op.has_backward) {
     add_grads(op, {xc, wc, bc});

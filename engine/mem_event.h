@@ -15,6 +15,10 @@ struct MemEvent {
   int32_t block = 0;        // dense id, shared by an alloc and its free
   int64_t size_bytes = 0;   // requested bytes
   int32_t stream = 0;       // CUDA stream; 0 is the default stream
+  // A workspace the kernel can do without: when the allocator cannot provide it (after releasing its cache),
+  // ATen's cuDNN convolution moves on to the next engine of the heuristic's list instead of raising OOM. The
+  // replay then skips the alloc and its free (the next engine is taken to need no workspace).
+  bool optional = false;
 };
 
 using MemEventStream = std::vector<MemEvent>;

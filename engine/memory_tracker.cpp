@@ -20,11 +20,11 @@ std::string_view phase_name(Phase p) {
   return "?";
 }
 
-int32_t MemoryTracker::alloc(int64_t bytes, Row row) {
+int32_t MemoryTracker::alloc(int64_t bytes, Row row, bool optional) {
   const auto id = static_cast<int32_t>(blocks_.size());
   const int64_t rounded = round_up(bytes > 0 ? bytes : 1, 512, "allocation bytes");
   blocks_.push_back({rounded, bytes, row, true});
-  events_.push_back({MemEvent::Action::alloc, id, bytes, 0});
+  events_.push_back({MemEvent::Action::alloc, id, bytes, 0, optional});
   current_ = checked_add(current_, rounded, "live bytes");
   ledger_[row] += rounded;  // every row is a part of current_, so it cannot overflow when current_ did not
   after_event();

@@ -36,7 +36,7 @@ class MemoryTracker {
     events_.reserve(events);
     blocks_.reserve(events / 2);
   }
-  int32_t alloc(int64_t bytes, Row row);
+  int32_t alloc(int64_t bytes, Row row, bool optional = false);  // optional: see MemEvent::optional
   void free(int32_t block);
   void set_row(int32_t block, Row row);
   Row row_of(int32_t block) const { return blocks_[static_cast<size_t>(block)].row; }

@@ -14,6 +14,7 @@
 
 #include "engine/alloc/allocator_model.h"
 #include "engine/alloc/caching_allocator.h"
+#include "engine/alloc/device_va.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 
@@ -155,17 +156,41 @@ TEST_CASE("caching allocator scenarios with hand-derived figures", "[alloc]") {
 
 TEST_CASE("best fit picks the smallest block, then the lowest address", "[alloc]") {
   CachingAllocator a;
-  // Segment 1 (20 MiB, lower address) and segment 2 (12 MiB). Layouts in comments.
+  // Segment 1 (20 MiB, first) and segment 2 (14 MiB); cudaMalloc places the second below the first (it does
+  // not fit the 12 MiB of alignment padding above segment 1).
   REQUIRE(a.alloc(0, 9 * MiB, 0));
-  REQUIRE(a.alloc(1, 12 * MiB, 0));  // 12 MiB -> own 12 MiB segment at a higher address
+  REQUIRE(a.alloc(1, 13 * MiB, 0));  // 13 MiB -> own 14 MiB segment
   REQUIRE(a.alloc(2, 9 * MiB, 0));   // fits the 11 MiB remainder of segment 1
+  const auto segs = a.segments();
+  REQUIRE(segs.size() == 2);
+  const int64_t seg1 = segs[0].address_space_bytes == 20 * MiB ? segs[0].address : segs[1].address;
+  const int64_t seg2 = segs[0].address_space_bytes == 20 * MiB ? segs[1].address : segs[0].address;
+  CHECK(seg2 < seg1);
   a.free(0);
   a.free(2);                         // segment 1 is one free 20 MiB block again
-  REQUIRE(a.alloc(3, 10 * MiB, 0));  // free blocks: {20 MiB}; the 12 MiB segment is busy -> segment 1
-  CHECK(a.address_of(3) == a.segments()[0].address);
-  a.free(1);                         // now free: 12 MiB segment (unsplit) and 10 MiB rest of segment 1
-  REQUIRE(a.alloc(4, 10 * MiB, 0));  // best fit: the 10 MiB remainder, not the 12 MiB segment
-  CHECK(a.address_of(4) == a.segments()[0].address + 10 * MiB);
+  REQUIRE(a.alloc(3, 10 * MiB, 0));  // free blocks: {20 MiB}; the 14 MiB segment is busy -> segment 1
+  CHECK(a.address_of(3) == seg1);
+  a.free(1);                         // now free: 14 MiB segment (unsplit) and 10 MiB rest of segment 1
+  REQUIRE(a.alloc(4, 10 * MiB, 0));  // best fit: the 10 MiB remainder, not the 14 MiB segment
+  CHECK(a.address_of(4) == seg1 + 10 * MiB);
+  a.free(3);
+  a.free(4);                         // free: 20 MiB (segment 1) and 14 MiB (segment 2)
+  REQUIRE(a.alloc(5, 12 * MiB, 0));  // two candidates >= 12 MiB: the smaller wins (segment 2)
+  CHECK(a.address_of(5) == seg2);
+  check_invariants(a);
+}
+
+TEST_CASE("equal free blocks: the lower address, i.e. the newer cudaMalloc, wins", "[alloc]") {
+  CachingAllocator a;
+  // Two 30 MiB segments, both free again: a 30 MiB request takes the one cudaMalloc placed lower (the second).
+  REQUIRE(a.alloc(0, 30 * MiB, 0));
+  REQUIRE(a.alloc(1, 30 * MiB, 0));
+  const int64_t first = a.address_of(0), second = a.address_of(1);
+  CHECK(second < first);
+  a.free(0);
+  a.free(1);
+  REQUIRE(a.alloc(2, 30 * MiB, 0));
+  CHECK(a.address_of(2) == second);
   check_invariants(a);
 }
 
@@ -568,3 +593,51 @@ TEST_CASE("trace replay from an empty allocator: steady-state segments vs the tr
 }
 
 // Replay speed is a benchmark (bench/bench_allocator.cpp), not a test: tests must not fail on a slow machine.
+
+// ---------------------------------------------------------------- cudaMalloc placement (engine/alloc/device_va.h)
+
+TEST_CASE("cudaMalloc placement: top-down at 32 MiB alignment, padding holes filled lowest first", "[alloc][va]") {
+  DeviceVaSpace va;
+  const int64_t a = va.place(198 * MiB);  // the resnet18 trace: 198 MiB segments land 224 MiB apart
+  const int64_t b = va.place(198 * MiB);
+  CHECK(a % (32 * MiB) == 0);
+  CHECK(a - b == 224 * MiB);
+  const int64_t c = va.place(100 * MiB);  // 100 -> 128 below
+  CHECK(b - c == 128 * MiB);
+  // Holes: 26 MiB above each 198, 28 MiB above the 100. A 20 MiB request takes the lowest hole (above c).
+  CHECK(va.place(20 * MiB) == c + 100 * MiB);
+  CHECK(va.place(26 * MiB) == b + 198 * MiB);  // the next hole up that fits 26
+  va.release(c, 100 * MiB);                      // a freed range becomes a hole
+  CHECK(va.place(102 * MiB) == c - 128 * MiB);   // too big for it (the 20 MiB above is taken): goes below,
+                                                 // its 26 MiB of padding merging with the freed range
+  CHECK(va.place(100 * MiB) == c - 26 * MiB);    // the lowest hole that fits: padding + freed range
+}
+
+TEST_CASE("replaying recorded from-start runs reproduces PyTorch's peak reserved exactly", "[alloc][trace]") {
+  // tests/data/alloc/run-*.txt: every alloc / free of a whole H200 run (model build, 3 steps) recorded by
+  // calibrate/record_case_events.py; the last line holds torch.cuda.max_memory_reserved() of that run.
+  for (const char* name : {"run-resnet18-fp32-sgdmom-b128", "run-resnet34-ampfp16-sgdmom-b128",
+                           "run-q05-fp32-adam-b2s1024", "run-tinyllama-ampbf16-adamw-b4s2048-ckpt",
+                           "run-gpt2m-infer-fp16-b16s512-g64"}) {
+    std::ifstream in(std::string(MEMPLAN_DATA_DIR) + "/../tests/data/alloc/" + name + ".txt");
+    REQUIRE(in.good());
+    MemEventStream ev;
+    int64_t measured = -1;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream ls(line);
+      std::string tag;
+      int64_t x = 0, y = 0;
+      ls >> tag >> x;
+      if (tag == "a" && (ls >> y)) ev.push_back(A(static_cast<int32_t>(x), y));
+      else if (tag == "f") ev.push_back(F(static_cast<int32_t>(x)));
+      else if (tag == "peak_reserved") measured = x;
+      else FAIL("bad fixture line: " << line);
+    }
+    CachingAllocator alloc;
+    const AllocatorStats s = replay_allocator(alloc, ev);
+    INFO(name << ": " << ev.size() << " events");
+    CHECK(s.peak_reserved_bytes == measured);
+  }
+}

@@ -2,6 +2,7 @@
 #include "engine/alloc/allocator_model.h"
 
 #include <string>
+#include <vector>
 
 #include "engine/alloc/caching_allocator.h"
 #include "engine/checked.h"
@@ -18,10 +19,17 @@ AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& eve
   s.allocated_at_peak_reserved_bytes = model.allocated_bytes();
   if (options.record_reserved_curve) s.reserved_curve_bytes.reserve(events.size());
 
+  std::vector<bool> skipped;  // optional workspaces the allocator could not provide
   for (size_t i = 0; i < events.size(); ++i) {
     const MemEvent& e = events[i];
     if (e.action == MemEvent::Action::alloc) {
       if (!model.alloc(e.block, e.size_bytes, e.stream)) {
+        if (e.optional) {
+          if (static_cast<size_t>(e.block) >= skipped.size()) skipped.resize(static_cast<size_t>(e.block) + 1, false);
+          skipped[static_cast<size_t>(e.block)] = true;
+          ++s.num_skipped_workspaces;
+          continue;
+        }
         s.oom = true;
         s.oom_event_index = static_cast<int64_t>(i);
         s.oom_requested_bytes = e.size_bytes;
@@ -30,6 +38,8 @@ AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& eve
         if (options.record_reserved_curve) s.reserved_curve_bytes.push_back(model.reserved_bytes());
         break;
       }
+    } else if (static_cast<size_t>(e.block) < skipped.size() && skipped[static_cast<size_t>(e.block)]) {
+      continue;
     } else {
       model.free(e.block);
     }

@@ -50,6 +50,7 @@ struct AllocatorStats {
   int64_t reserved_at_peak_reserved_bytes = 0;
   int64_t num_alloc_retries = 0;
   int64_t num_segments = 0;       // segments held at the end (or at the OOM)
+  int64_t num_skipped_workspaces = 0;  // optional workspaces (MemEvent::optional) that did not fit
   int64_t num_device_allocs = 0;  // cudaMalloc / page-map calls during the replay
 
   // OOM: the replay stops at the first allocation that does not fit. The allocated / reserved figures are

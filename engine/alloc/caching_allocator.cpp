@@ -214,8 +214,7 @@ bool CachingAllocator::alloc_block(bool small, int32_t stream, int64_t size, int
   if (opt_.expandable_segments) return try_allocate_expandable(small, stream, size, out);
   const int64_t device_bytes = round_up(alloc_size, opt_.cuda_malloc_granularity_bytes, "size_bytes");
   if (!opt_.capacity_is_memory_fraction && !fits_capacity(device_bytes)) return false;
-  const int32_t seg = new_segment(next_va_, alloc_size, small, stream, /*expandable=*/false);
-  next_va_ = checked_add(next_va_, device_bytes, "address");
+  const int32_t seg = new_segment(va_.place(device_bytes), alloc_size, small, stream, /*expandable=*/false);
   segments_[seg].mapped = alloc_size;
   reserved_bytes_ += alloc_size;
   ++num_device_allocs_;
@@ -276,6 +275,7 @@ void CachingAllocator::release_block(int32_t idx) {
   assert(blocks_[idx].prev < 0 && blocks_[idx].next < 0 && !segments_[blocks_[idx].segment].expandable);
   erase_free(idx);
   Segment& s = segments_[blocks_[idx].segment];
+  va_.release(s.addr, round_up(s.va_size, opt_.cuda_malloc_granularity_bytes, "size_bytes"));
   reserved_bytes_ -= s.mapped;
   s.mapped = 0;
   s.live = false;
@@ -379,7 +379,7 @@ void CachingAllocator::seed_segment(int64_t address, int64_t size_bytes, bool sm
   const int32_t seg = new_segment(address, size_bytes, small, stream, /*expandable=*/false);
   segments_[seg].mapped = size_bytes;
   reserved_bytes_ += size_bytes;
-  next_va_ = std::max(next_va_, round_up(end, opt_.cuda_malloc_granularity_bytes, "address"));
+  va_.reserve(address, size_bytes);
   // Carve the single free block the segment starts with: [gap][live][gap][live]...[gap].
   int32_t cur = segments_[seg].head;  // covers [cursor, end), free, out of the pools
   int64_t cursor = address;

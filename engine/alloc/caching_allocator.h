@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "engine/alloc/allocator_model.h"
+#include "engine/alloc/device_va.h"
 
 namespace memplan {
 
@@ -177,7 +178,8 @@ class CachingAllocator final : public AllocatorModel {
   std::pmr::set<SizeKey> free_[2]{std::pmr::set<SizeKey>(&node_pool_), std::pmr::set<SizeKey>(&node_pool_)};  // [0] large, [1] small
   std::pmr::set<AddrKey> unmapped_[2]{std::pmr::set<AddrKey>(&node_pool_), std::pmr::set<AddrKey>(&node_pool_)};
   std::vector<int32_t> live_;  // user block id -> block index, -1 when not live
-  int64_t next_va_ = int64_t{1} << 40;
+  DeviceVaSpace va_;                   // where cudaMalloc puts segments (their order breaks best-fit ties)
+  int64_t next_va_ = int64_t{1} << 40;  // expandable segments' address reservations (order irrelevant)
   int64_t allocated_bytes_ = 0;
   int64_t reserved_bytes_ = 0;
   int64_t num_alloc_retries_ = 0;

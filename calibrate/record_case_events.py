@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Records every caching-allocator event of one whole validation case, from before the model is built to the
+end (harness.measure_case, training or inference), with addresses but without stack frames: the data to check
+how cudaMalloc places segments (engine/alloc/device_va.h) and to replay a run from an empty allocator.
+Usage (GPU machine): python3 calibrate/record_case_events.py CASES.jsonl CASE_ID OUT.json.gz"""
+import gzip
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+
+
+def main():
+    import torch
+    cases_path, case_id, out_path = sys.argv[1:4]
+    case = next(c for c in harness.read_jsonl(cases_path) if c["id"] == case_id)
+    torch.cuda.init()
+    torch.cuda.memory._record_memory_history(max_entries=4000000, context=None, stacks="python")
+    res = harness.measure_case(case)
+    torch.cuda.synchronize()
+    snap = torch.cuda.memory._snapshot()
+    torch.cuda.memory._record_memory_history(enabled=None)
+    keep = {"alloc", "free_completed", "segment_alloc", "segment_free", "segment_map", "segment_unmap"}
+    events = [[e["action"], e["size"], e["addr"], e["stream"]] for e in snap["device_traces"][0] if e["action"] in keep]
+    with gzip.open(out_path, "wt") as f:
+        json.dump({"id": case_id, "torch": torch.__version__, "note": "every allocator event of the whole case "
+                   "(measure_case), no frames; each: [action, size_bytes, addr, stream]",
+                   "peak_reserved_mib": res["measured"].get("peak_reserved_mib"), "events": events}, f)
+    print("wrote", out_path, len(events), "events, peak reserved", res["measured"].get("peak_reserved_mib"))
+
+
+if __name__ == "__main__":
+    main()
