@@ -59,21 +59,23 @@ int64_t to_bytes(double v) {
   return v >= 4e18 ? static_cast<int64_t>(4e18) : static_cast<int64_t>(std::llround(v));
 }
 
-// Piecewise linear in n over the points measuring `pass`; beyond the ends, along the end segment. -1: none.
+// Piecewise linear in n over the points measuring `pass`; beyond the largest, along the last segment; below the
+// smallest (or with a single point), proportional to n. -1: no point measures the pass.
 double interpolate(const std::vector<Point>& pts, double n, int pass) {
-  std::vector<const Point*> ok;
-  for (const Point& p : pts)
-    if (p.bytes[static_cast<size_t>(pass)] >= 0) ok.push_back(&p);
-  if (ok.empty()) return -1;
-  if (ok.size() == 1) return static_cast<double>(ok[0]->bytes[static_cast<size_t>(pass)]) * n / ok[0]->n;
-  size_t hi = 1;
-  while (hi + 1 < ok.size() && ok[hi]->n < n) ++hi;
-  const Point& a = *ok[hi - 1];
-  const Point& b = *ok[hi];
-  const double ya = static_cast<double>(a.bytes[static_cast<size_t>(pass)]);
-  const double yb = static_cast<double>(b.bytes[static_cast<size_t>(pass)]);
-  if (n <= a.n && hi == 1) return ya * n / a.n;  // below the smallest batch: proportional (n >= 1 in practice)
-  return std::max(0.0, ya + (yb - ya) * (n - a.n) / (b.n - a.n));
+  const auto y = [pass](const Point* p) { return static_cast<double>(p->bytes[static_cast<size_t>(pass)]); };
+  const auto line = [&](const Point* a, const Point* b) {
+    return std::max(0.0, y(a) + (y(b) - y(a)) * (n - a->n) / (b->n - a->n));
+  };
+  const Point* before_last = nullptr;
+  const Point* last = nullptr;  // the measured points below n, the nearest last
+  for (const Point& p : pts) {
+    if (p.bytes[static_cast<size_t>(pass)] < 0) continue;
+    if (p.n >= n) return last ? line(last, &p) : y(&p) * n / p.n;
+    before_last = last;
+    last = &p;
+  }
+  if (!last) return -1;
+  return before_last ? line(before_last, last) : y(last) * n / last->n;
 }
 
 double median(std::vector<double> v) {

@@ -61,7 +61,7 @@ class PassRunner {
       workspaces(g.name_of(op.name));
       for (TensorId o : op.outs)
         create(g, o, cache_storage[static_cast<size_t>(storage(g, o))] ? Row::kv_cache : Row::transient);
-      for (int64_t b : op.fwd_temp_bytes) mem_.free(mem_.alloc(b, Row::transient, op.optional_workspaces));
+      for (int64_t b : op.fwd_temp_bytes) mem_.workspace(b, op.optional_workspaces);
       for (TensorId t : releases[i]) unref(g, t);
     }
     mem_.here.op = -1;

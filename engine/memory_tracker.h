@@ -37,6 +37,8 @@ class MemoryTracker {
     blocks_.reserve(events / 2);
   }
   int32_t alloc(int64_t bytes, Row row, bool optional = false);  // optional: see MemEvent::optional
+  // A kernel's workspace: allocated and freed at once (a transient that can only set the peak).
+  void workspace(int64_t bytes, bool optional = false) { free(alloc(bytes, Row::transient, optional)); }
   void free(int32_t block);
   void set_row(int32_t block, Row row);
   Row row_of(int32_t block) const { return blocks_[static_cast<size_t>(block)].row; }

@@ -187,7 +187,7 @@ class Replayer {
         cache_live_.push_back(o);
       }
     }
-    for (int64_t b : op.fwd_temp_bytes) mem_.free(mem_.alloc(b, Row::transient, op.optional_workspaces));
+    for (int64_t b : op.fwd_temp_bytes) mem_.workspace(b, op.optional_workspaces);
     if (retain_saved && op.has_backward)
       for (TensorId s : op.saved) save(s);
     saved_live_[static_cast<size_t>(i)] = retain_saved && op.has_backward;
@@ -321,9 +321,9 @@ class Replayer {
       } else {
         produced.push_back({gs.input, new_grad(gs.bytes)});
       }
-      if (gs.then_temp_bytes > 0) mem_.free(mem_.alloc(gs.then_temp_bytes, Row::transient, op.optional_workspaces));
+      if (gs.then_temp_bytes > 0) mem_.workspace(gs.then_temp_bytes, op.optional_workspaces);
     }
-    for (int64_t b : op.bwd_temp_bytes) mem_.free(mem_.alloc(b, Row::transient));
+    for (int64_t b : op.bwd_temp_bytes) mem_.workspace(b);
     for (TensorId o : op.outs) {
       int32_t& og = grad_of_[static_cast<size_t>(o)];
       if (og >= 0) { grad_unref(og); og = -1; }
