@@ -85,7 +85,16 @@ void register_validate(CLI::App& app, std::ostream& out) {
           p["weights_mib"] = mib1(r.e.weights_bytes);
           p["peak_allocated_mib"] = mib1(r.e.replay.peak.bytes);
           p["peak_reserved_mib"] = mib1(r.e.allocator.peak_reserved_bytes);
-          if (r.c.memory_cap_gib) p["fits"] = r.e.fits();
+          if (r.c.memory_cap_gib) {
+            p["fits"] = r.e.fits();
+            if (r.e.capped) {
+              const auto& c = *r.e.capped;
+              p["capped"] = {{"oom", c.oom},
+                             {"peak_reserved_mib", mib1(c.peak_reserved_bytes)},
+                             {"alloc_retries", c.num_alloc_retries},
+                             {"skipped_workspaces", c.num_skipped_workspaces}};
+            }
+          }
           if (r.c.run.mode == Mode::inference) {
             const auto& inf = r.e.inference;
             p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);

@@ -46,6 +46,10 @@ struct GradSpec {
   int64_t bytes = 0;           // bytes of a fresh gradient buffer (alias_out < 0)
   int64_t then_temp_bytes = 0;  // a workspace of the kernel computing this gradient: allocated right after it,
                                 // freed before the next gradient (cuDNN dgrad / wgrad)
+  // > 0: the gradient is computed in another dtype than its input's (the op's promoted output dtype, or a
+  // pass-through of such a gradient); the autograd engine's validate_outputs casts it once the node has
+  // returned all its gradients: a fresh buffer of these bytes, then the computed one is released.
+  int64_t cast_to_bytes = 0;
 };
 
 struct Op {
@@ -57,6 +61,9 @@ struct Op {
   SmallVec<TensorId, 5> saved;        // retained for backward
   SmallVec<GradSpec, 3> grads;        // backward's gradient outputs in allocation order (empty: no backward)
   SmallVec<int64_t, 2> bwd_temp_bytes;  // backward workspaces, allocated after grads, freed before it returns
+  // Temporaries of a composite backward formula that are alive while the gradient is computed: allocated
+  // before the first gradient, freed (last first) after the last (pow: `grad * (e * self.pow(e - 1))`).
+  SmallVec<int64_t, 2> bwd_pre_temp_bytes;
   bool has_backward = false;
   bool optional_workspaces = false;  // fwd_temp_bytes / then_temp_bytes may be skipped under pressure (cuDNN)
 };

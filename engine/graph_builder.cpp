@@ -166,6 +166,16 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
+std::vector<TensorId> GraphBuilder::split(TensorId x, int parts, const Shape& each) {
+  std::vector<TensorId> views;
+  for (int i = 0; i < parts; ++i) views.push_back(new_tensor(each, dtype(x), TensorKind::activation, x));
+  Op& op = emit("split", {x});
+  for (TensorId v : views) op.outs.push_back(v);
+  finish_outs(op);
+  if (op.has_backward) add_grads(op, {x});
+  return views;
+}
+
 TensorId GraphBuilder::select_param(TensorId param, Shape slice_shape) {
   TensorId v = new_tensor(std::move(slice_shape), dtype(param), TensorKind::activation, param);
   Op& op = emit("select", {param});
@@ -265,7 +275,10 @@ TensorId GraphBuilder::binary(std::string_view name, TensorId a, TensorId b, boo
         const int64_t cols = shape(t).empty() ? 1 : shape(t).back();
         if (numel(t) == cols) add_column_sum_workspace(op, numel(y) / cols, cols);  // e.g. a [H] weight
       }
-      op.grads.push_back({t, -1, tb});
+      // Mixed dtypes (bf16 * fp32 under autocast): the gradient is computed in the promoted dtype and cast
+      // to the operand's by the engine after the node returns (trace: fp32, fp32, bf16 cast, fp32 freed).
+      if (dtype(t) != dtype(y)) op.grads.push_back({t, -1, bytes_of(shape(t), dtype(y)), 0, tb});
+      else op.grads.push_back({t, -1, tb});
     }
   }
   return y;
@@ -295,6 +308,29 @@ TensorId GraphBuilder::scalar_op(std::string_view name, TensorId x, bool save_x)
   finish_outs(op);
   if (save_x) op.saved.push_back(x);
   if (op.has_backward) add_grads(op, {x});
+  return y;
+}
+
+TensorId GraphBuilder::add_scalar(TensorId x) {
+  TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  Op& op = emit("add_scalar", {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward) op.grads.push_back({x, 0, 0});
+  return y;
+}
+
+TensorId GraphBuilder::pow_scalar(TensorId x) {
+  x = autocast_fp32(x);
+  TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  Op& op = emit("pow", {x});
+  op.outs = {y};
+  finish_outs(op);
+  op.saved.push_back(x);
+  if (op.has_backward) {
+    add_grads(op, {x});
+    op.bwd_pre_temp_bytes = {info(x).bytes, info(x).bytes};
+  }
   return y;
 }
 

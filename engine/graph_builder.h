@@ -82,13 +82,21 @@ class GraphBuilder {
   TensorId add(TensorId a, TensorId b);
   // a * b: MulBackward saves an operand only when the other one needs a gradient.
   TensorId mul(TensorId a, TensorId b) { return binary("mul", a, b, info(b).requires_grad, info(a).requires_grad); }
-  TensorId scalar_op(std::string_view name, TensorId x, bool save_x);  // x (op) python-scalar
+  TensorId scalar_op(std::string_view name, TensorId x, bool save_x);  // x (op) python-scalar: a fresh gradient
+  // x + python-scalar: AddBackward1 hands the incoming gradient on without a copy.
+  TensorId add_scalar(TensorId x);
+  // x.pow(python-scalar), fp32 policy under autocast; saves x. pow_backward evaluates
+  // `grad * (e * x.pow(e - 1))`: two x-sized temporaries are alive while the gradient is computed.
+  TensorId pow_scalar(TensorId x);
   // Unary op producing a new tensor. `save_in`/`save_out` per derivatives.yaml; `fp32_policy` for autocast.
   TensorId unary(std::string_view name, TensorId x, bool save_in, bool save_out, bool fp32_policy = false);
   TensorId reduce_last(std::string_view name, TensorId x, bool save_in);  // mean/sum over last dim, keepdim
   TensorId cat_last(std::string_view name, std::initializer_list<TensorId> parts) { return cat(name, parts, -1); }
   TensorId cat(std::string_view name, std::initializer_list<TensorId> parts, int dim);
   TensorId contiguous_copy(TensorId x, Shape shape);  // .contiguous()/.reshape() of a non-contiguous view
+  // x.split(...) into `parts` equal views of shape `each` (later views / transposes folded in): one
+  // SplitBackward node, whose backward concatenates the parts' gradients into one fresh x-sized buffer.
+  std::vector<TensorId> split(TensorId x, int parts, const Shape& each);
 
   // ---- nn
   TensorId embedding(TensorId ids, TensorId weight);

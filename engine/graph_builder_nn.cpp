@@ -2,6 +2,7 @@
 //
 // Each op states (from torch 2.11's derivatives.yaml and the H200 allocator traces in data/validation/traces):
 // the order its outputs are allocated, what it saves for backward, and what its backward allocates.
+#include <algorithm>
 #include <cassert>
 
 #include "engine/checked.h"
@@ -48,9 +49,16 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
   op.saved = {ids};  // embedding_backward needs the indices only
   if (op.has_backward) {
     add_grads(op, {weight});  // embedding_dense_backward: a dense [V, H] gradient
-    // It sorts the indices (values + positions, int64) and keeps per-segment offsets.
+    // Up to 3072 indices a direct kernel needs nothing else. Above, it sorts the indices (values and
+    // positions, int64), keeps per-segment offsets and, sized for the worst case without a device sync,
+    // n / 10 + min(n, V) partial segments: their offsets (int64) and an [partials, H] fp32 accumulator
+    // (trace, GPT-2 medium b4 s1024: 36040 B and 18452480 B for 4505 partials of 1024 floats).
     const int64_t n = numel(ids);
-    op.bwd_temp_bytes = {checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8)};
+    if (n > 3072) {
+      const int64_t partials = checked_add(n / 10, std::min(n, shape(weight)[0]));
+      op.bwd_temp_bytes = {checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8),
+                           checked_mul(partials, 8), checked_mul(checked_mul(partials, shape(weight)[1]), 4)};
+    }
   }
   return y;
 }
@@ -188,8 +196,11 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
     const int64_t bhl = checked_mul(checked_mul(qs[0], qs[1]), qs[2]);
     const int64_t q_f32 = checked_mul(checked_mul(bhl, qs[3]), 4);
     if (fused_low) {
-      // fp32 dq accumulator plus the softmax row sums (trace: 24.375 MiB for GPT-2 b8 s1024).
-      op.bwd_temp_bytes = {checked_add(q_f32, checked_mul(bhl, 4))};
+      // fp32 dq accumulator, the softmax row sums and 256 B more (traces, to the byte: GPT-2 small b8 s1024
+      // 25559296 B, BERT-base b32 s512 51118336 B, GPT-2 medium b4 s1024 17039616 B, BERT-large b16 s512
+      // 34078976 B). With grouped KV heads cuDNN asks for more (TinyLlama b4 s2048: 2 x dq + row sums;
+      // Llama-3-8B shape b1 s2048: 1.5 x dq), not modelled: k and v reach SDPA expanded here.
+      op.bwd_temp_bytes = {checked_add(checked_add(q_f32, checked_mul(bhl, 4)), 256)};
     } else {
       // memory-efficient backward: delta rows and a grad-output sized scratch.
       op.bwd_temp_bytes = {checked_mul(bhl, 4), checked_add(q_f32, 24576)};

@@ -12,6 +12,12 @@ namespace memplan {
 
 namespace {
 
+int64_t numel_of(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n = checked_mul(n, d);
+  return n;
+}
+
 bool is_gemm(const std::string& name) { return name == "linear" || name == "addmm" || name == "matmul"; }
 
 // What outlives one graph: the allocator-visible memory, the parameters (by ordinal: the k-th parameter or
@@ -298,6 +304,9 @@ class Replayer {
     for (TensorId o : op.outs) any = any || grad_of_[static_cast<size_t>(o)] >= 0;
     if (!any) return;  // not reached by the loss: its saved tensors go with the graph at the end
     maybe_workspace(op, true);
+    auto& pre = pre_temp_scratch_;
+    pre.clear();
+    for (int64_t b : op.bwd_pre_temp_bytes) pre.push_back(mem_.alloc(b, Row::transient));
     auto& produced = produced_scratch_;
     produced.clear();
     for (const GradSpec& gs : op.grads) {
@@ -307,23 +316,28 @@ class Replayer {
         const int32_t og = grad_of_[static_cast<size_t>(o)];
         if (og < 0) continue;
         const auto& out = g_.tensors[static_cast<size_t>(o)];
-        int64_t in_bytes = dtype_bytes(in.dtype), out_bytes = dtype_bytes(out.dtype);
-        for (int64_t d : in.shape) in_bytes = checked_mul(in_bytes, d);
-        for (int64_t d : out.shape) out_bytes = checked_mul(out_bytes, d);
-        if (out.dtype == in.dtype && out_bytes == in_bytes) {
+        const int64_t in_n = numel_of(in.shape), out_n = numel_of(out.shape);
+        if (in_n == out_n) {
+          // Passed through; a dtype change is validate_outputs' cast once the node has returned.
           ++gblocks_[static_cast<size_t>(og)].refs;
-          produced.push_back({gs.input, og});
+          produced.push_back({gs.input, og, out.dtype == in.dtype ? 0 : checked_mul(in_n, dtype_bytes(in.dtype))});
         } else {
-          // The engine casts a gradient to its input's dtype; an expanded (broadcast) view's gradient is
-          // summed back to the base's shape. Either way a fresh buffer of the input's size.
-          produced.push_back({gs.input, new_grad(in_bytes)});
+          // An expanded (broadcast) view's gradient is summed back to the base's shape: a fresh buffer.
+          produced.push_back({gs.input, new_grad(checked_mul(in_n, dtype_bytes(in.dtype))), 0});
         }
       } else {
-        produced.push_back({gs.input, new_grad(gs.bytes)});
+        produced.push_back({gs.input, new_grad(gs.bytes), gs.cast_to_bytes});
       }
       if (gs.then_temp_bytes > 0) mem_.workspace(gs.then_temp_bytes, op.optional_workspaces);
     }
+    for (auto it = pre.rbegin(); it != pre.rend(); ++it) mem_.free(*it);
     for (int64_t b : op.bwd_temp_bytes) mem_.workspace(b);
+    for (auto& p : produced) {
+      if (p.cast_to_bytes == 0) continue;
+      const int32_t cast = new_grad(p.cast_to_bytes);
+      grad_unref(p.grad);
+      p.grad = cast;
+    }
     for (TensorId o : op.outs) {
       int32_t& og = grad_of_[static_cast<size_t>(o)];
       if (og >= 0) { grad_unref(og); og = -1; }
@@ -332,7 +346,7 @@ class Replayer {
       for (TensorId s : op.saved) unsave(s);
       saved_live_[static_cast<size_t>(i)] = false;
     }
-    for (auto [t, gb] : produced) deliver(t, gb);
+    for (const auto& p : produced) deliver(p.input, p.grad);
   }
 
   void backward() {
@@ -438,7 +452,13 @@ class Replayer {
   std::vector<bool> saved_live_;
   std::vector<TensorId> cache_live_;
   std::vector<LayerStats> layer_stats_;
-  std::vector<std::pair<TensorId, int32_t>> produced_scratch_;
+  struct Produced {
+    TensorId input;
+    int32_t grad;            // gradient block
+    int64_t cast_to_bytes;   // > 0: validate_outputs casts it to the input's dtype (GradSpec::cast_to_bytes)
+  };
+  std::vector<Produced> produced_scratch_;
+  std::vector<int32_t> pre_temp_scratch_;
   mutable std::vector<int32_t> creator_;
 };
 

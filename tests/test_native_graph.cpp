@@ -43,6 +43,11 @@ NativeOp with_p(NativeOp o, double p) { o.p = p; return o; }
 NativeOp releasing(NativeOp o, std::vector<std::string> r) { o.release = std::move(r); return o; }
 NativeOp transposed(NativeOp o) { o.transposed = true; return o; }
 NativeOp to_dtype(NativeOp o, DType dt) { o.dtype = dt; return o; }
+NativeOp split3(std::string in, std::vector<std::string> outs, SymShape each) {
+  NativeOp o = with_shape(op(K::split, {std::move(in)}, ""), std::move(each));
+  o.out = std::move(outs);
+  return o;
+}
 
 // A custom op with one output and (optionally) its first input saved.
 NativeOp custom(std::string name, std::vector<std::string> in, std::string out, SymShape shape,
@@ -102,9 +107,7 @@ NativeGraph gpt2_small() {
         op(K::layer_norm, {h, t("ln_1.weight"), t("ln_1.bias")}, t("ln1")),
         with_shape(op(K::view, {t("ln1")}, t("ln1.2d")), {"batch*seq", H}),
         transposed(op(K::linear, {t("ln1.2d"), t("attn.c_attn.weight"), t("attn.c_attn.bias")}, t("qkv"))),
-        with_shape(op(K::view, {t("qkv")}, t("q")), heads),
-        with_shape(op(K::view, {t("qkv")}, t("k")), heads),
-        with_shape(op(K::view, {t("qkv")}, t("v")), heads),
+        split3(t("qkv"), {t("q"), t("k"), t("v")}, heads),
         with_p(op(K::sdpa, {t("q"), t("k"), t("v")}, t("ctx")), p),
         with_shape(op(K::view, {t("ctx")}, t("ctx.2d")), {"batch*seq", H}),
         transposed(op(K::linear, {t("ctx.2d"), t("attn.c_proj.weight"), t("attn.c_proj.bias")}, t("attn"))),
@@ -115,13 +118,12 @@ NativeGraph gpt2_small() {
         with_shape(op(K::view, {t("ln2")}, t("ln2.2d")), {"batch*seq", H}),
         transposed(op(K::linear, {t("ln2.2d"), t("mlp.c_fc.weight"), t("mlp.c_fc.bias")}, t("fc"))),
         op(K::scale, {t("fc")}, t("half")),
-        to_dtype(op(K::to, {t("fc")}, t("fc.f32")), DType::f32),  // pow is an fp32-policy op under autocast;
-        custom("pow", {t("fc.f32")}, t("cube"), {"batch*seq", I}, {}, true),  // custom ops are not autocast
+        op(K::pow, {t("fc")}, t("cube")),
         op(K::scale, {t("cube")}, t("scaled")),
         op(K::add, {t("fc"), t("scaled")}, t("inner")),
         op(K::scale, {t("inner")}, t("arg")),
         op(K::tanh, {t("arg")}, t("th")),
-        op(K::scale, {t("th")}, t("one_plus")),
+        op(K::add_scalar, {t("th")}, t("one_plus")),
         releasing(op(K::mul, {t("half"), t("one_plus")}, t("act")), {t("fc")}),
         transposed(op(K::linear, {t("act"), t("mlp.c_proj.weight"), t("mlp.c_proj.bias")}, t("mlp"))),
         with_shape(op(K::view, {t("mlp")}, t("mlp.3d")), bsh),
@@ -141,7 +143,7 @@ NativeGraph gpt2_small() {
       custom("contiguous", {"padded"}, "shifted", {"batch", "seq"}, DType::i64, false),
       with_shape(op(K::view, {"logits.f32"}, "flat"), {"batch*seq", V}),
       with_shape(op(K::view, {"shifted"}, "labels"), {"batch*seq"}),
-      releasing(op(K::cross_entropy, {"flat", "labels"}, "loss"), {"logits.f32", "logits"}),
+      releasing(op(K::cross_entropy, {"flat", "labels"}, "loss"), {"logits.f32", "logits", "hf"}),
   };
   g.layers.push_back(head);
   g.loss = "loss";

@@ -78,6 +78,7 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   TensorId tln_w = b.param("cls.predictions.transform.LayerNorm.weight", {H}, emb_train);
   TensorId tln_b = b.param("cls.predictions.transform.LayerNorm.bias", {H}, emb_train);
   TensorId dec_b = b.param("cls.predictions.bias", {V}, emb_train);
+  b.hold(h);  // BertForMaskedLM.forward keeps sequence_output bound until it returns, after the loss (trace)
   TensorId t = b.layer_norm(b.unary("gelu", apply(b, tr, h), true, false), tln_w, tln_b);
   TensorId logits = b.linear(t, word, dec_b);
   b.mark_model_end();
@@ -85,6 +86,7 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   TensorId flat = b.view(logits, {B * S, V});
   TensorId loss = b.cross_entropy(flat, b.view(ids, {B * S}));
   b.drop(logits);
+  b.drop(h);
   b.exit_autocast();
   b.set_loss(loss);
 }

@@ -16,12 +16,12 @@ namespace {
 // NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right.
 TensorId gelu_new(GraphBuilder& b, TensorId x) {
   TensorId half_x = b.scalar_op("mul_scalar", x, false);
-  TensorId cube = b.unary("pow", x, /*save_in=*/true, false, /*fp32_policy=*/true);
+  TensorId cube = b.pow_scalar(x);
   TensorId scaled = b.scalar_op("mul_scalar", cube, false);
   TensorId inner = b.add(x, scaled);
   TensorId arg = b.scalar_op("mul_scalar", inner, false);
   TensorId th = b.unary("tanh", arg, false, /*save_out=*/true);
-  TensorId one_plus = b.scalar_op("add_scalar", th, false);
+  TensorId one_plus = b.add_scalar(th);
   return b.mul(half_x, one_plus);
 }
 
@@ -38,10 +38,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
   TensorId b_proj = b.param(p + "c_proj.bias", {H}, !frozen);
 
   TensorId qkv = b.linear(b.view(h, {B * S, H}), w_attn, b_attn, /*conv1d=*/true);
-  // split(dim=2) + view + transpose: strided views of one buffer.
-  TensorId q = b.view(qkv, {B, nh, S, hd});
-  TensorId k = b.view(qkv, {B, nh, S, hd});
-  TensorId v = b.view(qkv, {B, nh, S, hd});
+  // split(dim=2) + view + transpose: strided views of one buffer; SplitBackward concatenates the gradients.
+  const auto qkv_parts = b.split(qkv, 3, {B, nh, S, hd});
+  TensorId q = qkv_parts[0], k = qkv_parts[1], v = qkv_parts[2];
   int64_t Lk = S;
   if (inf) {
     std::tie(k, v) = kv_update(b, k, v, 0);
@@ -138,9 +137,11 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
     inference_head(b, hf, wte);
     return;
   }
+  b.hold(hf);  // GPT2LMHeadModel.forward keeps hidden_states bound until it returns, after the loss (traces)
   TensorId logits = b.linear(hf, wte);  // lm_head is tied to wte, no bias
   b.mark_model_end();
   TensorId loss = causal_lm_loss(b, logits, ids);
+  b.drop(hf);
   b.exit_autocast();
   b.set_loss(loss);
 }

@@ -21,9 +21,9 @@ namespace memplan {
 TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   const DType in_dt = b.dtype(x);
   TensorId x32 = b.to(x, DType::f32);
-  TensorId sq = b.unary("pow", x32, true, false, true);
+  TensorId sq = b.pow_scalar(x32);
   TensorId var = b.reduce_last("mean", sq, false);
-  TensorId ve = b.scalar_op("add_scalar", var, false);
+  TensorId ve = b.add_scalar(var);
   TensorId r = b.unary("rsqrt", ve, false, true, true);
   TensorId n = b.mul(x32, r);
   return b.mul(w, b.to(n, in_dt));
@@ -286,9 +286,11 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     inference_head(b, hn, head);
     return;
   }
+  b.hold(hn);  // the CausalLM forward keeps hidden_states bound until it returns, after the loss (traces)
   TensorId logits = b.linear(hn, head);
   b.mark_model_end();
   TensorId loss = causal_lm_loss(b, logits, ids);
+  b.drop(hn);
   b.exit_autocast();
   b.set_loss(loss);
 }

@@ -38,6 +38,9 @@ constexpr NativeOpInfo kOps[] = {
     {K::cross_entropy, "cross_entropy", 2, 2, false, kNone},
     {K::conv2d, "conv2d", 2, 3, false, kAttrShape},
     {K::batch_norm, "batch_norm", 3, 3, false, kNone},
+    {K::split, "split", 1, 1, true, kAttrShape},
+    {K::pow, "pow", 1, 1, false, kNone},
+    {K::add_scalar, "add_scalar", 1, 1, false, kNone},
     {K::custom, "custom", 0, 1 << 20, true, kAttrCustom},
 };
 

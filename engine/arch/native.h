@@ -56,7 +56,7 @@ using SymShape = std::vector<Dim>;
 // The fixed op set. What each saves and allocates is the GraphBuilder call it maps to (NATIVE-FORMAT.md).
 enum class NativeOpKind : uint8_t {
   linear, matmul, add, mul, scale, gelu, silu, relu, tanh, softmax, layer_norm, rms_norm, dropout, embedding,
-  sdpa, view, to, cross_entropy, conv2d, batch_norm, custom
+  sdpa, view, to, cross_entropy, conv2d, batch_norm, split, pow, add_scalar, custom
 };
 
 // Attributes an op kind may carry (a bit set over these).
@@ -64,7 +64,7 @@ enum NativeAttr : uint32_t {
   kAttrP = 1u << 0,          // p: dropout probability (dropout, sdpa)
   kAttrCausal = 1u << 1,     // causal (sdpa)
   kAttrTransposed = 1u << 2, // transposed: weight stored [in, out] as HF Conv1D (linear)
-  kAttrShape = 1u << 3,      // shape: output shape (view, matmul, conv2d; required)
+  kAttrShape = 1u << 3,      // shape: output shape (view, matmul, conv2d, split: each part's; required)
   kAttrDim = 1u << 4,        // dim: softmax dimension (default last)
   kAttrDtype = 1u << 5,      // dtype: target dtype (to; required)
   kAttrCustom = 1u << 6,     // name, outputs, saved, fwd_workspace_bytes, bwd_workspace_bytes (custom)
@@ -74,7 +74,7 @@ struct NativeOpInfo {
   NativeOpKind kind;
   std::string_view name;  // the JSON spelling
   int min_in, max_in;     // inputs accepted
-  bool multi_out;         // out is a list (custom); otherwise exactly one output name
+  bool multi_out;         // out is a list (split, custom); otherwise exactly one output name
   uint32_t attrs;         // NativeAttr bits allowed
 };
 const NativeOpInfo& native_op_info(NativeOpKind kind);

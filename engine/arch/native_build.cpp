@@ -190,6 +190,15 @@ class Emitter {
         vec_of(1, sh(x)[1], "the weight");
         vec_of(2, sh(x)[1], "the bias");
         return {b_.batch_norm(x, in[1], in[2])};
+      case NativeOpKind::split: {
+        Shape each = shape(op.shape, b_.dtype(x), path + ".shape");
+        const int64_t parts = static_cast<int64_t>(op.out.size());
+        if (checked_mul(numel_of(each), parts) > numel_of(sh(x)))
+          throw PathError(path + ".shape", shape_text(each), std::to_string(parts) + " parts of this shape hold more elements than the input " + shape_text(sh(x)));
+        return b_.split(x, static_cast<int>(parts), each);
+      }
+      case NativeOpKind::pow: return {b_.pow_scalar(x)};
+      case NativeOpKind::add_scalar: return {b_.add_scalar(x)};
       case NativeOpKind::custom: return custom(op, in, path);
     }
     return {};
