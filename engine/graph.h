@@ -86,6 +86,9 @@ struct Graph {
   TensorId loss = kNoTensor;
   int32_t autocast_exit_op = -1;  // cache entries lose the cache's reference after this op (-1: never cached)
   int32_t model_end_op = 0;       // ops [0, model_end_op) are the model's forward; the rest is the loss
+  // Tensors model construction allocates and drops once every parameter exists (allocated and freed in this
+  // order right after the parameters): a tied head's own nn.Linear weight, replaced by tie_weights().
+  std::vector<int64_t> build_temp_bytes;
   std::vector<TensorId> cache_in;   // inference: per KV slot, the cache entry at pass start (kNoTensor: empty)
   std::vector<TensorId> cache_out;  // inference: per KV slot, the entry at pass end (a view keeps its storage)
 

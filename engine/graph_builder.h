@@ -132,6 +132,9 @@ class GraphBuilder {
   };
   std::vector<TensorId> generic(const GenericOp& op);
 
+  // A tensor model construction allocates and frees after all parameters (Graph::build_temp_bytes).
+  void construction_temp(int64_t bytes) { g_.build_temp_bytes.push_back(bytes); }
+
   // ---- finishing
   void set_loss(TensorId loss);
   void mark_model_end();           // ops after this are the loss computation

@@ -21,6 +21,7 @@ class PassRunner {
   void allocate_weights(const Graph& g) {
     for (const auto& t : g.tensors)
       if (t.kind == TensorKind::param || t.kind == TensorKind::buffer) weights_.push_back(mem_.alloc(t.bytes, Row::weights));
+    for (int64_t b : g.build_temp_bytes) mem_.workspace(b);
   }
 
   // Runs one forward. Returns the blocks still referenced at its end that the cache does not own (the model

@@ -31,7 +31,7 @@ struct ReplaySession {
   std::vector<int32_t> param_block;  // by ordinal
   std::vector<int32_t> param_grad;   // by ordinal, -1 when .grad is None
   bool built = false;
-  bool fwd_workspace = false, bwd_workspace = false;
+  bool fwd_workspace = false, bwd_workspace = false, lt_workspace = false;
 };
 
 // Reference-counted storages and gradient buffers over one Graph, on top of a ReplaySession.
@@ -96,6 +96,7 @@ class Replayer {
         session_.param_grad.push_back(-1);
         if (ti.trainable) session_.params.push_back({ti.shape, ti.dtype, ti.bytes / dtype_bytes(ti.dtype), ti.bytes});
       }
+      for (int64_t b : g_.build_temp_bytes) mem_.workspace(b);
       session_.built = true;
     }
     for (size_t t = 0; t < g_.tensors.size(); ++t) {
@@ -173,19 +174,27 @@ class Replayer {
     if (--b.refs == 0) mem_.free(b.block);
   }
 
+  // cuBLAS keeps one workspace per (handle, stream); each thread has its own handle, so the forward thread and
+  // the autograd thread each allocate one on their first GEMM, once the GEMM's output exists (traces: output,
+  // then the 32 MiB). The 1 MiB cuBLASLt workspace comes with the first bias-epilogue addmm, which only the
+  // forward runs (backward's GEMMs are plain mm): one per run (whole-run gpt2-medium stream).
   void maybe_workspace(const Op& op, bool backward) {
     bool& done = backward ? session_.bwd_workspace : session_.fwd_workspace;
-    if (done || !is_gemm(g_.name_of(op.name))) return;
-    done = true;
-    mem_.alloc(opt_.cublas_workspace_bytes, Row::library_workspace);
-    mem_.alloc(opt_.cublaslt_workspace_bytes, Row::library_workspace);
+    const std::string& name = g_.name_of(op.name);
+    if (!done && is_gemm(name)) {
+      done = true;
+      mem_.alloc(opt_.cublas_workspace_bytes, Row::library_workspace);
+    }
+    if (!backward && !session_.lt_workspace && name == "addmm") {
+      session_.lt_workspace = true;
+      mem_.alloc(opt_.cublaslt_workspace_bytes, Row::library_workspace);
+    }
   }
 
   // ---- forward
   void forward_op(int32_t i, bool retain_saved, int32_t recompute_layer) {
     const Op& op = g_.ops[static_cast<size_t>(i)];
     mem_.here.op = i;
-    maybe_workspace(op, recompute_layer >= 0);
     for (TensorId o : op.outs) {
       create(o);
       if (g_.tensors[static_cast<size_t>(o)].autocast_cache) {
@@ -193,6 +202,7 @@ class Replayer {
         cache_live_.push_back(o);
       }
     }
+    maybe_workspace(op, recompute_layer >= 0);
     for (int64_t b : op.fwd_temp_bytes) mem_.workspace(b, op.optional_workspaces);
     if (retain_saved && op.has_backward)
       for (TensorId s : op.saved) save(s);
@@ -303,7 +313,6 @@ class Replayer {
     bool any = false;
     for (TensorId o : op.outs) any = any || grad_of_[static_cast<size_t>(o)] >= 0;
     if (!any) return;  // not reached by the loss: its saved tensors go with the graph at the end
-    maybe_workspace(op, true);
     auto& pre = pre_temp_scratch_;
     pre.clear();
     for (int64_t b : op.bwd_pre_temp_bytes) pre.push_back(mem_.alloc(b, Row::transient));
@@ -328,6 +337,7 @@ class Replayer {
       } else {
         produced.push_back({gs.input, new_grad(gs.bytes), gs.cast_to_bytes});
       }
+      maybe_workspace(op, true);
       if (gs.then_temp_bytes > 0) mem_.workspace(gs.then_temp_bytes, op.optional_workspaces);
     }
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) mem_.free(*it);

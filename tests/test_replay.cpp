@@ -50,15 +50,17 @@ TEST_CASE("tiny MLP step 1 follows the hand derivation byte for byte", "[replay]
   CHECK(s1.after_fwd == 34999296);
   // backward, from 34999296: loss grad +512, nll_loss grad +32768, then -512 (loss grad) -512 (total_weight)
   // -> 35031552; log_softmax grad +32768, -32768 (its incoming grad), -32768 (saved log-probs) -> 34998784;
-  // fc2: the autograd thread's workspaces +34603008, grads dh +65536, dW2 +131072, db2 +512, -32768 (dlogits)
-  // -> 69766144; relu_: +65536 (threshold_backward), -65536 (dr), -65536 (h, no longer saved) -> 69700608;
-  // fc1 (x needs no grad): dW1 +131072, db1 +1024 -> 69832704, the peak.
-  CHECK(s1.bwd_peak == 69832704);
-  // after backward: weights + their grads (263680) + both workspaces; the batch and the loss are freed.
-  CHECK(s1.after_bwd == 263680 + 263680 + 2 * 34603008);
+  // fc2: dh +65536, then the autograd thread's cuBLAS workspace +33554432 (its first GEMM has run; backward's
+  // GEMMs are plain mm, so no cuBLASLt workspace), dW2 +131072, db2 +512, -32768 (dlogits) -> 68717568;
+  // relu_: +65536 (threshold_backward), -65536 (dr), -65536 (h, no longer saved) -> 68652032;
+  // fc1 (x needs no grad): dW1 +131072, db1 +1024 -> 68784128, the peak.
+  CHECK(s1.bwd_peak == 68784128);
+  // after backward: weights + their grads (263680) + the forward thread's and the autograd thread's workspaces;
+  // the batch and the loss are freed.
+  CHECK(s1.after_bwd == 263680 + 263680 + 34603008 + 33554432);
   // SGD without momentum holds no state and allocates no temporaries; zero_grad frees the grads.
   CHECK(s1.opt_peak == s1.after_bwd);
-  CHECK(s1.end == 263680 + 2 * 34603008);
+  CHECK(s1.end == 263680 + 34603008 + 33554432);
 }
 
 TEST_CASE("ledger rows add up to the peak, and steps chain", "[replay]") {

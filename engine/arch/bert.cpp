@@ -22,6 +22,7 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t nh = s.num_heads, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
   TensorId word = b.param("embeddings.word_embeddings.weight", {V, H}, emb_train);
+  b.construction_temp(b.info(word).bytes);  // the decoder's own weight, until tie_weights() (whole-run stream)
   TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
   TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
   TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);

@@ -133,6 +133,7 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
   TensorId hf = b.layer_norm(h, b.param("ln_f.weight", {H}, !emb_frozen), b.param("ln_f.bias", {H}, !emb_frozen));
   b.drop(tok);
   b.drop(pos);
+  b.construction_temp(b.info(wte).bytes);  // lm_head's own weight, until tie_weights() (whole-run streams)
   if (inf) {
     inference_head(b, hf, wte);
     return;

@@ -282,6 +282,8 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   }
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
+  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
   if (inf) {
     inference_head(b, hn, head);
     return;

@@ -231,6 +231,7 @@ void validate_native(const NativeGraph& g) {
     v.define(g.inputs[i].name, path + ".name");
     check_shape(g.inputs[i].shape, path + ".shape");
   }
+  check_shape(g.build_temp_bytes, "build_temp_bytes");
   for (size_t l = 0; l < g.layers.size(); ++l) {
     const std::string lpath = "layers[" + std::to_string(l) + "]";
     const NativeLayer& layer = g.layers[l];

@@ -139,6 +139,9 @@ struct NativeGraph {
   std::vector<NativeParam> params;
   std::vector<NativeLayer> layers;
   std::string loss;  // the scalar the backward starts from
+  // Bytes model construction allocates and frees once every parameter exists, e.g. a tied head's own
+  // nn.Linear weight before tie_weights() replaces it (Graph::build_temp_bytes).
+  std::vector<Dim> build_temp_bytes;
   bool operator==(const NativeGraph&) const = default;
 };
 
