@@ -26,7 +26,10 @@ TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   TensorId ve = b.add_scalar(var);
   TensorId r = b.unary("rsqrt", ve, false, true, true);
   TensorId n = b.mul(x32, r);
-  return b.mul(w, b.to(n, in_dt));
+  b.hold(n);  // `hidden_states` (fp32) stays bound until forward returns, after the weight product
+  TensorId y = b.mul(w, b.to(n, in_dt));
+  b.drop(n);
+  return y;
 }
 
 namespace {
@@ -214,6 +217,9 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId inputs_embeds = h;
   if (s.model_type == "gemma2") h = b.scalar_op("mul_scalar", h, false);  // embeddings * sqrt(hidden_size)
   // Rotary embedding: computed in f32 under autocast-disabled, returned in the hidden dtype.
+  // inv_freq @ position_ids is the model's first GEMM: the forward thread's cuBLAS workspace comes here,
+  // right after the embedding (whole-run llama-3.2-1B stream), not at q_proj.
+  b.generic({"matmul", {}, {{{P, hd / 2, S}, DType::f32}}, {}, {}, {}, {}});
   TensorId cos = b.to(b.generic({"rope_cos", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
   TensorId sin = b.to(b.generic({"rope_sin", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
   if (inf) {  // LlamaModel.forward keeps inputs_embeds and position_embeddings bound until it returns
