@@ -70,10 +70,14 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   TensorId q = b.view(b.linear(x, w.q, w.qb), {B, nh, S, hd});
   TensorId k = b.view(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
   TensorId v = b.view(b.linear(x, w.v, w.vb), {B, nkv, S, hd});
+  b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
+  b.hold(k);
   TensorId qe = rope(b, q, cos, sin);
   b.hold(qe);  // query_states / key_states stay bound until the attention module returns
   TensorId ke = rope(b, k, cos, sin);
   b.hold(ke);
+  b.drop(q);
+  b.drop(k);
   int64_t Lk = S;
   if (inf) {  // key_states / value_states rebind to what the cache returns; the rope output goes
     auto [kc, vc] = kv_update(b, ke, v, window);
