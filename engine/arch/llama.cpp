@@ -226,11 +226,10 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   b.generic({"matmul", {}, {{{P, hd / 2, S}, DType::f32}}, {}, {}, {}, {}});
   TensorId cos = b.to(b.generic({"rope_cos", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
   TensorId sin = b.to(b.generic({"rope_sin", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
-  if (inf) {  // LlamaModel.forward keeps inputs_embeds and position_embeddings bound until it returns
-    b.hold(inputs_embeds);
-    b.hold(cos);
-    b.hold(sin);
-  }
+  // LlamaModel.forward keeps inputs_embeds and position_embeddings bound until it returns (after the norm).
+  b.hold(inputs_embeds);
+  b.hold(cos);
+  b.hold(sin);
   TensorId mask = kNoTensor, sliding_mask = kNoTensor;
   if (!inf) {
     mask = cfg.attn == AttnImpl::eager
@@ -262,7 +261,7 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
 
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
-    if (inf) b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
+    b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
     TensorId n1 = rms_norm(b, h, w.in_norm);
     b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = inf && layer_is_sliding(s, i);
@@ -287,10 +286,11 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(n2);
     if (gemma) m = rms_norm(b, m, b.param(p + "post_feedforward_layernorm.weight", {H}, train));
     h = b.add(h1, m);
-    if (inf && layer_in != inputs_embeds) b.drop(layer_in);
+    if (layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
   }
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
+  for (TensorId t : {inputs_embeds, cos, sin}) b.drop(t);
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
   // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
