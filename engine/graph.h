@@ -46,10 +46,24 @@ struct GradSpec {
   int64_t bytes = 0;           // bytes of a fresh gradient buffer (alias_out < 0)
   int64_t then_temp_bytes = 0;  // a workspace of the kernel computing this gradient: allocated right after it,
                                 // freed before the next gradient (cuDNN dgrad / wgrad)
-  // > 0: the gradient is computed in another dtype than its input's (the op's promoted output dtype, or a
-  // pass-through of such a gradient); the autograd engine's validate_outputs casts it once the node has
-  // returned all its gradients: a fresh buffer of these bytes, then the computed one is released.
+  // > 0: the gradient is computed in another dtype or shape than its input's (the op's promoted output
+  // dtype, a broadcast operand's full size, or a pass-through of such a gradient); the autograd engine's
+  // validate_outputs casts / reduces it once the node has returned all its gradients: a fresh buffer of
+  // these bytes, then the computed one is released.
   int64_t cast_to_bytes = 0;
+  // With cast_to_bytes, for a broadcast operand: validate_outputs sums the full-size gradient back to the
+  // operand's shape (sum_to); the reduction kernel stages partial sums in a workspace allocated after the
+  // reduced result and freed at once (engine/reduce_workspace.h).
+  int64_t reduce_workspace_bytes = 0;
+  int64_t reduce_semaphore_bytes = 0;
+  // With alias_out: the gradient is a narrow() view of part of the output's gradient (CatBackward), sharing
+  // its buffer, which lives until the last such view is released.
+  bool narrow_of_out = false;
+  // The engine hands this gradient on as a view (a linear over [B, S, H] computes it as a 2-d mm, reshaped
+  // back): an InputBuffer holding such a view cannot accumulate into it in place (its storage has a second
+  // owner, the view's base), so the first sum into it is a fresh buffer (whole-run stream: q/k/v
+  // projections' input gradients).
+  bool arrives_as_view = false;
 };
 
 struct Op {

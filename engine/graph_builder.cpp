@@ -166,6 +166,13 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
+TensorId GraphBuilder::view_copying_grad(TensorId x, Shape s) {
+  TensorId v = view(x, std::move(s));
+  Op& op = g_.ops.back();
+  if (op.has_backward) op.grads[0] = {x, -1, info(x).bytes};
+  return v;
+}
+
 std::vector<TensorId> GraphBuilder::split(TensorId x, int parts, const Shape& each) {
   std::vector<TensorId> views;
   for (int i = 0; i < parts; ++i) views.push_back(new_tensor(each, dtype(x), TensorKind::activation, x));
@@ -265,20 +272,19 @@ TensorId GraphBuilder::binary(std::string_view name, TensorId a, TensorId b, boo
   if (save_a) op.saved.push_back(a);
   if (save_b) op.saved.push_back(b);
   if (op.has_backward) {
-    const int64_t out_bytes = info(y).bytes;
     for (TensorId t : {a, b}) {
       if (!info(t).requires_grad) continue;
-      const int64_t tb = bytes_of(shape(t), dtype(t));
-      // A broadcast operand's gradient is the full-size product reduced (sum_to) to its shape.
-      if (tb < bytes_of(s, dtype(t))) {
-        op.bwd_temp_bytes.push_back(out_bytes);
-        const int64_t cols = shape(t).empty() ? 1 : shape(t).back();
-        if (numel(t) == cols) add_column_sum_workspace(op, numel(y) / cols, cols);  // e.g. a [H] weight
+      GradSpec g{t, -1, bytes_of(shape(t), dtype(t))};
+      // The gradient is computed full-size in the promoted dtype; the engine's validate_outputs sums a
+      // broadcast operand's back to its shape and casts a mixed-dtype one (bf16 * fp32 under autocast) once
+      // the node has returned both (traces: fp32, fp32, bf16 cast, fp32 freed; RMSNorm weight: product,
+      // other gradient, column-sum workspace, product freed).
+      if (numel(t) < numel(y) || dtype(t) != dtype(y)) {
+        g.cast_to_bytes = g.bytes;
+        g.bytes = bytes_of(s, dtype(y));
+        set_reduce_workspace(g, t, y);
       }
-      // Mixed dtypes (bf16 * fp32 under autocast): the gradient is computed in the promoted dtype and cast
-      // to the operand's by the engine after the node returns (trace: fp32, fp32, bf16 cast, fp32 freed).
-      if (dtype(t) != dtype(y)) op.grads.push_back({t, -1, bytes_of(shape(t), dtype(y)), 0, tb});
-      else op.grads.push_back({t, -1, tb});
+      op.grads.push_back(g);
     }
   }
   return y;
@@ -293,9 +299,14 @@ TensorId GraphBuilder::add(TensorId a, TensorId b) {
   if (op.has_backward) {
     for (TensorId t : {a, b}) {
       if (!info(t).requires_grad) continue;
-      const int64_t tb = bytes_of(shape(t), dtype(t));
-      if (dtype(t) == dtype(y) && shape(t) == s) op.grads.push_back({t, 0, 0});
-      else op.grads.push_back({t, -1, tb});
+      if (dtype(t) == dtype(y) && shape(t) == s) {
+        op.grads.push_back({t, 0, 0});
+      } else {  // passed through, then reduced (sum_to) and / or cast by validate_outputs
+        GradSpec g{t, 0, 0};
+        g.cast_to_bytes = bytes_of(shape(t), dtype(t));
+        set_reduce_workspace(g, t, y);
+        op.grads.push_back(g);
+      }
     }
   }
   return y;
@@ -373,7 +384,7 @@ TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId
   finish_outs(op);
   if (op.has_backward)  // CatBackward hands each input a narrow() view of the gradient
     for (TensorId p : parts)
-      if (info(p).requires_grad) op.grads.push_back({p, 0, 0});
+      if (info(p).requires_grad) op.grads.push_back({p, 0, 0, 0, 0, /*narrow_of_out=*/true});
   return y;
 }
 

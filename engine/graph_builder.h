@@ -64,6 +64,9 @@ class GraphBuilder {
 
   // ---- views (no allocation; backward passes the gradient through)
   TensorId view(TensorId x, Shape shape);
+  // A view whose gradient arrives in another memory layout than the view's (a head-split, transposed q or k
+  // whose rotary backward returns a contiguous [B, H, S, D] gradient): ViewBackward's reshape copies it.
+  TensorId view_copying_grad(TensorId x, Shape shape);
   // param[i] of a stacked parameter: a view whose backward (SelectBackward) allocates a zero-filled gradient
   // of the whole parameter.
   TensorId select_param(TensorId param, Shape slice_shape);
@@ -158,6 +161,8 @@ class GraphBuilder {
   void save_for_product(Op& op, TensorId a, TensorId b);
   // Backward of a gradient summed over the rows of [rows, cols] (bias grads, broadcast operands).
   void add_column_sum_workspace(Op& op, int64_t rows, int64_t cols);
+  // A broadcast row-vector operand's sum_to in validate_outputs: its column-sum workspace on g.
+  void set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out);
   int64_t bytes_of(const Shape& s, DType t) const;
   DType promote(DType a, DType b) const;
 

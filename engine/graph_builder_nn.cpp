@@ -32,6 +32,14 @@ void GraphBuilder::add_column_sum_workspace(Op& op, int64_t rows, int64_t cols) 
   }
 }
 
+void GraphBuilder::set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out) {
+  const int64_t cols = shape(operand).empty() ? 1 : shape(operand).back();
+  if (numel(operand) >= numel(out) || numel(operand) != cols) return;  // only a [.., H] row vector: a column sum
+  const ReduceWorkspace w = column_sum_workspace(numel(out) / cols, cols, cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm);
+  g.reduce_workspace_bytes = w.buffer_bytes;
+  g.reduce_semaphore_bytes = w.semaphore_bytes;
+}
+
 void GraphBuilder::save_for_product(Op& op, TensorId a, TensorId b) {
   // mm / conv: the gradient of one operand needs the other, and autograd saves an operand only when the
   // other operand requires grad (a frozen weight's layer keeps the weight, not its input).
@@ -93,6 +101,8 @@ TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
       // MmBackward on the flattened input: the weight gradient is produced before the input gradient.
       add_grads(op, {wc, xc});
     }
+    for (GradSpec& g : op.grads)
+      if (g.input == xc && shape(xc).size() >= 3) g.arrives_as_view = true;
   }
   return y;
 }
@@ -196,11 +206,13 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
     const int64_t bhl = checked_mul(checked_mul(qs[0], qs[1]), qs[2]);
     const int64_t q_f32 = checked_mul(checked_mul(bhl, qs[3]), 4);
     if (fused_low) {
-      // fp32 dq accumulator, the softmax row sums and 256 B more (traces, to the byte: GPT-2 small b8 s1024
-      // 25559296 B, BERT-base b32 s512 51118336 B, GPT-2 medium b4 s1024 17039616 B, BERT-large b16 s512
-      // 34078976 B). With grouped KV heads cuDNN asks for more (TinyLlama b4 s2048: 2 x dq + row sums;
-      // Llama-3-8B shape b1 s2048: 1.5 x dq), not modelled: k and v reach SDPA expanded here.
-      op.bwd_temp_bytes = {checked_add(checked_add(q_f32, checked_mul(bhl, 4)), 256)};
+      // cuDNN's workspace: an fp32 dq accumulator (two with grouped KV heads), the softmax row sums and 256 B
+      // more, after the three gradients. calibrate/sdpa_workspace.py measured it to the byte over B, H, Hkv,
+      // S, D and both q/k/v layouts (data/calibration/raw/h200-cudnn-sdpa-backward.json.gz); the whole-run
+      // streams agree (GPT-2 small b8 s1024 25559296 B, Llama-3.2-1B b2 s1024 33816832 B, TinyLlama b4 s2048
+      // 135266560 B, the 24-head Llama-3 shape b1 s2048 50528512 B).
+      const bool gqa = shape(k)[1] != qs[1];
+      op.bwd_temp_bytes = {checked_add(checked_add(checked_mul(q_f32, gqa ? 2 : 1), checked_mul(bhl, 4)), 256)};
     } else {
       // memory-efficient backward: delta rows and a grad-output sized scratch.
       op.bwd_temp_bytes = {checked_mul(bhl, 4), checked_add(q_f32, 24576)};

@@ -165,8 +165,8 @@ class Replayer {
   }
 
   // ---- gradient buffers (shared between tensors when a backward passes a gradient through)
-  int32_t new_grad(int64_t bytes) {
-    gblocks_.push_back({mem_.alloc(bytes, Row::activation_grads), 1});
+  int32_t new_grad(int64_t bytes, bool view = false) {
+    gblocks_.push_back({mem_.alloc(bytes, Row::activation_grads), 1, view});
     return static_cast<int32_t>(gblocks_.size() - 1);
   }
   void grad_unref(int32_t gb) {
@@ -295,7 +295,8 @@ class Replayer {
     int32_t& cur = grad_of_[static_cast<size_t>(t)];
     if (cur < 0) { cur = gb; return; }
     if (cur == gb) { grad_unref(gb); return; }
-    if (gblocks_[static_cast<size_t>(cur)].refs == 1) {  // InputBuffer accumulates in place when it owns the buffer
+    const auto& held = gblocks_[static_cast<size_t>(cur)];
+    if (held.refs == 1 && !held.view) {  // InputBuffer accumulates in place when it owns the buffer
       grad_unref(gb);
       return;
     }
@@ -326,25 +327,32 @@ class Replayer {
         if (og < 0) continue;
         const auto& out = g_.tensors[static_cast<size_t>(o)];
         const int64_t in_n = numel_of(in.shape), out_n = numel_of(out.shape);
-        if (in_n == out_n) {
+        if (gs.cast_to_bytes > 0) {  // validate_outputs reduces / casts the passed-through gradient
+          ++gblocks_[static_cast<size_t>(og)].refs;
+          produced.push_back({gs.input, og, gs.cast_to_bytes, &gs});
+        } else if (in_n == out_n || gs.narrow_of_out) {
           // Passed through; a dtype change is validate_outputs' cast once the node has returned.
           ++gblocks_[static_cast<size_t>(og)].refs;
-          produced.push_back({gs.input, og, out.dtype == in.dtype ? 0 : checked_mul(in_n, dtype_bytes(in.dtype))});
+          produced.push_back({gs.input, og, out.dtype == in.dtype || gs.narrow_of_out ? 0 : checked_mul(in_n, dtype_bytes(in.dtype)), &gs});
         } else {
           // An expanded (broadcast) view's gradient is summed back to the base's shape: a fresh buffer.
-          produced.push_back({gs.input, new_grad(checked_mul(in_n, dtype_bytes(in.dtype))), 0});
+          produced.push_back({gs.input, new_grad(checked_mul(in_n, dtype_bytes(in.dtype))), 0, &gs});
         }
       } else {
-        produced.push_back({gs.input, new_grad(gs.bytes), gs.cast_to_bytes});
+        produced.push_back({gs.input, new_grad(gs.bytes, gs.arrives_as_view), gs.cast_to_bytes, &gs});
       }
       maybe_workspace(op, true);
       if (gs.then_temp_bytes > 0) mem_.workspace(gs.then_temp_bytes, op.optional_workspaces);
     }
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) mem_.free(*it);
     for (int64_t b : op.bwd_temp_bytes) mem_.workspace(b);
-    for (auto& p : produced) {
+    for (auto& p : produced) {  // validate_outputs
       if (p.cast_to_bytes == 0) continue;
       const int32_t cast = new_grad(p.cast_to_bytes);
+      if (p.spec->reduce_workspace_bytes > 0) {
+        mem_.workspace(p.spec->reduce_workspace_bytes);
+        mem_.workspace(p.spec->reduce_semaphore_bytes);
+      }
       grad_unref(p.grad);
       p.grad = cast;
     }
@@ -434,6 +442,7 @@ class Replayer {
   struct GradBlock {
     int32_t block;
     int32_t refs;
+    bool view;  // GradSpec::arrives_as_view: never accumulated into in place
   };
 
   const Graph& g_;
@@ -465,7 +474,8 @@ class Replayer {
   struct Produced {
     TensorId input;
     int32_t grad;            // gradient block
-    int64_t cast_to_bytes;   // > 0: validate_outputs casts it to the input's dtype (GradSpec::cast_to_bytes)
+    int64_t cast_to_bytes;   // > 0: validate_outputs casts / reduces it (GradSpec::cast_to_bytes)
+    const GradSpec* spec;
   };
   std::vector<Produced> produced_scratch_;
   std::vector<int32_t> pre_temp_scratch_;

@@ -67,8 +67,11 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
                 nkv = s.num_kv_heads, hd = s.head_dim;
-  TensorId q = b.view(b.linear(x, w.q, w.qb), {B, nh, S, hd});
-  TensorId k = b.view(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
+  // q and k reach the projections' views with contiguous gradients from the rotary backward (slice_backward
+  // zero-fills [B, H, S, D]), which the transposed head view must copy back (whole-run stream: a copy per
+  // projection); v's gradient comes from SDPA in v's own layout.
+  TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
+  TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
   TensorId v = b.view(b.linear(x, w.v, w.vb), {B, nkv, S, hd});
   b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
   b.hold(k);
