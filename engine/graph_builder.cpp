@@ -384,7 +384,11 @@ TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId
   finish_outs(op);
   if (op.has_backward)  // CatBackward hands each input a narrow() view of the gradient
     for (TensorId p : parts)
-      if (info(p).requires_grad) op.grads.push_back({p, 0, 0, 0, 0, /*narrow_of_out=*/true});
+      if (info(p).requires_grad) {
+        GradSpec g{p, 0, 0};
+        g.narrow_of_out = true;
+        op.grads.push_back(g);
+      }
   return y;
 }
 
