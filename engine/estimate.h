@@ -34,16 +34,11 @@ struct Estimate {
   std::optional<AllocatorStats> capped;  // the same under the capacity, when one was given
   int64_t capacity_bytes = 0;     // the cap the capped replay ran under (0: none)
   bool expandable_segments = false;
-  // The verdict under the capacity. With expandable segments the capped replay decides (pages are unmapped and
-  // remapped under pressure). Without them, a run whose natural reserved peak exceeds the cap lives on
-  // release-and-retry finding room among split segments; on the H200 boundary cases (data/validation/
-  // h200-boundary.jsonl) that failed in 7 of 8 runs with a cap between peak allocated and peak reserved, so it
-  // counts as not fitting.
-  bool fits() const {
-    if (!capped) return true;
-    if (capped->oom) return false;
-    return expandable_segments || allocator.peak_reserved_bytes <= capacity_bytes;
-  }
+  // The verdict under the capacity: the caching allocator replayed under the cap, with its free-and-retry
+  // (and, for expandable segments, unmapping) before an OOM. Given the real event stream the allocator
+  // model is exact; with the replayed stream it got all 42 measured capped runs right (data/validation/
+  // NOTES.md), including runs whose natural reserved peak exceeds the cap yet fit through a retry.
+  bool fits() const { return !capped || !capped->oom; }
   int64_t peak_allocated_bytes() const { return replay.peak.bytes; }
 };
 

@@ -184,7 +184,7 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
 EstimateOptions estimate_options_for(const ValidationCase& c) {
   EstimateOptions o;
   o.allocator.expandable_segments = c.expandable_segments;
-  o.replay.steps = 3;
+  o.replay.steps = 3;  // the harness's protocol (data/validation/CASE-FORMAT.md)
   if (c.memory_cap_gib) {
     o.allocator.capacity_bytes = static_cast<int64_t>(*c.memory_cap_gib * static_cast<double>(kGiB));
     o.allocator.capacity_is_memory_fraction = true;

@@ -90,7 +90,7 @@ TEST_CASE("ledger rows add up to the peak, and steps chain", "[replay]") {
       const Estimate e = estimate(m, c);
       CHECK(e.replay.peak.ledger.total() == e.replay.peak.bytes);
       for (const auto& s : e.replay.steps) CHECK(s.peak.ledger.total() == s.peak.bytes);
-      REQUIRE(e.replay.steps.size() == 2);
+      REQUIRE(e.replay.steps.size() == 3);
       CHECK(e.replay.steps[1].start == e.replay.steps[0].end);
       CHECK(e.replay.steps[1].end == e.replay.steps[1].start);  // steady state returns to where it began
       CHECK(e.allocator.peak_reserved_bytes >= e.replay.peak.bytes);
