@@ -170,9 +170,9 @@ TensorId GraphBuilder::softmax_last(TensorId x) {
 
 TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal) {
   (void)causal;
-  q = autocast_low(q);
+  v = autocast_low(v);  // autocast casts the arguments last to first (whole-run stream: k's cast before q's)
   k = autocast_low(k);
-  v = autocast_low(v);
+  q = autocast_low(q);
   const Shape qs = shape(q);  // [B, H, L, D]; a copy: new tensors below reallocate the table
   if (qs.size() != 4) throw InputError("sdpa.q", std::to_string(qs.size()), "expects a 4-d query");
   const DType dt = dtype(q);
