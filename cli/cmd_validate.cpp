@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <ostream>
 #include <sstream>
@@ -13,7 +14,9 @@
 #include "cli/report.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/arch/builders.h"
 #include "engine/estimate.h"
+#include "engine/memory_tracker.h"
 #include "models/json_input.h"
 #include "models/validation_case.h"
 
@@ -62,6 +65,32 @@ std::vector<CaseResult> run_cases(const std::string& path, const std::string& on
   return out;
 }
 
+// One case's replayed allocator events, one per line: `a|f <bytes> <block> <phase>:<op name>@<layer>`
+// (`R` marks a checkpoint recompute). For diffing against a recorded run (calibrate/diff_events.py).
+void write_events(const CaseResult& r, const std::string& path) {
+  EstimateOptions opt = estimate_options_for(r.c);
+  opt.replay.record_timeline = true;
+  const Estimate e = estimate(r.c.model, r.c.run, opt);
+  std::optional<Graph> g;
+  if (r.c.run.mode == Mode::training) g = build_graph(r.c.model, r.c.run);
+  std::ofstream f(path);
+  if (!f) throw InputError("--events-out", path, "cannot be written");
+  const auto& ev = e.replay.events;
+  const auto& where = e.replay.timeline_where;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    f << (ev[i].action == MemEvent::Action::alloc ? "a " : "f ") << ev[i].size_bytes << ' ' << ev[i].block << ' ';
+    if (g && i < where.size()) {
+      const Location& w = where[i];
+      const bool in_op = w.op >= 0 && static_cast<size_t>(w.op) < g->ops.size();
+      f << phase_name(w.phase) << ':' << (in_op ? g->name_of(g->ops[static_cast<size_t>(w.op)].name) : "-") << '@'
+        << (in_op ? g->ops[static_cast<size_t>(w.op)].layer : -1) << (w.recompute ? "R" : "");
+    } else {
+      f << (r.c.run.mode == Mode::inference ? "inference" : "-");
+    }
+    f << '\n';
+  }
+}
+
 }  // namespace
 
 void register_validate(CLI::App& app, std::ostream& out) {
@@ -70,12 +99,21 @@ void register_validate(CLI::App& app, std::ostream& out) {
   auto json = std::make_shared<bool>(false);
   auto phases = std::make_shared<bool>(false);
   auto only = std::make_shared<std::string>();
+  auto events_out = std::make_shared<std::string>();
   cmd->add_option("FILE", *path, "cases in the format of data/validation/CASE-FORMAT.md")->required();
   cmd->add_flag("--json", *json, "machine-readable predictions");
   cmd->add_flag("--phases", *phases, "also compare the steady-state step's phase values");
   cmd->add_option("--only", *only, "only cases whose id contains this text");
-  cmd->callback([path, json, phases, only, &out] {
+  cmd->add_option("--events-out", *events_out,
+                  "write the replayed allocator events of the one case --only selects (calibrate/diff_events.py)");
+  cmd->callback([path, json, phases, only, events_out, &out] {
     auto results = run_cases(*path, *only);
+    if (!events_out->empty()) {
+      if (results.size() != 1)
+        throw InputError("--only", *only, "must select exactly one case for --events-out (it selects " +
+                                              std::to_string(results.size()) + ")");
+      write_events(results[0], *events_out);
+    }
     if (*json) {
       nlohmann::json cases = nlohmann::json::array();
       for (const auto& r : results) {

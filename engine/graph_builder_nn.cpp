@@ -101,8 +101,12 @@ TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
       // MmBackward on the flattened input: the weight gradient is produced before the input gradient.
       add_grads(op, {wc, xc});
     }
-    for (GradSpec& g : op.grads)
+    for (GradSpec& g : op.grads) {
       if (g.input == xc && shape(xc).size() >= 3) g.arrives_as_view = true;
+      // F.linear's weight enters the GEMM transposed: its gradient comes back as a transposed view of the mm
+      // output (Conv1D's addmm takes the weight as stored).
+      if (g.input == wc && !conv1d) g.arrives_as_view = true;
+    }
   }
   return y;
 }

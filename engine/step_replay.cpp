@@ -30,6 +30,12 @@ struct ReplaySession {
   std::vector<TrainableParam> params;
   std::vector<int32_t> param_block;  // by ordinal
   std::vector<int32_t> param_grad;   // by ordinal, -1 when .grad is None
+  // A parameter reached by several ops (tied embeddings) collects its gradients in AccumulateGrad's
+  // InputBuffer during one backward: by ordinal, the backward pass that set the held gradient and whether
+  // that gradient is a view (then the next one is summed out of place).
+  std::vector<int32_t> param_grad_pass;
+  std::vector<bool> param_grad_view;
+  int32_t backward_pass = 0;
   bool built = false;
   bool fwd_workspace = false, bwd_workspace = false, lt_workspace = false;
 };
@@ -94,6 +100,8 @@ class Replayer {
         if (ordinal_[t] < 0) continue;
         session_.param_block.push_back(mem_.alloc(ti.bytes, Row::weights));
         session_.param_grad.push_back(-1);
+        session_.param_grad_pass.push_back(-1);
+        session_.param_grad_view.push_back(false);
         if (ti.trainable) session_.params.push_back({ti.shape, ti.dtype, ti.bytes / dtype_bytes(ti.dtype), ti.bytes});
       }
       for (int64_t b : g_.build_temp_bytes) mem_.workspace(b);
@@ -277,16 +285,29 @@ class Replayer {
     const auto& ti = g_.tensors[static_cast<size_t>(t)];
     if (ti.kind == TensorKind::param) {
       if (!ti.trainable) { grad_unref(gb); return; }
-      int32_t& pg = session_.param_grad[static_cast<size_t>(ordinal_[static_cast<size_t>(t)])];
+      const auto ord = static_cast<size_t>(ordinal_[static_cast<size_t>(t)]);
+      int32_t& pg = session_.param_grad[ord];
+      auto& held = gblocks_[static_cast<size_t>(gb)];
       if (pg < 0) {  // AccumulateGrad steals an unshared gradient, clones a shared one
-        if (gblocks_[static_cast<size_t>(gb)].refs == 1) {
-          pg = gblocks_[static_cast<size_t>(gb)].block;
+        if (held.refs == 1) {
+          pg = held.block;
           mem_.set_row(pg, Row::gradients);
-          gblocks_[static_cast<size_t>(gb)].refs = 0;
+          session_.param_grad_view[ord] = held.view;
+          held.refs = 0;
         } else {
           pg = mem_.alloc(ti.bytes, Row::gradients);
+          session_.param_grad_view[ord] = false;
           grad_unref(gb);
         }
+        session_.param_grad_pass[ord] = session_.backward_pass;
+      } else if (session_.param_grad_pass[ord] == session_.backward_pass && session_.param_grad_view[ord]) {
+        // Second gradient of a tied parameter in one backward: AccumulateGrad's InputBuffer holds the first
+        // as a view (a linear's weight gradient), so it sums out of place (whole-run Llama-3.2-1B stream).
+        const int32_t sum = mem_.alloc(ti.bytes, Row::gradients);
+        mem_.free(pg);
+        grad_unref(gb);
+        pg = sum;
+        session_.param_grad_view[ord] = false;
       } else {
         grad_unref(gb);  // in-place accumulation into .grad
       }
@@ -368,6 +389,7 @@ class Replayer {
   }
 
   void backward() {
+    ++session_.backward_pass;
     const TensorId loss = g_.loss;
     grad_of_[static_cast<size_t>(loss)] = new_grad(dtype_bytes(g_.tensors[static_cast<size_t>(loss)].dtype));
     std::vector<bool> recomputed(g_.layers.size(), false);

@@ -292,8 +292,9 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     if (layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
   }
+  b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
-  for (TensorId t : {inputs_embeds, cos, sin}) b.drop(t);
+  for (TensorId t : {h, inputs_embeds, cos, sin}) b.drop(t);
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
   // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
