@@ -30,12 +30,7 @@ struct ReplaySession {
   std::vector<TrainableParam> params;
   std::vector<int32_t> param_block;  // by ordinal
   std::vector<int32_t> param_grad;   // by ordinal, -1 when .grad is None
-  // A parameter reached by several ops (tied embeddings) collects its gradients in AccumulateGrad's
-  // InputBuffer during one backward: by ordinal, the backward pass that set the held gradient and whether
-  // that gradient is a view (then the next one is summed out of place).
-  std::vector<int32_t> param_grad_pass;
-  std::vector<bool> param_grad_view;
-  int32_t backward_pass = 0;
+
   bool built = false;
   bool fwd_workspace = false, bwd_workspace = false, lt_workspace = false;
 };
@@ -50,6 +45,12 @@ class Replayer {
     saved_refs_.assign(n, 0);
     block_.assign(n, -1);
     grad_of_.assign(n, -1);
+    param_edges_.assign(n, 0);
+    param_arrivals_.assign(n, 0);
+    for (const Op& op : g.ops)
+      if (op.has_backward)
+        for (const GradSpec& gs : op.grads)
+          if (g.tensors[static_cast<size_t>(gs.input)].kind == TensorKind::param) ++param_edges_[static_cast<size_t>(gs.input)];
     ordinal_.assign(n, -1);
     int32_t next_ordinal = 0;
     for (size_t t = 0; t < n; ++t)
@@ -100,8 +101,6 @@ class Replayer {
         if (ordinal_[t] < 0) continue;
         session_.param_block.push_back(mem_.alloc(ti.bytes, Row::weights));
         session_.param_grad.push_back(-1);
-        session_.param_grad_pass.push_back(-1);
-        session_.param_grad_view.push_back(false);
         if (ti.trainable) session_.params.push_back({ti.shape, ti.dtype, ti.bytes / dtype_bytes(ti.dtype), ti.bytes});
       }
       for (int64_t b : g_.build_temp_bytes) mem_.workspace(b);
@@ -281,43 +280,13 @@ class Replayer {
   }
 
   // ---- backward
-  void deliver(TensorId t, int32_t gb) {
-    const auto& ti = g_.tensors[static_cast<size_t>(t)];
-    if (ti.kind == TensorKind::param) {
-      if (!ti.trainable) { grad_unref(gb); return; }
-      const auto ord = static_cast<size_t>(ordinal_[static_cast<size_t>(t)]);
-      int32_t& pg = session_.param_grad[ord];
-      auto& held = gblocks_[static_cast<size_t>(gb)];
-      if (pg < 0) {  // AccumulateGrad steals an unshared gradient, clones a shared one
-        if (held.refs == 1) {
-          pg = held.block;
-          mem_.set_row(pg, Row::gradients);
-          session_.param_grad_view[ord] = held.view;
-          held.refs = 0;
-        } else {
-          pg = mem_.alloc(ti.bytes, Row::gradients);
-          session_.param_grad_view[ord] = false;
-          grad_unref(gb);
-        }
-        session_.param_grad_pass[ord] = session_.backward_pass;
-      } else if (session_.param_grad_pass[ord] == session_.backward_pass && session_.param_grad_view[ord]) {
-        // Second gradient of a tied parameter in one backward: AccumulateGrad's InputBuffer holds the first
-        // as a view (a linear's weight gradient), so it sums out of place (whole-run Llama-3.2-1B stream).
-        const int32_t sum = mem_.alloc(ti.bytes, Row::gradients);
-        mem_.free(pg);
-        grad_unref(gb);
-        pg = sum;
-        session_.param_grad_view[ord] = false;
-      } else {
-        grad_unref(gb);  // in-place accumulation into .grad
-      }
-      return;
-    }
-    int32_t& cur = grad_of_[static_cast<size_t>(t)];
+  // InputBuffer::accumulate: the first gradient is held; a later one is added in place when the buffer owns a
+  // non-view tensor, else the two are summed into a fresh one.
+  void accumulate(int32_t& cur, int32_t gb, const TensorInfo& ti) {
     if (cur < 0) { cur = gb; return; }
     if (cur == gb) { grad_unref(gb); return; }
     const auto& held = gblocks_[static_cast<size_t>(cur)];
-    if (held.refs == 1 && !held.view) {  // InputBuffer accumulates in place when it owns the buffer
+    if (held.refs == 1 && !held.view) {
       grad_unref(gb);
       return;
     }
@@ -327,6 +296,44 @@ class Replayer {
     grad_unref(cur);
     grad_unref(gb);
     cur = sum;
+  }
+
+  void deliver(TensorId t, int32_t gb) {
+    const auto& ti = g_.tensors[static_cast<size_t>(t)];
+    if (ti.kind != TensorKind::param) {
+      accumulate(grad_of_[static_cast<size_t>(t)], gb, ti);
+      return;
+    }
+    if (!ti.trainable) { grad_unref(gb); return; }
+    // AccumulateGrad's own InputBuffer collects one gradient per op reading the parameter (two for a tied
+    // embedding) and the node runs once the last has arrived (whole runs: the tied head's gradient lives until
+    // the embedding's backward, in every micro-batch).
+    accumulate(grad_of_[static_cast<size_t>(t)], gb, ti);
+    if (++param_arrivals_[static_cast<size_t>(t)] < param_edges_[static_cast<size_t>(t)]) return;
+    accumulate_grad(t);
+  }
+
+  // AccumulateGrad with the collected gradient: steals it as .grad when .grad is None and nothing else holds it
+  // (clones it otherwise), else adds it into .grad in place.
+  void accumulate_grad(TensorId t) {
+    const auto& ti = g_.tensors[static_cast<size_t>(t)];
+    int32_t& buf = grad_of_[static_cast<size_t>(t)];
+    param_arrivals_[static_cast<size_t>(t)] = 0;
+    if (buf < 0) return;
+    const int32_t gb = buf;
+    buf = -1;
+    int32_t& pg = session_.param_grad[static_cast<size_t>(ordinal_[static_cast<size_t>(t)])];
+    auto& held = gblocks_[static_cast<size_t>(gb)];
+    if (pg >= 0) {
+      grad_unref(gb);
+    } else if (held.refs == 1) {
+      pg = held.block;
+      mem_.set_row(pg, Row::gradients);
+      held.refs = 0;
+    } else {
+      pg = mem_.alloc(ti.bytes, Row::gradients);
+      grad_unref(gb);
+    }
   }
 
   void backward_op(int32_t i) {
@@ -389,7 +396,6 @@ class Replayer {
   }
 
   void backward() {
-    ++session_.backward_pass;
     const TensorId loss = g_.loss;
     grad_of_[static_cast<size_t>(loss)] = new_grad(dtype_bytes(g_.tensors[static_cast<size_t>(loss)].dtype));
     std::vector<bool> recomputed(g_.layers.size(), false);
@@ -404,6 +410,9 @@ class Replayer {
       if (ckpt && i == g_.layers[static_cast<size_t>(l)].first_op)
         for (TensorId t : region_inputs_[static_cast<size_t>(l)]) unref(t);
     }
+    // Parameters whose readers did not all deliver a gradient (ops the loss does not reach) still get theirs.
+    for (size_t t = 0; t < g_.tensors.size(); ++t)
+      if (param_arrivals_[t] > 0) accumulate_grad(static_cast<TensorId>(t));
     // The graph is freed: saved tensors of nodes backward never reached, leftover gradients, the loss.
     for (size_t i = 0; i < g_.ops.size(); ++i)
       if (saved_live_[i]) {
@@ -474,6 +483,9 @@ class Replayer {
   MemoryTracker& mem_;
   std::vector<int32_t> ordinal_;  // parameter / buffer ordinal of a tensor, -1 for others
   std::vector<int32_t> refs_, saved_refs_, block_, grad_of_;
+  // Trainable parameters: gradient-producing reads in the graph (AccumulateGrad's input edges), and how many
+  // arrived in the current backward.
+  std::vector<int32_t> param_edges_, param_arrivals_;
   std::vector<GradBlock> gblocks_;
   struct Span {
     const TensorId* b;
