@@ -75,6 +75,7 @@ class Replayer {
       for (int32_t i = g.layers[l].first_op; i < g.layers[l].end_op; ++i) layer_of_op_[static_cast<size_t>(i)] = static_cast<int32_t>(l);
     region_inputs_.assign(g.layers.size(), {});
     recompute_end_.assign(g.layers.size(), -1);
+    recompute_stops_at_inputs_.assign(g.layers.size(), false);
     for (size_t l = 0; l < g.layers.size(); ++l) {
       const auto& L = g.layers[l];
       if (!L.checkpointed) continue;
@@ -87,7 +88,13 @@ class Replayer {
           if (c < L.first_op && std::find(region_inputs_[l].begin(), region_inputs_[l].end(), r) == region_inputs_[l].end())
             region_inputs_[l].push_back(r);
         }
-        if (op.has_backward && !op.saved.empty()) recompute_end_[l] = i + 1;  // early stop after the last saver
+        if (op.has_backward && !op.saved.empty()) {  // early stop after the last saver
+          recompute_end_[l] = i + 1;
+          bool inputs_only = true;
+          for (TensorId sv : op.saved)
+            inputs_only = inputs_only && std::find(op.reads.begin(), op.reads.end(), sv) != op.reads.end();
+          recompute_stops_at_inputs_[l] = inputs_only;
+        }
       }
     }
   }
@@ -202,15 +209,21 @@ class Replayer {
   void forward_op(int32_t i, bool retain_saved, int32_t recompute_layer) {
     const Op& op = g_.ops[static_cast<size_t>(i)];
     mem_.here.op = i;
-    for (TensorId o : op.outs) {
-      create(o);
-      if (g_.tensors[static_cast<size_t>(o)].autocast_cache) {
-        ref(o);  // the autocast cache's reference
-        cache_live_.push_back(o);
+    // Autograd saves an op's inputs before running it: a recompute whose last saver saves only inputs stops
+    // (early-stop exception) before that op allocates anything (whole-run stream, checkpointed Llama layers).
+    const bool stops_before_running = recompute_layer >= 0 && recompute_stops_at_inputs_[static_cast<size_t>(recompute_layer)] &&
+                                      i == recompute_end_[static_cast<size_t>(recompute_layer)] - 1;
+    if (!stops_before_running) {
+      for (TensorId o : op.outs) {
+        create(o);
+        if (g_.tensors[static_cast<size_t>(o)].autocast_cache) {
+          ref(o);  // the autocast cache's reference
+          cache_live_.push_back(o);
+        }
       }
+      maybe_workspace(op, recompute_layer >= 0);
+      for (int64_t b : op.fwd_temp_bytes) mem_.workspace(b, op.optional_workspaces);
     }
-    maybe_workspace(op, recompute_layer >= 0);
-    for (int64_t b : op.fwd_temp_bytes) mem_.workspace(b, op.optional_workspaces);
     if (retain_saved && op.has_backward)
       for (TensorId s : op.saved) save(s);
     saved_live_[static_cast<size_t>(i)] = retain_saved && op.has_backward;
@@ -222,9 +235,11 @@ class Replayer {
       for (TensorId t : releases_at(i))
         if (creator(t) >= L.first_op) unref(t);
       if (i == stop) {  // tensors the region would release later die with the recompute
-        for (int32_t j = L.first_op; j <= stop; ++j)
+        for (int32_t j = L.first_op; j <= stop; ++j) {
+          if (j == stop && stops_before_running) break;
           for (TensorId o : g_.ops[static_cast<size_t>(j)].outs)
             if (g_.py_release_op[static_cast<size_t>(o)] > stop && o != g_.loss) unref(o);
+        }
       }
     }
     if (i == g_.autocast_exit_op || (recompute_layer >= 0 && i == recompute_end_[static_cast<size_t>(recompute_layer)] - 1)) {
@@ -502,6 +517,7 @@ class Replayer {
   std::vector<int32_t> layer_of_op_;
   std::vector<std::vector<TensorId>> region_inputs_;
   std::vector<int32_t> recompute_end_;
+  std::vector<bool> recompute_stops_at_inputs_;  // the last saver saves only its inputs (see forward_op)
   std::vector<bool> saved_live_;
   std::vector<TensorId> cache_live_;
   std::vector<LayerStats> layer_stats_;

@@ -73,6 +73,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
   TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
   TensorId v = b.view(b.linear(x, w.v, w.vb), {B, nkv, S, hd});
+  const TensorId v_proj = v;
+  b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
   b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
   b.hold(k);
   TensorId qe = rope(b, q, cos, sin);
@@ -85,6 +87,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   if (inf) {  // key_states / value_states rebind to what the cache returns; the rope output goes
     auto [kc, vc] = kv_update(b, ke, v, window);
     b.drop(ke);
+    b.drop(v_proj);
     ke = kc;
     v = vc;
     Lk = b.shape(kc)[2];
@@ -114,6 +117,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
   b.drop(qe);
   b.drop(ke);
+  if (!inf) b.drop(v_proj);
   return out;
 }
 
