@@ -162,7 +162,7 @@ void register_validate(CLI::App& app, std::ostream& out) {
         out << line;
         continue;
       }
-      const double pa = mib1(r.e.replay.peak.bytes), pr = mib1(r.e.allocator.peak_reserved_bytes);
+      const double pa = mib1(r.e.replay.peak.bytes), pr = mib1(r.e.run_peak_reserved_bytes());
       std::string ma = "-", mr = "-", ea = "", er = "", fit = "";
       if (r.c.measured) {
         const auto& m = *r.c.measured;

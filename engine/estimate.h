@@ -40,6 +40,11 @@ struct Estimate {
   // NOTES.md), including runs whose natural reserved peak exceeds the cap yet fit through a retry.
   bool fits() const { return !capped || !capped->oom; }
   int64_t peak_allocated_bytes() const { return replay.peak.bytes; }
+  // What the run reserves at its peak: under the cap when one is set and the run fits (release-and-retry can
+  // hold it below the natural peak), else the natural peak of the uncapped replay.
+  int64_t run_peak_reserved_bytes() const {
+    return capped && !capped->oom ? capped->peak_reserved_bytes : allocator.peak_reserved_bytes;
+  }
 };
 
 Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt = {});

@@ -96,9 +96,8 @@ void check_file(const std::string& file, bool holdout_only_report) {
   (void)holdout_only_report;
 }
 
-// Peak reserved (torch.cuda.max_memory_reserved) against the natural reserved peak of the allocator replay.
-// Capped runs whose natural peak exceeds the cap are skipped (the cap, not the allocator, bounds what was
-// measured). Reserved misses known and explained in NOTES.md:
+// Peak reserved (torch.cuda.max_memory_reserved) against the allocator replay: the natural peak, or under the
+// run's cap the capped replay's. Reserved misses known and explained in NOTES.md:
 bool known_reserved_miss(const std::string& id) {
   static const char* kKnown[] = {
       // public: 29012 MiB is not reproducible; three fresh runs of this case with our harness on the same
@@ -116,9 +115,10 @@ void check_reserved(const std::string& file, double per_case_bar_pct, double med
     if (!c.measured || !c.measured->peak_reserved_mib || (c.measured->oom && *c.measured->oom)) continue;
     if (training_only && c.run.mode != Mode::training) continue;
     const Estimate e = estimate(c.model, c.run, estimate_options_for(c));
-    if (e.capacity_bytes > 0 && e.allocator.peak_reserved_bytes > e.capacity_bytes) continue;
-    const double err = err_pct(mib(e.allocator.peak_reserved_bytes), *c.measured->peak_reserved_mib);
-    INFO(c.id << ": reserved predicted " << mib(e.allocator.peak_reserved_bytes) << " MiB, measured "
+    // Under a cap the run's reserved peak is the capped replay's (release-and-retry can keep it below the
+    // natural peak).
+    const double err = err_pct(mib(e.run_peak_reserved_bytes()), *c.measured->peak_reserved_mib);
+    INFO(c.id << ": reserved predicted " << mib(e.run_peak_reserved_bytes()) << " MiB, measured "
               << *c.measured->peak_reserved_mib << " MiB, error " << err << " %");
     if (known_reserved_miss(c.id)) {
       std::printf("known reserved miss (documented in data/validation/NOTES.md): %s %+.2f%%\n", c.id.c_str(), err);
@@ -138,10 +138,10 @@ TEST_CASE("peak reserved: public cases within 5 % each, median within 2 %", "[fi
   check_reserved("h200-public-cases.jsonl", 5.0, 2.0, false);
 }
 
-TEST_CASE("peak reserved: corpus and boundary training cases within 10 % each, median within 2 %",
-          "[fidelity][reserved][corpus]") {
-  check_reserved("h200-corpus.jsonl", 10.0, 2.0, true);
-  check_reserved("h200-boundary.jsonl", 10.0, 2.0, true);
+TEST_CASE("peak reserved: corpus training cases within 10 % each (MoE: NOTES.md), median within 0.5 %; boundary "
+          "cases, capped ones under their cap, within 1 %", "[fidelity][reserved][corpus]") {
+  check_reserved("h200-corpus.jsonl", 10.0, 0.5, true);
+  check_reserved("h200-boundary.jsonl", 1.0, 0.5, true);
 }
 
 TEST_CASE("public H200 cases: peak allocated within 3 %, median <= 1 %, phases within 5 %", "[fidelity]") {
