@@ -56,6 +56,8 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
     TensorId oln_b = b.param(p + "output.LayerNorm.bias", {H}, train);
 
     b.begin_layer("encoder.layer." + std::to_string(i), layer_checkpointed(cfg, i));
+    const TensorId layer_in = h;
+    b.hold(layer_in);  // BertLayer.forward's hidden_states (and the encoder's loop variable) until it returns
     TensorId qs = b.view(apply(b, q, h), {B, nh, S, hd});
     TensorId ks = b.view(apply(b, k, h), {B, nh, S, hd});
     TensorId vs = b.view(apply(b, v, h), {B, nh, S, hd});
@@ -68,11 +70,19 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
       probs = b.dropout(probs, s.attn_dropout);
       ctx = b.contiguous_copy(b.matmul(probs, vs, {B, nh, S, hd}), {B, S, nh, hd});
     }
+    // BertSelfOutput / BertOutput: `LayerNorm(hidden_states + input_tensor)`, both operands bound until the
+    // module returns, after the norm (whole-run stream).
     TensorId a = b.dropout(apply(b, ao, b.view(ctx, {B, S, H})), s.resid_dropout);
+    b.hold(a);
     TensorId h1 = b.layer_norm(b.add(a, h), aln_w, aln_b);
+    b.drop(a);
+    b.hold(h1);  // attention_output, until the layer returns
     TensorId mid = b.unary("gelu", apply(b, inter, h1), true, false);
+    b.hold(mid);  // intermediate_output, until feed_forward_chunk returns
     TensorId o = b.dropout(apply(b, out, mid), s.resid_dropout);
+    b.hold(o);
     h = b.layer_norm(b.add(o, h1), oln_w, oln_b);
+    for (TensorId t : {o, mid, h1, layer_in}) b.drop(t);
     b.end_layer();
   }
   Linear tr = make_linear(b, "cls.predictions.transform.dense", H, H, emb_train);
