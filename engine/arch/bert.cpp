@@ -40,6 +40,8 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   b.drop(we);
   b.drop(te);
+  const TensorId embedding_output = h;
+  b.hold(embedding_output);  // BertModel.forward keeps it bound until the encoder has run (whole-run stream)
 
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "encoder.layer." + std::to_string(i) + ".";
@@ -85,6 +87,7 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
     for (TensorId t : {o, mid, h1, layer_in}) b.drop(t);
     b.end_layer();
   }
+  b.drop(embedding_output);
   Linear tr = make_linear(b, "cls.predictions.transform.dense", H, H, emb_train);
   TensorId tln_w = b.param("cls.predictions.transform.LayerNorm.weight", {H}, emb_train);
   TensorId tln_b = b.param("cls.predictions.transform.LayerNorm.bias", {H}, emb_train);
