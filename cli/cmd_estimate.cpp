@@ -74,7 +74,7 @@ DeviceBudget device_budget(const RunFlags& f) {
   }
   if (f.gpu_memory_gib > 0) {
     d.capacity_bytes = static_cast<int64_t>(f.gpu_memory_gib * static_cast<double>(kGiB));
-    if (d.gpu_name.empty()) d.gpu_name = std::to_string(f.gpu_memory_gib) + " GiB";
+    if (d.gpu_name.empty()) d.gpu_name = gib_text(f.gpu_memory_gib) + " GiB";
   }
   return d;
 }

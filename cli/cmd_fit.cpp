@@ -6,6 +6,7 @@
 //   4. leaner optimizer (fused implementation, then 8-bit Adam, then Adafactor)
 //   5. ZeRO-3 / FSDP2 across GPUs                   6. CPU offload (optimizer, then parameters)
 // plus allocator advice (expandable_segments) when the caching allocator's slack is large.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -48,10 +49,12 @@ Single run_single(const ModelSpec& m, const RunConfig& c, const DeviceBudget& d,
                   bool expandable) {
   Single s;
   EstimateOptions opt;
-  opt.allocator.expandable_segments = expandable;  // unlimited capacity: the whole run's reserved peak
+  opt.allocator.expandable_segments = expandable;
+  // Replayed under what PyTorch may reserve: a run that fits only through release-and-retry fits.
+  opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
   const Graph g = build_graph(m, c);
   s.e = estimate_graph(g, c, opt);
-  s.device_bytes = s.e.allocator.peak_reserved_bytes + d.non_pytorch_bytes;
+  s.device_bytes = s.e.run_peak_reserved_bytes() + d.non_pytorch_bytes;
   const int64_t state = s.e.replay.peak.ledger[Row::optimizer_state];
   s.step_s = plan::single_gpu_step_time(g, c, s.e.trainable_params, state, rates).total_s;
   return s;

@@ -72,7 +72,7 @@ void register_serve(CLI::App& app, std::ostream& os) {
       throw InputError("--gpu-memory-gib", std::to_string(f->gpu_memory_gib), "must be a number of GiB in [0, 1048576]");
     if (f->gpu_memory_gib > 0) {
       o.capacity_bytes = static_cast<int64_t>(f->gpu_memory_gib * static_cast<double>(kGiB));
-      if (gpu_name.empty()) gpu_name = std::to_string(f->gpu_memory_gib) + " GiB";
+      if (gpu_name.empty()) gpu_name = gib_text(f->gpu_memory_gib) + " GiB";
     }
     // CUDA context with GEMM/attention kernels loaded (MECHANICS §2), at least the spec's init figure.
     o.non_torch_bytes = std::max<int64_t>(int64_t{830} << 20, context_bytes);

@@ -14,6 +14,12 @@ std::string mib(int64_t bytes) {
   return buf;
 }
 
+std::string gib_text(double gib) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", gib);
+  return buf;
+}
+
 double mib1(int64_t bytes) { return std::round(static_cast<double>(bytes) / static_cast<double>(kMiB) * 10.0) / 10.0; }
 
 namespace {
@@ -27,8 +33,10 @@ std::string where_text(const Graph* g, const Location& w) {
   return o.str();
 }
 
+// What the device holds at the run's peak: PyTorch's reserved memory (under the capacity when one is given:
+// release-and-retry can keep a run below its natural peak) plus the non-PyTorch memory.
 int64_t device_total(const Estimate& e, const DeviceBudget& d) {
-  return checked_add(e.allocator.peak_reserved_bytes, d.non_pytorch_bytes, "device bytes");
+  return checked_add(e.run_peak_reserved_bytes(), d.non_pytorch_bytes, "device bytes");
 }
 }  // namespace
 
