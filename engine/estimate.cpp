@@ -41,10 +41,18 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
   CachingAllocator alloc(unlimited);
   e.allocator = replay_allocator(alloc, events, AllocatorReplayOptions{opt.replay.record_timeline});
   if (opt.allocator.capacity_bytes > 0) {
-    CachingAllocator capped(opt.allocator);
-    e.capped = replay_allocator(capped, events);
     e.capacity_bytes = opt.allocator.capacity_bytes;
     e.expandable_segments = opt.allocator.expandable_segments;
+    // A run that never reaches the cap behaves as if there were none, so the unlimited replay answers for it.
+    // The margin covers expandable segments, whose cap check counts a whole 20 MiB page-set before mapping.
+    const int64_t margin = opt.allocator.expandable_segments ? (20 << 20) : 0;
+    if (e.allocator.peak_reserved_bytes + margin <= opt.allocator.capacity_bytes) {
+      e.capped = e.allocator;
+      e.capped->reserved_curve_bytes.clear();
+    } else {
+      CachingAllocator capped(opt.allocator);
+      e.capped = replay_allocator(capped, events);
+    }
   }
 }
 }  // namespace

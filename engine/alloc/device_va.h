@@ -12,6 +12,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 
 namespace memplan {
 
@@ -28,8 +29,11 @@ class DeviceVaSpace {
 
  private:
   void add_hole(int64_t addr, int64_t bytes);
+  std::map<int64_t, int64_t>::iterator erase_hole(std::map<int64_t, int64_t>::iterator it);
+  void insert_hole(int64_t addr, int64_t bytes);
   int64_t lowest_ = int64_t{1} << 62;  // start of the lowest range placed
   std::map<int64_t, int64_t> holes_;   // address -> bytes, coalesced
+  std::multiset<int64_t> hole_bytes_;  // the same holes by size: a request no hole fits skips the address scan
 };
 
 }  // namespace memplan
