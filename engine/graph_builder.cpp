@@ -192,6 +192,18 @@ TensorId GraphBuilder::select_param(TensorId param, Shape slice_shape) {
   return v;
 }
 
+TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads) {
+  TensorId r = new_tensor(shape(x), dtype(x), TensorKind::activation, x);
+  std::vector<TensorId> reads{x};
+  reads.insert(reads.end(), other_reads.begin(), other_reads.end());
+  Op& op = emit(name, reads);
+  op.outs = {r};
+  finish_outs(op);
+  for (TensorId t : other_reads) op.saved.push_back(t);
+  if (op.has_backward) add_grads(op, {x});
+  return r;
+}
+
 TensorId GraphBuilder::inplace(std::string_view name, TensorId x, bool saves_result,
                                std::initializer_list<TensorId> other_reads) {
   TensorId r = new_tensor(shape(x), dtype(x), TensorKind::activation, x);

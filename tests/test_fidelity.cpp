@@ -39,8 +39,6 @@ double known_miss_bound(const std::string& id) {
     const char* id;
     double bound_pct;
   } kKnown[] = {
-      {"mix4x8-ampbf16-adamw-b4s1024", 5.0},  // holdout: MoE under autocast
-      {"mix4x8-ampbf16-adamw-b4s1024-capfit-11.01", 5.0},
       // holdout: GradScaler skipped the first steps (fp16 overflow at scale 2^16), so no momentum buffers existed
       // at the measured step; whether a step overflows depends on the data, not on shapes.
       {"resnet50-ampfp16-sgdmom-b24", 8.0},

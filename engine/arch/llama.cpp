@@ -121,93 +121,64 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   return out;
 }
 
-TensorId moe(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool trainable, TensorId x) {
-  // transformers 5.17 MixtralSparseMoeBlock: a TopK router (linear, f32 softmax, topk, renormalise) and
-  // MixtralExperts holding 3-d weights gate_up_proj [E, 2I, H] and down_proj [E, H, I]. Per expert hit:
-  // gather its tokens, linear with gate_up_proj[e] (a slice: autocast casts it afresh, not cached), chunk,
-  // silu(gate) * up, linear with down_proj[e], scale by the routing weight, index_add_ into a zeroed f32/
-  // model-dtype output. Backward of each slice (SelectBackward) materialises a zero-filled gradient of the
-  // whole 3-d parameter; backward of each token gather materialises a full [T, H] gradient.
-  // Uniform routing is assumed: each of the E experts sees T * k / E rows.
-  const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, H = s.hidden_size,
-                I = s.intermediate_size;
-  const int64_t E = s.num_experts, K = s.num_experts_per_tok, T = checked_mul(B, S);
+// transformers 5.17 MixtralSparseMoeBlock with its default experts_implementation "grouped_mm"
+// (integrations/moe.py grouped_mm_experts_forward, read from the installed package on the H200): the TopK router
+// (linear, fp32 softmax, topk, renormalised in place; the routing weights stay fp32), then, over the R = T * k
+// routed rows: sort the expert ids, gather hidden[perm // k] [R, H], masked_fill_ the sentinel rows, grouped_mm
+// with gate_up_proj [R, 2I] and an out-of-place masked_fill, chunk, silu(gate) * up [R, I], grouped_mm with
+// down_proj [R, H], masked_fill, times the fp32 routing weight (so fp32 [R, H] for 16-bit models), gathered back
+// to token order, view(T, k, H).sum(1) and cast to the input dtype. grouped_mm is not autocast: under amp the
+// experts run in fp32 on the fp32 residual stream. Its backward returns the input gradient and a gradient of the
+// whole 3-d weight; the gathers' backward scatters into a zero-filled tensor of the source's size.
+TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool trainable, TensorId x) {
+  const int64_t H = s.hidden_size, I = s.intermediate_size, E = s.num_experts, K = s.num_experts_per_tok;
+  const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens;
+  const int64_t T = checked_mul(B, Sq), R = checked_mul(T, K);
+  const DType dt = b.dtype(x);
   TensorId flat = b.view(x, {T, H});
   TensorId router = b.param(p + "gate.weight", {E, H}, trainable);
   TensorId gate_up = b.param(p + "experts.gate_up_proj", {E, 2 * I, H}, trainable);
   TensorId down = b.param(p + "experts.down_proj", {E, H, I}, trainable);
-  TensorId logits = b.linear(flat, router);
-  TensorId probs = b.softmax_last(b.to(logits, DType::f32));
-  TensorId topw = b.generic({"topk", {probs}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {0}, {1}, {}, {}})[0];
-  TensorId weights = b.binary("div", topw, b.reduce_last("sum", topw, false), true, true);
-  TensorId out = b.generic({"zeros_like", {}, {{{T, H}, b.dtype(flat)}}, {}, {}, {}, {}})[0];
-  b.generic({"one_hot", {}, {{{E, K, T}, DType::i64}}, {}, {}, {}, {}});
-  const int64_t rows = std::max<int64_t>(1, checked_mul(T, K) / E);
-  for (int64_t e = 0; e < E; ++e) {
-    TensorId xe = b.generic({"index", {flat}, {{{rows, H}, b.dtype(flat)}}, {}, {}, {}, {}})[0];
-    TensorId gu_w = b.select_param(gate_up, {2 * I, H});
-    TensorId gu = b.linear(xe, gu_w);
-    TensorId g = b.view(gu, {rows, I});
-    TensorId u = b.view(gu, {rows, I});
-    TensorId act = b.mul(b.unary("silu", g, true, false), u);
-    TensorId d_w = b.select_param(down, {H, I});
-    TensorId ye = b.linear(act, d_w);
-    TensorId we = b.generic({"index", {weights}, {{{rows, 1}, b.dtype(weights)}}, {}, {}, {}, {}})[0];
-    TensorId scaled = b.to(b.mul(ye, we), b.dtype(out));
-    out = b.inplace("index_add_", out, false, {scaled});
-  }
-  return b.view(out, {B, S, H});
-}
-
-TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const std::string& p, TensorId x) {
-  // transformers 5.17 defaults experts_implementation to "grouped_mm" (integrations/moe.py
-  // grouped_mm_experts_forward); used here for bf16 inference, where torch._grouped_mm runs. With S = T * k
-  // routed rows: token_idx [S], hidden[token_idx] [S, H], argsort perm / inv_perm, the gathered rows re-sorted
-  // [S, H], grouped gate_up [S, 2I], act(gate) * up [S, I], grouped down [S, H], * routing weight, un-permuted
-  // [S, H], view(T, k, H).sum(1). Every intermediate is a local of that function: live until it returns.
-  const int64_t H = s.hidden_size, I = s.intermediate_size, E = s.num_experts, K = s.num_experts_per_tok;
-  const int64_t B = b.config().batch_size, Sq = b.pass().new_tokens, T = checked_mul(B, Sq), R = checked_mul(T, K);
-  const DType dt = b.dtype(x);
-  TensorId flat = b.view(x, {T, H});
-  TensorId router = b.param(p + "gate.weight", {E, H}, false);
-  TensorId gate_up = b.param(p + "experts.gate_up_proj", {E, 2 * I, H}, false);
-  TensorId down = b.param(p + "experts.down_proj", {E, H, I}, false);
-  TensorId logits = b.linear(flat, router);
-  TensorId probs = b.softmax_last(b.to(logits, DType::f32));
-  auto top = b.generic({"topk", {probs}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {}, {}, {}});
-  TensorId weights = b.to(b.binary("div", top[0], b.reduce_last("sum", top[0], false), false, false), dt);
-  b.hold(weights);
-  b.hold(top[1]);
-  std::vector<TensorId> locals;
-  auto local = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t) {
-    TensorId o = b.generic({name, std::move(reads), {{std::move(shape), t}}, {}, {}, {}, {}})[0];
-    b.hold(o);
-    locals.push_back(o);
-    return o;
+  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t, std::vector<int> saved_reads = {}) {
+    return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
   };
-  TensorId token_idx = local("token_idx", {}, {R}, DType::i64);
-  TensorId selected = local("index", {flat, token_idx}, {R, H}, dt);
-  TensorId perm = local("argsort", {top[1]}, {R}, DType::i64);
-  local("inv_perm", {perm}, {R}, DType::i64);
-  local("index", {top[1], perm}, {R}, DType::i64);
-  TensorId weights_g = local("index", {weights, perm}, {R}, dt);
-  TensorId selected_g = local("index", {selected, perm}, {R, H}, dt);
-  local("offsets", {}, {E}, DType::i32);
-  TensorId gu = local("grouped_mm", {selected_g, gate_up}, {R, 2 * I}, dt);
-  TensorId gated = b.mul(b.unary("silu", b.view(gu, {R, I}), false, false), b.view(gu, {R, I}));
-  b.hold(gated);
-  locals.push_back(gated);
-  TensorId out = b.generic({"grouped_mm", {gated, down}, {{{R, H}, dt}}, {}, {}, {}, {}})[0];
-  TensorId scaled = b.mul(out, b.view(weights_g, {R, 1}));  // rebinds out_per_sample_g: out goes
-  b.hold(scaled);
-  locals.push_back(scaled);
-  TensorId unperm = local("index", {scaled}, {R, H}, dt);
-  TensorId final_h = b.generic({"sum_topk", {unperm}, {{{T, H}, dt}}, {}, {}, {}, {}})[0];
-  for (TensorId t : locals) b.drop(t);
-  b.drop(weights);
-  b.drop(top[1]);
-  return b.view(final_h, {B, Sq, H});
+  // Router.
+  TensorId logits = b.linear(flat, router);
+  TensorId probs = b.softmax_last(b.to(logits, DType::f32));
+  auto top = b.generic({"topk", {probs}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
+  TensorId weights = b.binary("div", top[0], b.reduce_last("sum", top[0], false), true, true);  // fp32
+  // Routing bookkeeping (int64 / int32 vectors of R or E entries).
+  auto sorted = b.generic({"sort", {top[1]}, {{{R}, DType::i64}, {{R}, DType::i64}}, {}, {}, {}, {}});
+  TensorId perm = sorted[1];
+  b.hold(perm);
+  b.hold(sorted[0]);
+  TensorId rows = op1("floor_divide", {perm}, {R}, DType::i64);
+  const TensorId selected_g = op1("index", {flat, rows}, {R, H}, dt, {1});
+  b.hold(selected_g);  // selected_hidden_states_g: a local until the function returns
+  TensorId sample_w = op1("index", {b.view(weights, {R}), perm}, {R}, DType::f32, {1});
+  b.hold(sample_w);
+  TensorId offsets = op1("cumsum", {op1("histc", {sorted[0]}, {E}, DType::i32)}, {E}, DType::i32);
+  b.hold(offsets);
+  TensorId sentinel = op1("sentinel_mask", {sorted[0]}, {R, 1}, DType::boolean);
+  b.hold(sentinel);
+  const TensorId selected = b.inplace_fresh_grad("masked_fill_", selected_g, {sentinel});
+  // Experts: proj_out is rebound at every step, so each intermediate goes once the next exists (unless saved).
+  // Reads weight first: its backward computes the weight gradient before the input's (whole-run stream).
+  TensorId proj = op1("grouped_mm", {gate_up, selected, offsets}, {R, 2 * I}, dt, {0, 1});
+  proj = op1("masked_fill", {proj, sentinel}, {R, 2 * I}, dt);
+  const auto halves = b.split(proj, 2, {R, I});
+  proj = b.mul(b.unary("silu", halves[0], true, false), halves[1]);
+  proj = op1("grouped_mm", {down, proj, offsets}, {R, H}, dt, {0, 1});
+  proj = op1("masked_fill", {proj, sentinel}, {R, H}, dt);
+  b.hold(proj);  // not rebound after the weighting: bound until the function returns
+  TensorId weighted = b.mul(proj, b.view(sample_w, {R, 1}));
+  TensorId inv_perm = op1("inv_perm", {perm}, {R}, DType::i64);
+  weighted = op1("index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
+  b.hold(weighted);
+  TensorId summed = op1("sum_topk", {weighted}, {T, H}, b.dtype(weighted));  // view(T, k, H).sum(1)
+  TensorId out = b.to(summed, dt);
+  for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, sorted[0]}) b.drop(t);
+  return b.view(out, {B, Sq, H});
 }
 
 }  // namespace
@@ -280,10 +251,8 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     TensorId n2 = rms_norm(b, h1, w.post_norm);
     b.hold(n2);
     TensorId m;
-    if (s.num_experts > 0 && inf && b.param_dtype() == DType::bf16) {
-      m = moe_grouped_mm(b, s, p + "block_sparse_moe.", n2);
-    } else if (s.num_experts > 0) {
-      m = moe(b, s, p + "block_sparse_moe.", train, n2);
+    if (s.num_experts > 0) {
+      m = moe_grouped_mm(b, s, p + "block_sparse_moe.", train, n2);
     } else {
       TensorId gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);
       TensorId up = b.param(p + "mlp.up_proj.weight", {I, H}, train);
