@@ -1,4 +1,5 @@
-// The replayed event stream against whole runs recorded on the H200 (tests/data/streams/*.txt, written from
+// The replayed event stream against whole runs recorded on the H200 (GPT-2 medium amp, Llama-3.2-1B bf16, a
+// Mixtral-shape MoE bf16) (tests/data/streams/*.txt, written from
 // calibrate/record_case_events.py recordings): every allocation and free of a block >= 1 MiB, in order, over
 // the case's 3 training steps. The allocator model is exact on real streams (test_caching_allocator.cpp), so
 // an exact stream is what makes peak reserved and the capped fit verdict exact; this pins the event-order
@@ -76,7 +77,7 @@ Fixture load_fixture(const std::string& name) {
 }  // namespace
 
 TEST_CASE("replayed event streams match recorded whole runs event for event (>= 1 MiB, 3 steps)", "[fidelity][events]") {
-  for (const char* name : {"gpt2m-ampbf16-adamw-b4s1024", "l1b-bf16-adamw-b2s1024"}) {
+  for (const char* name : {"gpt2m-ampbf16-adamw-b4s1024", "l1b-bf16-adamw-b2s1024", "mix4x8-bf16-adamw-b4s1024"}) {
     INFO(name);
     const Fixture fx = load_fixture(name);
     const ValidationCase* c = nullptr;
