@@ -115,6 +115,10 @@ class GraphBuilder {
   TensorId softmax_last(TensorId x);
   // Fused SDPA (flash / efficient / cuDNN): q [B,H,L,D], k/v [B,Hkv,L,D].
   TensorId sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal);
+  // Inference SDPA with a boolean attention mask (sliding-window layers): F.scaled_dot_product_attention turns
+  // the mask into an additive one of q's dtype at the batch-expanded size [B, 1, Lq, Lk], alive for the call,
+  // and runs the memory-efficient kernel, which keeps no logsumexp without autograd (whole-run stream).
+  TensorId sdpa_masked_inference(TensorId q, TensorId k, TensorId v, TensorId mask);
   // SDPA's math backend, decomposed into the kernels it runs (O(L^2) saved scores).
   TensorId sdpa_math(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal);
   // Loss: cross entropy over logits [N, V] (log_softmax + nll_loss). Returns the scalar loss.

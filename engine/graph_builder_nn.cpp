@@ -172,6 +172,19 @@ TensorId GraphBuilder::softmax_last(TensorId x) {
   return y;
 }
 
+TensorId GraphBuilder::sdpa_masked_inference(TensorId q, TensorId k, TensorId v, TensorId mask) {
+  const Shape qs = shape(q);
+  if (qs.size() != 4) throw InputError("sdpa.q", std::to_string(qs.size()), "expects a 4-d query");
+  TensorId additive = generic({"attn_mask_to_float", {mask}, {{{qs[0], 1, qs[2], shape(k)[2]}, dtype(q)}}, {}, {}, {}, {}})[0];
+  Shape out_shape = qs;
+  out_shape[3] = shape(v)[3];
+  TensorId out = new_tensor(out_shape, dtype(q), TensorKind::activation);
+  Op& op = emit("sdpa_efficient", {q, k, v, additive});
+  op.outs = {out};
+  finish_outs(op);
+  return out;
+}
+
 TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal) {
   (void)causal;
   v = autocast_low(v);  // autocast casts the arguments last to first (whole-run stream: k's cast before q's)

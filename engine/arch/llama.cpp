@@ -101,7 +101,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
     // A mask disables enable_gqa (use_gqa_in_sdpa): repeat_kv materialises K and V for every head.
     TensorId kr = nkv != nh ? b.contiguous_copy(ke, {B, nh, Lk, hd}) : ke;
     TensorId vr = nkv != nh ? b.contiguous_copy(v, {B, nh, Lk, hd}) : v;
-    ctx = b.sdpa(qe, kr, vr, 0.0, false);
+    ctx = b.sdpa_masked_inference(qe, kr, vr, mask);
   } else {
     TensorId kr = ke, vr = v;
     if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
