@@ -59,9 +59,9 @@ class PassRunner {
     for (size_t i = 0; i < g.ops.size(); ++i) {
       const Op& op = g.ops[i];
       mem_.here.op = static_cast<int32_t>(i);
-      workspaces(g.name_of(op.name));
       for (TensorId o : op.outs)
         create(g, o, cache_storage[static_cast<size_t>(storage(g, o))] ? Row::kv_cache : Row::transient);
+      workspaces(g.name_of(op.name));  // once the GEMM's output exists (whole-run streams, as in training)
       for (int64_t b : op.fwd_temp_bytes) mem_.workspace(b, op.optional_workspaces);
       for (TensorId t : releases[i]) unref(g, t);
     }

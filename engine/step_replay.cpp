@@ -32,7 +32,7 @@ struct ReplaySession {
   std::vector<int32_t> param_grad;   // by ordinal, -1 when .grad is None
 
   bool built = false;
-  bool fwd_workspace = false, bwd_workspace = false, lt_workspace = false;
+  bool fwd_workspace = false, bwd_workspace = false, fwd_lt_workspace = false, bwd_lt_workspace = false;
 };
 
 // Reference-counted storages and gradient buffers over one Graph, on top of a ReplaySession.
@@ -190,17 +190,21 @@ class Replayer {
 
   // cuBLAS keeps one workspace per (handle, stream); each thread has its own handle, so the forward thread and
   // the autograd thread each allocate one on their first GEMM, once the GEMM's output exists (traces: output,
-  // then the 32 MiB). The 1 MiB cuBLASLt workspace comes with the first bias-epilogue addmm, which only the
-  // forward runs (backward's GEMMs are plain mm): one per run (whole-run gpt2-medium stream).
-  void maybe_workspace(const Op& op, bool backward) {
-    bool& done = backward ? session_.bwd_workspace : session_.fwd_workspace;
+  // then the 32 MiB). The 1 MiB cuBLASLt workspace comes with a thread's first bias-epilogue addmm: backward's
+  // own GEMMs are plain mm, so the autograd thread takes one only when a checkpoint recompute runs an addmm
+  // (whole-run streams: gpt2-medium, GPT-2 small checkpointed).
+  // `autograd_thread`: backward and checkpoint recomputes run there; `forward_kernel`: the op's own forward
+  // (its GEMM may be an addmm) rather than its backward (plain mm).
+  void maybe_workspace(const Op& op, bool autograd_thread, bool forward_kernel) {
+    bool& done = autograd_thread ? session_.bwd_workspace : session_.fwd_workspace;
+    bool& lt_done = autograd_thread ? session_.bwd_lt_workspace : session_.fwd_lt_workspace;
     const std::string& name = g_.name_of(op.name);
     if (!done && is_gemm(name)) {
       done = true;
       mem_.alloc(opt_.cublas_workspace_bytes, Row::library_workspace);
     }
-    if (!backward && !session_.lt_workspace && name == "addmm") {
-      session_.lt_workspace = true;
+    if (!lt_done && forward_kernel && name == "addmm") {
+      lt_done = true;
       mem_.alloc(opt_.cublaslt_workspace_bytes, Row::library_workspace);
     }
   }
@@ -221,7 +225,7 @@ class Replayer {
           cache_live_.push_back(o);
         }
       }
-      maybe_workspace(op, recompute_layer >= 0);
+      maybe_workspace(op, recompute_layer >= 0, true);
       for (int64_t b : op.fwd_temp_bytes) mem_.workspace(b, op.optional_workspaces);
     }
     if (retain_saved && op.has_backward)
@@ -384,7 +388,7 @@ class Replayer {
       } else {
         produced.push_back({gs.input, new_grad(gs.bytes, gs.arrives_as_view), gs.cast_to_bytes, &gs});
       }
-      maybe_workspace(op, true);
+      maybe_workspace(op, true, false);
       if (gs.then_temp_bytes > 0) mem_.workspace(gs.then_temp_bytes, op.optional_workspaces);
     }
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) mem_.free(*it);

@@ -113,7 +113,7 @@ NativeGraph gpt2_small() {
         with_shape(op(K::view, {t("ctx")}, t("ctx.2d")), {"batch*seq", H}),
         transposed(op(K::linear, {t("ctx.2d"), t("attn.c_proj.weight"), t("attn.c_proj.bias")}, t("attn"))),
         with_shape(op(K::view, {t("attn")}, t("attn.3d")), bsh),
-        with_p(op(K::dropout, {t("attn.3d")}, t("a")), p),
+        releasing(with_p(op(K::dropout, {t("attn.3d")}, t("a")), p), {t("q"), t("k"), t("v")}),
         releasing(op(K::add, {t("a"), h}, t("h1")), {t("ln1")}),
         op(K::layer_norm, {t("h1"), t("ln_2.weight"), t("ln_2.bias")}, t("ln2")),
         with_shape(op(K::view, {t("ln2")}, t("ln2.2d")), {"batch*seq", H}),

@@ -41,6 +41,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
   // split(dim=2) + view + transpose: strided views of one buffer; SplitBackward concatenates the gradients.
   const auto qkv_parts = b.split(qkv, 3, {B, nh, S, hd});
   TensorId q = qkv_parts[0], k = qkv_parts[1], v = qkv_parts[2];
+  for (TensorId t : qkv_parts) b.hold(t);  // query/key/value_states stay bound until the attention returns
   int64_t Lk = S;
   if (inf) {
     std::tie(k, v) = kv_update(b, k, v, 0);
@@ -61,7 +62,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
     ctx = b.contiguous_copy(ctx, {B, S, nh, hd});  // transpose(1, 2) then reshape of a non-contiguous view
   }
   TensorId out = b.linear(b.view(ctx, {B * S, H}), w_proj, b_proj, true);
-  return b.dropout(b.view(out, {B, S, H}), s.resid_dropout);
+  TensorId y = b.dropout(b.view(out, {B, S, H}), s.resid_dropout);
+  for (TensorId t : qkv_parts) b.drop(t);
+  return y;
 }
 
 TensorId mlp(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h) {
