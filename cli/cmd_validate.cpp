@@ -121,7 +121,8 @@ void register_validate(CLI::App& app, std::ostream& out) {
         if (r.error.empty()) {
           p["params"] = r.e.params;
           p["weights_mib"] = mib1(r.e.weights_bytes);
-          p["peak_allocated_mib"] = mib1(r.e.replay.peak.bytes);
+          p["peak_allocated_mib"] = mib1(r.e.torch_peak_allocated_bytes());  // as max_memory_allocated counts
+          p["tensor_peak_mib"] = mib1(r.e.replay.peak.bytes);
           p["peak_reserved_mib"] = mib1(r.e.allocator.peak_reserved_bytes);
           if (r.c.memory_cap_gib) {
             p["fits"] = r.e.fits();
@@ -162,7 +163,7 @@ void register_validate(CLI::App& app, std::ostream& out) {
         out << line;
         continue;
       }
-      const double pa = mib1(r.e.replay.peak.bytes), pr = mib1(r.e.run_peak_reserved_bytes());
+      const double pa = mib1(r.e.torch_peak_allocated_bytes()), pr = mib1(r.e.run_peak_reserved_bytes());
       std::string ma = "-", mr = "-", ea = "", er = "", fit = "";
       if (r.c.measured) {
         const auto& m = *r.c.measured;

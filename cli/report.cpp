@@ -78,6 +78,8 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
   const auto& p = e.replay.peak;
   j["peak_allocated_bytes"] = p.bytes;
   j["peak_allocated_mib"] = mib1(p.bytes);
+  j["torch_peak_allocated_bytes"] = e.torch_peak_allocated_bytes();  // max_memory_allocated: block sizes
+  j["run_peak_reserved_bytes"] = e.run_peak_reserved_bytes();         // under the capacity when one is given
   j["peak_reserved_bytes"] = e.allocator.peak_reserved_bytes;
   j["peak_reserved_mib"] = mib1(e.allocator.peak_reserved_bytes);
   j["peak_at"] = {{"step", p.where.step}, {"micro_batch", p.where.micro_batch}, {"phase", phase_name(p.where.phase)},
@@ -129,13 +131,25 @@ std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimat
                   mib(p.ledger.bytes[r]).c_str(), 100.0 * static_cast<double>(p.ledger.bytes[r]) / static_cast<double>(p.bytes));
     o << line;
   }
-  std::snprintf(line, sizeof line, "  %-20s %12s MiB\n", "= peak allocated", mib(p.bytes).c_str());
+  std::snprintf(line, sizeof line, "  %-20s %12s MiB  (live tensors)\n", "= peak allocated", mib(p.bytes).c_str());
   o << line;
-  const int64_t slack = e.allocator.peak_reserved_bytes - e.allocator.allocated_at_peak_reserved_bytes;
-  std::snprintf(line, sizeof line, "  %-20s %12s MiB  (caching allocator, at its reserved peak)\n", "+ allocator slack", mib(slack).c_str());
+  if (e.torch_peak_allocated_bytes() != p.bytes) {
+    std::snprintf(line, sizeof line, "  %-20s %12s MiB  (torch.cuda.max_memory_allocated: block sizes, unsplit tails)\n",
+                  "  as PyTorch counts", mib(e.torch_peak_allocated_bytes()).c_str());
+    o << line;
+  }
+  // Reserved beyond the tensor peak, so the rows add up: cached free blocks, fragmentation, unsplit tails.
+  const int64_t slack = e.allocator.peak_reserved_bytes - p.bytes;
+  std::snprintf(line, sizeof line, "  %-20s %12s MiB  (caching allocator: cached blocks, fragmentation, tails)\n",
+                "+ allocator slack", mib(slack).c_str());
   o << line;
   std::snprintf(line, sizeof line, "  %-20s %12s MiB\n", "= peak reserved", mib(e.allocator.peak_reserved_bytes).c_str());
   o << line;
+  if (e.run_peak_reserved_bytes() != e.allocator.peak_reserved_bytes) {
+    std::snprintf(line, sizeof line, "  %-20s %12s MiB  (under the capacity, after release-and-retry)\n", "  under the cap",
+                  mib(e.run_peak_reserved_bytes()).c_str());
+    o << line;
+  }
   std::snprintf(line, sizeof line, "  %-20s %12s MiB  (CUDA context, kernels)\n", "+ non-PyTorch", mib(d.non_pytorch_bytes).c_str());
   o << line;
   std::snprintf(line, sizeof line, "  %-20s %12s MiB\n\n", "= device total", mib(device_total(e, d)).c_str());

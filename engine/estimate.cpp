@@ -34,12 +34,14 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
 namespace {
 // The caching allocator over the run: without a cap (what the run needs) and, when a capacity is set, under it
 // (whether and where it would OOM).
-void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt) {
+// `window_begin`: the first event after the model is built (what torch.cuda.max_memory_allocated is compared
+// over: the training steps, or the inference passes).
+void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt, int64_t window_begin) {
   if (!opt.simulate_allocator) return;
   AllocatorOptions unlimited = opt.allocator;
   unlimited.capacity_bytes = 0;
   CachingAllocator alloc(unlimited);
-  e.allocator = replay_allocator(alloc, events, AllocatorReplayOptions{opt.replay.record_timeline});
+  e.allocator = replay_allocator(alloc, events, AllocatorReplayOptions{opt.replay.record_timeline, window_begin});
   if (opt.allocator.capacity_bytes > 0) {
     e.capacity_bytes = opt.allocator.capacity_bytes;
     e.expandable_segments = opt.allocator.expandable_segments;
@@ -74,7 +76,7 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
   }
   e.replay = replay_training(g, cfg, opt.replay);
   e.weights_bytes = e.replay.weights_bytes;
-  simulate_allocators(e, e.replay.events, opt);
+  simulate_allocators(e, e.replay.events, opt, e.replay.steps.empty() ? 0 : e.replay.steps.front().event_begin);
   return e;
 }
 
@@ -89,7 +91,7 @@ Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOpt
     e.weights_bytes = e.inference.weights_bytes;
     e.replay.weights_bytes = e.weights_bytes;
     e.replay.peak = e.inference.peak;
-    simulate_allocators(e, e.inference.events, opt);
+    simulate_allocators(e, e.inference.events, opt, e.inference.first_pass_event);
     e.replay.events = std::move(e.inference.events);
     return e;
   }

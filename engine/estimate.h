@@ -39,7 +39,13 @@ struct Estimate {
   // model is exact; with the replayed stream it got all 42 measured capped runs right (data/validation/
   // NOTES.md), including runs whose natural reserved peak exceeds the cap yet fit through a retry.
   bool fits() const { return !capped || !capped->oom; }
+  // Peak of the live tensors (the ledger's total): requested bytes rounded to 512 B.
   int64_t peak_allocated_bytes() const { return replay.peak.bytes; }
+  // torch.cuda.max_memory_allocated as PyTorch counts it: block sizes, with the unsplit tails (< 1 MiB) of large
+  // blocks; the allocator replay's peak over the steps / passes, or the tensor peak without the allocator model.
+  int64_t torch_peak_allocated_bytes() const {
+    return allocator.window_peak_allocated_bytes > 0 ? allocator.window_peak_allocated_bytes : replay.peak.bytes;
+  }
   // What the run reserves at its peak: under the cap when one is set and the run fits (release-and-retry can
   // hold it below the natural peak), else the natural peak of the uncapped replay.
   int64_t run_peak_reserved_bytes() const {

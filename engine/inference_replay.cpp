@@ -141,6 +141,7 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
   mem.here = Location{0, 0, Phase::build, -1, false};
   runner.allocate_weights(prefill);
   res.weights_bytes = mem.current_bytes();
+  res.first_pass_event = mem.event_count();
 
   if (opt.measured_prefill) {
     mem.here = Location{0, 0, Phase::prefill, -1, false};

@@ -42,6 +42,7 @@ struct InferenceResult {
   PeakInfo peak;                     // the whole run
   PeakInfo prefill_peak, generate_peak;
   MemEventStream events;             // the whole run, for the caching-allocator model
+  int64_t first_pass_event = 0;      // index in `events` of the first event after the model is built
 };
 
 // cfg.mode must be inference; cfg.seq_len is the prompt length. Throws InputError for models without an

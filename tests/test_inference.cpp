@@ -40,7 +40,7 @@ void check_inference_cases(const std::string& file) {
     const auto& inf = e.inference;
     const double kv = err_pct(mib(inf.kv_cache_bytes), *m.kv_cache_mib);
     const double pre = err_pct(mib(inf.prefill_peak_bytes), *m.prefill_peak_mib);
-    const double peak = err_pct(mib(e.replay.peak.bytes), *m.peak_allocated_mib);
+    const double peak = err_pct(mib(e.torch_peak_allocated_bytes()), *m.peak_allocated_mib);
     std::printf("%-40s %s kv %+.2f%% prefill %+.2f%% peak %+.2f%%\n", c.id.c_str(), c.holdout ? "holdout" : "tuned  ",
                 kv, pre, peak);
     const double worst = std::max({std::fabs(kv), std::fabs(pre), std::fabs(peak)});

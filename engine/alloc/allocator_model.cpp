@@ -51,6 +51,8 @@ AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& eve
       s.allocated_at_peak_reserved_bytes = allocated;
     }
     if (allocated > s.peak_allocated_bytes) s.peak_allocated_bytes = allocated;
+    if (static_cast<int64_t>(i) >= options.window_begin_event && allocated > s.window_peak_allocated_bytes)
+      s.window_peak_allocated_bytes = allocated;
     if (options.record_reserved_curve) s.reserved_curve_bytes.push_back(reserved);
   }
   s.reserved_at_end_bytes = model.reserved_bytes();

@@ -52,6 +52,9 @@ struct AllocatorStats {
   int64_t num_segments = 0;       // segments held at the end (or at the OOM)
   int64_t num_skipped_workspaces = 0;  // optional workspaces (MemEvent::optional) that did not fit
   int64_t num_device_allocs = 0;  // cudaMalloc / page-map calls during the replay
+  // torch.cuda.max_memory_allocated over the events from AllocatorReplayOptions::window_begin_event on: block
+  // sizes, so a large block's unsplit tail (under 1 MiB, MECHANICS §1) counts as allocated.
+  int64_t window_peak_allocated_bytes = 0;
 
   // OOM: the replay stops at the first allocation that does not fit. The allocated / reserved figures are
   // those PyTorch's OutOfMemoryError message quotes (after releasing cached segments).
@@ -67,6 +70,8 @@ struct AllocatorStats {
 
 struct AllocatorReplayOptions {
   bool record_reserved_curve = false;  // off by default: one int64 per event
+  // AllocatorStats::window_peak_allocated_bytes is taken over the events from this index on.
+  int64_t window_begin_event = 0;
 };
 
 // Drives `model` over `events` from the model's current state. Peaks start from the model's state at entry.
