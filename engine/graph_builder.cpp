@@ -192,13 +192,20 @@ TensorId GraphBuilder::select_param(TensorId param, Shape slice_shape) {
   return v;
 }
 
-TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads) {
-  TensorId r = new_tensor(shape(x), dtype(x), TensorKind::activation, x);
+Op& GraphBuilder::emit_inplace(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
+                               TensorId& result) {
+  result = new_tensor(shape(x), dtype(x), TensorKind::activation, x);
   std::vector<TensorId> reads{x};
   reads.insert(reads.end(), other_reads.begin(), other_reads.end());
   Op& op = emit(name, reads);
-  op.outs = {r};
+  op.outs = {result};
   finish_outs(op);
+  return op;
+}
+
+TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads) {
+  TensorId r = kNoTensor;
+  Op& op = emit_inplace(name, x, other_reads, r);
   for (TensorId t : other_reads) op.saved.push_back(t);
   if (op.has_backward) add_grads(op, {x});
   return r;
@@ -206,18 +213,14 @@ TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std
 
 TensorId GraphBuilder::inplace(std::string_view name, TensorId x, bool saves_result,
                                std::initializer_list<TensorId> other_reads) {
-  TensorId r = new_tensor(shape(x), dtype(x), TensorKind::activation, x);
-  std::vector<TensorId> reads{x};
-  reads.insert(reads.end(), other_reads.begin(), other_reads.end());
-  Op& op = emit(name, reads);
-  op.outs = {r};
-  finish_outs(op);
+  TensorId r = kNoTensor;
+  Op& op = emit_inplace(name, x, other_reads, r);
   if (saves_result) op.saved.push_back(r);
   if (op.has_backward) {
     if (saves_result) {
       add_grads(op, {x});  // e.g. relu_: threshold_backward writes a fresh gradient
     } else {
-      for (TensorId t : reads)  // e.g. add_: the gradient passes through to every operand
+      for (TensorId t : op.reads)  // e.g. add_: the gradient passes through to every operand
         if (info(t).requires_grad) op.grads.push_back({t, 0, 0});
     }
   }

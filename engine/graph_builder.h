@@ -159,6 +159,8 @@ class GraphBuilder {
   int64_t numel(TensorId t) const;
 
  private:
+  // The op of an in-place call on x: `result` aliases x's storage (inplace, inplace_fresh_grad).
+  Op& emit_inplace(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads, TensorId& result);
   TensorId new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of = kNoTensor);
   int32_t intern(std::string_view name);
   Op& emit(std::string_view name, std::vector<TensorId> reads);
