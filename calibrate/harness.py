@@ -34,7 +34,7 @@ OOM_MESSAGE_CHARS = 400
 STEPS = 3
 PHASE_KEYS = ["start_mib", "batch_mib", "fwd_peak_mib", "after_fwd_mib", "bwd_peak_mib", "micro_rest_peak_mib",
               "after_bwd_mib", "opt_peak_mib", "end_mib", "step_peak_mib"]
-HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert")
+HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2")
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16")
 SDPA_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
 
@@ -772,10 +772,10 @@ def main():
     if args.compare:
         print(deviation_report(read_jsonl(args.compare[0]), read_jsonl(args.compare[1])))
         return 0
-    if not args.cases:
-        ap.error("a cases file is required")
+    if not args.cases and not args.env:
+        ap.error("a cases file is required (or --env alone for the environment probe)")
 
-    cases = read_jsonl(args.cases)
+    cases = read_jsonl(args.cases) if args.cases else []
     ids = [c.get("id") for c in cases]
     if len(set(ids)) != len(ids):
         dup = sorted(set(i for i in ids if ids.count(i) > 1))

@@ -13,9 +13,11 @@ import harness  # noqa: E402
 
 
 def main():
-    import torch
+    import torch  # importing does not initialise CUDA
     cases_path, case_id, out_path = sys.argv[1:4]
     case = next(c for c in harness.read_jsonl(cases_path) if c["id"] == case_id)
+    if case.get("alloc_conf"):  # before CUDA is first touched, as the harness's per-case child does
+        os.environ["PYTORCH_ALLOC_CONF"] = case["alloc_conf"]
     torch.cuda.init()
     torch.cuda.memory._record_memory_history(max_entries=4000000, context=None, stacks="python")
     res = harness.measure_case(case)
@@ -26,8 +28,9 @@ def main():
     events = [[e["action"], e["size"], e["addr"], e["stream"]] for e in snap["device_traces"][0] if e["action"] in keep]
     with gzip.open(out_path, "wt") as f:
         json.dump({"id": case_id, "torch": torch.__version__, "note": "every allocator event of the whole case "
-                   "(measure_case), no frames; each: [action, size_bytes, addr, stream]",
-                   "peak_reserved_mib": res["measured"].get("peak_reserved_mib"), "events": events}, f)
+                   "(measure_case), no frames; each: [action, size_bytes, addr, stream]; case: the measured case",
+                   "peak_reserved_mib": res["measured"].get("peak_reserved_mib"),
+                   "case": dict(case, **res), "events": events}, f)
     print("wrote", out_path, len(events), "events, peak reserved", res["measured"].get("peak_reserved_mib"))
 
 
