@@ -1,5 +1,8 @@
 #include "engine/estimate.h"
 
+#include <algorithm>
+#include <string>
+
 #include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -15,15 +18,21 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
     throw InputError("seq_len", std::to_string(cfg.seq_len), "must be a positive integer for language models");
   if (spec.kind == ModelSpec::Kind::vision && cfg.image_size <= 0)
     throw InputError("image_size", std::to_string(cfg.image_size), "must be a positive integer for vision models");
-  if (spec.kind == ModelSpec::Kind::transformer && spec.transformer.family != TransformerSpec::Family::bert &&
-      cfg.seq_len > 0 && spec.transformer.max_position_embeddings > 0 && spec.transformer.family == TransformerSpec::Family::gpt2 &&
-      cfg.seq_len > spec.transformer.max_position_embeddings)
-    throw InputError("seq_len", std::to_string(cfg.seq_len),
-                     "exceeds the model's position embeddings (" + std::to_string(spec.transformer.max_position_embeddings) + ")");
-  if (spec.kind == ModelSpec::Kind::transformer && spec.transformer.family == TransformerSpec::Family::bert &&
-      cfg.seq_len > spec.transformer.max_position_embeddings)
-    throw InputError("seq_len", std::to_string(cfg.seq_len),
-                     "exceeds the model's position embeddings (" + std::to_string(spec.transformer.max_position_embeddings) + ")");
+  // Learned absolute positions (GPT-2, BERT) end at max_position_embeddings: the prompt and every fed-back
+  // generated token need one (generate() feeds back all but the last; torch asserts on the device otherwise).
+  const bool learned_positions = spec.kind == ModelSpec::Kind::transformer &&
+                                 (spec.transformer.family == TransformerSpec::Family::gpt2 ||
+                                  spec.transformer.family == TransformerSpec::Family::bert);
+  if (learned_positions && cfg.seq_len > 0 && spec.transformer.max_position_embeddings > 0) {
+    const int64_t limit = spec.transformer.max_position_embeddings;
+    const std::string why = "exceeds the model's position embeddings (" + std::to_string(limit) + ")";
+    if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
+    const int64_t fed_back = cfg.mode == Mode::inference ? std::max<int64_t>(0, cfg.generate_tokens - 1) : 0;
+    if (fed_back > limit - cfg.seq_len)
+      throw InputError("generate_tokens", std::to_string(cfg.generate_tokens),
+                       "seq_len " + std::to_string(cfg.seq_len) + " plus " + std::to_string(fed_back) +
+                           " fed-back tokens " + why);
+  }
   for (int64_t l : cfg.checkpoint_layers)
     if (l < 0) throw InputError("checkpoint_layers", std::to_string(l), "layer indices must be non-negative");
   for (int64_t l : cfg.frozen_layers)

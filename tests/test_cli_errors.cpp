@@ -30,6 +30,7 @@ TEST_CASE("each kind of bad input exits 2 with one line naming the field", "[cli
       {"estimate --model gpt2 --batch-size 0", "batch"},                            // non-positive sizes
       {"estimate --model gpt2 --batch-size -3", "batch"},
       {"estimate --model gpt2 --seq-len 4096", "seq_len"},                          // past n_positions
+      {"estimate --model gpt2 --mode inference --seq-len 1024 --generate-tokens 32", "generate_tokens"},
       {"estimate --model gpt2 --grad-checkpointing 1,x", "--grad-checkpointing"},
       {"estimate --model gpt2 --gpu tpu-v9", "--gpu"},
       {"estimate --model " + neg_size, "hidden_size"},                             // negative size in a config
