@@ -384,11 +384,12 @@ TensorId GraphBuilder::reduce_last(std::string_view name, TensorId x, bool save_
   return y;
 }
 
-TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId> parts, int dim) {
+TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId> parts, int dim,
+                           std::optional<DType> also_dtype) {
   Shape s = shape(*parts.begin());
   const size_t d = dim < 0 ? s.size() - static_cast<size_t>(-dim) : static_cast<size_t>(dim);
   s[d] = 0;
-  DType dt = dtype(*parts.begin());
+  DType dt = also_dtype ? promote(*also_dtype, dtype(*parts.begin())) : dtype(*parts.begin());
   for (TensorId p : parts) {
     s[d] = checked_add(s[d], shape(p)[d], "cat size");
     dt = promote(dt, dtype(p));
@@ -407,12 +408,15 @@ TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId
   return y;
 }
 
-TensorId GraphBuilder::contiguous_copy(TensorId x, Shape s) {
+TensorId GraphBuilder::contiguous_copy(TensorId x, Shape s, bool grad_copied) {
   TensorId y = new_tensor(std::move(s), dtype(x), TensorKind::activation);
   Op& op = emit("contiguous", {x});
   op.outs = {y};
   finish_outs(op);
-  if (op.has_backward) op.grads.push_back({x, 0, 0});
+  if (op.has_backward) {
+    if (grad_copied) op.grads.push_back({x, -1, info(x).bytes});
+    else op.grads.push_back({x, 0, 0});
+  }
   return y;
 }
 

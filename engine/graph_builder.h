@@ -98,8 +98,15 @@ class GraphBuilder {
   TensorId unary(std::string_view name, TensorId x, bool save_in, bool save_out, bool fp32_policy = false);
   TensorId reduce_last(std::string_view name, TensorId x, bool save_in);  // mean/sum over last dim, keepdim
   TensorId cat_last(std::string_view name, std::initializer_list<TensorId> parts) { return cat(name, parts, -1); }
-  TensorId cat(std::string_view name, std::initializer_list<TensorId> parts, int dim);
-  TensorId contiguous_copy(TensorId x, Shape shape);  // .contiguous()/.reshape() of a non-contiguous view
+  // torch.cat promotes over its inputs' dtypes; `also_dtype` stands for an input with no elements that still
+  // takes part (the empty tensor a DynamicCache layer starts from).
+  TensorId cat(std::string_view name, std::initializer_list<TensorId> parts, int dim,
+               std::optional<DType> also_dtype = std::nullopt);
+  // .contiguous()/.reshape() of a non-contiguous view. Its backward hands the gradient back as a view;
+  // `grad_copied`: the producer cannot use that view as it is (an eager attention's bmm output, reshaped
+  // to 3-d by matmul's backward), so the gradient becomes a fresh contiguous copy and the incoming one is
+  // released (whole-run streams, GPT-2 / BERT eager attention).
+  TensorId contiguous_copy(TensorId x, Shape shape, bool grad_copied = false);
   // x.split(...) into `parts` equal views of shape `each` (later views / transposes folded in): one
   // SplitBackward node, whose backward concatenates the parts' gradients into one fresh x-sized buffer.
   std::vector<TensorId> split(TensorId x, int parts, const Shape& each);
@@ -169,7 +176,6 @@ class GraphBuilder {
   void finish_outs(Op& op);  // requires_grad of outs from reads
   void save_for_product(Op& op, TensorId a, TensorId b);
   // Backward of a gradient summed over the rows of [rows, cols] (bias grads, broadcast operands).
-  void add_column_sum_workspace(Op& op, int64_t rows, int64_t cols);
   // A broadcast row-vector operand's sum_to in validate_outputs: its column-sum workspace on g.
   void set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out);
   int64_t bytes_of(const Shape& s, DType t) const;

@@ -24,14 +24,6 @@ Shape drop_last(Shape s) {
 }
 }  // namespace
 
-void GraphBuilder::add_column_sum_workspace(Op& op, int64_t rows, int64_t cols) {
-  const ReduceWorkspace w = column_sum_workspace(rows, cols, cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm);
-  if (w.buffer_bytes > 0) {
-    op.bwd_temp_bytes.push_back(w.buffer_bytes);
-    op.bwd_temp_bytes.push_back(w.semaphore_bytes);
-  }
-}
-
 void GraphBuilder::set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out) {
   const int64_t cols = shape(operand).empty() ? 1 : shape(operand).back();
   if (numel(operand) >= numel(out) || numel(operand) != cols) return;  // only a [.., H] row vector: a column sum
@@ -94,9 +86,17 @@ TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
   save_for_product(op, xc, wc);
   if (op.has_backward) {
     if (bc != kNoTensor) {
-      // AddmmBackward: grad input, grad weight, then grad bias (a column sum with a reduction workspace).
-      add_grads(op, {xc, wc, bc});
-      if (info(bc).requires_grad) add_column_sum_workspace(op, numel(y) / shape(y).back(), shape(y).back());
+      // AddmmBackward: grad input, grad weight; the bias's gradient is the output gradient passed through
+      // (beta = 1), which validate_outputs sums to the bias's shape after the node returns: a column sum
+      // with its reduction workspace. Under checkpointing that comes after the node's unpacked saved tensors
+      // are gone (whole-run stream, GPT-2 amp eager + checkpointing).
+      add_grads(op, {xc, wc});
+      if (info(bc).requires_grad) {
+        GradSpec g{bc, 0, 0};
+        g.cast_to_bytes = info(bc).bytes;
+        set_reduce_workspace(g, bc, y);
+        op.grads.push_back(g);
+      }
     } else {
       // MmBackward on the flattened input: the weight gradient is produced before the input gradient.
       add_grads(op, {wc, xc});
@@ -119,7 +119,9 @@ TensorId GraphBuilder::matmul(TensorId a, TensorId b, Shape out_shape) {
   op.outs = {y};
   finish_outs(op);
   save_for_product(op, ac, bc);
-  if (op.has_backward) add_grads(op, {ac, bc});
+  // BmmBackward computes mat2's gradient before self's (whole-run streams: [B*H, S, D] before [B*H, S, S]
+  // in the context bmm of BERT and GPT-2 eager attention).
+  if (op.has_backward) add_grads(op, {bc, ac});
   return y;
 }
 
@@ -168,7 +170,12 @@ TensorId GraphBuilder::softmax_last(TensorId x) {
   op.outs = {y};
   finish_outs(op);
   op.saved = {y};
-  if (op.has_backward) add_grads(op, {x});
+  if (op.has_backward) {
+    add_grads(op, {x});
+    // _softmax_backward_data stages a temporary the size of its result, freed before it returns (whole-run
+    // streams: BERT-base fp32 eager and GPT-2 small amp eager attention, fp32 softmax of [B, H, S, S]).
+    op.bwd_temp_bytes = {info(y).bytes};
+  }
   return y;
 }
 
@@ -208,15 +215,21 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
   Shape out_shape = qs;
   out_shape[3] = shape(v)[3];
   TensorId out = new_tensor(out_shape, dt, TensorKind::activation);
-  TensorId lse = new_tensor(lse_shape, DType::f32, TensorKind::activation);
   outs.push_back(out);
-  outs.push_back(lse);
+  // The softmax row sums exist only for a backward (sdp_utils' should_compute_logsumexp: grad mode and an
+  // input that requires grad); inference allocates none (whole-run amp TinyLlama-shape prefill stream).
+  const bool grad = training() && (info(q).requires_grad || info(k).requires_grad || info(v).requires_grad);
+  TensorId lse = grad ? new_tensor(lse_shape, DType::f32, TensorKind::activation) : kNoTensor;
+  if (lse != kNoTensor) outs.push_back(lse);
   Op& op = emit(fused_low ? "sdpa_flash" : "sdpa_efficient", {q, k, v});
   op.outs = outs;
   if (fused_low) op.fwd_temp_bytes = {256};
   finish_outs(op);
-  g_.tensors[static_cast<size_t>(lse)].requires_grad = false;
-  op.saved = {q, k, v, out, lse};
+  op.saved = {q, k, v, out};
+  if (lse != kNoTensor) {
+    g_.tensors[static_cast<size_t>(lse)].requires_grad = false;
+    op.saved.push_back(lse);
+  }
   if (seed != kNoTensor) { op.saved.push_back(seed); op.saved.push_back(offset); }
   if (op.has_backward) {
     add_grads(op, {q, k, v});

@@ -355,7 +355,12 @@ class Replayer {
     }
   }
 
-  void backward_op(int32_t i) {
+  // `unpacked_saves`: the op ran inside a checkpointed region, so its saved tensors come from the
+  // checkpoint's unpack hook, which hands over the recomputed tensor and forgets it; the node's apply holds
+  // the only reference and drops it when it returns, before validate_outputs casts / reduces (whole-run
+  // stream, GPT-2 amp + checkpointing: a Conv1D's saved input and weight copy die before its bias gradient
+  // is reduced). Without hooks the node keeps them until release_variables(), after validate_outputs.
+  void backward_op(int32_t i, bool unpacked_saves) {
     const Op& op = g_.ops[static_cast<size_t>(i)];
     mem_.here.op = i;
     bool any = false;
@@ -393,6 +398,7 @@ class Replayer {
     }
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) mem_.free(*it);
     for (int64_t b : op.bwd_temp_bytes) mem_.workspace(b);
+    if (unpacked_saves) release_saved(i);
     for (auto& p : produced) {  // validate_outputs
       if (p.cast_to_bytes == 0) continue;
       const int32_t cast = new_grad(p.cast_to_bytes);
@@ -407,11 +413,14 @@ class Replayer {
       int32_t& og = grad_of_[static_cast<size_t>(o)];
       if (og >= 0) { grad_unref(og); og = -1; }
     }
-    if (saved_live_[static_cast<size_t>(i)]) {
-      for (TensorId s : op.saved) unsave(s);
-      saved_live_[static_cast<size_t>(i)] = false;
-    }
+    release_saved(i);
     for (const auto& p : produced) deliver(p.input, p.grad);
+  }
+
+  void release_saved(int32_t i) {
+    if (!saved_live_[static_cast<size_t>(i)]) return;
+    for (TensorId s : g_.ops[static_cast<size_t>(i)].saved) unsave(s);
+    saved_live_[static_cast<size_t>(i)] = false;
   }
 
   void backward() {
@@ -425,7 +434,7 @@ class Replayer {
         recomputed[static_cast<size_t>(l)] = true;
         recompute(l);
       }
-      if (g_.ops[static_cast<size_t>(i)].has_backward) backward_op(i);
+      if (g_.ops[static_cast<size_t>(i)].has_backward) backward_op(i, ckpt);
       if (ckpt && i == g_.layers[static_cast<size_t>(l)].first_op)
         for (TensorId t : region_inputs_[static_cast<size_t>(l)]) unref(t);
     }

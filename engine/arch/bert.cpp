@@ -63,15 +63,23 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
     TensorId qs = b.view(apply(b, q, h), {B, nh, S, hd});
     TensorId ks = b.view(apply(b, k, h), {B, nh, S, hd});
     TensorId vs = b.view(apply(b, v, h), {B, nh, S, hd});
+    const TensorId proj[3] = {qs, ks, vs};
+    for (TensorId t : proj) b.hold(t);  // query/key/value_layer stay bound until the self-attention returns
     TensorId ctx;
     if (cfg.attn == AttnImpl::sdpa) {
       ctx = b.sdpa(qs, ks, vs, s.attn_dropout, false);
     } else {
+      // torch.matmul copies each head-split view (batch and head dims cannot merge) before bmm, and
+      // bmm saves the copies (as GPT-2's eager attention, gpt2.cpp).
+      qs = b.contiguous_copy(qs, {B, nh, S, hd});
+      ks = b.contiguous_copy(ks, {B, nh, S, hd});
       TensorId scores = b.scalar_op("mul_scalar", b.matmul(qs, ks, {B, nh, S, S}), false);
       TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(qs));
       probs = b.dropout(probs, s.attn_dropout);
-      ctx = b.contiguous_copy(b.matmul(probs, vs, {B, nh, S, hd}), {B, S, nh, hd});
+      vs = b.contiguous_copy(vs, {B, nh, S, hd});
+      ctx = b.contiguous_copy(b.matmul(probs, vs, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
     }
+    for (TensorId t : proj) b.drop(t);
     // BertSelfOutput / BertOutput: `LayerNorm(hidden_states + input_tensor)`, both operands bound until the
     // module returns, after the norm (whole-run stream).
     TensorId a = b.dropout(apply(b, ao, b.view(ctx, {B, S, H})), s.resid_dropout);

@@ -34,14 +34,18 @@ TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels) {
 
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {
   const int64_t past = b.pass().past_len;
+  // DynamicLayer.lazy_initialization starts both caches as empty tensors of key_states' dtype, and torch.cat
+  // promotes: under amp the rotated keys are fp32 (bf16 k times fp32 cos), so the values are cached in fp32
+  // too (whole-run TinyLlama-shape amp stream: two 8 MiB cats per layer where bf16 would be 4 MiB).
+  const DType cache_dt = b.dtype(k);
   auto one = [&](TensorId x) {
     TensorId full;
     if (past == 0) {
-      full = b.cat("kv_cat", {x}, 2);  // cat([empty, x]): a fresh copy
+      full = b.cat("kv_cat", {x}, 2, cache_dt);  // cat([empty, x]): a fresh copy
     } else {
       Shape old = b.shape(x);
       old[2] = window > 0 ? std::min(past, window - 1) : past;
-      full = b.cat("kv_cat", {b.kv_cache_in(old, b.dtype(x)), x}, 2);
+      full = b.cat("kv_cat", {b.kv_cache_in(old, cache_dt), x}, 2);
     }
     TensorId keep = full;
     if (window > 0) {

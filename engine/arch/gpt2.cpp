@@ -25,7 +25,12 @@ TensorId gelu_new(GraphBuilder& b, TensorId x) {
   return b.mul(half_x, one_plus);
 }
 
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h, TensorId mask) {
+// `weights` receives eager attention's probabilities, held: GPT2Block binds them (`attn_output,
+// self_attn_weights = self.attn(...)`) until it returns (whole-run stream, amp eager + checkpointing: the
+// post-dropout probabilities are freed with the block's other locals). kNoTensor for SDPA.
+TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h, TensorId mask,
+                   TensorId& weights) {
+  weights = kNoTensor;
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
@@ -51,6 +56,14 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
   if (cfg.attn == AttnImpl::sdpa) {
     ctx = b.sdpa(q, k, v, s.attn_dropout, true);
   } else {
+    // torch.matmul reshapes its 4-d operands to 3-d for bmm. q (and, in training, k^T and v: views of the
+    // split qkv buffer) cannot merge batch and head dims without a copy, so each is copied first and the
+    // copies are what bmm saves; the split buffer itself is saved by nobody. Cached K/V (inference) are
+    // cat outputs, contiguous: no copy (whole-run stream, GPT-2 small amp eager + checkpointing: two
+    // [B, S, H] copies before each scores bmm, one before each context bmm).
+    const bool split_kv = !inf;
+    q = b.contiguous_copy(q, {B, nh, S, hd});
+    if (split_kv) k = b.contiguous_copy(k, {B, nh, Lk, hd});
     TensorId scores = b.matmul(q, k, {B, nh, S, Lk});
     TensorId scale = b.generic({"full", {}, {{{}, b.dtype(scores)}}, {}, {}, {}, {}})[0];
     TensorId scaled = b.binary("div", scores, scale, false, true);
@@ -58,8 +71,11 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
     TensorId probs = b.softmax_last(masked);
     probs = b.to(probs, b.dtype(v));  // .type(value.dtype)
     probs = b.dropout(probs, s.attn_dropout);
+    weights = probs;
+    b.hold(weights);
+    if (split_kv) v = b.contiguous_copy(v, {B, nh, Lk, hd});
     ctx = b.matmul(probs, v, {B, nh, S, hd});
-    ctx = b.contiguous_copy(ctx, {B, S, nh, hd});  // transpose(1, 2) then reshape of a non-contiguous view
+    ctx = b.contiguous_copy(ctx, {B, S, nh, hd}, /*grad_copied=*/true);  // transpose(1, 2) then reshape of a non-contiguous view
   }
   TensorId out = b.linear(b.view(ctx, {B * S, H}), w_proj, b_proj, true);
   TensorId y = b.dropout(b.view(out, {B, S, H}), s.resid_dropout);
@@ -103,12 +119,17 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(tok);  // inputs_embeds lives until GPT2Model.forward returns
   TensorId pos = b.embedding(b.input({P, S}, DType::i64), wpe);
   b.hold(pos);
-  TensorId h = b.dropout(b.add(tok, pos), s.embd_dropout);
-  // Eager attention adds a materialised [B, 1, S, S] float mask built once per forward.
+  TensorId h = b.add(tok, pos);
+  // Eager attention adds a materialised [B, 1, S, S] float mask built once per forward, after the embedding
+  // sum and before its dropout, from a [1, 1, S, S] bool mask freed at once (whole-run stream).
   TensorId mask = kNoTensor;
-  if (inf) mask = inference_mask(b, 0, b.param_dtype());
-  else if (cfg.attn == AttnImpl::eager)
-    mask = b.generic({"causal_mask", {}, {{{B, 1, S, S}, b.param_dtype()}}, {}, {}, {}, {}})[0];
+  if (inf) {
+    mask = inference_mask(b, 0, b.param_dtype());
+  } else if (cfg.attn == AttnImpl::eager) {
+    TensorId allowed = b.generic({"sdpa_mask", {}, {{{1, 1, S, S}, DType::boolean}}, {}, {}, {}, {}})[0];
+    mask = b.generic({"causal_mask", {allowed}, {{{B, 1, S, S}, b.param_dtype()}}, {}, {}, {}, {}})[0];
+  }
+  h = b.dropout(h, s.embd_dropout);
 
   for (int64_t i = 0; i < s.num_layers; ++i) {
     b.begin_layer("h." + std::to_string(i), layer_checkpointed(cfg, i));
@@ -118,7 +139,8 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
     const bool frozen = layer_frozen(cfg, i);
     TensorId ln1 = b.layer_norm(h, b.param(p + "ln_1.weight", {H}, !frozen), b.param(p + "ln_1.bias", {H}, !frozen));
     b.hold(ln1);
-    TensorId a = attention(b, s, i, ln1, mask);
+    TensorId attn_weights = kNoTensor;
+    TensorId a = attention(b, s, i, ln1, mask, attn_weights);
     b.hold(a);  // attn_output stays referenced until the block returns
     TensorId h1 = b.add(a, h);
     b.drop(ln1);
@@ -130,6 +152,7 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(ln2);
     b.drop(a);
     b.drop(m);
+    if (attn_weights != kNoTensor) b.drop(attn_weights);
     if (inf) b.drop(block_in);
     b.end_layer();
   }

@@ -61,8 +61,11 @@ struct LayerParams {
   TensorId in_norm, post_norm, q, k, v, o, qb, kb, vb, ob;
 };
 
+// `weights` receives eager attention's probabilities, held: the decoder layer binds them to `_`
+// (`hidden_states, _ = self.self_attn(...)`) until it returns. kNoTensor for SDPA.
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams& w, TensorId x, TensorId cos,
-                   TensorId sin, TensorId mask, int64_t window) {
+                   TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
+  weights = kNoTensor;
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
@@ -112,7 +115,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
     TensorId masked = b.add(scores, mask);
     TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
     probs = b.dropout(probs, s.attn_dropout);
-    ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}), {B, S, nh, hd});
+    weights = probs;
+    b.hold(weights);
+    ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
   }
   TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
   b.drop(qe);
@@ -243,7 +248,9 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     TensorId n1 = rms_norm(b, h, w.in_norm);
     b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = inf && layer_is_sliding(s, i);
-    TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0);
+    TensorId attn_weights = kNoTensor;
+    TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
+                           attn_weights);
     b.drop(n1);
     const bool gemma = s.model_type == "gemma2";
     if (gemma) a = rms_norm(b, a, b.param(p + "post_attention_layernorm.weight", {H}, train));
@@ -262,6 +269,7 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(n2);
     if (gemma) m = rms_norm(b, m, b.param(p + "post_feedforward_layernorm.weight", {H}, train));
     h = b.add(h1, m);
+    if (attn_weights != kNoTensor) b.drop(attn_weights);
     if (layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
   }
