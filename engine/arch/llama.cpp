@@ -49,12 +49,14 @@ TensorId rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin) {
   return b.add(a, c);
 }
 
-TensorId swiglu_mlp(GraphBuilder& b, TensorId x, TensorId gate, TensorId up, TensorId down) {
-  TensorId g = b.linear(x, gate);
+// LlamaMLP: down(silu(gate(x)) * up(x)); the biases are kNoTensor unless the config sets mlp_bias.
+TensorId swiglu_mlp(GraphBuilder& b, TensorId x, TensorId gate, TensorId up, TensorId down, TensorId gate_b,
+                    TensorId up_b, TensorId down_b) {
+  TensorId g = b.linear(x, gate, gate_b);
   TensorId act = b.unary("silu", g, true, false);
-  TensorId u = b.linear(x, up);
+  TensorId u = b.linear(x, up, up_b);
   TensorId prod = b.mul(act, u);
-  return b.linear(prod, down);
+  return b.linear(prod, down, down_b);
 }
 
 struct LayerParams {
@@ -261,10 +263,17 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     if (s.num_experts > 0) {
       m = moe_grouped_mm(b, s, p + "block_sparse_moe.", train, n2);
     } else {
+      // nn.Linear allocates its weight, then its bias.
+      auto bias = [&](const char* name, int64_t n) {
+        return s.mlp_bias ? b.param(p + "mlp." + name + ".bias", {n}, train) : kNoTensor;
+      };
       TensorId gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);
+      TensorId gate_b = bias("gate_proj", I);
       TensorId up = b.param(p + "mlp.up_proj.weight", {I, H}, train);
+      TensorId up_b = bias("up_proj", I);
       TensorId down = b.param(p + "mlp.down_proj.weight", {H, I}, train);
-      m = swiglu_mlp(b, n2, gate, up, down);
+      TensorId down_b = bias("down_proj", H);
+      m = swiglu_mlp(b, n2, gate, up, down, gate_b, up_b, down_b);
     }
     b.drop(n2);
     if (gemma) m = rms_norm(b, m, b.param(p + "post_feedforward_layernorm.weight", {H}, train));
