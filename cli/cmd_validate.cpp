@@ -62,6 +62,13 @@ std::vector<CaseResult> run_cases(const std::string& path, const std::string& on
     out.push_back(std::move(r));
   }
   if (cases == 0) throw InputError("FILE", path, "holds no cases (one JSON object per line)");
+  // An exact id selects that case alone, also when it is a prefix of other ids (its capped variants).
+  const auto exact = std::find_if(out.begin(), out.end(), [&](const CaseResult& r) { return r.c.id == only; });
+  if (exact != out.end() && out.size() > 1) {
+    CaseResult keep = std::move(*exact);
+    out.clear();
+    out.push_back(std::move(keep));
+  }
   return out;
 }
 
@@ -103,7 +110,7 @@ void register_validate(CLI::App& app, std::ostream& out) {
   cmd->add_option("FILE", *path, "cases in the format of data/validation/CASE-FORMAT.md")->required();
   cmd->add_flag("--json", *json, "machine-readable predictions");
   cmd->add_flag("--phases", *phases, "also compare the steady-state step's phase values");
-  cmd->add_option("--only", *only, "only cases whose id contains this text");
+  cmd->add_option("--only", *only, "only cases whose id contains this text (an exact id: that case alone)");
   cmd->add_option("--events-out", *events_out,
                   "write the replayed allocator events of the one case --only selects (calibrate/diff_events.py)");
   cmd->callback([path, json, phases, only, events_out, &out] {

@@ -19,7 +19,9 @@ struct TrainableParam {
 
 class OptimizerModel {
  public:
-  OptimizerModel(OptimizerKind kind, OptimizerImpl impl) : kind_(kind), impl_(impl) {}
+  // `num_sms` / `max_threads_per_sm`: the GPU's, for reduction workspaces (Adafactor's column means).
+  OptimizerModel(OptimizerKind kind, OptimizerImpl impl, int32_t num_sms = 132, int32_t max_threads_per_sm = 2048)
+      : kind_(kind), impl_(impl), num_sms_(num_sms), max_threads_per_sm_(max_threads_per_sm) {}
   // Emits the allocations of one optimizer.step() on `mem` (state on the first call, then temporaries).
   void step(MemoryTracker& mem, const std::vector<TrainableParam>& params);
   // Bytes of persistent state once initialised (for closed-form callers).
@@ -27,8 +29,10 @@ class OptimizerModel {
 
  private:
   void init_state(MemoryTracker& mem, const std::vector<TrainableParam>& params);
+  void adafactor_update(MemoryTracker& mem, const std::vector<TrainableParam>& params);
   OptimizerKind kind_;
   OptimizerImpl impl_;
+  int32_t num_sms_, max_threads_per_sm_;
   bool initialised_ = false;
   std::vector<int32_t> state_blocks_;
 };

@@ -24,7 +24,8 @@ bool is_gemm(const std::string& name) { return name == "linear" || name == "addm
 // buffer of every graph of one model is the same tensor), their gradients, the optimizer state and the library
 // workspaces. Replaying steps of different shapes (dynamic sequence lengths) shares one session.
 struct ReplaySession {
-  explicit ReplaySession(const RunConfig& cfg) : optimizer(cfg.optimizer, cfg.optimizer_impl) {}
+  explicit ReplaySession(const RunConfig& cfg)
+      : optimizer(cfg.optimizer, cfg.optimizer_impl, cfg.gpu_sm_count, cfg.gpu_max_threads_per_sm) {}
   MemoryTracker mem;
   OptimizerModel optimizer;
   std::vector<TrainableParam> params;

@@ -63,6 +63,65 @@ struct LayerParams {
   TensorId in_norm, post_norm, q, k, v, o, qb, kb, vb, ob;
 };
 
+// The feed-forward block's parameters. LlamaMLP: gate / up / down projections (+ biases with mlp_bias);
+// MoE: gate = the router [E, H], up = experts.gate_up_proj [E, 2I, H], down = experts.down_proj [E, H, I].
+struct FfnParams {
+  TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor, gate_b = kNoTensor, up_b = kNoTensor,
+           down_b = kNoTensor;
+};
+
+// A decoder layer's parameters in the order the module registers them (and from_config allocates them):
+// self_attn (q, k, v, o, each weight then bias), the MLP or MoE block, then the norms. model.parameters()
+// follows it, so the optimizer's per-parameter temporaries come in this order (Adafactor whole-run stream).
+// gemma2's extra norms: post_attention_layernorm after the attention, pre_feedforward_layernorm (post_norm
+// here) before the MLP, post_feedforward_layernorm after it.
+struct DecoderParams {
+  LayerParams attn;
+  FfnParams ffn;
+  TensorId gemma_post_attn_norm = kNoTensor, gemma_post_ffn_norm = kNoTensor;
+};
+
+DecoderParams decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
+  const int64_t H = s.hidden_size, I = s.intermediate_size, nh = s.num_heads, nkv = s.num_kv_heads,
+                hd = s.head_dim;
+  DecoderParams d;
+  LayerParams& w = d.attn;
+  auto linear_bias = [&](const std::string& name, int64_t n, bool has) {
+    return has ? b.param(p + name + ".bias", {n}, train) : kNoTensor;
+  };
+  w.q = b.param(p + "self_attn.q_proj.weight", {nh * hd, H}, train);
+  w.qb = linear_bias("self_attn.q_proj", nh * hd, s.qkv_bias);
+  w.k = b.param(p + "self_attn.k_proj.weight", {nkv * hd, H}, train);
+  w.kb = linear_bias("self_attn.k_proj", nkv * hd, s.qkv_bias);
+  w.v = b.param(p + "self_attn.v_proj.weight", {nkv * hd, H}, train);
+  w.vb = linear_bias("self_attn.v_proj", nkv * hd, s.qkv_bias);
+  w.o = b.param(p + "self_attn.o_proj.weight", {H, nh * hd}, train);
+  w.ob = linear_bias("self_attn.o_proj", H, s.o_bias);
+  FfnParams& f = d.ffn;
+  if (s.num_experts > 0) {
+    const int64_t E = s.num_experts;
+    f.gate = b.param(p + "block_sparse_moe.gate.weight", {E, H}, train);
+    f.up = b.param(p + "block_sparse_moe.experts.gate_up_proj", {E, 2 * I, H}, train);
+    f.down = b.param(p + "block_sparse_moe.experts.down_proj", {E, H, I}, train);
+  } else {
+    f.gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);
+    f.gate_b = linear_bias("mlp.gate_proj", I, s.mlp_bias);
+    f.up = b.param(p + "mlp.up_proj.weight", {I, H}, train);
+    f.up_b = linear_bias("mlp.up_proj", I, s.mlp_bias);
+    f.down = b.param(p + "mlp.down_proj.weight", {H, I}, train);
+    f.down_b = linear_bias("mlp.down_proj", H, s.mlp_bias);
+  }
+  w.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
+  if (s.model_type == "gemma2") {
+    d.gemma_post_attn_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
+    w.post_norm = b.param(p + "pre_feedforward_layernorm.weight", {H}, train);
+    d.gemma_post_ffn_norm = b.param(p + "post_feedforward_layernorm.weight", {H}, train);
+  } else {
+    w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
+  }
+  return d;
+}
+
 // `weights` receives eager attention's probabilities, held: the decoder layer binds them to `_`
 // (`hidden_states, _ = self.self_attn(...)`) until it returns. kNoTensor for SDPA.
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams& w, TensorId x, TensorId cos,
@@ -137,15 +196,13 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
 // to token order, view(T, k, H).sum(1) and cast to the input dtype. grouped_mm is not autocast: under amp the
 // experts run in fp32 on the fp32 residual stream. Its backward returns the input gradient and a gradient of the
 // whole 3-d weight; the gathers' backward scatters into a zero-filled tensor of the source's size.
-TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool trainable, TensorId x) {
+TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x) {
   const int64_t H = s.hidden_size, I = s.intermediate_size, E = s.num_experts, K = s.num_experts_per_tok;
   const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens;
   const int64_t T = checked_mul(B, Sq), R = checked_mul(T, K);
   const DType dt = b.dtype(x);
   TensorId flat = b.view(x, {T, H});
-  TensorId router = b.param(p + "gate.weight", {E, H}, trainable);
-  TensorId gate_up = b.param(p + "experts.gate_up_proj", {E, 2 * I, H}, trainable);
-  TensorId down = b.param(p + "experts.down_proj", {E, H, I}, trainable);
+  const TensorId router = w.gate, gate_up = w.up, down = w.down;
   auto op1 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t, std::vector<int> saved_reads = {}) {
     return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
   };
@@ -195,7 +252,6 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
                 V = s.vocab_size, hd = s.head_dim;
-  const int64_t nh = s.num_heads, nkv = s.num_kv_heads, I = s.intermediate_size;
   const bool emb_train = !cfg.freeze_embeddings;
   TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
   TensorId ids = b.input({B, S}, DType::i64);
@@ -232,17 +288,8 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
-    LayerParams w{};
-    w.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
-    w.q = b.param(p + "self_attn.q_proj.weight", {nh * hd, H}, train);
-    w.qb = s.qkv_bias ? b.param(p + "self_attn.q_proj.bias", {nh * hd}, train) : kNoTensor;
-    w.k = b.param(p + "self_attn.k_proj.weight", {nkv * hd, H}, train);
-    w.kb = s.qkv_bias ? b.param(p + "self_attn.k_proj.bias", {nkv * hd}, train) : kNoTensor;
-    w.v = b.param(p + "self_attn.v_proj.weight", {nkv * hd, H}, train);
-    w.vb = s.qkv_bias ? b.param(p + "self_attn.v_proj.bias", {nkv * hd}, train) : kNoTensor;
-    w.o = b.param(p + "self_attn.o_proj.weight", {H, nh * hd}, train);
-    w.ob = s.o_bias ? b.param(p + "self_attn.o_proj.bias", {H}, train) : kNoTensor;
-    w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
+    const DecoderParams d = decoder_params(b, s, p, train);
+    const LayerParams& w = d.attn;
 
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
@@ -254,29 +301,15 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
                            attn_weights);
     b.drop(n1);
-    const bool gemma = s.model_type == "gemma2";
-    if (gemma) a = rms_norm(b, a, b.param(p + "post_attention_layernorm.weight", {H}, train));
+    if (d.gemma_post_attn_norm != kNoTensor) a = rms_norm(b, a, d.gemma_post_attn_norm);
     TensorId h1 = b.add(h, a);
     TensorId n2 = rms_norm(b, h1, w.post_norm);
     b.hold(n2);
-    TensorId m;
-    if (s.num_experts > 0) {
-      m = moe_grouped_mm(b, s, p + "block_sparse_moe.", train, n2);
-    } else {
-      // nn.Linear allocates its weight, then its bias.
-      auto bias = [&](const char* name, int64_t n) {
-        return s.mlp_bias ? b.param(p + "mlp." + name + ".bias", {n}, train) : kNoTensor;
-      };
-      TensorId gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);
-      TensorId gate_b = bias("gate_proj", I);
-      TensorId up = b.param(p + "mlp.up_proj.weight", {I, H}, train);
-      TensorId up_b = bias("up_proj", I);
-      TensorId down = b.param(p + "mlp.down_proj.weight", {H, I}, train);
-      TensorId down_b = bias("down_proj", H);
-      m = swiglu_mlp(b, n2, gate, up, down, gate_b, up_b, down_b);
-    }
+    const FfnParams& f = d.ffn;
+    TensorId m = s.num_experts > 0 ? moe_grouped_mm(b, s, f, n2)
+                                   : swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
     b.drop(n2);
-    if (gemma) m = rms_norm(b, m, b.param(p + "post_feedforward_layernorm.weight", {H}, train));
+    if (d.gemma_post_ffn_norm != kNoTensor) m = rms_norm(b, m, d.gemma_post_ffn_norm);
     h = b.add(h1, m);
     if (attn_weights != kNoTensor) b.drop(attn_weights);
     if (layer_in != inputs_embeds) b.drop(layer_in);
