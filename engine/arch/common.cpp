@@ -61,14 +61,18 @@ std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v,
   return {kc, vc};
 }
 
+TensorId eager_mask(GraphBuilder& b, int64_t bool_rows, int64_t q, int64_t kv, DType dtype) {
+  TensorId allowed = b.generic({"sdpa_mask", {}, {{{bool_rows, 1, q, kv}, DType::boolean}}, {}, {}, {}, {}})[0];
+  return b.generic({"causal_mask", {allowed}, {{{b.config().batch_size, 1, q, kv}, dtype}}, {}, {}, {}, {}})[0];
+}
+
 TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype) {
   const auto& p = b.pass();
   const int64_t B = b.config().batch_size, q = p.new_tokens;
   // kv length as get_mask_sizes reports it: a full sliding layer holds window - 1 past tokens.
   const int64_t kv = (window > 0 ? std::min(p.past_len, window - 1) : p.past_len) + q;
   const int64_t P = p.from_generate ? B : 1;
-  if (b.config().attn == AttnImpl::eager)
-    return b.generic({"causal_mask", {}, {{{P, 1, q, kv}, model_dtype}}, {}, {}, {}, {}})[0];
+  if (b.config().attn == AttnImpl::eager) return eager_mask(b, P, q, kv, model_dtype);
   const bool skip = (q == 1 || kv == q) && (window == 0 || kv < window);
   if (skip) return kNoTensor;
   return b.generic({"sdpa_mask", {}, {{{P, 1, q, kv}, DType::boolean}}, {}, {}, {}, {}})[0];

@@ -126,8 +126,7 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
   if (inf) {
     mask = inference_mask(b, 0, b.param_dtype());
   } else if (cfg.attn == AttnImpl::eager) {
-    TensorId allowed = b.generic({"sdpa_mask", {}, {{{1, 1, S, S}, DType::boolean}}, {}, {}, {}, {}})[0];
-    mask = b.generic({"causal_mask", {allowed}, {{{B, 1, S, S}, b.param_dtype()}}, {}, {}, {}, {}})[0];
+    mask = eager_mask(b, 1, S, S, b.param_dtype());
   }
   h = b.dropout(h, s.embd_dropout);
 

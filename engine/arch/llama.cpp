@@ -172,13 +172,30 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
       kr = b.contiguous_copy(ke, {B, nh, Lk, hd});
       vr = b.contiguous_copy(v, {B, nh, Lk, hd});
     }
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}), false);
+    // key_states / value_states (after repeat_kv) stay bound until eager_attention_forward returns.
+    b.hold(kr);
+    b.hold(vr);
+    // torch.matmul copies an operand whose batch and head dims cannot merge: the rotated q keeps the
+    // projection's [B, S, H, D] memory order, and so do k and v when nothing copied them (training without
+    // repeat_kv); cached K/V are cat outputs (whole-run stream, Llama-3.2-1B eager inference: a [B, H, S, D]
+    // copy of q before each scores bmm, freed after it).
+    TensorId qm = b.contiguous_copy(qe, {B, nh, S, hd});
+    TensorId km = kr == ke && !inf ? b.contiguous_copy(kr, {B, nh, Lk, hd}) : kr;
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qm, km, {B, nh, S, Lk}), false);
     TensorId masked = b.add(scores, mask);
+    // `attn_weights = softmax(attn_weights, dim=-1, dtype=float32).to(query.dtype)`: one statement, so the
+    // masked scores stay bound through the fp32 copy, the softmax and the cast (whole-run stream, Llama-3.2-1B
+    // eager inference: [B, H, S, S] bf16 + two fp32 copies live at once).
+    b.hold(masked);
     TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
+    b.drop(masked);
     probs = b.dropout(probs, s.attn_dropout);
     weights = probs;
     b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
+    TensorId vm = vr == v && !inf ? b.contiguous_copy(vr, {B, nh, Lk, hd}) : vr;
+    ctx = b.contiguous_copy(b.matmul(probs, vm, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
+    b.drop(kr);
+    b.drop(vr);
   }
   TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
   b.drop(qe);
@@ -261,9 +278,23 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   TensorId h = b.embedding(ids, embed);
   const TensorId inputs_embeds = h;
   if (s.model_type == "gemma2") h = b.scalar_op("mul_scalar", h, false);  // embeddings * sqrt(hidden_size)
+  // The attention masks come before the rotary embedding (LlamaModel.forward; whole-run stream of an eager
+  // Llama: bool + float mask, then the rotary GEMM and its cuBLAS workspace).
+  TensorId mask = kNoTensor, sliding_mask = kNoTensor;
+  if (!inf) {
+    if (cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
+  } else {
+    bool any_full = false;
+    for (int64_t i = 0; i < s.num_layers; ++i) any_full = any_full || !layer_is_sliding(s, i);
+    mask = any_full ? inference_mask(b, 0, b.dtype(h)) : kNoTensor;
+    sliding_mask = s.sliding_window > 0 ? inference_mask(b, s.sliding_window, b.dtype(h)) : kNoTensor;
+  }
+  for (TensorId m : {mask, sliding_mask})
+    if (m != kNoTensor) b.hold(m);  // causal_mask(_mapping) lives until LlamaModel.forward returns
+
   // Rotary embedding: computed in f32 under autocast-disabled, returned in the hidden dtype.
   // inv_freq @ position_ids is the model's first GEMM: the forward thread's cuBLAS workspace comes here,
-  // right after the embedding (whole-run llama-3.2-1B stream), not at q_proj.
+  // after the embedding and the masks (whole-run llama-3.2-1B stream), not at q_proj.
   b.generic({"matmul", {}, {{{P, hd / 2, S}, DType::f32}}, {}, {}, {}, {}});
   TensorId cos = b.to(b.generic({"rope_cos", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
   TensorId sin = b.to(b.generic({"rope_sin", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
@@ -271,20 +302,6 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(inputs_embeds);
   b.hold(cos);
   b.hold(sin);
-  TensorId mask = kNoTensor, sliding_mask = kNoTensor;
-  if (!inf) {
-    mask = cfg.attn == AttnImpl::eager
-               ? b.generic({"causal_mask", {}, {{{B, 1, S, S}, b.dtype(h)}}, {}, {}, {}, {}})[0]
-               : kNoTensor;
-  } else {
-    bool any_full = false;
-    for (int64_t i = 0; i < s.num_layers; ++i) any_full = any_full || !layer_is_sliding(s, i);
-    mask = any_full ? inference_mask(b, 0, b.dtype(h)) : kNoTensor;
-    sliding_mask = s.sliding_window > 0 ? inference_mask(b, s.sliding_window, b.dtype(h)) : kNoTensor;
-    for (TensorId m : {mask, sliding_mask})
-      if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives through the forward
-  }
-
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
@@ -317,7 +334,8 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
-  for (TensorId t : {h, inputs_embeds, cos, sin}) b.drop(t);
+  for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
+    if (t != kNoTensor) b.drop(t);
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
   // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
