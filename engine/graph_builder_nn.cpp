@@ -192,13 +192,16 @@ TensorId GraphBuilder::sdpa_masked_inference(TensorId q, TensorId k, TensorId v,
   return out;
 }
 
-TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal) {
+TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal, TensorId bool_mask) {
   (void)causal;
   v = autocast_low(v);  // autocast casts the arguments last to first (whole-run stream: k's cast before q's)
   k = autocast_low(k);
   q = autocast_low(q);
   const Shape qs = shape(q);  // [B, H, L, D]; a copy: new tensors below reallocate the table
   if (qs.size() != 4) throw InputError("sdpa.q", std::to_string(qs.size()), "expects a 4-d query");
+  TensorId bias = kNoTensor;
+  if (bool_mask != kNoTensor)
+    bias = generic({"attn_mask_to_float", {bool_mask}, {{{qs[0], 1, qs[2], shape(k)[2]}, dtype(q)}}, {}, {}, {}, {}})[0];
   const DType dt = dtype(q);
   // Backend choice measured on H200 / torch 2.11: 16-bit -> cuDNN (also with dropout or a mask); fp32 ->
   // memory-efficient, except with grouped KV heads (enable_gqa), which only the math backend supports.
@@ -221,11 +224,14 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
   const bool grad = training() && (info(q).requires_grad || info(k).requires_grad || info(v).requires_grad);
   TensorId lse = grad ? new_tensor(lse_shape, DType::f32, TensorKind::activation) : kNoTensor;
   if (lse != kNoTensor) outs.push_back(lse);
-  Op& op = emit(fused_low ? "sdpa_flash" : "sdpa_efficient", {q, k, v});
+  std::vector<TensorId> reads{q, k, v};
+  if (bias != kNoTensor) reads.push_back(bias);
+  Op& op = emit(fused_low ? "sdpa_flash" : "sdpa_efficient", reads);
   op.outs = outs;
   if (fused_low) op.fwd_temp_bytes = {256};
   finish_outs(op);
   op.saved = {q, k, v, out};
+  if (bias != kNoTensor) op.saved.push_back(bias);
   if (lse != kNoTensor) {
     g_.tensors[static_cast<size_t>(lse)].requires_grad = false;
     op.saved.push_back(lse);

@@ -42,10 +42,6 @@ double known_miss_bound(const std::string& id) {
       // holdout: GradScaler skipped the first steps (fp16 overflow at scale 2^16), so no momentum buffers existed
       // at the measured step; whether a step overflows depends on the data, not on shapes.
       {"resnet50-ampfp16-sgdmom-b24", 8.0},
-      // holdout3: a sliding window shorter than the sequence makes transformers materialise the mask in
-      // training too; SDPA then cannot use enable_gqa (repeat_kv copies K and V, saved) and cuDNN runs with the
-      // mask. Only inference models that today.
-      {"h3-misw6-bf16-adamw-b2s2048", 4.0},
   };
   for (const auto& k : kKnown)
     if (id == k.id) return k.bound_pct;

@@ -157,7 +157,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
     Lk = b.shape(kc)[2];
   }
   TensorId ctx;
-  if (cfg.attn == AttnImpl::sdpa && !(inf && mask != kNoTensor)) {
+  if (cfg.attn == AttnImpl::sdpa && mask == kNoTensor) {
     ctx = b.sdpa(qe, ke, v, s.attn_dropout, true);  // GQA handled in the kernel (enable_gqa), no repeat_kv
     if (inf && b.dtype(qe) == DType::f32 && nkv != nh)  // math backend: transpose(1, 2).contiguous() copies
       ctx = b.contiguous_copy(ctx, {B, S, nh, hd});
@@ -165,7 +165,10 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
     // A mask disables enable_gqa (use_gqa_in_sdpa): repeat_kv materialises K and V for every head.
     TensorId kr = nkv != nh ? b.contiguous_copy(ke, {B, nh, Lk, hd}) : ke;
     TensorId vr = nkv != nh ? b.contiguous_copy(v, {B, nh, Lk, hd}) : v;
-    ctx = b.sdpa_masked_inference(qe, kr, vr, mask);
+    // Training (a sliding window shorter than the sequence): cuDNN saves the repeated K and V and the float
+    // bias made from the mask for its backward (whole-run Mistral-shape stream: two [B, H, S, D] copies and a
+    // [B, 1, S, S] bias per layer live until backward, the GQA backward's second dq accumulator gone).
+    ctx = inf ? b.sdpa_masked_inference(qe, kr, vr, mask) : b.sdpa(qe, kr, vr, s.attn_dropout, false, mask);
   } else {
     TensorId kr = ke, vr = v;
     if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
@@ -282,7 +285,13 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   // Llama: bool + float mask, then the rotary GEMM and its cuBLAS workspace).
   TensorId mask = kNoTensor, sliding_mask = kNoTensor;
   if (!inf) {
-    if (cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
+    if (cfg.attn == AttnImpl::eager) {
+      mask = eager_mask(b, 1, S, S, b.dtype(h));
+    } else if (s.sliding_window > 0 && S >= s.sliding_window) {
+      // SDPA cannot express a sliding window with is_causal: transformers materialises a [1, 1, S, S] bool
+      // mask (sdpa_mask, with a temporary of its size) once the window is shorter than the sequence.
+      sliding_mask = b.generic({"sdpa_mask", {}, {{{1, 1, S, S}, DType::boolean}}, {}, {}, {S * S}, {}})[0];
+    }
   } else {
     bool any_full = false;
     for (int64_t i = 0; i < s.num_layers; ++i) any_full = any_full || !layer_is_sliding(s, i);
@@ -313,7 +322,7 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
     TensorId n1 = rms_norm(b, h, w.in_norm);
     b.hold(n1);  // bound to hidden_states until self_attn returns
-    const bool sliding = inf && layer_is_sliding(s, i);
+    const bool sliding = sliding_mask != kNoTensor && layer_is_sliding(s, i);
     TensorId attn_weights = kNoTensor;
     TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
                            attn_weights);
