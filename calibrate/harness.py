@@ -214,11 +214,28 @@ def make_optimizer(params, case):
     raise ValueError("unknown optimizer %r" % name)
 
 
-def _oom_record(e, measured):
+# torch.cuda.reset_peak_memory_stats() resets the reserved peak too. Uncapped, reserved never shrinks, so the
+# last window's peak is the run's; under a cap the allocator releases cached segments to retry, and the last
+# window's peak can be far below the run's (a ResNet-50 capped run: 1974 MiB in the last window, 6932 over the
+# run). So every reset first folds the window's reserved peak into the run's.
+_RUN_RESERVED_PEAK = [0]
+
+
+def _reset_peaks():
     import torch
+    _RUN_RESERVED_PEAK[0] = max(_RUN_RESERVED_PEAK[0], torch.cuda.max_memory_reserved())
+    torch.cuda.reset_peak_memory_stats()
+
+
+def _run_reserved_peak_mib():
+    import torch
+    return mib(max(_RUN_RESERVED_PEAK[0], torch.cuda.max_memory_reserved()))
+
+
+def _oom_record(e, measured):
     measured["oom"] = True
     measured["oom_message"] = str(e)[:OOM_MESSAGE_CHARS]
-    measured["peak_reserved_mib"] = mib(torch.cuda.max_memory_reserved())
+    measured["peak_reserved_mib"] = _run_reserved_peak_mib()
     return str(e)
 
 
@@ -254,7 +271,7 @@ def measure_case(case):
             _train(case, model, kind, measured, observed, spy)
         else:
             _infer(case, model, kind, measured, observed, spy)
-        measured["peak_reserved_mib"] = mib(torch.cuda.max_memory_reserved())
+        measured["peak_reserved_mib"] = _run_reserved_peak_mib()
         _alloc_counters(observed)
         try:  # after all measurements: one more forward to see which SDPA backends the real calls pick
             spy.active = True
@@ -306,7 +323,7 @@ def _train(case, model, kind, measured, observed, spy):
     import torch.nn.functional as F
     alloc = torch.cuda.memory_allocated
     peak = torch.cuda.max_memory_allocated
-    reset = torch.cuda.reset_peak_memory_stats
+    reset = _reset_peaks
     sync = torch.cuda.synchronize
 
     B = int(case["batch_size"])
@@ -402,7 +419,7 @@ def _infer(case, model, kind, measured, observed, spy):
         raise ValueError("inference cases need a causal LM")
     alloc = torch.cuda.memory_allocated
     peak = torch.cuda.max_memory_allocated
-    reset = torch.cuda.reset_peak_memory_stats
+    reset = _reset_peaks
     sync = torch.cuda.synchronize
     B, L = int(case["batch_size"]), int(case["seq_len"])
     N = int(case.get("generate_tokens") or 0)
