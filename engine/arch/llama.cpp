@@ -133,10 +133,14 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
                 nkv = s.num_kv_heads, hd = s.head_dim;
   // q and k reach the projections' views with contiguous gradients from the rotary backward (slice_backward
   // zero-fills [B, H, S, D]), which the transposed head view must copy back (whole-run stream: a copy per
-  // projection); v's gradient comes from SDPA in v's own layout.
+  // projection). v's gradient comes from the fused SDPA kernel in v's own layout, but from a bmm or
+  // repeat_kv's sum (eager attention, masked SDPA) as a contiguous [B, H, S, D] tensor that is copied back
+  // too (whole-run streams: biased MHA Llama eager, Mistral-shape sliding window).
+  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
   TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
   TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
-  TensorId v = b.view(b.linear(x, w.v, w.vb), {B, nkv, S, hd});
+  TensorId vp = b.linear(x, w.v, w.vb);
+  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
   const TensorId v_proj = v;
   b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
   b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
@@ -301,12 +305,24 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId m : {mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);  // causal_mask(_mapping) lives until LlamaModel.forward returns
 
-  // Rotary embedding: computed in f32 under autocast-disabled, returned in the hidden dtype.
-  // inv_freq @ position_ids is the model's first GEMM: the forward thread's cuBLAS workspace comes here,
-  // after the embedding and the masks (whole-run llama-3.2-1B stream), not at q_proj.
-  b.generic({"matmul", {}, {{{P, hd / 2, S}, DType::f32}}, {}, {}, {}, {}});
-  TensorId cos = b.to(b.generic({"rope_cos", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
-  TensorId sin = b.to(b.generic({"rope_sin", {}, {{{P, 1, S, hd}, DType::f32}}, {}, {}, {}, {}})[0], b.dtype(h));
+  // LlamaRotaryEmbedding.forward, in fp32 with autocast off: position_ids.float() [P, 1, S], freqs = inv_freq @
+  // positions [P, hd/2, S] (the model's first GEMM: the forward thread's cuBLAS workspace comes here, after
+  // the embedding and the masks), emb = cat(freqs, freqs) [P, S, hd], cos = emb.cos() * attention_scaling and
+  // the same for sin (each a temporary, then the product), returned .to(x.dtype); the fp32 locals die when it
+  // returns (whole-run streams: their small-pool segments decide where later segments are placed).
+  auto f32 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
+    return b.generic({name, std::move(reads), {{std::move(shape), DType::f32}}, {}, {}, {}, {}})[0];
+  };
+  const TensorId positions = f32("to_copy", {}, {P, 1, S});
+  const TensorId freqs = f32("matmul", {positions}, {P, hd / 2, S});
+  const TensorId emb = f32("cat", {freqs}, {P, 1, S, hd});
+  const TensorId cos32 = f32("mul_scalar", {f32("cos", {emb}, {P, 1, S, hd})}, {P, 1, S, hd});
+  const TensorId sin32 = f32("mul_scalar", {f32("sin", {emb}, {P, 1, S, hd})}, {P, 1, S, hd});
+  for (TensorId t : {positions, freqs, emb, cos32, sin32}) b.hold(t);
+  TensorId cos = b.to(cos32, b.dtype(h));
+  TensorId sin = b.to(sin32, b.dtype(h));
+  for (TensorId t : {positions, freqs, emb, cos32, sin32})
+    if (t != cos && t != sin) b.drop(t);
   // LlamaModel.forward keeps inputs_embeds and position_embeddings bound until it returns (after the norm).
   b.hold(inputs_embeds);
   b.hold(cos);
