@@ -64,6 +64,10 @@ struct GradSpec {
   // owner, the view's base), so the first sum into it is a fresh buffer (whole-run stream: q/k/v
   // projections' input gradients).
   bool arrives_as_view = false;
+  // The input's position in the autograd node (self = 0, other = 1). Generated nodes compute their gradients
+  // in reverse input order (mm, bmm: mat2 first; mul: other first), but validate_outputs casts / reduces them
+  // in input order: the grads list carries computation order, this field the validation order.
+  int8_t input_slot = 0;
 };
 
 struct Op {
@@ -103,6 +107,9 @@ struct Graph {
   // Tensors model construction allocates and drops once every parameter exists (allocated and freed in this
   // order right after the parameters): a tied head's own nn.Linear weight, replaced by tie_weights().
   std::vector<int64_t> build_temp_bytes;
+  // Allocations model construction makes before the first parameter and keeps for the run (transformers'
+  // one-element scalar of the default dtype; see hf_construction_scalar in engine/arch/builders.h).
+  std::vector<int64_t> build_persistent_bytes;
   std::vector<TensorId> cache_in;   // inference: per KV slot, the cache entry at pass start (kNoTensor: empty)
   std::vector<TensorId> cache_out;  // inference: per KV slot, the entry at pass end (a view keeps its storage)
 

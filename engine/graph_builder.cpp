@@ -287,9 +287,16 @@ TensorId GraphBuilder::binary(std::string_view name, TensorId a, TensorId b, boo
   if (save_a) op.saved.push_back(a);
   if (save_b) op.saved.push_back(b);
   if (op.has_backward) {
-    for (TensorId t : {a, b}) {
+    // MulBackward0 computes `other`'s gradient before `self`'s (whole-run stream, RMSNorm `weight * x`: x's
+    // gradient is the block that outlives the node, the weight's full-size product the one freed after its
+    // column sum) - the autograd codegen's order, as for mm and bmm (mat2 first); validate_outputs then
+    // casts / reduces them in input order (MoE `proj * routing_weight`: proj's cast before the weight's sum).
+    const bool other_first = name == "mul";
+    const TensorId order[2] = {other_first ? b : a, other_first ? a : b};
+    for (TensorId t : order) {
       if (!info(t).requires_grad) continue;
       GradSpec g{t, -1, bytes_of(shape(t), dtype(t))};
+      g.input_slot = t == a ? 0 : 1;
       // The gradient is computed full-size in the promoted dtype; the engine's validate_outputs sums a
       // broadcast operand's back to its shape and casts a mixed-dtype one (bf16 * fp32 under autocast) once
       // the node has returned both (traces: fp32, fp32, bf16 cast, fp32 freed; RMSNorm weight: product,

@@ -153,6 +153,8 @@ class GraphBuilder {
 
   // A tensor model construction allocates and frees after all parameters (Graph::build_temp_bytes).
   void construction_temp(int64_t bytes) { g_.build_temp_bytes.push_back(bytes); }
+  // An allocation construction makes before the first parameter and keeps (Graph::build_persistent_bytes).
+  void construction_persistent(int64_t bytes) { g_.build_persistent_bytes.push_back(bytes); }
 
   // ---- finishing
   void set_loss(TensorId loss);

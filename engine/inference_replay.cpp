@@ -19,6 +19,7 @@ class PassRunner {
   PassRunner(MemoryTracker& mem, const InferenceReplayOptions& opt) : mem_(mem), opt_(opt) {}
 
   void allocate_weights(const Graph& g) {
+    for (int64_t b : g.build_persistent_bytes) weights_.push_back(mem_.alloc(b, Row::weights));
     for (const auto& t : g.tensors)
       if (t.kind == TensorKind::param || t.kind == TensorKind::buffer) weights_.push_back(mem_.alloc(t.bytes, Row::weights));
     for (int64_t b : g.build_temp_bytes) mem_.workspace(b);

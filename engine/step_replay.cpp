@@ -76,6 +76,7 @@ class Replayer {
       for (int32_t i = g.layers[l].first_op; i < g.layers[l].end_op; ++i) layer_of_op_[static_cast<size_t>(i)] = static_cast<int32_t>(l);
     region_inputs_.assign(g.layers.size(), {});
     recompute_end_.assign(g.layers.size(), -1);
+    first_saver_.assign(g.layers.size(), -1);
     recompute_stops_at_inputs_.assign(g.layers.size(), false);
     for (size_t l = 0; l < g.layers.size(); ++l) {
       const auto& L = g.layers[l];
@@ -90,6 +91,7 @@ class Replayer {
             region_inputs_[l].push_back(r);
         }
         if (op.has_backward && !op.saved.empty()) {  // early stop after the last saver
+          if (first_saver_[l] < 0) first_saver_[l] = i;
           recompute_end_[l] = i + 1;
           bool inputs_only = true;
           for (TensorId sv : op.saved)
@@ -104,6 +106,7 @@ class Replayer {
   void bind_parameters() {
     if (!session_.built) {
       mem_.here = Location{};
+      for (int64_t b : g_.build_persistent_bytes) mem_.alloc(b, Row::weights);  // kept for the run
       for (size_t t = 0; t < g_.tensors.size(); ++t) {
         const auto& ti = g_.tensors[t];
         if (ordinal_[t] < 0) continue;
@@ -400,6 +403,9 @@ class Replayer {
     for (auto it = pre.rbegin(); it != pre.rend(); ++it) mem_.free(*it);
     for (int64_t b : op.bwd_temp_bytes) mem_.workspace(b);
     if (unpacked_saves) release_saved(i);
+    // validate_outputs and the hand-over to the next nodes go by input position, whatever the computation order.
+    std::stable_sort(produced.begin(), produced.end(),
+                     [](const Produced& x, const Produced& y) { return x.spec->input_slot < y.spec->input_slot; });
     for (auto& p : produced) {  // validate_outputs
       if (p.cast_to_bytes == 0) continue;
       const int32_t cast = new_grad(p.cast_to_bytes);
@@ -436,7 +442,11 @@ class Replayer {
         recompute(l);
       }
       if (g_.ops[static_cast<size_t>(i)].has_backward) backward_op(i, ckpt);
-      if (ckpt && i == g_.layers[static_cast<size_t>(l)].first_op)
+      // The checkpoint frame that keeps the region's inputs goes with the last saved tensor its hooks packed:
+      // once the region's first saving node has run backward (the nodes before it save nothing), not after
+      // the whole region (whole-run stream: a layer's input freed before its input norm's ToCopyBackward).
+      const int32_t release_at = ckpt ? std::max(first_saver_[static_cast<size_t>(l)], g_.layers[static_cast<size_t>(l)].first_op) : -1;
+      if (ckpt && i == release_at)
         for (TensorId t : region_inputs_[static_cast<size_t>(l)]) unref(t);
     }
     // Parameters whose readers did not all deliver a gradient (ops the loss does not reach) still get theirs.
@@ -531,6 +541,7 @@ class Replayer {
   std::vector<int32_t> layer_of_op_;
   std::vector<std::vector<TensorId>> region_inputs_;
   std::vector<int32_t> recompute_end_;
+  std::vector<int32_t> first_saver_;  // per checkpointed layer: its first op (in forward order) that saves
   std::vector<bool> recompute_stops_at_inputs_;  // the last saver saves only its inputs (see forward_op)
   std::vector<bool> saved_live_;
   std::vector<TensorId> cache_live_;

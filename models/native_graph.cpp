@@ -202,7 +202,8 @@ std::string list_text(const std::vector<ordered_json>& items, const std::string&
 
 NativeGraph parse_native_graph(const json& doc) {
   object_at(doc, "model");
-  known_keys(doc, "", {"memplan_graph", "name", "inputs", "params", "build_temp_bytes", "layers", "loss"});
+  known_keys(doc, "", {"memplan_graph", "name", "inputs", "params", "build_temp_bytes", "build_persistent_bytes",
+                       "layers", "loss"});
   const json& ver = need(doc, "memplan_graph", "");
   if (!ver.is_number_integer() || ver.get<int64_t>() != kFormatVersion)
     throw InputError("memplan_graph", ver.dump(), "unsupported format version; this memplan reads 1");
@@ -234,6 +235,8 @@ NativeGraph parse_native_graph(const json& doc) {
     }
   }
   if (doc.contains("build_temp_bytes")) g.build_temp_bytes = shape_at(doc["build_temp_bytes"], "build_temp_bytes");
+  if (doc.contains("build_persistent_bytes"))
+    g.build_persistent_bytes = shape_at(doc["build_persistent_bytes"], "build_persistent_bytes");
   const json& layers = array_at(need(doc, "layers", ""), "layers");
   for (size_t l = 0; l < layers.size(); ++l) {
     const std::string p = "layers[" + std::to_string(l) + "]";
@@ -275,6 +278,8 @@ std::string write_native_graph(const NativeGraph& g) {
   if (!g.name.empty()) s += "  \"name\": " + ordered_json(g.name).dump() + ",\n";
   s += "  \"inputs\": " + list_text(inputs, "  ") + ",\n";
   s += "  \"params\": " + list_text(params, "  ") + ",\n";
+  if (!g.build_persistent_bytes.empty())
+    s += "  \"build_persistent_bytes\": " + shape_json(g.build_persistent_bytes).dump() + ",\n";
   if (!g.build_temp_bytes.empty()) s += "  \"build_temp_bytes\": " + shape_json(g.build_temp_bytes).dump() + ",\n";
   s += "  \"layers\": [";
   for (size_t l = 0; l < g.layers.size(); ++l) {

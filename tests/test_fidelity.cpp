@@ -102,9 +102,6 @@ bool known_reserved_miss(const std::string& id) {
       // public: 29012 MiB is not reproducible; three fresh runs of this case with our harness on the same
       // H200 / driver / torch measured 25462 MiB each (prediction 25746, +1.1 %); see NOTES.md.
       "llama7b-infer-bf16-b8s2048",
-      // Llama with attention and MLP biases, MHA, eager, checkpointed: the q/k/v projections' gradients are
-      // copied once more before their biased linears (f12 a12 per projection in the recording); not modelled.
-      "h3-llbias8-bf16-adamw-b4s1024-ckpt-eager",
   };
   for (const char* k : kKnown)
     if (id == k) return true;

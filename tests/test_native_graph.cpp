@@ -84,6 +84,7 @@ NativeGraph gpt2_small() {
   g.inputs = {{"ids", {"batch", "seq"}, DType::i64}, {"pos_ids", {1, "seq"}, DType::i64}};
   g.params = {{"wte", {V, H}, {}, true}, {"wpe", {1024, H}, {}, true}};
   g.build_temp_bytes = {4 * V * H};  // lm_head's own fp32 weight until tie_weights()
+  g.build_persistent_bytes = {4};    // transformers' construction-time fp32 scalar
   NativeLayer embed;
   embed.ops = {op(K::embedding, {"ids", "wte"}, "tok"), op(K::embedding, {"pos_ids", "wpe"}, "pos"),
                op(K::add, {"tok", "pos"}, "emb"), with_p(op(K::dropout, {"emb"}, "h.in.0"), p)};

@@ -21,6 +21,7 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size, I = s.intermediate_size;
   const int64_t nh = s.num_heads, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
+  hf_construction_scalar(b);
   TensorId word = b.param("embeddings.word_embeddings.weight", {V, H}, emb_train);
   b.construction_temp(b.info(word).bytes);  // the decoder's own weight, until tie_weights() (whole-run stream)
   TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);

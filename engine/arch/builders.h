@@ -41,6 +41,11 @@ Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const I
 // cat stays alive, so after a long prefill it holds every prompt token until the first decode step replaces it
 // with a window-sized one. Returns the full (key, value) states the attention uses.
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window);
+// Every transformers model built from a config on the device allocates one element of the default dtype before
+// its first parameter and keeps it for the run (every whole-run HF recording starts with a 2-byte bf16 or a
+// 4-byte fp32 block; torchvision models do not). It opens the first, small-pool segment, which cudaMalloc
+// places above everything else, so the large segments' addresses (and best-fit ties) depend on it.
+void hf_construction_scalar(GraphBuilder& b);
 // The attention mask transformers 5.17 materialises for one attention type, or kNoTensor when SDPA may skip it
 // (_ignore_causal_mask_sdpa: full causal with query == kv length or one query, and kv shorter than the window).
 // SDPA: a bool [P, 1, q, kv] mask (P = B when generate() passes its attention_mask, else 1: expanded view);

@@ -32,6 +32,8 @@ TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels) {
   return loss;
 }
 
+void hf_construction_scalar(GraphBuilder& b) { b.construction_persistent(dtype_bytes(b.param_dtype())); }
+
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {
   const int64_t past = b.pass().past_len;
   // DynamicLayer.lazy_initialization starts both caches as empty tensors of key_states' dtype, and torch.cat

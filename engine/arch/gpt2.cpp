@@ -111,6 +111,7 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
   const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows
   const bool emb_frozen = cfg.freeze_embeddings;
+  hf_construction_scalar(b);
   TensorId wte = b.param("wte.weight", {V, H}, !emb_frozen);
   TensorId wpe = b.param("wpe.weight", {s.max_position_embeddings, H}, !emb_frozen);
   TensorId ids = b.input({B, S}, DType::i64);

@@ -277,6 +277,7 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
                 V = s.vocab_size, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
+  hf_construction_scalar(b);
   TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
   TensorId ids = b.input({B, S}, DType::i64);
   // position_ids: [1, S] from cache_position in a plain forward, [B, S] from the attention mask in generate().

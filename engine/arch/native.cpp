@@ -232,6 +232,7 @@ void validate_native(const NativeGraph& g) {
     check_shape(g.inputs[i].shape, path + ".shape");
   }
   check_shape(g.build_temp_bytes, "build_temp_bytes");
+  check_shape(g.build_persistent_bytes, "build_persistent_bytes");
   for (size_t l = 0; l < g.layers.size(); ++l) {
     const std::string lpath = "layers[" + std::to_string(l) + "]";
     const NativeLayer& layer = g.layers[l];

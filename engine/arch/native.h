@@ -142,6 +142,9 @@ struct NativeGraph {
   // Bytes model construction allocates and frees once every parameter exists, e.g. a tied head's own
   // nn.Linear weight before tie_weights() replaces it (Graph::build_temp_bytes).
   std::vector<Dim> build_temp_bytes;
+  // Bytes model construction allocates before the first parameter and keeps for the run, e.g. transformers'
+  // one-element scalar of the default dtype (Graph::build_persistent_bytes).
+  std::vector<Dim> build_persistent_bytes;
   bool operator==(const NativeGraph&) const = default;
 };
 

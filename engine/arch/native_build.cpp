@@ -46,6 +46,8 @@ class Emitter {
       const DType dt = in.dtype.value_or(b_.param_dtype());
       tensors_[in.name] = b_.input(shape(in.shape, dt, "inputs[" + std::to_string(i) + "].shape"), dt);
     }
+    for (size_t i = 0; i < g.build_persistent_bytes.size(); ++i)
+      b_.construction_persistent(dim(g.build_persistent_bytes[i], "build_persistent_bytes[" + std::to_string(i) + "]"));
     for (size_t i = 0; i < g.build_temp_bytes.size(); ++i)
       b_.construction_temp(dim(g.build_temp_bytes[i], "build_temp_bytes[" + std::to_string(i) + "]"));
   }
