@@ -114,7 +114,10 @@ class GraphBuilder {
   // ---- nn
   TensorId embedding(TensorId ids, TensorId weight);
   TensorId linear(TensorId x, TensorId w, TensorId b = kNoTensor, bool addmm_order = false);
-  TensorId matmul(TensorId a, TensorId b, Shape out_shape);
+  // torch.matmul of 4-d operands. `copy_a` / `copy_b`: the operand is a view whose batch and head dims cannot
+  // merge, so matmul's reshape copies it - after autocast's cast, which keeps the view's memory order - and
+  // bmm saves the copy.
+  TensorId matmul(TensorId a, TensorId b, Shape out_shape, bool copy_a = false, bool copy_b = false);
   // `contiguous_copy`: x is a non-contiguous view, so the kernel works on a transient contiguous copy (the node
   // still saves x itself).
   TensorId layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy = false);

@@ -111,13 +111,22 @@ TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
   return y;
 }
 
-TensorId GraphBuilder::matmul(TensorId a, TensorId b, Shape out_shape) {
-  TensorId ac = autocast_low(a);
+TensorId GraphBuilder::matmul(TensorId a, TensorId b, Shape out_shape, bool copy_a, bool copy_b) {
+  // Autocast casts the arguments last to first and keeps the casts until the op returns (whole-run stream,
+  // Qwen2 eager amp inference: v's cast before the probabilities', the casts freed after the bmm output).
   TensorId bc = autocast_low(b);
+  TensorId ac = autocast_low(a);
+  const TensorId casts[2] = {ac != a ? ac : kNoTensor, bc != b ? bc : kNoTensor};
+  for (TensorId t : casts)
+    if (t != kNoTensor) hold(t);
+  if (copy_a) ac = contiguous_copy(ac, shape(ac));
+  if (copy_b) bc = contiguous_copy(bc, shape(bc));
   TensorId y = new_tensor(std::move(out_shape), promote(dtype(ac), dtype(bc)), TensorKind::activation);
   Op& op = emit("matmul", {ac, bc});
   op.outs = {y};
   finish_outs(op);
+  for (TensorId t : casts)
+    if (t != kNoTensor) drop(t);
   save_for_product(op, ac, bc);
   // BmmBackward computes mat2's gradient before self's (whole-run streams: [B*H, S, D] before [B*H, S, S]
   // in the context bmm of BERT and GPT-2 eager attention).

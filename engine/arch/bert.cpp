@@ -72,13 +72,11 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
     } else {
       // torch.matmul copies each head-split view (batch and head dims cannot merge) before bmm, and
       // bmm saves the copies (as GPT-2's eager attention, gpt2.cpp).
-      qs = b.contiguous_copy(qs, {B, nh, S, hd});
-      ks = b.contiguous_copy(ks, {B, nh, S, hd});
-      TensorId scores = b.scalar_op("mul_scalar", b.matmul(qs, ks, {B, nh, S, S}), false);
+      TensorId scores = b.scalar_op("mul_scalar", b.matmul(qs, ks, {B, nh, S, S}, true, true), false);
       TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(qs));
       probs = b.dropout(probs, s.attn_dropout);
-      vs = b.contiguous_copy(vs, {B, nh, S, hd});
-      ctx = b.contiguous_copy(b.matmul(probs, vs, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
+      ctx = b.contiguous_copy(b.matmul(probs, vs, {B, nh, S, hd}, false, true), {B, S, nh, hd},
+                              /*grad_copied=*/true);
     }
     for (TensorId t : proj) b.drop(t);
     // BertSelfOutput / BertOutput: `LayerNorm(hidden_states + input_tensor)`, both operands bound until the

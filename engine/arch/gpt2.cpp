@@ -62,9 +62,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
     // cat outputs, contiguous: no copy (whole-run stream, GPT-2 small amp eager + checkpointing: two
     // [B, S, H] copies before each scores bmm, one before each context bmm).
     const bool split_kv = !inf;
-    q = b.contiguous_copy(q, {B, nh, S, hd});
-    if (split_kv) k = b.contiguous_copy(k, {B, nh, Lk, hd});
-    TensorId scores = b.matmul(q, k, {B, nh, S, Lk});
+    TensorId scores = b.matmul(q, k, {B, nh, S, Lk}, /*copy_a=*/true, /*copy_b=*/split_kv);
     TensorId scale = b.generic({"full", {}, {{{}, b.dtype(scores)}}, {}, {}, {}, {}})[0];
     TensorId scaled = b.binary("div", scores, scale, false, true);
     TensorId masked = b.add(scaled, mask);
@@ -73,8 +71,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
     probs = b.dropout(probs, s.attn_dropout);
     weights = probs;
     b.hold(weights);
-    if (split_kv) v = b.contiguous_copy(v, {B, nh, Lk, hd});
-    ctx = b.matmul(probs, v, {B, nh, S, hd});
+    ctx = b.matmul(probs, v, {B, nh, S, hd}, false, /*copy_b=*/split_kv);
     ctx = b.contiguous_copy(ctx, {B, S, nh, hd}, /*grad_copied=*/true);  // transpose(1, 2) then reshape of a non-contiguous view
   }
   TensorId out = b.linear(b.view(ctx, {B * S, H}), w_proj, b_proj, true);

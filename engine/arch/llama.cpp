@@ -185,10 +185,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
     // torch.matmul copies an operand whose batch and head dims cannot merge: the rotated q keeps the
     // projection's [B, S, H, D] memory order, and so do k and v when nothing copied them (training without
     // repeat_kv); cached K/V are cat outputs (whole-run stream, Llama-3.2-1B eager inference: a [B, H, S, D]
-    // copy of q before each scores bmm, freed after it).
-    TensorId qm = b.contiguous_copy(qe, {B, nh, S, hd});
-    TensorId km = kr == ke && !inf ? b.contiguous_copy(kr, {B, nh, Lk, hd}) : kr;
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qm, km, {B, nh, S, Lk}), false);
+    // copy of q before each scores bmm, freed after it; under amp the copy is of autocast's bf16 cast).
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, true, kr == ke && !inf), false);
     TensorId masked = b.add(scores, mask);
     // `attn_weights = softmax(attn_weights, dim=-1, dtype=float32).to(query.dtype)`: one statement, so the
     // masked scores stay bound through the fp32 copy, the softmax and the cast (whole-run stream, Llama-3.2-1B
@@ -199,8 +197,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
     probs = b.dropout(probs, s.attn_dropout);
     weights = probs;
     b.hold(weights);
-    TensorId vm = vr == v && !inf ? b.contiguous_copy(vr, {B, nh, Lk, hd}) : vr;
-    ctx = b.contiguous_copy(b.matmul(probs, vm, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
+    ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !inf), {B, S, nh, hd},
+                            /*grad_copied=*/true);
     b.drop(kr);
     b.drop(vr);
   }
