@@ -144,7 +144,7 @@ void register_validate(CLI::App& app, std::ostream& out) {
           if (r.c.run.mode == Mode::inference) {
             const auto& inf = r.e.inference;
             p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);
-            p["kv_cache_mib"] = mib1(inf.kv_cache_bytes);
+            p["kv_cache_mib"] = mib1(r.e.torch_kv_cache_bytes());
             if (r.c.run.generate_tokens > 0) p["generate_peak_mib"] = mib1(inf.generate_peak_bytes);
           } else {
             const auto& s = r.e.replay.steps.back();
@@ -197,7 +197,7 @@ void register_validate(CLI::App& app, std::ostream& out) {
         const auto& p = r.e.inference;
         const std::tuple<const char*, int64_t, std::optional<double>> rows[] = {
             {"prefill_peak", p.prefill_peak_bytes, m.prefill_peak_mib},
-            {"kv_cache", p.kv_cache_bytes, m.kv_cache_mib},
+            {"kv_cache", r.e.torch_kv_cache_bytes(), m.kv_cache_mib},
             {"generate_peak", p.generate_peak_bytes, m.generate_peak_mib}};
         for (const auto& [name, v, meas] : rows) {
           if (!meas) continue;

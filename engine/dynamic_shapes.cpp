@@ -29,7 +29,7 @@ DynamicRun replay_dynamic(const ModelSpec& spec, const RunConfig& cfg, const std
   ReplayOptions ro;
   const ReplayResult r = replay_training_sequence(steps, cfg, ro);
   CachingAllocator alloc(allocator);
-  const AllocatorStats a = replay_allocator(alloc, r.events, AllocatorReplayOptions{true});
+  const AllocatorStats a = replay_allocator(alloc, r.events, AllocatorReplayOptions{.record_reserved_curve = true});
   DynamicRun out;
   out.peak_reserved_bytes = a.peak_reserved_bytes;
   out.num_alloc_retries = a.num_alloc_retries;

@@ -45,12 +45,17 @@ namespace {
 // (whether and where it would OOM).
 // `window_begin`: the first event after the model is built (what torch.cuda.max_memory_allocated is compared
 // over: the training steps, or the inference passes).
-void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt, int64_t window_begin) {
+// `samples`: event counts to read allocated bytes at (the measured prefill's start and end, for the KV figure).
+void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt, int64_t window_begin,
+                         std::vector<int64_t> samples = {}) {
   if (!opt.simulate_allocator) return;
   AllocatorOptions unlimited = opt.allocator;
   unlimited.capacity_bytes = 0;
   CachingAllocator alloc(unlimited);
-  e.allocator = replay_allocator(alloc, events, AllocatorReplayOptions{opt.replay.record_timeline, window_begin});
+  e.allocator = replay_allocator(alloc, events,
+                                 AllocatorReplayOptions{.record_reserved_curve = opt.replay.record_timeline,
+                                                        .window_begin_event = window_begin,
+                                                        .allocated_after_events = std::move(samples)});
   if (opt.allocator.capacity_bytes > 0) {
     e.capacity_bytes = opt.allocator.capacity_bytes;
     e.expandable_segments = opt.allocator.expandable_segments;
@@ -102,7 +107,9 @@ Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOpt
     e.weights_bytes = e.inference.weights_bytes;
     e.replay.weights_bytes = e.weights_bytes;
     e.replay.peak = e.inference.peak;
-    simulate_allocators(e, e.inference.events, opt, e.inference.first_pass_event);
+    std::vector<int64_t> samples;
+    if (e.inference.prefill_end_event >= 0) samples = {e.inference.first_pass_event, e.inference.prefill_end_event};
+    simulate_allocators(e, e.inference.events, opt, e.inference.first_pass_event, std::move(samples));
     e.replay.events = std::move(e.inference.events);
     return e;
   }

@@ -46,6 +46,13 @@ struct Estimate {
   int64_t torch_peak_allocated_bytes() const {
     return allocator.window_peak_allocated_bytes > 0 ? allocator.window_peak_allocated_bytes : replay.peak.bytes;
   }
+  // Inference: the KV figure as the harness measures it, memory_allocated after the prefill minus before (block
+  // sizes: a K/V or workspace block cut from a cached segment keeps its unsplit tail); the live-tensor delta
+  // when the allocator was not replayed.
+  int64_t torch_kv_cache_bytes() const {
+    const auto& a = allocator.allocated_after_events_bytes;
+    return a.size() == 2 ? a[1] - a[0] : inference.kv_cache_bytes;
+  }
   // What the run reserves at its peak: under the cap when one is set and the run fits (release-and-retry can
   // hold it below the natural peak), else the natural peak of the uncapped replay.
   int64_t run_peak_reserved_bytes() const {

@@ -152,6 +152,7 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
     res.prefill_peak = mem.peak();
     res.prefill_peak_bytes = res.prefill_peak.bytes;
     res.kv_cache_bytes = mem.current_bytes() - before;
+    res.prefill_end_event = mem.event_count();
     res.kv_cache_entries_bytes = mem.ledger()[Row::kv_cache];
     runner.free_cache();
   }

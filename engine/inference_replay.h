@@ -43,6 +43,7 @@ struct InferenceResult {
   PeakInfo prefill_peak, generate_peak;
   MemEventStream events;             // the whole run, for the caching-allocator model
   int64_t first_pass_event = 0;      // index in `events` of the first event after the model is built
+  int64_t prefill_end_event = -1;    // with measured_prefill: events up to the measured prefill's end (logits freed)
 };
 
 // cfg.mode must be inference; cfg.seq_len is the prompt length. Throws InputError for models without an

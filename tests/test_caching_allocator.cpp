@@ -293,8 +293,8 @@ TEST_CASE("NoFragmentation is a lower bound on the caching allocator", "[alloc]"
   const MemEventStream ev = {A(0, 9 * MiB), A(1, 100), A(2, 21 * MiB + 1), F(0), A(3, 3 * MiB), F(2), F(1)};
   NoFragmentation lb;
   CachingAllocator ca;
-  const AllocatorStats l = replay_allocator(lb, ev, {true});
-  const AllocatorStats c = replay_allocator(ca, ev, {true});
+  const AllocatorStats l = replay_allocator(lb, ev, {.record_reserved_curve = true});
+  const AllocatorStats c = replay_allocator(ca, ev, {.record_reserved_curve = true});
   // lower bound: 9 MiB + 512 + (21 MiB + 512) live at once = 30 MiB + 1 KiB
   CHECK(l.peak_allocated_bytes == 30 * MiB + 1024);
   CHECK(l.peak_reserved_bytes == l.peak_allocated_bytes);

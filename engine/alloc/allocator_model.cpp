@@ -1,6 +1,7 @@
 // replay_allocator() driver and the NoFragmentation lower bound. See allocator_model.h for the contracts.
 #include "engine/alloc/allocator_model.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,14 @@ AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& eve
   if (options.record_reserved_curve) s.reserved_curve_bytes.reserve(events.size());
 
   std::vector<bool> skipped;  // optional workspaces the allocator could not provide
+  size_t sample = 0;
+  auto take_samples = [&](int64_t events_done) {
+    for (; sample < options.allocated_after_events.size() && options.allocated_after_events[sample] <= events_done;
+         ++sample)
+      s.allocated_after_events_bytes.push_back(model.allocated_bytes());
+  };
   for (size_t i = 0; i < events.size(); ++i) {
+    take_samples(static_cast<int64_t>(i));
     const MemEvent& e = events[i];
     if (e.action == MemEvent::Action::alloc) {
       if (!model.alloc(e.block, e.size_bytes, e.stream)) {
@@ -55,6 +63,7 @@ AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& eve
       s.window_peak_allocated_bytes = allocated;
     if (options.record_reserved_curve) s.reserved_curve_bytes.push_back(reserved);
   }
+  take_samples(INT64_MAX);
   s.reserved_at_end_bytes = model.reserved_bytes();
   s.allocated_at_end_bytes = model.allocated_bytes();
   s.num_alloc_retries = model.num_alloc_retries() - retries_at_start;

@@ -66,12 +66,17 @@ struct AllocatorStats {
 
   // reserved bytes after each event; empty unless AllocatorReplayOptions::record_reserved_curve.
   std::vector<int64_t> reserved_curve_bytes;
+  // Allocated bytes (block sizes, as torch.cuda.memory_allocated) after the first n events, for each n of
+  // AllocatorReplayOptions::allocated_after_events, in that order (an n past an OOM reads the OOM's state).
+  std::vector<int64_t> allocated_after_events_bytes;
 };
 
 struct AllocatorReplayOptions {
   bool record_reserved_curve = false;  // off by default: one int64 per event
   // AllocatorStats::window_peak_allocated_bytes is taken over the events from this index on.
   int64_t window_begin_event = 0;
+  // Event counts to sample allocated bytes at (ascending); see AllocatorStats::allocated_after_events_bytes.
+  std::vector<int64_t> allocated_after_events{};
 };
 
 // Drives `model` over `events` from the model's current state. Peaks start from the model's state at entry.
