@@ -28,7 +28,7 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
   if (json) {
     nlohmann::json j = estimate_json(m, c, e, d);
     j.erase("steps");
-    j["inference"] = {{"prefill_peak_mib", mib1(inf.prefill_peak_bytes)}, {"kv_cache_mib", mib1(inf.kv_cache_bytes)},
+    j["inference"] = {{"prefill_peak_mib", mib1(inf.prefill_peak_bytes)}, {"kv_cache_mib", mib1(e.torch_kv_cache_bytes())},
                       {"kv_cache_entries_mib", mib1(inf.kv_cache_entries_bytes)},
                       {"generate_peak_mib", mib1(inf.generate_peak_bytes)}, {"decode_peak_mib", mib1(inf.decode_peak_bytes)},
                       {"final_kv_cache_mib", mib1(inf.final_kv_entries_bytes)},
@@ -40,7 +40,7 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
             << precision_name(c.precision) << ", generate " << c.generate_tokens << " tokens\n";
   out << "  weights             " << mib(e.weights_bytes) << " MiB\n"
             << "  prefill peak        " << mib(inf.prefill_peak_bytes) << " MiB\n"
-            << "  KV cache (+ws)      " << mib(inf.kv_cache_bytes) << " MiB (cache entries " << mib(inf.kv_cache_entries_bytes)
+            << "  KV cache (+ws)      " << mib(e.torch_kv_cache_bytes()) << " MiB (cache entries " << mib(inf.kv_cache_entries_bytes)
             << " MiB)\n";
   if (c.generate_tokens > 0)
     out << "  generate peak       " << mib(inf.generate_peak_bytes) << " MiB (decode steps " << mib(inf.decode_peak_bytes)
