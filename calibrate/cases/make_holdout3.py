@@ -7,29 +7,7 @@ eager inference, and caps at +-1.5 % of the predicted reserved peak on ResNet-50
 Usage: python3 make_holdout3.py > holdout3-input.jsonl"""
 import json
 
-
-def hf(mt, cfg, attn="sdpa"):
-    return {"source": "huggingface", "model_type": mt, "config": cfg, "attn_implementation": attn}
-
-
-def tr(id, model, b, s, prec, opt, impl="foreach", ckpt=False, ga=1, **kw):
-    c = {"id": id, "model": model, "mode": "training", "batch_size": b, "seq_len": s, "precision": prec,
-         "optimizer": opt, "optimizer_impl": impl, "grad_checkpointing": ckpt, "grad_accum_steps": ga}
-    c.update(kw)
-    return c
-
-
-def tv(id, name, b, prec, opt, impl="foreach", img=224, **kw):
-    c = {"id": id, "model": {"source": "torchvision", "name": name}, "mode": "training", "batch_size": b,
-         "image_size": img, "num_classes": 1000, "precision": prec, "optimizer": opt, "optimizer_impl": impl,
-         "grad_checkpointing": False, "grad_accum_steps": 1}
-    c.update(kw)
-    return c
-
-
-def inf(id, model, b, s, prec, g):
-    return {"id": id, "model": model, "mode": "inference", "batch_size": b, "seq_len": s, "precision": prec,
-            "generate_tokens": g}
+from case_helpers import capped as cap_at, hf, inference as inf, training as tr, vision as tv
 
 
 MISW = {"hidden_size": 2048, "intermediate_size": 7168, "num_hidden_layers": 6, "num_attention_heads": 16,
@@ -69,14 +47,7 @@ CASES = [
 
 def capped(case, predicted_reserved_mib):
     """Caps at +-1.5 % of the predicted reserved peak (predicted with memplan before measuring)."""
-    out = []
-    for tag, f in (("hi", 1.015), ("lo", 0.985)):
-        c = dict(case)
-        cap = round(predicted_reserved_mib * f / 1024, 2)
-        c["id"] = "%s-cap%s-%.2f" % (case["id"], tag, cap)
-        c["memory_cap_gib"] = cap
-        out.append(c)
-    return out
+    return [cap_at(case, predicted_reserved_mib, f, "cap" + tag) for tag, f in (("hi", 1.015), ("lo", 0.985))]
 
 
 if __name__ == "__main__":

@@ -8,22 +8,11 @@ Usage: python3 make_holdout5.py id=reserved_mib ... > holdout5-input.jsonl"""
 import json
 import sys
 
-
-def hf(mt, cfg, attn="sdpa"):
-    return {"source": "huggingface", "model_type": mt, "config": cfg, "attn_implementation": attn}
+from case_helpers import capped, hf, inference, training, vision
 
 
-def tr(id, model, b, s, prec, opt, impl="foreach", ckpt=False, ga=1, **kw):
-    c = {"id": id, "model": model, "mode": "training", "batch_size": b, "seq_len": s, "precision": prec,
-         "optimizer": opt, "optimizer_impl": impl, "grad_checkpointing": ckpt, "grad_accum_steps": ga}
-    c.update(kw)
-    return c
-
-
-def tv(id, name, b, prec, opt):
-    return {"id": id, "model": {"source": "torchvision", "name": name}, "mode": "training", "batch_size": b,
-            "image_size": 224, "num_classes": 1000, "precision": prec, "optimizer": opt, "optimizer_impl": "foreach",
-            "grad_checkpointing": False, "grad_accum_steps": 1}
+tr = training
+tv = vision
 
 
 GS = {"n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}
@@ -49,8 +38,7 @@ CASES = [
     tr("h5-tl8-ampbf16-adamw-b4s1024", hf("llama", TL8), 4, 1024, "amp_bf16", "adamw"),
     tv("h5-resnet101-fp32-adamw-b48", "resnet101", 48, "fp32", "adamw"),
     tv("h5-vitl16-ampbf16-sgdmom-b32", "vit_l_16", 32, "amp_bf16", "sgd_momentum"),
-    {"id": "h5-q05-infer-ampbf16-b4s1024-g16-eager", "model": hf("qwen2", Q05, "eager"), "mode": "inference",
-     "batch_size": 4, "seq_len": 1024, "precision": "amp_bf16", "generate_tokens": 16},
+    inference("h5-q05-infer-ampbf16-b4s1024-g16-eager", hf("qwen2", Q05, "eager"), 4, 1024, "amp_bf16", 16),
 ]
 
 if __name__ == "__main__":
@@ -62,10 +50,5 @@ if __name__ == "__main__":
             continue
         r = float(predicted[c["id"]])
         for tag, f, expseg in (("hi", 1.005, False), ("lo", 0.995, False), ("expseg-lo", 0.995, True)):
-            cc = dict(c)
-            cap = round(r * f / 1024, 2)
-            cc["id"] = "%s-cap%s-%.2f" % (c["id"], tag, cap)
-            cc["memory_cap_gib"] = cap
-            if expseg:
-                cc["alloc_conf"] = "expandable_segments:True"
-            print(json.dumps(cc))
+            extra = {"alloc_conf": "expandable_segments:True"} if expseg else {}
+            print(json.dumps(capped(c, r, f, "cap" + tag, **extra)))

@@ -1,0 +1,35 @@
+"""Builders for validation-case dicts (data/validation/CASE-FORMAT.md), shared by the make_holdout*.py scripts."""
+
+
+def hf(model_type, config, attn="sdpa"):
+    return {"source": "huggingface", "model_type": model_type, "config": config, "attn_implementation": attn}
+
+
+def training(id, model, batch, seq, precision, optimizer, impl="foreach", ckpt=False, accum=1, **extra):
+    c = {"id": id, "model": model, "mode": "training", "batch_size": batch, "seq_len": seq, "precision": precision,
+         "optimizer": optimizer, "optimizer_impl": impl, "grad_checkpointing": ckpt, "grad_accum_steps": accum}
+    c.update(extra)
+    return c
+
+
+def vision(id, name, batch, precision, optimizer, impl="foreach", image=224, **extra):
+    c = {"id": id, "model": {"source": "torchvision", "name": name}, "mode": "training", "batch_size": batch,
+         "image_size": image, "num_classes": 1000, "precision": precision, "optimizer": optimizer,
+         "optimizer_impl": impl, "grad_checkpointing": False, "grad_accum_steps": 1}
+    c.update(extra)
+    return c
+
+
+def inference(id, model, batch, seq, precision, generate):
+    return {"id": id, "model": model, "mode": "inference", "batch_size": batch, "seq_len": seq,
+            "precision": precision, "generate_tokens": generate}
+
+
+def capped(case, predicted_reserved_mib, factor, suffix, **extra):
+    """A copy of `case` capped at factor x the predicted reserved peak (GiB, 2 decimals); id gets -SUFFIX-<cap>."""
+    c = dict(case)
+    cap = round(predicted_reserved_mib * factor / 1024, 2)
+    c["id"] = "%s-%s-%.2f" % (case["id"], suffix, cap)
+    c["memory_cap_gib"] = cap
+    c.update(extra)
+    return c
