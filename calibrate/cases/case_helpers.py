@@ -33,3 +33,16 @@ def capped(case, predicted_reserved_mib, factor, suffix, **extra):
     c["memory_cap_gib"] = cap
     c.update(extra)
     return c
+
+
+def print_cases(cases, argv, caps):
+    """Prints `cases`, then caps(case, predicted_reserved_mib) for each case named in argv as id=MiB (the
+    reserved peaks memplan predicted before measuring), one JSON object per line."""
+    import json
+    predicted = dict(a.split("=") for a in argv)
+    for c in cases:
+        print(json.dumps(c))
+    for c in cases:
+        if c["id"] in predicted:
+            for cc in caps(c, float(predicted[c["id"]])):
+                print(json.dumps(cc))

@@ -4,10 +4,8 @@ earlier case covers: sliding-window attention in training, Llama with attention 
 checkpointing), untied Qwen2, fp32 GPT-2 inference (memory-efficient SDPA without grad), amp Qwen2 inference,
 gemma2 fp32 inference, BERT-large amp fp16 with checkpointing, GPT-2 large Adafactor with checkpointing, Llama
 eager inference, and caps at +-1.5 % of the predicted reserved peak on ResNet-50 and Mistral.
-Usage: python3 make_holdout3.py > holdout3-input.jsonl"""
-import json
-
-from case_helpers import capped as cap_at, hf, inference as inf, training as tr, vision as tv
+Usage: python3 make_holdout3.py id=reserved_mib ... > holdout3-input.jsonl"""
+from case_helpers import capped as cap_at, hf, inference as inf, print_cases, training as tr, vision as tv
 
 
 MISW = {"hidden_size": 2048, "intermediate_size": 7168, "num_hidden_layers": 6, "num_attention_heads": 16,
@@ -52,10 +50,4 @@ def capped(case, predicted_reserved_mib):
 
 if __name__ == "__main__":
     import sys
-    predicted = dict(a.split("=") for a in sys.argv[1:])  # id=reserved_mib for the capped pairs
-    for c in CASES:
-        print(json.dumps(c))
-    for c in CASES:
-        if c["id"] in predicted:
-            for cc in capped(c, float(predicted[c["id"]])):
-                print(json.dumps(cc))
+    print_cases(CASES, sys.argv[1:], capped)

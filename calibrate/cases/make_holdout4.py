@@ -3,10 +3,9 @@
 GPT-2 medium, BERT-base, ResNet-50, a Llama-7B-shape inference) at batch sizes the corpus lacks, each capped at
 +0.75 % and -0.75 % of memplan's predicted reserved peak (predicted before measuring, passed as id=MiB), with and
 without expandable segments. Usage: python3 make_holdout4.py id=reserved_mib ... > holdout4-input.jsonl"""
-import json
 import sys
 
-from case_helpers import capped, hf, training, vision
+from case_helpers import capped, hf, print_cases, training, vision
 
 TL = {"hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 22, "num_attention_heads": 32,
       "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 2048}
@@ -29,15 +28,12 @@ BASE = [
      "seq_len": 2048, "precision": "bf16", "generate_tokens": 16},
 ]
 
+def caps(c, r):
+    out = [capped(c, r, f, "cap" + tag) for tag, f in (("hi", 1.0075), ("lo", 0.9925))]
+    if c["mode"] == "training":  # expandable segments at the low cap
+        out.append(capped(c, r, 0.9925, "expseg-caplo", alloc_conf="expandable_segments:True"))
+    return out
+
+
 if __name__ == "__main__":
-    predicted = dict(a.split("=") for a in sys.argv[1:])
-    for c in BASE:
-        print(json.dumps(c))
-    for c in BASE:
-        if c["id"] not in predicted:
-            continue
-        r = float(predicted[c["id"]])
-        for tag, f in (("hi", 1.0075), ("lo", 0.9925)):
-            print(json.dumps(capped(c, r, f, "cap" + tag)))
-        if c["mode"] == "training":  # expandable segments at the low cap
-            print(json.dumps(capped(c, r, 0.9925, "expseg-caplo", alloc_conf="expandable_segments:True")))
+    print_cases(BASE, sys.argv[1:], caps)

@@ -5,10 +5,9 @@ Qwen2 eager amp inference, Mistral sliding window 1024 at s4096 with checkpointi
 Llama with MLP biases and checkpointing, Adafactor on a bf16 Qwen2, full-fp16 GPT-2 medium, ResNet-101 AdamW,
 ViT-L amp, and caps at +-0.5 % of the predicted reserved peak (one with expandable segments).
 Usage: python3 make_holdout5.py id=reserved_mib ... > holdout5-input.jsonl"""
-import json
 import sys
 
-from case_helpers import capped, hf, inference, training, vision
+from case_helpers import capped, hf, inference, print_cases, training, vision
 
 
 tr = training
@@ -41,14 +40,10 @@ CASES = [
     inference("h5-q05-infer-ampbf16-b4s1024-g16-eager", hf("qwen2", Q05, "eager"), 4, 1024, "amp_bf16", 16),
 ]
 
+def caps(c, r):
+    return [capped(c, r, f, "cap" + tag, **({"alloc_conf": "expandable_segments:True"} if expseg else {}))
+            for tag, f, expseg in (("hi", 1.005, False), ("lo", 0.995, False), ("expseg-lo", 0.995, True))]
+
+
 if __name__ == "__main__":
-    predicted = dict(a.split("=") for a in sys.argv[1:])
-    for c in CASES:
-        print(json.dumps(c))
-    for c in CASES:
-        if c["id"] not in predicted:
-            continue
-        r = float(predicted[c["id"]])
-        for tag, f, expseg in (("hi", 1.005, False), ("lo", 0.995, False), ("expseg-lo", 0.995, True)):
-            extra = {"alloc_conf": "expandable_segments:True"} if expseg else {}
-            print(json.dumps(capped(c, r, f, "cap" + tag, **extra)))
+    print_cases(CASES, sys.argv[1:], caps)
