@@ -36,7 +36,7 @@ struct Estimate {
   bool expandable_segments = false;
   // The verdict under the capacity: the caching allocator replayed under the cap, with its free-and-retry
   // (and, for expandable segments, unmapping) before an OOM. Given the real event stream the allocator
-  // model is exact; with the replayed stream it got all 42 measured capped runs right (data/validation/
+  // model is exact; with the replayed stream it got all 76 measured capped runs right (data/validation/
   // NOTES.md), including runs whose natural reserved peak exceeds the cap yet fit through a retry.
   bool fits() const { return !capped || !capped->oom; }
   // Peak of the live tensors (the ledger's total): requested bytes rounded to 512 B.

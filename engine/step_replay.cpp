@@ -76,11 +76,12 @@ class Replayer {
       for (int32_t i = g.layers[l].first_op; i < g.layers[l].end_op; ++i) layer_of_op_[static_cast<size_t>(i)] = static_cast<int32_t>(l);
     region_inputs_.assign(g.layers.size(), {});
     recompute_end_.assign(g.layers.size(), -1);
-    first_saver_.assign(g.layers.size(), -1);
+    inputs_release_op_.assign(g.layers.size(), -1);
     recompute_stops_at_inputs_.assign(g.layers.size(), false);
     for (size_t l = 0; l < g.layers.size(); ++l) {
       const auto& L = g.layers[l];
       if (!L.checkpointed) continue;
+      int32_t first_saver = -1;
       for (int32_t i = L.first_op; i < L.end_op; ++i) {
         const Op& op = g.ops[static_cast<size_t>(i)];
         for (TensorId r : op.reads) {
@@ -91,7 +92,7 @@ class Replayer {
             region_inputs_[l].push_back(r);
         }
         if (op.has_backward && !op.saved.empty()) {  // early stop after the last saver
-          if (first_saver_[l] < 0) first_saver_[l] = i;
+          if (first_saver < 0) first_saver = i;
           recompute_end_[l] = i + 1;
           bool inputs_only = true;
           for (TensorId sv : op.saved)
@@ -99,6 +100,10 @@ class Replayer {
           recompute_stops_at_inputs_[l] = inputs_only;
         }
       }
+      // The checkpoint frame that keeps the region's inputs goes with the last saved tensor its hooks packed:
+      // once the region's first saving node has run backward (the nodes before it save nothing), not after
+      // the whole region (whole-run stream: a layer's input freed before its input norm's ToCopyBackward).
+      inputs_release_op_[l] = first_saver >= 0 ? first_saver : L.first_op;
     }
   }
 
@@ -404,8 +409,10 @@ class Replayer {
     for (int64_t b : op.bwd_temp_bytes) mem_.workspace(b);
     if (unpacked_saves) release_saved(i);
     // validate_outputs and the hand-over to the next nodes go by input position, whatever the computation order.
-    std::stable_sort(produced.begin(), produced.end(),
-                     [](const Produced& x, const Produced& y) { return x.spec->input_slot < y.spec->input_slot; });
+    // (Sorted already but for a MulBackward; checked first, since stable_sort allocates a buffer per call.)
+    const auto by_slot = [](const Produced& x, const Produced& y) { return x.spec->input_slot < y.spec->input_slot; };
+    if (!std::is_sorted(produced.begin(), produced.end(), by_slot))
+      std::stable_sort(produced.begin(), produced.end(), by_slot);
     for (auto& p : produced) {  // validate_outputs
       if (p.cast_to_bytes == 0) continue;
       const int32_t cast = new_grad(p.cast_to_bytes);
@@ -442,11 +449,7 @@ class Replayer {
         recompute(l);
       }
       if (g_.ops[static_cast<size_t>(i)].has_backward) backward_op(i, ckpt);
-      // The checkpoint frame that keeps the region's inputs goes with the last saved tensor its hooks packed:
-      // once the region's first saving node has run backward (the nodes before it save nothing), not after
-      // the whole region (whole-run stream: a layer's input freed before its input norm's ToCopyBackward).
-      const int32_t release_at = ckpt ? std::max(first_saver_[static_cast<size_t>(l)], g_.layers[static_cast<size_t>(l)].first_op) : -1;
-      if (ckpt && i == release_at)
+      if (ckpt && i == inputs_release_op_[static_cast<size_t>(l)])
         for (TensorId t : region_inputs_[static_cast<size_t>(l)]) unref(t);
     }
     // Parameters whose readers did not all deliver a gradient (ops the loss does not reach) still get theirs.
@@ -541,7 +544,7 @@ class Replayer {
   std::vector<int32_t> layer_of_op_;
   std::vector<std::vector<TensorId>> region_inputs_;
   std::vector<int32_t> recompute_end_;
-  std::vector<int32_t> first_saver_;  // per checkpointed layer: its first op (in forward order) that saves
+  std::vector<int32_t> inputs_release_op_;  // per checkpointed layer: the op whose backward releases its inputs
   std::vector<bool> recompute_stops_at_inputs_;  // the last saver saves only its inputs (see forward_op)
   std::vector<bool> saved_live_;
   std::vector<TensorId> cache_live_;
