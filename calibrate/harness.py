@@ -34,8 +34,16 @@ OOM_MESSAGE_CHARS = 400
 STEPS = 3
 PHASE_KEYS = ["start_mib", "batch_mib", "fwd_peak_mib", "after_fwd_mib", "bwd_peak_mib", "micro_rest_peak_mib",
               "after_bwd_mib", "opt_peak_mib", "end_mib", "step_peak_mib"]
-HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2")
-TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16")
+HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "qwen3", "qwen3_moe", "gemma",
+            "gemma3_text", "phi3", "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5")
+TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
+            "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "convnext_tiny",
+            "convnext_small", "convnext_base", "convnext_large", "efficientnet_b0", "efficientnet_b1",
+            "efficientnet_b2", "efficientnet_b3", "efficientnet_b4", "efficientnet_b5", "efficientnet_b6",
+            "efficientnet_b7", "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l", "mobilenet_v2",
+            "mobilenet_v3_small", "mobilenet_v3_large", "swin_t", "swin_s", "swin_b", "swin_v2_t", "swin_v2_s",
+            "swin_v2_b", "densenet121", "densenet169", "vgg16", "vgg16_bn", "regnet_y_400mf", "regnet_x_400mf",
+            "regnet_y_1_6gf", "regnet_y_8gf")
 SDPA_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
 
 
@@ -101,7 +109,7 @@ def _autocast_dtype(precision):
 def _decoder_layers(model):
     import torch.nn as nn
     base = getattr(model, "base_model", model)
-    for path in ("layers", "h", "encoder.layer", "decoder.layers"):
+    for path in ("layers", "h", "encoder.layer", "decoder.layers", "model.layers", "gpt_neox.layers"):
         obj = base
         for a in path.split("."):
             obj = getattr(obj, a, None)
@@ -132,6 +140,9 @@ def build_model(case):
             if mt == "bert":
                 model = transformers.AutoModelForMaskedLM.from_config(cfg, attn_implementation=attn)
                 kind = "masked_lm"
+            elif mt == "t5":
+                model = transformers.AutoModelForSeq2SeqLM.from_config(cfg, attn_implementation=attn)
+                kind = "seq2seq"
             else:
                 model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=attn)
                 kind = "causal_lm"
@@ -148,6 +159,19 @@ def build_model(case):
         else:
             raise ValueError("unknown model source %r" % m["source"])
     return model, kind
+
+
+def apply_lora(model, case):
+    """peft LoRA (case["lora"]: r, alpha, dropout, target_modules, modules_to_save), after the training options
+    (gradient checkpointing is enabled on the base model first, as fine-tuning scripts do)."""
+    import peft
+    lc = case["lora"]
+    targets = lc.get("target_modules", "all-linear")
+    conf = peft.LoraConfig(r=int(lc.get("r", 8)), lora_alpha=int(lc.get("alpha", 8)),
+                           lora_dropout=float(lc.get("dropout", 0.0)), target_modules=targets, bias="none",
+                           modules_to_save=lc.get("modules_to_save"))
+    with __import__("torch").device("cuda"):
+        return peft.get_peft_model(model, conf)
 
 
 def apply_training_options(model, kind, case):
@@ -259,6 +283,9 @@ def measure_case(case):
         if case["mode"] == "training":
             model.train()
             observed.update(apply_training_options(model, kind, case))
+            if case.get("lora"):
+                model = apply_lora(model, case)
+                model.train()
         elif case["mode"] == "inference":
             model.eval()
         else:
@@ -311,8 +338,12 @@ def _probe_forward(case, model, kind):
         return
     ids = torch.randint(0, int(model.config.vocab_size), (B, int(case["seq_len"])), device="cuda")
     if case["mode"] == "training":
+        lab = ids
+        if kind == "seq2seq":
+            lab = torch.randint(0, int(model.config.vocab_size), (B, int(case.get("target_len") or ids.shape[1])),
+                                device="cuda")
         with ac:
-            model(input_ids=ids, labels=ids)
+            model(input_ids=ids, labels=lab)
     else:
         with torch.inference_mode(), ac:
             model(input_ids=ids, use_cache=True, logits_to_keep=1)
@@ -341,6 +372,7 @@ def _train(case, model, kind, measured, observed, spy):
     else:
         L = int(case["seq_len"])
         V = int(model.config.vocab_size)
+        T = int(case.get("target_len") or L)
 
     def make_batch():
         if kind == "vision":
@@ -348,6 +380,8 @@ def _train(case, model, kind, measured, observed, spy):
             y = torch.randint(0, ncls, (B,), device="cuda")
             return x, y
         ids = torch.randint(0, V, (B, L), device="cuda")
+        if kind == "seq2seq":
+            return ids, torch.randint(0, V, (B, T), device="cuda")
         return ids, ids
 
     def fwd_loss(x, y):
@@ -542,7 +576,7 @@ def _preimport():
     import importlib
     import torch  # noqa: F401
     import torch.nn.functional  # noqa: F401
-    for mod in ["transformers", "transformers.optimization", "transformers.modeling_layers", "torchvision"] + \
+    for mod in ["transformers", "transformers.optimization", "transformers.modeling_layers", "torchvision", "peft"] + \
                ["transformers.models.%s.modeling_%s" % (t, t) for t in HF_TYPES]:
         try:
             importlib.import_module(mod)
