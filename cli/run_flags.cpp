@@ -29,6 +29,7 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--model", f.model, "zoo name (see `memplan models`) or path to a config.json / model JSON");
   cmd.add_option("--batch-size", f.batch_size, "micro-batch size");
   cmd.add_option("--seq-len", f.seq_len, "sequence length (language models; default 2048, BERT 512)");
+  cmd.add_option("--target-len", f.target_len, "encoder-decoders (T5): label length fed to the decoder (default: seq-len)");
   cmd.add_option("--image-size", f.image_size, "image size (vision models)");
   cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
   cmd.add_option("--optimizer", f.optimizer, "sgd | sgd_momentum | adam | adamw | adafactor | adam8bit");
@@ -61,6 +62,7 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   else
     c.seq_len = f.seq_len;
   c.image_size = f.image_size;
+  c.target_len = f.target_len;
   if (!parse_precision(f.precision, c.precision))
     throw InputError("--precision", f.precision, "must be one of fp32, amp_bf16, amp_fp16, bf16, fp16");
   if (!parse_optimizer(f.optimizer, c.optimizer))
@@ -89,11 +91,13 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   if (f.grad_accum_steps <= 0)
     throw InputError("--grad-accum-steps", std::to_string(f.grad_accum_steps), "must be a positive integer");
   if (f.seq_len < 0) throw InputError("--seq-len", std::to_string(f.seq_len), "must be a positive integer");
+  if (f.target_len < 0) throw InputError("--target-len", std::to_string(f.target_len), "must be a positive integer");
   if (f.image_size <= 0) throw InputError("--image-size", std::to_string(f.image_size), "must be a positive integer");
   // The engine's limits (engine/limits.h), reported under the flag's name.
   const std::pair<const char*, std::pair<int64_t, int64_t>> caps[] = {
       {"--batch-size", {f.batch_size, kMaxBatch}},
       {"--seq-len", {f.seq_len, kMaxSeqLen}},
+      {"--target-len", {f.target_len, kMaxSeqLen}},
       {"--image-size", {f.image_size, kMaxImageSize}},
       {"--grad-accum-steps", {f.grad_accum_steps, kMaxGradAccumSteps}}};
   for (const auto& [flag, v] : caps)

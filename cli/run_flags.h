@@ -14,6 +14,7 @@ struct RunFlags {
   std::string model = "llama-2-7b";
   int64_t batch_size = 1;
   int64_t seq_len = 0;  // 0: 2048 for decoders, 512 for BERT
+  int64_t target_len = 0;  // encoder-decoders: 0 = seq_len
   int64_t image_size = 224;
   std::string precision = "bf16";
   std::string optimizer = "adamw";

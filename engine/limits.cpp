@@ -55,6 +55,7 @@ void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
   if (spec.kind == ModelSpec::Kind::vision) check_vision(spec.vision);
   at_most("batch_size", cfg.batch_size, kMaxBatch);
   at_most("seq_len", cfg.seq_len, kMaxSeqLen);
+  at_most("target_len", cfg.target_len, kMaxSeqLen);
   at_most("image_size", cfg.image_size, kMaxImageSize);
   at_most("grad_accum_steps", cfg.grad_accum_steps, kMaxGradAccumSteps);
   at_most("generate_tokens", cfg.generate_tokens, kMaxSeqLen);

@@ -16,7 +16,8 @@ enum class Mode : uint8_t { training, inference };
 struct RunConfig {
   Mode mode = Mode::training;
   int64_t batch_size = 1;
-  int64_t seq_len = 0;           // language models
+  int64_t seq_len = 0;           // language models (encoder-decoders: the encoder's input length)
+  int64_t target_len = 0;        // encoder-decoders (T5): labels' length, the decoder's input; 0 = seq_len
   int64_t image_size = 224;      // vision models
   Precision precision = Precision::fp32;
   OptimizerKind optimizer = OptimizerKind::adamw;

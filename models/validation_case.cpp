@@ -117,6 +117,8 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         if (!parse_attn(a, c.run.attn)) throw InputError("model.attn_implementation", a, "must be sdpa or eager");
       }
       c.run.seq_len = get_positive(j, "seq_len", "");
+      if (j.contains("target_len") && !j.at("target_len").is_null())
+        c.run.target_len = get_positive(j, "target_len", "");
     } else if (source == "torchvision") {
       c.model.kind = ModelSpec::Kind::vision;
       const std::string name = get_string(m, "name", "model.");
