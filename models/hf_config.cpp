@@ -15,6 +15,7 @@
 #include "models/hf_config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -22,97 +23,12 @@
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/limits.h"
+#include "models/hf_config_reader.h"
 #include "models/json_input.h"
 
 namespace memplan {
-namespace {
+namespace hf {
 
-using nlohmann::json;
-
-// Typed access to config keys. A key may have aliases (transformers' attribute_map: gpt2 accepts hidden_size
-// for n_embd); the first present, non-null spelling wins and is the one named in errors.
-class ConfigReader {
- public:
-  explicit ConfigReader(const json& cfg) : cfg_(cfg) {}
-
-  // Absent or null -> nullopt. Present -> must be a positive integer, at most `limit` (engine/limits.h).
-  std::optional<int64_t> opt_positive(std::initializer_list<const char*> keys, int64_t limit = kMaxDim) const {
-    auto [key, v] = find(keys);
-    if (!v) return std::nullopt;
-    if (!v->is_number_integer() ||
-        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) ||
-        v->get<int64_t>() <= 0)
-      throw InputError(field(key), dump_short(*v), "must be a positive integer");
-    if (v->get<int64_t>() > limit)
-      throw InputError(field(key), dump_short(*v), "exceeds the limit of " + std::to_string(limit));
-    return v->get<int64_t>();
-  }
-
-  // Absent or null -> dflt. Present -> must be an integer >= 0.
-  int64_t non_negative(std::initializer_list<const char*> keys, int64_t dflt) const {
-    auto [key, v] = find(keys);
-    if (!v) return dflt;
-    if (!v->is_number_integer() ||
-        (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())
-                                 : v->get<int64_t>() < 0))
-      throw InputError(field(key), dump_short(*v), "must be a non-negative integer");
-    return v->get<int64_t>();
-  }
-
-  int64_t positive(std::initializer_list<const char*> keys, int64_t dflt, int64_t limit = kMaxDim) const {
-    return opt_positive(keys, limit).value_or(dflt);
-  }
-
-  // Absent or null -> nullopt. Present -> must be a number in [0, 1).
-  std::optional<double> opt_probability(std::initializer_list<const char*> keys) const {
-    auto [key, v] = find(keys);
-    if (!v) return std::nullopt;
-    if (!v->is_number()) throw InputError(field(key), dump_short(*v), "must be a number in [0, 1)");
-    double p = v->get<double>();
-    if (!(p >= 0.0 && p < 1.0)) throw InputError(field(key), dump_short(*v), "must be a number in [0, 1)");
-    return p;
-  }
-
-  double probability(std::initializer_list<const char*> keys, double dflt) const {
-    return opt_probability(keys).value_or(dflt);
-  }
-
-  bool boolean(std::initializer_list<const char*> keys, bool dflt) const {
-    auto [key, v] = find(keys);
-    if (!v) return dflt;
-    if (!v->is_boolean()) throw InputError(field(key), dump_short(*v), "must be true or false");
-    return v->get<bool>();
-  }
-
-  std::string string(std::initializer_list<const char*> keys, const std::string& dflt) const {
-    auto [key, v] = find(keys);
-    if (!v) return dflt;
-    if (!v->is_string() || v->get<std::string>().empty())
-      throw InputError(field(key), dump_short(*v), "must be a non-empty string");
-    return v->get<std::string>();
-  }
-
-  // Present with value null: Python None, which differs from an absent key where the default is not None.
-  bool explicit_null(const char* key) const {
-    auto it = cfg_.find(key);
-    return it != cfg_.end() && it->is_null();
-  }
-
-  static std::string field(const std::string& key) { return "config." + key; }
-
- private:
-  std::pair<std::string, const json*> find(std::initializer_list<const char*> keys) const {
-    for (const char* k : keys) {
-      auto it = cfg_.find(k);
-      if (it != cfg_.end() && !it->is_null()) return {k, &*it};
-    }
-    return {*keys.begin(), nullptr};
-  }
-
-  const json& cfg_;
-};
-
-// hidden = heads * head_dim is required by gpt2, bert and (absent head_dim) the llama family.
 int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_key, const char* hidden_key) {
   if (hidden % heads != 0)
     throw InputError(ConfigReader::field(heads_key), std::to_string(heads),
@@ -126,6 +42,8 @@ void check_kv_heads(const TransformerSpec& s) {
     throw InputError(ConfigReader::field("num_key_value_heads"), std::to_string(s.num_kv_heads),
                      "must divide num_attention_heads (" + std::to_string(s.num_heads) + ")");
 }
+
+namespace {
 
 // GPT2Config: vocab 50257, n_positions 1024, n_embd 768, n_layer 12, n_head 12, n_inner None (=> 4*n_embd),
 // activation gelu_new, resid/embd/attn_pdrop 0.1, tie True. GPT2Attention requires n_embd % n_head == 0.
@@ -301,10 +219,46 @@ TransformerSpec import_gemma2(const ConfigReader& r) {
 }
 
 }  // namespace
+}  // namespace hf
+
+using hf::ConfigReader;
+
+namespace {
+
+// Levenshtein distance over bytes, lower-cased, with '-' and '_' equal (qwen3-moe vs qwen3_moe).
+size_t edit_distance(const std::string& a, const std::string& b) {
+  auto norm = [](char c) { return c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (norm(a[i - 1]) == norm(b[j - 1]) ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::string unsupported_type_message(const std::string& type) {
+  std::vector<std::pair<size_t, std::string>> ranked;
+  for (const auto& t : supported_hf_model_types()) ranked.emplace_back(edit_distance(type.substr(0, 64), t), t);
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::string nearest;
+  for (size_t i = 0; i < ranked.size() && i < 3; ++i) nearest += (i ? ", " : "") + ranked[i].second;
+  std::string all;
+  for (const auto& t : supported_hf_model_types()) all += (all.empty() ? "" : ", ") + t;
+  return "unsupported model_type; nearest supported: " + nearest + " (all: " + all +
+         "); other architectures can be described in the native JSON format (models/NATIVE-FORMAT.md)";
+}
 
 const std::vector<std::string>& supported_hf_model_types() {
-  static const std::vector<std::string> kTypes = {"gpt2", "llama", "mistral", "qwen2", "mixtral", "bert",
-                                                  "deepseek_v2", "gemma2"};
+  static const std::vector<std::string> kTypes = {
+      "gpt2",      "llama",       "mistral",   "qwen2", "mixtral", "bert",        "deepseek_v2", "gemma2",
+      "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
+      "deepseek_v3", "gpt_oss",   "t5"};
   return kTypes;
 }
 
@@ -315,17 +269,15 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   if (type.empty()) {
     auto it = config.find("model_type");
     if (it == config.end() || it->is_null())
-      throw InputError("config.model_type", "absent", "must name the architecture (gpt2, llama, mistral, "
-                                                      "qwen2, mixtral or bert)");
+      throw InputError("config.model_type", "absent", "must name the architecture (see memplan models)");
     type = r.string({"model_type"}, "");
   }
 
-  std::string supported;
-  for (const auto& t : supported_hf_model_types()) supported += (supported.empty() ? "" : ", ") + t;
   const auto& types = supported_hf_model_types();
   if (std::find(types.begin(), types.end(), type) == types.end())
-    throw InputError("config.model_type", "\"" + type + "\"", "unsupported model_type; supported: " + supported);
+    throw InputError("config.model_type", "\"" + type + "\"", unsupported_type_message(type));
 
+  using namespace hf;
   TransformerSpec s;
   if (type == "gpt2")
     s = import_gpt2(r);
@@ -335,6 +287,24 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_deepseek_v2(r);
   else if (type == "gemma2")
     s = import_gemma2(r);
+  else if (type == "qwen3" || type == "qwen3_moe")
+    s = import_qwen3(r, type);
+  else if (type == "olmo2")
+    s = import_olmo2(r);
+  else if (type == "gemma" || type == "gemma3_text")
+    s = import_gemma(r, type);
+  else if (type == "phi3")
+    s = import_phi3(r);
+  else if (type == "gpt_neox")
+    s = import_gpt_neox(r);
+  else if (type == "starcoder2")
+    s = import_starcoder2(r);
+  else if (type == "deepseek_v3")
+    s = import_deepseek_v3(r);
+  else if (type == "gpt_oss")
+    s = import_gpt_oss(r);
+  else if (type == "t5")
+    s = import_t5(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

@@ -1,5 +1,6 @@
 #include "models/param_count.h"
 
+#include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 
@@ -183,13 +184,41 @@ int64_t vit(const VisionSpec& s) {
   return c.total;
 }
 
+// Families without a closed form here: the parameters their builder registers (a one-token training graph in
+// fp32), which is what the replay holds in memory. Every builder registers each nn.Parameter of the modeling
+// code (tied ones once), so this equals model.num_parameters(); tests/test_importers.cpp asserts it against
+// published counts.
+int64_t graph_params(const TransformerSpec& spec) {
+  ModelSpec m;
+  m.kind = ModelSpec::Kind::transformer;
+  m.name = spec.model_type;
+  m.transformer = spec;
+  RunConfig cfg;
+  cfg.batch_size = 1;
+  cfg.seq_len = 1;
+  cfg.target_len = 1;
+  const Graph g = build_graph(m, cfg);
+  int64_t n = 0;
+  for (const auto& t : g.tensors)
+    if (t.kind == TensorKind::param) n = checked_add(n, t.bytes / dtype_bytes(t.dtype), "param_count");
+  return n;
+}
+
+bool has_closed_form(const std::string& type) {
+  for (const char* t : {"gpt2", "bert", "llama", "mistral", "qwen2", "mixtral", "gemma2", "deepseek_v2", ""})
+    if (type == t) return true;
+  return false;
+}
+
 }  // namespace
 
 int64_t param_count(const TransformerSpec& spec) {
+  if (!has_closed_form(spec.model_type)) return graph_params(spec);
   switch (spec.family) {
     case TransformerSpec::Family::gpt2: return gpt2(spec);
     case TransformerSpec::Family::llama: return llama(spec);
     case TransformerSpec::Family::bert: return bert(spec);
+    case TransformerSpec::Family::t5: return graph_params(spec);
   }
   return 0;
 }

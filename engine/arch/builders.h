@@ -14,10 +14,27 @@ namespace memplan {
 
 Graph build_graph(const ModelSpec& spec, const RunConfig& cfg);
 
-// Per-family builders; each appends to `b` and sets the loss.
+// Per-family builders; each appends to `b` and sets the loss (training) or builds one inference pass
+// (b.pass()). A builder that does not model one of the two modes throws InputError saying so.
+using TransformerBuilder = void (*)(GraphBuilder& b, const TransformerSpec& s);
+// The builder of `s.model_type` (one file per modeling file in engine/arch/).
+TransformerBuilder transformer_builder(const TransformerSpec& s);
 void build_gpt2(GraphBuilder& b, const TransformerSpec& s);
-void build_llama(GraphBuilder& b, const TransformerSpec& s);
+void build_llama(GraphBuilder& b, const TransformerSpec& s);       // llama, mistral, qwen2, mixtral
 void build_bert(GraphBuilder& b, const TransformerSpec& s);
+void build_qwen3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/qwen3.cpp
+void build_qwen3_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/qwen3_moe.cpp
+void build_olmo2(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/olmo2.cpp
+void build_gemma(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/gemma.cpp
+void build_gemma2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/gemma2.cpp
+void build_gemma3(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/gemma3.cpp (gemma3_text)
+void build_phi3(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/phi3.cpp
+void build_gpt_neox(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/gpt_neox.cpp
+void build_starcoder2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/starcoder2.cpp
+void build_deepseek_v2(GraphBuilder& b, const TransformerSpec& s); // engine/arch/deepseek_v2.cpp
+void build_deepseek_v3(GraphBuilder& b, const TransformerSpec& s); // engine/arch/deepseek_v3.cpp
+void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/gpt_oss.cpp
+void build_t5(GraphBuilder& b, const TransformerSpec& s);          // engine/arch/t5.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 

@@ -16,7 +16,9 @@ struct NativeGraph;  // engine/arch/native.h
 
 // Decoder-only causal LMs and BERT-style encoders from Hugging Face transformers.
 struct TransformerSpec {
-  enum class Family : uint8_t { gpt2, llama, bert };
+  // gpt2: learned positions, Conv1D; llama: every rotary decoder-only causal LM (the builder is chosen by
+  // model_type, engine/arch/builders.h transformer_builder); bert: encoders; t5: encoder-decoders.
+  enum class Family : uint8_t { gpt2, llama, bert, t5 };
   Family family = Family::llama;
   std::string model_type;  // as in config.json: gpt2, llama, mistral, qwen2, mixtral, bert
 
@@ -64,6 +66,14 @@ struct TransformerSpec {
   int64_t qk_nope_head_dim = 0;
   int64_t qk_rope_head_dim = 0;
   int64_t v_head_dim = 0;
+
+  // ---- fields of the families added for issue 12. Each block belongs to the builders named in its
+  // heading; a field means the same thing wherever another builder reads it. Defaults are "absent".
+  // [qwen3 / qwen3_moe / olmo2]
+  // [gemma / gemma2 / gemma3_text]
+  // [phi3 / gpt_neox / starcoder2]
+  // [deepseek_v2 / deepseek_v3 / gpt_oss]
+  // [t5]
 };
 
 // Whether decoder layer i attends through the sliding window.

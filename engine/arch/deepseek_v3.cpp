@@ -1,0 +1,14 @@
+// DeepseekV3ForCausalLM (transformers 5.17 models/deepseek_v3/modeling_deepseek_v3.py).
+// Placeholder until the builder lands: refuses with a clear error rather than falling back to another family.
+#include "engine/arch/builders.h"
+
+#include "engine/errors.h"
+
+namespace memplan {
+
+void build_deepseek_v3(GraphBuilder& b, const TransformerSpec& s) {
+  throw InputError("model", s.model_type, std::string(b.training() ? "training" : "inference") + " replay of " +
+                                              s.model_type + " is not modelled yet");
+}
+
+}  // namespace memplan

@@ -1,0 +1,121 @@
+// The typed config.json reader every HF importer uses (models/hf_config.cpp and models/hf_import_*.cpp), and
+// the per-family importers the dispatch in hf_config.cpp calls. Each importer applies transformers 5.17's class
+// defaults for absent keys and cites the configuration file it follows.
+#pragma once
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/arch/spec.h"
+#include "engine/errors.h"
+#include "engine/limits.h"
+#include "models/json_input.h"
+
+namespace memplan::hf {
+
+using nlohmann::json;
+
+// Typed access to config keys. A key may have aliases (transformers' attribute_map: gpt2 accepts hidden_size
+// for n_embd); the first present, non-null spelling wins and is the one named in errors.
+class ConfigReader {
+ public:
+  explicit ConfigReader(const json& cfg) : cfg_(cfg) {}
+
+  // Absent or null -> nullopt. Present -> must be a positive integer, at most `limit` (engine/limits.h).
+  std::optional<int64_t> opt_positive(std::initializer_list<const char*> keys, int64_t limit = kMaxDim) const {
+    auto [key, v] = find(keys);
+    if (!v) return std::nullopt;
+    if (!v->is_number_integer() ||
+        (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) ||
+        v->get<int64_t>() <= 0)
+      throw InputError(field(key), dump_short(*v), "must be a positive integer");
+    if (v->get<int64_t>() > limit)
+      throw InputError(field(key), dump_short(*v), "exceeds the limit of " + std::to_string(limit));
+    return v->get<int64_t>();
+  }
+
+  // Absent or null -> dflt. Present -> must be an integer >= 0.
+  int64_t non_negative(std::initializer_list<const char*> keys, int64_t dflt) const {
+    auto [key, v] = find(keys);
+    if (!v) return dflt;
+    if (!v->is_number_integer() ||
+        (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())
+                                 : v->get<int64_t>() < 0))
+      throw InputError(field(key), dump_short(*v), "must be a non-negative integer");
+    return v->get<int64_t>();
+  }
+
+  int64_t positive(std::initializer_list<const char*> keys, int64_t dflt, int64_t limit = kMaxDim) const {
+    return opt_positive(keys, limit).value_or(dflt);
+  }
+
+  // Absent or null -> nullopt. Present -> must be a number in [0, 1).
+  std::optional<double> opt_probability(std::initializer_list<const char*> keys) const {
+    auto [key, v] = find(keys);
+    if (!v) return std::nullopt;
+    if (!v->is_number()) throw InputError(field(key), dump_short(*v), "must be a number in [0, 1)");
+    double p = v->get<double>();
+    if (!(p >= 0.0 && p < 1.0)) throw InputError(field(key), dump_short(*v), "must be a number in [0, 1)");
+    return p;
+  }
+
+  double probability(std::initializer_list<const char*> keys, double dflt) const {
+    return opt_probability(keys).value_or(dflt);
+  }
+
+  bool boolean(std::initializer_list<const char*> keys, bool dflt) const {
+    auto [key, v] = find(keys);
+    if (!v) return dflt;
+    if (!v->is_boolean()) throw InputError(field(key), dump_short(*v), "must be true or false");
+    return v->get<bool>();
+  }
+
+  std::string string(std::initializer_list<const char*> keys, const std::string& dflt) const {
+    auto [key, v] = find(keys);
+    if (!v) return dflt;
+    if (!v->is_string() || v->get<std::string>().empty())
+      throw InputError(field(key), dump_short(*v), "must be a non-empty string");
+    return v->get<std::string>();
+  }
+
+  // Present with value null: Python None, which differs from an absent key where the default is not None.
+  bool explicit_null(const char* key) const {
+    auto it = cfg_.find(key);
+    return it != cfg_.end() && it->is_null();
+  }
+
+  static std::string field(const std::string& key) { return "config." + key; }
+
+ private:
+  std::pair<std::string, const json*> find(std::initializer_list<const char*> keys) const {
+    for (const char* k : keys) {
+      auto it = cfg_.find(k);
+      if (it != cfg_.end() && !it->is_null()) return {k, &*it};
+    }
+    return {*keys.begin(), nullptr};
+  }
+
+  const json& cfg_;
+};
+
+// hidden = heads * head_dim when the config gives no head_dim (gpt2, bert, the llama family, ...).
+int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_key, const char* hidden_key);
+// num_attention_heads % num_key_value_heads == 0, as every GQA attention requires.
+void check_kv_heads(const TransformerSpec& s);
+
+// Importers of the families added after the first six (one file each, models/hf_import_<family>.cpp). Each sets
+// family, model_type-specific fields and every memory-relevant key; hf_config.cpp sets model_type afterwards.
+TransformerSpec import_qwen3(const ConfigReader& r, const std::string& type);       // qwen3, qwen3_moe
+TransformerSpec import_olmo2(const ConfigReader& r);
+TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text
+TransformerSpec import_phi3(const ConfigReader& r);
+TransformerSpec import_gpt_neox(const ConfigReader& r);
+TransformerSpec import_starcoder2(const ConfigReader& r);
+TransformerSpec import_deepseek_v3(const ConfigReader& r);
+TransformerSpec import_gpt_oss(const ConfigReader& r);
+TransformerSpec import_t5(const ConfigReader& r);
+
+}  // namespace memplan::hf
