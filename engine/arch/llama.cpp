@@ -14,6 +14,7 @@
 // as silu) are not distinguished.
 #include "engine/arch/builders.h"
 
+#include "engine/arch/llama_parts.h"
 #include "engine/checked.h"
 
 namespace memplan {
@@ -32,8 +33,6 @@ TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   return y;
 }
 
-namespace {
-
 TensorId rotate_half(GraphBuilder& b, TensorId x) {
   Shape half = b.shape(x);
   half.back() /= 2;
@@ -49,7 +48,6 @@ TensorId rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin) {
   return b.add(a, c);
 }
 
-// LlamaMLP: down(silu(gate(x)) * up(x)); the biases are kNoTensor unless the config sets mlp_bias.
 TensorId swiglu_mlp(GraphBuilder& b, TensorId x, TensorId gate, TensorId up, TensorId down, TensorId gate_b,
                     TensorId up_b, TensorId down_b) {
   TensorId g = b.linear(x, gate, gate_b);
@@ -59,15 +57,71 @@ TensorId swiglu_mlp(GraphBuilder& b, TensorId x, TensorId gate, TensorId up, Ten
   return b.linear(prod, down, down_b);
 }
 
+TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId& ke, TensorId& v,
+                        TensorId v_proj, TensorId mask, int64_t window, TensorId& weights) {
+  weights = kNoTensor;
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
+                nkv = s.num_kv_heads, hd = s.head_dim;
+  int64_t Lk = S;
+  if (inf) {  // key_states / value_states rebind to what the cache returns; the rope output goes
+    auto [kc, vc] = kv_update(b, ke, v, window);
+    b.drop(ke);
+    b.drop(v_proj);
+    ke = kc;
+    v = vc;
+    Lk = b.shape(kc)[2];
+  }
+  TensorId ctx;
+  if (cfg.attn == AttnImpl::sdpa && mask == kNoTensor) {
+    ctx = b.sdpa(qe, ke, v, s.attn_dropout, true);  // GQA handled in the kernel (enable_gqa), no repeat_kv
+    if (inf && b.dtype(qe) == DType::f32 && nkv != nh)  // math backend: transpose(1, 2).contiguous() copies
+      ctx = b.contiguous_copy(ctx, {B, S, nh, hd});
+  } else if (cfg.attn == AttnImpl::sdpa) {
+    // A mask disables enable_gqa (use_gqa_in_sdpa): repeat_kv materialises K and V for every head.
+    TensorId kr = nkv != nh ? b.contiguous_copy(ke, {B, nh, Lk, hd}) : ke;
+    TensorId vr = nkv != nh ? b.contiguous_copy(v, {B, nh, Lk, hd}) : v;
+    // Training (a sliding window shorter than the sequence): cuDNN saves the repeated K and V and the float
+    // bias made from the mask for its backward (whole-run Mistral-shape stream: two [B, H, S, D] copies and a
+    // [B, 1, S, S] bias per layer live until backward, the GQA backward's second dq accumulator gone).
+    ctx = inf ? b.sdpa_masked_inference(qe, kr, vr, mask) : b.sdpa(qe, kr, vr, s.attn_dropout, false, mask);
+  } else {
+    TensorId kr = ke, vr = v;
+    if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
+      kr = b.contiguous_copy(ke, {B, nh, Lk, hd});
+      vr = b.contiguous_copy(v, {B, nh, Lk, hd});
+    }
+    // key_states / value_states (after repeat_kv) stay bound until eager_attention_forward returns.
+    b.hold(kr);
+    b.hold(vr);
+    // torch.matmul copies an operand whose batch and head dims cannot merge: the rotated q keeps the
+    // projection's [B, S, H, D] memory order, and so do k and v when nothing copied them (training without
+    // repeat_kv); cached K/V are cat outputs (whole-run stream, Llama-3.2-1B eager inference: a [B, H, S, D]
+    // copy of q before each scores bmm, freed after it; under amp the copy is of autocast's bf16 cast).
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, true, kr == ke && !inf), false);
+    TensorId masked = b.add(scores, mask);
+    // `attn_weights = softmax(attn_weights, dim=-1, dtype=float32).to(query.dtype)`: one statement, so the
+    // masked scores stay bound through the fp32 copy, the softmax and the cast (whole-run stream, Llama-3.2-1B
+    // eager inference: [B, H, S, S] bf16 + two fp32 copies live at once).
+    b.hold(masked);
+    TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
+    b.drop(masked);
+    probs = b.dropout(probs, s.attn_dropout);
+    weights = probs;
+    b.hold(weights);
+    ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !inf), {B, S, nh, hd},
+                            /*grad_copied=*/true);
+    b.drop(kr);
+    b.drop(vr);
+  }
+  return ctx;
+}
+
+namespace {
+
 struct LayerParams {
   TensorId in_norm, post_norm, q, k, v, o, qb, kb, vb, ob;
-};
-
-// The feed-forward block's parameters. LlamaMLP: gate / up / down projections (+ biases with mlp_bias);
-// MoE: gate = the router [E, H], up = experts.gate_up_proj [E, 2I, H], down = experts.down_proj [E, H, I].
-struct FfnParams {
-  TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor, gate_b = kNoTensor, up_b = kNoTensor,
-           down_b = kNoTensor;
 };
 
 // A decoder layer's parameters in the order the module registers them (and from_config allocates them):
@@ -126,7 +180,6 @@ DecoderParams decoder_params(GraphBuilder& b, const TransformerSpec& s, const st
 // (`hidden_states, _ = self.self_attn(...)`) until it returns. kNoTensor for SDPA.
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams& w, TensorId x, TensorId cos,
                    TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
-  weights = kNoTensor;
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
@@ -151,63 +204,15 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   b.hold(ke);
   b.drop(q);
   b.drop(k);
-  int64_t Lk = S;
-  if (inf) {  // key_states / value_states rebind to what the cache returns; the rope output goes
-    auto [kc, vc] = kv_update(b, ke, v, window);
-    b.drop(ke);
-    b.drop(v_proj);
-    ke = kc;
-    v = vc;
-    Lk = b.shape(kc)[2];
-  }
-  TensorId ctx;
-  if (cfg.attn == AttnImpl::sdpa && mask == kNoTensor) {
-    ctx = b.sdpa(qe, ke, v, s.attn_dropout, true);  // GQA handled in the kernel (enable_gqa), no repeat_kv
-    if (inf && b.dtype(qe) == DType::f32 && nkv != nh)  // math backend: transpose(1, 2).contiguous() copies
-      ctx = b.contiguous_copy(ctx, {B, S, nh, hd});
-  } else if (cfg.attn == AttnImpl::sdpa) {
-    // A mask disables enable_gqa (use_gqa_in_sdpa): repeat_kv materialises K and V for every head.
-    TensorId kr = nkv != nh ? b.contiguous_copy(ke, {B, nh, Lk, hd}) : ke;
-    TensorId vr = nkv != nh ? b.contiguous_copy(v, {B, nh, Lk, hd}) : v;
-    // Training (a sliding window shorter than the sequence): cuDNN saves the repeated K and V and the float
-    // bias made from the mask for its backward (whole-run Mistral-shape stream: two [B, H, S, D] copies and a
-    // [B, 1, S, S] bias per layer live until backward, the GQA backward's second dq accumulator gone).
-    ctx = inf ? b.sdpa_masked_inference(qe, kr, vr, mask) : b.sdpa(qe, kr, vr, s.attn_dropout, false, mask);
-  } else {
-    TensorId kr = ke, vr = v;
-    if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
-      kr = b.contiguous_copy(ke, {B, nh, Lk, hd});
-      vr = b.contiguous_copy(v, {B, nh, Lk, hd});
-    }
-    // key_states / value_states (after repeat_kv) stay bound until eager_attention_forward returns.
-    b.hold(kr);
-    b.hold(vr);
-    // torch.matmul copies an operand whose batch and head dims cannot merge: the rotated q keeps the
-    // projection's [B, S, H, D] memory order, and so do k and v when nothing copied them (training without
-    // repeat_kv); cached K/V are cat outputs (whole-run stream, Llama-3.2-1B eager inference: a [B, H, S, D]
-    // copy of q before each scores bmm, freed after it; under amp the copy is of autocast's bf16 cast).
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, true, kr == ke && !inf), false);
-    TensorId masked = b.add(scores, mask);
-    // `attn_weights = softmax(attn_weights, dim=-1, dtype=float32).to(query.dtype)`: one statement, so the
-    // masked scores stay bound through the fp32 copy, the softmax and the cast (whole-run stream, Llama-3.2-1B
-    // eager inference: [B, H, S, S] bf16 + two fp32 copies live at once).
-    b.hold(masked);
-    TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
-    b.drop(masked);
-    probs = b.dropout(probs, s.attn_dropout);
-    weights = probs;
-    b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !inf), {B, S, nh, hd},
-                            /*grad_copied=*/true);
-    b.drop(kr);
-    b.drop(vr);
-  }
+  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
   TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
   b.drop(qe);
   b.drop(ke);
   if (!inf) b.drop(v_proj);
   return out;
 }
+
+}  // namespace
 
 // transformers 5.17 MixtralSparseMoeBlock with its default experts_implementation "grouped_mm"
 // (integrations/moe.py grouped_mm_experts_forward, read from the installed package on the H200): the TopK router
@@ -267,7 +272,24 @@ TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnPara
   return b.view(out, {B, Sq, H});
 }
 
-}  // namespace
+std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_rows, int64_t seq, int64_t rot_dim,
+                                             DType out_dtype) {
+  const int64_t P = positions_rows, S = seq;
+  auto f32 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
+    return b.generic({name, std::move(reads), {{std::move(shape), DType::f32}}, {}, {}, {}, {}})[0];
+  };
+  const TensorId positions = f32("to_copy", {}, {P, 1, S});
+  const TensorId freqs = f32("matmul", {positions}, {P, rot_dim / 2, S});
+  const TensorId emb = f32("cat", {freqs}, {P, 1, S, rot_dim});
+  const TensorId cos32 = f32("mul_scalar", {f32("cos", {emb}, {P, 1, S, rot_dim})}, {P, 1, S, rot_dim});
+  const TensorId sin32 = f32("mul_scalar", {f32("sin", {emb}, {P, 1, S, rot_dim})}, {P, 1, S, rot_dim});
+  for (TensorId t : {positions, freqs, emb, cos32, sin32}) b.hold(t);
+  TensorId cos = b.to(cos32, out_dtype);
+  TensorId sin = b.to(sin32, out_dtype);
+  for (TensorId t : {positions, freqs, emb, cos32, sin32})
+    if (t != cos && t != sin) b.drop(t);
+  return {cos, sin};
+}
 
 void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
@@ -304,24 +326,8 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId m : {mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);  // causal_mask(_mapping) lives until LlamaModel.forward returns
 
-  // LlamaRotaryEmbedding.forward, in fp32 with autocast off: position_ids.float() [P, 1, S], freqs = inv_freq @
-  // positions [P, hd/2, S] (the model's first GEMM: the forward thread's cuBLAS workspace comes here, after
-  // the embedding and the masks), emb = cat(freqs, freqs) [P, S, hd], cos = emb.cos() * attention_scaling and
-  // the same for sin (each a temporary, then the product), returned .to(x.dtype); the fp32 locals die when it
-  // returns (whole-run streams: their small-pool segments decide where later segments are placed).
-  auto f32 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::f32}}, {}, {}, {}, {}})[0];
-  };
-  const TensorId positions = f32("to_copy", {}, {P, 1, S});
-  const TensorId freqs = f32("matmul", {positions}, {P, hd / 2, S});
-  const TensorId emb = f32("cat", {freqs}, {P, 1, S, hd});
-  const TensorId cos32 = f32("mul_scalar", {f32("cos", {emb}, {P, 1, S, hd})}, {P, 1, S, hd});
-  const TensorId sin32 = f32("mul_scalar", {f32("sin", {emb}, {P, 1, S, hd})}, {P, 1, S, hd});
-  for (TensorId t : {positions, freqs, emb, cos32, sin32}) b.hold(t);
-  TensorId cos = b.to(cos32, b.dtype(h));
-  TensorId sin = b.to(sin32, b.dtype(h));
-  for (TensorId t : {positions, freqs, emb, cos32, sin32})
-    if (t != cos && t != sin) b.drop(t);
+  // LlamaRotaryEmbedding (llama_parts.h): fp32 locals, then cos / sin in the hidden dtype.
+  const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
   // LlamaModel.forward keeps inputs_embeds and position_embeddings bound until it returns (after the norm).
   b.hold(inputs_embeds);
   b.hold(cos);

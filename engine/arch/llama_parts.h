@@ -1,0 +1,47 @@
+// Pieces of LlamaForCausalLM (engine/arch/llama.cpp) that the modeling files derived from it share verbatim in
+// transformers 5.17 (qwen3, olmo2, gemma*, phi3, starcoder2, ...). A builder uses one only where its modeling
+// code runs the same statements; where it differs (a norm before the rotary embedding, softcapping, fused
+// projections) the builder writes its own and says why.
+#pragma once
+#include <utility>
+
+#include "engine/arch/builders.h"
+
+namespace memplan {
+
+// rotate_half(x): cat(-x2, x1) over the last dim (a neg and a cat kernel).
+TensorId rotate_half(GraphBuilder& b, TensorId x);
+// apply_rotary_pos_emb for one tensor: x * cos + rotate_half(x) * sin.
+TensorId rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin);
+// LlamaMLP: down(silu(gate(x)) * up(x)); the biases are kNoTensor unless the config sets mlp_bias.
+TensorId swiglu_mlp(GraphBuilder& b, TensorId x, TensorId gate, TensorId up, TensorId down, TensorId gate_b = kNoTensor,
+                    TensorId up_b = kNoTensor, TensorId down_b = kNoTensor);
+
+// LlamaRotaryEmbedding.forward, in fp32 with autocast off: position_ids.float() [P, 1, S], freqs = inv_freq @
+// positions [P, rot_dim/2, S] (the model's first GEMM: the forward thread's cuBLAS workspace comes here, after
+// the embedding and the masks), emb = cat(freqs, freqs) [P, S, rot_dim], cos = emb.cos() * attention_scaling and
+// the same for sin (each a temporary, then the product), returned .to(out_dtype); the fp32 locals die when it
+// returns (whole-run streams: their small-pool segments decide where later segments are placed).
+// P: 1 in a plain forward, B inside generate() (position_ids from the attention mask).
+std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_rows, int64_t seq, int64_t rot_dim,
+                                             DType out_dtype);
+
+// The attention from the cache update on (LlamaAttention.forward after apply_rotary_pos_emb, then
+// sdpa_attention_forward / eager_attention_forward): qe / ke rotated [B, H, S, D] / [B, Hkv, S, D] (held by the
+// caller), v [B, Hkv, S, D] and v_proj the view the caller holds as value_states. In inference ke and v are
+// rebound to the cache's full tensors (ke and v_proj dropped). Returns the context [B, S, H, D] (a view of
+// SDPA's output or eager's contiguous copy). `weights`: eager attention's probabilities, held (the decoder
+// layer binds them until it returns); kNoTensor for SDPA.
+TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId& ke, TensorId& v,
+                        TensorId v_proj, TensorId mask, int64_t window, TensorId& weights);
+
+// The feed-forward block's parameters. LlamaMLP: gate / up / down projections (+ biases with mlp_bias);
+// MoE: gate = the router [E, H], up = experts.gate_up_proj [E, 2I, H], down = experts.down_proj [E, H, I].
+struct FfnParams {
+  TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor, gate_b = kNoTensor, up_b = kNoTensor,
+           down_b = kNoTensor;
+};
+// MixtralSparseMoeBlock with transformers 5.17's default experts implementation grouped_mm (llama.cpp).
+TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x);
+
+}  // namespace memplan
