@@ -109,6 +109,9 @@ def _autocast_dtype(precision):
 def _decoder_layers(model):
     import torch.nn as nn
     base = getattr(model, "base_model", model)
+    enc, dec = getattr(base, "encoder", None), getattr(base, "decoder", None)
+    if isinstance(getattr(enc, "block", None), nn.ModuleList) and isinstance(getattr(dec, "block", None), nn.ModuleList):
+        return nn.ModuleList(list(enc.block) + list(dec.block))  # T5: encoder blocks, then decoder blocks
     for path in ("layers", "h", "encoder.layer", "decoder.layers", "model.layers", "gpt_neox.layers"):
         obj = base
         for a in path.split("."):
