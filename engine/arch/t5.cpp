@@ -1,14 +1,412 @@
-// T5ForConditionalGeneration (transformers 5.17 models/t5/modeling_t5.py).
-// Placeholder until the builder lands: refuses with a clear error rather than falling back to another family.
-#include "engine/arch/builders.h"
+// T5ForConditionalGeneration (transformers 5.17 models/t5/modeling_t5.py), training forward + seq2seq loss.
+//   encoder: shared(ids) -> dropout -> N x T5Block(self-attn, FF) -> final_layer_norm -> dropout
+//   decoder: shared(_shift_right(labels)) -> dropout -> M x T5Block(causal self-attn, cross-attn over the
+//            encoder output, FF) -> final_layer_norm -> dropout -> (* d_model**-0.5 when scale_decoder_outputs)
+//   lm_head (always tied to `shared` in 5.17) -> CrossEntropyLoss over [B*T, V] (no fp32 upcast of the logits).
+//   Sub-layers: h + dropout(sublayer(T5LayerNorm(h))); T5LayerNorm is RMS without mean or bias, its variance in
+//   fp32, `h * rsqrt(var + eps)` promoting a 16-bit h to fp32, cast back only for 16-bit weights.
+//   Attention has no scaling (scaling = 1.0) and adds a relative position bias [1, H, q, k]: the first block
+//   of each stack computes it (compute_bias: int64 bucket arithmetic over [q, k], an embedding lookup
+//   [q, k, H], a permuted view) and every later block reuses it; cross-attention uses a zero bias
+//   [1, H, T, S] created in the decoder's first block.
+//   SDPA (integrations/sdpa_attention.py): the bias is the float attn_mask (decoder: torch.where over a
+//   causal bool [T, T] first, per layer). A mask that requires grad rules out cuDNN (sdp_utils
+//   check_attn_mask_shape), so the self-attentions run the memory-efficient kernel, which pads a mask whose
+//   last dim is not contiguous and 8-aligned (preprocess_mask / pad_bias: the permuted bias always is) and
+//   computes the mask's gradient at the batch-expanded size [B, H, q, k] before it is summed back.
+//   Eager: matmul(q, k^T) * 1.0 + bias (+ the decoder's causal float mask), softmax, dropout, matmul(., v).
+//   T5DenseActDense / T5DenseGatedActDense cast the activation to wo's dtype first (fp32 weights under amp:
+//   an fp32 copy that the wo linear autocasts back to the low dtype).
+//   fp16 weights: T5Block clamps hidden_states after every sub-layer (isinf().any(), where, clamp).
+// Layer indices (grad_checkpointing_layers, frozen_layers): encoder blocks 0..N-1, decoder blocks N..N+M-1.
+// Inference (generate with an EncoderDecoderCache) is not modelled yet: refused.
+#include <cmath>
+#include <string>
 
+#include "engine/arch/builders.h"
+#include "engine/checked.h"
 #include "engine/errors.h"
 
 namespace memplan {
 
+namespace {
+
+TensorId op1(GraphBuilder& b, std::string_view name, std::vector<TensorId> reads, Shape shape, DType t,
+             std::vector<int> saved_reads = {}) {
+  return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
+}
+
+bool low_precision(DType t) { return t == DType::bf16 || t == DType::f16; }
+
+// T5LayerNorm.forward: variance = h.to(f32).pow(2).mean(-1, keepdim); h = h * rsqrt(variance + eps) (a 16-bit
+// h times the fp32 rsqrt promotes to fp32); .to(weight dtype) only for 16-bit weights; weight * h.
+// (LlamaRMSNorm differs: it multiplies the fp32 copy, so the builders' rms_norm does not apply.)
+TensorId t5_norm(GraphBuilder& b, TensorId x, TensorId w) {
+  TensorId x32 = b.to(x, DType::f32);
+  TensorId sq = b.pow_scalar(x32);
+  TensorId var = b.reduce_last("mean", sq, false);
+  b.hold(var);  // `variance` stays bound until forward returns
+  TensorId r = b.unary("rsqrt", b.add_scalar(var), false, true, true);
+  TensorId n = b.mul(x, r);
+  if (low_precision(b.dtype(w))) n = b.to(n, b.dtype(w));
+  TensorId y = b.mul(w, n);
+  b.drop(var);
+  return y;
+}
+
+// NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right
+// (the same statements as gpt2.cpp's gelu_new, which is local to that file).
+TensorId gelu_new(GraphBuilder& b, TensorId x) {
+  TensorId half_x = b.scalar_op("mul_scalar", x, false);
+  TensorId cube = b.pow_scalar(x);
+  TensorId scaled = b.scalar_op("mul_scalar", cube, false);
+  TensorId inner = b.add(x, scaled);
+  TensorId arg = b.scalar_op("mul_scalar", inner, false);
+  TensorId th = b.unary("tanh", arg, false, /*save_out=*/true);
+  TensorId one_plus = b.add_scalar(th);
+  return b.mul(half_x, one_plus);
+}
+
+TensorId t5_act(GraphBuilder& b, const std::string& act, TensorId x) {
+  if (act == "relu") return b.unary("relu", x, false, true);  // nn.ReLU saves its result
+  if (act == "gelu_new") return gelu_new(b, x);
+  if (act == "gelu" || act == "gelu_pytorch_tanh" || act == "silu" || act == "swish")
+    return b.unary(act, x, true, false);
+  throw InputError("model.hidden_act", act, "is not modelled for t5");
+}
+
+// T5Block's fp16 clamp: torch.isinf(h).any() (a bool copy of h, then one element), torch.where of two
+// scalars, torch.clamp(h, min=-c, max=c) with tensor bounds: a new h whose backward keeps h.
+TensorId fp16_clamp(GraphBuilder& b, TensorId h) {
+  if (b.dtype(h) != DType::f16) return h;
+  const Shape hs = b.shape(h);
+  TensorId inf = op1(b, "isinf", {h}, hs, DType::boolean);
+  TensorId any = op1(b, "any", {inf}, {}, DType::boolean);
+  TensorId bound = op1(b, "where", {any}, {}, DType::f16);
+  b.hold(bound);  // clamp_value: bound until the block returns
+  TensorId lo = op1(b, "neg", {bound}, {}, DType::f16);
+  TensorId out = b.generic({"clamp", {h, lo, bound}, {{hs, DType::f16}}, {0, 1, 2}, {}, {}, {}})[0];
+  b.drop(bound);
+  return out;
+}
+
+// T5Attention.compute_bias(q, k) with _relative_position_bucket, as its statements run: int64 [q, k]
+// arithmetic (each expression a temporary, the named locals bound until their function returns), then the
+// relative_attention_bias lookup [q, k, H] and values.permute([2, 0, 1]).unsqueeze(0), a view.
+TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int64_t heads, bool bidirectional) {
+  const Shape qk{q, k};
+  TensorId ctx = op1(b, "add_scalar", {op1(b, "arange", {}, {q}, DType::i64)}, {q, 1}, DType::i64);
+  TensorId mem = op1(b, "arange", {}, {1, k}, DType::i64);
+  const TensorId rel = op1(b, "sub", {mem, ctx}, qk, DType::i64);
+  b.hold(rel);  // relative_position: bound in compute_bias until it returns
+  TensorId buckets = kNoTensor, relp;
+  if (bidirectional) {
+    TensorId gt = op1(b, "gt", {rel}, qk, DType::boolean);
+    TensorId as_long = op1(b, "to_copy", {gt}, qk, DType::i64);
+    buckets = op1(b, "mul_scalar", {as_long}, qk, DType::i64);  // 0 + tensor: the sum is a new tensor
+    buckets = op1(b, "add_scalar", {buckets}, qk, DType::i64);
+    relp = op1(b, "abs", {rel}, qk, DType::i64);
+  } else {
+    TensorId zeros = op1(b, "zeros_like", {rel}, qk, DType::i64);
+    relp = op1(b, "neg", {op1(b, "minimum", {rel, zeros}, qk, DType::i64)}, qk, DType::i64);
+  }
+  if (buckets != kNoTensor) b.hold(buckets);
+  b.hold(relp);
+  const TensorId is_small = op1(b, "lt", {relp}, qk, DType::boolean);
+  b.hold(is_small);
+  TensorId f = op1(b, "to_copy", {relp}, qk, DType::f32);
+  f = op1(b, "div_scalar", {f}, qk, DType::f32);
+  f = op1(b, "log", {f}, qk, DType::f32);
+  f = op1(b, "div_scalar", {f}, qk, DType::f32);
+  f = op1(b, "mul_scalar", {f}, qk, DType::f32);
+  TensorId large = op1(b, "add_scalar", {op1(b, "to_copy", {f}, qk, DType::i64)}, qk, DType::i64);
+  TensorId full = op1(b, "full_like", {large}, qk, DType::i64);
+  large = op1(b, "minimum", {large, full}, qk, DType::i64);
+  TensorId chosen = op1(b, "where", {is_small, relp, large}, qk, DType::i64);
+  if (bidirectional) {
+    buckets = b.inplace("add_", buckets, false, {chosen});
+  } else {
+    buckets = op1(b, "add_scalar", {chosen}, qk, DType::i64);
+  }
+  b.drop(is_small);
+  b.drop(relp);
+  TensorId values = b.embedding(buckets, table);  // [q, k, H]
+  if (bidirectional) b.drop(buckets);
+  b.drop(rel);
+  return b.view(values, {1, heads, q, k});
+}
+
+// The float-mask SDPA of sdpa_attention_forward with T5's bias: autocast casts the mask with q, k, v (last
+// to first); a mask that requires grad takes the memory-efficient kernel (cuDNN refuses it), as does fp32;
+// otherwise 16-bit runs cuDNN. The efficient kernel first pads a mask that is not contiguous with an 8-aligned
+// last dim (pad_bias: [.., k + 8 - k % 8], sliced back), and its backward computes the mask gradient at the
+// expanded [B, H, q, k] size, summed back to the mask's shape by ExpandBackward.
+// Returns the output [B, H, q, D] whose memory is [B, q, H, D] (the transpose(1, 2).contiguous() that follows is
+// free).
+TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_contiguous,
+                     double dropout_p) {
+  bias = b.autocast_low(bias);
+  v = b.autocast_low(v);
+  k = b.autocast_low(k);
+  q = b.autocast_low(q);
+  const Shape qs = b.shape(q);
+  const int64_t B = qs[0], H = qs[1], L = qs[2], D = qs[3], Lk = b.shape(k)[2];
+  const DType dt = b.dtype(q);
+  const bool bias_grad = b.info(bias).requires_grad;
+  const bool cudnn = low_precision(dt) && !bias_grad;
+  const int64_t bhl = checked_mul(checked_mul(B, H), L);
+  const int64_t q_f32 = checked_mul(checked_mul(bhl, D), 4);
+  if (cudnn) {
+    auto outs = b.generic({"sdpa_cudnn", {q, k, v, bias},
+                           {{{1}, DType::i64}, {{1}, DType::i64}, {{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
+                           {0, 1, 2, 3}, {0, 1, 2, 3}, {256},
+                           // cuDNN's backward workspace (graph_builder_nn.cpp sdpa): fp32 dq, row sums, 256 B
+                           {checked_add(checked_add(q_f32, checked_mul(bhl, 4)), 256)}});
+    (void)dropout_p;
+    return outs[2];
+  }
+  TensorId mask = bias;
+  if (!bias_contiguous || Lk % 8 != 0) {
+    const int64_t pad = 8 - Lk % 8;
+    mask = op1(b, "constant_pad_nd", {bias}, {1, H, L, Lk + pad}, b.dtype(bias));
+  }
+  // attn_mask.expand(B, H, q, k): a view whose gradient (the kernel's grad_bias) is summed back.
+  TensorId expanded = b.view(mask, {B, H, L, Lk});
+  auto outs = b.generic({"sdpa_efficient", {q, k, v, expanded}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
+                         {0, 1, 2, 3}, {0, 1}, {},
+                         // memory-efficient backward (graph_builder_nn.cpp sdpa): delta rows, a grad-output scratch
+                         {checked_mul(bhl, 4), checked_add(q_f32, 24576)}});
+  return outs[0];
+}
+
+struct AttnParams {
+  TensorId q, k, v, o;
+};
+
+AttnParams attn_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
+  const int64_t d = s.hidden_size, inner = s.num_heads * s.head_dim;
+  AttnParams a;
+  a.q = b.param(p + "q.weight", {inner, d}, train);
+  a.k = b.param(p + "k.weight", {inner, d}, train);
+  a.v = b.param(p + "v.weight", {inner, d}, train);
+  a.o = b.param(p + "o.weight", {d, inner}, train);
+  return a;
+}
+
+struct FfParams {
+  TensorId wi = kNoTensor, wi1 = kNoTensor, wo = kNoTensor, norm = kNoTensor;
+};
+
+FfParams ff_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
+  const int64_t d = s.hidden_size, f = s.intermediate_size;
+  FfParams w;
+  if (s.gated_ffn) {
+    w.wi = b.param(p + "DenseReluDense.wi_0.weight", {f, d}, train);
+    w.wi1 = b.param(p + "DenseReluDense.wi_1.weight", {f, d}, train);
+  } else {
+    w.wi = b.param(p + "DenseReluDense.wi.weight", {f, d}, train);
+  }
+  w.wo = b.param(p + "DenseReluDense.wo.weight", {d, f}, train);
+  w.norm = b.param(p + "layer_norm.weight", {d}, train);
+  return w;
+}
+
+// T5LayerFF: h + dropout(DenseReluDense(layer_norm(h))).
+TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const FfParams& w, TensorId h) {
+  const double p = s.resid_dropout;
+  TensorId x = t5_norm(b, h, w.norm);
+  b.hold(x);  // forwarded_states: bound until T5LayerFF returns
+  TensorId y;
+  if (s.gated_ffn) {
+    TensorId g = t5_act(b, s.hidden_act, b.linear(x, w.wi));
+    b.hold(g);  // hidden_gelu / hidden_linear: locals until forward returns
+    TensorId lin = b.linear(x, w.wi1);
+    b.hold(lin);
+    y = b.mul(g, lin);
+    y = b.dropout(y, p);
+    y = b.to(y, b.dtype(w.wo));  // `hidden_states.to(self.wo.weight.dtype)` when they differ
+    y = b.linear(y, w.wo);
+    b.drop(g);
+    b.drop(lin);
+  } else {
+    y = t5_act(b, s.hidden_act, b.linear(x, w.wi));
+    y = b.dropout(y, p);
+    y = b.to(y, b.dtype(w.wo));
+    y = b.linear(y, w.wo);
+  }
+  TensorId out = b.add(h, b.dropout(y, p));
+  b.drop(x);
+  return out;
+}
+
+struct StackBias {
+  TensorId bias = kNoTensor;       // the relative position bias [1, H, q, k] (a permuted view)
+  TensorId cross_bias = kNoTensor; // the decoder's zero cross-attention bias [1, H, T, S]
+};
+
+// T5Attention.forward + T5LayerSelfAttention / T5LayerCrossAttention: h + dropout(o(attn(layer_norm(h)))).
+// `kv_src`: the encoder output for cross-attention, kNoTensor for self-attention. `table`: the block's
+// relative_attention_bias (first block, self-attention) or kNoTensor. `causal`: decoder self-attention.
+// `mask`: the eager decoder's causal float mask [B, 1, T, T] (or kNoTensor). `weights` receives eager
+// attention's probabilities (held: T5Block binds them to `_`), kNoTensor for SDPA.
+TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                   TensorId kv_src, TensorId table, bool causal, TensorId mask, TensorId& bias, TensorId& weights) {
+  const auto& cfg = b.config();
+  const Shape hs = b.shape(h);
+  const int64_t B = hs[0], Lq = hs[1], nh = s.num_heads, hd = s.head_dim;
+  const bool cross = kv_src != kNoTensor;
+  weights = kNoTensor;
+  TensorId x = t5_norm(b, h, norm_w);
+  b.hold(x);  // normed_hidden_states: bound until the sub-layer returns
+  const TensorId src = cross ? kv_src : x;
+  const int64_t Lk = b.shape(src)[1];
+  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
+  TensorId k = b.view(b.linear(src, w.k), {B, nh, Lk, hd});
+  TensorId v = b.view(b.linear(src, w.v), {B, nh, Lk, hd});
+  for (TensorId t : {q, k, v}) b.hold(t);  // query/key/value_states: bound until T5Attention returns
+  bool bias_contiguous = false;
+  if (bias == kNoTensor) {
+    if (table != kNoTensor) {
+      bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!causal);
+    } else {
+      // torch.zeros((1, H, q, k), dtype=query dtype); requires_grad only under gradient checkpointing (a
+      // leaf whose small gradient is not tracked here).
+      bias = op1(b, "zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
+    }
+  }
+  if (cross) bias_contiguous = true;
+  TensorId ctx;
+  if (cfg.attn == AttnImpl::sdpa) {
+    TensorId m = bias;
+    if (causal) {
+      // create_position_bias_mask: arange(q)[:, None] >= arange(k)[None, :] -> bool [q, k], then
+      // torch.where(causal, position_bias, finfo.min): a new [1, H, q, k] in the bias dtype, laid out like
+      // the permuted bias (TensorIterator follows its strides). WhereBackward saves the condition.
+      TensorId cond = op1(b, "ge", {op1(b, "arange", {}, {Lq}, DType::i64), op1(b, "arange", {}, {Lk}, DType::i64)},
+                          {Lq, Lk}, DType::boolean);
+      m = op1(b, "where", {cond, bias}, {1, nh, Lq, Lk}, b.dtype(bias), {0});
+    }
+    ctx = biased_sdpa(b, q, k, v, m, bias_contiguous, s.attn_dropout);
+  } else {
+    // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, Lq, Lk}, true, true), false);
+    scores = b.add(scores, bias);
+    if (mask != kNoTensor) scores = b.add(scores, mask);
+    TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+    weights = probs;
+    b.hold(weights);
+    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, Lq, hd}, false, true), {B, Lq, nh, hd},
+                            /*grad_copied=*/true);
+  }
+  TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
+  for (TensorId t : {q, k, v}) b.drop(t);
+  TensorId res = b.add(h, b.dropout(out, s.resid_dropout));
+  b.drop(x);
+  return res;
+}
+
+// One T5Stack over `ids` ([B, L] token ids). Decoder: `enc` is the encoder output. Returns the stack's
+// output after final_layer_norm and dropout.
+TensorId stack(GraphBuilder& b, const TransformerSpec& s, TensorId shared, TensorId ids, TensorId enc, bool decoder) {
+  const auto& cfg = b.config();
+  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
+  const std::string prefix = decoder ? "decoder." : "encoder.";
+  const int64_t B = b.shape(ids)[0], L = b.shape(ids)[1];
+  const TensorId embeds = b.embedding(ids, shared);
+  b.hold(embeds);  // inputs_embeds: bound until T5Stack.forward returns
+  // create_causal_mask (eager decoder only: sdpa skips it, and the bidirectional masks are None without
+  // padding): a bool [1, 1, T, T] expanded to [B, 1, T, T], then torch.where into the embeddings' dtype.
+  TensorId mask = kNoTensor;
+  if (decoder && cfg.attn == AttnImpl::eager) {
+    mask = eager_mask(b, 1, L, L, b.dtype(embeds));
+    b.hold(mask);
+  }
+  TensorId h = b.dropout(embeds, s.embd_dropout);
+  StackBias biases;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string p = prefix + "block." + std::to_string(i) + ".";
+    const bool train = !layer_frozen(cfg, base + i);
+    const AttnParams sa = attn_params(b, s, p + "layer.0.SelfAttention.", train);
+    const TensorId table = i == 0 ? b.param(p + "layer.0.SelfAttention.relative_attention_bias.weight",
+                                            {s.relative_attention_num_buckets, s.num_heads}, train)
+                                  : kNoTensor;
+    const TensorId sa_norm = b.param(p + "layer.0.layer_norm.weight", {s.hidden_size}, train);
+    AttnParams ca{};
+    TensorId ca_norm = kNoTensor;
+    if (decoder) {
+      ca = attn_params(b, s, p + "layer.1.EncDecAttention.", train);
+      ca_norm = b.param(p + "layer.1.layer_norm.weight", {s.hidden_size}, train);
+    }
+    const FfParams ff = ff_params(b, s, p + "layer." + std::to_string(decoder ? 2 : 1) + ".", train);
+
+    b.begin_layer(prefix + "block." + std::to_string(i), layer_checkpointed(cfg, base + i));
+    const TensorId layer_in = h;
+    b.hold(layer_in);  // the stack's loop variable holds the block input until the block returns
+    TensorId w1 = kNoTensor, w2 = kNoTensor;
+    const TensorId before = biases.bias;
+    h = attention(b, s, sa, sa_norm, h, kNoTensor, table, decoder, mask, biases.bias, w1);
+    if (before == kNoTensor) b.hold(biases.bias);  // position_bias: the stack's local from the first block on
+    h = fp16_clamp(b, h);
+    if (decoder) {
+      const TensorId before_cross = biases.cross_bias;
+      h = attention(b, s, ca, ca_norm, h, enc, kNoTensor, false, kNoTensor, biases.cross_bias, w2);
+      if (before_cross == kNoTensor) b.hold(biases.cross_bias);  // encoder_decoder_position_bias
+      if (w1 != kNoTensor) b.drop(w1);  // `_` rebound by the cross-attention's result
+      w1 = kNoTensor;
+      h = fp16_clamp(b, h);
+    }
+    h = feed_forward(b, s, ff, h);
+    h = fp16_clamp(b, h);
+    for (TensorId t : {w1, w2})
+      if (t != kNoTensor) b.drop(t);
+    b.drop(layer_in);
+    b.end_layer();
+  }
+  const TensorId final_norm = b.param(prefix + "final_layer_norm.weight", {s.hidden_size}, true);
+  h = b.dropout(t5_norm(b, h, final_norm), s.resid_dropout);
+  for (TensorId t : {biases.bias, biases.cross_bias})
+    if (t != kNoTensor) b.drop(t);
+  if (mask != kNoTensor) b.drop(mask);
+  b.drop(embeds);
+  (void)B;
+  return h;
+}
+
+}  // namespace
+
 void build_t5(GraphBuilder& b, const TransformerSpec& s) {
-  throw InputError("model", s.model_type, std::string(b.training() ? "training" : "inference") + " replay of " +
-                                              s.model_type + " is not modelled yet");
+  if (!b.training())
+    throw InputError("mode", "inference", "t5 inference (generate with an EncoderDecoderCache) is not modelled yet");
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, T = cfg.target_len > 0 ? cfg.target_len : cfg.seq_len,
+                V = s.vocab_size, d = s.hidden_size;
+  hf_construction_scalar(b);
+  const TensorId shared = b.param("shared.weight", {V, d}, !cfg.freeze_embeddings);
+  TensorId ids = b.input({B, S}, DType::i64);
+  TensorId labels = b.input({B, T}, DType::i64);
+  const TensorId enc = stack(b, s, shared, ids, kNoTensor, false);
+  b.hold(enc);  // encoder_outputs: bound until T5ForConditionalGeneration.forward returns
+  // _shift_right(labels): new_zeros [B, T], labels[..., :-1].clone() copied in, masked_fill_(== -100, pad).
+  TensorId dec_ids = op1(b, "new_zeros", {}, {B, T}, DType::i64);
+  TensorId shifted = op1(b, "clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
+  TensorId eq = op1(b, "eq", {dec_ids, shifted}, {B, T}, DType::boolean);
+  dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
+  b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
+  TensorId h = stack(b, s, shared, dec_ids, enc, true);
+  if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);  // sequence_output * d_model**-0.5
+  b.hold(h);  // sequence_output: bound until forward returns
+  // lm_head: its own weight exists from construction until tie_weights() (as do both stacks' embed_tokens).
+  for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
+  TensorId logits = b.linear(h, shared);
+  b.mark_model_end();
+  b.hold(logits);  // lm_logits live in the output until forward returns
+  TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));
+  b.drop(logits);
+  b.drop(h);
+  b.drop(dec_ids);
+  b.drop(enc);
+  b.exit_autocast();
+  b.set_loss(loss);
 }
 
 }  // namespace memplan
