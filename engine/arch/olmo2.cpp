@@ -1,14 +1,169 @@
-// Olmo2ForCausalLM (transformers 5.17 models/olmo2/modeling_olmo2.py).
-// Placeholder until the builder lands: refuses with a clear error rather than falling back to another family.
+// Olmo2ForCausalLM (transformers 5.17 models/olmo2/modeling_olmo2.py), training forward + causal-LM loss or one
+// inference pass.
+//   embed_tokens -> causal mask -> rotary cos/sin, *kept in fp32* (Olmo2RotaryEmbedding.forward returns them
+//   without the cast to x.dtype) -> N x DecoderLayer -> norm -> lm_head.
+//   DecoderLayer (post-norm, no input_layernorm): h + post_attention_layernorm(attn(h)), then
+//   h + post_feedforward_layernorm(mlp(h)).
+//   Olmo2RMSNorm: x.to(f32); pow(2).mean(-1); x * rsqrt(var + eps); (weight * x).to(input dtype) - the product is
+//   taken in fp32, unlike Llama's weight * x.to(input dtype), so rms_norm (builders.h) is not reused.
+//   Attention: q_norm(q_proj(x)) over the full projected width [B, S, H * D] (k_norm likewise over Hkv * D),
+//   then the head view and transpose; apply_rotary_pos_emb computes in fp32 (fp32 cos / sin) and casts q and k
+//   back to their dtypes; the attention from the cache update on is Llama's (llama_parts.h attention_core).
 #include "engine/arch/builders.h"
 
+#include "engine/arch/llama_parts.h"
 #include "engine/errors.h"
 
 namespace memplan {
 
+namespace {
+
+TensorId olmo2_rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
+  const DType in_dt = b.dtype(x);
+  TensorId x32 = b.to(x, DType::f32);
+  TensorId sq = b.pow_scalar(x32);
+  TensorId var = b.reduce_last("mean", sq, false);
+  TensorId ve = b.add_scalar(var);
+  TensorId r = b.unary("rsqrt", ve, false, true, true);
+  TensorId n = b.mul(x32, r);
+  b.hold(n);  // `hidden_states` stays bound until forward returns, after the product's cast
+  TensorId y = b.to(b.mul(w, n), in_dt);
+  b.drop(n);
+  return y;
+}
+
+struct Olmo2Layer {
+  TensorId q, k, v, o, qb, kb, vb, ob, q_norm, k_norm, gate, up, down, post_attn_norm, post_ffn_norm;
+};
+
+// Registration order: self_attn.{q,k,v,o}_proj (bias with attention_bias), self_attn.{q,k}_norm, mlp
+// gate/up/down, post_attention_layernorm, post_feedforward_layernorm.
+Olmo2Layer layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
+  const int64_t H = s.hidden_size, I = s.intermediate_size, nh = s.num_heads, nkv = s.num_kv_heads,
+                hd = s.head_dim;
+  Olmo2Layer w;
+  auto bias = [&](const std::string& name, int64_t n) {
+    return s.attention_bias ? b.param(p + name + ".bias", {n}, train) : kNoTensor;
+  };
+  w.q = b.param(p + "self_attn.q_proj.weight", {nh * hd, H}, train);
+  w.qb = bias("self_attn.q_proj", nh * hd);
+  w.k = b.param(p + "self_attn.k_proj.weight", {nkv * hd, H}, train);
+  w.kb = bias("self_attn.k_proj", nkv * hd);
+  w.v = b.param(p + "self_attn.v_proj.weight", {nkv * hd, H}, train);
+  w.vb = bias("self_attn.v_proj", nkv * hd);
+  w.o = b.param(p + "self_attn.o_proj.weight", {H, nh * hd}, train);
+  w.ob = bias("self_attn.o_proj", H);
+  w.q_norm = b.param(p + "self_attn.q_norm.weight", {nh * hd}, train);
+  w.k_norm = b.param(p + "self_attn.k_norm.weight", {nkv * hd}, train);
+  w.gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);
+  w.up = b.param(p + "mlp.up_proj.weight", {I, H}, train);
+  w.down = b.param(p + "mlp.down_proj.weight", {H, I}, train);
+  w.post_attn_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
+  w.post_ffn_norm = b.param(p + "post_feedforward_layernorm.weight", {H}, train);
+  return w;
+}
+
+// Olmo2Attention.forward. `weights`: eager attention's probabilities, held (see attention_core).
+TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& w, TensorId x, TensorId cos,
+                   TensorId sin, TensorId mask, TensorId& weights) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
+                nkv = s.num_kv_heads, hd = s.head_dim;
+  // query_states / key_states / value_states are bound at once and rebound to their head views; the head views
+  // of the norm outputs get the rotary backward's contiguous [B, H, S, D] gradients and copy them back.
+  TensorId q = b.view_copying_grad(olmo2_rms_norm(b, b.linear(x, w.q, w.qb), w.q_norm), {B, nh, S, hd});
+  b.hold(q);
+  TensorId k = b.view_copying_grad(olmo2_rms_norm(b, b.linear(x, w.k, w.kb), w.k_norm), {B, nkv, S, hd});
+  b.hold(k);
+  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;  // as in llama.cpp attention
+  TensorId vp = b.linear(x, w.v, w.vb);
+  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
+  const TensorId v_proj = v;
+  b.hold(v_proj);
+  // apply_rotary_pos_emb: q_embed and k_embed (fp32 with the fp32 cos / sin) are locals until it returns,
+  // after both casts back.
+  const DType q_dt = b.dtype(q), k_dt = b.dtype(k);
+  TensorId qe32 = rope(b, q, cos, sin);
+  b.hold(qe32);
+  TensorId ke32 = rope(b, k, cos, sin);
+  b.hold(ke32);
+  TensorId qe = b.to(qe32, q_dt);
+  b.hold(qe);
+  TensorId ke = b.to(ke32, k_dt);
+  b.hold(ke);
+  b.drop(qe32);
+  b.drop(ke32);
+  b.drop(q);
+  b.drop(k);
+  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights);
+  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
+  b.drop(qe);
+  b.drop(ke);
+  if (!inf) b.drop(v_proj);
+  return out;
+}
+
+}  // namespace
+
 void build_olmo2(GraphBuilder& b, const TransformerSpec& s) {
-  throw InputError("model", s.model_type, std::string(b.training() ? "training" : "inference") + " replay of " +
-                                              s.model_type + " is not modelled yet");
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
+                V = s.vocab_size, hd = s.head_dim;
+  if (s.sliding_window > 0) throw InputError("model.sliding_window", std::to_string(s.sliding_window),
+                                             "olmo2 has no sliding-window attention");
+  const bool emb_train = !cfg.freeze_embeddings;
+  hf_construction_scalar(b);
+  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
+  TensorId ids = b.input({B, S}, DType::i64);
+  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
+  if (P > 1) b.input({B, S}, DType::i64);
+  TensorId h = b.embedding(ids, embed);
+  const TensorId inputs_embeds = h;
+  TensorId mask = kNoTensor;
+  if (!inf && cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
+  if (inf) mask = inference_mask(b, 0, b.dtype(h));
+  if (mask != kNoTensor) b.hold(mask);
+  const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, DType::f32);
+  b.hold(inputs_embeds);
+  b.hold(cos);
+  b.hold(sin);
+  for (int64_t i = 0; i < s.num_layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    const Olmo2Layer w = layer_params(b, s, p, !layer_frozen(cfg, i));
+    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
+    const TensorId layer_in = h;
+    b.hold(layer_in);  // residual, and the model's loop variable, until the layer returns
+    TensorId attn_weights = kNoTensor;
+    TensorId a = attention(b, s, w, h, cos, sin, mask, attn_weights);
+    a = olmo2_rms_norm(b, a, w.post_attn_norm);
+    TensorId h1 = b.add(h, a);
+    b.hold(h1);  // residual of the MLP half
+    TensorId m = olmo2_rms_norm(b, swiglu_mlp(b, h1, w.gate, w.up, w.down), w.post_ffn_norm);
+    h = b.add(h1, m);
+    b.drop(h1);
+    if (attn_weights != kNoTensor) b.drop(attn_weights);
+    if (layer_in != inputs_embeds) b.drop(layer_in);
+    b.end_layer();
+  }
+  b.hold(h);
+  TensorId hn = olmo2_rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
+  for (TensorId t : {h, inputs_embeds, cos, sin, mask})
+    if (t != kNoTensor) b.drop(t);
+  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
+  if (inf) {
+    inference_head(b, hn, head);
+    return;
+  }
+  b.hold(hn);
+  TensorId logits = b.linear(hn, head);
+  b.mark_model_end();
+  TensorId loss = causal_lm_loss(b, logits, ids);
+  b.drop(hn);
+  b.exit_autocast();
+  b.set_loss(loss);
 }
 
 }  // namespace memplan

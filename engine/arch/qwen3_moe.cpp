@@ -1,14 +1,77 @@
-// Qwen3MoeForCausalLM (transformers 5.17 models/qwen3_moe/modeling_qwen3_moe.py).
-// Placeholder until the builder lands: refuses with a clear error rather than falling back to another family.
-#include "engine/arch/builders.h"
+// Qwen3MoeForCausalLM (transformers 5.17 models/qwen3_moe/modeling_qwen3_moe.py): the Qwen3 model body
+// (qwen3.cpp build_qwen3_model) with Qwen3MoeSparseMoeBlock on the layers spec.moe_layers marks.
+//
+// The experts run transformers' default experts implementation, grouped_mm (integrations/moe.py
+// grouped_mm_experts_forward, chosen by use_experts_implementation), the same code path as Mixtral's; the router
+// differs from MixtralTopKRouter, so llama.cpp's moe_grouped_mm cannot be reused as it is:
+//  - Qwen3MoeTopKRouter renormalises the top-k weights only when config.norm_topk_prob is set;
+//  - it casts them back to the router logits' dtype (`router_top_value.to(router_logits.dtype)`): in a 16-bit
+//    model the routing weights, and so `proj_out * sample_weights_g` [R, H], are 16-bit where Mixtral's are fp32.
+// The grouped_mm part below follows moe_grouped_mm statement for statement (llama.cpp; its comment and
+// data/validation/NOTES.md give the mechanisms and the whole-run stream they were matched on).
+#include "engine/arch/qwen_parts.h"
 
+#include "engine/checked.h"
 #include "engine/errors.h"
 
 namespace memplan {
 
+TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x) {
+  const int64_t H = s.hidden_size, I = s.moe_intermediate_size, E = s.num_experts, K = s.num_experts_per_tok;
+  const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens;
+  const int64_t T = checked_mul(B, Sq), R = checked_mul(T, K);
+  const DType dt = b.dtype(x);
+  TensorId flat = b.view(x, {T, H});
+  const TensorId router = w.gate, gate_up = w.up, down = w.down;
+  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t,
+                 std::vector<int> saved_reads = {}) {
+    return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
+  };
+  // Qwen3MoeTopKRouter.forward: F.linear, softmax(dtype=float), topk, optional renormalisation, cast back.
+  TensorId logits = b.linear(flat, router);
+  const DType logits_dt = b.dtype(logits);
+  TensorId probs = b.softmax_last(b.to(logits, DType::f32));
+  auto top = b.generic({"topk", {probs}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
+  TensorId top_w = top[0];
+  if (s.norm_topk_prob) top_w = b.binary("div", top_w, b.reduce_last("sum", top_w, false), true, true);
+  TensorId weights = b.to(top_w, logits_dt);
+  // grouped_mm_experts_forward, as in moe_grouped_mm.
+  auto sorted = b.generic({"sort", {top[1]}, {{{R}, DType::i64}, {{R}, DType::i64}}, {}, {}, {}, {}});
+  TensorId perm = sorted[1];
+  b.hold(perm);
+  b.hold(sorted[0]);
+  TensorId rows = op1("floor_divide", {perm}, {R}, DType::i64);
+  const TensorId selected_g = op1("index", {flat, rows}, {R, H}, dt, {1});
+  b.hold(selected_g);
+  TensorId sample_w = op1("index", {b.view(weights, {R}), perm}, {R}, logits_dt, {1});
+  b.hold(sample_w);
+  TensorId offsets = op1("cumsum", {op1("histc", {sorted[0]}, {E}, DType::i32)}, {E}, DType::i32);
+  b.hold(offsets);
+  TensorId sentinel = op1("sentinel_mask", {sorted[0]}, {R, 1}, DType::boolean);
+  b.hold(sentinel);
+  const TensorId selected = b.inplace_fresh_grad("masked_fill_", selected_g, {sentinel});
+  TensorId proj = op1("grouped_mm", {gate_up, selected, offsets}, {R, 2 * I}, dt, {0, 1});
+  proj = op1("masked_fill", {proj, sentinel}, {R, 2 * I}, dt);
+  const auto halves = b.split(proj, 2, {R, I});
+  proj = b.mul(b.unary("silu", halves[0], true, false), halves[1]);
+  proj = op1("grouped_mm", {down, proj, offsets}, {R, H}, dt, {0, 1});
+  proj = op1("masked_fill", {proj, sentinel}, {R, H}, dt);
+  b.hold(proj);
+  TensorId weighted = b.mul(proj, b.view(sample_w, {R, 1}));
+  TensorId inv_perm = op1("inv_perm", {perm}, {R}, DType::i64);
+  weighted = op1("index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
+  b.hold(weighted);
+  TensorId summed = op1("sum_topk", {weighted}, {T, H}, b.dtype(weighted));
+  TensorId out = b.to(summed, dt);
+  for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, sorted[0]}) b.drop(t);
+  return b.view(out, {B, Sq, H});
+}
+
 void build_qwen3_moe(GraphBuilder& b, const TransformerSpec& s) {
-  throw InputError("model", s.model_type, std::string(b.training() ? "training" : "inference") + " replay of " +
-                                              s.model_type + " is not modelled yet");
+  if (s.num_experts > 0 && (s.moe_intermediate_size <= 0 || s.num_experts_per_tok <= 0))
+    throw InputError("model.moe_intermediate_size", std::to_string(s.moe_intermediate_size),
+                     "qwen3_moe experts need moe_intermediate_size and num_experts_per_tok");
+  build_qwen3_model(b, s);
 }
 
 }  // namespace memplan

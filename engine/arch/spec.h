@@ -70,6 +70,13 @@ struct TransformerSpec {
   // ---- fields of the families added for issue 12. Each block belongs to the builders named in its
   // heading; a field means the same thing wherever another builder reads it. Defaults are "absent".
   // [qwen3 / qwen3_moe / olmo2]
+  // qwen3_moe: per decoder layer, whether it carries Qwen3MoeSparseMoeBlock (Qwen3MoeDecoderLayer.__init__: layer
+  // i is sparse iff i is not in config.mlp_only_layers (default []), num_experts > 0 and (i + 1) %
+  // config.decoder_sparse_step == 0 (default 1)); the other layers run a dense MLP of intermediate_size. Empty:
+  // no MoE layer. Routed experts are moe_intermediate_size wide (config.moe_intermediate_size, default 768).
+  std::vector<uint8_t> moe_layers;
+  // qwen3_moe config.norm_topk_prob (default false): the router renormalises its top-k weights to sum to 1.
+  bool norm_topk_prob = false;
   // [gemma / gemma2 / gemma3_text]
   // [phi3 / gpt_neox / starcoder2]
   // [deepseek_v2 / deepseek_v3 / gpt_oss]
