@@ -106,6 +106,15 @@ struct VisionSpec {
   int64_t hidden_dim = 0;
   int64_t mlp_dim = 0;
   int64_t default_image_size = 224;
+  // T5Config (configuration_t5.py): hidden_size = d_model, num_heads, head_dim = d_kv (inner = heads * d_kv
+  // may differ from d_model), intermediate_size = d_ff, hidden_act = the dense activation of feed_forward_proj
+  // ("gated-gelu" -> gelu_new), resid/attn/embd_dropout = dropout_rate; num_layers is the encoder's.
+  int64_t num_decoder_layers = 0;              // num_decoder_layers (None -> num_layers)
+  int64_t relative_attention_num_buckets = 0;  // relative_attention_num_buckets (32): [buckets, heads] bias table
+  bool gated_ffn = false;                      // feed_forward_proj "gated-<act>": wi_0, wi_1, wo (else wi, wo)
+  // transformers 5.17 always ties lm_head to the shared embedding; scale_decoder_outputs (sequence_output *
+  // d_model**-0.5 before lm_head) is true unless the config says tie_word_embeddings false (v1.1, flan, mT5).
+  bool scale_decoder_outputs = false;
 };
 
 struct ModelSpec {
