@@ -194,30 +194,6 @@ TransformerSpec import_deepseek_v2(const ConfigReader& r) {
   return s;
 }
 
-// gemma2 (Gemma2Config): head_dim given explicitly, layer_types alternate sliding (even i) and full (odd i),
-// four RMSNorms per layer, tied embeddings.
-TransformerSpec import_gemma2(const ConfigReader& r) {
-  TransformerSpec s;
-  s.family = TransformerSpec::Family::llama;
-  s.vocab_size = r.positive({"vocab_size"}, 256000);
-  s.hidden_size = r.positive({"hidden_size"}, 2304);
-  s.intermediate_size = r.positive({"intermediate_size"}, 9216);
-  s.num_layers = r.positive({"num_hidden_layers"}, 26);
-  s.num_heads = r.positive({"num_attention_heads"}, 8);
-  s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(4);
-  check_kv_heads(s);
-  s.head_dim = r.positive({"head_dim"}, 256);
-  s.max_position_embeddings = r.positive({"max_position_embeddings"}, 8192);
-  s.hidden_act = r.string({"hidden_activation", "hidden_act"}, "gelu_pytorch_tanh");
-  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
-  s.sliding_window = r.explicit_null("sliding_window") ? 0 : r.positive({"sliding_window"}, 4096);
-  if (s.sliding_window > 0) {
-    s.sliding_layers.resize(static_cast<size_t>(s.num_layers));
-    for (int64_t i = 0; i < s.num_layers; ++i) s.sliding_layers[static_cast<size_t>(i)] = (i + 1) % 2 ? 1 : 0;
-  }
-  return s;
-}
-
 }  // namespace
 }  // namespace hf
 
@@ -258,7 +234,7 @@ const std::vector<std::string>& supported_hf_model_types() {
   static const std::vector<std::string> kTypes = {
       "gpt2",      "llama",       "mistral",   "qwen2", "mixtral", "bert",        "deepseek_v2", "gemma2",
       "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
-      "deepseek_v3", "gpt_oss",   "t5"};
+      "deepseek_v3", "gpt_oss",   "t5", "gemma3"};
   return kTypes;
 }
 
@@ -285,14 +261,16 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_bert(r);
   else if (type == "deepseek_v2")
     s = import_deepseek_v2(r);
-  else if (type == "gemma2")
-    s = import_gemma2(r);
   else if (type == "qwen3" || type == "qwen3_moe")
     s = import_qwen3(r, type);
   else if (type == "olmo2")
     s = import_olmo2(r);
-  else if (type == "gemma" || type == "gemma3_text")
+  else if (type == "gemma" || type == "gemma2" || type == "gemma3_text")
     s = import_gemma(r, type);
+  else if (type == "gemma3") {  // multimodal: its text_config's decoder, built as gemma3_text
+    s = import_gemma(r, type);
+    type = "gemma3_text";
+  }
   else if (type == "phi3")
     s = import_phi3(r);
   else if (type == "gpt_neox")

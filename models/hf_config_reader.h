@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,8 @@ using nlohmann::json;
 class ConfigReader {
  public:
   explicit ConfigReader(const json& cfg) : cfg_(cfg) {}
+  // A nested config (gemma3's text_config): errors name `prefix` + key, e.g. "config.text_config.hidden_size".
+  ConfigReader(const json& cfg, std::string prefix) : cfg_(cfg), prefix_(std::move(prefix)) {}
 
   // Absent or null -> nullopt. Present -> must be a positive integer, at most `limit` (engine/limits.h).
   std::optional<int64_t> opt_positive(std::initializer_list<const char*> keys, int64_t limit = kMaxDim) const {
@@ -31,9 +34,9 @@ class ConfigReader {
     if (!v->is_number_integer() ||
         (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) ||
         v->get<int64_t>() <= 0)
-      throw InputError(field(key), dump_short(*v), "must be a positive integer");
+      throw InputError(name(key), dump_short(*v), "must be a positive integer");
     if (v->get<int64_t>() > limit)
-      throw InputError(field(key), dump_short(*v), "exceeds the limit of " + std::to_string(limit));
+      throw InputError(name(key), dump_short(*v), "exceeds the limit of " + std::to_string(limit));
     return v->get<int64_t>();
   }
 
@@ -44,7 +47,7 @@ class ConfigReader {
     if (!v->is_number_integer() ||
         (v->is_number_unsigned() ? v->get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())
                                  : v->get<int64_t>() < 0))
-      throw InputError(field(key), dump_short(*v), "must be a non-negative integer");
+      throw InputError(name(key), dump_short(*v), "must be a non-negative integer");
     return v->get<int64_t>();
   }
 
@@ -56,9 +59,9 @@ class ConfigReader {
   std::optional<double> opt_probability(std::initializer_list<const char*> keys) const {
     auto [key, v] = find(keys);
     if (!v) return std::nullopt;
-    if (!v->is_number()) throw InputError(field(key), dump_short(*v), "must be a number in [0, 1)");
+    if (!v->is_number()) throw InputError(name(key), dump_short(*v), "must be a number in [0, 1)");
     double p = v->get<double>();
-    if (!(p >= 0.0 && p < 1.0)) throw InputError(field(key), dump_short(*v), "must be a number in [0, 1)");
+    if (!(p >= 0.0 && p < 1.0)) throw InputError(name(key), dump_short(*v), "must be a number in [0, 1)");
     return p;
   }
 
@@ -69,7 +72,7 @@ class ConfigReader {
   bool boolean(std::initializer_list<const char*> keys, bool dflt) const {
     auto [key, v] = find(keys);
     if (!v) return dflt;
-    if (!v->is_boolean()) throw InputError(field(key), dump_short(*v), "must be true or false");
+    if (!v->is_boolean()) throw InputError(name(key), dump_short(*v), "must be true or false");
     return v->get<bool>();
   }
 
@@ -77,7 +80,7 @@ class ConfigReader {
     auto [key, v] = find(keys);
     if (!v) return dflt;
     if (!v->is_string() || v->get<std::string>().empty())
-      throw InputError(field(key), dump_short(*v), "must be a non-empty string");
+      throw InputError(name(key), dump_short(*v), "must be a non-empty string");
     return v->get<std::string>();
   }
 
@@ -88,6 +91,20 @@ class ConfigReader {
   }
 
   static std::string field(const std::string& key) { return "config." + key; }
+  // The field name this reader's errors use for `key` (field(key) for a top-level config).
+  std::string name(const std::string& key) const { return prefix_ + key; }
+
+  // Absent or null -> nullopt. Present -> must be a number > 0 (softcapping caps, scaling constants).
+  std::optional<double> opt_positive_number(std::initializer_list<const char*> keys) const {
+    auto [key, v] = find(keys);
+    if (!v) return std::nullopt;
+    if (!v->is_number() || !(v->get<double>() > 0.0)) throw InputError(name(key), dump_short(*v), "must be a positive number");
+    return v->get<double>();
+  }
+
+  // The value of the first present, non-null spelling (nullptr when absent), for keys an importer reads itself
+  // (lists such as layer_types, nested objects such as text_config).
+  const json* raw(const char* key) const { return find({key}).second; }
 
  private:
   std::pair<std::string, const json*> find(std::initializer_list<const char*> keys) const {
@@ -99,6 +116,7 @@ class ConfigReader {
   }
 
   const json& cfg_;
+  std::string prefix_ = "config.";
 };
 
 // hidden = heads * head_dim when the config gives no head_dim (gpt2, bert, the llama family, ...).

@@ -1,14 +1,9 @@
-// GemmaForCausalLM (transformers 5.17 models/gemma/modeling_gemma.py).
-// Placeholder until the builder lands: refuses with a clear error rather than falling back to another family.
-#include "engine/arch/builders.h"
-
-#include "engine/errors.h"
+// GemmaForCausalLM (transformers 5.17 models/gemma/modeling_gemma.py): the shared Gemma builder
+// (engine/arch/gemma_parts.cpp) with gemma's two norms per layer and one causal mask.
+#include "engine/arch/gemma_parts.h"
 
 namespace memplan {
 
-void build_gemma(GraphBuilder& b, const TransformerSpec& s) {
-  throw InputError("model", s.model_type, std::string(b.training() ? "training" : "inference") + " replay of " +
-                                              s.model_type + " is not modelled yet");
-}
+void build_gemma(GraphBuilder& b, const TransformerSpec& s) { build_gemma_decoder(b, s, GemmaVersion::v1); }
 
 }  // namespace memplan

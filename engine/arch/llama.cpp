@@ -9,9 +9,6 @@
 // (kv_update in common.cpp); sliding-window layers get a materialised bool mask once the window is reached
 // (then SDPA cannot use enable_gqa and HF's repeat_kv copies K/V to all heads); the final norm runs over
 // every position and lm_head over the last logits_to_keep positions only.
-// gemma2 (inference only) rides on this builder: its extra post-attention / post-feedforward norms and the
-// embedding normaliser are added; its (1 + w) fp32 norm arithmetic, softcapping and gelu_tanh (same live set
-// as silu) are not distinguished.
 #include "engine/arch/builders.h"
 
 #include "engine/arch/llama_parts.h"
@@ -127,12 +124,9 @@ struct LayerParams {
 // A decoder layer's parameters in the order the module registers them (and from_config allocates them):
 // self_attn (q, k, v, o, each weight then bias), the MLP or MoE block, then the norms. model.parameters()
 // follows it, so the optimizer's per-parameter temporaries come in this order (Adafactor whole-run stream).
-// gemma2's extra norms: post_attention_layernorm after the attention, pre_feedforward_layernorm (post_norm
-// here) before the MLP, post_feedforward_layernorm after it.
 struct DecoderParams {
   LayerParams attn;
   FfnParams ffn;
-  TensorId gemma_post_attn_norm = kNoTensor, gemma_post_ffn_norm = kNoTensor;
 };
 
 DecoderParams decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
@@ -166,13 +160,7 @@ DecoderParams decoder_params(GraphBuilder& b, const TransformerSpec& s, const st
     f.down_b = linear_bias("mlp.down_proj", H, s.mlp_bias);
   }
   w.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
-  if (s.model_type == "gemma2") {
-    d.gemma_post_attn_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
-    w.post_norm = b.param(p + "pre_feedforward_layernorm.weight", {H}, train);
-    d.gemma_post_ffn_norm = b.param(p + "post_feedforward_layernorm.weight", {H}, train);
-  } else {
-    w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
-  }
+  w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
   return d;
 }
 
@@ -305,7 +293,6 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   if (P > 1) b.input({B, S}, DType::i64);
   TensorId h = b.embedding(ids, embed);
   const TensorId inputs_embeds = h;
-  if (s.model_type == "gemma2") h = b.scalar_op("mul_scalar", h, false);  // embeddings * sqrt(hidden_size)
   // The attention masks come before the rotary embedding (LlamaModel.forward; whole-run stream of an eager
   // Llama: bool + float mask, then the rotary GEMM and its cuBLAS workspace).
   TensorId mask = kNoTensor, sliding_mask = kNoTensor;
@@ -348,7 +335,6 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
                            attn_weights);
     b.drop(n1);
-    if (d.gemma_post_attn_norm != kNoTensor) a = rms_norm(b, a, d.gemma_post_attn_norm);
     TensorId h1 = b.add(h, a);
     TensorId n2 = rms_norm(b, h1, w.post_norm);
     b.hold(n2);
@@ -356,7 +342,6 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     TensorId m = s.num_experts > 0 ? moe_grouped_mm(b, s, f, n2)
                                    : swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
     b.drop(n2);
-    if (d.gemma_post_ffn_norm != kNoTensor) m = rms_norm(b, m, d.gemma_post_ffn_norm);
     h = b.add(h1, m);
     if (attn_weights != kNoTensor) b.drop(attn_weights);
     if (layer_in != inputs_embeds) b.drop(layer_in);

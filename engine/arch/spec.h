@@ -78,6 +78,16 @@ struct TransformerSpec {
   // qwen3_moe config.norm_topk_prob (default false): the router renormalises its top-k weights to sum to 1.
   bool norm_topk_prob = false;
   // [gemma / gemma2 / gemma3_text]
+  // Final logit softcapping, logits = tanh(logits / cap) * cap after lm_head (Gemma2/Gemma3ForCausalLM.forward):
+  // config.final_logit_softcapping, gemma2 default 30.0, gemma3_text default None; 0: none (gemma).
+  double final_logit_softcapping = 0.0;
+  // Attention logit softcapping in eager attention (gemma2 eager_attention_forward: scores / cap, tanh, * cap);
+  // config.attn_logit_softcapping, gemma2 default 50.0. SDPA ignores it (integrations/sdpa_attention.py takes
+  // no softcap), and Gemma3Attention never passes it, so gemma3_text leaves this 0.
+  double attn_logit_softcapping = 0.0;
+  // Non-empty when only part of the config is modelled (a multimodal gemma3 config: its text_config's decoder);
+  // the model's name carries it.
+  std::string modelled_part;
   // [phi3 / gpt_neox / starcoder2]
   // [deepseek_v2 / deepseek_v3 / gpt_oss]
   // [t5]
