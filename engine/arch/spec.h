@@ -89,6 +89,13 @@ struct TransformerSpec {
   // the model's name carries it.
   std::string modelled_part;
   // [phi3 / gpt_neox / starcoder2]
+  // Partial rotary embedding: the rotary embedding covers the first rotary_dim entries of each head, the rest
+  // passes through (apply_rotary_pos_emb slices q/k and cats the parts back). phi3: int(head_dim *
+  // partial_rotary_factor) (default factor 1.0); gpt_neox: int(head_dim * rotary_pct) (default 0.25).
+  // 0: the whole head (every other family).
+  int64_t rotary_dim = 0;
+  // gpt_neox use_parallel_residual (default true): x + attn(ln1(x)) + mlp(ln2(x)); false: sequential.
+  bool parallel_residual = false;
   // [deepseek_v2 / deepseek_v3 / gpt_oss]
   // [t5]
 };

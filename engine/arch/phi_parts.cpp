@@ -1,0 +1,119 @@
+// Shared pieces of the phi3 / gpt_neox / starcoder2 builders (engine/arch/phi_parts.h). Each mirrors the
+// statements transformers 5.17 runs (modeling_phi3.py, modeling_gpt_neox.py, modeling_starcoder2.py), written
+// here because llama.cpp's versions differ: the final norm can be nn.LayerNorm, the embedding can go through a
+// dropout, and the rotary embedding may cover only part of each head.
+#include "engine/arch/phi_parts.h"
+
+#include "engine/arch/llama_parts.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+bool is_single_kernel_activation(const std::string& name) {
+  return name == "gelu" || name == "gelu_pytorch_tanh" || name == "silu" || name == "swish" || name == "relu";
+}
+
+TensorId activation(GraphBuilder& b, const std::string& name, TensorId x) {
+  if (name == "relu") return b.unary("relu", x, false, /*save_out=*/true);  // threshold_backward(grad, result)
+  if (!is_single_kernel_activation(name)) throw InputError("model.hidden_act", name, "is not modelled");
+  return b.unary(name, x, /*save_in=*/true, false);
+}
+
+TensorId partial_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin, int64_t rot, bool cat_now,
+                      TensorId* pass) {
+  Shape rs = b.shape(x);
+  const int64_t D = rs.back();
+  Shape ps = rs;
+  rs.back() = rot;
+  ps.back() = D - rot;
+  // x[..., :rot] and x[..., rot:]: views whose SliceBackward writes the gradient into a zero-filled tensor of
+  // x's size (split with one part: a view with a fresh gradient of x's shape).
+  const TensorId xr = b.split(x, 1, rs)[0];
+  const TensorId xp = b.split(x, 1, ps)[0];
+  const TensorId r = rope(b, xr, cos, sin);
+  if (!cat_now) {
+    *pass = xp;
+    return r;
+  }
+  return cat_rotary(b, r, xp);
+}
+
+TensorId cat_rotary(GraphBuilder& b, TensorId rotated, TensorId pass) { return b.cat_last("cat", {rotated, pass}); }
+
+void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const SkeletonSpec& k) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
+                V = s.vocab_size;
+  const int64_t rot = s.rotary_dim > 0 ? s.rotary_dim : s.head_dim;
+  const bool emb_train = !cfg.freeze_embeddings;
+  hf_construction_scalar(b);
+  TensorId embed = b.param(k.embed_name, {V, H}, emb_train);
+  TensorId ids = b.input({B, S}, DType::i64);
+  // position_ids: [1, S] from cache_position in a plain forward, [B, S] from the attention mask in generate().
+  const int64_t P = inf && b.pass().from_generate ? B : 1;
+  if (P > 1) b.input({B, S}, DType::i64);
+  TensorId h = b.embedding(ids, embed);
+  const TensorId inputs_embeds = h;
+
+  // The mask is made before the embedding dropout and the rotary embedding (every *Model.forward here).
+  // create_sliding_window_causal_mask when the config sets sliding_window (phi3, starcoder2): every layer
+  // then slides, and the DynamicCache makes every layer a sliding one (cache_utils get_layer_types_and_kwargs).
+  SkeletonContext ctx;
+  ctx.window = k.sliding_mask_function ? s.sliding_window : 0;
+  if (!inf) {
+    if (cfg.attn == AttnImpl::eager) {
+      ctx.mask = eager_mask(b, 1, S, S, b.dtype(h));
+    } else if (ctx.window > 0 && S >= ctx.window) {
+      // _ignore_causal_mask_sdpa holds only while kv_length < the window: then a [1, 1, S, S] bool mask.
+      ctx.mask = b.generic({"sdpa_mask", {}, {{{1, 1, S, S}, DType::boolean}}, {}, {}, {S * S}, {}})[0];
+    }
+  } else {
+    ctx.mask = inference_mask(b, ctx.window, b.dtype(h));
+  }
+  if (ctx.mask != kNoTensor) b.hold(ctx.mask);  // causal_mask lives until the model's forward returns
+
+  h = b.dropout(h, s.embd_dropout);  // gpt_neox emb_dropout, starcoder2 embedding_dropout (phi3: 0)
+  const auto [cos, sin] = rotary_cos_sin(b, P, S, rot, b.dtype(h));
+  ctx.cos = cos;
+  ctx.sin = sin;
+  b.hold(inputs_embeds);  // bound until the model's forward returns, as are cos / sin
+  b.hold(cos);
+  b.hold(sin);
+  for (int64_t i = 0; i < s.num_layers; ++i) {
+    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
+    const TensorId layer_in = h;
+    b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
+    h = k.layer(b, s, i, h, ctx);
+    if (layer_in != inputs_embeds) b.drop(layer_in);
+    b.end_layer();
+  }
+  b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
+  const std::string np = k.norm_prefix;
+  TensorId hn;
+  if (k.layer_norm_final) {
+    TensorId w = b.param(np + ".weight", {H}, emb_train);
+    TensorId bias = b.param(np + ".bias", {H}, emb_train);
+    hn = b.layer_norm(h, w, bias);
+  } else {
+    hn = rms_norm(b, h, b.param(np + ".weight", {H}, emb_train));
+  }
+  for (TensorId t : {h, inputs_embeds, cos, sin, ctx.mask})
+    if (t != kNoTensor) b.drop(t);
+  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
+  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
+  if (inf) {
+    inference_head(b, hn, head);
+    return;
+  }
+  b.hold(hn);  // the CausalLM forward keeps hidden_states bound until it returns, after the loss
+  TensorId logits = b.linear(hn, head);
+  b.mark_model_end();
+  TensorId loss = causal_lm_loss(b, logits, ids);
+  b.drop(hn);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
+}  // namespace memplan

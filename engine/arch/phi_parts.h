@@ -1,0 +1,52 @@
+// Pieces shared by the phi3, gpt_neox and starcoder2 builders (engine/arch/phi3.cpp, gpt_neox.cpp,
+// starcoder2.cpp): the CausalLM skeleton their transformers 5.17 modeling files have in common (embedding, masks,
+// rotary embedding, the layer loop, the final norm, lm_head and the loss), the partial rotary embedding of
+// phi3 / gpt_neox, and the activations their MLPs call through ACT2FN.
+#pragma once
+#include <string>
+
+#include "engine/arch/builders.h"
+
+namespace memplan {
+
+// ACT2FN[name](x) for the single-kernel activations (activations.py): gelu (GELUActivation, F.gelu) and
+// gelu_pytorch_tanh (GELUTanh, F.gelu(approximate="tanh")) and silu / swish save their input, relu its output.
+// Importers refuse other names (is_single_kernel_activation).
+TensorId activation(GraphBuilder& b, const std::string& name, TensorId x);
+bool is_single_kernel_activation(const std::string& name);
+
+// apply_rotary_pos_emb of phi3 / gpt_neox for one tensor x [B, H, S, D] with cos / sin [P, S, rot]: the slices
+// x[..., :rot] and x[..., rot:] (SliceBackward: each gradient is zero-filled at x's full size, even for the empty
+// pass-through slice of a full rotary), rope(x_rot) and, when `cat_now`, torch.cat([rotated, x_pass], -1).
+// gpt_neox rotates q and k first and cats both afterwards (cat_now false: returns the rotated part and
+// `pass` receives the pass-through view for cat_rotary).
+TensorId partial_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin, int64_t rot, bool cat_now,
+                      TensorId* pass = nullptr);
+TensorId cat_rotary(GraphBuilder& b, TensorId rotated, TensorId pass);
+
+// The per-family part of the skeleton: one decoder layer (its parameters registered inside, in module order)
+// from hidden state h, with the attention mask and the rotary cos / sin; returns the layer's output.
+struct SkeletonContext {
+  TensorId mask = kNoTensor;  // the attention mask every layer uses (kNoTensor: SDPA's is_causal)
+  int64_t window = 0;         // sliding window of the cache and mask (0: full attention)
+  TensorId cos = kNoTensor, sin = kNoTensor;
+};
+using LayerFn = TensorId (*)(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h,
+                             const SkeletonContext& ctx);
+
+struct SkeletonSpec {
+  const char* embed_name;       // e.g. "model.embed_tokens.weight"
+  const char* norm_prefix;      // final norm, e.g. "model.norm"
+  bool layer_norm_final;        // nn.LayerNorm (weight + bias) instead of the RMSNorm (weight)
+  bool sliding_mask_function;   // create_sliding_window_causal_mask when config.sliding_window is set
+  LayerFn layer;
+};
+
+// The CausalLM forward of the three modeling files: embed, the causal mask (before the rotary embedding), the
+// embedding dropout (s.embd_dropout), the rotary embedding over rotary_dim (or head_dim), the layers (each
+// holding its input until it returns; checkpointed / frozen per the run), the final norm, lm_head (tied to the
+// embedding when s.tie_word_embeddings) and, in training, ForCausalLMLoss; in inference, logits of the last
+// position only.
+void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const SkeletonSpec& k);
+
+}  // namespace memplan
