@@ -12,6 +12,7 @@
 //   MLP: down(act(gate(x)) * up(x)) with hidden_activation (gelu_pytorch_tanh: one kernel saving its input).
 #include "engine/arch/gemma_parts.h"
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -35,6 +36,16 @@ TensorId gemma_rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
 }
 
 namespace {
+
+// `x = norm(x)`: the variable (and the norm's own `x` parameter) keeps the input bound until the norm returns
+// (whole-run streams: the q projection and the attention / MLP outputs are freed after the norm's last kernel,
+// not after the x.float() copy). Only for inputs nothing else holds.
+TensorId norm_rebinding(GraphBuilder& b, TensorId x, TensorId w) {
+  b.hold(x);
+  TensorId y = gemma_rms_norm(b, x, w);
+  b.drop(x);
+  return y;
+}
 
 struct GemmaLayerParams {
   TensorId q, k, v, o, qb = kNoTensor, kb = kNoTensor, vb = kNoTensor, ob = kNoTensor;
@@ -173,8 +184,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, GemmaVersion ver, 
   const TensorId v_proj = v;
   b.hold(v_proj);  // value_states stays bound until the attention returns (or the cache rebinds it)
   if (ver == GemmaVersion::v3) {  // query_states = self.q_norm(query_states); the same for the keys
-    q = gemma_rms_norm(b, q, w.q_norm);
-    k = gemma_rms_norm(b, k, w.k_norm);
+    q = norm_rebinding(b, q, w.q_norm);
+    k = norm_rebinding(b, k, w.k_norm);
   }
   b.hold(q);  // apply_rotary_pos_emb(q, k, ...): both rebound once both are rotated
   b.hold(k);
@@ -199,6 +210,20 @@ TensorId final_softcap(GraphBuilder& b, const TransformerSpec& s, TensorId logit
   logits = b.scalar_op("div_scalar", logits, false);
   logits = b.unary("tanh", logits, false, true);
   return b.scalar_op("mul_scalar", logits, false);
+}
+
+// The SDPA sliding-window bool mask as sdpa_mask evaluates sliding_window_causal_mask_function =
+// and_masks(sliding_window_overlay, causal_mask_function) on index tensors: ones(()) & (kv > q - window), then
+// & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool (generate() adds its padding mask: & a
+// [B, 1, 1, kv] gather, giving [B, 1, q, kv]). Whole-run gemma3 streams: 1 MiB a, a, f, a, a, f, f for s1024.
+TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
+  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
+    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
+  };
+  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
+  return r;
 }
 
 }  // namespace
@@ -232,11 +257,18 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
       mask = eager_mask(b, 1, S, S, dt);
       if (hybrid) sliding_mask = eager_mask(b, 1, S, S, dt);
     } else if (hybrid && s.sliding_window > 0 && S >= s.sliding_window) {
-      sliding_mask = b.generic({"sdpa_mask", {}, {{{1, 1, S, S}, DType::boolean}}, {}, {}, {S * S}, {}})[0];
+      sliding_mask = sliding_sdpa_mask(b, 1, S, S);
     }
   } else {
     mask = inference_mask(b, 0, dt);
-    if (hybrid && s.sliding_window > 0) sliding_mask = inference_mask(b, s.sliding_window, dt);
+    if (hybrid && s.sliding_window > 0) {
+      // As inference_mask (common.cpp) decides, with the sliding mask built as sdpa_mask evaluates it.
+      const auto& p = b.pass();
+      const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
+      const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
+      if (cfg.attn == AttnImpl::eager) sliding_mask = inference_mask(b, w, dt);
+      else if (!skip) sliding_mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
+    }
   }
   for (TensorId m : {mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);  // the mask mapping lives until the model's forward returns
@@ -275,14 +307,14 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
     TensorId a = attention(b, s, v, w, n1, sliding ? cos_slide : cos_full, sliding ? sin_slide : sin_full,
                            sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0, attn_weights);
     b.drop(n1);
-    if (v != GemmaVersion::v1) a = gemma_rms_norm(b, a, w.post_attn_norm);
+    if (v != GemmaVersion::v1) a = norm_rebinding(b, a, w.post_attn_norm);
     TensorId h1 = b.add(h, a);
     TensorId n2 = gemma_rms_norm(b, h1, v == GemmaVersion::v1 ? w.post_attn_norm : w.pre_ffn_norm);
     b.hold(n2);
     TensorId g = activation(b, s.hidden_act, b.linear(n2, w.gate));
     TensorId m = b.linear(b.mul(g, b.linear(n2, w.up)), w.down);
     b.drop(n2);
-    if (v != GemmaVersion::v1) m = gemma_rms_norm(b, m, w.post_ffn_norm);
+    if (v != GemmaVersion::v1) m = norm_rebinding(b, m, w.post_ffn_norm);
     h = b.add(h1, m);
     if (attn_weights != kNoTensor) b.drop(attn_weights);
     if (layer_in != inputs_embeds) b.drop(layer_in);
