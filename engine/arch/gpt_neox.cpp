@@ -58,7 +58,7 @@ TensorId neox_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, Tensor
   b.drop(q);
   b.drop(k);
   TensorId weights = kNoTensor;
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, c.mask, c.window, weights);
+  TensorId ctx = cudnn_output_copy(b, attention_core(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
   TensorId a = b.linear(b.view(ctx, {B, S, H}), wd, bd);
   b.drop(qe);
   b.drop(ke);
@@ -79,7 +79,13 @@ TensorId neox_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, Tensor
   TensorId out;
   if (s.parallel_residual) {
     TensorId m = mlp(b.layer_norm(h, ln2w, ln2b));
+    // `hidden_states = mlp_output + attn_output + hidden_states`: both locals stay bound until the layer
+    // returns, so they outlive the first sum (whole-run stream, neox bf16: three [B, S, H] frees at the end).
+    b.hold(m);
+    b.hold(a);
     out = b.add(b.add(m, a), h);
+    b.drop(m);
+    b.drop(a);
   } else {
     TensorId a2 = b.add(a, h);
     TensorId m = mlp(b.layer_norm(a2, ln2w, ln2b));

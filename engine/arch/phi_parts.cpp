@@ -40,6 +40,13 @@ TensorId partial_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin, i
 
 TensorId cat_rotary(GraphBuilder& b, TensorId rotated, TensorId pass) { return b.cat_last("cat", {rotated, pass}); }
 
+TensorId cudnn_output_copy(GraphBuilder& b, TensorId ctx, TensorId mask) {
+  if (b.config().attn != AttnImpl::sdpa) return ctx;
+  if (!b.training() && mask != kNoTensor) return ctx;     // sdpa_masked_inference: memory-efficient kernel
+  if (!b.autocast() && b.dtype(ctx) == DType::f32) return ctx;  // fp32: memory-efficient (or math) kernel
+  return b.contiguous_copy(ctx, b.shape(ctx));
+}
+
 void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const SkeletonSpec& k) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
