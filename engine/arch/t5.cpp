@@ -136,15 +136,18 @@ TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int
   return b.view(values, {1, heads, q, k});
 }
 
-// The float-mask SDPA of sdpa_attention_forward with T5's bias: autocast casts the mask with q, k, v (last
-// to first); a mask that requires grad takes the memory-efficient kernel (cuDNN refuses it), as does fp32;
-// otherwise 16-bit runs cuDNN. The efficient kernel first pads a mask that is not contiguous with an 8-aligned
-// last dim (pad_bias: [.., k + 8 - k % 8], sliced back), and its backward computes the mask gradient at the
-// expanded [B, H, q, k] size, summed back to the mask's shape by ExpandBackward.
-// Returns the output [B, H, q, D] whose memory is [B, q, H, D] (the transpose(1, 2).contiguous() that follows is
-// free).
-TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_contiguous,
-                     double dropout_p) {
+// The float-mask SDPA of sdpa_attention_forward with T5's bias. Autocast casts the mask with q, k, v (last to
+// first). Backend (observed on the H200, torch 2.11): a mask that requires grad (the relative position bias,
+// every self-attention) rules out the fused kernels (sdp_utils check_attn_mask_shape), so the math backend runs;
+// the cross-attention's zero bias does not: cuDNN for 16-bit, memory-efficient for fp32.
+// Math (_scaled_dot_product_attention_math): 16-bit q, k, v are upcast to fp32 (allowFP16BF16ReductionMathSDP
+// off), q * sqrt(scale) and k^T * sqrt(scale) keep the head-split layout, so matmul copies both; the mask is
+// added to the scores, _safe_softmax, dropout, matmul with v (copied too), the output and the probabilities
+// cast back to the input dtype (the latter discarded by F.scaled_dot_product_attention).
+// Returns the output [B, H, q, D]; for the fused kernels its memory is [B, q, H, D] (the transpose(1, 2)
+// .contiguous() that follows is free), for math the caller's contiguous() copies.
+TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, double dropout_p,
+                     bool& out_contiguous_heads) {
   bias = b.autocast_low(bias);
   v = b.autocast_low(v);
   k = b.autocast_low(k);
@@ -152,27 +155,43 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   const Shape qs = b.shape(q);
   const int64_t B = qs[0], H = qs[1], L = qs[2], D = qs[3], Lk = b.shape(k)[2];
   const DType dt = b.dtype(q);
-  const bool bias_grad = b.info(bias).requires_grad;
-  const bool cudnn = low_precision(dt) && !bias_grad;
   const int64_t bhl = checked_mul(checked_mul(B, H), L);
   const int64_t q_f32 = checked_mul(checked_mul(bhl, D), 4);
-  if (cudnn) {
+  if (b.info(bias).requires_grad) {
+    out_contiguous_heads = true;
+    const bool up = low_precision(dt);
+    TensorId q32 = up ? b.to(q, DType::f32) : q, k32 = up ? b.to(k, DType::f32) : k,
+             v32 = up ? b.to(v, DType::f32) : v;
+    TensorId qsc = b.scalar_op("mul_scalar", q32, false);
+    TensorId ksc = b.scalar_op("mul_scalar", k32, false);
+    TensorId scores = b.add(b.matmul(qsc, ksc, {B, H, L, Lk}, true, true), bias);
+    const int64_t n = checked_mul(bhl, Lk);
+    const int64_t sb = checked_mul(n, 4);
+    TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0},
+                                {b.training() ? sb : 0, n}, {sb}})[0];
+    probs = b.dropout(probs, dropout_p);
+    TensorId weights = kNoTensor;
+    if (up) {
+      weights = op1(b, "to_copy", {probs}, {B, H, L, Lk}, dt);
+      b.hold(weights);
+    }
+    TensorId out = b.matmul(probs, v32, {B, H, L, D}, false, true);
+    if (up) {
+      out = b.to(out, dt);
+      b.drop(weights);
+    }
+    return out;
+  }
+  out_contiguous_heads = false;
+  if (low_precision(dt)) {
     auto outs = b.generic({"sdpa_cudnn", {q, k, v, bias},
                            {{{1}, DType::i64}, {{1}, DType::i64}, {{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
                            {0, 1, 2, 3}, {0, 1, 2, 3}, {256},
                            // cuDNN's backward workspace (graph_builder_nn.cpp sdpa): fp32 dq, row sums, 256 B
                            {checked_add(checked_add(q_f32, checked_mul(bhl, 4)), 256)}});
-    (void)dropout_p;
     return outs[2];
   }
-  TensorId mask = bias;
-  if (!bias_contiguous || Lk % 8 != 0) {
-    const int64_t pad = 8 - Lk % 8;
-    mask = op1(b, "constant_pad_nd", {bias}, {1, H, L, Lk + pad}, b.dtype(bias));
-  }
-  // attn_mask.expand(B, H, q, k): a view whose gradient (the kernel's grad_bias) is summed back.
-  TensorId expanded = b.view(mask, {B, H, L, Lk});
-  auto outs = b.generic({"sdpa_efficient", {q, k, v, expanded}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
+  auto outs = b.generic({"sdpa_efficient", {q, k, v, bias}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
                          {0, 1, 2, 3}, {0, 1}, {},
                          // memory-efficient backward (graph_builder_nn.cpp sdpa): delta rows, a grad-output scratch
                          {checked_mul(bhl, 4), checked_add(q_f32, 24576)}});
@@ -264,7 +283,6 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   TensorId k = b.view(b.linear(src, w.k), {B, nh, Lk, hd});
   TensorId v = b.view(b.linear(src, w.v), {B, nh, Lk, hd});
   for (TensorId t : {q, k, v}) b.hold(t);  // query/key/value_states: bound until T5Attention returns
-  bool bias_contiguous = false;
   if (bias == kNoTensor) {
     if (table != kNoTensor) {
       bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!causal);
@@ -274,7 +292,6 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       bias = op1(b, "zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
     }
   }
-  if (cross) bias_contiguous = true;
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {
     TensorId m = bias;
@@ -286,7 +303,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
                           {Lq, Lk}, DType::boolean);
       m = op1(b, "where", {cond, bias}, {1, nh, Lq, Lk}, b.dtype(bias), {0});
     }
-    ctx = biased_sdpa(b, q, k, v, m, bias_contiguous, s.attn_dropout);
+    bool heads_contiguous = false;
+    ctx = biased_sdpa(b, q, k, v, m, s.attn_dropout, heads_contiguous);
+    if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
   } else {
     // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
     TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, Lq, Lk}, true, true), false);
