@@ -31,7 +31,8 @@ struct Spatial {
   std::vector<Point> points;  // sorted by n
 };
 
-using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, DType>;  // c_in c_out kernel stride pad dtype
+// c_in c_out kernel stride pad dtype groups dilation
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, DType, int64_t, int64_t>;
 
 bool parse_dtype(const std::string& s, DType& out) {
   if (s == "fp32") out = DType::f32;
@@ -88,13 +89,13 @@ double median(std::vector<double> v) {
 
 struct MeasuredConvWorkspace::Table {
   std::map<Key, std::vector<Spatial>> shapes;
-  // Generic fallback: median workspace / activation_bytes per (pass, 1x1?, dtype).
-  std::map<std::tuple<int, bool, DType>, double> ratio;
+  // Generic fallback: median workspace / activation_bytes per (pass, 1x1?, dtype, grouped?).
+  std::map<std::tuple<int, bool, DType, bool>, double> ratio;
   size_t rows = 0;
 };
 
 MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::make_unique<Table>()) {
-  std::map<std::tuple<int, bool, DType>, std::vector<double>> ratios;
+  std::map<std::tuple<int, bool, DType, bool>, std::vector<double>> ratios;
   std::istringstream in{std::string(text)};
   std::string line;
   int64_t line_no = 0;
@@ -106,21 +107,30 @@ MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::ma
     std::string dtype;
     std::array<int64_t, kPasses> bytes{};
     std::string extra;
-    if (!(ls >> s.c_in >> s.c_out >> s.kernel >> s.stride >> s.pad >> s.h >> s.w >> s.n >> dtype >> bytes[0] >>
-          bytes[1] >> bytes[2]) ||
-        (ls >> extra) || !parse_dtype(dtype, s.dtype) || s.c_in <= 0 || s.c_out <= 0 || s.kernel <= 0 ||
+    const bool base = static_cast<bool>(ls >> s.c_in >> s.c_out >> s.kernel >> s.stride >> s.pad >> s.h >> s.w >> s.n >>
+                                        dtype >> bytes[0] >> bytes[1] >> bytes[2]);
+    // Optional trailing columns: groups, dilation (absent: 1).
+    int64_t opt[2] = {1, 1};
+    int n_opt = 0;
+    for (int64_t v = 0; base && n_opt < 2 && (ls >> v); ++n_opt) opt[n_opt] = v;
+    if (base && n_opt == 2) ls >> extra;
+    s.groups = opt[0];
+    s.dilation = opt[1];
+    const bool bad_tail = !ls.eof() || !extra.empty() || s.groups < 1 || s.dilation < 1;
+    if (!base || bad_tail || !parse_dtype(dtype, s.dtype) || s.c_in <= 0 || s.c_out <= 0 || s.kernel <= 0 ||
         s.stride <= 0 || s.pad < 0 || s.h <= 0 || s.w <= 0 || s.n <= 0 || bytes[0] < 0 || bytes[1] < -1 ||
         bytes[2] < 0)
       throw InputError("conv workspace table line " + std::to_string(line_no), line,
-                       "want 'c_in c_out kernel stride pad h w n dtype forward dgrad wgrad' (dtype fp32|bf16|fp16)");
-    auto& spatials = t_->shapes[Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype}];
+                       "want 'c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups [dilation]]' "
+                       "(dtype fp32|bf16|fp16)");
+    auto& spatials = t_->shapes[Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype, s.groups, s.dilation}];
     auto it = std::find_if(spatials.begin(), spatials.end(), [&](const Spatial& sp) { return sp.h == s.h && sp.w == s.w; });
     if (it == spatials.end()) it = spatials.insert(spatials.end(), Spatial{s.h, s.w, {}});
     it->points.push_back({static_cast<double>(s.n), bytes});
     const double act = activation_bytes(s);
     for (int p = 0; p < kPasses; ++p)
       if (bytes[static_cast<size_t>(p)] >= 0 && act > 0)
-        ratios[{p, s.kernel == 1, s.dtype}].push_back(static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
+        ratios[{p, s.kernel == 1, s.dtype, s.groups > 1}].push_back(static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
     ++t_->rows;
   }
   for (auto& [key, spatials] : t_->shapes)
@@ -140,7 +150,7 @@ size_t MeasuredConvWorkspace::rows() const { return t_->rows; }
 
 ConvWorkspaceBytes MeasuredConvWorkspace::workspace(const ConvShape& s) const {
   std::array<double, kPasses> ws{-1, -1, -1};
-  const auto it = t_->shapes.find(Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype});
+  const auto it = t_->shapes.find(Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype, s.groups, s.dilation});
   if (it != t_->shapes.end() && s.h > 0 && s.w > 0) {
     // The measured spatial size nearest in pixel count (exact when measured), at the batch with the same N*H*W.
     const Spatial* best = nullptr;
@@ -155,7 +165,7 @@ ConvWorkspaceBytes MeasuredConvWorkspace::workspace(const ConvShape& s) const {
   }
   for (int p = 0; p < kPasses; ++p)
     if (ws[static_cast<size_t>(p)] < 0) {
-      const auto r = t_->ratio.find({p, s.kernel == 1, s.dtype});
+      const auto r = t_->ratio.find({p, s.kernel == 1, s.dtype, s.groups > 1});
       ws[static_cast<size_t>(p)] = r == t_->ratio.end() ? 0 : r->second * activation_bytes(s);
     }
   return {to_bytes(ws[0]), to_bytes(ws[1]), to_bytes(ws[2])};

@@ -26,8 +26,9 @@ namespace memplan {
 
 struct ConvShape {
   int64_t n = 1, c_in = 0, h = 0, w = 0;      // input [n, c_in, h, w]
-  int64_t c_out = 0, kernel = 1, stride = 1, pad = 0;  // square kernels, groups = dilation = 1
+  int64_t c_out = 0, kernel = 1, stride = 1, pad = 0;  // square kernels
   DType dtype = DType::f32;
+  int64_t groups = 1, dilation = 1;
 };
 
 struct ConvWorkspaceBytes {
@@ -49,8 +50,14 @@ class NoConvWorkspace final : public ConvWorkspaceModel {
 };
 
 // The measured table. Text format (data/calibration/h200-cudnn-conv-workspace.tsv): '#' comment lines, then one
-// row per line "c_in c_out kernel stride pad h w n dtype forward dgrad wgrad" (dtype fp32|bf16|fp16; dgrad -1 =
-// not measured). Throws InputError naming the line on malformed text.
+// row per line "c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups [dilation]]" (dtype
+// fp32|bf16|fp16; dgrad -1 = not measured; groups and dilation default to 1). Throws InputError naming the line on
+// malformed text.
+//
+// Grouped convolutions (groups > 1) are looked up under their own key. An unmeasured grouped shape falls back to
+// the median ratio of the measured grouped rows of its pass, kernel class and dtype, and to none (0 B) while the
+// table has no grouped rows for that class: cuDNN's grouped engines differ from the dense ones, so the dense
+// ratios (2-8x the activation for a 3x3) would overstate them.
 class MeasuredConvWorkspace final : public ConvWorkspaceModel {
  public:
   explicit MeasuredConvWorkspace(std::string_view table_text);

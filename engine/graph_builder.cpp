@@ -415,6 +415,30 @@ TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId
   return y;
 }
 
+TensorId GraphBuilder::cat_list(std::string_view name, const std::vector<TensorId>& parts, int dim) {
+  if (parts.empty()) throw InputError("cat", "0", "needs at least one tensor");
+  Shape s = shape(parts.front());
+  const size_t d = dim < 0 ? s.size() - static_cast<size_t>(-dim) : static_cast<size_t>(dim);
+  s[d] = 0;
+  DType dt = dtype(parts.front());
+  for (TensorId p : parts) {
+    s[d] = checked_add(s[d], shape(p)[d], "cat size");
+    dt = promote(dt, dtype(p));
+  }
+  TensorId y = new_tensor(s, dt, TensorKind::activation);
+  Op& op = emit(name, parts);
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward)  // CatBackward: narrow() views of the gradient, as cat()
+    for (TensorId p : parts)
+      if (info(p).requires_grad) {
+        GradSpec g{p, 0, 0};
+        g.narrow_of_out = true;
+        op.grads.push_back(g);
+      }
+  return y;
+}
+
 TensorId GraphBuilder::contiguous_copy(TensorId x, Shape s, bool grad_copied) {
   TensorId y = new_tensor(std::move(s), dtype(x), TensorKind::activation);
   Op& op = emit("contiguous", {x});

@@ -141,6 +141,26 @@ class GraphBuilder {
   TensorId batch_norm(TensorId x, TensorId w, TensorId b);
   TensorId max_pool2d(TensorId x, Shape out_shape);
   TensorId adaptive_avg_pool(TensorId x, Shape out_shape);
+  // A general nn.Conv2d (torchvision 0.26 families): square kernel taken from w [out, in / groups, k, k], with
+  // stride, padding, dilation and groups; the output shape follows from them. Backend as ATen's
+  // ConvParams::use_cudnn_depthwise picks it: a depthwise conv (groups == in channels, out a multiple) of
+  // an fp32 or bf16 tensor runs the native CudaDepthwise2d kernels, which take no workspace; everything else
+  // runs cuDNN with its workspaces from the measured table (engine/conv_workspace.h, keyed by groups too).
+  // `channels_last`: x has channels-last strides (a permuted view, ConvNeXt's residual stream): cuDNN takes the
+  // conv whatever the groups, and cudnn_convolution makes the weight channels-last for the call (a transient
+  // weight-sized copy in forward and again in backward) unless it already is (in / groups == 1 or a 1x1 kernel).
+  struct Conv2dArgs {
+    int64_t stride = 1, pad = 0, dilation = 1, groups = 1;
+    bool channels_last = false;
+  };
+  TensorId conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2dArgs& a);
+  // F.adaptive_avg_pool2d(x, 1): ATen computes it as x.mean((-1, -2), keepdim=True), whose MeanBackward keeps
+  // no tensor (only sizes) and writes a fresh x-sized gradient (grad.expand(...) / n).
+  TensorId mean_hw(TensorId x);
+  // nn.AvgPool2d / F.avg_pool2d: a new output; avg_pool2d_backward takes self, so the input is saved.
+  TensorId avg_pool2d(TensorId x, Shape out_shape);
+  // torch.cat of a Python list built at run time (DenseNet's growing feature list): as cat().
+  TensorId cat_list(std::string_view name, const std::vector<TensorId>& parts, int dim);
 
   // ---- generic op (for the native graph format and rare ops)
   struct GenericOp {

@@ -392,4 +392,61 @@ TensorId GraphBuilder::adaptive_avg_pool(TensorId x, Shape out_shape) {
   return y;
 }
 
+TensorId GraphBuilder::conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2dArgs& a) {
+  TensorId wc = autocast_low(w);
+  TensorId xc = autocast_low(x);
+  TensorId bc = autocast_low(b);
+  const Shape xs = shape(xc);  // copies: new tensors below reallocate the table
+  const Shape ws = shape(wc);
+  if (xs.size() != 4 || ws.size() != 4 || a.groups < 1 || xs[1] != ws[1] * a.groups || ws[0] % a.groups != 0)
+    throw InputError("conv2d.groups", std::to_string(a.groups), "input channels must equal weight in-channels x groups");
+  const auto extent = [&](int64_t in) {
+    return (in + 2 * a.pad - a.dilation * (ws[2] - 1) - 1) / a.stride + 1;
+  };
+  const int64_t oh = extent(xs[2]), ow = extent(xs[3]);
+  if (oh < 1 || ow < 1)
+    throw InputError("image_size", std::to_string(cfg_.image_size), "too small for the model's convolutions");
+  TensorId y = new_tensor({xs[0], ws[0], oh, ow}, dtype(xc), TensorKind::activation);
+  std::vector<TensorId> reads{xc, wc};
+  if (bc != kNoTensor) reads.push_back(bc);
+  const bool depthwise = a.groups > 1 && a.groups == xs[1] && ws[0] % xs[1] == 0;
+  // ConvParams::use_cudnn_depthwise (torch 2.11): cuDNN takes depthwise convs only in fp16; fp32 and bf16 run
+  // the native depthwise kernels.
+  const bool native = depthwise && dtype(xc) != DType::f16 && !a.channels_last;
+  const bool weight_copy = a.channels_last && ws[1] > 1 && ws[2] > 1;
+  Op& op = emit(native ? "conv2d_depthwise" : "conv2d", reads);
+  op.outs = {y};
+  finish_outs(op);
+  ConvWorkspaceBytes cw;
+  if (!native) {
+    const ConvShape cs{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], a.stride, a.pad, dtype(xc), a.groups, a.dilation};
+    const ConvWorkspaceModel& model = cfg_.conv_workspace ? *cfg_.conv_workspace : shipped_conv_workspace();
+    cw = model.workspace(cs);
+  }
+  if (weight_copy) op.fwd_temp_bytes.push_back(bytes_of(ws, dtype(wc)));
+  if (cw.forward > 0) op.fwd_temp_bytes.push_back(cw.forward);
+  op.optional_workspaces = true;
+  save_for_product(op, xc, wc);
+  if (op.has_backward) {
+    add_grads(op, {xc, wc, bc});
+    for (GradSpec& g : op.grads) {
+      if (g.input == xc) g.then_temp_bytes = cw.dgrad;
+      if (g.input == wc) g.then_temp_bytes = cw.wgrad;
+    }
+    if (weight_copy) op.bwd_pre_temp_bytes.push_back(bytes_of(ws, dtype(wc)));
+  }
+  return y;
+}
+
+TensorId GraphBuilder::mean_hw(TensorId x) {
+  Shape s = shape(x);
+  if (s.size() != 4) throw InputError("mean_hw", std::to_string(s.size()), "expects a 4-d input");
+  s[2] = s[3] = 1;
+  return generic({"mean_hw", {x}, {{s, dtype(x)}}, {}, {}, {}, {}})[0];
+}
+
+TensorId GraphBuilder::avg_pool2d(TensorId x, Shape out_shape) {
+  return generic({"avg_pool2d", {x}, {{std::move(out_shape), dtype(x)}}, {0}, {}, {}, {}})[0];
+}
+
 }  // namespace memplan

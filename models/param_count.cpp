@@ -223,8 +223,31 @@ int64_t param_count(const TransformerSpec& spec) {
   return 0;
 }
 
+// torchvision families without a closed form here (and grouped / widened ResNets): the parameters their
+// builder registers, from a one-image training graph at the default image size (each builder registers every
+// nn.Parameter as the module constructors create them; tests/test_family_vision.cpp asserts the counts against
+// torchvision's published figures).
+static int64_t vision_graph_params(const VisionSpec& spec) {
+  ModelSpec m;
+  m.kind = ModelSpec::Kind::vision;
+  m.name = spec.name;
+  m.vision = spec;
+  RunConfig cfg;
+  cfg.batch_size = 1;
+  cfg.image_size = spec.default_image_size;
+  cfg.precision = Precision::fp32;
+  const Graph g = build_graph(m, cfg);
+  int64_t n = 0;
+  for (const auto& t : g.tensors)
+    if (t.kind == TensorKind::param) n = checked_add(n, t.bytes / dtype_bytes(t.dtype), "param_count");
+  return n;
+}
+
 int64_t param_count(const VisionSpec& spec) {
-  return spec.family == VisionSpec::Family::resnet ? resnet(spec) : vit(spec);
+  if (spec.family == VisionSpec::Family::resnet && spec.groups == 1 && spec.width_per_group == 64)
+    return resnet(spec);
+  if (spec.family == VisionSpec::Family::vit) return vit(spec);
+  return vision_graph_params(spec);
 }
 
 int64_t param_count(const ModelSpec& spec) {

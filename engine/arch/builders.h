@@ -37,6 +37,7 @@ void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_t5(GraphBuilder& b, const TransformerSpec& s);          // engine/arch/t5.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
+void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)
 
 // Shared pieces of HF causal LMs.
 // ForCausalLMLoss: logits.float(), labels padded by one and shifted (.contiguous()), cross entropy (mean).

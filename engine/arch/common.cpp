@@ -131,8 +131,7 @@ Graph build_graph(const ModelSpec& spec, const RunConfig& cfg) {
       transformer_builder(spec.transformer)(b, spec.transformer);
       break;
     case ModelSpec::Kind::vision:
-      if (spec.vision.family == VisionSpec::Family::resnet) build_resnet(b, spec.vision);
-      else build_vit(b, spec.vision);
+      build_vision(b, spec.vision);
       break;
     case ModelSpec::Kind::graph:
       if (!spec.graph) throw InputError("model", spec.name, "a native-graph model without its graph");

@@ -109,12 +109,15 @@ inline bool layer_is_sliding(const TransformerSpec& s, int64_t i) {
 
 // torchvision classification models.
 struct VisionSpec {
-  enum class Family : uint8_t { resnet, vit };
+  // One value per torchvision model file (engine/arch/<family>.cpp mirrors torchvision/models/<file>.py).
+  enum class Family : uint8_t {
+    resnet, vit, convnext, efficientnet, mobilenet_v2, mobilenet_v3, swin, densenet, vgg, regnet
+  };
   Family family = Family::resnet;
   std::string name;                // resnet50, vit_b_16, ...
   int64_t num_classes = 1000;
-  // resnet
-  std::vector<int64_t> blocks_per_stage;  // e.g. {3,4,6,3}
+  // resnet (also resnext / wide_resnet: Bottleneck width = planes * width_per_group / 64 * groups)
+  std::vector<int64_t> blocks_per_stage;  // e.g. {3,4,6,3}; convnext / swin / densenet / efficientnet stage depths
   bool bottleneck = true;
   // vit
   int64_t patch_size = 0;
@@ -123,16 +126,28 @@ struct VisionSpec {
   int64_t hidden_dim = 0;
   int64_t mlp_dim = 0;
   int64_t default_image_size = 224;
-  // T5Config (configuration_t5.py): hidden_size = d_model, num_heads, head_dim = d_kv (inner = heads * d_kv
-  // may differ from d_model), intermediate_size = d_ff, hidden_act = the dense activation of feed_forward_proj
-  // ("gated-gelu" -> gelu_new), resid/attn/embd_dropout = dropout_rate; num_layers is the encoder's.
-  int64_t num_decoder_layers = 0;              // num_decoder_layers (None -> num_layers)
-  int64_t relative_attention_num_buckets = 0;  // relative_attention_num_buckets (32): [buckets, heads] bias table
-  bool gated_ffn = false;                      // feed_forward_proj "gated-<act>": wi_0, wi_1, wo (else wi, wo)
-  // transformers 5.17 always ties lm_head to the shared embedding; scale_decoder_outputs (sequence_output *
-  // d_model**-0.5 before lm_head) is true unless the config says tie_word_embeddings false (v1.1, flan, mT5).
-  bool scale_decoder_outputs = false;
+  // convnext: channels per stage (the downsampler after stage i maps stage_channels[i] -> [i + 1]).
+  // swin: embed_dim in stage_channels[0] (doubling per stage), heads per stage in stage_heads.
+  std::vector<int64_t> stage_channels;
+  std::vector<int64_t> stage_heads;
+  int64_t window_size = 7;                // swin (v1 and v2)
+  bool v2 = false;                        // swin_v2 (cosine attention, CPB MLP, res-post-norm); efficientnet_v2
+  // The builder's defaults as torchvision's model functions pass them.
+  double stochastic_depth_prob = 0.0;     // convnext, efficientnet, swin
+  double dropout = 0.0;                   // classifier dropout (efficientnet, mobilenet, vgg 0.5)
+  // efficientnet_b*: width / depth multipliers (efficientnet_v2 uses its fixed table)
+  double width_mult = 1.0, depth_mult = 1.0;
+  // densenet: growth_rate, bn_size, num_init_features; block config in blocks_per_stage
+  int64_t growth_rate = 32, bn_size = 4, num_init_features = 64;
+  // vgg: the cfg list, 0 for "M" (max pool); batch_norm for vgg*_bn
+  std::vector<int64_t> vgg_cfg;
+  bool batch_norm = false;
+  // regnet: BlockParams.from_init_params(depth, w_0, w_a, w_m, group_width, se_ratio)
+  int64_t regnet_depth = 0, regnet_w0 = 0, regnet_group_width = 0;
+  double regnet_wa = 0, regnet_wm = 0, regnet_se_ratio = 0;
 };
+  int64_t groups = 1;                     // resnet: grouped 3x3 (resnext)
+  int64_t width_per_group = 64;           // resnet: base width (wide_resnet 128)
 
 struct ModelSpec {
   enum class Kind : uint8_t { transformer, vision, graph };
