@@ -4,6 +4,7 @@
 
 #include "engine/errors.h"
 #include "engine/limits.h"
+#include "models/lora_config.h"
 #include "models/load_model.h"
 
 namespace memplan::cli {
@@ -50,6 +51,14 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--mode", f.mode, "training | inference (prefill of batch x seq, KV cache, generate)");
   cmd.add_option("--generate-tokens", f.generate_tokens, "inference: tokens generated after the prefill");
   cmd.add_option("--logits-to-keep", f.logits_to_keep, "inference: positions whose logits are computed (0: all)");
+  cmd.add_option("--lora-r", f.lora_r, "peft LoRA rank (0: full fine-tuning)");
+  cmd.add_option("--lora-alpha", f.lora_alpha, "LoRA alpha (default 2 x rank)");
+  cmd.add_option("--lora-dropout", f.lora_dropout, "LoRA dropout on the adapter input (default 0.05)");
+  cmd.add_option("--lora-targets", f.lora_targets, "comma list of module names (q_proj,v_proj) or all-linear");
+  cmd.add_option("--lora-modules-to-save", f.lora_modules_to_save, "comma list of modules trained in full (lm_head)");
+  cmd.add_option("--quantize-base", f.quantize_base, "bitsandbytes base weights: nf4 | fp4 | int8 (QLoRA)");
+  cmd.add_flag("--double-quant", f.double_quant, "bnb_4bit_use_double_quant (nf4 / fp4)");
+  cmd.add_option("--quant-compute-dtype", f.quant_compute_dtype, "bnb_4bit_compute_dtype: bf16 | fp16");
 }
 
 ModelSpec load_model_for(const RunFlags& f) { return load_model(f.model); }
@@ -86,6 +95,32 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     throw InputError("--generate-tokens", std::to_string(f.generate_tokens), "must be non-negative");
   if (f.logits_to_keep < 0) throw InputError("--logits-to-keep", std::to_string(f.logits_to_keep), "must be non-negative");
   c.generate_tokens = f.generate_tokens;
+  c.logits_to_keep = f.logits_to_keep;
+  if (f.lora_r < 0 || f.lora_r > 65536) throw InputError("--lora-r", std::to_string(f.lora_r), "must be in [0, 65536]");
+  if (f.lora_r > 0) {
+    c.lora.r = f.lora_r;
+    if (f.lora_alpha < 0) throw InputError("--lora-alpha", std::to_string(f.lora_alpha), "must be positive");
+    c.lora.alpha = f.lora_alpha > 0 ? f.lora_alpha : 2.0 * static_cast<double>(f.lora_r);
+    if (!(f.lora_dropout >= 0 && f.lora_dropout < 1))
+      throw InputError("--lora-dropout", std::to_string(f.lora_dropout), "must be a probability in [0, 1)");
+    c.lora.dropout = f.lora_dropout;
+    set_lora_targets(c.lora, f.lora_targets, "--lora-targets");
+    if (!f.lora_modules_to_save.empty()) {
+      LoraConfig tmp;
+      set_lora_targets(tmp, f.lora_modules_to_save, "--lora-modules-to-save");
+      c.lora.modules_to_save = tmp.target_modules;
+    }
+  }
+  if (!f.quantize_base.empty()) {
+    if (!parse_quant_base(f.quantize_base, c.quant.base) || c.quant.base == QuantBase::none)
+      throw InputError("--quantize-base", f.quantize_base, "must be nf4, fp4 or int8");
+    if (f.quant_compute_dtype != "bf16" && f.quant_compute_dtype != "fp16")
+      throw InputError("--quant-compute-dtype", f.quant_compute_dtype, "must be bf16 or fp16");
+    c.quant.compute_bf16 = f.quant_compute_dtype == "bf16";
+    c.quant.double_quant = f.double_quant && c.quant.base != QuantBase::int8;
+  } else if (f.double_quant) {
+    throw InputError("--double-quant", "set", "needs --quantize-base nf4 or fp4");
+  }
   c.logits_to_keep = f.logits_to_keep;
   if (f.batch_size <= 0) throw InputError("--batch-size", std::to_string(f.batch_size), "must be a positive integer");
   if (f.grad_accum_steps <= 0)

@@ -35,6 +35,15 @@ struct RunFlags {
   std::string mode = "training";            // training | inference
   int64_t generate_tokens = 0;              // inference: greedy generate() after the prefill
   int64_t logits_to_keep = 1;               // inference: 0 = logits of every position
+  // peft LoRA / bitsandbytes QLoRA (engine/lora.h, engine/quantized_weights.h); LoRA is off while lora_r == 0
+  int64_t lora_r = 0;
+  double lora_alpha = 0;                    // 0: 2 * r (the common choice; peft's own default is 8)
+  double lora_dropout = 0.05;
+  std::string lora_targets = "all-linear";  // comma list of module names, or all-linear
+  std::string lora_modules_to_save;         // comma list
+  std::string quantize_base;                // nf4 | fp4 | int8 (empty: none)
+  bool double_quant = false;                // bnb_4bit_use_double_quant
+  std::string quant_compute_dtype = "bf16"; // bnb_4bit_compute_dtype
 };
 
 void add_run_flags(CLI::App& cmd, RunFlags& f);

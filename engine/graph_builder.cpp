@@ -73,12 +73,31 @@ TensorId GraphBuilder::new_tensor(Shape shape, DType dtype, TensorKind kind, Ten
 }
 
 TensorId GraphBuilder::param(std::string_view name, Shape shape, bool trainable, std::optional<DType> dtype) {
-  TensorId t = new_tensor(std::move(shape), dtype.value_or(param_dtype_), TensorKind::param);
-  auto& ti = g_.tensors.back();
-  ti.trainable = trainable && training();
-  ti.requires_grad = ti.trainable;
-  ti.name = intern(name);
-  return t;
+  auto make = [&](std::string_view n, Shape sh, bool train) {
+    TensorId t = new_tensor(std::move(sh), dtype.value_or(param_dtype_), TensorKind::param);
+    auto& ti = g_.tensors.back();
+    ti.trainable = train && training();
+    ti.requires_grad = ti.trainable;
+    ti.name = intern(n);
+    return t;
+  };
+  if (cfg_.lora.enabled() && !lora::is_adapter_param(name)) {
+    // get_peft_model freezes the base; a modules_to_save module keeps its frozen original (registered first,
+    // never read) and trains a deep copy in its place (peft utils/other.py ModulesToSaveWrapper).
+    const std::string_view module = lora::module_of(name);
+    bool saved = false;
+    lora_.save_hit.resize(cfg_.lora.modules_to_save.size(), 0);
+    for (size_t i = 0; i < cfg_.lora.modules_to_save.size(); ++i)
+      if (lora::key_ends_with(module, cfg_.lora.modules_to_save[i])) {
+        lora_.save_hit[i] = 1;
+        saved = true;
+      }
+    if (!saved) return make(name, std::move(shape), false);
+    const std::string leaf(name.substr(module.size()));
+    make(std::string(module) + ".original_module" + leaf, shape, false);
+    return make(std::string(module) + ".modules_to_save.default" + leaf, std::move(shape), trainable);
+  }
+  return make(name, std::move(shape), trainable);
 }
 
 TensorId GraphBuilder::buffer(std::string_view name, Shape shape, DType dtype) {
@@ -496,6 +515,7 @@ Graph GraphBuilder::finish() {
     g_.py_release_op[t] = rel;
   }
   for (TensorId t : g_.cache_out) g_.py_release_op[static_cast<size_t>(g_.tensors[static_cast<size_t>(t)].storage)] = INT32_MAX;
+  lora::check_matched(cfg_.lora, lora_);
   if (g_.model_end_op == 0) g_.model_end_op = static_cast<int32_t>(g_.ops.size());
   return std::move(g_);
 }

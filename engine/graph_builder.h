@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "engine/graph.h"
+#include "engine/lora.h"
 #include "engine/run_config.h"
 
 namespace memplan {
@@ -193,6 +194,10 @@ class GraphBuilder {
   int64_t numel(TensorId t) const;
 
  private:
+  // linear() without the LoRA adapter (engine/lora.h): the base layer's op.
+  TensorId linear_base(TensorId x, TensorId w, TensorId b, bool conv1d);
+  // bitsandbytes' Linear4bit / Linear8bitLt for a quantised base (engine/quantized_weights.h; in engine/lora.cpp).
+  TensorId quantized_linear(TensorId x, TensorId w, TensorId b, bool conv1d);
   // The op of an in-place call on x: `result` aliases x's storage (inplace, inplace_fresh_grad).
   Op& emit_inplace(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads, TensorId& result);
   TensorId new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of = kNoTensor);
@@ -218,6 +223,7 @@ class GraphBuilder {
   std::vector<int32_t> explicit_release_;   // per tensor: op index of drop(), -1 none, -2 held
   std::vector<TensorId> cache_entry_of_param_;  // per tensor (param): its cached cast, or kNoTensor
   std::unordered_map<std::string, int32_t> name_index_;  // interned names -> index into g_.names
+  lora::Tracker lora_;  // peft LoRA / bitsandbytes: targets matched, embeddings seen (engine/lora.h)
 };
 
 }  // namespace memplan

@@ -43,6 +43,7 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
   Shape s = shape(ids);
   s.push_back(shape(weight)[1]);
   TensorId y = new_tensor(s, dtype(weight), TensorKind::activation);
+  if (cfg_.lora.enabled() || cfg_.quant.enabled()) lora_.embedding_weights.push_back(weight);  // a tied head is no LoRA target
   Op& op = emit("embedding", {ids, weight});
   op.outs = {y};
   finish_outs(op);
@@ -64,6 +65,21 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
 }
 
 TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
+  // peft LoRA / bitsandbytes (engine/lora.h): a targeted layer runs base_layer(x), then the adapter path on the
+  // same x; a quantised base layer is bitsandbytes' Linear4bit / Linear8bitLt.
+  if ((!cfg_.lora.enabled() && !cfg_.quant.enabled()) || info(w).kind != TensorKind::param || info(w).name < 0)
+    return linear_base(x, w, b, conv1d);
+  const std::string wname = g_.name_of(info(w).name);
+  const bool adapted = cfg_.lora.enabled() && lora::targets(cfg_.lora, lora_, wname, w);
+  const bool quantized = cfg_.quant.enabled() && lora::quantizable(lora_, wname, w);
+  const TensorId y = quantized ? quantized_linear(x, w, b, conv1d) : linear_base(x, w, b, conv1d);
+  if (!adapted) return y;
+  const int64_t in = conv1d ? shape(w)[0] : shape(w)[1];
+  const int64_t out = conv1d ? shape(w)[1] : shape(w)[0];
+  return lora::adapt(*this, lora_, x, y, lora::module_of(wname), in, out);
+}
+
+TensorId GraphBuilder::linear_base(TensorId x, TensorId w, TensorId b, bool conv1d) {
   // Autocast casts the arguments last to first (traces): F.linear(x, w, b) casts b, w, x; GPT-2's
   // Conv1D addmm(b, x, w) casts w, x, b.
   TensorId wc, xc, bc;

@@ -2,6 +2,7 @@
 // Defaults are PyTorch's / transformers' defaults.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -12,6 +13,32 @@ enum class OptimizerKind : uint8_t { sgd, sgd_momentum, adam, adamw, adafactor, 
 enum class OptimizerImpl : uint8_t { foreach, fused, forloop };
 enum class AttnImpl : uint8_t { sdpa, eager };
 enum class Mode : uint8_t { training, inference };
+
+// LoRA as peft 0.21 builds it (peft/tuners/lora: config.py LoraConfig, layer.py Linear / update_layer). Off while
+// r == 0. Every base parameter is frozen; each targeted nn.Linear / Conv1D gains lora_A [r, in] and lora_B [out, r]
+// (fp32 when the base is 16-bit: peft's default autocast_adapter_dtype=True). See engine/lora.h.
+struct LoraConfig {
+  int64_t r = 0;                              // LoraConfig.r (peft default 8; 0 here: LoRA off)
+  double alpha = 8;                           // lora_alpha (peft default 8); scaling = alpha / r
+  double dropout = 0.0;                       // lora_dropout (peft default 0.0: nn.Identity)
+  bool all_linear = false;                    // target_modules="all-linear": every Linear / Conv1D but the output head
+  std::vector<std::string> target_modules;    // module names matched as peft does (key == t or key ends with "." + t)
+  std::vector<std::string> modules_to_save;   // fully trained copies of these modules (ModulesToSaveWrapper)
+  bool merged = false;                        // inference: merge_and_unload() (the base model alone)
+  bool enabled() const { return r > 0; }
+};
+
+// Base weights quantised by bitsandbytes (QLoRA: Linear4bit / Params4bit, or LLM.int8 Linear8bitLt) for the
+// linears LoRA targets or all linears but the head (transformers' BitsAndBytesConfig skips lm_head). See
+// engine/quantized_weights.h for the sizes, each derived from bitsandbytes' source.
+enum class QuantBase : uint8_t { none, nf4, fp4, int8 };
+struct QuantConfig {
+  QuantBase base = QuantBase::none;
+  bool double_quant = false;        // bnb_4bit_use_double_quant (default False)
+  bool compute_bf16 = true;         // bnb_4bit_compute_dtype bf16 (true) or fp16 (false)
+  int64_t blocksize = 64;           // bnb 4-bit quant blocksize (functional.quantize_4bit default 64)
+  bool enabled() const { return base != QuantBase::none; }
+};
 
 struct RunConfig {
   Mode mode = Mode::training;
@@ -31,6 +58,8 @@ struct RunConfig {
   bool dropout = true;                          // dropout modules active (model.train())
   int64_t generate_tokens = 0;                  // inference: greedy decode steps after prefill
   int64_t logits_to_keep = 1;                   // inference: 0 = all positions
+  LoraConfig lora;                              // peft LoRA adapters (off while lora.r == 0)
+  QuantConfig quant;                            // bitsandbytes-quantised base weights (QLoRA)
   // Device properties some kernels size their workspaces by (CUDA reductions): the H200 measured here.
   int32_t gpu_sm_count = 132;
   int32_t gpu_max_threads_per_sm = 2048;

@@ -5,6 +5,7 @@
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "models/json_input.h"
+#include "models/lora_config.h"
 #include "models/hf_config.h"
 #include "models/torchvision.h"
 
@@ -173,6 +174,8 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       else if (!conf.empty() && conf != "expandable_segments:False")
         throw InputError("alloc_conf", conf, "only expandable_segments:True|False is modelled");
     }
+    if (j.contains("lora") && !j.at("lora").is_null()) c.run.lora = parse_lora_json(j.at("lora"));
+    if (j.contains("quantization") && !j.at("quantization").is_null()) c.run.quant = parse_quant_json(j.at("quantization"));
     if (j.contains("holdout") && j.at("holdout").is_boolean()) c.holdout = j.at("holdout").get<bool>();
     if (j.contains("measured") && !j.at("measured").is_null()) c.measured = parse_measured(j.at("measured"));
   } catch (const InputError& e) {

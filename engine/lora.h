@@ -1,0 +1,77 @@
+// LoRA adapters as peft 0.21 adds them (peft/tuners/lora/layer.py, model.py, tuners_utils.py), hooked into
+// GraphBuilder at the two places every architecture builder goes through: param() (which parameters train) and
+// linear() (which linears gain an adapter). Builders need no change.
+//
+// Mechanisms (each from peft / torch sources, checked against whole-run H200 recordings of five peft runs):
+//  - get_peft_model freezes every base parameter (tuners_utils.py BaseTuner._mark_only_adapters_as_trainable,
+//    bias="none"); frozen linears save their weight, not their input, for the input gradient (mm derivative:
+//    self needs mat2, mat2's gradient needs self), and nothing at all where their input needs no gradient.
+//  - Each targeted nn.Linear / Conv1D gets lora_A = nn.Linear(in, r, bias=False) and lora_B = nn.Linear(r, out,
+//    bias=False) (layer.py LoraLayer.update_layer), registered after the base layer's own parameters. With a 16-bit
+//    base they are upcast to fp32 (peft_model.py / tuners_utils.py cast_adapter_dtype, autocast_adapter_dtype=True).
+//  - Forward (layer.py Linear.forward): result = base_layer(x); x = x.to(lora_A.weight.dtype) (_cast_input_dtype,
+//    a copy only when the dtypes differ, alive until forward returns); result = result + lora_B(lora_A(dropout(x)))
+//    * scaling (nn.Dropout when lora_dropout > 0, else nn.Identity); result.to(torch_result_dtype). Type
+//    promotion makes a bf16 result + an fp32 product an fp32 tensor, cast back at the end. Under autocast the
+//    lora linears cast their input and (cached, trainable leaf) weight to the low dtype like any linear.
+//  - target_modules: a module key matches a name when key == name or key ends with "." + name
+//    (tuners_utils.py check_target_module_exists); "all-linear" (_maybe_include_all_linear_layers): every
+//    nn.Linear / Conv1D except the model's output embedding (lm_head, or the tied embedding used as the head).
+//  - modules_to_save (other.py ModulesToSaveWrapper): the original module stays, frozen and unused; a trainable
+//    deep copy is used in its place (its parameters register after the original's).
+//  - With gradient checkpointing enabled on the base model, PeftModel calls enable_input_require_grads()
+//    (peft_model.py _prepare_model_for_gradient_checkpointing): the embedding output requires grad.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/graph.h"
+#include "engine/run_config.h"
+
+namespace memplan {
+
+class GraphBuilder;
+
+namespace lora {
+
+// "layers.0.self_attn.q_proj.weight" -> "layers.0.self_attn.q_proj"
+std::string_view module_of(std::string_view param_name);
+// An adapter's own parameter (lora_A / lora_B of some module): never frozen, never itself targeted.
+bool is_adapter_param(std::string_view param_name);
+// peft's key match: module == target, or module ends with "." + target.
+bool key_matches(std::string_view module, std::string_view target);
+// modules_to_save: peft matches by key.endswith(target) (other.py _set_trainable).
+bool saved_module(const LoraConfig& c, std::string_view module);
+bool key_ends_with(std::string_view module, std::string_view entry);
+
+// What one builder has seen: which targets and modules_to_save entries matched (peft refuses a target that
+// matches nothing), and which weights are input embeddings (a tied output head is one of them).
+struct Tracker {
+  std::vector<char> target_hit;
+  std::vector<char> save_hit;
+  std::vector<TensorId> embedding_weights;
+  int64_t adapted_linears = 0;
+  std::vector<TensorId> quantized;  // weights already given their bitsandbytes storage
+};
+
+// Whether the linear whose weight is `weight` (named `weight_name`) gets an adapter.
+bool targets(const LoraConfig& c, Tracker& t, std::string_view weight_name, TensorId weight);
+
+// Whether bitsandbytes replaces this linear (transformers integrations/bitsandbytes.py: every nn.Linear but the
+// modules get_keys_to_not_convert returns, i.e. the output embedding / tied head).
+bool quantizable(Tracker& t, std::string_view weight_name, TensorId weight);
+
+// Emits peft's adapter path after the base linear: returns the new result. `x` is the linear's input as the
+// module received it (before autocast's casts), `base_out` base_layer(x); `in` / `out` the layer's features.
+TensorId adapt(GraphBuilder& b, Tracker& t, TensorId x, TensorId base_out, std::string_view module, int64_t in, int64_t out);
+
+// After the build: an InputError naming lora.target_modules / lora.modules_to_save for an entry that matched
+// no module (peft raises ValueError "Target modules ... not found in the base model").
+void check_matched(const LoraConfig& c, const Tracker& t);
+
+// Adapter parameter count of one adapted linear (lora_A + lora_B, bias="none").
+inline int64_t adapter_params(int64_t r, int64_t in, int64_t out) { return r * in + out * r; }
+
+}  // namespace lora
+}  // namespace memplan

@@ -1,0 +1,100 @@
+// peft LoRA and bitsandbytes QLoRA (engine/lora.h, engine/quantized_weights.h): the measured H200 LoRA runs,
+// parameter counts derived by hand, and the bitsandbytes sizes derived by hand from its source.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "engine/errors.h"
+#include "engine/estimate.h"
+#include "engine/quantized_weights.h"
+#include "fidelity_cases.h"
+#include "models/load_model.h"
+#include "models/validation_case.h"
+
+namespace {
+double mib(int64_t b) { return static_cast<double>(b) / (1024.0 * 1024.0); }
+}  // namespace
+
+TEST_CASE("lora: measured H200 peft runs", "[family][lora]") {
+  struct Expect {
+    const char* id;
+    int64_t trainable;  // derived by hand below
+  };
+  // tl8 (H 2048, I 5632, 32 heads / 4 kv heads of 64, 8 layers), r16, all seven projections:
+  //   q, o: 16 * (2048 + 2048) = 65536; k, v: 16 * (2048 + 256) = 36864; gate, up, down: 16 * (2048 + 5632) =
+  //   122880 -> 573440 per layer, x 8 = 4587520 (the harness's observed trainable_params).
+  // tl8 r8 q,v: 8 * (2048 + 2048) + 8 * (2048 + 256) = 51200 per layer, x 8 = 409600.
+  // tl8 r64 all: 4 x 573440 per layer x 8 = 18350080.
+  // qwen2 0.5B shape (H 896, I 4864, 14 heads / 2 kv of 64, 12 layers), r16 all-linear (lm_head tied: excluded):
+  //   q, o: 16 * 1792 = 28672; k, v: 16 * (896 + 128) = 16384; gate, up, down: 16 * (896 + 4864) = 92160 ->
+  //   366592 per layer x 12 = 4399104.
+  // gpt2 small r8 c_attn: 8 * (768 + 2304) = 24576 per layer x 12 = 294912.
+  const Expect cases[] = {{"f1-lora-tl8-bf16-r16-all-b4s1024", 4587520},
+                          {"f1-lora-tl8-ampbf16-r8-qv-b4s1024", 409600},
+                          {"f1-lora-tl8-bf16-r64-all-b2s2048-ckpt", 18350080},
+                          {"f1-lora-q05-bf16-r16-all-b4s1024", 4399104},
+                          {"f1-lora-gpt2s-fp32-r8-attn-b8s512", 294912}};
+  int seen = 0;
+  for (const auto& c : memplan::testing::load_cases("h200-families.jsonl")) {
+    const Expect* x = nullptr;
+    for (const auto& e : cases)
+      if (c.id == e.id) x = &e;
+    if (!x || !c.measured) continue;
+    ++seen;
+    const auto& m = *c.measured;
+    const memplan::Estimate e = memplan::estimate(c.model, c.run, memplan::estimate_options_for(c));
+    const double alloc = mib(e.torch_peak_allocated_bytes()), reserved = mib(e.run_peak_reserved_bytes());
+    INFO(c.id << ": allocated " << alloc << " vs " << *m.peak_allocated_mib << ", reserved " << reserved << " vs "
+              << *m.peak_reserved_mib);
+    CHECK(e.trainable_params == x->trainable);
+    if (m.params) CHECK(e.params == *m.params);  // sum(p.numel()) of the peft model: base + adapters
+    CHECK(std::abs(alloc / *m.peak_allocated_mib - 1.0) <= 0.01);
+    CHECK(std::abs(reserved / *m.peak_reserved_mib - 1.0) <= 0.05);
+  }
+  CHECK(seen == 5);
+}
+
+TEST_CASE("qlora: bitsandbytes 4-bit and 8-bit sizes derived by hand", "[family][lora]") {
+  using memplan::QuantBase;
+  memplan::QuantConfig q;
+  q.base = QuantBase::nf4;
+  // 4096 x 4096 = 16777216 weights: packed uint8 (n + 1) / 2 = 8388608 B (8 MiB); 64-blocks: 262144.
+  auto w = memplan::quantized_weight(q, 4096, 4096);
+  CHECK(w.packed_bytes == 8388608);
+  CHECK(w.blocks == 262144);
+  CHECK(w.absmax_bytes == 262144 * 4);  // fp32 absmax per block: 1 MiB
+  CHECK(w.code_bytes == 64);            // 16 fp32 code values
+  CHECK(w.total() == 8388608 + 1048576 + 64);
+  // Double quant: absmax as uint8 (262144 B), second-level fp32 absmax per 256 blocks (1024 x 4 = 4096 B), its
+  // 256-entry fp32 code (1024 B) and the fp32 offset (4 B).
+  q.double_quant = true;
+  w = memplan::quantized_weight(q, 4096, 4096);
+  CHECK(w.absmax_bytes == 262144);
+  CHECK(w.absmax2_bytes == 4096);
+  CHECK(w.code2_bytes == 1024);
+  CHECK(w.offset_bytes == 4);
+  CHECK(w.total() == 8388608 + 262144 + 4096 + 1024 + 4 + 64);  // 8655940 B: 0.516 B per weight
+  // LLM.int8: int8 weight (n B) and fp32 row scales SCB (4096 x 4 B).
+  q = {};
+  q.base = QuantBase::int8;
+  w = memplan::quantized_weight(q, 4096, 4096);
+  CHECK(w.total() == 16777216 + 16384);
+  // 8-bit Adam: two uint8 states (2 n) + two fp32 absmax per 256-block; fp32 states under 4096 elements.
+  CHECK(memplan::adam8bit_state_bytes(65536) == 2 * 65536 + 2 * 256 * 4);
+  CHECK(memplan::adam8bit_state_bytes(1000) == 8000);
+}
+
+TEST_CASE("lora: bad configurations are refused naming the field", "[family][lora]") {
+  const memplan::ModelSpec m = memplan::load_model("gpt2");
+  memplan::RunConfig cfg;
+  cfg.batch_size = 1;
+  cfg.seq_len = 128;
+  cfg.lora.r = 8;
+  cfg.lora.target_modules = {"q_proj"};  // GPT-2 has c_attn, not q_proj
+  try {
+    (void)memplan::estimate(m, cfg);
+    FAIL("expected an InputError");
+  } catch (const memplan::InputError& e) {
+    CHECK(std::string(e.what()).find("lora.target_modules") != std::string::npos);
+  }
+}
