@@ -7,8 +7,10 @@
 //    head when num_kv_heads < T (vLLM replicates KV heads then).
 //  - MLA (kv_lora_rank > 0): `latent` stores the compressed kv_lora_rank latent plus the qk_rope_head_dim rope
 //    key per token per layer, shared by all heads and replicated on every TP rank (vLLM / SGLang);
-//    `hf_decompressed` is what transformers' DynamicCache holds: per head, keys of qk_nope + qk_rope and values
-//    of v_head_dim.
+//    transformers 5.17's DynamicCache holds the same `latent` layout (DeepseekV2/V3Attention.forward updates it
+//    with the normed latent [B, 1, L, kv_lora_rank] as keys and the rotated rope key [B, 1, L, rope] as values,
+//    before expand_kv). `hf_decompressed` (per head, keys of qk_nope + qk_rope and values of v_head_dim) is
+//    what DeepSeek's remote-code modeling cached.
 //  - KV dtype: auto = the model dtype; fp16/bf16 2 B; fp8 (e4m3) 1 B plus one fp32 scale per layer for K and
 //    for V (per-tensor, vLLM's kv_cache_dtype=fp8); int8 1 B plus an fp16 scale and an fp16 zero point per
 //    token per KV head for K and for V (asymmetric per-head int8, as LMDeploy's kv int8).

@@ -25,7 +25,8 @@ TransformerSpec shard(const TransformerSpec& s, int64_t tp) {
   return r;
 }
 
-bool has_builder(const TransformerSpec& s) { return s.kv_lora_rank == 0 && s.family != TransformerSpec::Family::bert; }
+// Every decoder-only family replays its inference pass (MLA included: deepseek_v2 / v3 builders).
+bool has_builder(const TransformerSpec& s) { return s.family != TransformerSpec::Family::bert; }
 
 // Analytic bound for models without an inference builder: T tokens each holding, at the MLP peak of one
 // layer, the layer input, residual and normed hidden (3 H), gate/up/product (3 I, routed experts: k x moe I),
@@ -77,7 +78,7 @@ ServeResult plan_serving(const ModelSpec& model, const ServeOptions& opt) {
     const Ledger& l = inf.prefill_peak.ledger;
     r.activation_peak_bytes = inf.prefill_peak.bytes - l[Row::weights] - l[Row::kv_cache];
   } else {
-    // No inference builder (MLA): weights from the importer's parameter count in the base dtype, split evenly
+    // No inference builder: weights from the importer's parameter count in the base dtype, split evenly
     // over the ranks (norms are replicated in truth: a few MiB), and the analytic activation bound.
     if (opt.params_without_builder <= 0)
       throw InputError("--model", model.name, "no inference builder for this architecture and no parameter count");

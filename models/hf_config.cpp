@@ -165,34 +165,7 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
   return s;
 }
 
-// deepseek_v2 (DeepseekV2Config, transformers 5.x): multi-head latent attention and a MoE with shared experts
-// after first_k_dense_replace dense layers. Only what KV sizing and the parameter count need is read.
-TransformerSpec import_deepseek_v2(const ConfigReader& r) {
-  TransformerSpec s;
-  s.family = TransformerSpec::Family::llama;
-  s.vocab_size = r.positive({"vocab_size"}, 102400);
-  s.hidden_size = r.positive({"hidden_size"}, 5120);
-  s.intermediate_size = r.positive({"intermediate_size"}, 12288);
-  s.num_layers = r.positive({"num_hidden_layers"}, 60);
-  s.num_heads = r.positive({"num_attention_heads"}, 128);
-  s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(s.num_heads);
-  s.max_position_embeddings = r.positive({"max_position_embeddings"}, 2048);
-  s.hidden_act = r.string({"hidden_act"}, "silu");
-  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
-  s.kv_lora_rank = r.positive({"kv_lora_rank"}, 512);
-  s.q_lora_rank = r.explicit_null("q_lora_rank") ? 0 : r.non_negative({"q_lora_rank"}, 1536);
-  s.qk_nope_head_dim = r.positive({"qk_nope_head_dim"}, 128);
-  s.qk_rope_head_dim = r.positive({"qk_rope_head_dim"}, 64);
-  s.v_head_dim = r.positive({"v_head_dim"}, 128);
-  s.head_dim = s.qk_nope_head_dim + s.qk_rope_head_dim;
-  s.num_experts = r.explicit_null("n_routed_experts") ? 0 : r.non_negative({"n_routed_experts"}, 160);
-  s.num_experts_per_tok = r.explicit_null("num_experts_per_tok") ? 0 : r.non_negative({"num_experts_per_tok"}, 6);
-  s.num_shared_experts = r.explicit_null("n_shared_experts") ? 0 : r.non_negative({"n_shared_experts"}, 2);
-  s.moe_intermediate_size = r.positive({"moe_intermediate_size"}, 1536);
-  s.first_dense_layers = r.non_negative({"first_k_dense_replace"}, 0);
-  s.attention_bias = r.boolean({"attention_bias"}, false);
-  return s;
-}
+// deepseek_v2: models/hf_import_deepseek_v2.cpp.
 
 }  // namespace
 }  // namespace hf

@@ -132,6 +132,14 @@ TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);   
 TransformerSpec import_phi3(const ConfigReader& r);
 TransformerSpec import_gpt_neox(const ConfigReader& r);
 TransformerSpec import_starcoder2(const ConfigReader& r);
+// deepseek_v2 / deepseek_v3 (models/hf_import_deepseek_v2.cpp, _v3.cpp): the MLA + MoE keys both read, with
+// each class's defaults (0 = None where the class default is None).
+struct DeepseekDefaults {
+  int64_t vocab, hidden, intermediate, layers, heads, max_positions, routed_experts, shared_experts,
+      moe_intermediate, first_dense, experts_per_tok, n_group, topk_group;
+};
+void import_deepseek_mla_moe(const ConfigReader& r, TransformerSpec& s, const DeepseekDefaults& d);
+TransformerSpec import_deepseek_v2(const ConfigReader& r);
 TransformerSpec import_deepseek_v3(const ConfigReader& r);
 TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);

@@ -1,15 +1,11 @@
-// DeepseekV2ForCausalLM (transformers 5.17 models/deepseek_v2/modeling_deepseek_v2.py).
-// Placeholder until the builder lands: refuses with a clear error (KV sizing and serve's analytic bound cover it).
-#include "engine/arch/builders.h"
-
-#include "engine/errors.h"
+// DeepseekV2ForCausalLM (transformers 5.17 models/deepseek_v2/modeling_deepseek_v2.py): the shared
+// multi-head latent attention decoder of engine/arch/deepseek_parts.cpp with DeepseekV2RotaryEmbedding's complex
+// freqs_cis, apply_rotary_emb (complex product) and DeepseekV2TopkRouter (fp32 softmax, greedy or
+// group_limited_greedy top-k, times routed_scaling_factor).
+#include "engine/arch/deepseek_parts.h"
 
 namespace memplan {
 
-void build_deepseek_v2(GraphBuilder& b, const TransformerSpec& s) {
-  throw InputError("model", s.model_type, std::string(b.training() ? "training" : "inference") +
-                                              " replay of multi-head latent attention (deepseek_v2) is not modelled "
-                                              "yet; KV sizing (engine/kv_cache.h) and serve's analytic bound are");
-}
+void build_deepseek_v2(GraphBuilder& b, const TransformerSpec& s) { build_deepseek(b, s); }
 
 }  // namespace memplan

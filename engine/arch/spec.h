@@ -97,6 +97,14 @@ struct TransformerSpec {
   // gpt_neox use_parallel_residual (default true): x + attn(ln1(x)) + mlp(ln2(x)); false: sequential.
   bool parallel_residual = false;
   // [deepseek_v2 / deepseek_v3 / gpt_oss]
+  // MoE router of deepseek_v2 (DeepseekV2TopkRouter): config.topk_method, "greedy" (default) or
+  // "group_limited_greedy" (adds the per-group max, a group mask and a masked score copy); deepseek_v3 routes
+  // with sigmoid scores plus e_score_correction_bias over groups (noaux_tc), spelled "noaux_tc" here.
+  std::string moe_topk_method;
+  int64_t moe_n_group = 0;          // config.n_group (v2 default None -> 0; v3 default 8)
+  int64_t moe_topk_group = 0;       // config.topk_group (v2 default None -> 0; v3 default 4)
+  bool moe_norm_topk_prob = false;  // deepseek_v3 config.norm_topk_prob (default True): sum + in-place divide
+  bool rope_interleave = false;     // deepseek_v3 config.rope_interleave (default True): even/odd rotary slices
   // [t5]
 };
 
