@@ -31,6 +31,7 @@ void check_transformer(const TransformerSpec& s) {
   if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers), in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   at_most("model.sliding_window", s.sliding_window, kMaxDim);
   at_most("model.rotary_dim", s.rotary_dim, s.head_dim);
+  if (!s.moe_layers.empty()) in_range("model.moe_intermediate_size", s.moe_intermediate_size, kMaxDim);
   if (s.num_experts > 0) {
     in_range("model.num_experts", s.num_experts, kMaxExperts);
     in_range("model.num_experts_per_tok", s.num_experts_per_tok, s.num_experts);

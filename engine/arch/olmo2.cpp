@@ -18,17 +18,25 @@ namespace memplan {
 
 namespace {
 
-TensorId olmo2_rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
+// Python lifetimes: `variance` is a local until forward returns, and the module's input stays referenced by
+// the caller's frame (the call's argument) until the call returns: `held_input` for an input nothing else
+// holds (a projection's or the MLP's output; whole-run inference stream: the 16 MiB q_proj output and the
+// [B, S, 1] variance are freed after the norm's output exists, not after their last reads).
+TensorId olmo2_rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input) {
   const DType in_dt = b.dtype(x);
+  if (held_input) b.hold(x);
   TensorId x32 = b.to(x, DType::f32);
   TensorId sq = b.pow_scalar(x32);
   TensorId var = b.reduce_last("mean", sq, false);
+  b.hold(var);
   TensorId ve = b.add_scalar(var);
   TensorId r = b.unary("rsqrt", ve, false, true, true);
   TensorId n = b.mul(x32, r);
   b.hold(n);  // `hidden_states` stays bound until forward returns, after the product's cast
   TensorId y = b.to(b.mul(w, n), in_dt);
   b.drop(n);
+  b.drop(var);
+  if (held_input) b.drop(x);
   return y;
 }
 
@@ -72,9 +80,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& 
                 nkv = s.num_kv_heads, hd = s.head_dim;
   // query_states / key_states / value_states are bound at once and rebound to their head views; the head views
   // of the norm outputs get the rotary backward's contiguous [B, H, S, D] gradients and copy them back.
-  TensorId q = b.view_copying_grad(olmo2_rms_norm(b, b.linear(x, w.q, w.qb), w.q_norm), {B, nh, S, hd});
+  TensorId q = b.view_copying_grad(olmo2_rms_norm(b, b.linear(x, w.q, w.qb), w.q_norm, true), {B, nh, S, hd});
   b.hold(q);
-  TensorId k = b.view_copying_grad(olmo2_rms_norm(b, b.linear(x, w.k, w.kb), w.k_norm), {B, nkv, S, hd});
+  TensorId k = b.view_copying_grad(olmo2_rms_norm(b, b.linear(x, w.k, w.kb), w.k_norm, true), {B, nkv, S, hd});
   b.hold(k);
   const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;  // as in llama.cpp attention
   TensorId vp = b.linear(x, w.v, w.vb);
@@ -137,10 +145,10 @@ void build_olmo2(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(layer_in);  // residual, and the model's loop variable, until the layer returns
     TensorId attn_weights = kNoTensor;
     TensorId a = attention(b, s, w, h, cos, sin, mask, attn_weights);
-    a = olmo2_rms_norm(b, a, w.post_attn_norm);
+    a = olmo2_rms_norm(b, a, w.post_attn_norm, true);
     TensorId h1 = b.add(h, a);
     b.hold(h1);  // residual of the MLP half
-    TensorId m = olmo2_rms_norm(b, swiglu_mlp(b, h1, w.gate, w.up, w.down), w.post_ffn_norm);
+    TensorId m = olmo2_rms_norm(b, swiglu_mlp(b, h1, w.gate, w.up, w.down), w.post_ffn_norm, true);
     h = b.add(h1, m);
     b.drop(h1);
     if (attn_weights != kNoTensor) b.drop(attn_weights);
@@ -148,7 +156,7 @@ void build_olmo2(GraphBuilder& b, const TransformerSpec& s) {
     b.end_layer();
   }
   b.hold(h);
-  TensorId hn = olmo2_rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
+  TensorId hn = olmo2_rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);  // h: held above
   for (TensorId t : {h, inputs_embeds, cos, sin, mask})
     if (t != kNoTensor) b.drop(t);
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
