@@ -54,6 +54,7 @@ bool is_head(const Tracker& t, std::string_view module, TensorId weight) {
 }  // namespace
 
 bool targets(const LoraConfig& c, Tracker& t, std::string_view weight_name, TensorId weight) {
+  if (c.merged) return false;  // merge_and_unload(): the adapters are folded into the base weights
   if (is_adapter_param(weight_name) || !ends_with(weight_name, ".weight")) return false;
   if (weight_name.find(".modules_to_save.") != std::string_view::npos ||
       weight_name.find(".original_module.") != std::string_view::npos)
@@ -102,7 +103,7 @@ TensorId adapt(GraphBuilder& b, Tracker& t, TensorId x, TensorId base_out, std::
 }
 
 void check_matched(const LoraConfig& c, const Tracker& t) {
-  if (!c.enabled()) return;
+  if (!c.enabled() || c.merged) return;
   if (c.all_linear && t.adapted_linears == 0)
     throw InputError("lora.target_modules", "all-linear", "the model has no linear layer LoRA can target");
   for (size_t i = 0; i < c.target_modules.size(); ++i)
