@@ -136,6 +136,21 @@ TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int
   return b.view(values, {1, heads, q, k});
 }
 
+// torch.matmul as the math SDPA backend runs it: inside the autocast wrapper of scaled_dot_product_attention
+// (autocast_mode.h WrapFunction_ excludes the Autocast key for the call), so no cast even under amp, which
+// GraphBuilder::matmul would apply (whole-run stream, amp bf16 t5-small b8 s512: fp32 [B, H, L, L] scores,
+// 8 MiB fp32 copies of the scaled q and k). The head-split operands are copied (`copy_*`) and bmm saves the
+// copies; BmmBackward computes mat2's gradient before self's.
+TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y) {
+  if (copy_x) x = b.contiguous_copy(x, b.shape(x));
+  if (copy_y) y = b.contiguous_copy(y, b.shape(y));
+  std::vector<int> saved;  // indices into the reads {y, x}
+  if (b.info(y).requires_grad) saved.push_back(1);  // y's gradient needs x
+  if (b.info(x).requires_grad) saved.push_back(0);
+  const DType dt = b.dtype(x);
+  return b.generic({"matmul", {y, x}, {{std::move(out), dt}}, saved, {}, {}, {}})[0];
+}
+
 // The float-mask SDPA of sdpa_attention_forward with T5's bias. Autocast casts the mask with q, k, v (last to
 // first). Backend (observed on the H200, torch 2.11): a mask that requires grad (the relative position bias,
 // every self-attention) rules out the fused kernels (sdp_utils check_attn_mask_shape), so the math backend runs;
@@ -164,7 +179,7 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
              v32 = up ? b.to(v, DType::f32) : v;
     TensorId qsc = b.scalar_op("mul_scalar", q32, false);
     TensorId ksc = b.scalar_op("mul_scalar", k32, false);
-    TensorId scores = b.add(b.matmul(qsc, ksc, {B, H, L, Lk}, true, true), bias);
+    TensorId scores = b.add(matmul_no_autocast(b, qsc, ksc, {B, H, L, Lk}, true, true), bias);
     const int64_t n = checked_mul(bhl, Lk);
     const int64_t sb = checked_mul(n, 4);
     TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0},
@@ -175,7 +190,7 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
       weights = op1(b, "to_copy", {probs}, {B, H, L, Lk}, dt);
       b.hold(weights);
     }
-    TensorId out = b.matmul(probs, v32, {B, H, L, D}, false, true);
+    TensorId out = matmul_no_autocast(b, probs, v32, {B, H, L, D}, false, true);
     if (up) {
       out = b.to(out, dt);
       b.drop(weights);
