@@ -38,7 +38,67 @@ TensorId no_grad(GraphBuilder& b, std::string_view name, Shape shape, DType t) {
 
 }  // namespace
 
+namespace {
+
+// _apply_gate on proj [R, 2I]: chunk + act(gate) * up, or GptOssExperts' interleaved clamp / sigmoid glu.
+TensorId apply_gate(GraphBuilder& b, const ExpertsParams& e, TensorId proj, int64_t R) {
+  const int64_t I = e.inter;
+  if (!e.gpt_oss_gate) {
+    const auto halves = b.split(proj, 2, {R, I});
+    return b.mul(b.unary("silu", halves[0], true, false), halves[1]);
+  }
+  // gate_up[..., ::2] / [..., 1::2]: strided views whose backward (SliceBackward) zero-fills a full-size
+  // gradient each; clamp saves its input; sigmoid its output. The argument gate_up stays referenced until
+  // _apply_gate returns (whole-run gpt_oss inference stream).
+  const TensorId gate_up = proj;
+  b.hold(gate_up);
+  TensorId gate = b.unary("clamp", b.select_param(proj, {R, I}), true, false);
+  TensorId up = b.unary("clamp", b.select_param(proj, {R, I}), true, false);
+  TensorId glu = b.mul(gate, b.unary("sigmoid", b.scalar_op("mul_scalar", gate, false), false, true));
+  TensorId out = b.mul(b.add_scalar(up), glu);
+  b.drop(gate_up);
+  return out;
+}
+
+// batched_mm_experts_forward, which generate() installs for its decode steps (GenerationMixin.
+// _optimize_model_for_decode swaps grouped_mm for batched_mm on CUDA after the prefill): every routed row gets
+// its own copy of its expert's weights (gate_up_proj[expert_ids] [R, 2I, H], then down_proj[expert_ids]
+// [R, H, I]; whole-run deepseek_v2 generate stream: 132 + 66 MiB per MoE layer for R = 12), bmm per row.
+TensorId experts_batched_mm(GraphBuilder& b, const ExpertsParams& e, TensorId flat, TensorId top_w, TensorId top_idx) {
+  const Shape fs = b.shape(flat);
+  const int64_t T = fs[0], H = fs[1], K = e.top_k, I = e.inter, R = checked_mul(T, K);
+  const DType in_dt = b.dtype(flat), w_dt = b.dtype(e.gate_up);
+  const TensorId rows = op1(b, "repeat_interleave", {flat}, {R, H}, in_dt);
+  b.hold(rows);  // selected_hidden_states: bound until the function returns
+  const TensorId ids = op1(b, "clamp", {b.view(top_idx, {R})}, {R}, DType::i64);
+  b.hold(ids);
+  TensorId w_up = op1(b, "index", {e.gate_up, ids}, {R, 2 * I, H}, w_dt, {1});
+  b.hold(w_up);
+  TensorId bias = e.gate_up_bias != kNoTensor ? op1(b, "index", {e.gate_up_bias, ids}, {R, 2 * I}, w_dt, {1}) : kNoTensor;
+  if (bias != kNoTensor) b.hold(bias);
+  TensorId proj = op1(b, "bmm", {w_up, rows}, {R, 2 * I}, w_dt, {0, 1});
+  if (bias != kNoTensor) proj = b.inplace("add_", proj, false, {bias});
+  proj = apply_gate(b, e, proj, R);
+  TensorId w_dn = op1(b, "index", {e.down, ids}, {R, H, I}, w_dt, {1});
+  b.hold(w_dn);
+  b.drop(w_up);  // `selected_weights` rebinds
+  TensorId dbias = e.down_bias != kNoTensor ? op1(b, "index", {e.down_bias, ids}, {R, H}, w_dt, {1}) : kNoTensor;
+  if (dbias != kNoTensor) b.hold(dbias);
+  if (bias != kNoTensor) b.drop(bias);
+  proj = op1(b, "bmm", {w_dn, proj}, {R, H}, w_dt, {0, 1});
+  if (dbias != kNoTensor) proj = b.inplace("add_", proj, false, {dbias});
+  TensorId weighted = b.mul(proj, b.view(top_w, {R, 1}));
+  TensorId out = b.to(op1(b, "sum_topk", {weighted}, {T, H}, b.dtype(weighted)), in_dt);
+  for (TensorId t : {rows, ids, w_dn, dbias})
+    if (t != kNoTensor) b.drop(t);
+  return out;
+}
+
+}  // namespace
+
 TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId flat, TensorId top_w, TensorId top_idx) {
+  if (!b.training() && b.pass().from_generate && b.pass().past_len > 0)
+    return experts_batched_mm(b, e, flat, top_w, top_idx);
   const Shape fs = b.shape(flat);
   const int64_t T = fs[0], H = fs[1], E = e.experts, K = e.top_k, I = e.inter;
   const int64_t R = checked_mul(T, K);
@@ -67,21 +127,12 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
   TensorId proj = op1(b, "grouped_mm", {e.gate_up, b.to(selected, w_dt), offsets}, {R, 2 * I}, w_dt, {0, 1});
   if (gu_bias != kNoTensor) proj = b.inplace("add_", proj, false, {gu_bias});
   proj = op1(b, "masked_fill", {proj, sentinel}, {R, 2 * I}, w_dt);
-  if (!e.gpt_oss_gate) {
-    const auto halves = b.split(proj, 2, {R, I});
-    proj = b.mul(b.unary("silu", halves[0], true, false), halves[1]);
-  } else {
-    // gate_up[..., ::2] / [..., 1::2]: strided views whose backward (SliceBackward) zero-fills a full-size
-    // gradient each; clamp saves its input; sigmoid its output.
-    TensorId gate = b.unary("clamp", b.select_param(proj, {R, I}), true, false);
-    TensorId up = b.unary("clamp", b.select_param(proj, {R, I}), true, false);
-    TensorId glu = b.mul(gate, b.unary("sigmoid", b.scalar_op("mul_scalar", gate, false), false, true));
-    proj = b.mul(b.add_scalar(up), glu);
-  }
+  proj = apply_gate(b, e, proj, R);
   TensorId dn_bias = kNoTensor;
   if (e.down_bias != kNoTensor) {
     dn_bias = op1(b, "index", {e.down_bias, ids_g}, {R, H}, b.dtype(e.down_bias), {1});
     b.hold(dn_bias);
+    if (gu_bias != kNoTensor) b.drop(gu_bias);  // `selected_biases` rebinds to the down projection's rows
   }
   proj = op1(b, "grouped_mm", {e.down, proj, offsets}, {R, H}, w_dt, {0, 1});
   if (dn_bias != kNoTensor) proj = b.inplace("add_", proj, false, {dn_bias});
@@ -93,8 +144,9 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
   b.hold(weighted);
   TensorId summed = op1(b, "sum_topk", {weighted}, {T, H}, b.dtype(weighted));  // view(T, k, H).sum(1)
   TensorId out = b.to(summed, in_dt);
-  for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, ids_g, gu_bias, dn_bias})
+  for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, ids_g, dn_bias})
     if (t != kNoTensor) b.drop(t);
+  if (gu_bias != kNoTensor && dn_bias == kNoTensor) b.drop(gu_bias);
   return out;
 }
 
@@ -336,9 +388,18 @@ TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaParam
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
                 nope = s.qk_nope_head_dim, rd = s.qk_rope_head_dim, qk = nope + rd, kvr = s.kv_lora_rank,
                 vd = s.v_head_dim;
-  TensorId qlin = s.q_lora_rank == 0
-                      ? b.linear(x, w.q)
-                      : b.linear(rms_norm(b, b.linear(x, w.q_a, w.q_a_b), w.q_a_norm), w.q_b);
+  TensorId qlin;
+  if (s.q_lora_rank == 0) {
+    qlin = b.linear(x, w.q);
+  } else {
+    // q_b_proj(q_a_layernorm(q_a_proj(x))): the caller's frame holds q_a_proj's output, the norm's argument,
+    // until the norm returns (whole-run deepseek_v3 stream: the 1.5 MiB block freed after the norm's product).
+    const TensorId qa = b.linear(x, w.q_a, w.q_a_b);
+    b.hold(qa);
+    const TensorId qn = rms_norm(b, qa, w.q_a_norm);
+    b.drop(qa);
+    qlin = b.linear(qn, w.q_b);
+  }
   // q.view(...).transpose(1, 2): its gradient comes back from the split as a contiguous [B, H, S, qk] buffer,
   // which the transposed view's reshape copies.
   const TensorId q = b.view_copying_grad(qlin, {B, nh, S, qk});

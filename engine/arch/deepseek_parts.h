@@ -15,7 +15,8 @@ struct ExpertsParams {
 };
 
 // integrations/moe.py grouped_mm_experts_forward (the default experts_implementation "grouped_mm" that
-// @use_experts_implementation installs on DeepseekV2Experts, DeepseekV3Experts and GptOssExperts): sort by
+// @use_experts_implementation installs on DeepseekV2Experts, DeepseekV3Experts and GptOssExperts; generate()'s
+// decode steps run batched_mm_experts_forward instead, see deepseek_parts.cpp): sort by
 // expert, gather the R = T * k routed rows, masked_fill_ the sentinel rows, grouped_mm (input cast to the
 // weight's dtype: grouped_mm is not autocast), per-row bias gathered from the expert bias (has_bias) and
 // add_-ed in place, masked_fill, the gate, grouped_mm down (+ bias), masked_fill, times the routing weight,

@@ -146,6 +146,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const GptOssLayer&
   b.hold(vr);
   TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, L}), false);
   if (mask != kNoTensor) scores = b.add(scores, mask);
+  // `attn_weights` (the masked scores) stays bound until the dropout statement rebinds it, and
+  // `combined_logits` (the shifted logits) until the function returns (whole-run inference stream).
+  b.hold(scores);
   // sinks.reshape(1, -1, 1, 1).expand(B, -1, S, -1): a view of the parameter; its gradient is summed back.
   TensorId sinks = b.view(w.sinks, {B, nh, S, 1});
   TensorId combined = b.cat_last("cat", {scores, sinks});
@@ -155,17 +158,20 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const GptOssLayer&
   auto mx = b.generic({"max_dim", {combined}, {{{B, nh, S, 1}, b.dtype(combined)}, {{B, nh, S, 1}, DType::i64}}, {}, {1}, {}, {}});
   TensorId shifted = b.add(combined, mx[0]);  // combined - max
   b.drop(combined);
+  b.hold(shifted);
   TensorId probs = b.softmax_last(shifted);
   b.hold(probs);
   TensorId kept = b.select_param(probs, {cs[0], cs[1], cs[2], cs[3] - 1});  // probs[..., :-1]
   TensorId attn_w = b.to(b.dropout(kept, s.attn_dropout), b.dtype(vr));
   weights = attn_w;
   b.hold(weights);
+  b.drop(scores);
   b.drop(probs);
   TensorId ctx = b.contiguous_copy(b.matmul(attn_w, vr, {B, nh, S, hd}, false, vr == v && !inf), {B, S, nh, hd},
                                    /*grad_copied=*/true);
   b.drop(kr);
   b.drop(vr);
+  b.drop(shifted);
   TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
   b.drop(qe);
   b.drop(ke);
