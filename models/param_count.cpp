@@ -197,6 +197,9 @@ int64_t graph_params(const TransformerSpec& spec) {
   cfg.batch_size = 1;
   cfg.seq_len = 1;
   cfg.target_len = 1;
+  // Eager: every family has it (gpt_oss has no SDPA path), and the attention implementation registers no
+  // parameters.
+  cfg.attn = AttnImpl::eager;
   const Graph g = build_graph(m, cfg);
   int64_t n = 0;
   for (const auto& t : g.tensors)
