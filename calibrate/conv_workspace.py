@@ -9,9 +9,14 @@ of (GPU, cuDNN version, shape, dtype) that no closed formula reproduces (the Res
 
 How: every conv of the torchvision ResNet-18/34/50/101/152 and ViT-B/L patchify stems, at several image sizes,
 batch sizes and dtypes, runs forward and convolution_backward once to warm cuDNN's plan cache, then again under
-torch.cuda.memory._record_memory_history; allocations freed before the pass returns are its workspaces.
+torch.cuda.memory._record_memory_history; allocations freed before the pass returns are its workspaces. The issue 12
+families (ConvNeXt, EfficientNet B0-B7 / V2, MobileNet V2 / V3, Swin V1 / V2 stems, DenseNet, VGG, ResNeXt / Wide
+ResNet, RegNet X / Y) add their convs at 224 x 224 only (FAMILY_BATCHES), with groups (grouped and depthwise) and
+dilation; those rows carry two more columns (groups, dilation). Depthwise convs of fp32 / bf16 run ATen's native
+kernels (no cuDNN workspace; measured rows of 0 confirm it); channels-last convs (ConvNeXt after its stem) are
+measured in the default contiguous layout.
 
-Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick]
+Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json OUT.tsv
 The table is what the engine embeds (data/calibration/h200-cudnn-conv-workspace.tsv); IN.json is kept gzipped
 next to it as the raw evidence (every allocation of every pass).
@@ -21,8 +26,22 @@ import sys
 import time
 
 
-def conv_signatures(image_sizes):
-    """Unique (C, K, kernel, stride, pad, H, W) of every Conv2d in the models at each image size (batch 1)."""
+FAMILY_MODELS = ["convnext_tiny", "convnext_small", "convnext_base", "convnext_large"] + \
+    ["efficientnet_b%d" % i for i in range(8)] + ["efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l",
+                                                 "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large",
+                                                 "swin_t", "swin_s", "swin_b", "swin_v2_t", "swin_v2_s", "swin_v2_b",
+                                                 "densenet121", "densenet161", "densenet169", "densenet201",
+                                                 "vgg11", "vgg13", "vgg16", "vgg19", "resnext50_32x4d",
+                                                 "resnext101_32x8d", "resnext101_64x4d", "wide_resnet50_2",
+                                                 "wide_resnet101_2"] + \
+    ["regnet_y_" + v for v in ("400mf", "800mf", "1_6gf", "3_2gf", "8gf", "16gf", "32gf")] + \
+    ["regnet_x_" + v for v in ("400mf", "800mf", "1_6gf", "3_2gf", "8gf", "16gf", "32gf")]
+FAMILY_BATCHES = [1, 8, 16, 32, 64, 128]
+
+
+def conv_signatures(image_sizes, family_sizes=(224,), families=True):
+    """Unique (C, K, kernel, stride, pad, H, W, groups, dilation) of every Conv2d in the models at each image size
+    (batch 1), mapped to the models using it."""
     import torch
     import torchvision
     sigs = {}
@@ -30,8 +49,10 @@ def conv_signatures(image_sizes):
               "resnet50": torchvision.models.resnet50, "resnet101": torchvision.models.resnet101,
               "resnet152": torchvision.models.resnet152, "vit_b_16": torchvision.models.vit_b_16,
               "vit_b_32": torchvision.models.vit_b_32, "vit_l_16": torchvision.models.vit_l_16}
+    if families:
+        makers.update({n: getattr(torchvision.models, n) for n in FAMILY_MODELS})
     for name, make in makers.items():
-        for R in image_sizes:
+        for R in (family_sizes if name in FAMILY_MODELS else image_sizes):
             if name.startswith("vit") and R != 224:
                 continue  # torchvision's ViT checks the image size it was built for
             m = make().to("meta")
@@ -40,7 +61,7 @@ def conv_signatures(image_sizes):
             def hook(mod, inp, out, name=name):
                 x = inp[0]
                 key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
-                       x.shape[2], x.shape[3])
+                       x.shape[2], x.shape[3], mod.groups, mod.dilation[0])
                 sigs.setdefault(key, set()).add(name)
 
             for mod in m.modules():
@@ -57,15 +78,15 @@ MARK_BYTES = 512 * 7919  # an allocation size nothing else in a conv makes: spli
 
 
 def measure(torch, F, sig, n, dtype, needs_dgrad):
-    C, K, k, s, p, H, W = sig
+    C, K, k, s, p, H, W, g, d = sig
     x = torch.randn(n, C, H, W, device="cuda", dtype=dtype)
-    w = torch.randn(K, C, k, k, device="cuda", dtype=dtype)
-    y = F.conv2d(x, w, None, s, p)
+    w = torch.randn(K, C // g, k, k, device="cuda", dtype=dtype)
+    y = F.conv2d(x, w, None, s, p, d, g)
     gy = torch.randn_like(y)
     mask = [needs_dgrad, True, False]
 
     def backward():
-        return torch.ops.aten.convolution_backward(gy, x, w, None, [s, s], [p, p], [1, 1], False, [0, 0], 1, mask)
+        return torch.ops.aten.convolution_backward(gy, x, w, None, [s, s], [p, p], [d, d], False, [0, 0], g, mask)
 
     del y
     backward()  # warm cuDNN's plan caches for all three passes
@@ -73,7 +94,7 @@ def measure(torch, F, sig, n, dtype, needs_dgrad):
     torch.cuda.memory._record_memory_history(max_entries=4096, context=None, stacks="python")
     m0 = torch.empty(MARK_BYTES, dtype=torch.uint8, device="cuda")
     del m0
-    y = F.conv2d(x, w, None, s, p)
+    y = F.conv2d(x, w, None, s, p, d, g)
     m1 = torch.empty(MARK_BYTES, dtype=torch.uint8, device="cuda")
     del m1
     grads = backward()
@@ -121,12 +142,14 @@ def write_table(in_path, out_path):
     lines = ["# memplan-conv-workspace/1: bytes cuDNN's heuristic engine asks the caching allocator for, per "
              "convolution pass (calibrate/conv_workspace.py)",
              "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
-             "# c_in c_out kernel stride pad h w n dtype forward dgrad wgrad"]
+             "# c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups dilation]"]
     for r in sorted(d["rows"], key=lambda r: (r["c"], r["k"], r["kernel"], r["stride"], r["pad"], r["h"], r["w"],
-                                              r["dtype"], r["n"])):
+                                              r.get("groups", 1), r.get("dilation", 1), r["dtype"], r["n"])):
         dgrad = sum(r["dgrad_ws"]) if r["dgrad"] else -1
+        g, dil = r.get("groups", 1), r.get("dilation", 1)
+        tail = f" {g} {dil}" if (g, dil) != (1, 1) else ""  # the original 12 columns for dense convs
         lines.append(f'{r["c"]} {r["k"]} {r["kernel"]} {r["stride"]} {r["pad"]} {r["h"]} {r["w"]} {r["n"]} '
-                     f'{r["dtype"]} {sum(r["fwd_ws"])} {dgrad} {sum(r["wgrad_ws"])}')
+                     f'{r["dtype"]} {sum(r["fwd_ws"])} {dgrad} {sum(r["wgrad_ws"])}{tail}')
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -142,19 +165,21 @@ def main():
     image_sizes = [224] if quick else [160, 224, 288]
     batches = [8, 64] if quick else [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256]
     dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-    sigs = conv_signatures(image_sizes)
+    sigs = conv_signatures(image_sizes, families="--no-families" not in sys.argv)
     t0 = time.time()
     rows = []
     for sig in sorted(sigs):
         stem = sig[0] == 3  # the model input does not require grad: no dgrad pass
+        family_only = all(m in FAMILY_MODELS for m in sigs[sig])
         for dname, dt in dtypes.items():
-            for n in batches:
+            for n in (FAMILY_BATCHES if family_only and not quick else batches):
                 try:
                     r = measure(torch, F, sig, n, dt, not stem)
                 except torch.OutOfMemoryError:
                     continue
-                C, K, k, s, p, H, W = sig
+                C, K, k, s, p, H, W, g, d = sig
                 rows.append({"c": C, "k": K, "kernel": k, "stride": s, "pad": p, "h": H, "w": W, "n": n,
+                             "groups": g, "dilation": d,
                              "dtype": dname, "dgrad": not stem, "fwd_ws": r["fwd_ws"], "dgrad_ws": r["dgrad_ws"],
                              "wgrad_ws": r["wgrad_ws"], "fwd_events": r["fwd"], "bwd_events": r["bwd"],
                              "models": sorted(sigs[sig])})

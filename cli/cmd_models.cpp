@@ -38,9 +38,11 @@ Row row_for(const ZooEntry& e) {
       r.layers = v.num_layers;
       r.hidden = v.hidden_dim;
       r.heads = r.kv_heads = v.num_heads;
-    } else {
+    } else if (v.family == VisionSpec::Family::resnet) {
       for (int64_t b : v.blocks_per_stage) r.layers += b;  // residual blocks
       r.hidden = 512 * (v.bottleneck ? 4 : 1);             // final feature width
+    } else {
+      for (int64_t b : v.blocks_per_stage) r.layers += b;  // blocks of the staged families (0: vgg, mobilenet)
     }
   }
   return r;

@@ -79,6 +79,12 @@ double interpolate(const std::vector<Point>& pts, double n, int pass) {
   return before_last ? line(before_last, last) : y(last) * n / last->n;
 }
 
+// 0 dense, 1 grouped, 2 depthwise (groups == c_in): each class has its own engines, so its own fallback ratio.
+int group_class(const ConvShape& s) {
+  if (s.groups <= 1) return 0;
+  return s.groups == s.c_in ? 2 : 1;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -89,13 +95,13 @@ double median(std::vector<double> v) {
 
 struct MeasuredConvWorkspace::Table {
   std::map<Key, std::vector<Spatial>> shapes;
-  // Generic fallback: median workspace / activation_bytes per (pass, 1x1?, dtype, grouped?).
-  std::map<std::tuple<int, bool, DType, bool>, double> ratio;
+  // Generic fallback: median workspace / activation_bytes per (pass, 1x1?, dtype, group_class).
+  std::map<std::tuple<int, bool, DType, int>, double> ratio;
   size_t rows = 0;
 };
 
 MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::make_unique<Table>()) {
-  std::map<std::tuple<int, bool, DType, bool>, std::vector<double>> ratios;
+  std::map<std::tuple<int, bool, DType, int>, std::vector<double>> ratios;
   std::istringstream in{std::string(text)};
   std::string line;
   int64_t line_no = 0;
@@ -130,7 +136,7 @@ MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::ma
     const double act = activation_bytes(s);
     for (int p = 0; p < kPasses; ++p)
       if (bytes[static_cast<size_t>(p)] >= 0 && act > 0)
-        ratios[{p, s.kernel == 1, s.dtype, s.groups > 1}].push_back(static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
+        ratios[{p, s.kernel == 1, s.dtype, group_class(s)}].push_back(static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
     ++t_->rows;
   }
   for (auto& [key, spatials] : t_->shapes)
@@ -165,7 +171,7 @@ ConvWorkspaceBytes MeasuredConvWorkspace::workspace(const ConvShape& s) const {
   }
   for (int p = 0; p < kPasses; ++p)
     if (ws[static_cast<size_t>(p)] < 0) {
-      const auto r = t_->ratio.find({p, s.kernel == 1, s.dtype, s.groups > 1});
+      const auto r = t_->ratio.find({p, s.kernel == 1, s.dtype, group_class(s)});
       ws[static_cast<size_t>(p)] = r == t_->ratio.end() ? 0 : r->second * activation_bytes(s);
     }
   return {to_bytes(ws[0]), to_bytes(ws[1]), to_bytes(ws[2])};

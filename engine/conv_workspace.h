@@ -55,9 +55,9 @@ class NoConvWorkspace final : public ConvWorkspaceModel {
 // malformed text.
 //
 // Grouped convolutions (groups > 1) are looked up under their own key. An unmeasured grouped shape falls back to
-// the median ratio of the measured grouped rows of its pass, kernel class and dtype, and to none (0 B) while the
-// table has no grouped rows for that class: cuDNN's grouped engines differ from the dense ones, so the dense
-// ratios (2-8x the activation for a 3x3) would overstate them.
+// the median ratio of the measured rows of its class (grouped, or depthwise: groups == c_in) for the same pass,
+// kernel class and dtype, and to none (0 B) while the table has no such rows: cuDNN's grouped engines differ from
+// the dense ones, so the dense ratios (2-8x the activation for a 3x3) would overstate them.
 class MeasuredConvWorkspace final : public ConvWorkspaceModel {
  public:
   explicit MeasuredConvWorkspace(std::string_view table_text);

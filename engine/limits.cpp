@@ -48,6 +48,17 @@ void check_vision(const VisionSpec& v) {
     in_range("model.patch_size", v.patch_size, kMaxImageSize);
   } else {
     for (int64_t b : v.blocks_per_stage) in_range("model.blocks_per_stage", b, kMaxLayers);
+    for (int64_t c : v.stage_channels) in_range("model.stage_channels", c, kMaxDim);
+    for (int64_t h : v.stage_heads) in_range("model.stage_heads", h, kMaxDim);
+    for (int64_t c : v.vgg_cfg) at_most("model.vgg_cfg", c, kMaxDim);
+    in_range("model.groups", v.groups, kMaxDim);
+    in_range("model.width_per_group", v.width_per_group, kMaxDim);
+    in_range("model.window_size", v.window_size, kMaxImageSize);
+    in_range("model.growth_rate", v.growth_rate, kMaxDim);
+    in_range("model.bn_size", v.bn_size, kMaxDim);
+    in_range("model.num_init_features", v.num_init_features, kMaxDim);
+    at_most("model.regnet_depth", v.regnet_depth, kMaxLayers);
+    at_most("model.regnet_w0", v.regnet_w0, kMaxDim);
   }
 }
 

@@ -1,5 +1,6 @@
 // torchvision classification models -> VisionSpec, with the hyperparameters torchvision's builders use
-// (torchvision/models/resnet.py and vision_transformer.py).
+// (torchvision 0.26: models/resnet.py, vision_transformer.py, convnext.py, efficientnet.py, mobilenetv2.py,
+// mobilenetv3.py, swin_transformer.py, densenet.py, vgg.py, regnet.py).
 #pragma once
 #include <string>
 #include <vector>
@@ -8,12 +9,17 @@
 
 namespace memplan {
 
-// Names: resnet18, resnet34, resnet50, resnet101, resnet152, vit_b_16, vit_b_32, vit_l_16.
+// Names: resnet18..152, resnext*, wide_resnet*, vit_*, convnext_*, efficientnet_b0..b7, efficientnet_v2_s/m/l,
+// mobilenet_v2, mobilenet_v3_small/large, swin_t/s/b, swin_v2_t/s/b, densenet121/161/169/201, vgg11..19 (+_bn),
+// regnet_x_* / regnet_y_* (torchvision_model_names() lists them).
 // Throws InputError("model", name, ...) for an unknown name and InputError("num_classes", ...) for
 // num_classes < 1.
 VisionSpec vision_spec_for(const std::string& name, int64_t num_classes = 1000);
 
 // The names vision_spec_for accepts, in a fixed order.
 const std::vector<std::string>& torchvision_model_names();
+
+// The torchvision model file a family mirrors, as `memplan models` names it: "resnet", "vit", "convnext", ...
+const char* vision_family_name(VisionSpec::Family f);
 
 }  // namespace memplan

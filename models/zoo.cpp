@@ -11,6 +11,7 @@
 #include "models/load_model.h"
 #include "models/param_count.h"
 #include "models/zoo_embedded.h"
+#include "models/torchvision.h"
 
 namespace memplan {
 namespace {
@@ -36,6 +37,7 @@ std::string describe(const ModelSpec& m) {
     if (v.family == VisionSpec::Family::resnet)
       return "torchvision " + v.name + (v.bottleneck ? ", bottleneck blocks" : ", basic blocks") + ", " + params;
     return "torchvision " + v.name + ", " + std::to_string(v.num_layers) + " layers, hidden " +
+    if (v.family != VisionSpec::Family::vit) return "torchvision " + v.name + ", " + params;
            std::to_string(v.hidden_dim) + ", patch " + std::to_string(v.patch_size) + ", " + params;
   }
   const TransformerSpec& t = m.transformer;
@@ -62,7 +64,7 @@ const std::map<std::string, Loaded>& cache() {
       l.entry.name = f.name;
       if (l.spec.kind == ModelSpec::Kind::vision) {
         l.entry.source = ZooEntry::Source::torchvision;
-        l.entry.family = l.spec.vision.family == VisionSpec::Family::resnet ? "resnet" : "vit";
+        l.entry.family = vision_family_name(l.spec.vision.family);
       } else {
         l.entry.source = ZooEntry::Source::hf_config;
         l.entry.family = l.spec.transformer.model_type;

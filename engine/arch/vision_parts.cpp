@@ -34,7 +34,7 @@ TensorId activation(GraphBuilder& b, TensorId x, Act a) {
     case Act::none: return x;
     case Act::relu_: return b.inplace("relu_", x, true);
     case Act::relu: return b.unary("relu", x, false, true);
-    case Act::relu6_: return b.inplace("hardtanh_", x, true);  // hardtanh_backward(grad, result)
+    case Act::relu6_: return b.unary("hardtanh_", x, true, false);  // hardtanh_backward(grad, self): a saved clone
     case Act::silu_: return b.unary("silu_", x, true, false);  // the saved original_self clone
     case Act::hardswish_: return b.unary("hardswish_", x, true, false);
     case Act::gelu: return b.unary("gelu", x, true, false);
