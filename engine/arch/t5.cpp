@@ -302,9 +302,17 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
     if (table != kNoTensor) {
       bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!causal);
     } else {
-      // torch.zeros((1, H, q, k), dtype=query dtype); requires_grad only under gradient checkpointing (a
-      // leaf whose small gradient is not tracked here).
-      bias = op1(b, "zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
+      // torch.zeros((1, H, q, k), dtype=query dtype). Under gradient checkpointing (T5Attention.gradient_
+      // checkpointing is set by _set_gradient_checkpointing on every module with the flag, whichever blocks
+      // checkpoint) and training it is a leaf with requires_grad=True: the cross-attention mask then requires
+      // grad, so every cross-attention runs the math backend too, and the mask's gradient is summed to
+      // [1, H, q, k] in each decoder block. GraphBuilder has no non-parameter leaf that requires grad: the
+      // read of this sub-layer's norm weight makes the zeros require grad (that gradient, d floats, lands in
+      // the weight's .grad). The real leaf keeps its accumulated .grad until `del loss` frees the graph after
+      // backward; here it is released at decoder block 0's backward (the encoder's backward runs without it).
+      const bool leaf = cfg.grad_checkpointing && b.training() && b.info(norm_w).requires_grad;
+      bias = op1(b, "zeros", leaf ? std::vector<TensorId>{norm_w} : std::vector<TensorId>{}, {1, nh, Lq, Lk},
+                 b.dtype(q));
     }
   }
   TensorId ctx;
