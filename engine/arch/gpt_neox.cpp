@@ -58,7 +58,7 @@ TensorId neox_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, Tensor
   b.drop(q);
   b.drop(k);
   TensorId weights = kNoTensor;
-  TensorId ctx = cudnn_output_copy(b, attention_core(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
+  TensorId ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
   TensorId a = b.linear(b.view(ctx, {B, S, H}), wd, bd);
   b.drop(qe);
   b.drop(ke);

@@ -40,6 +40,45 @@ TensorId partial_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin, i
 
 TensorId cat_rotary(GraphBuilder& b, TensorId rotated, TensorId pass) { return b.cat_last("cat", {rotated, pass}); }
 
+TensorId cat_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId& ke, TensorId& v,
+                              TensorId v_proj, TensorId mask, int64_t window, TensorId& weights) {
+  const auto& cfg = b.config();
+  if (cfg.attn == AttnImpl::sdpa) return attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
+  weights = kNoTensor;
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
+                nkv = s.num_kv_heads, hd = s.head_dim;
+  int64_t Lk = S;
+  if (inf) {  // key_states / value_states rebind to what the cache returns
+    auto [kc, vc] = kv_update(b, ke, v, window);
+    b.drop(ke);
+    b.drop(v_proj);
+    ke = kc;
+    v = vc;
+    Lk = b.shape(kc)[2];
+  }
+  TensorId kr = ke, vr = v;
+  if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
+    kr = b.contiguous_copy(ke, {B, nh, Lk, hd});
+    vr = b.contiguous_copy(v, {B, nh, Lk, hd});
+  }
+  b.hold(kr);
+  b.hold(vr);
+  TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, false, false), false);
+  TensorId masked = b.add(scores, mask);
+  b.hold(masked);  // softmax(x, dtype=float32).to(query.dtype): one statement
+  TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
+  b.drop(masked);
+  probs = b.dropout(probs, s.attn_dropout);
+  weights = probs;
+  b.hold(weights);
+  TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !inf), {B, S, nh, hd},
+                                   /*grad_copied=*/true);
+  b.drop(kr);
+  b.drop(vr);
+  return ctx;
+}
+
 TensorId cudnn_output_copy(GraphBuilder& b, TensorId ctx, TensorId mask) {
   if (b.config().attn != AttnImpl::sdpa) return ctx;
   if (!b.training() && mask != kNoTensor) return ctx;     // sdpa_masked_inference: memory-efficient kernel

@@ -24,6 +24,15 @@ TensorId partial_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin, i
                       TensorId* pass = nullptr);
 TensorId cat_rotary(GraphBuilder& b, TensorId rotated, TensorId pass);
 
+// attention_core (llama_parts.h) for q / k that are torch.cat outputs ([B, H, S, D] contiguous after the
+// phi3 / gpt_neox rotary): eager attention's torch.matmul then copies neither q nor k (their batch and head
+// dims merge; k^T is a plain transposed bmm operand), only a v that is still a view of the projection
+// (training). llama.cpp's eager branch assumes q / k keep the projection's [B, S, H, D] memory order, so
+// eager attention is written out here (same statements and lifetimes otherwise); SDPA goes to
+// attention_core unchanged.
+TensorId cat_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId& ke, TensorId& v,
+                              TensorId v_proj, TensorId mask, int64_t window, TensorId& weights);
+
 // sdpa_attention_forward's `attn_output.transpose(1, 2).contiguous()` when q is a torch.cat output (phi3 /
 // gpt_neox rotary): cuDNN (16-bit SDPA, masked or not in training, unmasked in inference) lays its output out
 // like q, here [B, H, S, D] contiguous, so the transpose is a copy [B, S, H, D] that o_proj / dense then saves
