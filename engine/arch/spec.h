@@ -106,6 +106,15 @@ struct TransformerSpec {
   bool moe_norm_topk_prob = false;  // deepseek_v3 config.norm_topk_prob (default True): sum + in-place divide
   bool rope_interleave = false;     // deepseek_v3 config.rope_interleave (default True): even/odd rotary slices
   // [t5]
+  // T5Config (configuration_t5.py): hidden_size = d_model, num_heads, head_dim = d_kv (inner = heads * d_kv
+  // may differ from d_model), intermediate_size = d_ff, hidden_act = the dense activation of feed_forward_proj
+  // ("gated-gelu" -> gelu_new), resid/attn/embd_dropout = dropout_rate; num_layers is the encoder's.
+  int64_t num_decoder_layers = 0;              // num_decoder_layers (None -> num_layers)
+  int64_t relative_attention_num_buckets = 0;  // relative_attention_num_buckets (32): [buckets, heads] bias table
+  bool gated_ffn = false;                      // feed_forward_proj "gated-<act>": wi_0, wi_1, wo (else wi, wo)
+  // transformers 5.17 always ties lm_head to the shared embedding; scale_decoder_outputs (sequence_output *
+  // d_model**-0.5 before lm_head) is true unless the config says tie_word_embeddings false (v1.1, flan, mT5).
+  bool scale_decoder_outputs = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
@@ -127,6 +136,8 @@ struct VisionSpec {
   // resnet (also resnext / wide_resnet: Bottleneck width = planes * width_per_group / 64 * groups)
   std::vector<int64_t> blocks_per_stage;  // e.g. {3,4,6,3}; convnext / swin / densenet / efficientnet stage depths
   bool bottleneck = true;
+  int64_t groups = 1;                     // resnet: grouped 3x3 (resnext)
+  int64_t width_per_group = 64;           // resnet: base width (wide_resnet 128)
   // vit
   int64_t patch_size = 0;
   int64_t num_layers = 0;
@@ -154,8 +165,6 @@ struct VisionSpec {
   int64_t regnet_depth = 0, regnet_w0 = 0, regnet_group_width = 0;
   double regnet_wa = 0, regnet_wm = 0, regnet_se_ratio = 0;
 };
-  int64_t groups = 1;                     // resnet: grouped 3x3 (resnext)
-  int64_t width_per_group = 64;           // resnet: base width (wide_resnet 128)
 
 struct ModelSpec {
   enum class Kind : uint8_t { transformer, vision, graph };
