@@ -100,8 +100,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& 
   b.hold(qe);
   TensorId ke = b.to(ke32, k_dt);
   b.hold(ke);
-  b.drop(qe32);
-  b.drop(ke32);
+  if (qe32 != qe) b.drop(qe32);  // fp32 models: .to() returns the tensor itself, bound as query_states
+  if (ke32 != ke) b.drop(ke32);
   b.drop(q);
   b.drop(k);
   TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights);

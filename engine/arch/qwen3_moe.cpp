@@ -28,13 +28,29 @@ TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnPar
     return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
   };
   // Qwen3MoeTopKRouter.forward: F.linear, softmax(dtype=float), topk, optional renormalisation, cast back.
+  // router_logits is returned and bound to `_` in Qwen3MoeSparseMoeBlock.forward until the block returns;
+  // router_probs is a local until the router returns (whole-run inference stream: the [T, E] logits and fp32
+  // probabilities outlive their last reads).
   TensorId logits = b.linear(flat, router);
+  b.hold(logits);
   const DType logits_dt = b.dtype(logits);
   TensorId probs = b.softmax_last(b.to(logits, DType::f32));
+  b.hold(probs);
   auto top = b.generic({"topk", {probs}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
   TensorId top_w = top[0];
-  if (s.norm_topk_prob) top_w = b.binary("div", top_w, b.reduce_last("sum", top_w, false), true, true);
+  if (s.norm_topk_prob) {
+    // `router_top_value /= sum`: in place without autograd (inference stream: no [T, K] result block); under
+    // autograd the out-of-place form moe_grouped_mm uses for Mixtral's identical statement (matched there on
+    // the whole-run training stream).
+    TensorId sum = b.reduce_last("sum", top_w, false);
+    top_w = b.training() ? b.binary("div", top_w, sum, true, true) : b.inplace("div_", top_w, false, {sum});
+  }
   TensorId weights = b.to(top_w, logits_dt);
+  b.drop(probs);
+  // routing_weights and selected_experts are bound in the block's forward until it returns.
+  const TensorId selected_experts = top[1];
+  b.hold(weights);
+  b.hold(selected_experts);
   // grouped_mm_experts_forward, as in moe_grouped_mm.
   auto sorted = b.generic({"sort", {top[1]}, {{{R}, DType::i64}, {{R}, DType::i64}}, {}, {}, {}, {}});
   TensorId perm = sorted[1];
@@ -45,7 +61,10 @@ TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnPar
   b.hold(selected_g);
   TensorId sample_w = op1("index", {b.view(weights, {R}), perm}, {R}, logits_dt, {1});
   b.hold(sample_w);
-  TensorId offsets = op1("cumsum", {op1("histc", {sorted[0]}, {E}, DType::i32)}, {E}, DType::i32);
+  // histc_input = expert_ids_g.int() on CUDA: a local int32 copy until the function returns.
+  TensorId histc_input = op1("to_int", {sorted[0]}, {R}, DType::i32);
+  b.hold(histc_input);
+  TensorId offsets = op1("cumsum", {op1("histc", {histc_input}, {E}, DType::i32)}, {E}, DType::i32);
   b.hold(offsets);
   TensorId sentinel = op1("sentinel_mask", {sorted[0]}, {R, 1}, DType::boolean);
   b.hold(sentinel);
@@ -58,13 +77,17 @@ TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnPar
   proj = op1("masked_fill", {proj, sentinel}, {R, H}, dt);
   b.hold(proj);
   TensorId weighted = b.mul(proj, b.view(sample_w, {R, 1}));
-  TensorId inv_perm = op1("inv_perm", {perm}, {R}, DType::i64);
+  // inv_perm = empty_like(perm); inv_perm[perm] = arange(R): the arange is a temporary of R int64.
+  TensorId inv_perm =
+      b.generic({"inv_perm", {perm}, {{{R}, DType::i64}}, {}, {}, {checked_mul(R, int64_t{8})}, {}})[0];
   weighted = op1("index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
   b.hold(weighted);
   TensorId summed = op1("sum_topk", {weighted}, {T, H}, b.dtype(weighted));
   TensorId out = b.to(summed, dt);
-  for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, sorted[0]}) b.drop(t);
-  return b.view(out, {B, Sq, H});
+  for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, sorted[0], histc_input}) b.drop(t);
+  TensorId result = b.view(out, {B, Sq, H});
+  for (TensorId t : {logits, weights, selected_experts}) b.drop(t);
+  return result;
 }
 
 void build_qwen3_moe(GraphBuilder& b, const TransformerSpec& s) {
