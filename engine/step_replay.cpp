@@ -119,7 +119,11 @@ class Replayer {
         session_.param_grad.push_back(-1);
         if (ti.trainable) session_.params.push_back({ti.shape, ti.dtype, ti.bytes / dtype_bytes(ti.dtype), ti.bytes});
       }
-      for (int64_t b : g_.build_temp_bytes) mem_.workspace(b);
+      // Graph::build_temp_bytes are all alive together until tie_weights() drops them (T5's two embed_tokens and
+      // lm_head: whole-run streams, three embedding-sized segments cached after construction).
+      std::vector<int32_t> temps;
+      for (int64_t b : g_.build_temp_bytes) temps.push_back(mem_.alloc(b, Row::transient));
+      for (int32_t t : temps) mem_.free(t);
       session_.built = true;
     }
     for (size_t t = 0; t < g_.tensors.size(); ++t) {
