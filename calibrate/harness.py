@@ -452,8 +452,10 @@ def _train(case, model, kind, measured, observed, spy):
 
 def _infer(case, model, kind, measured, observed, spy):
     import torch
+    if kind == "seq2seq":
+        return _infer_seq2seq(case, model, measured, observed)
     if kind != "causal_lm":
-        raise ValueError("inference cases need a causal LM")
+        raise ValueError("inference cases need a causal LM or a seq2seq LM")
     alloc = torch.cuda.memory_allocated
     peak = torch.cuda.max_memory_allocated
     reset = _reset_peaks
@@ -481,6 +483,52 @@ def _infer(case, model, kind, measured, observed, spy):
         gp = None
         if N > 0:
             reset()
+            t0 = time.perf_counter()
+            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
+            sync()
+            observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+            gp = peak()
+            observed["generated_shape"] = list(gen.shape)
+            del gen
+    measured["peak_allocated_mib"] = mib(max(pp, gp or 0))
+    measured["generate_peak_mib"] = mib(gp) if gp is not None else None
+
+
+def _infer_seq2seq(case, model, measured, observed):
+    """Encoder-decoder inference (CASE-FORMAT.md): the prefill is one forward of the encoder over batch_size x seq_len
+    ids plus the first decoder step (decoder_input_ids [B, 1] = decoder_start_token_id) with use_cache=True, which
+    fills the EncoderDecoderCache (self-attention: one position per layer; cross-attention: the encoder's keys and
+    values per layer); kv_cache_mib = allocated after it (output and encoder states dropped, cache kept) minus
+    before. Then, with generate_tokens set, greedy generate() of that many new tokens (encoder once inside it)."""
+    import contextlib
+    import torch
+    alloc = torch.cuda.memory_allocated
+    peak = torch.cuda.max_memory_allocated
+    sync = torch.cuda.synchronize
+    B, L = int(case["batch_size"]), int(case["seq_len"])
+    N = int(case.get("generate_tokens") or 0)
+    ac_dtype = _autocast_dtype(case["precision"])
+    ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
+    start = int(model.config.decoder_start_token_id)
+    ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
+    dec = torch.full((B, 1), start, dtype=torch.long, device="cuda")
+    sync()
+    before = alloc()
+    _reset_peaks()
+    t0 = time.perf_counter()
+    with torch.inference_mode(), ctx():
+        out = model(input_ids=ids, decoder_input_ids=dec, use_cache=True)
+        sync()
+        observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+        pp = peak()
+        cache = out.past_key_values
+        del out
+        measured["prefill_peak_mib"] = mib(pp)
+        measured["kv_cache_mib"] = mib(alloc() - before)
+        del cache
+        gp = None
+        if N > 0:
+            _reset_peaks()
             t0 = time.perf_counter()
             gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
             sync()
