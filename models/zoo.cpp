@@ -36,8 +36,8 @@ std::string describe(const ModelSpec& m) {
     const VisionSpec& v = m.vision;
     if (v.family == VisionSpec::Family::resnet)
       return "torchvision " + v.name + (v.bottleneck ? ", bottleneck blocks" : ", basic blocks") + ", " + params;
-    return "torchvision " + v.name + ", " + std::to_string(v.num_layers) + " layers, hidden " +
     if (v.family != VisionSpec::Family::vit) return "torchvision " + v.name + ", " + params;
+    return "torchvision " + v.name + ", " + std::to_string(v.num_layers) + " layers, hidden " +
            std::to_string(v.hidden_dim) + ", patch " + std::to_string(v.patch_size) + ", " + params;
   }
   const TransformerSpec& t = m.transformer;
