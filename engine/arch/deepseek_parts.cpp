@@ -124,7 +124,13 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
   }
   const TensorId selected = b.inplace_fresh_grad("masked_fill_", selected_g, {sentinel});
   // grouped_mm reads the weight first: its backward computes the weight gradient before the input's.
-  TensorId proj = op1(b, "grouped_mm", {e.gate_up, b.to(selected, w_dt), offsets}, {R, 2 * I}, w_dt, {0, 1});
+  // grouped_mm's kernel arguments: two small per-expert tables (960 and 67584 bytes for 16 experts in the
+  // whole-run deepseek_v3 stream), allocated after the output and freed before it returns.
+  const std::vector<int64_t> gmm_temps{checked_mul(E, 60), checked_mul(E, 4224)};
+  auto grouped_mm = [&](TensorId w, TensorId x, int64_t out_cols) {
+    return b.generic({"grouped_mm", {w, x, offsets}, {{{R, out_cols}, w_dt}}, {0, 1}, {}, gmm_temps, {}})[0];
+  };
+  TensorId proj = grouped_mm(e.gate_up, b.to(selected, w_dt), 2 * I);
   if (gu_bias != kNoTensor) proj = b.inplace("add_", proj, false, {gu_bias});
   proj = op1(b, "masked_fill", {proj, sentinel}, {R, 2 * I}, w_dt);
   proj = apply_gate(b, e, proj, R);
@@ -134,12 +140,13 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
     b.hold(dn_bias);
     if (gu_bias != kNoTensor) b.drop(gu_bias);  // `selected_biases` rebinds to the down projection's rows
   }
-  proj = op1(b, "grouped_mm", {e.down, proj, offsets}, {R, H}, w_dt, {0, 1});
+  proj = grouped_mm(e.down, proj, H);
   if (dn_bias != kNoTensor) proj = b.inplace("add_", proj, false, {dn_bias});
   proj = op1(b, "masked_fill", {proj, sentinel}, {R, H}, w_dt);
   b.hold(proj);  // not rebound after the weighting: bound until the function returns
   TensorId weighted = b.mul(proj, b.view(sample_w, {R, 1}));
-  TensorId inv_perm = op1(b, "inv_perm", {perm}, {R}, DType::i64);
+  // inv_perm = empty_like(perm); inv_perm[perm] = arange(R): the arange is a temporary.
+  TensorId inv_perm = b.generic({"inv_perm", {perm}, {{{R}, DType::i64}}, {}, {}, {checked_mul(R, 8)}, {}})[0];
   weighted = op1(b, "index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
   b.hold(weighted);
   TensorId summed = op1(b, "sum_topk", {weighted}, {T, H}, b.dtype(weighted));  // view(T, k, H).sum(1)
@@ -151,6 +158,23 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
 }
 
 namespace {
+
+// DeepseekV2RMSNorm / DeepseekV3RMSNorm: the statements of llama's rms_norm (builders.h), with `variance` bound
+// until forward returns (whole-run deepseek_v3 inference stream: the [B, S, 1] fp32 block is freed after the
+// weight product, not once rsqrt has read it). Kept here rather than in llama.cpp, whose recorded streams were
+// matched at block sizes where this small-pool block does not show.
+TensorId ds_rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
+  const DType in_dt = b.dtype(x);
+  TensorId x32 = b.to(x, DType::f32);
+  TensorId var = b.reduce_last("mean", b.pow_scalar(x32), false);
+  b.hold(var);
+  TensorId n = b.mul(x32, b.unary("rsqrt", b.add_scalar(var), false, true, true));
+  b.hold(n);
+  TensorId y = b.mul(w, b.to(n, in_dt));
+  b.drop(n);
+  b.drop(var);
+  return y;
+}
 
 struct MlaParams {
   TensorId q = kNoTensor, q_a = kNoTensor, q_a_b = kNoTensor, q_a_norm = kNoTensor, q_b = kNoTensor;
@@ -280,74 +304,93 @@ TensorId rope_one(GraphBuilder& b, const TransformerSpec& s, const Rotary& r, Te
 }
 
 struct RouterOut {
-  TensorId weights = kNoTensor, indices = kNoTensor;
+  TensorId weights = kNoTensor, indices = kNoTensor, logits = kNoTensor;
 };
 
-// DeepseekV2TopkRouter / DeepseekV3TopkRouter over flat [T, H].
+// DeepseekV2TopkRouter / DeepseekV3TopkRouter over flat [T, H]. The MoE forward binds the returned router_logits
+// to `_` until it returns (RouterOut::logits, held); every local lives until the router returns and rebinding
+// frees the old value (whole-run deepseek_v3 inference stream, block for block). Routing bookkeeping that only
+// picks indices has no gradient (GraphBuilder::generic without reads).
 RouterOut route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w) {
-  const int64_t T = b.shape(flat)[0], E = s.num_experts, K = s.num_experts_per_tok;
+  const int64_t T = b.shape(flat)[0], E = s.num_experts, K = s.num_experts_per_tok, G = s.moe_n_group,
+                TG = s.moe_topk_group;
   // F.linear(hidden.type(float32), weight.type(float32)) (linear autocasts back to the low dtype under amp).
   TensorId logits = b.linear(b.to(flat, DType::f32), b.to(router_w, DType::f32));
+  b.hold(logits);
   RouterOut r;
+  r.logits = logits;
+  std::vector<TensorId> locals;  // dropped when the router returns
+  auto local = [&](TensorId x) {
+    b.hold(x);
+    locals.push_back(x);
+    return x;
+  };
+  // x.topk(k): values then indices; `keep_values` / `keep_indices` say which the statement keeps.
+  auto topk_ng = [&](Shape vshape, bool keep_values, bool keep_indices) {
+    auto o = b.generic({"topk", {}, {{vshape, DType::f32}, {vshape, DType::i64}}, {}, {}, {}, {}});
+    if (keep_values) b.hold(o[0]);
+    if (keep_indices) b.hold(o[1]);
+    return o;
+  };
+  // group mask: zeros_like(group_scores).scatter_(...), the expanded mask reshaped (a copy), ~mask.bool()
+  // (the .bool() a temporary): returns the inverted mask, a temporary of the masked_fill statement.
+  auto group_mask = [&]() {
+    local(no_grad(b, "zeros_like_scatter", {T, G}, DType::f32));
+    local(no_grad(b, "reshape", {T, E}, DType::f32));
+    const TensorId bmask = no_grad(b, "bool", {T, E}, DType::boolean);
+    b.hold(bmask);
+    const TensorId inv = no_grad(b, "logical_not", {T, E}, DType::boolean);
+    b.hold(inv);
+    b.drop(bmask);
+    return inv;
+  };
+  TensorId w;
   if (s.moe_topk_method != "noaux_tc") {
-    TensorId scores = b.softmax_last(b.to(logits, DType::f32));  // softmax(dim=-1, dtype=float32)
+    TensorId scores = local(b.softmax_last(b.to(logits, DType::f32)));  // softmax(dim=-1, dtype=float32)
     if (s.moe_topk_method == "group_limited_greedy") {
-      const int64_t G = s.moe_n_group;
-      // group max, top groups, zeros_like + scatter_, the expanded mask reshaped (a copy), ~mask.bool() -
-      // bookkeeping without gradient - then scores.masked_fill(~mask, 0.0), which saves the mask.
-      TensorId gmax = no_grad(b, "max_dim", {T, G}, DType::f32);
-      no_grad(b, "max_dim_indices", {T, G}, DType::i64);
-      TensorId gidx = no_grad(b, "topk", {T, s.moe_topk_group}, DType::i64);
-      TensorId gmask = no_grad(b, "zeros_like_scatter", {T, G}, DType::f32);
-      b.hold(gmax);
-      b.hold(gidx);
-      TensorId smask = no_grad(b, "reshape", {T, E}, DType::f32);
-      TensorId inv = no_grad(b, "logical_not", {T, E}, DType::boolean);
-      b.drop(gmax);
-      b.drop(gidx);
-      (void)gmask;
-      (void)smask;
-      scores = op1(b, "masked_fill", {scores, inv}, {T, E}, DType::f32, {1});
+      // view(-1, G, E / G).max(dim=-1).values: values and indices, the indices a temporary
+      auto mx = b.generic({"max_dim", {}, {{{T, G}, DType::f32}, {{T, G}, DType::i64}}, {}, {}, {}, {}});
+      local(mx[0]);
+      auto gi = topk_ng({T, TG}, false, true);
+      local(gi[1]);
+      const TensorId inv = group_mask();
+      scores = b.generic({"masked_fill", {scores, inv}, {{{T, E}, DType::f32}}, {1}, {}, {}, {}})[0];
+      local(scores);
+      b.drop(inv);
     }
     auto top = b.generic({"topk", {scores}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
-    r.weights = b.scalar_op("mul_scalar", top[0], false);  // * routed_scaling_factor
+    w = top[0];
     r.indices = top[1];
-    return r;
+  } else {
+    // noaux_tc: sigmoid scores (saved output); scores_for_choice = scores + e_score_correction_bias; the top-2
+    // sum per group; top groups; the group mask; masked_fill(-inf); top-k indices; weights gathered from the
+    // sigmoid scores.
+    const TensorId scores = local(b.unary("sigmoid", b.to(logits, DType::f32), false, true));
+    TensorId choice = no_grad(b, "add", {T, E}, DType::f32);
+    b.hold(choice);
+    auto g2 = b.generic({"topk", {}, {{{T, G, 2}, DType::f32}, {{T, G, 2}, DType::i64}}, {}, {}, {}, {}});
+    b.hold(g2[0]);
+    local(b.generic({"sum", {g2[0]}, {{{T, G}, DType::f32}}, {}, {}, {}, {}})[0]);  // group_scores
+    b.drop(g2[0]);
+    auto gi = topk_ng({T, TG}, false, true);
+    local(gi[1]);
+    const TensorId inv = group_mask();
+    const TensorId masked = no_grad(b, "masked_fill", {T, E}, DType::f32);
+    b.drop(inv);
+    b.drop(choice);
+    local(masked);
+    auto top = topk_ng({T, K}, false, true);
+    r.indices = top[1];
+    w = op1(b, "gather", {scores, r.indices}, {T, K}, DType::f32, {1});
+    if (s.moe_norm_topk_prob) {
+      const TensorId den = local(b.add_scalar(b.reduce_last("sum", w, false)));
+      w = b.inplace("div_", w, true, {den});
+    }
   }
-  // noaux_tc: sigmoid scores (saved output), scores_for_choice = scores + e_score_correction_bias, the top-2
-  // sum per group, top groups, group mask, masked_fill(-inf), top-k indices - all only for the indices - then
-  // the weights gathered from the sigmoid scores.
-  const int64_t G = s.moe_n_group;
-  TensorId scores = b.unary("sigmoid", b.to(logits, DType::f32), false, true);
-  b.hold(scores);
-  TensorId choice = no_grad(b, "add", {T, E}, DType::f32);
-  b.hold(choice);
-  TensorId g2 = no_grad(b, "topk", {T, G, 2}, DType::f32);
-  TensorId g2i = no_grad(b, "topk_indices", {T, G, 2}, DType::i64);
-  TensorId gsum = no_grad(b, "sum", {T, G}, DType::f32);
-  b.hold(gsum);
-  (void)g2;
-  (void)g2i;
-  TensorId gidx = no_grad(b, "topk", {T, s.moe_topk_group}, DType::i64);
-  TensorId gmask = no_grad(b, "zeros_like_scatter", {T, G}, DType::f32);
-  b.hold(gidx);
-  b.hold(gmask);
-  TensorId smask = no_grad(b, "reshape", {T, E}, DType::f32);
-  b.hold(smask);
-  TensorId inv = no_grad(b, "logical_not", {T, E}, DType::boolean);
-  TensorId masked = no_grad(b, "masked_fill", {T, E}, DType::f32);
-  (void)inv;
-  b.drop(choice);
-  TensorId idx = no_grad(b, "topk_indices", {T, K}, DType::i64);
-  (void)masked;
-  TensorId w = op1(b, "gather", {scores, idx}, {T, K}, DType::f32, {1});
-  if (s.moe_norm_topk_prob) {
-    TensorId den = b.add_scalar(b.reduce_last("sum", w, false));
-    w = b.inplace("div_", w, true, {den});
-  }
-  r.weights = b.scalar_op("mul_scalar", w, false);
-  r.indices = idx;
-  for (TensorId t : {scores, gsum, gidx, gmask, smask}) b.drop(t);
+  b.hold(w);
+  r.weights = b.scalar_op("mul_scalar", w, false);  // * routed_scaling_factor (rebinds topk_weights)
+  b.drop(w);
+  for (TensorId x : locals) b.drop(x);
   return r;
 }
 
@@ -396,7 +439,7 @@ TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaParam
     // until the norm returns (whole-run deepseek_v3 stream: the 1.5 MiB block freed after the norm's product).
     const TensorId qa = b.linear(x, w.q_a, w.q_a_b);
     b.hold(qa);
-    const TensorId qn = rms_norm(b, qa, w.q_a_norm);
+    const TensorId qn = ds_rms_norm(b, qa, w.q_a_norm);
     b.drop(qa);
     qlin = b.linear(qn, w.q_b);
   }
@@ -410,7 +453,7 @@ TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaParam
   const TensorId ckv = b.linear(x, w.kv_a, w.kv_a_b);
   b.hold(ckv);  // compressed_kv
   const auto kparts = b.split(ckv, 2, {B, S, kvr});
-  TensorId latent = b.view(rms_norm(b, kparts[0], w.kv_a_norm), {B, 1, S, kvr});
+  TensorId latent = b.view(ds_rms_norm(b, kparts[0], w.kv_a_norm), {B, 1, S, kvr});
   TensorId k_pe = b.view(kparts[1], {B, 1, S, rd});
   b.hold(latent);
   b.hold(q_pe);
@@ -480,6 +523,15 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
   TensorId h = b.embedding(ids, embed);
   const TensorId inputs_embeds = h;
   TensorId mask = kNoTensor;
+  // position_ids = torch.arange(S) + past_seen_tokens, unsqueezed, when the caller passes none (a plain forward:
+  // training and the harness's prefill; generate() passes its own): the arange is freed once the sum exists, the
+  // sum stays bound until the model's forward returns (whole-run deepseek_v3 stream: two 8 KiB blocks).
+  TensorId position_ids = kNoTensor;
+  if (P == 1) {
+    const TensorId ar = b.generic({"arange", {}, {{{S}, DType::i64}}, {}, {}, {}, {}})[0];
+    position_ids = b.generic({"add", {ar}, {{{1, S}, DType::i64}}, {}, {}, {}, {}})[0];
+    b.hold(position_ids);
+  }
   if (!inf) {
     if (cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
   } else {
@@ -495,13 +547,13 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);
-    TensorId n1 = rms_norm(b, h, d.in_norm);
+    TensorId n1 = ds_rms_norm(b, h, d.in_norm);
     b.hold(n1);
     TensorId attn_weights = kNoTensor;
     TensorId a = mla_attention(b, s, d.attn, rot, n1, mask, attn_weights);
     b.drop(n1);
     TensorId h1 = b.add(h, a);
-    TensorId n2 = rms_norm(b, h1, d.post_norm);
+    TensorId n2 = ds_rms_norm(b, h1, d.post_norm);
     b.hold(n2);
     TensorId m;
     if (!d.moe) {
@@ -510,8 +562,11 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
       const int64_t T = checked_mul(B, S);
       TensorId flat = b.view(n2, {T, H});
       RouterOut r = route(b, s, flat, d.router);
+      b.hold(r.weights);  // topk_weights / topk_indices / `_` (the router logits): bound until the MoE returns
+      b.hold(r.indices);
       TensorId routed = b.view(experts_grouped_mm(b, d.experts, flat, r.weights, r.indices), {B, S, H});
       m = b.add(routed, mlp_forward(b, d.mlp, n2));
+      for (TensorId x : {r.weights, r.indices, r.logits}) b.drop(x);
     }
     b.drop(n2);
     h = b.add(h1, m);
@@ -520,8 +575,8 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
     b.end_layer();
   }
   b.hold(h);
-  TensorId hn = rms_norm(b, h, norm_w);
-  for (TensorId t : {h, inputs_embeds, rot.freqs_cis, rot.cos, rot.sin, mask})
+  TensorId hn = ds_rms_norm(b, h, norm_w);
+  for (TensorId t : {h, inputs_embeds, rot.freqs_cis, rot.cos, rot.sin, mask, position_ids})
     if (t != kNoTensor) b.drop(t);
   if (inf) {
     inference_head(b, hn, head);

@@ -69,11 +69,13 @@ TensorId gpt_oss_norm(GraphBuilder& b, TensorId x, TensorId w) {
   const DType in_dt = b.dtype(x);
   TensorId x32 = b.to(x, DType::f32);
   TensorId var = b.reduce_last("mean", b.pow_scalar(x32), false);
+  b.hold(var);  // `variance` is bound until forward returns (as in DeepseekV3RMSNorm's recorded stream)
   TensorId r = b.unary("rsqrt", b.add_scalar(var), false, true, true);
   TensorId n = b.mul(x32, r);
   b.hold(n);  // `hidden_states` stays bound through the return statement
   TensorId y = b.to(b.mul(w, n), in_dt);
   b.drop(n);
+  b.drop(var);
   return y;
 }
 
@@ -205,6 +207,15 @@ void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s) {
   if (P > 1) b.input({B, S}, DType::i64);
   TensorId h = b.embedding(ids, embed);
   const TensorId inputs_embeds = h;
+  // position_ids = torch.arange(S) + past_seen_tokens, unsqueezed, when the caller passes none (a plain forward:
+  // training and the harness's prefill; generate() passes its own): the arange is freed once the sum exists, the
+  // sum stays bound until the model's forward returns (whole-run deepseek_v3 stream: two 8 KiB blocks).
+  TensorId position_ids = kNoTensor;
+  if (P == 1) {
+    const TensorId ar = b.generic({"arange", {}, {{{S}, DType::i64}}, {}, {}, {}, {}})[0];
+    position_ids = b.generic({"add", {ar}, {{{1, S}, DType::i64}}, {}, {}, {}, {}})[0];
+    b.hold(position_ids);
+  }
   // causal_mask_mapping: the full mask, then the sliding one (both materialised for eager attention).
   TensorId full_mask, sliding_mask = kNoTensor;
   if (!inf) {
@@ -252,7 +263,7 @@ void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s) {
   }
   b.hold(h);
   TensorId hn = gpt_oss_norm(b, h, norm_w);
-  for (TensorId t : {h, inputs_embeds, cos, sin, full_mask, sliding_mask})
+  for (TensorId t : {h, inputs_embeds, cos, sin, full_mask, sliding_mask, position_ids})
     if (t != kNoTensor) b.drop(t);
   if (inf) {
     inference_head(b, hn, head);
