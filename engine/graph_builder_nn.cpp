@@ -76,7 +76,9 @@ TensorId GraphBuilder::linear(TensorId x, TensorId w, TensorId b, bool conv1d) {
   if (!adapted) return y;
   const int64_t in = conv1d ? shape(w)[0] : shape(w)[1];
   const int64_t out = conv1d ? shape(w)[1] : shape(w)[0];
-  return lora::adapt(*this, lora_, x, y, lora::module_of(wname), in, out);
+  const TensorId r = lora::adapt(*this, lora_, x, y, lora::module_of(wname), in, out);
+  if (explicit_release_[static_cast<size_t>(x)] != -2) drop(x);  // lora::adapt: the caller's frame holds x
+  return r;
 }
 
 TensorId GraphBuilder::linear_base(TensorId x, TensorId w, TensorId b, bool conv1d) {

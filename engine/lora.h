@@ -14,6 +14,10 @@
 //    * scaling (nn.Dropout when lora_dropout > 0, else nn.Identity); result.to(torch_result_dtype). Type
 //    promotion makes a bf16 result + an fp32 product an fp32 tensor, cast back at the end. Under autocast the
 //    lora linears cast their input and (cached, trainable leaf) weight to the low dtype like any linear.
+//  - The layer's input stays referenced until Linear.forward returns even though forward rebinds `x`: the
+//    caller's frame holds the argument (`self.o_proj(attn_output)`, `self.down_proj(act * up)`), so a frozen
+//    base whose input nothing saves still keeps it through the adapter path (whole-run Mistral-shape stream
+//    under checkpointing: the 112 MiB down_proj input is freed after the lora sum, in forward and recompute).
 //  - target_modules: a module key matches a name when key == name or key ends with "." + name
 //    (tuners_utils.py check_target_module_exists); "all-linear" (_maybe_include_all_linear_layers): every
 //    nn.Linear / Conv1D except the model's output embedding (lm_head, or the tied embedding used as the head).
