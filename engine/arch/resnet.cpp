@@ -52,6 +52,11 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
   }
   int64_t in_ch = 64;
   const int64_t expansion = s.bottleneck ? 4 : 1;
+  // Parameters in the order the modules construct them on the device: ResNet._make_layer builds a stage's
+  // downsample before its first block, each BatchNorm2d its buffers right after its weight and bias
+  // (wide_resnet50_2 recording: the 2 MiB downsample weight before the block's convs). The plain ResNets keep the
+  // order their measured cases were matched with (validate output unchanged); ResNeXt / Wide ResNet use this one.
+  const bool construction_order = s.groups != 1 || s.width_per_group != 64;
   for (size_t stage = 0; stage < s.blocks_per_stage.size(); ++stage) {
     const int64_t planes = 64 << stage;
     const int64_t width = static_cast<int64_t>(static_cast<double>(planes) * (static_cast<double>(s.width_per_group) / 64.0)) * s.groups;
@@ -62,11 +67,27 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
       b.begin_layer(p.substr(0, p.size() - 1), false);
       TensorId identity = h;
       TensorId o;
+      const bool has_ds = blk == 0 && (stride != 1 || in_ch != out_ch);
+      ConvBn ds{};
+      if (construction_order && has_ds) {
+        ds = make_conv_bn(b, p + "downsample.0", p + "downsample.1", out_ch, in_ch, 1);
+        add_bn_buffers(b, p + "downsample.1", out_ch);
+      }
       if (s.bottleneck) {
-        ConvBn c1 = make_conv_bn(b, p + "conv1", p + "bn1", width, in_ch, 1);
-        ConvBn c2 = make_conv_bn(b, p + "conv2", p + "bn2", width, width / s.groups, 3);
-        ConvBn c3 = make_conv_bn(b, p + "conv3", p + "bn3", out_ch, width, 1);
-        for (const char* bn : {"bn1", "bn2", "bn3"}) add_bn_buffers(b, p + bn, bn[2] == '3' ? out_ch : width);
+        ConvBn c1{}, c2{}, c3{};
+        if (construction_order) {
+          c1 = make_conv_bn(b, p + "conv1", p + "bn1", width, in_ch, 1);
+          add_bn_buffers(b, p + "bn1", width);
+          c2 = make_conv_bn(b, p + "conv2", p + "bn2", width, width / s.groups, 3);
+          add_bn_buffers(b, p + "bn2", width);
+          c3 = make_conv_bn(b, p + "conv3", p + "bn3", out_ch, width, 1);
+          add_bn_buffers(b, p + "bn3", out_ch);
+        } else {
+          c1 = make_conv_bn(b, p + "conv1", p + "bn1", width, in_ch, 1);
+          c2 = make_conv_bn(b, p + "conv2", p + "bn2", width, width / s.groups, 3);
+          c3 = make_conv_bn(b, p + "conv3", p + "bn3", out_ch, width, 1);
+          for (const char* bn : {"bn1", "bn2", "bn3"}) add_bn_buffers(b, p + bn, bn[2] == '3' ? out_ch : width);
+        }
         o = b.inplace("relu_", conv_bn(b, c1, h, width, 1, 1, 0), true);
         o = b.inplace("relu_", s.groups == 1 ? conv_bn(b, c2, o, width, 3, stride, 1)
                                              : grouped_conv_bn(b, c2, o, stride, s.groups), true);
@@ -79,9 +100,11 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
         o = b.inplace("relu_", conv_bn(b, c1, h, width, 3, stride, 1), true);
         o = conv_bn(b, c2, o, width, 3, 1, 1);
       }
-      if (blk == 0 && (stride != 1 || in_ch != out_ch)) {
-        ConvBn ds = make_conv_bn(b, p + "downsample.0", p + "downsample.1", out_ch, in_ch, 1);
-        add_bn_buffers(b, p + "downsample.1", out_ch);
+      if (has_ds) {
+        if (!construction_order) {
+          ds = make_conv_bn(b, p + "downsample.0", p + "downsample.1", out_ch, in_ch, 1);
+          add_bn_buffers(b, p + "downsample.1", out_ch);
+        }
         identity = conv_bn(b, ds, h, out_ch, 1, stride, 0);
       }
       o = b.inplace("add_", o, false, {identity});

@@ -38,6 +38,8 @@ void build_vgg(GraphBuilder& b, const VisionSpec& s) {
   for (const Layer& l : layers) {
     if (l.pool) {
       const Shape hs = b.shape(h);
+      if (hs[2] < 2 || hs[3] < 2)  // torch: max_pool2d's output size would be 0
+        throw InputError("image_size", std::to_string(b.config().image_size), "too small for vgg's five 2x2 max pools");
       h = b.max_pool2d(h, {hs[0], hs[1], conv_out(hs[2], 2, 2, 0), conv_out(hs[3], 2, 2, 0)});
       continue;
     }
