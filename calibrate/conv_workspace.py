@@ -16,8 +16,10 @@ dilation; those rows carry two more columns (groups, dilation). Depthwise convs 
 kernels (no cuDNN workspace; measured rows of 0 confirm it); channels-last convs (ConvNeXt after its stem) are
 measured in the default contiguous layout.
 
-Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families]
-       (anywhere)     python3 calibrate/conv_workspace.py --table IN.json OUT.tsv
+Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families] [--models=a,b,...]
+       (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
+--models= measures only those models' convs (to split a long run); --table merges several runs (a shape measured
+twice keeps the first run's row).
 The table is what the engine embeds (data/calibration/h200-cudnn-conv-workspace.tsv); IN.json is kept gzipped
 next to it as the raw evidence (every allocation of every pass).
 """
@@ -39,7 +41,7 @@ FAMILY_MODELS = ["convnext_tiny", "convnext_small", "convnext_base", "convnext_l
 FAMILY_BATCHES = [1, 8, 16, 32, 64, 128]
 
 
-def conv_signatures(image_sizes, family_sizes=(224,), families=True):
+def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None):
     """Unique (C, K, kernel, stride, pad, H, W, groups, dilation) of every Conv2d in the models at each image size
     (batch 1), mapped to the models using it."""
     import torch
@@ -51,6 +53,8 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True):
               "vit_b_32": torchvision.models.vit_b_32, "vit_l_16": torchvision.models.vit_l_16}
     if families:
         makers.update({n: getattr(torchvision.models, n) for n in FAMILY_MODELS})
+    if only:
+        makers = {n: getattr(torchvision.models, n) for n in only}
     for name, make in makers.items():
         for R in (family_sizes if name in FAMILY_MODELS else image_sizes):
             if name.startswith("vit") and R != 224:
@@ -135,9 +139,19 @@ def write_table(in_path, out_path):
     """One line per (shape, n, dtype): the workspace bytes of forward, dgrad (-1: not measured, the input needs no
     gradient) and wgrad; a pass with several workspaces (none seen on the H200) would be summed."""
     import gzip
-    opener = gzip.open if in_path.endswith(".gz") else open
-    with opener(in_path, "rt") as f:
-        d = json.load(f)
+    d, seen = None, set()
+    for path in in_path.split(","):
+        opener = gzip.open if path.endswith(".gz") else open
+        with opener(path, "rt") as f:
+            run = json.load(f)
+        if d is None:
+            d = {"environment": run["environment"], "rows": []}
+        for r in run["rows"]:
+            key = (r["c"], r["k"], r["kernel"], r["stride"], r["pad"], r["h"], r["w"], r.get("groups", 1),
+                   r.get("dilation", 1), r["dtype"], r["n"])
+            if key not in seen:
+                seen.add(key)
+                d["rows"].append(r)
     env = d["environment"]
     lines = ["# memplan-conv-workspace/1: bytes cuDNN's heuristic engine asks the caching allocator for, per "
              "convolution pass (calibrate/conv_workspace.py)",
@@ -165,7 +179,8 @@ def main():
     image_sizes = [224] if quick else [160, 224, 288]
     batches = [8, 64] if quick else [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256]
     dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-    sigs = conv_signatures(image_sizes, families="--no-families" not in sys.argv)
+    only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--models=")), None)
+    sigs = conv_signatures(image_sizes, families="--no-families" not in sys.argv, only=only)
     t0 = time.time()
     rows = []
     for sig in sorted(sigs):
