@@ -10,6 +10,8 @@
 //   then rope and the attention from the cache update on (llama_parts.h attention_core, the same statements).
 #include "engine/arch/qwen_parts.h"
 
+#include <algorithm>
+
 #include "engine/errors.h"
 
 namespace memplan {
@@ -36,6 +38,21 @@ TensorId qwen3_rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input
   b.drop(var);
   if (held_input) b.drop(x);
   return y;
+}
+
+// The SDPA sliding-window bool mask as masking_utils.sdpa_mask evaluates sliding_window_causal_mask_function =
+// and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors (model-independent code):
+// ones(()) & (kv > q - window), then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside
+// generate() the padding mask adds & a [B, 1, 1, kv] gather, giving [B, 1, q, kv]. The gemma engineer matched this
+// on whole-run gemma3 streams (gemma_parts.cpp sliding_sdpa_mask, file-local there, hence this mirror).
+TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
+  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
+    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
+  };
+  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
+  return r;
 }
 
 struct Qwen3Layer {
@@ -153,13 +170,19 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
       if (want_full) mask = eager_mask(b, 1, S, S, b.dtype(h));
       if (any_sliding) sliding_mask = eager_mask(b, 1, S, S, b.dtype(h));
     } else if (any_sliding && S >= s.sliding_window) {
-      // sdpa_mask materialises a [1, 1, S, S] bool mask (with a temporary of its size) once the window is
-      // shorter than the sequence (_ignore_causal_mask_sdpa), as in build_llama.
-      sliding_mask = b.generic({"sdpa_mask", {}, {{{1, 1, S, S}, DType::boolean}}, {}, {}, {S * S}, {}})[0];
+      // _ignore_causal_mask_sdpa skips the mask only while the window covers the sequence.
+      sliding_mask = sliding_sdpa_mask(b, 1, S, S);
     }
   } else {
     if (want_full) mask = inference_mask(b, 0, b.dtype(h));
-    if (any_sliding) sliding_mask = inference_mask(b, s.sliding_window, b.dtype(h));
+    if (any_sliding) {
+      // As inference_mask (common.cpp) decides, with the SDPA mask built as sdpa_mask evaluates it.
+      const auto& p = b.pass();
+      const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
+      const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
+      if (cfg.attn == AttnImpl::eager) sliding_mask = inference_mask(b, w, b.dtype(h));
+      else if (!skip) sliding_mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
+    }
   }
   for (TensorId m : {mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives until the model's forward returns
