@@ -84,6 +84,12 @@ class ConfigReader {
     return v->get<std::string>();
   }
 
+  // Present with any value other than null.
+  bool present(const char* key) const {
+    auto it = cfg_.find(key);
+    return it != cfg_.end() && !it->is_null();
+  }
+
   // Present with value null: Python None, which differs from an absent key where the default is not None.
   bool explicit_null(const char* key) const {
     auto it = cfg_.find(key);
