@@ -47,6 +47,7 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
   Op& op = emit("embedding", {ids, weight});
   op.outs = {y};
   finish_outs(op);
+  const bool input_grad_hook = lora::input_requires_grad(lora_, cfg_, weight) && !info(y).requires_grad;
   op.saved = {ids};  // embedding_backward needs the indices only
   if (op.has_backward) {
     add_grads(op, {weight});  // embedding_dense_backward: a dense [V, H] gradient
@@ -60,6 +61,11 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
       op.bwd_temp_bytes = {checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8),
                            checked_mul(partials, 8), checked_mul(checked_mul(partials, shape(weight)[1]), 4)};
     }
+  }
+  if (input_grad_hook) {  // engine/lora.h input_requires_grad: a leaf its AccumulateGrad node keeps until backward
+    g_.tensors[static_cast<size_t>(y)].requires_grad = true;
+    op.has_backward = true;
+    op.saved.push_back(y);
   }
   return y;
 }

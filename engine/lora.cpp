@@ -80,6 +80,12 @@ bool quantizable(Tracker& t, std::string_view weight_name, TensorId weight) {
   return !is_head(t, module_of(weight_name), weight);
 }
 
+bool input_requires_grad(Tracker& t, const RunConfig& cfg, TensorId weight) {
+  if (cfg.mode != Mode::training || (!cfg.grad_checkpointing && cfg.checkpoint_layers.empty())) return false;
+  if (t.input_embedding == kNoTensor) t.input_embedding = weight;
+  return t.input_embedding == weight;
+}
+
 TensorId adapt(GraphBuilder& b, Tracker& t, TensorId x, TensorId base_out, std::string_view module, int64_t in,
                int64_t out) {
   const LoraConfig& c = b.config().lora;

@@ -57,7 +57,17 @@ struct Tracker {
   std::vector<TensorId> embedding_weights;
   int64_t adapted_linears = 0;
   std::vector<TensorId> quantized;  // weights already given their bitsandbytes storage
+  TensorId input_embedding = kNoTensor;  // the first embedding's weight: get_input_embeddings()
 };
+
+// transformers' gradient_checkpointing_enable (modeling_utils.py, main_input_name "input_ids") and peft's
+// _prepare_model_for_gradient_checkpointing call enable_input_require_grads(): a forward hook on
+// get_input_embeddings() runs output.requires_grad_(True), so with a frozen embedding (LoRA, frozen embeddings)
+// its output becomes a grad-requiring leaf and backward runs down to it (whole-run GPT-2 LoRA stream under
+// checkpointing: the embedding dropout saves its mask, ln_1 / dropout backward of layer 0 run). The leaf is
+// referenced by its AccumulateGrad node, so it outlives the model's locals until backward ends. The hook fires
+// on every call of that module (T5's shared embedding in encoder and decoder).
+bool input_requires_grad(Tracker& t, const RunConfig& cfg, TensorId embedding_weight);
 
 // Whether the linear whose weight is `weight` (named `weight_name`) gets an adapter.
 bool targets(const LoraConfig& c, Tracker& t, std::string_view weight_name, TensorId weight);
