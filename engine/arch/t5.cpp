@@ -19,7 +19,8 @@
 //   an fp32 copy that the wo linear autocasts back to the low dtype).
 //   fp16 weights: T5Block clamps hidden_states after every sub-layer (isinf().any(), where, clamp).
 // Layer indices (grad_checkpointing_layers, frozen_layers): encoder blocks 0..N-1, decoder blocks N..N+M-1.
-// Inference (generate with an EncoderDecoderCache) is not modelled yet: refused.
+// Inference: the encoder and the first decoder step, then one decoder step per generated token with an
+// EncoderDecoderCache (build_t5_inference).
 #include <cmath>
 #include <string>
 
@@ -161,8 +162,8 @@ TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, 
 // cast back to the input dtype (the latter discarded by F.scaled_dot_product_attention).
 // Returns the output [B, H, q, D]; for the fused kernels its memory is [B, q, H, D] (the transpose(1, 2)
 // .contiguous() that follows is free), for math the caller's contiguous() copies.
-TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, double dropout_p,
-                     bool& out_contiguous_heads) {
+TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_permuted,
+                     double dropout_p, bool& out_contiguous_heads) {
   bias = b.autocast_low(bias);
   v = b.autocast_low(v);
   k = b.autocast_low(k);
@@ -172,6 +173,22 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   const DType dt = b.dtype(q);
   const int64_t bhl = checked_mul(checked_mul(B, H), L);
   const int64_t q_f32 = checked_mul(checked_mul(bhl, D), 4);
+  if (!b.training()) {
+    // Inference: nothing requires grad, so the fused kernels take the float mask and keep no row sums (as
+    // GraphBuilder::sdpa / sdpa_masked_inference do); cuDNN for 16-bit with its philox seed / offset and 256 B
+    // workspace, memory-efficient for fp32, whose preprocess_mask pads a mask that is not 8-aligned in every
+    // dim but the last (pad_bias: a [1, H, q, k + 8 - k % 8] copy alive for the call; the permuted relative
+    // bias always is, the contiguous zero bias when k % 8 != 0). Not yet checked against an inference stream.
+    out_contiguous_heads = false;
+    if (low_precision(dt)) {
+      return b.generic({"sdpa_cudnn", {q, k, v, bias}, {{{1}, DType::i64}, {{1}, DType::i64}, {{B, H, L, D}, dt}},
+                        {}, {}, {256}, {}})[2];
+    }
+    std::vector<int64_t> temps;
+    if (bias_permuted || Lk % 8 != 0)
+      temps.push_back(checked_mul(checked_mul(checked_mul(H, L), Lk + 8 - Lk % 8), dtype_bytes(b.dtype(bias))));
+    return b.generic({"sdpa_efficient", {q, k, v, bias}, {{{B, H, L, D}, dt}}, {}, {}, temps, {}})[0];
+  }
   if (b.info(bias).requires_grad) {
     out_contiguous_heads = true;
     const bool up = low_precision(dt);
@@ -327,7 +344,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       m = op1(b, "where", {cond, bias}, {1, nh, Lq, Lk}, b.dtype(bias), {0});
     }
     bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, k, v, m, s.attn_dropout, heads_contiguous);
+    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous);
     if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
   } else {
     // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
@@ -347,9 +364,48 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   return res;
 }
 
+// One stack's parameters in registration order (T5Stack.__init__: block i's layer.0 SelfAttention q, k, v, o,
+// the first block's relative_attention_bias, layer.0 layer_norm, the decoder's layer.1 EncDecAttention and
+// layer_norm, the FF sub-layer; final_layer_norm after the blocks).
+struct BlockParams {
+  AttnParams sa{}, ca{};
+  TensorId table = kNoTensor, sa_norm = kNoTensor, ca_norm = kNoTensor;
+  FfParams ff;
+};
+struct StackParams {
+  std::vector<BlockParams> blocks;
+  TensorId final_norm = kNoTensor;
+};
+
+StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
+  const auto& cfg = b.config();
+  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
+  const std::string prefix = decoder ? "decoder." : "encoder.";
+  StackParams sp;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string p = prefix + "block." + std::to_string(i) + ".";
+    const bool train = !layer_frozen(cfg, base + i);
+    BlockParams w;
+    w.sa = attn_params(b, s, p + "layer.0.SelfAttention.", train);
+    if (i == 0)
+      w.table = b.param(p + "layer.0.SelfAttention.relative_attention_bias.weight",
+                        {s.relative_attention_num_buckets, s.num_heads}, train);
+    w.sa_norm = b.param(p + "layer.0.layer_norm.weight", {s.hidden_size}, train);
+    if (decoder) {
+      w.ca = attn_params(b, s, p + "layer.1.EncDecAttention.", train);
+      w.ca_norm = b.param(p + "layer.1.layer_norm.weight", {s.hidden_size}, train);
+    }
+    w.ff = ff_params(b, s, p + "layer." + std::to_string(decoder ? 2 : 1) + ".", train);
+    sp.blocks.push_back(w);
+  }
+  sp.final_norm = b.param(prefix + "final_layer_norm.weight", {s.hidden_size}, true);
+  return sp;
+}
+
 // One T5Stack over `ids` ([B, L] token ids). Decoder: `enc` is the encoder output. Returns the stack's
 // output after final_layer_norm and dropout.
-TensorId stack(GraphBuilder& b, const TransformerSpec& s, TensorId shared, TensorId ids, TensorId enc, bool decoder) {
+TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids,
+               TensorId enc, bool decoder) {
   const auto& cfg = b.config();
   const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
   const std::string prefix = decoder ? "decoder." : "encoder.";
@@ -366,22 +422,14 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, TensorId shared, Tenso
   TensorId h = b.dropout(embeds, s.embd_dropout);
   StackBias biases;
   for (int64_t i = 0; i < n; ++i) {
-    const std::string p = prefix + "block." + std::to_string(i) + ".";
-    const bool train = !layer_frozen(cfg, base + i);
-    const AttnParams sa = attn_params(b, s, p + "layer.0.SelfAttention.", train);
-    const TensorId table = i == 0 ? b.param(p + "layer.0.SelfAttention.relative_attention_bias.weight",
-                                            {s.relative_attention_num_buckets, s.num_heads}, train)
-                                  : kNoTensor;
-    const TensorId sa_norm = b.param(p + "layer.0.layer_norm.weight", {s.hidden_size}, train);
-    AttnParams ca{};
-    TensorId ca_norm = kNoTensor;
-    if (decoder) {
-      ca = attn_params(b, s, p + "layer.1.EncDecAttention.", train);
-      ca_norm = b.param(p + "layer.1.layer_norm.weight", {s.hidden_size}, train);
-    }
-    const FfParams ff = ff_params(b, s, p + "layer." + std::to_string(decoder ? 2 : 1) + ".", train);
+    const BlockParams& bp = sp.blocks[static_cast<size_t>(i)];
+    const AttnParams& sa = bp.sa;
+    const TensorId table = bp.table, sa_norm = bp.sa_norm;
+    const AttnParams& ca = bp.ca;
+    const TensorId ca_norm = bp.ca_norm;
+    const FfParams& ff = bp.ff;
 
-    b.begin_layer(prefix + "block." + std::to_string(i), layer_checkpointed(cfg, base + i));
+  b.begin_layer(prefix + "block." + std::to_string(i), layer_checkpointed(cfg, base + i));
     const TensorId layer_in = h;
     b.hold(layer_in);  // the stack's loop variable holds the block input until the block returns
     TensorId w1 = kNoTensor, w2 = kNoTensor;
@@ -404,8 +452,7 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, TensorId shared, Tenso
     b.drop(layer_in);
     b.end_layer();
   }
-  const TensorId final_norm = b.param(prefix + "final_layer_norm.weight", {s.hidden_size}, true);
-  h = b.dropout(t5_norm(b, h, final_norm), s.resid_dropout);
+  h = b.dropout(t5_norm(b, h, sp.final_norm), s.resid_dropout);
   for (TensorId t : {biases.bias, biases.cross_bias})
     if (t != kNoTensor) b.drop(t);
   if (mask != kNoTensor) b.drop(mask);
@@ -414,11 +461,165 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, TensorId shared, Tenso
   return h;
 }
 
+// ---- inference (generate with an EncoderDecoderCache)
+
+// The cache's dtype: the k / v projections' outputs (the autocast dtype under amp).
+DType cache_dtype(const GraphBuilder& b) { return b.autocast() ? b.low_dtype() : b.param_dtype(); }
+
+// DynamicLayer.update (cache_utils.py): cat([cached, new], dim=-2), a fresh tensor every step (the first
+// step's cat of an empty tensor copies too), with the decoder's own past length (the pass's past_len counts
+// the encoder's tokens, see build_t5); as common.cpp kv_update without a window.
+TensorId cache_cat(GraphBuilder& b, TensorId x, int64_t past) {
+  TensorId full;
+  if (past == 0) {
+    full = b.cat("kv_cat", {x}, 2, b.dtype(x));
+  } else {
+    Shape old = b.shape(x);
+    old[2] = past;
+    full = b.cat("kv_cat", {b.kv_cache_in(old, b.dtype(x)), x}, 2);
+  }
+  b.kv_cache_out(full);
+  return full;
+}
+
+// T5Attention.forward for one decoder position (q = 1) with an EncoderDecoderCache. Self-attention: k / v of
+// the new position appended to self_attention_cache; the first block computes the bias for (1, past + 1)
+// with past_seen_tokens = past. Cross-attention: the first step projects the encoder output and stores k / v
+// in cross_attention_cache (is_updated), later steps read them back; the zero bias [1, H, 1, S]. SDPA gets
+// the bias as its mask as it is (is_causal is False for one query, no attention_mask: create_causal_mask and
+// create_bidirectional_mask skip it for sdpa); eager adds the decoder's causal float mask `mask`.
+TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                        TensorId enc, int64_t past, TensorId table, TensorId mask, TensorId& bias) {
+  const auto& cfg = b.config();
+  const int64_t B = b.shape(h)[0], Lq = b.shape(h)[1], nh = s.num_heads, hd = s.head_dim;
+  const bool cross = enc != kNoTensor;
+  TensorId x = t5_norm(b, h, norm_w);
+  b.hold(x);
+  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
+  b.hold(q);
+  TensorId kc, vc;
+  const int64_t S = cross ? b.shape(enc)[1] : 0;
+  if (!cross) {
+    TensorId k = b.view(b.linear(x, w.k), {B, nh, Lq, hd});
+    TensorId v = b.view(b.linear(x, w.v), {B, nh, Lq, hd});
+    kc = cache_cat(b, k, past);
+    vc = cache_cat(b, v, past);
+  } else if (past == 0) {
+    TensorId k = b.view(b.linear(enc, w.k), {B, nh, S, hd});
+    TensorId v = b.view(b.linear(enc, w.v), {B, nh, S, hd});
+    kc = cache_cat(b, k, 0);
+    vc = cache_cat(b, v, 0);
+  } else {
+    for (TensorId* t : {&kc, &vc}) {
+      *t = b.kv_cache_in({B, nh, S, hd}, cache_dtype(b));
+      b.kv_cache_out(*t);
+    }
+  }
+  const int64_t Lk = b.shape(kc)[2];
+  if (bias == kNoTensor) {
+    if (table != kNoTensor) {
+      // context_position = arange(q)[:, None] + past_seen_tokens: one more [q, 1] int64 temporary
+      bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/false);
+    } else {
+      bias = op1(b, "zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
+    }
+  }
+  TensorId ctx;
+  if (cfg.attn == AttnImpl::sdpa) {
+    bool heads_contiguous = false;
+    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous);
+  } else {
+    // one query: the head-split q merges into [B * H, 1, D] and the cached k / v are contiguous, so matmul
+    // copies nothing; the [B, H, 1, D] context is already contiguous after transpose(1, 2)
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, kc, {B, nh, Lq, Lk}), false);
+    scores = b.add(scores, bias);
+    if (mask != kNoTensor && !cross) scores = b.add(scores, mask);
+    TensorId probs = b.softmax_last(scores);
+    ctx = b.matmul(probs, vc, {B, nh, Lq, hd});
+  }
+  TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
+  b.drop(q);
+  TensorId res = b.add(h, out);
+  b.drop(x);
+  return res;
+}
+
+// The decoder T5Stack for one generate step over `ids` [B, 1] with `past` cached positions.
+TensorId decoder_step(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids,
+                      TensorId enc, int64_t past) {
+  const TensorId embeds = b.embedding(ids, shared);
+  b.hold(embeds);
+  // create_causal_mask: eager materialises [B, 1, 1, past + 1] (sdpa skips it for one query)
+  TensorId mask = kNoTensor;
+  if (b.config().attn == AttnImpl::eager) {
+    mask = eager_mask(b, 1, b.shape(ids)[1], past + b.shape(ids)[1], b.dtype(embeds));
+    b.hold(mask);
+  }
+  TensorId h = embeds;
+  StackBias biases;
+  for (size_t i = 0; i < sp.blocks.size(); ++i) {
+    const BlockParams& bp = sp.blocks[i];
+    b.begin_layer("decoder.block." + std::to_string(i), false);
+    const TensorId layer_in = h;
+    b.hold(layer_in);
+    const TensorId before = biases.bias, before_cross = biases.cross_bias;
+    h = step_attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, past, bp.table, mask, biases.bias);
+    if (before == kNoTensor) b.hold(biases.bias);
+    h = fp16_clamp(b, h);
+    h = step_attention(b, s, bp.ca, bp.ca_norm, h, enc, past, kNoTensor, kNoTensor, biases.cross_bias);
+    if (before_cross == kNoTensor) b.hold(biases.cross_bias);
+    h = fp16_clamp(b, h);
+    h = feed_forward(b, s, bp.ff, h);
+    h = fp16_clamp(b, h);
+    b.drop(layer_in);
+    b.end_layer();
+  }
+  h = t5_norm(b, h, sp.final_norm);
+  for (TensorId t : {biases.bias, biases.cross_bias, mask, embeds})
+    if (t != kNoTensor) b.drop(t);
+  return h;
+}
+
+// One inference pass (engine/inference_replay.cpp): past_len 0 runs the encoder over the seq_len ids and the
+// first decoder step ([B, 1] decoder_start_token_id ids); a decode pass with past_len P is decoder step
+// P - seq_len + 1 over the cached encoder output. Inside generate() the encoder output lives in model_kwargs
+// for every step, so it is carried from pass to pass as the first cache slot (a plain forward drops it with
+// its output). Cache slots per decoder block: self k, self v, cross k, cross v (EncoderDecoderCache).
+void build_t5_inference(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const auto& p = b.pass();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
+  const int64_t past = p.past_len == 0 ? 0 : p.past_len - S + 1;
+  if (past < 0) throw InputError("inference.past_len", std::to_string(p.past_len), "is shorter than the t5 prompt");
+  hf_construction_scalar(b);
+  const TensorId shared = b.param("shared.weight", {V, d}, false);
+  const StackParams enc_params = stack_params(b, s, false);
+  const StackParams dec_params = stack_params(b, s, true);
+  TensorId enc;
+  if (p.past_len == 0) {
+    TensorId ids = b.input({B, S}, DType::i64);
+    enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
+  } else {
+    enc = b.kv_cache_in({B, S, d}, b.param_dtype());
+  }
+  if (p.from_generate) b.kv_cache_out(enc);
+  b.hold(enc);
+  TensorId dec_ids = b.input({B, 1}, DType::i64);
+  TensorId h = decoder_step(b, s, dec_params, shared, dec_ids, enc, past);
+  if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);
+  for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
+  inference_head(b, h, shared);
+  b.drop(enc);
+  b.exit_autocast();
+}
+
 }  // namespace
 
 void build_t5(GraphBuilder& b, const TransformerSpec& s) {
-  if (!b.training())
-    throw InputError("mode", "inference", "t5 inference (generate with an EncoderDecoderCache) is not modelled yet");
+  if (!b.training()) {
+    build_t5_inference(b, s);
+    return;
+  }
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, T = cfg.target_len > 0 ? cfg.target_len : cfg.seq_len,
                 V = s.vocab_size, d = s.hidden_size;
@@ -426,7 +627,8 @@ void build_t5(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId shared = b.param("shared.weight", {V, d}, !cfg.freeze_embeddings);
   TensorId ids = b.input({B, S}, DType::i64);
   TensorId labels = b.input({B, T}, DType::i64);
-  const TensorId enc = stack(b, s, shared, ids, kNoTensor, false);
+  const StackParams enc_params = stack_params(b, s, false);
+  const TensorId enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
   b.hold(enc);  // encoder_outputs: bound until T5ForConditionalGeneration.forward returns
   // _shift_right(labels): new_zeros [B, T], labels[..., :-1].clone() copied in, masked_fill_(== -100, pad).
   TensorId dec_ids = op1(b, "new_zeros", {}, {B, T}, DType::i64);
@@ -434,7 +636,8 @@ void build_t5(GraphBuilder& b, const TransformerSpec& s) {
   TensorId eq = op1(b, "eq", {dec_ids, shifted}, {B, T}, DType::boolean);
   dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
   b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
-  TensorId h = stack(b, s, shared, dec_ids, enc, true);
+  const StackParams dec_params = stack_params(b, s, true);
+  TensorId h = stack(b, s, dec_params, shared, dec_ids, enc, true);
   if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);  // sequence_output * d_model**-0.5
   b.hold(h);  // sequence_output: bound until forward returns
   // lm_head: its own weight exists from construction until tie_weights() (as do both stacks' embed_tokens).
