@@ -11,6 +11,7 @@
 // every position and lm_head over the last logits_to_keep positions only.
 #include "engine/arch/builders.h"
 
+#include "engine/arch/deepseek_parts.h"
 #include "engine/arch/llama_parts.h"
 #include "engine/checked.h"
 
@@ -226,6 +227,18 @@ TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnPara
   TensorId probs = b.softmax_last(b.to(logits, DType::f32));
   auto top = b.generic({"topk", {probs}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
   TensorId weights = b.binary("div", top[0], b.reduce_last("sum", top[0], false), true, true);  // fp32
+  if (!b.training() && b.pass().from_generate && b.pass().past_len > 0) {
+    // generate()'s decode steps run batched_mm_experts_forward (GenerationMixin._optimize_model_for_decode swaps
+    // grouped_mm for batched_mm on CUDA after the prefill): per-row copies of the routed experts' weights
+    // (deepseek_parts.cpp experts_batched_mm, reached through experts_grouped_mm's decode dispatch).
+    ExpertsParams e;
+    e.experts = E;
+    e.top_k = K;
+    e.inter = I;
+    e.gate_up = gate_up;
+    e.down = down;
+    return b.view(experts_grouped_mm(b, e, flat, weights, top[1]), {B, Sq, H});
+  }
   // Routing bookkeeping (int64 / int32 vectors of R or E entries).
   auto sorted = b.generic({"sort", {top[1]}, {{{R}, DType::i64}, {{R}, DType::i64}}, {}, {}, {}, {}});
   TensorId perm = sorted[1];

@@ -41,7 +41,8 @@ struct FfnParams {
   TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor, gate_b = kNoTensor, up_b = kNoTensor,
            down_b = kNoTensor;
 };
-// MixtralSparseMoeBlock with transformers 5.17's default experts implementation grouped_mm (llama.cpp).
+// MixtralSparseMoeBlock with transformers 5.17's default experts implementation grouped_mm (llama.cpp); generate()'s
+// decode steps run batched_mm instead (deepseek_parts.h experts_grouped_mm dispatches to it).
 TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x);
 
 }  // namespace memplan

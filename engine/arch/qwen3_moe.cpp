@@ -11,6 +11,8 @@
 // data/validation/NOTES.md give the mechanisms and the whole-run stream they were matched on).
 #include "engine/arch/qwen_parts.h"
 
+#include "engine/arch/deepseek_parts.h"
+
 #include "engine/checked.h"
 #include "engine/errors.h"
 
@@ -51,6 +53,20 @@ TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnPar
   const TensorId selected_experts = top[1];
   b.hold(weights);
   b.hold(selected_experts);
+  if (!b.training() && b.pass().from_generate && b.pass().past_len > 0) {
+    // generate()'s decode steps run batched_mm_experts_forward (GenerationMixin._optimize_model_for_decode swaps
+    // grouped_mm for batched_mm on CUDA after the prefill): per-row copies of the routed experts' weights,
+    // deepseek_parts.cpp experts_batched_mm (reached through experts_grouped_mm's decode dispatch).
+    ExpertsParams e;
+    e.experts = E;
+    e.top_k = K;
+    e.inter = I;
+    e.gate_up = gate_up;
+    e.down = down;
+    TensorId result = b.view(experts_grouped_mm(b, e, flat, weights, selected_experts), {B, Sq, H});
+    for (TensorId t : {logits, weights, selected_experts}) b.drop(t);
+    return result;
+  }
   // grouped_mm_experts_forward, as in moe_grouped_mm.
   auto sorted = b.generic({"sort", {top[1]}, {{{R}, DType::i64}, {{R}, DType::i64}}, {}, {}, {}, {}});
   TensorId perm = sorted[1];
