@@ -1,4 +1,5 @@
 #include "cli/report.h"
+#include "cli/report_lora.h"
 
 #include <cmath>
 #include <cstdio>
@@ -40,6 +41,8 @@ int64_t device_total(const Estimate& e, const DeviceBudget& d) {
 }
 }  // namespace
 
+bool fits_on(const Estimate& e, const DeviceBudget& d) { return e.fits() && d.capacity_bytes >= device_total(e, d); }
+
 std::string verdict_line(const Estimate& e, const DeviceBudget& d) {
   std::ostringstream o;
   if (d.capacity_bytes <= 0) {
@@ -49,7 +52,7 @@ std::string verdict_line(const Estimate& e, const DeviceBudget& d) {
   }
   const int64_t total = device_total(e, d);
   const int64_t margin = d.capacity_bytes - total;
-  const bool fits = e.fits() && margin >= 0;
+  const bool fits = fits_on(e, d);
   o << (fits ? "FITS" : "DOES NOT FIT") << " on " << d.gpu_name << ": needs " << mib(total) << " MiB of "
     << mib(d.capacity_bytes) << " MiB (" << (margin >= 0 ? "margin " : "short by ") << mib(margin >= 0 ? margin : -margin)
     << " MiB)";
@@ -89,6 +92,7 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
   rows["allocator_slack"] = 0;  // reserved - allocated is reported at the reserved peak below
   j["ledger_at_peak_bytes"] = rows;
   j["ledger_total_bytes"] = p.ledger.total();
+  if (c.lora.enabled() || c.quant.enabled()) j["ledger_weights_by_part_bytes"] = peft_ledger_json(m, c, p.ledger);
   j["allocator"] = {{"peak_reserved_bytes", e.allocator.peak_reserved_bytes},
                     {"allocated_at_peak_reserved_bytes", e.allocator.allocated_at_peak_reserved_bytes},
                     {"fragmentation_bytes", e.allocator.reserved_at_peak_reserved_bytes - e.allocator.allocated_at_peak_reserved_bytes},
@@ -107,7 +111,7 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
     j["gpu"] = d.gpu_name;
     j["capacity_bytes"] = d.capacity_bytes;
     j["margin_bytes"] = d.capacity_bytes - device_total(e, d);
-    j["fits"] = e.fits() && d.capacity_bytes >= device_total(e, d);
+    j["fits"] = fits_on(e, d);
   }
   return j;
 }
@@ -131,6 +135,7 @@ std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimat
                   mib(p.ledger.bytes[r]).c_str(), 100.0 * static_cast<double>(p.ledger.bytes[r]) / static_cast<double>(p.bytes));
     o << line;
   }
+  o << peft_ledger_lines(m, c, p.ledger);  // LoRA / QLoRA: the weights row by part (cli/report_lora.h)
   std::snprintf(line, sizeof line, "  %-20s %12s MiB  (live tensors)\n", "= peak allocated", mib(p.bytes).c_str());
   o << line;
   if (e.torch_peak_allocated_bytes() != p.bytes) {
