@@ -173,8 +173,8 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   const DType dt = b.dtype(q);
   const int64_t bhl = checked_mul(checked_mul(B, H), L);
   const int64_t q_f32 = checked_mul(checked_mul(bhl, D), 4);
-  if (!b.training()) {
-    // Inference: nothing requires grad, so the fused kernels take the float mask and keep no row sums (as
+  if (!b.training() && !bias_permuted) {
+    // Inference with the contiguous zero bias: the fused kernels take the float mask and keep no row sums (as
     // GraphBuilder::sdpa / sdpa_masked_inference do); cuDNN for 16-bit with its philox seed / offset and 256 B
     // workspace, memory-efficient for fp32, whose preprocess_mask pads a mask that is not 8-aligned in every
     // dim but the last (pad_bias: a [1, H, q, k + 8 - k % 8] copy alive for the call; the permuted relative
@@ -189,7 +189,7 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
       temps.push_back(checked_mul(checked_mul(checked_mul(H, L), Lk + 8 - Lk % 8), dtype_bytes(b.dtype(bias))));
     return b.generic({"sdpa_efficient", {q, k, v, bias}, {{{B, H, L, D}, dt}}, {}, {}, temps, {}})[0];
   }
-  if (b.info(bias).requires_grad) {
+  if (b.info(bias).requires_grad || bias_permuted) {
     out_contiguous_heads = true;
     const bool up = low_precision(dt);
     TensorId q32 = up ? b.to(q, DType::f32) : q, k32 = up ? b.to(k, DType::f32) : k,
@@ -199,8 +199,10 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     TensorId scores = b.add(matmul_no_autocast(b, qsc, ksc, {B, H, L, Lk}, true, true), bias);
     const int64_t n = checked_mul(bhl, Lk);
     const int64_t sb = checked_mul(n, 4);
+    // _safe_softmax: with autograd the softmax result and the -inf mask are temporaries besides the output,
+    // without it the mask only (GraphBuilder::sdpa_math)
     TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0},
-                                {b.training() ? sb : 0, n}, {sb}})[0];
+                                b.training() ? std::vector<int64_t>{sb, n} : std::vector<int64_t>{n}, {sb}})[0];
     probs = b.dropout(probs, dropout_p);
     TensorId weights = kNoTensor;
     if (up) {
