@@ -46,6 +46,14 @@ bool saved_module(const LoraConfig& c, std::string_view module) {
 }
 
 namespace {
+// transformers 5.17's MoE routers (MixtralTopKRouter, Qwen3MoeTopKRouter, DeepseekV3TopkRouter, GptOssTopKRouter)
+// are nn.Modules holding a weight they pass to F.linear, not nn.Linear: no LoRA target, no bitsandbytes layer.
+// The builders register them as <moe block>.gate / .router next to fused experts (dense MLPs use gate_proj).
+bool is_router(std::string_view module) {
+  const std::string_view leaf = last_component(module);
+  return leaf == "gate" || leaf == "router";
+}
+
 bool is_head(const Tracker& t, std::string_view module, TensorId weight) {
   const std::string_view leaf = last_component(module);
   if (leaf == "lm_head" || leaf == "embed_out") return true;
@@ -63,6 +71,20 @@ bool targets(const LoraConfig& c, Tracker& t, std::string_view weight_name, Tens
   if (saved_module(c, module)) return false;  // a ModulesToSaveWrapper is not itself adapted
   // get_output_embeddings() is excluded: the head by its transformers name, or a tied head (the input
   // embedding's weight read by a linear).
+  if (is_router(module)) {
+    // all-linear on a transformers-5 MoE model: peft 0.21 converts the config to also target the fused expert
+    // parameters (tuners_utils.py inject_adapter -> convert_peft_config_for_transformers; lora.ParamWrapper, which
+    // refuses lora_dropout != 0, observed on the H200). Adapters on 3-d expert parameters are not modelled.
+    if (c.all_linear)
+      throw InputError("lora.target_modules", "all-linear",
+                       "on a mixture-of-experts model peft 0.21 also wraps the fused expert parameters (lora.ParamWrapper), "
+                       "not modelled; list the attention / dense projections instead (e.g. q_proj,k_proj,v_proj,o_proj)");
+    for (const std::string& target : c.target_modules)
+      if (key_matches(module, target))
+        throw InputError("lora.target_modules", target,
+                         "matches the MoE router " + std::string(module) + ", a TopKRouter module peft cannot adapt");
+    return false;
+  }
   if (c.all_linear) return !is_head(t, module, weight);
   bool hit = false;
   t.target_hit.resize(c.target_modules.size(), 0);
@@ -77,6 +99,7 @@ bool targets(const LoraConfig& c, Tracker& t, std::string_view weight_name, Tens
 bool quantizable(Tracker& t, std::string_view weight_name, TensorId weight) {
   if (is_adapter_param(weight_name) || !ends_with(weight_name, ".weight")) return false;
   if (weight_name.find(".modules_to_save.") != std::string_view::npos) return false;
+  if (is_router(module_of(weight_name))) return false;  // not an nn.Linear: bitsandbytes leaves it alone
   return !is_head(t, module_of(weight_name), weight);
 }
 
