@@ -56,25 +56,19 @@ TEST_CASE("torchvision family parameter counts equal torchvision's published fig
 }
 
 // Tolerances of tests/test_fidelity.cpp for the new families: peak allocated within 1 % per case, reserved
-// within 5 %; the measured parameter count equals the graph's.
-//
-// Pending the conv workspace table for these models' convs (calibrate/conv_workspace.py now enumerates them; the
-// shipped table measured ResNet / ViT only): the cases below are checked at wider bounds, each with the reason
-// its recording shows. Unmeasured shapes take the table's fallback, and whole-run recordings show cuDNN
-// workspaces of other sizes at the peak (efficientnet_v2_s backward wgrad 24 MiB where the fallback gives 2.9,
-// mobilenet_v3_large 37.5 vs 7.3, wide_resnet50_2 42 vs 6) and stems whose fallback forward workspace the H200
-// does not take (mobilenet_v2 3x3/2 stem: 175 MiB predicted, none recorded), which sizes the first segments and so
-// reserved memory. Tighten once the new table lands.
-TEST_CASE("torchvision family set 1: predicted vs measured on the H200", "[family]") {
+// within 5 %; the measured parameter count equals the graph's. Every measured torchvision case of
+// h200-families.jsonl: family set 1 (13, tuning), the held-out family set 2 (12, predicted before measuring) and
+// the vreq-* requests (18), all with the batch-3 conv workspace table (every conv of these models at 224 x 224).
+// Still open, at a wider bound with the reason: mobilenet_v2 at 160 x 160 under amp is 3.4 % short (the
+// workspace table has these convs at 224 only; the lookup rescales the batch by pixel count, which the H200's
+// engine choices at 80 x 80 do not follow).
+TEST_CASE("torchvision families: predicted vs measured on the H200", "[family]") {
   struct Pending {
     const char* id;
-    double alloc, reserved;  // relative bounds while the workspaces are unmeasured
+    double alloc, reserved;  // relative bounds of the cases still open
   };
   const Pending pending[] = {
-      {"f1-efficientnet_v2_s-ampbf16-adamw-b16", 0.02, 0.05}, {"f1-mobilenet_v3_large-ampbf16-adamw-b64", 0.02, 0.12},
-      {"f1-wide_resnet50_2-fp32-adamw-b16", 0.015, 0.05},     {"f1-mobilenet_v2-fp32-sgdmom-b64", 0.01, 0.12},
-      {"f1-vgg16_bn-fp32-sgdmom-b16", 0.01, 0.10},            {"f1-regnet_y_400mf-ampbf16-sgdmom-b64", 0.01, 0.09},
-      {"f1-densenet121-fp32-sgdmom-b32", 0.01, 0.07},         {"f1-vgg16-ampbf16-sgdmom-b32", 0.01, 0.07},
+      {"f2-mobilenet_v2-ampbf16-sgdmom-b96-i160", 0.04, 0.05},
   };
   const auto cases = memplan::testing::load_cases("h200-families.jsonl");
   int seen = 0;
@@ -93,7 +87,7 @@ TEST_CASE("torchvision family set 1: predicted vs measured on the H200", "[famil
     CHECK(std::abs(reserved / *c.measured->peak_reserved_mib - 1) <= reserved_tol);
     CHECK(memplan::param_count(c.model) == *c.measured->params);
   }
-  CHECK(seen == 13);
+  CHECK(seen == 43);
 }
 
 TEST_CASE("torchvision family inputs are validated", "[family]") {

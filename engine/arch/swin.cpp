@@ -95,7 +95,18 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
   TensorId attn;
   if (v2) {
     const auto normalize = [&](TensorId t) {
-      TensorId n = b.reduce_last("linalg_vector_norm", b.autocast_fp32(t), true);
+      TensorId n;
+      if (b.autocast() && b.dtype(t) != DType::f32) {
+        // F.normalize -> Tensor.norm -> linalg_vector_norm, an autocast fp32_set_opt_dtype op: it reads the
+        // bf16 / fp16 q (a view of qkv) with dtype=float32, so no fp32 copy of q exists; the fp32 [..., 1] norm
+        // and the input are saved (whole-run stream vreq-swin_v2_t amp: two 0.75 MiB norms per attention, no
+        // q-sized cast). Its backward forms self * (grad / norm) in fp32 before the cast to q's dtype.
+        Shape ns = b.shape(t);
+        ns.back() = 1;
+        n = b.generic({"linalg_vector_norm", {t}, {{ns, DType::f32}}, {0}, {0}, {}, {b.numel(t) * 4}})[0];
+      } else {
+        n = b.reduce_last("linalg_vector_norm", b.autocast_fp32(t), true);
+      }
       n = b.scalar_op("clamp_min", n, true);
       return b.binary("div", t, n, true, true);
     };
