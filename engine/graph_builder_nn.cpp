@@ -298,13 +298,34 @@ TensorId GraphBuilder::sdpa_math(TensorId q, TensorId k, TensorId v, double drop
   const Shape qs = shape(q);
   const int64_t B = qs[0], H = qs[1], L = qs[2], D = qs[3];
   const int64_t Lk = shape(k)[2];
+  // Order and lifetimes as aten's _scaled_dot_product_attention_math writes them (whole-run fp32 gemma2 GQA
+  // prefill stream, rq-gemma2-infer-fp32-b2s2048-g8): `query` scaled, then the causal mask (ones.tril() converted
+  // to an additive [L, S] float mask), the repeated key / value, then key.transpose(-2, -1) * scale (its result
+  // keeps the transposed strides, which matmul copies); query, the repeated K / V and the mask are C++ locals
+  // that live until the function returns. Training keeps the order matched before (bias after the scores, K / V
+  // freed after their last use, no transposed copy): with the inference order the fp32 GQA training cases moved
+  // away from their measurements (q05-fp32 reserved 17922 -> 19110 MiB / 17832, rq-qwen3-fp32 9428 -> 9540 / 9350);
+  // their streams were not diffed.
+  const bool inf = !training();
   TensorId qsc = scalar_op("mul_scalar", q, false);
+  TensorId bias = kNoTensor;
+  if (inf) {
+    hold(qsc);
+    if (causal) {
+      bias = generic({"causal_bias", {}, {{{L, Lk}, dtype(qsc)}}, {}, {}, {}, {}})[0];
+      hold(bias);
+    }
+  }
   TensorId kr = shape(k)[1] != H ? contiguous_copy(k, {B, H, Lk, D}) : k;
   TensorId vr = shape(v)[1] != H ? contiguous_copy(v, {B, H, Lk, shape(v)[3]}) : v;
+  if (inf) {
+    hold(kr);
+    hold(vr);
+  }
   TensorId ksc = scalar_op("mul_scalar", kr, false);
-  TensorId scores = matmul(qsc, ksc, {B, H, L, Lk});
+  TensorId scores = matmul(qsc, ksc, {B, H, L, Lk}, false, inf);
   if (causal) {
-    TensorId bias = generic({"causal_bias", {}, {{{L, Lk}, dtype(scores)}}, {}, {}, {}, {}})[0];
+    if (!inf) bias = generic({"causal_bias", {}, {{{L, Lk}, dtype(scores)}}, {}, {}, {}, {}})[0];
     scores = inplace("add_", scores, false, {bias});
   }
   TensorId probs = new_tensor({B, H, L, Lk}, dtype(scores), TensorKind::activation);
@@ -322,7 +343,11 @@ TensorId GraphBuilder::sdpa_math(TensorId q, TensorId k, TensorId v, double drop
     if (op.has_backward) add_grads(op, {scores});
   }
   probs = dropout(probs, dropout_p);
-  return matmul(probs, vr, {B, H, L, shape(vr)[3]});
+  TensorId out = matmul(probs, vr, {B, H, L, shape(vr)[3]});
+  if (inf)
+    for (TensorId t : {qsc, kr, vr, bias})
+      if (t != kNoTensor) drop(t);
+  return out;
 }
 
 TensorId GraphBuilder::cross_entropy(TensorId logits2d, TensorId labels) {
