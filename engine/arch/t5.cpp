@@ -10,10 +10,10 @@
 //   [q, k, H], a permuted view) and every later block reuses it; cross-attention uses a zero bias
 //   [1, H, T, S] created in the decoder's first block.
 //   SDPA (integrations/sdpa_attention.py): the bias is the float attn_mask (decoder: torch.where over a
-//   causal bool [T, T] first, per layer). A mask that requires grad rules out cuDNN (sdp_utils
-//   check_attn_mask_shape), so the self-attentions run the memory-efficient kernel, which pads a mask whose
-//   last dim is not contiguous and 8-aligned (preprocess_mask / pad_bias: the permuted bias always is) and
-//   computes the mask's gradient at the batch-expanded size [B, H, q, k] before it is summed back.
+//   causal bool [T, T] first, per layer, laid out like the bias). The permuted relative bias sends every
+//   self-attention to the math backend (observed in training and inference); the contiguous zero
+//   cross-attention bias keeps cuDNN (16-bit) / memory-efficient (fp32), memory-efficient when it requires
+//   grad (checkpointing), which computes its gradient at the batch-expanded size [B, H, q, k].
 //   Eager: matmul(q, k^T) * 1.0 + bias (+ the decoder's causal float mask), softmax, dropout, matmul(., v).
 //   T5DenseActDense / T5DenseGatedActDense cast the activation to wo's dtype first (fp32 weights under amp:
 //   an fp32 copy that the wo linear autocasts back to the low dtype).
@@ -153,9 +153,10 @@ TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, 
 }
 
 // The float-mask SDPA of sdpa_attention_forward with T5's bias. Autocast casts the mask with q, k, v (last to
-// first). Backend (observed on the H200, torch 2.11): a mask that requires grad (the relative position bias,
-// every self-attention) rules out the fused kernels (sdp_utils check_attn_mask_shape), so the math backend runs;
-// the cross-attention's zero bias does not: cuDNN for 16-bit, memory-efficient for fp32.
+// first). Backend (observed on the H200, torch 2.11, whole-run streams): the permuted relative position bias
+// (`bias_permuted`: every self-attention, with or without grad, training and inference) gets the math backend;
+// the cross-attention's contiguous zero bias does not: cuDNN for 16-bit, memory-efficient for fp32 and for a
+// zero bias that requires grad (gradient checkpointing).
 // Math (_scaled_dot_product_attention_math): 16-bit q, k, v are upcast to fp32 (allowFP16BF16ReductionMathSDP
 // off), q * sqrt(scale) and k^T * sqrt(scale) keep the head-split layout, so matmul copies both; the mask is
 // added to the scores, _safe_softmax, dropout, matmul with v (copied too), the output and the probabilities
@@ -189,7 +190,7 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
       temps.push_back(checked_mul(checked_mul(checked_mul(H, L), Lk + 8 - Lk % 8), dtype_bytes(b.dtype(bias))));
     return b.generic({"sdpa_efficient", {q, k, v, bias}, {{{B, H, L, D}, dt}}, {}, {}, temps, {}})[0];
   }
-  if (b.info(bias).requires_grad || bias_permuted) {
+  if (bias_permuted) {
     out_contiguous_heads = true;
     const bool up = low_precision(dt);
     TensorId q32 = up ? b.to(q, DType::f32) : q, k32 = up ? b.to(k, DType::f32) : k,
@@ -217,7 +218,8 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     return out;
   }
   out_contiguous_heads = false;
-  if (low_precision(dt)) {
+  const bool bias_grad = b.info(bias).requires_grad;
+  if (low_precision(dt) && !bias_grad) {
     auto outs = b.generic({"sdpa_cudnn", {q, k, v, bias},
                            {{{1}, DType::i64}, {{1}, DType::i64}, {{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
                            {0, 1, 2, 3}, {0, 1, 2, 3}, {256},
@@ -225,10 +227,15 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
                            {checked_add(checked_add(q_f32, checked_mul(bhl, 4)), 256)}});
     return outs[2];
   }
+  // memory-efficient backward (graph_builder_nn.cpp sdpa): delta rows, a grad-output scratch. A mask that
+  // requires grad (the checkpointed zero cross-attention bias; cuDNN takes none, so 16-bit runs this kernel too)
+  // gets its gradient at the batch-expanded size [B, H, q, k] from the kernel, alive with those buffers,
+  // before the expand's backward sums it to the mask's shape.
+  std::vector<int64_t> bwd{checked_mul(bhl, 4), checked_add(q_f32, 24576)};
+  if (bias_grad)
+    bwd = {checked_add(checked_add(bwd[0], bwd[1]), checked_mul(checked_mul(bhl, Lk), dtype_bytes(b.dtype(bias))))};
   auto outs = b.generic({"sdpa_efficient", {q, k, v, bias}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
-                         {0, 1, 2, 3}, {0, 1}, {},
-                         // memory-efficient backward (graph_builder_nn.cpp sdpa): delta rows, a grad-output scratch
-                         {checked_mul(bhl, 4), checked_add(q_f32, 24576)}});
+                         {0, 1, 2, 3}, {0, 1}, {}, bwd});
   return outs[0];
 }
 
@@ -324,10 +331,11 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       // torch.zeros((1, H, q, k), dtype=query dtype). Under gradient checkpointing (T5Attention.gradient_
       // checkpointing is set by _set_gradient_checkpointing on every module with the flag, whichever blocks
       // checkpoint) and training it is a leaf with requires_grad=True: the cross-attention mask then requires
-      // grad, so every cross-attention runs the math backend too, and the mask's gradient is summed to
-      // [1, H, q, k] in each decoder block. GraphBuilder has no non-parameter leaf that requires grad: the
-      // read of this sub-layer's norm weight makes the zeros require grad (that gradient, d floats, lands in
-      // the weight's .grad). The real leaf keeps its accumulated .grad until `del loss` frees the graph after
+      // grad, which cuDNN does not take, so every cross-attention runs the memory-efficient kernel, and the
+      // mask's gradient is summed to [1, H, q, k] in each decoder block (whole-run stream, subset
+      // checkpointing: the non-checkpointed decoder blocks keep no math-backend scores). GraphBuilder has no
+      // non-parameter leaf that requires grad: the read of this sub-layer's norm weight makes the zeros
+      // require grad (that gradient, d floats, lands in the weight's .grad). The real leaf keeps its accumulated .grad until `del loss` frees the graph after
       // backward; here it is released at decoder block 0's backward (the encoder's backward runs without it).
       const bool leaf = cfg.grad_checkpointing && b.training() && b.info(norm_w).requires_grad;
       bias = op1(b, "zeros", leaf ? std::vector<TensorId>{norm_w} : std::vector<TensorId>{}, {1, nh, Lq, Lk},
