@@ -73,7 +73,7 @@ TEST_CASE("lora: every measured LoRA case", "[family][lora]") {
     if (m.params) CHECK(e.params == *m.params);
     if (c.id != "lora2-tl8-fp32-r8-qv-b2s1024") CHECK(std::abs(reserved / *m.peak_reserved_mib - 1.0) <= 0.05);
   }
-  CHECK(seen >= 26);  // 5 f1 + 16 lora2 + 5 f2 at batch 3
+  CHECK(seen == 27);  // 5 f1 + 17 lora2 + 5 f2 at batch 3
 }
 
 TEST_CASE("lora: MoE routers are no nn.Linear; all-linear on MoE is refused (peft wraps the experts)", "[family][lora]") {
