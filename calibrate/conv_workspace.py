@@ -17,9 +17,13 @@ kernels (no cuDNN workspace; measured rows of 0 confirm it); channels-last convs
 measured in the default contiguous layout.
 
 Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families] [--models=a,b,...]
+                                                             [--family-sizes=224[,160,...]]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
---models= measures only those models' convs (to split a long run); --table merges several runs (a shape measured
-twice keeps the first run's row).
+--models= measures only those models' convs (to split a long run); --family-sizes= the image sizes the issue 12
+families' convs are measured at (default 224: the engine rescales a shape measured at another spatial size by
+pixel count, which holds for the ResNet rows (0.14 % of the bytes at 160 / 288 from 224) but not for every
+engine: mobilenet_v2's 320 -> 1280 1x1 wgrad at 5 x 5 takes n x the fp32 weight, 150 MiB at n = 96 where the
+rescaled 224 row gives 77); --table merges several runs (a shape measured twice keeps the first run's row).
 The table is what the engine embeds (data/calibration/h200-cudnn-conv-workspace.tsv); IN.json is kept gzipped
 next to it as the raw evidence (every allocation of every pass).
 """
@@ -180,7 +184,9 @@ def main():
     batches = [8, 64] if quick else [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256]
     dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--models=")), None)
-    sigs = conv_signatures(image_sizes, families="--no-families" not in sys.argv, only=only)
+    fam = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--family-sizes=")), "224")
+    family_sizes = tuple(int(v) for v in fam.split(","))
+    sigs = conv_signatures(image_sizes, family_sizes=family_sizes, families="--no-families" not in sys.argv, only=only)
     t0 = time.time()
     rows = []
     for sig in sorted(sigs):
