@@ -197,7 +197,16 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
              v32 = up ? b.to(v, DType::f32) : v;
     TensorId qsc = b.scalar_op("mul_scalar", q32, false);
     TensorId ksc = b.scalar_op("mul_scalar", k32, false);
-    TensorId scores = b.add(matmul_no_autocast(b, qsc, ksc, {B, H, L, Lk}, true, true), bias);
+    // query_acc / key_acc / value_acc and the scaled query are C++ locals of the math function, alive until it
+    // returns; the scaled key^T is a temporary of the matmul's full expression (whole-run inference stream:
+    // seven q-sized fp32 buffers before the scores, three of them freed after the q k^T matmul)
+    std::vector<TensorId> locals{qsc};
+    if (up) locals.insert(locals.end(), {q32, k32, v32});
+    for (TensorId t : locals) b.hold(t);
+    b.hold(ksc);
+    TensorId qk = matmul_no_autocast(b, qsc, ksc, {B, H, L, Lk}, true, true);
+    b.drop(ksc);
+    TensorId scores = b.add(qk, bias);
     const int64_t n = checked_mul(bhl, Lk);
     const int64_t sb = checked_mul(n, 4);
     // _safe_softmax: with autograd the softmax result and the -inf mask are temporaries besides the output,
@@ -215,6 +224,7 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
       out = b.to(out, dt);
       b.drop(weights);
     }
+    for (TensorId t : locals) b.drop(t);
     return out;
   }
   out_contiguous_heads = false;
