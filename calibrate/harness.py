@@ -43,7 +43,10 @@ TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b
             "efficientnet_b7", "efficientnet_v2_s", "efficientnet_v2_m", "efficientnet_v2_l", "mobilenet_v2",
             "mobilenet_v3_small", "mobilenet_v3_large", "swin_t", "swin_s", "swin_b", "swin_v2_t", "swin_v2_s",
             "swin_v2_b", "densenet121", "densenet169", "vgg16", "vgg16_bn", "regnet_y_400mf", "regnet_x_400mf",
-            "regnet_y_1_6gf", "regnet_y_8gf")
+            "regnet_y_1_6gf", "regnet_y_8gf", "resnext101_64x4d", "densenet161", "densenet201", "vgg11", "vgg11_bn",
+            "vgg13", "vgg13_bn", "vgg19", "vgg19_bn", "regnet_y_800mf", "regnet_y_3_2gf", "regnet_y_16gf",
+            "regnet_y_32gf", "regnet_x_800mf", "regnet_x_1_6gf", "regnet_x_3_2gf", "regnet_x_8gf", "regnet_x_16gf",
+            "regnet_x_32gf")
 SDPA_NAMES = {-1: "error", 0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
 
 
