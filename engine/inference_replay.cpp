@@ -22,7 +22,10 @@ class PassRunner {
     for (int64_t b : g.build_persistent_bytes) weights_.push_back(mem_.alloc(b, Row::weights));
     for (const auto& t : g.tensors)
       if (t.kind == TensorKind::param || t.kind == TensorKind::buffer) weights_.push_back(mem_.alloc(t.bytes, Row::weights));
-    for (int64_t b : g.build_temp_bytes) mem_.workspace(b);
+    // all alive together until construction drops them (as in step_replay.cpp: T5's two embed_tokens and lm_head)
+    std::vector<int32_t> temps;
+    for (int64_t b : g.build_temp_bytes) temps.push_back(mem_.alloc(b, Row::transient));
+    for (int32_t t : temps) mem_.free(t);
   }
 
   // Runs one forward. Returns the blocks still referenced at its end that the cache does not own (the model
