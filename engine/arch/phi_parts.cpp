@@ -81,10 +81,36 @@ TensorId cat_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorI
 
 TensorId cudnn_output_copy(GraphBuilder& b, TensorId ctx, TensorId mask) {
   if (b.config().attn != AttnImpl::sdpa) return ctx;
-  if (!b.training() && mask != kNoTensor) return ctx;     // sdpa_masked_inference: memory-efficient kernel
+  (void)mask;  // masked inference runs cuDNN too (observed backend; whole-run phi3 streams past the window)
   if (!b.autocast() && b.dtype(ctx) == DType::f32) return ctx;  // fp32: memory-efficient (or math) kernel
   return b.contiguous_copy(ctx, b.shape(ctx));
 }
+
+namespace {
+
+// The SDPA sliding-window bool mask as masking_utils.sdpa_mask evaluates sliding_window_causal_mask_function =
+// and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors: ones(()) & (kv > q - window),
+// then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside generate() the padding mask adds
+// & a [B, 1, 1, kv] gather, giving [B, 1, q, kv], see below (whole-run phi3 streams past the window, rq-phi3-infer /
+// f2-phi3med-infer: 8.58 MiB a, a, f, a, a, f, f for s3000; the same construction gemma_parts.cpp and qwen3.cpp
+// model, file-local there).
+TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
+  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
+    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
+  };
+  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  // generate()'s padding mask nests the sliding and_mask inside and_masks(mask_function, padding_mask_function):
+  // the outer ones(()) & inner is one more fresh [1, 1, q, kv] (whole-run f2-sc2-sw1k-infer stream: 4 MiB a, then
+  // the inner result freed, then the [B, 1, q, kv] & with the padding gather).
+  if (rows > 1) {
+    r = op("and", {r}, {1, 1, q, kv});
+    r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
+  }
+  return r;
+}
+
+}  // namespace
 
 void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const SkeletonSpec& k) {
   const auto& cfg = b.config();
@@ -112,8 +138,14 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
       ctx.mask = eager_mask(b, 1, S, S, b.dtype(h));
     } else if (ctx.window > 0 && S >= ctx.window) {
       // _ignore_causal_mask_sdpa holds only while kv_length < the window: then a [1, 1, S, S] bool mask.
-      ctx.mask = b.generic({"sdpa_mask", {}, {{{1, 1, S, S}, DType::boolean}}, {}, {}, {S * S}, {}})[0];
+      ctx.mask = sliding_sdpa_mask(b, 1, S, S);
     }
+  } else if (ctx.window > 0 && cfg.attn == AttnImpl::sdpa) {
+    // As inference_mask (common.cpp) decides, with the mask built as sdpa_mask evaluates it.
+    const auto& p = b.pass();
+    const int64_t w = ctx.window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
+    const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
+    if (!skip) ctx.mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
   } else {
     ctx.mask = inference_mask(b, ctx.window, b.dtype(h));
   }
