@@ -87,6 +87,9 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
   TensorId h = fresh(b, "constant_pad_nd", x, {B, pH, pW, C});
   if (shifted) h = fresh(b, "roll", h, {B, pH, pW, C});
   h = b.contiguous_copy(h, {BW, N, C}, /*grad_copied=*/true);
+  // shifted_window_attention binds the partitioned windows to x until `x = attn.matmul(v)...` rebinds it (under
+  // autocast the linear saves its bf16 cast, so the fp32 windows outlive it only through the variable).
+  b.hold(h);
   TensorId qkv_b = a.qkv_b;
   if (v2) qkv_b = fresh(b, "clone", a.qkv_b, b.shape(a.qkv_b));  // qkv_bias.clone(), middle third zeroed
   TensorId qkv = b.linear(h, a.qkv_w, qkv_b);
@@ -111,7 +114,13 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
       return b.binary("div", t, n, true, true);
     };
     TensorId nq = normalize(q), nk = normalize(k);
+    // Both normalized temporaries live until the `@` expression returns (the stream frees them after the
+    // matmul's own casts).
+    b.hold(nq);
+    b.hold(nk);
     attn = b.matmul(nq, nk, {BW, heads, N, N}, true, true);
+    b.drop(nq);
+    b.drop(nk);
     TensorId ls = b.unary("exp", b.scalar_op("clamp", a.logit_scale, true), false, true, true);
     attn = b.mul(attn, ls);
   } else {
@@ -128,6 +137,7 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
   attn = b.softmax_last(attn);
   TensorId o = b.matmul(attn, v, {BW, heads, N, hd}, false, true);
   o = b.contiguous_copy(o, {BW, N, C});
+  b.drop(h);
   o = b.linear(o, a.proj_w, a.proj_b);
   o = b.contiguous_copy(o, {B, pH, pW, C}, /*grad_copied=*/true);
   if (shifted) o = fresh(b, "roll", o, {B, pH, pW, C});
