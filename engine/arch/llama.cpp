@@ -22,12 +22,14 @@ TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   TensorId x32 = b.to(x, DType::f32);
   TensorId sq = b.pow_scalar(x32);
   TensorId var = b.reduce_last("mean", sq, false);
+  b.hold(var);  // `variance` stays bound until forward returns (whole-run qwen3 / deepseek inference streams)
   TensorId ve = b.add_scalar(var);
   TensorId r = b.unary("rsqrt", ve, false, true, true);
   TensorId n = b.mul(x32, r);
   b.hold(n);  // `hidden_states` (fp32) stays bound until forward returns, after the weight product
   TensorId y = b.mul(w, b.to(n, in_dt));
   b.drop(n);
+  b.drop(var);
   return y;
 }
 
@@ -78,8 +80,14 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, 
       ctx = b.contiguous_copy(ctx, {B, S, nh, hd});
   } else if (cfg.attn == AttnImpl::sdpa) {
     // A mask disables enable_gqa (use_gqa_in_sdpa): repeat_kv materialises K and V for every head.
-    TensorId kr = nkv != nh ? b.contiguous_copy(ke, {B, nh, Lk, hd}) : ke;
-    TensorId vr = nkv != nh ? b.contiguous_copy(v, {B, nh, Lk, hd}) : v;
+    // One KV head: expand(B, 1, n, L, D) + reshape merges the size-1 dim with the stride-0 one, a view (gemma
+    // engineer, whole-run gemma3 stream; gemma_parts.cpp attention_core_gemma), whose backward sums the gradient.
+    auto repeat = [&](TensorId x) {
+      if (nkv == nh) return x;
+      return nkv == 1 ? b.view_copying_grad(x, {B, nh, Lk, hd}) : b.contiguous_copy(x, {B, nh, Lk, hd});
+    };
+    TensorId kr = repeat(ke);
+    TensorId vr = repeat(v);
     // Training (a sliding window shorter than the sequence): cuDNN saves the repeated K and V and the float
     // bias made from the mask for its backward (whole-run Mistral-shape stream: two [B, H, S, D] copies and a
     // [B, 1, S, S] bias per layer live until backward, the GQA backward's second dq accumulator gone).

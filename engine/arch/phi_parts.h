@@ -34,11 +34,11 @@ TensorId cat_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorI
                               TensorId v_proj, TensorId mask, int64_t window, TensorId& weights);
 
 // sdpa_attention_forward's `attn_output.transpose(1, 2).contiguous()` when q is a torch.cat output (phi3 /
-// gpt_neox rotary): cuDNN (16-bit SDPA, masked or not in training, unmasked in inference) lays its output out
+// gpt_neox rotary): cuDNN (16-bit SDPA, masked or not, training and inference) lays its output out
 // like q, here [B, H, S, D] contiguous, so the transpose is a copy [B, S, H, D] that o_proj / dense then saves
 // (whole-run streams, phi3 and neox bf16: one q-sized allocation after SDPA's output per layer, alive until
-// backward; neox inference: the copy, then SDPA's output freed). The memory-efficient kernel (fp32, masked
-// inference) allocates its output [B, S, H, D] already; eager attention copies in attention_core. Returns
+// backward; neox inference: the copy, then SDPA's output freed). The memory-efficient kernel (fp32) allocates its
+// output [B, S, H, D] already; eager attention copies in attention_core. Returns
 // ctx itself where nothing is copied.
 TensorId cudnn_output_copy(GraphBuilder& b, TensorId ctx, TensorId mask);
 
