@@ -26,6 +26,7 @@ struct LoraConfig {
   std::vector<std::string> modules_to_save;   // fully trained copies of these modules (ModulesToSaveWrapper)
   bool merged = false;                        // inference: merge_and_unload() (the base model alone)
   bool enabled() const { return r > 0; }
+  bool operator==(const LoraConfig&) const = default;
 };
 
 // Base weights quantised by bitsandbytes (QLoRA: Linear4bit / Params4bit, or LLM.int8 Linear8bitLt) for the
@@ -38,6 +39,7 @@ struct QuantConfig {
   bool compute_bf16 = true;         // bnb_4bit_compute_dtype bf16 (true) or fp16 (false)
   int64_t blocksize = 64;           // bnb 4-bit quant blocksize (functional.quantize_4bit default 64)
   bool enabled() const { return base != QuantBase::none; }
+  bool operator==(const QuantConfig&) const = default;
 };
 
 struct RunConfig {

@@ -142,4 +142,32 @@ QuantConfig parse_quant_json(const nlohmann::json& j, const std::string& where) 
   return q;
 }
 
+namespace {
+nlohmann::ordered_json number(double v) {
+  if (v == static_cast<double>(static_cast<int64_t>(v))) return static_cast<int64_t>(v);
+  return v;
+}
+}  // namespace
+
+nlohmann::ordered_json lora_to_json(const LoraConfig& c) {
+  nlohmann::ordered_json j;
+  j["r"] = c.r;
+  j["alpha"] = number(c.alpha);
+  if (c.dropout != 0) j["dropout"] = number(c.dropout);
+  if (c.all_linear) j["target_modules"] = "all-linear";
+  else j["target_modules"] = c.target_modules;
+  if (!c.modules_to_save.empty()) j["modules_to_save"] = c.modules_to_save;
+  if (c.merged) j["merged"] = true;
+  return j;
+}
+
+nlohmann::ordered_json quant_to_json(const QuantConfig& q) {
+  nlohmann::ordered_json j;
+  j["base"] = q.base == QuantBase::nf4 ? "nf4" : q.base == QuantBase::fp4 ? "fp4" : q.base == QuantBase::int8 ? "int8" : "none";
+  if (q.double_quant) j["double_quant"] = true;
+  if (!q.compute_bf16) j["compute_dtype"] = "fp16";
+  if (q.blocksize != 64) j["blocksize"] = q.blocksize;
+  return j;
+}
+
 }  // namespace memplan

@@ -17,5 +17,9 @@ QuantConfig parse_quant_json(const nlohmann::json& j, const std::string& where =
 // "q_proj,v_proj" or "all-linear" (CLI flags).
 void set_lora_targets(LoraConfig& c, const std::string& list, const std::string& field);
 bool parse_quant_base(const std::string& s, QuantBase& out);
+// The canonical objects the parsers read back (native graphs' `lora` / `quantization` blocks): defaults omitted
+// but r, alpha and target_modules; integral numbers as integers.
+nlohmann::ordered_json lora_to_json(const LoraConfig& c);
+nlohmann::ordered_json quant_to_json(const QuantConfig& q);
 
 }  // namespace memplan

@@ -7,6 +7,7 @@
 
 #include "engine/errors.h"
 #include "models/json_input.h"
+#include "models/lora_config.h"
 
 namespace memplan {
 
@@ -203,7 +204,7 @@ std::string list_text(const std::vector<ordered_json>& items, const std::string&
 NativeGraph parse_native_graph(const json& doc) {
   object_at(doc, "model");
   known_keys(doc, "", {"memplan_graph", "name", "inputs", "params", "build_temp_bytes", "build_persistent_bytes",
-                       "layers", "loss"});
+                       "lora", "quantization", "layers", "loss"});
   const json& ver = need(doc, "memplan_graph", "");
   if (!ver.is_number_integer() || ver.get<int64_t>() != kFormatVersion)
     throw InputError("memplan_graph", ver.dump(), "unsupported format version; this memplan reads 1");
@@ -237,6 +238,8 @@ NativeGraph parse_native_graph(const json& doc) {
   if (doc.contains("build_temp_bytes")) g.build_temp_bytes = shape_at(doc["build_temp_bytes"], "build_temp_bytes");
   if (doc.contains("build_persistent_bytes"))
     g.build_persistent_bytes = shape_at(doc["build_persistent_bytes"], "build_persistent_bytes");
+  if (doc.contains("lora")) g.lora = parse_lora_json(doc["lora"]);  // models/lora_config.h: errors name lora.<key>
+  if (doc.contains("quantization")) g.quantization = parse_quant_json(doc["quantization"]);
   const json& layers = array_at(need(doc, "layers", ""), "layers");
   for (size_t l = 0; l < layers.size(); ++l) {
     const std::string p = "layers[" + std::to_string(l) + "]";
@@ -281,6 +284,8 @@ std::string write_native_graph(const NativeGraph& g) {
   if (!g.build_persistent_bytes.empty())
     s += "  \"build_persistent_bytes\": " + shape_json(g.build_persistent_bytes).dump() + ",\n";
   if (!g.build_temp_bytes.empty()) s += "  \"build_temp_bytes\": " + shape_json(g.build_temp_bytes).dump() + ",\n";
+  if (g.lora) s += "  \"lora\": " + inline_text(lora_to_json(*g.lora)) + ",\n";
+  if (g.quantization) s += "  \"quantization\": " + inline_text(quant_to_json(*g.quantization)) + ",\n";
   s += "  \"layers\": [";
   for (size_t l = 0; l < g.layers.size(); ++l) {
     const NativeLayer& layer = g.layers[l];

@@ -8,7 +8,9 @@
 #include "engine/estimate.h"
 #include "engine/quantized_weights.h"
 #include "fidelity_cases.h"
+#include "engine/arch/native.h"
 #include "models/load_model.h"
+#include "models/native_graph.h"
 #include "models/validation_case.h"
 
 namespace {
@@ -140,5 +142,50 @@ TEST_CASE("lora: bad configurations are refused naming the field", "[family][lor
     FAIL("expected an InputError");
   } catch (const memplan::InputError& e) {
     CHECK(std::string(e.what()).find("lora.target_modules") != std::string::npos);
+  }
+}
+
+TEST_CASE("lora: a native graph's lora / quantization blocks", "[family][lora]") {
+  // A two-layer MLP (fc1 784 -> 512, fc2 512 -> 10) with LoRA r 4 on fc1 only: 4 x (784 + 512) = 5184 adapter
+  // parameters are the only trainable ones; the base (784 x 512 + 512 + 512 x 10 + 10 = 401408 + 512 + 5120 + 10 =
+  // 407050) stays frozen.
+  const std::string text = R"({
+  "memplan_graph": 1,
+  "name": "mlp-lora",
+  "inputs": [{"name": "x", "shape": ["batch", 784]}, {"name": "labels", "shape": ["batch"], "dtype": "i64"}],
+  "params": [{"name": "fc1.weight", "shape": [512, 784]}, {"name": "fc1.bias", "shape": [512]},
+             {"name": "fc2.weight", "shape": [10, 512]}, {"name": "fc2.bias", "shape": [10]}],
+  "lora": {"r": 4, "alpha": 8, "target_modules": ["fc1"]},
+  "layers": [
+    {"name": "fc1", "ops": [{"op": "linear", "in": ["x", "fc1.weight", "fc1.bias"], "out": "h1"},
+                            {"op": "relu", "in": ["h1"], "out": "a1"}]},
+    {"name": "fc2", "ops": [{"op": "linear", "in": ["a1", "fc2.weight", "fc2.bias"], "out": "logits"}]},
+    {"ops": [{"op": "cross_entropy", "in": ["logits", "labels"], "out": "loss"}]}
+  ],
+  "loss": "loss"
+})";
+  const memplan::NativeGraph g = memplan::parse_native_graph_text(text);
+  REQUIRE(g.lora);
+  CHECK(g.lora->r == 4);
+  CHECK(memplan::parse_native_graph_text(memplan::write_native_graph(g)) == g);  // the canonical form round-trips
+  memplan::ModelSpec m;
+  m.kind = memplan::ModelSpec::Kind::graph;
+  m.name = g.name;
+  m.graph = std::make_shared<memplan::NativeGraph>(g);
+  memplan::RunConfig cfg;
+  cfg.batch_size = 8;
+  const memplan::Estimate e = memplan::estimate(m, cfg);
+  CHECK(e.trainable_params == 5184);
+  CHECK(e.params == 407050 + 5184);
+  cfg.lora.r = 8;  // the command line's --lora-r replaces the block: 8 x 1296 on fc1
+  cfg.lora.target_modules = {"fc1"};
+  CHECK(memplan::estimate(m, cfg).trainable_params == 10368);
+  std::string bad = text;
+  bad.replace(bad.find("\"r\": 4"), 6, "\"r\": 0");
+  try {
+    (void)memplan::parse_native_graph_text(bad);
+    FAIL("expected an InputError");
+  } catch (const memplan::InputError& err) {
+    CHECK(std::string(err.what()).find("lora.r") != std::string::npos);
   }
 }

@@ -125,6 +125,13 @@ Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const I
 }
 
 Graph build_graph(const ModelSpec& spec, const RunConfig& cfg) {
+  if (spec.kind == ModelSpec::Kind::graph && spec.graph &&  // a native graph's lora / quantization blocks
+      ((spec.graph->lora && !cfg.lora.enabled()) || (spec.graph->quantization && !cfg.quant.enabled()))) {
+    RunConfig c = cfg;
+    if (spec.graph->lora && !cfg.lora.enabled()) c.lora = *spec.graph->lora;
+    if (spec.graph->quantization && !cfg.quant.enabled()) c.quant = *spec.graph->quantization;
+    return build_graph(spec, c);
+  }
   GraphBuilder b(cfg);
   switch (spec.kind) {
     case ModelSpec::Kind::transformer:

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine/dtype.h"
+#include "engine/run_config.h"
 
 namespace memplan {
 
@@ -145,6 +146,10 @@ struct NativeGraph {
   // Bytes model construction allocates before the first parameter and keeps for the run, e.g. transformers'
   // one-element scalar of the default dtype (Graph::build_persistent_bytes).
   std::vector<Dim> build_persistent_bytes;
+  // The document's `lora` / `quantization` blocks (peft adapters / bitsandbytes base, engine/lora.h): applied to the
+  // graph's linear ops unless the run gives its own (--lora-r, --quantize-base).
+  std::optional<LoraConfig> lora;
+  std::optional<QuantConfig> quantization;
   bool operator==(const NativeGraph&) const = default;
 };
 
