@@ -52,7 +52,7 @@ std::string shell_quote(const std::string& s) {
 }
 }  // namespace
 
-void register_calibrate(CLI::App& app, std::ostream& out) {
+void register_calibrate(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("calibrate", "measure this GPU (CUDA microbenchmarks) and write a calibration profile");
   auto path = std::make_shared<std::string>("memplan-calibration.json");
   auto device = std::make_shared<int>(0);
@@ -60,7 +60,8 @@ void register_calibrate(CLI::App& app, std::ostream& out) {
   cmd->add_option("--out", *path, "where to write the profile");
   cmd->add_option("--device", *device, "CUDA device index");
   cmd->add_flag("--quick", *quick, "smoke test: smaller shapes, fewer repeats");
-  cmd->callback([path, device, quick, &out] {
+  cmd->callback([path, device, quick, &ctx] {
+    std::ostream& out = ctx.out;
     const std::string bin = find_calibrator();
     if (bin.empty())
       throw InputError("calibrate", "memplan-calibrate",

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
 #include "engine/checked.h"
@@ -59,7 +60,7 @@ nlohmann::json run_json(const DynamicRun& r) {
 }
 }  // namespace
 
-void register_dynamic(CLI::App& app, std::ostream& os) {
+void register_dynamic(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("dynamic", "steps of varying sequence length: reserved-memory growth, bucketing, expandable segments");
   auto flags = std::make_shared<RunFlags>();
   auto lens = std::make_shared<std::string>();
@@ -69,8 +70,9 @@ void register_dynamic(CLI::App& app, std::ostream& os) {
   cmd->add_option("--seq-lens", *lens, "comma-separated sequence length of each step");
   cmd->add_option("--seq-len-sample", *sample, "MIN:MAX:STEPS[:SEED]: lengths drawn uniformly");
   cmd->add_option("--bucket", *bucket, "bucket size for the padded comparison");
-  cmd->callback([flags, lens, sample, bucket, &os] {
-    const ModelSpec m = load_model_for(*flags);
+  cmd->callback([flags, lens, sample, bucket, &ctx] {
+    std::ostream& os = ctx.out;
+    const ModelSpec m = load_model_for(*flags, ctx.in);
     const RunConfig c = run_config_from(*flags, m);
     if (m.kind != ModelSpec::Kind::transformer && m.kind != ModelSpec::Kind::graph)
       throw InputError("--model", flags->model, "dynamic sequence lengths apply to language models");
@@ -80,9 +82,15 @@ void register_dynamic(CLI::App& app, std::ostream& os) {
     if (d.capacity_bytes > 0) base.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
     AllocatorOptions expandable = base;
     expandable.expandable_segments = true;
-    const DynamicRun r_raw = replay_dynamic(m, c, raw, base);
-    const DynamicRun r_bucket = replay_dynamic(m, c, bucketed(raw, *bucket), base);
-    const DynamicRun r_exp = replay_dynamic(m, c, raw, expandable);
+    if (*bucket <= 0 || *bucket > kMaxSeqLen)
+      throw InputError("--bucket", std::to_string(*bucket), "must be in [1, " + std::to_string(kMaxSeqLen) + "]");
+    // Three replays of the whole run: as given, bucketed, with expandable segments.
+    Progress bar(ctx.progress, !flags->json && !flags->quiet, "replaying");
+    auto part = [&bar](int k) { return [&bar, k](double f) { bar.update((k + f) / 3.0); }; };
+    const DynamicRun r_raw = replay_dynamic(m, c, raw, base, part(0));
+    const DynamicRun r_bucket = replay_dynamic(m, c, bucketed(raw, *bucket), base, part(1));
+    const DynamicRun r_exp = replay_dynamic(m, c, raw, expandable, part(2));
+    bar.done();
     if (flags->json) {
       os << nlohmann::json{{"model", m.name}, {"seq_lens", raw}, {"bucket", *bucket},
                                   {"raw", run_json(r_raw)}, {"bucketed", run_json(r_bucket)},
@@ -92,7 +100,9 @@ void register_dynamic(CLI::App& app, std::ostream& os) {
       return;
     }
     char line[200];
-    std::printf("%-6s %8s %14s %16s %16s\n", "step", "seq_len", "peak alloc MiB", "reserved MiB", "frag. MiB");
+    std::snprintf(line, sizeof line, "%-6s %8s %14s %16s %16s\n", "step", "seq_len", "peak alloc MiB",
+                  "reserved MiB", "frag. MiB");
+    os << line;
     for (size_t i = 0; i < r_raw.steps.size(); ++i) {
       const auto& s = r_raw.steps[i];
       std::snprintf(line, sizeof line, "%-6zu %8lld %14s %16s %16s\n", i + 1, static_cast<long long>(s.seq_len),

@@ -79,12 +79,13 @@ DeviceBudget device_budget(const RunFlags& f) {
   return d;
 }
 
-void register_estimate(CLI::App& app, std::ostream& out) {
+void register_estimate(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("estimate", "memory of one training step (or an inference run): ledger, peak, reserved, fit");
   auto flags = std::make_shared<RunFlags>();
   add_run_flags(*cmd, *flags);
-  cmd->callback([flags, &out] {
-    const ModelSpec m = load_model_for(*flags);
+  cmd->callback([flags, &ctx] {
+    std::ostream& out = ctx.out;
+    const ModelSpec m = load_model_for(*flags, ctx.in);
     const RunConfig c = run_config_from(*flags, m);
     const DeviceBudget d = device_budget(*flags);
     EstimateOptions opt;
@@ -109,6 +110,9 @@ void register_estimate(CLI::App& app, std::ostream& out) {
     } else {
       out << estimate_table(m, c, e, d);
       if (flags->per_layer) out << "\n" << layers_table(e);
+      // The question after "does not fit" is what to change; fit answers it with the same flags.
+      if (!flags->quiet && d.capacity_bytes > 0 && !fits_on(e, d))
+        out << "\nDOES NOT FIT: `memplan fit` with the same flags lists what to change, in order.\n";
     }
   });
 }

@@ -4,7 +4,8 @@
 //   1. mixed precision (AMP bf16, then pure bf16)   2. smaller micro-batch + accumulation (same global batch)
 //   3. activation checkpointing (fewest layers, placed by the chain DP, then all)
 //   4. leaner optimizer (fused implementation, then 8-bit Adam, then Adafactor)
-//   5. ZeRO-3 / FSDP2 across GPUs                   6. CPU offload (optimizer, then parameters)
+//   5. LoRA r=16 on all linear layers, then QLoRA (nf4 + double quant), each with its largest micro-batch
+//   6. ZeRO-3 / FSDP2 across GPUs                   7. CPU offload (optimizer, then parameters)
 // plus allocator advice (expandable_segments) when the caching allocator's slack is large.
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,10 @@
 #include <optional>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
+#include "cli/fit_lora.h"
 #include "cli/plan_common.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
@@ -37,6 +41,7 @@ struct Remedy {
   int64_t device_bytes = 0;
   double step_s = 0;
   bool fits = false;
+  int64_t trainable = -1, params = 0, max_batch = -1, max_batch_bytes = 0;  // LoRA / QLoRA remedies (cli/fit_lora.h)
 };
 
 struct Single {  // one configuration on one GPU
@@ -65,17 +70,78 @@ std::string layer_list(const std::vector<int64_t>& v) {
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s;
 }
+
+// The remedies and the allocator advice, rendered as text or as one JSON document.
+struct FitAnswer {
+  bool fits = false;          // the run as given
+  double step_s = 0;          // its step time
+  int64_t device_bytes = 0;   // its device total (the closed replay under the capacity)
+  std::vector<Remedy> remedies;
+  std::optional<int64_t> slack_bytes, expandable_device_bytes;  // allocator advice, when given
+  std::optional<BatchFit> largest;  // a LoRA / QLoRA run: the largest micro-batch that fits
+};
+
+nlohmann::json remedy_json(const Remedy& r) {
+  nlohmann::json j = {{"what", r.what}, {"flags", r.flags}, {"device_bytes", r.device_bytes}, {"step_time_s", r.step_s},
+                      {"fits", r.fits}};
+  if (r.trainable >= 0)
+    j.update({{"trainable_params", r.trainable}, {"params", r.params}, {"largest_micro_batch", r.max_batch},
+              {"largest_micro_batch_device_bytes", r.max_batch_bytes}});
+  return j;
+}
+
+void print_fit_json(const nlohmann::json& estimate, const FitAnswer& a, std::ostream& out) {
+  nlohmann::json j = estimate;
+  j["step_time_s"] = a.step_s;
+  if (a.largest) j["largest_micro_batch"] = {{"batch_size", a.largest->batch}, {"device_bytes", a.largest->device_bytes}};
+  j["remedies"] = nlohmann::json::array();
+  for (const Remedy& r : a.remedies) j["remedies"].push_back(remedy_json(r));
+  const auto first_fit = std::find_if(a.remedies.begin(), a.remedies.end(), [](const Remedy& r) { return r.fits; });
+  j["fits_after_remedy"] = first_fit == a.remedies.end() ? nlohmann::json(nullptr)
+                                                         : nlohmann::json(first_fit - a.remedies.begin() + 1);
+  if (a.slack_bytes)
+    j["allocator_advice"] = {{"reserved_unallocated_bytes", *a.slack_bytes},
+                             {"flags", "--expandable-segments"},
+                             {"expandable_segments_device_bytes", *a.expandable_device_bytes}};
+  out << j.dump(2) << "\n";
+}
+
+// The last lines: the verdict again and which remedies make it fit, so the answer ends on what to do.
+std::string conclusion(const FitAnswer& a, const DeviceBudget& d) {
+  std::ostringstream o;
+  if (a.largest)
+    o << "\nLargest micro-batch that fits: " << a.largest->batch
+      << (a.largest->batch > 0 ? " (" + gib(a.largest->device_bytes) + " GiB)" : std::string(" (not even 1)")) << "\n";
+  if (a.fits) {
+    o << "\nVerdict: FITS on " << d.gpu_name << " as given (" << gib(a.device_bytes) << " of "
+      << gib(d.capacity_bytes) << " GiB).\n";
+    return o.str();
+  }
+  o << "\nVerdict: DOES NOT FIT on " << d.gpu_name << " as given (needs " << gib(a.device_bytes) << " of "
+    << gib(d.capacity_bytes) << " GiB); ";
+  const auto first_fit = std::find_if(a.remedies.begin(), a.remedies.end(), [](const Remedy& r) { return r.fits; });
+  if (first_fit == a.remedies.end()) {
+    o << "none of the remedies above makes it fit: a GPU with more memory, or more GPUs (--gpus).\n";
+    return o.str();
+  }
+  const size_t n = static_cast<size_t>(first_fit - a.remedies.begin()) + 1;
+  o << "it fits with remed" << (n == 1 ? "y 1" : "ies 1-" + std::to_string(n)) << " applied:";
+  for (size_t i = 0; i < n; ++i) o << (i ? ";" : "") << " " << a.remedies[i].flags;
+  o << "\n";
+  return o.str();
+}
 }  // namespace
 
-void register_fit(CLI::App& app, std::ostream& answer) {
+void register_fit(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("fit", "will it fit, and if not, what to change first (ordered remedies)");
   auto f = std::make_shared<FitFlags>();
   add_run_flags(*cmd, *f);
   cmd->add_option("--gpus", f->gpus, "GPUs available for ZeRO / FSDP remedies (default: try 2, 4, 8)");
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
   cmd->add_flag("--advise", f->advise, "list remedies even when it fits");
-  cmd->callback([f, &answer] {
-    const ModelSpec m = load_model_for(*f);
+  cmd->callback([f, &ctx] {
+    std::ostream& answer = ctx.out;
+    const ModelSpec m = load_model_for(*f, ctx.in);
     RunConfig cur = run_config_from(*f, m);
     const DeviceBudget d = device_budget(*f);
     if (d.capacity_bytes <= 0) throw InputError("--gpu", "(none)", "fit needs --gpu or --gpu-memory-gib");
@@ -94,12 +160,20 @@ void register_fit(CLI::App& app, std::ostream& answer) {
     const bool fits0 = e0.fits() && now.device_bytes <= d.capacity_bytes;
     const double t0 = now.step_s;
     const int64_t base_device = now.device_bytes;
+    FitAnswer a;
+    a.fits = fits0;
+    a.step_s = t0;
+    a.device_bytes = base_device;
+    const nlohmann::json estimate_doc = f->json ? estimate_json(m, cur, e0, d) : nlohmann::json();
+    const DeviceBytesFn device_of = [&](const RunConfig& c) { return run_single(m, c, d, rates, f->expandable_segments).device_bytes; };
+    if (cur.lora.enabled() || cur.quant.enabled()) a.largest = largest_fitting_batch(device_of, cur, d.capacity_bytes);
     o << "\nstep time (model): " << seconds_text(t0) << " per optimizer step\n";
     if (fits0 && !f->advise) {
-      answer << o.str();
+      if (f->json) print_fit_json(estimate_doc, a, answer);
+      else answer << o.str() << conclusion(a, d);
       return;
     }
-    std::vector<Remedy> out;
+    std::vector<Remedy>& out = a.remedies;
     bool done = fits0;
     auto add = [&](const std::string& what, const std::string& flags, int64_t bytes, double t) {
       Remedy r{what, flags, bytes, t, bytes <= d.capacity_bytes};
@@ -189,7 +263,37 @@ void register_fit(CLI::App& app, std::ostream& answer) {
       add(k == OptimizerKind::adam8bit ? "8-bit AdamW (bitsandbytes)" : "Adafactor (factored second moments)",
           std::string("--optimizer ") + std::string(optimizer_name(k)), now.device_bytes, now.step_s);
     }
-    // 5 / 6. shard across GPUs, then offload (closed forms + the local replay, see engine/plan/)
+    // 5. parameter-efficient fine-tuning on this GPU: LoRA r=16 on all linear layers, then QLoRA (cli/fit_lora.h)
+    bool lora_listed = false;  // QLoRA follows a fitting LoRA too: it answers for larger micro-batches
+    for (bool qlora : {false, true}) {
+      if ((done && !(qlora && lora_listed)) || cur.mode != Mode::training || (cur.lora.enabled() && (!qlora || cur.quant.enabled()))) continue;
+      lora_listed = !qlora;
+      const RunConfig c = lora_remedy(cur, run_config_from(*f, m), qlora, has_bf16);
+      const std::string flags = lora_remedy_flags(c, cur);
+      Single s;
+      try {
+        s = try_cfg(c);
+      } catch (const InputError&) {  // e.g. all-linear on a mixture-of-experts model (engine/lora.cpp)
+        continue;
+      }
+      cur = c;
+      now = s;
+      add(qlora ? "QLoRA: base weights in 4-bit NF4 with double quant (bitsandbytes), bf16 compute, the same adapters"
+                : "LoRA (peft) r=16 on all linear layers, base frozen",
+          flags, now.device_bytes, now.step_s);
+      Remedy& r = out.back();
+      r.trainable = now.e.trainable_params;
+      r.params = now.e.params;
+      if (qlora) {  // peft's get_nb_trainable_parameters counts a Params4bit's numel twice: the model's own count
+        RunConfig unquantised = cur;
+        unquantised.quant = QuantConfig{};
+        r.params = run_single(m, unquantised, d, rates, f->expandable_segments).e.params;
+      }
+      const BatchFit bf = largest_fitting_batch(device_of, cur, d.capacity_bytes);
+      r.max_batch = bf.batch;
+      r.max_batch_bytes = bf.device_bytes;
+    }
+    // 6 / 7. shard across GPUs, then offload (closed forms + the local replay, see engine/plan/)
     if (!done) {
       plan::PlanSpace s;
       s.capacity_bytes = d.capacity_bytes;
@@ -231,6 +335,19 @@ void register_fit(CLI::App& app, std::ostream& answer) {
             c.confirmed_device_bytes, c.time.total_s);
       }
     }
+    // Allocator advice: slack between reserved and allocated at the reserved peak.
+    const int64_t slack = e0.allocator.reserved_at_peak_reserved_bytes - e0.allocator.allocated_at_peak_reserved_bytes;
+    if (!f->expandable_segments && (slack > kGiB || slack * 20 > e0.allocator.peak_reserved_bytes)) {
+      EstimateOptions ex;
+      ex.allocator.expandable_segments = true;
+      const Estimate ee = estimate(m, run_config_from(*f, m), ex);
+      a.slack_bytes = slack;
+      a.expandable_device_bytes = ee.allocator.peak_reserved_bytes + d.non_pytorch_bytes;
+    }
+    if (f->json) {
+      print_fit_json(estimate_doc, a, answer);
+      return;
+    }
     o << "\n" << (fits0 ? "Advice (it fits already; each step applies on top of the previous):\n"
                         : "Remedies in order (each applies on top of the previous):\n");
     char line[768];
@@ -241,19 +358,20 @@ void register_fit(CLI::App& app, std::ostream& answer) {
                     static_cast<double>(r.device_bytes - (i ? out[i - 1].device_bytes : base_device)) / static_cast<double>(kGiB),
                     seconds_text(r.step_s).c_str(), t0 > 0 ? r.step_s / t0 : 1.0);
       o << line;
+      if (r.trainable >= 0) {
+        std::snprintf(line, sizeof line, "       trainable %lld of %lld parameters (%.2f %%); largest micro-batch that fits: %lld%s\n",
+                      static_cast<long long>(r.trainable), static_cast<long long>(r.params),
+                      r.params > 0 ? 100.0 * static_cast<double>(r.trainable) / static_cast<double>(r.params) : 0.0,
+                      static_cast<long long>(r.max_batch), r.max_batch > 0 ? (" (" + gib(r.max_batch_bytes) + " GiB)").c_str() : "");
+        o << line;
+      }
     }
     if (out.empty()) o << "  (nothing left to change in this order)\n";
-    // Allocator advice: slack between reserved and allocated at the reserved peak.
-    const int64_t slack = e0.allocator.reserved_at_peak_reserved_bytes - e0.allocator.allocated_at_peak_reserved_bytes;
-    if (!f->expandable_segments && (slack > kGiB || slack * 20 > e0.allocator.peak_reserved_bytes)) {
-      EstimateOptions ex;
-      ex.allocator.expandable_segments = true;
-      const Estimate ee = estimate(m, run_config_from(*f, m), ex);
-      o << "\nAllocator: " << gib(slack) << " GiB reserved but unallocated at the reserved peak (fragmentation). "
+    if (a.slack_bytes)
+      o << "\nAllocator: " << gib(*a.slack_bytes) << " GiB reserved but unallocated at the reserved peak (fragmentation). "
         << "PYTORCH_ALLOC_CONF=expandable_segments:True (--expandable-segments) brings the original run to "
-        << gib(ee.allocator.peak_reserved_bytes + d.non_pytorch_bytes) << " GiB on the device.\n";
-    }
-    answer << o.str();
+        << gib(*a.expandable_device_bytes) << " GiB on the device.\n";
+    answer << o.str() << conclusion(a, d);
   });
 }
 

@@ -1,5 +1,5 @@
 // `memplan models [--json]`: lists the bundled zoo with the figures that size a model.
-#include <iomanip>
+#include <algorithm>
 #include <ostream>
 #include <sstream>
 
@@ -73,27 +73,36 @@ void print_json(const std::vector<Row>& rows, std::ostream& out) {
   out << list.dump(2) << "\n";
 }
 
+// Columns as wide as their longest cell (names and families grow with the zoo), two spaces apart.
 void print_table(const std::vector<Row>& rows, std::ostream& out) {
+  std::vector<std::vector<std::string>> cells = {{"name", "family", "params", "layers", "hidden", "heads/kv", "vocab"}};
+  for (const auto& r : rows)
+    cells.push_back({r.name, r.family, with_commas(r.params), std::to_string(r.layers), std::to_string(r.hidden),
+                     r.heads ? std::to_string(r.heads) + "/" + std::to_string(r.kv_heads) : "-", or_dash(r.vocab)});
+  std::vector<size_t> width(cells[0].size(), 0);
+  for (const auto& row : cells)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
   std::ostringstream os;
-  os << std::left << std::setw(16) << "name" << std::setw(9) << "family" << std::right << std::setw(16) << "params"
-     << std::setw(8) << "layers" << std::setw(8) << "hidden" << std::setw(10) << "heads/kv" << std::setw(9)
-     << "vocab" << "\n";
-  for (const auto& r : rows) {
-    std::string heads = r.heads ? std::to_string(r.heads) + "/" + std::to_string(r.kv_heads) : "-";
-    os << std::left << std::setw(16) << r.name << std::setw(9) << r.family << std::right << std::setw(16)
-       << with_commas(r.params) << std::setw(8) << r.layers << std::setw(8) << r.hidden << std::setw(10) << heads
-       << std::setw(9) << or_dash(r.vocab) << "\n";
+  for (const auto& row : cells) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      // name and family left-aligned, the numbers right-aligned
+      if (c < 2) os << row[c] << (c + 1 < row.size() ? pad + "  " : "");
+      else os << pad << row[c] << (c + 1 < row.size() ? "  " : "");
+    }
+    os << "\n";
   }
   out << os.str();
 }
 
 }  // namespace
 
-void register_models(CLI::App& app, std::ostream& out) {
+void register_models(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("models", "List the bundled model zoo");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print the list as JSON");
-  cmd->callback([json, &out] {
+  cmd->callback([json, &ctx] {
+    std::ostream& out = ctx.out;
     std::vector<Row> rows;
     for (const auto& e : zoo_entries()) rows.push_back(row_for(e));
     if (*json)

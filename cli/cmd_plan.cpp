@@ -1,7 +1,5 @@
 // `memplan plan`: search how to train a model on N GPUs of one kind; top-k by step time, the memory-vs-time
 // Pareto frontier, each with the settings to run it.
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -9,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
 #include "engine/checked.h"
@@ -27,7 +26,7 @@ struct PlanFlags {
   std::vector<std::string> allow;
   std::string attn = "sdpa", optimizer_impl = "foreach";
   std::string calibration;  // a profile from `memplan calibrate`: measured rates for the time model
-  bool no_checkpointing = false, no_sequence_parallel = false, json = false, stats = false;
+  bool no_checkpointing = false, no_sequence_parallel = false, json = false, stats = false, quiet = false;
 };
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -129,10 +128,10 @@ void print_row(std::ostream& o, size_t i, const plan::PlanCandidate& c, bool con
 }
 }  // namespace
 
-void register_plan(CLI::App& app, std::ostream& out) {
+void register_plan(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("plan", "search parallelism, batch, precision, checkpointing, optimizer and offload");
   auto f = std::make_shared<PlanFlags>();
-  cmd->add_option("--model", f->model, "zoo name or config path");
+  cmd->add_option("--model", f->model, kModelHelp);
   cmd->add_option("--gpu", f->gpu, "GPU from data/gpus.json")->required();
   cmd->add_option("--gpus", f->gpus, "number of GPUs");
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node (NVLink domain)");
@@ -149,11 +148,13 @@ void register_plan(CLI::App& app, std::ostream& out) {
   cmd->add_option("--optimizer-impl", f->optimizer_impl, "foreach | fused | forloop (torch optimizers)");
   cmd->add_flag("--no-checkpointing", f->no_checkpointing, "never checkpoint activations");
   cmd->add_flag("--no-sequence-parallel", f->no_sequence_parallel, "tensor parallel without sequence parallel");
-  cmd->add_flag("--json", f->json, "machine-readable output");
+  cmd->add_flag("--json", f->json, "machine-readable output: exactly one JSON document");
+  cmd->add_flag("--quiet", f->quiet, "no progress line while searching, for scripts");
   cmd->add_flag("--stats", f->stats, "configurations evaluated and seconds");
-  cmd->callback([f, &out] {
+  cmd->callback([f, &ctx] {
+    std::ostream& out = ctx.out;
     const auto t0 = std::chrono::steady_clock::now();
-    const ModelSpec m = load_model(f->model);
+    const ModelSpec m = load_model_for(f->model, ctx.in);
     const GpuSpec& g = find_gpu(f->gpu, "--gpu");
     if (f->gpus <= 0) throw InputError("--gpus", std::to_string(f->gpus), "must be positive");
     if (f->top <= 0) throw InputError("--top", std::to_string(f->top), "must be positive");
@@ -193,16 +194,10 @@ void register_plan(CLI::App& app, std::ostream& out) {
     if (g.bf16_tflops <= 0) s.precisions = {Precision::fp32, Precision::amp_fp16, Precision::fp16};
     apply_allow(f->allow, s);
     plan::Planner planner(m, base);
-    const bool tty = isatty(2) != 0;
-    double last = -1;
-    auto progress = [&](double frac) {
-      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (el < 1.0 || frac - last < 0.05) return;
-      last = frac;
-      std::fprintf(stderr, tty ? "\rsearching %3.0f%% (%.1f s)" : "searching %3.0f%% (%.1f s)\n", frac * 100, el);
-      if (frac >= 1.0 && tty) std::fprintf(stderr, "\n");
-    };
+    Progress bar(ctx.progress, !f->json && !f->quiet, "searching");
+    auto progress = [&bar](double frac) { bar.update(frac); };
     const plan::PlanResult r = planner.search(s, static_cast<size_t>(f->top), progress);
+    bar.done();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (f->json) {
       nlohmann::json j;

@@ -39,10 +39,10 @@ std::string gib(int64_t bytes) {
 
 }  // namespace
 
-void register_serve(CLI::App& app, std::ostream& os) {
+void register_serve(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("serve", "serving capacity: KV blocks, concurrent sequences, max context");
   auto f = std::make_shared<ServeFlags>();
-  cmd->add_option("--model", f->model, "zoo name or path to a config.json");
+  cmd->add_option("--model", f->model, kModelHelp);
   cmd->add_option("--gpu", f->gpu, "GPU from the spec table (h200, a100-80gb, ...)");
   cmd->add_option("--gpu-memory-gib", f->gpu_memory_gib, "GPU memory in GiB (overrides --gpu's)");
   cmd->add_option("--gpus", f->gpus, "GPUs in total (replicas = gpus / tensor-parallel)");
@@ -56,9 +56,10 @@ void register_serve(CLI::App& app, std::ostream& os) {
   cmd->add_option("--kv-dtype", f->kv_dtype, "auto | fp16 | bf16 | fp8 | int8");
   cmd->add_option("--weight-format", f->weight_format, "fp32 | bf16 | fp16 | fp8 | int8 | int4 (GPTQ/AWQ)");
   cmd->add_option("--group-size", f->group_size, "int4 quantization group size (128)");
-  cmd->add_flag("--json", f->json, "machine-readable output");
-  cmd->callback([f, &os] {
-    const ModelSpec m = load_model(f->model);
+  cmd->add_flag("--json", f->json, "machine-readable output: exactly one JSON document");
+  cmd->callback([f, &ctx] {
+    std::ostream& os = ctx.out;
+    const ModelSpec m = load_model_for(f->model, ctx.in);
     ServeOptions o;
     int64_t context_bytes = 0;
     std::string gpu_name;

@@ -12,6 +12,8 @@
 
 #include "cli/commands.h"
 #include "cli/report.h"
+#include "cli/run_cli.h"
+#include "cli/run_flags.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/arch/builders.h"
@@ -24,12 +26,14 @@ namespace memplan::cli {
 
 namespace {
 
+// One line of the file: a case and its prediction, or the reason it was refused (the line is not a case memplan
+// can read, or the engine cannot model it). A refused line is a row too: one bad case never hides the others.
 struct CaseResult {
-  ValidationCase c;
+  std::string id;                  // the case's id, or "line N" when the line has none
+  std::optional<ValidationCase> c;  // absent when the line did not parse
   Estimate e;
-  std::string error;  // a case the engine cannot model yet
+  std::string error;               // non-empty: refused
 };
-
 
 double pct(double predicted, double measured) { return measured != 0 ? 100.0 * (predicted - measured) / measured : 0.0; }
 
@@ -40,9 +44,35 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-std::vector<CaseResult> run_cases(const std::string& path, const std::string& only) {
-  // Whole file, size-capped: a FIFO or device path (/dev/zero) must not stream forever.
-  std::istringstream in(read_input_file(path, "FILE"));
+// The line's id when it has a string one (also for a case that fails to parse further), else "line N".
+std::string line_id(const std::string& line, int64_t lineno) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.is_object() && j.contains("id") && j.at("id").is_string() && !j.at("id").get<std::string>().empty())
+      return j.at("id").get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+  }
+  return "line " + std::to_string(lineno);
+}
+
+CaseResult run_line(const std::string& line, const std::string& id, const std::string& label) {
+  CaseResult r;
+  r.id = id;
+  try {
+    r.c = parse_validation_case(parse_json_input(line, label));
+    r.e = estimate(r.c->model, r.c->run, estimate_options_for(*r.c));
+  } catch (const InputError& e) {
+    // e.g. an unknown key, a model_type not modelled yet, an encoder in inference mode. The row names the
+    // case, so the error goes without the "<id>: " prefix that parse errors carry.
+    r.error = e.what();
+    const std::string prefix = id + ": ";
+    if (r.error.compare(0, prefix.size(), prefix) == 0) r.error.erase(0, prefix.size());
+  }
+  return r;
+}
+
+std::vector<CaseResult> run_cases(const std::string& text, const std::string& path, const std::string& only) {
+  std::istringstream in(text);
   std::vector<CaseResult> out;
   std::string line;
   int64_t lineno = 0, cases = 0;
@@ -50,20 +80,13 @@ std::vector<CaseResult> run_cases(const std::string& path, const std::string& on
     ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     ++cases;
-    const nlohmann::json j = parse_json_input(line, path + ":" + std::to_string(lineno));
-    CaseResult r{parse_validation_case(j), {}, {}};
-    if (!only.empty() && r.c.id.find(only) == std::string::npos) continue;
-    try {
-      r.e = estimate(r.c.model, r.c.run, estimate_options_for(r.c));
-    } catch (const InputError& e) {
-      if (r.c.run.mode != Mode::inference) throw;
-      r.error = e.what();  // e.g. an encoder model in inference mode
-    }
-    out.push_back(std::move(r));
+    const std::string id = line_id(line, lineno);
+    if (!only.empty() && id.find(only) == std::string::npos) continue;
+    out.push_back(run_line(line, id, path + ":" + std::to_string(lineno)));
   }
   if (cases == 0) throw InputError("FILE", path, "holds no cases (one JSON object per line)");
   // An exact id selects that case alone, also when it is a prefix of other ids (its capped variants).
-  const auto exact = std::find_if(out.begin(), out.end(), [&](const CaseResult& r) { return r.c.id == only; });
+  const auto exact = std::find_if(out.begin(), out.end(), [&](const CaseResult& r) { return r.id == only; });
   if (exact != out.end() && out.size() > 1) {
     CaseResult keep = std::move(*exact);
     out.clear();
@@ -72,14 +95,198 @@ std::vector<CaseResult> run_cases(const std::string& path, const std::string& on
   return out;
 }
 
+// Predicted against measured over the answered cases; refused ones are only counted.
+struct Summary {
+  size_t cases = 0, refused = 0, verdicts_right = 0, verdicts_wrong = 0;
+  std::vector<double> alloc_err, reserved_err;  // |error| in percent
+};
+
+struct Row {  // one answered case's comparison
+  double pa = 0, pr = 0;                  // predicted peak allocated / run peak reserved, MiB
+  std::optional<double> ma, mr, ea, er;   // measured and signed error in percent
+  std::string fit;                        // capped cases: ok | WRONG | fits | oom
+};
+
+Row compare(const CaseResult& r) {
+  Row w;
+  const ValidationCase& c = *r.c;
+  w.pa = mib1(r.e.torch_peak_allocated_bytes());
+  w.pr = mib1(r.e.run_peak_reserved_bytes());
+  if (c.measured) {
+    const auto& m = *c.measured;
+    const bool oom = m.oom && *m.oom;
+    if (m.peak_allocated_mib && !oom) w.ma = *m.peak_allocated_mib, w.ea = pct(w.pa, *m.peak_allocated_mib);
+    if (m.peak_reserved_mib && !oom) w.mr = *m.peak_reserved_mib, w.er = pct(w.pr, *m.peak_reserved_mib);
+    if (c.memory_cap_gib && m.oom) w.fit = (r.e.fits() == !*m.oom) ? "ok" : "WRONG";
+  }
+  if (c.memory_cap_gib && w.fit.empty()) w.fit = !r.e.fits() ? "oom" : "fits";
+  return w;
+}
+
+Summary summarize(const std::vector<CaseResult>& results) {
+  Summary s;
+  s.cases = results.size();
+  for (const auto& r : results) {
+    if (!r.error.empty()) {
+      ++s.refused;
+      continue;
+    }
+    const Row w = compare(r);
+    if (w.ea) s.alloc_err.push_back(std::fabs(*w.ea));
+    if (w.er) s.reserved_err.push_back(std::fabs(*w.er));
+    if (w.fit == "ok") ++s.verdicts_right;
+    if (w.fit == "WRONG") ++s.verdicts_wrong;
+  }
+  return s;
+}
+
+double max_of(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
+
+// Errors in JSON are integers of parts per million (the --json number rule: integers, or MiB with one decimal).
+int64_t ppm(double percent) { return static_cast<int64_t>(std::llround(percent * 1e4)); }
+
+nlohmann::json error_json(const std::vector<double>& v) {
+  return {{"cases", v.size()}, {"median_abs_error_ppm", ppm(median(v))}, {"max_abs_error_ppm", ppm(max_of(v))}};
+}
+
+nlohmann::json predicted_json(const CaseResult& r) {
+  nlohmann::json p;
+  if (!r.error.empty()) return {{"error", r.error}};
+  const ValidationCase& c = *r.c;
+  p["params"] = r.e.params;
+  p["weights_mib"] = mib1(r.e.weights_bytes);
+  p["peak_allocated_mib"] = mib1(r.e.torch_peak_allocated_bytes());  // as max_memory_allocated counts
+  p["tensor_peak_mib"] = mib1(r.e.replay.peak.bytes);
+  p["peak_reserved_mib"] = mib1(r.e.allocator.peak_reserved_bytes);
+  if (c.memory_cap_gib) {
+    p["fits"] = r.e.fits();
+    if (r.e.capped) {
+      const auto& cp = *r.e.capped;
+      p["capped"] = {{"oom", cp.oom},
+                     {"peak_reserved_mib", mib1(cp.peak_reserved_bytes)},
+                     {"alloc_retries", cp.num_alloc_retries},
+                     {"skipped_workspaces", cp.num_skipped_workspaces}};
+    }
+  }
+  if (c.run.mode == Mode::inference) {
+    const auto& inf = r.e.inference;
+    p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);
+    p["kv_cache_mib"] = mib1(r.e.torch_kv_cache_bytes());
+    if (c.run.generate_tokens > 0) p["generate_peak_mib"] = mib1(inf.generate_peak_bytes);
+  } else {
+    const auto& st = r.e.replay.steps.back();
+    p["after_fwd_mib"] = mib1(st.after_fwd);
+    p["opt_peak_mib"] = mib1(st.opt_peak);
+  }
+  return p;
+}
+
+// The measured figures the table compares, rounded like the predictions (MiB, one decimal).
+nlohmann::json measured_json(const Measured& m) {
+  nlohmann::json j = nlohmann::json::object();
+  auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
+  if (m.peak_allocated_mib) j["peak_allocated_mib"] = r1(*m.peak_allocated_mib);
+  if (m.peak_reserved_mib) j["peak_reserved_mib"] = r1(*m.peak_reserved_mib);
+  if (m.oom) j["oom"] = *m.oom;
+  return j;
+}
+
+void print_json(const std::vector<CaseResult>& results, const Summary& s, std::ostream& out) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& r : results) {
+    nlohmann::json row = {{"id", r.id}, {"predicted", predicted_json(r)}};
+    if (r.error.empty() && r.c->measured) {
+      row["measured"] = measured_json(*r.c->measured);
+      const std::string fit = compare(r).fit;
+      if (fit == "ok" || fit == "WRONG") row["fit_verdict_right"] = fit == "ok";
+    }
+    cases.push_back(std::move(row));
+  }
+  const nlohmann::json summary = {{"cases", s.cases},
+                                  {"predicted", s.cases - s.refused},
+                                  {"refused", s.refused},
+                                  {"peak_allocated", error_json(s.alloc_err)},
+                                  {"peak_reserved", error_json(s.reserved_err)},
+                                  {"fit_verdicts", {{"right", s.verdicts_right}, {"wrong", s.verdicts_wrong}}}};
+  out << nlohmann::json{{"cases", cases}, {"summary", summary}}.dump(2) << "\n";
+}
+
+void print_table(const std::vector<CaseResult>& results, const Summary& s, bool phases, std::ostream& out) {
+  char line[320];
+  std::snprintf(line, sizeof line, "%-42s %10s %10s %7s %10s %10s %7s %5s\n", "case", "peak_pred", "peak_meas",
+                "err%", "rsv_pred", "rsv_meas", "err%", "fit");
+  out << line;
+  auto opt = [](const std::optional<double>& v, const char* fmt) {
+    if (!v) return std::string(fmt[1] == '+' ? "" : "-");
+    char b[32];
+    std::snprintf(b, sizeof b, fmt, *v);
+    return std::string(b);
+  };
+  for (const auto& r : results) {
+    if (!r.error.empty()) {
+      out << r.id << std::string(r.id.size() < 42 ? 42 - r.id.size() : 0, ' ') << "  REFUSED: " << r.error << "\n";
+      continue;
+    }
+    const ValidationCase& c = *r.c;
+    const Row w = compare(r);
+    std::snprintf(line, sizeof line, "%-42s %10.1f %10s %7s %10.1f %10s %7s %5s\n", r.id.c_str(), w.pa,
+                  opt(w.ma, "%.1f").c_str(), opt(w.ea, "%+.2f").c_str(), w.pr, opt(w.mr, "%.1f").c_str(),
+                  opt(w.er, "%+.2f").c_str(), w.fit.c_str());
+    out << line;
+    if (c.run.mode == Mode::inference && c.measured && !(c.measured->oom && *c.measured->oom)) {
+      const auto& m = *c.measured;
+      const auto& p = r.e.inference;
+      const std::tuple<const char*, int64_t, std::optional<double>> rows[] = {
+          {"prefill_peak", p.prefill_peak_bytes, m.prefill_peak_mib},
+          {"kv_cache", r.e.torch_kv_cache_bytes(), m.kv_cache_mib},
+          {"generate_peak", p.generate_peak_bytes, m.generate_peak_mib}};
+      for (const auto& [name, v, meas] : rows) {
+        if (!meas) continue;
+        std::snprintf(line, sizeof line, "    %-14s %10.1f %10.1f %+7.2f\n", name, mib1(v), *meas, pct(mib1(v), *meas));
+        out << line;
+      }
+    }
+    if (phases && c.measured && c.measured->steps.size() >= 2) {
+      const auto& m = c.measured->steps[1];
+      const auto& p = r.e.replay.steps.back();
+      const std::pair<const char*, std::pair<int64_t, double>> rows[] = {
+          {"start", {p.start, m.start_mib}}, {"fwd_peak", {p.fwd_peak, m.fwd_peak_mib}},
+          {"after_fwd", {p.after_fwd, m.after_fwd_mib}}, {"bwd_peak", {p.bwd_peak, m.bwd_peak_mib}},
+          {"micro_rest", {p.micro_rest_peak, m.micro_rest_peak_mib}}, {"after_bwd", {p.after_bwd, m.after_bwd_mib}},
+          {"opt_peak", {p.opt_peak, m.opt_peak_mib}}, {"end", {p.end, m.end_mib}}};
+      for (const auto& [name, v] : rows) {
+        std::snprintf(line, sizeof line, "    %-12s %10.1f %10.1f %+7.2f\n", name, mib1(v.first), v.second,
+                      pct(mib1(v.first), v.second));
+        out << line;
+      }
+    }
+  }
+  std::snprintf(line, sizeof line, "peak allocated: %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",
+                s.alloc_err.size(), median(s.alloc_err), max_of(s.alloc_err));
+  out << line;
+  std::snprintf(line, sizeof line, "peak reserved:  %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",
+                s.reserved_err.size(), median(s.reserved_err), max_of(s.reserved_err));
+  out << line;
+  if (s.verdicts_right + s.verdicts_wrong > 0) {
+    std::snprintf(line, sizeof line, "fit verdicts:   %zu right, %zu wrong (capped cases)\n", s.verdicts_right,
+                  s.verdicts_wrong);
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "refused:        %zu of %zu cases%s\n", s.refused, s.cases,
+                s.refused ? " (REFUSED rows above: what memplan cannot model or read)" : "");
+  out << line;
+}
+
 // One case's replayed allocator events, one per line: `a|f <bytes> <block> <phase>:<op name>@<layer>`
 // (`R` marks a checkpoint recompute). For diffing against a recorded run (calibrate/diff_events.py).
-void write_events(const CaseResult& r, const std::string& path) {
-  EstimateOptions opt = estimate_options_for(r.c);
+void write_events(const CaseResult& cr, const std::string& path) {
+  if (!cr.error.empty()) throw InputError("--only", cr.id, "selects a refused case: " + cr.error);
+  const ValidationCase& r = *cr.c;
+  EstimateOptions opt = estimate_options_for(r);
   opt.replay.record_timeline = true;
-  const Estimate e = estimate(r.c.model, r.c.run, opt);
+  const Estimate e = estimate(r.model, r.run, opt);
   std::optional<Graph> g;
-  if (r.c.run.mode == Mode::training) g = build_graph(r.c.model, r.c.run);
+  if (r.run.mode == Mode::training) g = build_graph(r.model, r.run);
   std::ofstream f(path);
   if (!f) throw InputError("--events-out", path, "cannot be written");
   const auto& ev = e.replay.events;
@@ -92,7 +299,7 @@ void write_events(const CaseResult& r, const std::string& path) {
       f << phase_name(w.phase) << ':' << (in_op ? g->name_of(g->ops[static_cast<size_t>(w.op)].name) : "-") << '@'
         << (in_op ? g->ops[static_cast<size_t>(w.op)].layer : -1) << (w.recompute ? "R" : "");
     } else {
-      f << (r.c.run.mode == Mode::inference ? "inference" : "-");
+      f << (r.run.mode == Mode::inference ? "inference" : "-");
     }
     f << '\n';
   }
@@ -100,133 +307,43 @@ void write_events(const CaseResult& r, const std::string& path) {
 
 }  // namespace
 
-void register_validate(CLI::App& app, std::ostream& out) {
-  auto* cmd = app.add_subcommand("validate", "predicted vs measured for each case of a validation JSONL file");
+void register_validate(CLI::App& app, Context& ctx) {
+  auto* cmd = app.add_subcommand(
+      "validate",
+      "predicted vs measured for each case of a validation JSONL file. Every case is a row: one memplan cannot "
+      "read or model (an unknown key, a model_type not modelled yet) is REFUSED with its error and counted in the "
+      "summary. Exit code 0: every case predicted; 4: some refused (one line on stderr); 2: the file itself is "
+      "unusable");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto phases = std::make_shared<bool>(false);
   auto only = std::make_shared<std::string>();
   auto events_out = std::make_shared<std::string>();
-  cmd->add_option("FILE", *path, "cases in the format of data/validation/CASE-FORMAT.md")->required();
-  cmd->add_flag("--json", *json, "machine-readable predictions");
+  cmd->add_option("FILE", *path, "cases in the format of data/validation/CASE-FORMAT.md ('-': stdin)")->required();
+  cmd->add_flag("--json", *json, "one JSON document: {cases: [{id, predicted (or predicted.error), measured}], summary}");
   cmd->add_flag("--phases", *phases, "also compare the steady-state step's phase values");
   cmd->add_option("--only", *only, "only cases whose id contains this text (an exact id: that case alone)");
   cmd->add_option("--events-out", *events_out,
                   "write the replayed allocator events of the one case --only selects (calibrate/diff_events.py)");
-  cmd->callback([path, json, phases, only, events_out, &out] {
-    auto results = run_cases(*path, *only);
+  cmd->callback([path, json, phases, only, events_out, &ctx] {
+    // Whole file, size-capped: a FIFO or device path (/dev/zero) must not stream forever.
+    const std::string text = *path == "-" ? read_all(ctx.in, "FILE") : read_input_file(*path, "FILE");
+    const auto results = run_cases(text, *path == "-" ? "stdin" : *path, *only);
     if (!events_out->empty()) {
       if (results.size() != 1)
         throw InputError("--only", *only, "must select exactly one case for --events-out (it selects " +
                                               std::to_string(results.size()) + ")");
       write_events(results[0], *events_out);
     }
-    if (*json) {
-      nlohmann::json cases = nlohmann::json::array();
-      for (const auto& r : results) {
-        nlohmann::json p;
-        if (r.error.empty()) {
-          p["params"] = r.e.params;
-          p["weights_mib"] = mib1(r.e.weights_bytes);
-          p["peak_allocated_mib"] = mib1(r.e.torch_peak_allocated_bytes());  // as max_memory_allocated counts
-          p["tensor_peak_mib"] = mib1(r.e.replay.peak.bytes);
-          p["peak_reserved_mib"] = mib1(r.e.allocator.peak_reserved_bytes);
-          if (r.c.memory_cap_gib) {
-            p["fits"] = r.e.fits();
-            if (r.e.capped) {
-              const auto& c = *r.e.capped;
-              p["capped"] = {{"oom", c.oom},
-                             {"peak_reserved_mib", mib1(c.peak_reserved_bytes)},
-                             {"alloc_retries", c.num_alloc_retries},
-                             {"skipped_workspaces", c.num_skipped_workspaces}};
-            }
-          }
-          if (r.c.run.mode == Mode::inference) {
-            const auto& inf = r.e.inference;
-            p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);
-            p["kv_cache_mib"] = mib1(r.e.torch_kv_cache_bytes());
-            if (r.c.run.generate_tokens > 0) p["generate_peak_mib"] = mib1(inf.generate_peak_bytes);
-          } else {
-            const auto& s = r.e.replay.steps.back();
-            p["after_fwd_mib"] = mib1(s.after_fwd);
-            p["opt_peak_mib"] = mib1(s.opt_peak);
-          }
-        } else {
-          p["error"] = r.error;
-        }
-        cases.push_back({{"id", r.c.id}, {"predicted", p}});
-      }
-      out << nlohmann::json{{"cases", cases}}.dump(2) << "\n";
-      return;
+    const Summary s = summarize(results);
+    if (*json) print_json(results, s, ctx.out);
+    else print_table(results, s, *phases, ctx.out);
+    if (s.refused > 0) {
+      const auto first = std::find_if(results.begin(), results.end(), [](const CaseResult& r) { return !r.error.empty(); });
+      ctx.err << "memplan: validate: " << s.refused << " of " << s.cases << " cases refused; first: "
+              << one_line(first->id + ": " + first->error) << "\n";
+      ctx.exit_code = kExitCasesRefused;
     }
-    std::vector<double> alloc_err, reserved_err;
-    char line[320];
-    std::snprintf(line, sizeof line, "%-42s %10s %10s %7s %10s %10s %7s %5s\n", "case", "peak_pred", "peak_meas",
-                  "err%", "rsv_pred", "rsv_meas", "err%", "fit");
-    out << line;
-    for (const auto& r : results) {
-      if (!r.error.empty()) {
-        std::snprintf(line, sizeof line, "%-42s  (%s)\n", r.c.id.c_str(), r.error.c_str());
-        out << line;
-        continue;
-      }
-      const double pa = mib1(r.e.torch_peak_allocated_bytes()), pr = mib1(r.e.run_peak_reserved_bytes());
-      std::string ma = "-", mr = "-", ea = "", er = "", fit = "";
-      if (r.c.measured) {
-        const auto& m = *r.c.measured;
-        if (m.peak_allocated_mib && !(m.oom && *m.oom)) {
-          ma = mib(static_cast<int64_t>(*m.peak_allocated_mib * kMiB));
-          const double e = pct(pa, *m.peak_allocated_mib);
-          alloc_err.push_back(std::fabs(e));
-          char b[32]; std::snprintf(b, sizeof b, "%+.2f", e); ea = b;
-        }
-        if (m.peak_reserved_mib && !(m.oom && *m.oom)) {
-          mr = mib(static_cast<int64_t>(*m.peak_reserved_mib * kMiB));
-          const double e = pct(pr, *m.peak_reserved_mib);
-          reserved_err.push_back(std::fabs(e));
-          char b[32]; std::snprintf(b, sizeof b, "%+.2f", e); er = b;
-        }
-        if (r.c.memory_cap_gib && m.oom) fit = (r.e.fits() == !*m.oom) ? "ok" : "WRONG";
-      }
-      if (r.c.memory_cap_gib && fit.empty()) fit = !r.e.fits() ? "oom" : "fits";
-      std::snprintf(line, sizeof line, "%-42s %10.1f %10s %7s %10.1f %10s %7s %5s\n", r.c.id.c_str(), pa, ma.c_str(),
-                    ea.c_str(), pr, mr.c_str(), er.c_str(), fit.c_str());
-      out << line;
-      if (r.c.run.mode == Mode::inference && r.c.measured && !(r.c.measured->oom && *r.c.measured->oom)) {
-        const auto& m = *r.c.measured;
-        const auto& p = r.e.inference;
-        const std::tuple<const char*, int64_t, std::optional<double>> rows[] = {
-            {"prefill_peak", p.prefill_peak_bytes, m.prefill_peak_mib},
-            {"kv_cache", r.e.torch_kv_cache_bytes(), m.kv_cache_mib},
-            {"generate_peak", p.generate_peak_bytes, m.generate_peak_mib}};
-        for (const auto& [name, v, meas] : rows) {
-          if (!meas) continue;
-          std::snprintf(line, sizeof line, "    %-14s %10.1f %10.1f %+7.2f\n", name, mib1(v), *meas, pct(mib1(v), *meas));
-          out << line;
-        }
-      }
-      if (*phases && r.c.measured && r.c.measured->steps.size() >= 2) {
-        const auto& m = r.c.measured->steps[1];
-        const auto& p = r.e.replay.steps.back();
-        const std::pair<const char*, std::pair<int64_t, double>> rows[] = {
-            {"start", {p.start, m.start_mib}}, {"fwd_peak", {p.fwd_peak, m.fwd_peak_mib}},
-            {"after_fwd", {p.after_fwd, m.after_fwd_mib}}, {"bwd_peak", {p.bwd_peak, m.bwd_peak_mib}},
-            {"micro_rest", {p.micro_rest_peak, m.micro_rest_peak_mib}}, {"after_bwd", {p.after_bwd, m.after_bwd_mib}},
-            {"opt_peak", {p.opt_peak, m.opt_peak_mib}}, {"end", {p.end, m.end_mib}}};
-        for (const auto& [name, v] : rows) {
-          std::snprintf(line, sizeof line, "    %-12s %10.1f %10.1f %+7.2f\n", name, mib1(v.first), v.second,
-                        pct(mib1(v.first), v.second));
-          out << line;
-        }
-      }
-    }
-    auto mx = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
-    std::snprintf(line, sizeof line, "peak allocated: %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",
-                  alloc_err.size(), median(alloc_err), mx(alloc_err));
-    out << line;
-    std::snprintf(line, sizeof line, "peak reserved:  %zu cases, median |error| %.2f%%, max |error| %.2f%%\n",
-                  reserved_err.size(), median(reserved_err), mx(reserved_err));
-    out << line;
   });
 }
 

@@ -22,6 +22,9 @@ std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimat
 // Per-layer share of the steady-state forward.
 std::string layers_table(const Estimate& e);
 nlohmann::json layers_json(const Estimate& e);
+// Fits on the device: the allocator replay under the capacity succeeded and reserved + non-PyTorch memory is
+// within it. Requires d.capacity_bytes > 0.
+bool fits_on(const Estimate& e, const DeviceBudget& d);
 // The one-line verdict: fits / does not fit with the margin.
 std::string verdict_line(const Estimate& e, const DeviceBudget& d);
 

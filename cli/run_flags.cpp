@@ -5,6 +5,7 @@
 #include "engine/errors.h"
 #include "engine/limits.h"
 #include "models/lora_config.h"
+#include "models/json_input.h"
 #include "models/load_model.h"
 
 namespace memplan::cli {
@@ -26,8 +27,30 @@ std::vector<int64_t> parse_index_list(const std::string& s, const char* flag) {
 }
 }  // namespace
 
+const char* const kModelHelp =
+    "zoo name (`memplan models`), its Hugging Face id (Qwen/Qwen2.5-7B), a config.json / native model JSON file, "
+    "a directory holding a config.json, or - to read the JSON from stdin";
+
+std::string read_all(std::istream& in, const std::string& field) {
+  std::string text;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    text.append(buf, static_cast<size_t>(in.gcount()));
+    if (static_cast<int64_t>(text.size()) > kMaxInputFileBytes)
+      throw InputError(field, "stdin", "is larger than " + std::to_string(kMaxInputFileBytes >> 20) + " MiB");
+  }
+  return text;
+}
+
+ModelSpec load_model_for(const std::string& model, std::istream& in) {
+  if (model == "-") return load_model_text(read_all(in, "model"), "stdin");
+  return load_model(model);
+}
+
+ModelSpec load_model_for(const RunFlags& f, std::istream& in) { return load_model_for(f.model, in); }
+
 void add_run_flags(CLI::App& cmd, RunFlags& f) {
-  cmd.add_option("--model", f.model, "zoo name (see `memplan models`) or path to a config.json / model JSON");
+  cmd.add_option("--model", f.model, kModelHelp);
   cmd.add_option("--batch-size", f.batch_size, "micro-batch size");
   cmd.add_option("--seq-len", f.seq_len, "sequence length (language models; default 2048, BERT 512)");
   cmd.add_option("--target-len", f.target_len, "encoder-decoders (T5): label length fed to the decoder (default: seq-len)");
@@ -45,7 +68,8 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--gpu-memory-gib", f.gpu_memory_gib, "usable GPU memory in GiB (overrides --gpu's capacity)");
   cmd.add_option("--calibration", f.calibration, "calibration profile (memplan calibrate) for non-PyTorch memory");
   cmd.add_flag("--expandable-segments", f.expandable_segments, "PYTORCH_ALLOC_CONF=expandable_segments:True");
-  cmd.add_flag("--json", f.json, "machine-readable output");
+  cmd.add_flag("--json", f.json, "machine-readable output: exactly one JSON document");
+  cmd.add_flag("--quiet", f.quiet, "no progress lines or hints, for scripts (the answer is unchanged)");
   cmd.add_flag("--per-layer", f.per_layer, "per-layer table: parameters, saved activations, transient peak");
   cmd.add_option("--timeline", f.timeline, "write the memory timeline of the run as an SVG file");
   cmd.add_option("--mode", f.mode, "training | inference (prefill of batch x seq, KV cache, generate)");
@@ -61,7 +85,6 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--quant-compute-dtype", f.quant_compute_dtype, "bnb_4bit_compute_dtype: bf16 | fp16");
 }
 
-ModelSpec load_model_for(const RunFlags& f) { return load_model(f.model); }
 
 RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   RunConfig c;
@@ -95,7 +118,6 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     throw InputError("--generate-tokens", std::to_string(f.generate_tokens), "must be non-negative");
   if (f.logits_to_keep < 0) throw InputError("--logits-to-keep", std::to_string(f.logits_to_keep), "must be non-negative");
   c.generate_tokens = f.generate_tokens;
-  c.logits_to_keep = f.logits_to_keep;
   if (f.lora_r < 0 || f.lora_r > 65536) throw InputError("--lora-r", std::to_string(f.lora_r), "must be in [0, 65536]");
   if (f.lora_r > 0) {
     c.lora.r = f.lora_r;

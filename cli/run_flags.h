@@ -1,5 +1,6 @@
 // Flags shared by estimate-like commands: the model and every run knob, parsed into RunConfig.
 #pragma once
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,7 @@ struct RunFlags {
   bool expandable_segments = false;
   std::string calibration;                  // a profile written by `memplan calibrate`
   bool json = false;
+  bool quiet = false;                       // no progress lines, no hints: the answer alone
   bool per_layer = false;                   // per-layer table
   std::string timeline;                     // write the memory timeline SVG here
   std::string mode = "training";            // training | inference
@@ -46,9 +48,17 @@ struct RunFlags {
   std::string quant_compute_dtype = "bf16"; // bnb_4bit_compute_dtype
 };
 
+// The help text of every --model option.
+extern const char* const kModelHelp;
+
 void add_run_flags(CLI::App& cmd, RunFlags& f);
-// Loads the model and builds the RunConfig; throws InputError naming the flag.
-ModelSpec load_model_for(const RunFlags& f);
+// Loads the model (`-`: a JSON document read from `in`, see load_model_text) and builds the RunConfig; throws
+// InputError naming the flag.
+ModelSpec load_model_for(const std::string& model, std::istream& in);
+ModelSpec load_model_for(const RunFlags& f, std::istream& in);
 RunConfig run_config_from(const RunFlags& f, const ModelSpec& m);
+
+// All of `in`, at most kMaxInputFileBytes (models/json_input.h); InputError naming `field` beyond that.
+std::string read_all(std::istream& in, const std::string& field);
 
 }  // namespace memplan::cli

@@ -12,7 +12,7 @@
 namespace memplan {
 
 DynamicRun replay_dynamic(const ModelSpec& spec, const RunConfig& cfg, const std::vector<int64_t>& seq_lens,
-                          const AllocatorOptions& allocator) {
+                          const AllocatorOptions& allocator, const std::function<void(double)>& progress) {
   if (seq_lens.empty()) throw InputError("seq_lens", "[]", "needs at least one step");
   std::map<int64_t, std::unique_ptr<Graph>> graphs;  // one graph per distinct length
   std::vector<const Graph*> steps;
@@ -25,6 +25,8 @@ DynamicRun replay_dynamic(const ModelSpec& spec, const RunConfig& cfg, const std
       g = std::make_unique<Graph>(build_graph(spec, c));
     }
     steps.push_back(g.get());
+    // Building a graph per distinct length is most of the work when lengths vary; the replay is the rest.
+    if (progress) progress(0.8 * static_cast<double>(steps.size()) / static_cast<double>(seq_lens.size()));
   }
   ReplayOptions ro;
   const ReplayResult r = replay_training_sequence(steps, cfg, ro);
@@ -50,6 +52,7 @@ DynamicRun replay_dynamic(const ModelSpec& spec, const RunConfig& cfg, const std
     out.steps.push_back(d);
     if (a.oom && s.event_end > a.oom_event_index) break;  // the run died in this step
   }
+  if (progress) progress(1.0);
   return out;
 }
 

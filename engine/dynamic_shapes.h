@@ -3,6 +3,7 @@
 // or expandable segments buy against it.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "engine/alloc/caching_allocator.h"
@@ -27,8 +28,9 @@ struct DynamicRun {
 };
 
 // Replays one training step per entry of `seq_lens` (cfg.seq_len is ignored) and the allocator over all of them.
+// `progress`, when set, is called with the fraction done in [0, 1] (building the step graphs, then the replay).
 DynamicRun replay_dynamic(const ModelSpec& spec, const RunConfig& cfg, const std::vector<int64_t>& seq_lens,
-                          const AllocatorOptions& allocator);
+                          const AllocatorOptions& allocator, const std::function<void(double)>& progress = {});
 
 // Lengths rounded up to a multiple of `bucket` (padding), the usual cure for shape-driven fragmentation.
 std::vector<int64_t> bucketed(const std::vector<int64_t>& seq_lens, int64_t bucket);

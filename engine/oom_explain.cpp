@@ -6,7 +6,9 @@
 //      hard-wrapped pastes look alike; offsets let errors quote the user's own text.
 //   2. parse: find "out of memory. tried to allocate", then walk the legacy or current layout (see the
 //      header) with a cursor. Each anchor is tried in order; the first that parses wins.
-//   3. classify: first matching rule of fraction_cap, other_processes, fragmentation, capacity.
+//   3. check: the numbers against each other, within their printed rounding (check_consistency);
+//   4. classify: `inconsistent` when they disagree, else the first matching rule of fraction_cap,
+//      other_processes, fragmentation, capacity.
 #include "engine/oom_explain.h"
 
 #include <algorithm>
@@ -25,6 +27,13 @@ constexpr int64_t kTiB = int64_t{1} << 40;
 // More decimals than this are refused: frac_digits (< 10^6) x 1 TiB stays below 2^61, so rounding the
 // fractional part cannot overflow. PyTorch prints two.
 constexpr int kMaxDecimals = 6;
+
+// Room comparisons add a possibly unlimited headroom (no cap) to a byte count, and tolerances of pasted sizes
+// add up; saturate instead of throwing.
+int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
+}
 
 // ---- stage 1: squeeze ------------------------------------------------------------------------------------
 
@@ -174,6 +183,8 @@ class Cursor {
         if (q_.s[k] == 'b') fail_at(start, field, "unknown size unit (expected B, KiB, MiB, GiB or TiB)");
       if (at_end()) fail_at(start, field, "message is cut off inside a size");
     }
+    // Half a unit of the last printed digit: "3.30 GiB" is 3.30 +- 0.005 GiB. Below one byte: exact.
+    last_tolerance_ = unit / (2 * scale);
     int64_t bytes = 0;
     try {
       bytes = checked_mul(*whole, unit, field);
@@ -183,6 +194,9 @@ class Cursor {
     }
     return bytes;
   }
+
+  // Of the last size() parsed.
+  int64_t last_tolerance() const { return last_tolerance_; }
 
   [[noreturn]] void fail(const char* field, const std::string& why) const { fail_at(i_, field, why); }
 
@@ -195,6 +209,7 @@ class Cursor {
   const Squeezed& q_;
   std::string_view text_;
   size_t i_;
+  int64_t last_tolerance_ = 0;
 };
 
 void parse_legacy(Cursor& c, OomReport& r) {
@@ -203,23 +218,32 @@ void parse_legacy(Cursor& c, OomReport& r) {
   if (auto d = c.integer("device")) r.device = static_cast<int>(std::min<int64_t>(*d, 1 << 20));
   c.expect(";", "device");
   r.total_bytes = c.size("total_bytes");
+  r.tolerance.total = c.last_tolerance();
   c.expect("total capacity;", "total_bytes");
   r.allocated_bytes = c.size("allocated_bytes");
+  r.tolerance.allocated = c.last_tolerance();
   c.expect("already allocated;", "allocated_bytes");
   r.free_bytes = c.size("free_bytes");
+  r.tolerance.free = c.last_tolerance();
   c.expect("free;", "free_bytes");
   int64_t v = c.size("reserved_bytes");
   if (c.try_lit("allowed;")) {
     r.cap_bytes = v;
+    r.tolerance.cap = c.last_tolerance();
     v = c.size("reserved_bytes");
   }
   if (c.peek() == 'c') {  // torch <= 1.3: "U cached)" is already reserved minus allocated
     c.expect_or_cut("cached)", "reserved_bytes");
     r.reserved_unallocated_bytes = v;
+    r.tolerance.reserved_unallocated = c.last_tolerance();
   } else {
     c.expect_or_cut("reserved in total by PyTorch)", "reserved_bytes");
-    // Two independently rounded values: reserved can print a hair below allocated.
+    // Two independently rounded values: reserved can print a hair below allocated (check_consistency says
+    // when it is more than a hair).
+    r.reserved_printed_bytes = v;
+    r.tolerance.reserved_printed = c.last_tolerance();
     r.reserved_unallocated_bytes = std::max<int64_t>(0, v - r.allocated_bytes);
+    r.tolerance.reserved_unallocated = r.tolerance.reserved_printed + r.tolerance.allocated;
   }
 }
 
@@ -229,8 +253,10 @@ void parse_current(Cursor& c, OomReport& r) {
   if (auto d = c.integer("device")) r.device = static_cast<int>(std::min<int64_t>(*d, 1 << 20));
   c.expect("has a total capacity of", "total_bytes");
   r.total_bytes = c.size("total_bytes");
+  r.tolerance.total = c.last_tolerance();
   c.expect("of which", "free_bytes");
   r.free_bytes = c.size("free_bytes");
+  r.tolerance.free = c.last_tolerance();
   c.expect("is free.", "free_bytes");
   // NVML's process list, in its own order; this process may appear anywhere in it, or not at all.
   for (;;) {
@@ -239,10 +265,12 @@ void parse_current(Cursor& c, OomReport& r) {
       c.expect("has", "other_processes_bytes");
       r.other_processes_bytes = checked_add(r.other_processes_bytes, c.size("other_processes_bytes"),
                                             "other_processes_bytes");
+      r.tolerance.other_processes = sat_add(r.tolerance.other_processes, c.last_tolerance());
       c.expect("memory in use.", "other_processes_bytes");
       ++r.other_process_count;
     } else if (c.try_lit("Including non-PyTorch memory, this process has")) {
       r.process_in_use_bytes = c.size("process_in_use_bytes");
+      r.tolerance.process_in_use = c.last_tolerance();
       r.process_in_use_reported = true;
       c.expect("memory in use.", "process_in_use_bytes");
     } else {
@@ -251,10 +279,12 @@ void parse_current(Cursor& c, OomReport& r) {
   }
   if (is_digit(c.peek())) {
     r.cap_bytes = c.size("cap_bytes");
+    r.tolerance.cap = c.last_tolerance();
     c.expect("allowed;", "cap_bytes");
   }
   c.expect("Of the allocated memory", "allocated_bytes");
   r.allocated_bytes = c.size("allocated_bytes");
+  r.tolerance.allocated = c.last_tolerance();
   c.expect("is allocated by PyTorch,", "allocated_bytes");
   if (c.try_lit("with")) {
     r.private_pool_bytes = c.size("private_pool_bytes");
@@ -262,6 +292,7 @@ void parse_current(Cursor& c, OomReport& r) {
   }
   c.expect("and", "reserved_unallocated_bytes");
   r.reserved_unallocated_bytes = c.size("reserved_unallocated_bytes");
+  r.tolerance.reserved_unallocated = c.last_tolerance();
   c.expect_or_cut("is reserved by PyTorch but unallocated.", "reserved_unallocated_bytes");
 }
 
@@ -269,6 +300,7 @@ OomReport parse_at(const Squeezed& q, std::string_view text, size_t after_anchor
   Cursor c(q, text, after_anchor);
   OomReport r;
   r.requested_bytes = c.size("requested_bytes");
+  r.tolerance.requested = c.last_tolerance();
   if (c.peek() == '(') {
     parse_legacy(c, r);
   } else {
@@ -282,13 +314,16 @@ OomReport parse_at(const Squeezed& q, std::string_view text, size_t after_anchor
 
 OomReport parse_oom_message(std::string_view text) {
   const Squeezed q = squeeze(text);
-  const std::string anchor = lit("out of memory. Tried to allocate");
+  // The full message first; then the allocator's report alone ("Tried to allocate 512.00 MiB (GPU 0; ..."), as
+  // articles and chat pastes quote it without the "CUDA out of memory." that precedes it.
   std::optional<InputError> first_error;
-  for (size_t at = q.s.find(anchor); at != std::string::npos; at = q.s.find(anchor, at + 1)) {
-    try {
-      return parse_at(q, text, at + anchor.size());
-    } catch (const InputError& e) {
-      if (!first_error) first_error = e;
+  for (const std::string& anchor : {lit("out of memory. Tried to allocate"), lit("Tried to allocate")}) {
+    for (size_t at = q.s.find(anchor); at != std::string::npos; at = q.s.find(anchor, at + 1)) {
+      try {
+        return parse_at(q, text, at + anchor.size());
+      } catch (const InputError& e) {
+        if (!first_error) first_error = e;
+      }
     }
   }
   if (first_error) throw *first_error;
@@ -309,6 +344,7 @@ std::string_view oom_kind_name(OomKind k) {
     case OomKind::fragmentation: return "fragmentation";
     case OomKind::other_processes: return "other_processes";
     case OomKind::fraction_cap: return "fraction_cap";
+    case OomKind::inconsistent: return "inconsistent";
   }
   return "capacity";
 }
@@ -334,12 +370,6 @@ namespace {
 // cuBLAS handles. MECHANICS.md §2 measured 0.5-0.85 GiB on H200 (lazy loading); 1 GiB keeps the legacy-format
 // estimate of foreign memory below (which cannot see this process's context) from blaming others for it.
 constexpr int64_t kContextAllowanceBytes = kGiB;
-
-// Room comparisons add a possibly unlimited headroom (no cap) to a byte count; saturate instead of throwing.
-int64_t sat_add(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() : r;
-}
 
 std::string pct(int64_t part, int64_t whole) {
   if (whole <= 0) return "?%";
@@ -420,11 +450,11 @@ std::string alloc_conf_rec(const OomReport& r, const Facts& f) {
 }
 
 // Footprint cuts for a true shortage, most effective and least invasive first (MECHANICS.md §4, §5, §7).
+// `cut` <= 0: the size of the cut is unknown (inconsistent numbers, or a request the rounding hides).
 void add_footprint_recs(std::vector<std::string>& recs, int64_t cut) {
-  const std::string need = format_size(cut);
+  const std::string need = cut > 0 ? " (cut needed: at least " + format_size(cut) + ", more at the real peak)" : "";
   recs.push_back("Halve the micro-batch and double gradient accumulation steps (same effective batch): "
-                 "activation memory scales with the micro-batch (cut needed: at least " + need +
-                 ", more at the real peak).");
+                 "activation memory scales with the micro-batch" + need + ".");
   recs.push_back("Enable activation checkpointing (HF: model.gradient_checkpointing_enable(); "
                  "torch.utils.checkpoint with use_reentrant=False): only each layer's input stays saved, at "
                  "about one extra forward of compute.");
@@ -433,6 +463,80 @@ void add_footprint_recs(std::vector<std::string>& recs, int64_t cut) {
   recs.push_back("Use a leaner optimizer: AdamW(fused=True) drops the foreach step's transient copy (about 1x "
                  "parameter bytes); 8-bit Adam (bitsandbytes) stores 2 B/param of state instead of 8; "
                  "Adafactor stores factored moments; with several GPUs shard state with FSDP/ZeRO.");
+}
+
+// `a` exceeds `b` by more than their printed tolerances allow.
+bool exceeds(int64_t a, int64_t a_tol, int64_t b, int64_t b_tol) {
+  return a > sat_add(b, sat_add(a_tol, b_tol));
+}
+
+}  // namespace
+
+std::vector<std::string> check_consistency(const OomReport& r) {
+  std::vector<std::string> out;
+  const OomReport::Tolerance& t = r.tolerance;
+  const bool legacy_reserved = r.reserved_printed_bytes >= 0;
+  const int64_t reserved = legacy_reserved ? r.reserved_printed_bytes : sat_add(r.allocated_bytes, r.reserved_unallocated_bytes);
+  const int64_t reserved_tol = legacy_reserved ? t.reserved_printed : sat_add(t.allocated, t.reserved_unallocated);
+  const int64_t used = r.total_bytes - r.free_bytes;  // may be negative when free > capacity (flagged below)
+  const int64_t used_tol = sat_add(t.total, t.free);
+  const std::string edited = "numbers edited by hand or pieced together from different messages";
+
+  if (legacy_reserved && exceeds(r.allocated_bytes, t.allocated, r.reserved_printed_bytes, t.reserved_printed))
+    out.push_back("allocated " + format_size(r.allocated_bytes) + " is more than reserved " +
+                  format_size(r.reserved_printed_bytes) + ", but every allocated block lies inside a segment " +
+                  "PyTorch reserved (allocated <= reserved at any instant): " + edited +
+                  ", or memory_allocated() and memory_reserved() read at different moments.");
+  if (exceeds(r.free_bytes, t.free, r.total_bytes, t.total))
+    out.push_back("free " + format_size(r.free_bytes) + " is more than the capacity " + format_size(r.total_bytes) +
+                  ": " + edited + ", or the two read on different devices.");
+  else if (exceeds(reserved, reserved_tol, used, used_tol))
+    out.push_back("PyTorch reserves " + format_size(reserved) + " but only " + format_size(used) +
+                  " of the device is in use (capacity " + format_size(r.total_bytes) + " - free " +
+                  format_size(r.free_bytes) + "), and reserved memory is device memory in use: free was read at a "
+                  "different moment (memory freed in between, by this or another process), or " + edited + ".");
+  if (r.cap_bytes > 0 && exceeds(r.cap_bytes, t.cap, r.total_bytes, t.total))
+    out.push_back("the cap " + format_size(r.cap_bytes) + " is more than the capacity " + format_size(r.total_bytes) +
+                  ", but set_per_process_memory_fraction takes a fraction of at most 1: " + edited + ".");
+  // What the request could use: device free memory, and under a cap what the cap leaves above reserved.
+  const int64_t cap_room = r.cap_bytes > 0 ? r.cap_bytes - reserved : std::numeric_limits<int64_t>::max();
+  const int64_t cap_room_tol = r.cap_bytes > 0 ? sat_add(t.cap, reserved_tol) : 0;
+  if (exceeds(r.free_bytes, t.free, r.requested_bytes, t.requested) &&
+      (r.cap_bytes == 0 || exceeds(cap_room, cap_room_tol, r.requested_bytes, t.requested)))
+    out.push_back(format_size(r.free_bytes) + " was free, more than the " + format_size(r.requested_bytes) +
+                  " requested" + (r.cap_bytes > 0 ? ", and the " + format_size(r.cap_bytes) + " cap left room for it" : ", with no cap in the message") +
+                  ", yet the allocation failed; such a message comes from a limit the numbers do not show (a "
+                  "torch.cuda.set_per_process_memory_fraction cap, which PyTorch prints as 'X allowed', dropped from "
+                  "the paste; an MPS or container memory limit), from other processes that freed memory between the "
+                  "failed cudaMalloc and the report, or from " + edited + ".");
+  // NVML's figure for this process is read while the allocator is stopped at the failure, so it holds every
+  // reserved segment; 2 MiB covers the driver's page size. (NVML's figures for other processes are not
+  // compared with cudaMemGetInfo's free memory: on a shared GPU they drift between the two readings.)
+  if (r.process_in_use_reported) {
+    constexpr int64_t kNvmlSlack = int64_t{2} << 20;
+    if (exceeds(reserved, reserved_tol, r.process_in_use_bytes, sat_add(t.process_in_use, kNvmlSlack)))
+      out.push_back("NVML says this process uses " + format_size(r.process_in_use_bytes) + ", less than the " +
+                    format_size(reserved) + " PyTorch reserves, though the process figure includes every reserved "
+                    "segment and the CUDA context: the two were read at different moments, or " + edited + ".");
+  }
+  return out;
+}
+
+namespace {
+
+// Recommendations when the numbers disagree: first get numbers that hold, then what commonly produces the
+// disagreement, then the footprint cuts any OOM calls for (their size unknown).
+void add_inconsistent_recs(std::vector<std::string>& recs, bool free_covers_request) {
+  recs.push_back("Take the numbers at the failure, from one process and one moment: catch torch.OutOfMemoryError "
+                 "and print torch.cuda.memory_summary() and torch.cuda.mem_get_info(), and paste the message "
+                 "exactly as PyTorch printed it (the whole traceback).");
+  if (free_covers_request)
+    recs.push_back("Look for a limit below the device's free memory: torch.cuda.set_per_process_memory_fraction "
+                   "in your code or a library (the message then says 'X allowed'), an MPS client limit "
+                   "(CUDA_MPS_PINNED_DEVICE_MEM_LIMIT), a container or vGPU memory quota.");
+  recs.push_back("Look for other processes on the GPU while the job runs: nvidia-smi --query-compute-apps=pid,"
+                 "used_memory --format=csv; memory they free between the failure and the report reads as free.");
+  add_footprint_recs(recs, 0);
 }
 
 }  // namespace
@@ -453,9 +557,14 @@ void add_footprint_recs(std::vector<std::string>& recs, int64_t cut) {
 //      gap, contiguity (not total bytes) is what failed and expandable segments / max_split_size_mb help.
 //   4. capacity: everything else; PyTorch's own tensors fill the device or cap, and only a smaller footprint
 //      helps.
+// Before them, check_consistency: numbers that cannot all hold at one instant make every rule unreliable (a
+// free figure above the request would read as "capacity, 0 bytes short"), so the kind is `inconsistent`.
+
 OomDiagnosis classify(const OomReport& r) {
   const Facts f = derive(r);
   OomDiagnosis d;
+  d.inconsistencies = check_consistency(r);
+  d.consistent = d.inconsistencies.empty();
   const int64_t limit = r.cap_bytes > 0 ? std::min(r.cap_bytes, r.total_bytes) : r.total_bytes;
   const std::string req = format_size(f.request);
 
@@ -496,7 +605,14 @@ OomDiagnosis classify(const OomReport& r) {
   const bool frag_share = f.unalloc > 0 && sat_add(f.room, f.unalloc) >= f.request && f.unalloc >= f.reserved / 10;
   const int64_t room_without_foreign = std::min(sat_add(r.free_bytes, f.foreign), f.cap_room);
 
-  if (r.cap_bytes > 0 && r.free_bytes >= f.request && f.cap_room < f.request) {
+  if (!d.consistent) {
+    d.kind = OomKind::inconsistent;
+    d.verdict = "inconsistent: these numbers cannot all be true at one instant (" +
+                std::to_string(d.inconsistencies.size()) + " disagreement" +
+                (d.inconsistencies.size() > 1 ? "s" : "") + ", listed below), so they do not say why this " +
+                req + " request failed; get the numbers from the failing run itself.";
+    add_inconsistent_recs(d.recommendations, r.free_bytes >= f.request);
+  } else if (r.cap_bytes > 0 && r.free_bytes >= f.request && f.cap_room < f.request) {
     d.kind = OomKind::fraction_cap;
     const int64_t need = checked_add(f.reserved, f.request, "cap_bytes");
     const int h = fraction_hundredths_for(need, r.total_bytes);
@@ -546,8 +662,10 @@ OomDiagnosis classify(const OomReport& r) {
     d.kind = OomKind::capacity;
     d.verdict = "capacity: this run needs more memory than the " + std::string(r.cap_bytes > 0 ? "cap" : "GPU") +
                 " provides; PyTorch tensors hold " + format_size(r.allocated_bytes) + " of " + format_size(limit) +
-                " (" + pct(r.allocated_bytes, limit) + ") and the " + req + " request was " +
-                format_size(f.shortfall) + " short.";
+                " (" + pct(r.allocated_bytes, limit) + ") and the " + req + " request " +
+                (f.shortfall > 0 ? "was " + format_size(f.shortfall) + " short."
+                                 : "took all that was left (the request and the free memory agree within the "
+                                   "message's rounding).");
     add_footprint_recs(d.recommendations, f.shortfall);
     if (f.unalloc > 0) d.recommendations.push_back(alloc_conf_rec(r, f));
     if (f.own_non_pytorch > int64_t{3} * kGiB / 2)

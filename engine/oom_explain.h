@@ -1,8 +1,9 @@
 // Reading a PyTorch CUDA out-of-memory message and saying why it happened.
 //
 // Stages: (1) find the caching allocator's OOM message in pasted text (tracebacks, log prefixes, wrapped
-// lines), (2) parse its sizes into exact byte counts (OomReport), (3) classify the failure into one kind with
-// reasons and an ordered list of concrete fixes (OomDiagnosis).
+// lines), (2) parse its sizes into exact byte counts (OomReport), (3) check the numbers against each other
+// (check_consistency), (4) classify the failure into one kind with reasons and an ordered list of concrete
+// fixes (OomDiagnosis).
 //
 // The two message layouts, as c10/cuda/CUDACachingAllocator.cpp builds them (sizes come from its
 // format_size: "N bytes" up to 1 KiB, else two decimals of KiB / MiB / GiB):
@@ -48,6 +49,14 @@ struct OomReport {
   int other_process_count = 0;
   int64_t cap_bytes = 0;                    // "X allowed;" from set_per_process_memory_fraction; 0 when unset
   int64_t private_pool_bytes = 0;           // "with G allocated in private pools"; 0 when absent
+  int64_t reserved_printed_bytes = -1;      // legacy "V reserved in total by PyTorch"; -1 when not printed
+
+  // Half a unit of each size's last printed digit ("3.30 GiB": 0.005 GiB): how far the true value may lie from
+  // the parsed one. 0 for sizes printed in bytes and for reports built in code; summed over listed processes.
+  struct Tolerance {
+    int64_t requested = 0, total = 0, free = 0, process_in_use = 0, allocated = 0, reserved_unallocated = 0,
+            reserved_printed = 0, other_processes = 0, cap = 0;
+  } tolerance;
 
   // allocated + reserved-but-unallocated: what memory_reserved() reported.
   int64_t reserved_bytes() const { return allocated_bytes + reserved_unallocated_bytes; }
@@ -66,6 +75,7 @@ enum class OomKind : uint8_t {
   fragmentation,    // enough bytes are cached by this process, but not in one usable block
   other_processes,  // other processes on the GPU hold what this one needed
   fraction_cap,     // set_per_process_memory_fraction refused while the device had room
+  inconsistent,     // the message's numbers cannot all hold at one instant: no classification is honest
 };
 
 std::string_view oom_kind_name(OomKind k);
@@ -75,9 +85,21 @@ struct OomDiagnosis {
   std::string verdict;                        // one line
   std::vector<std::string> reasons;           // facts behind the verdict, with numbers
   std::vector<std::string> recommendations;   // ordered: most likely to help and cheapest first
+  bool consistent = true;                     // check_consistency found nothing
+  std::vector<std::string> inconsistencies;   // check_consistency's sentences
 };
 
-// Pure function of the report; the decision rules are documented in oom_explain.cpp.
+// The message's numbers checked against each other, each comparison within the sizes' printed tolerance:
+//   allocated <= reserved (legacy prints both), reserved <= in use on the device (capacity - free),
+//   free <= capacity, cap <= capacity, the request > what was free and under the cap (else nothing refused it),
+//   NVML's figure for this process >= reserved.
+// One sentence per disagreement: which numbers, by how much, and what produces such a message (a cap the
+// message does not show, other processes freeing memory between the failure and the report, readings taken
+// at different moments, numbers edited by hand). Empty when they agree.
+std::vector<std::string> check_consistency(const OomReport& r);
+
+// Pure function of the report; the decision rules are documented in oom_explain.cpp. Inconsistent numbers
+// (check_consistency) give kind `inconsistent` and recommendations for getting numbers one can trust.
 OomDiagnosis classify(const OomReport& r);
 
 // PyTorch's format_size layout ("20.00 MiB", "512 bytes") so explanations read like the message.

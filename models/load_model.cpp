@@ -47,21 +47,71 @@ ModelSpec model_from_json(const nlohmann::json& doc, const std::string& name) {
                    "not an HF config.json (no model_type), a torchvision entry (source) or a memplan graph");
 }
 
+namespace {
+
+bool regular_file(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+// A user's multimodal config of which only part is modelled (gemma3: the text decoder) says so in its name
+// (zoo entries keep their names; their README rows say it).
+ModelSpec named_by_part(ModelSpec m) {
+  if (m.kind == ModelSpec::Kind::transformer && !m.transformer.modelled_part.empty())
+    m.name += " (" + m.transformer.modelled_part + ")";
+  return m;
+}
+
+ModelSpec load_file(const std::string& path, const std::string& name) {
+  const nlohmann::json doc = parse_json_input(read_input_file(path, "model"), "model", path);
+  return named_by_part(model_from_json(doc, name));
+}
+
+[[noreturn]] void unknown_model(const std::string& name) {
+  // A hub id is compared by its repository part ("Qwen/Qwen3-8B" -> "qwen3-8b"), the way zoo names are made.
+  const size_t slash = name.rfind('/');
+  const bool hub_like = slash != std::string::npos && slash > 0 && slash + 1 < name.size();
+  std::string why = "not a zoo name, a Hugging Face id of a zoo entry, a file or a directory holding a config.json";
+  const std::vector<std::string> near = zoo_nearest(hub_like ? name.substr(slash + 1) : name, 3);
+  if (!near.empty()) {
+    why += "; nearest zoo names:";
+    for (size_t i = 0; i < near.size(); ++i) why += (i ? ", " : " ") + near[i];
+  }
+  if (hub_like)
+    why += "; for a hub model outside the zoo, download its config.json (huggingface-cli download " + name +
+           " config.json) and pass that file";
+  throw InputError("model", name,
+                   why + ". `memplan models` lists the zoo; models/NATIVE-FORMAT.md describes any other model");
+}
+
+}  // namespace
+
+ModelSpec load_model_text(std::string_view json_text, const std::string& label) {
+  const nlohmann::json doc = parse_json_input(json_text, "model", label);
+  std::string name = label;
+  if (doc.is_object())
+    if (auto n = doc.find("_name_or_path"); n != doc.end() && n->is_string() && !n->get<std::string>().empty())
+      name = n->get<std::string>();
+  return named_by_part(model_from_json(doc, name));
+}
+
 ModelSpec load_model(const std::string& name_or_path) {
   if (is_zoo_model(name_or_path)) return load_zoo_model(name_or_path);
-
+  if (name_or_path.empty()) throw InputError("model", "", "is empty: give a zoo name (`memplan models`) or a path");
+  if (regular_file(name_or_path)) return load_file(name_or_path, name_or_path);
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(name_or_path, ec)) {
-    std::string why = "neither a bundled model nor a readable file";
-    auto close = zoo_close_matches(name_or_path);
-    if (!close.empty()) {
-      why += "; did you mean";
-      for (size_t i = 0; i < close.size(); ++i) why += (i ? ", " : " ") + close[i];
-    }
-    throw InputError("model", name_or_path, why + " (see `memplan models`)");
+  if (std::filesystem::is_directory(name_or_path, ec)) {
+    const std::filesystem::path config = std::filesystem::path(name_or_path) / "config.json";
+    if (!regular_file(config))
+      throw InputError("model", name_or_path, "is a directory without a config.json");
+    return load_file(config.string(), name_or_path);
   }
-  const nlohmann::json doc = parse_json_input(read_input_file(name_or_path, "model"), "model", name_or_path);
-  return model_from_json(doc, name_or_path);
+  if (const auto entry = zoo_entry_for_id(name_or_path)) {
+    ModelSpec m = load_zoo_model(*entry);
+    m.name = *entry;
+    return m;
+  }
+  unknown_model(name_or_path);
 }
 
 }  // namespace memplan

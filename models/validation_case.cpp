@@ -1,6 +1,7 @@
 #include "models/validation_case.h"
 
 #include <limits>
+#include <string_view>
 
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -90,6 +91,56 @@ Measured parse_measured(const nlohmann::json& m) {
   return out;
 }
 
+// Every key a case may carry (CASE-FORMAT.md). Inputs change the prediction; outputs (measured, observed,
+// predicted, error...) and `_`-prefixed notes are carried along unread. A key outside these lists is refused,
+// as the native model format refuses one: a typo or a field of a newer format would otherwise be predicted as
+// if it were absent.
+constexpr std::string_view kCaseKeys[] = {
+    "id", "model", "mode", "batch_size", "seq_len", "target_len", "image_size", "num_classes", "precision",
+    "optimizer", "optimizer_impl", "grad_checkpointing", "grad_checkpointing_layers", "frozen_layers",
+    "freeze_embeddings", "grad_accum_steps", "generate_tokens", "memory_cap_gib", "alloc_conf",
+    "lora", "quantization",  // peft LoRA / bitsandbytes base (models/lora_config.h)
+    // outputs of the harness and of earlier predictions
+    "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
+// Keys of newer case formats that describe the run but are not modelled yet.
+constexpr std::string_view kNotModelled[] = {"distributed"};
+constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
+constexpr std::string_view kVisionModelKeys[] = {"source", "name"};
+
+template <size_t N>
+bool listed(const std::string& key, const std::string_view (&keys)[N]) {
+  for (std::string_view k : keys)
+    if (key == k) return true;
+  return false;
+}
+
+// The first offending key (in the document's key order) names the error; the others are listed after it.
+void check_case_keys(const nlohmann::json& j) {
+  std::vector<std::string> bad;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    if (!listed(k, kCaseKeys) && !(!k.empty() && k[0] == '_')) bad.push_back(k);
+  }
+  if (bad.empty()) return;
+  std::string also;
+  for (size_t i = 1; i < bad.size(); ++i) also += (i > 1 ? ", " : "; also refused: ") + bad[i];
+  const std::string& k = bad[0];
+  if (listed(k, kNotModelled))
+    throw InputError(k, dump_short(j.at(k)),
+                     "not modelled yet: memplan would predict this run as if the key were absent" + also);
+  throw InputError(k, dump_short(j.at(k)),
+                   "unknown key (a typo, or a field of a newer case format; data/validation/CASE-FORMAT.md lists "
+                   "the keys)" + also);
+}
+
+template <size_t N>
+void check_model_keys(const nlohmann::json& m, const std::string_view (&keys)[N], const std::string& source) {
+  for (auto it = m.begin(); it != m.end(); ++it)
+    if (!listed(it.key(), keys))
+      throw InputError("model." + it.key(), dump_short(it.value()),
+                       "unknown key for a " + source + " model (data/validation/CASE-FORMAT.md lists the keys)");
+}
+
 }  // namespace
 
 ValidationCase parse_validation_case(const nlohmann::json& j) {
@@ -98,9 +149,12 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
   c.id = get_string(j, "id", "");
   const std::string w = c.id + ": ";
   try {
+    check_case_keys(j);
     if (!j.contains("model") || !j.at("model").is_object()) throw InputError("model", "missing", "required object");
     const auto& m = j.at("model");
     const std::string source = get_string(m, "source", "model.");
+    if (source == "huggingface") check_model_keys(m, kHfModelKeys, source);
+    else if (source == "torchvision") check_model_keys(m, kVisionModelKeys, source);
     const std::string mode = j.contains("mode") ? get_string(j, "mode", "") : "training";
     if (mode == "training") c.run.mode = Mode::training;
     else if (mode == "inference") c.run.mode = Mode::inference;

@@ -4,14 +4,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/errors.h"
 #include "models/load_model.h"
 #include "models/param_count.h"
-#include "models/zoo_embedded.h"
 #include "models/torchvision.h"
+#include "models/zoo_embedded.h"
 
 namespace memplan {
 namespace {
@@ -104,19 +105,56 @@ std::vector<ZooEntry> zoo_entries() {
 
 bool is_zoo_model(const std::string& name) { return cache().count(name) != 0; }
 
-std::vector<std::string> zoo_close_matches(const std::string& name, size_t limit) {
+namespace {
+
+// Zoo names by distance to `name`, nearest first; `close_only` keeps those within max(2, a third of the name).
+std::vector<std::string> ranked(const std::string& name, size_t limit, bool close_only) {
   const std::string q = lower(name);
   std::vector<std::pair<size_t, std::string>> scored;
   for (const auto& [entry, l] : cache()) {
     size_t d = edit_distance(q, entry);
     bool substring = !q.empty() && (entry.find(q) != std::string::npos || q.find(entry) != std::string::npos);
     if (substring) d = std::min<size_t>(d, 1);
-    if (d <= std::max<size_t>(2, entry.size() / 3)) scored.emplace_back(d, entry);
+    if (!close_only || d <= std::max<size_t>(2, entry.size() / 3)) scored.emplace_back(d, entry);
   }
   std::sort(scored.begin(), scored.end());
   std::vector<std::string> out;
   for (size_t i = 0; i < scored.size() && i < limit; ++i) out.push_back(scored[i].second);
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> zoo_close_matches(const std::string& name, size_t limit) { return ranked(name, limit, true); }
+
+std::vector<std::string> zoo_nearest(const std::string& name, size_t limit) { return ranked(name, limit, false); }
+
+const std::vector<HubId>& zoo_hub_ids() {
+  static const std::vector<HubId> kIds = [] {
+    std::vector<HubId> out;
+    std::istringstream in{std::string(hub_ids_embedded::text())};
+    std::string line;
+    for (int lineno = 1; std::getline(in, line); ++lineno) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty() || line[0] == '#') continue;
+      const size_t tab = line.find('\t');
+      if (tab == std::string::npos || tab == 0 || tab + 1 == line.size() || line.find('\t', tab + 1) != std::string::npos)
+        throw InputError("zoo.hub_ids", "line " + std::to_string(lineno) + ": " + line,
+                         "expects `<zoo name><TAB><hub repo id>`");
+      out.push_back({line.substr(0, tab), line.substr(tab + 1)});
+    }
+    return out;
+  }();
+  return kIds;
+}
+
+std::optional<std::string> zoo_entry_for_id(const std::string& name) {
+  const std::string q = lower(name);
+  for (const auto& [entry, l] : cache())
+    if (lower(entry) == q) return entry;
+  for (const HubId& h : zoo_hub_ids())
+    if (lower(h.hub_id) == q) return h.zoo_name;
+  return std::nullopt;
 }
 
 ModelSpec load_zoo_model(const std::string& name) {

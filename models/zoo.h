@@ -4,6 +4,7 @@
 // name>, "num_classes"?: N}. Entry names are the file stems in models/zoo/.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,20 @@ ModelSpec load_zoo_model(const std::string& name);
 
 // Close matches for `name` among zoo entries (edit distance or substring), best first, at most `limit`.
 std::vector<std::string> zoo_close_matches(const std::string& name, size_t limit = 5);
+
+// The `limit` zoo names nearest to `name` (case-insensitive edit distance; a substring counts as distance 1),
+// however far: what an error message offers when nothing is close.
+std::vector<std::string> zoo_nearest(const std::string& name, size_t limit);
+
+// models/zoo/hub_ids.tsv, embedded: one line per id, `<zoo name>\t<Hugging Face repo id>` ('#' comments and
+// blank lines skipped), in file order. A malformed line is an InputError naming "zoo.hub_ids" (a build defect).
+struct HubId {
+  std::string zoo_name, hub_id;
+};
+const std::vector<HubId>& zoo_hub_ids();
+
+// The zoo entry `name` denotes when compared case-insensitively with the zoo names and the hub ids; nullopt
+// when none.
+std::optional<std::string> zoo_entry_for_id(const std::string& name);
 
 }  // namespace memplan

@@ -1,6 +1,7 @@
 // The bundled zoo's JSON files, compiled into the binary (definition generated at build time by
 // models/embed_zoo.cmake). Only models/zoo.cpp reads this.
 #pragma once
+#include <string_view>
 #include <vector>
 
 namespace memplan::zoo_embedded {
@@ -26,3 +27,8 @@ namespace memplan::calibration_embedded {
 using File = zoo_embedded::File;
 const std::vector<File>& files();
 }  // namespace memplan::calibration_embedded
+
+// models/zoo/hub_ids.tsv (zoo name -> Hugging Face repo id), embedded by engine/embed_text.cmake.
+namespace memplan::hub_ids_embedded {
+std::string_view text();
+}  // namespace memplan::hub_ids_embedded

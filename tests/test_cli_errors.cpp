@@ -14,7 +14,6 @@ TEST_CASE("each kind of bad input exits 2 with one line naming the field", "[cli
   const std::string overflow = write_temp(
       "overflow.json",
       R"({"model_type": "llama", "hidden_size": 4611686018427387904, "num_attention_heads": 1, "num_key_value_heads": 1, "intermediate_size": 8, "num_hidden_layers": 1, "vocab_size": 8})");
-  const std::string bad_case = write_temp("bad_case.jsonl", R"({"id": "x", "model": {"source": "huggingface", "model_type": "gpt2", "config": {}}, "mode": "training", "batch_size": 0, "seq_len": 8, "precision": "fp32"})" "\n");
   struct Row {
     std::string args;
     std::string field;  // must appear in the message
@@ -36,7 +35,6 @@ TEST_CASE("each kind of bad input exits 2 with one line naming the field", "[cli
       {"estimate --model " + neg_size, "hidden_size"},                             // negative size in a config
       {"estimate --model " + overflow + " --seq-len 8", "config.hidden_size"},     // past the size limits
       {"estimate --model llama-2-7b --batch-size 9223372036854775807 --seq-len 4096", "--batch-size"},
-      {"validate " + bad_case, "batch_size"},                                      // a case line
       {"validate /nonexistent/cases.jsonl", "FILE"},
       {"explain-oom 'this is not an OOM message'", ""},
   };

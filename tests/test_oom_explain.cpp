@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -387,16 +388,168 @@ TEST_CASE("end to end: memplan explain-oom exit codes and JSON contract", "[oom]
   std::string out;
   REQUIRE(run_memplan("explain-oom --json - <<'EOF'\n" + std::string(kOthers) + "\nEOF", &out) == 0);
   const auto j = nlohmann::json::parse(out);
-  const std::vector<std::string> keys = {"kind", "requested_bytes", "total_bytes", "free_bytes",
-                                         "process_in_use_bytes", "allocated_bytes", "reserved_unallocated_bytes",
-                                         "other_processes_bytes", "cap_bytes", "recommendations"};
+  const std::vector<std::string> keys = {"kind", "verdict", "consistent", "inconsistencies", "requested_bytes",
+                                         "total_bytes", "free_bytes", "process_in_use_bytes", "allocated_bytes",
+                                         "reserved_unallocated_bytes", "other_processes_bytes", "cap_bytes",
+                                         "reasons", "recommendations"};
   CHECK(j.size() == keys.size());
   for (const auto& k : keys) CHECK(j.contains(k));
   CHECK(j["kind"] == "other_processes");
+  CHECK(j["consistent"] == true);
+  CHECK(j["inconsistencies"].empty());
   CHECK(j["other_processes_bytes"] == 34359738368);
   CHECK(j["recommendations"].is_array());
   CHECK(!j["recommendations"].empty());
 
   REQUIRE(run_memplan("explain-oom \"$(printf '%s' '" + std::string(kLegacy) + "')\"", &out) == 0);
   CHECK(out.rfind("fragmentation:", 0) == 0);  // first line is the verdict
+}
+
+// ---- consistency of a message's numbers -------------------------------------------------------------------
+
+namespace {
+
+// The message from the article our users read: allocated above reserved, and more free than requested.
+const char* kArticle =
+    "Tried to allocate 512.00 MiB (GPU 0; 23.69 GiB total capacity; 19.82 GiB already allocated; 3.30 GiB free; "
+    "18.42 GiB reserved in total by PyTorch)";
+
+bool mentions(const OomDiagnosis& d, const std::string& text) {
+  if (d.verdict.find(text) != std::string::npos) return true;
+  for (const auto* list : {&d.reasons, &d.recommendations, &d.inconsistencies})
+    for (const auto& s : *list)
+      if (s.find(text) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("the article's message: parsed without 'CUDA out of memory.', flagged inconsistent twice", "[oom]") {
+  const OomReport r = parse_oom_message(kArticle);
+  CHECK(r.format == OomFormat::legacy);
+  CHECK(r.requested_bytes == 512 * MiB);
+  CHECK(r.total_bytes == 25436943811);            // 23*2^30 = 24696061952, + round(0.69*2^30 = 740881858.56)
+  CHECK(r.allocated_bytes == 21281562952);        // 19*2^30 = 20401094656, + round(0.82*2^30 = 880468295.68)
+  CHECK(r.free_bytes == 3543348019);              // 3*2^30 = 3221225472, + round(0.30*2^30 = 322122547.2)
+  CHECK(r.reserved_printed_bytes == 19778324398);  // 18*2^30 = 19327352832, + round(0.42*2^30 = 450971566.08)
+  CHECK(r.tolerance.allocated == GiB / 200);       // two decimals of GiB: +-0.005 GiB = 5368709 bytes
+  CHECK(r.tolerance.requested == MiB / 200);       // +-0.005 MiB = 5242 bytes
+  const OomDiagnosis d = classify(r);
+  CHECK(d.kind == OomKind::inconsistent);
+  CHECK_FALSE(d.consistent);
+  REQUIRE(d.inconsistencies.size() == 2);
+  // 19.82 - 18.42 = 1.40 GiB, far beyond the 2 x 0.005 GiB the rounding allows
+  CHECK_THAT(d.inconsistencies[0], Catch::StartsWith("allocated 19.82 GiB is more than reserved 18.42 GiB"));
+  // 3.30 GiB free against a 512 MiB request, no "allowed" cap: nothing in the message refused it
+  CHECK_THAT(d.inconsistencies[1], Catch::StartsWith("3.30 GiB was free, more than the 512.00 MiB requested"));
+  CHECK_THAT(d.inconsistencies[1], Catch::Contains("set_per_process_memory_fraction"));
+  CHECK_THAT(d.inconsistencies[1], Catch::Contains("other processes"));
+  CHECK_THAT(d.inconsistencies[1], Catch::Contains("edited by hand"));
+  CHECK_THAT(d.verdict, Catch::StartsWith("inconsistent:"));
+  CHECK_FALSE(mentions(d, "0 bytes short"));
+  CHECK_FALSE(mentions(d, "at least 0 bytes"));
+}
+
+// Constructed reports with hand-set tolerances, each check bracketed: agreeing within the printed rounding is
+// consistent, one byte beyond it is not.
+TEST_CASE("consistency checks and their tolerance boundaries", "[oom]") {
+  OomReport base;  // 80 GiB device, 70 GiB reserved, 10 GiB free, request 20 GiB: consistent
+  base.format = OomFormat::current;
+  base.requested_bytes = 20 * GiB;
+  base.total_bytes = 80 * GiB;
+  base.free_bytes = 10 * GiB;
+  base.allocated_bytes = 69 * GiB;
+  base.reserved_unallocated_bytes = GiB;
+  REQUIRE(check_consistency(base).empty());
+  const int64_t T = 5 * MiB;  // a tolerance for the sizes that carry one below
+
+  struct Row {
+    const char* name;
+    std::function<void(OomReport&)> edit;
+    const char* starts;  // "" = consistent
+  };
+  const std::vector<Row> rows = {
+      {"legacy allocated = reserved + both tolerances",
+       [&](OomReport& r) { r.format = OomFormat::legacy; r.tolerance.allocated = T; r.tolerance.reserved_printed = T;
+                           r.reserved_printed_bytes = 70 * GiB; r.allocated_bytes = 70 * GiB + 2 * T;
+                           r.reserved_unallocated_bytes = 0; r.free_bytes = 10 * GiB - 2 * T; }, ""},
+      {"legacy allocated one byte beyond",
+       [&](OomReport& r) { r.format = OomFormat::legacy; r.tolerance.allocated = T; r.tolerance.reserved_printed = T;
+                           r.reserved_printed_bytes = 70 * GiB; r.allocated_bytes = 70 * GiB + 2 * T + 1;
+                           r.reserved_unallocated_bytes = 0; r.free_bytes = 10 * GiB - 2 * T - 1; },
+       "allocated 70.01 GiB is more than reserved 70.00 GiB"},
+      {"reserved = in use (capacity - free)", [](OomReport& r) { (void)r; }, ""},
+      {"reserved one byte above in use", [](OomReport& r) { r.reserved_unallocated_bytes += 1; },
+       "PyTorch reserves 70.00 GiB but only 70.00 GiB of the device is in use"},
+      {"free above capacity",
+       [](OomReport& r) { r.free_bytes = 80 * GiB + 1; r.requested_bytes = 81 * GiB; },
+       "free 80.00 GiB is more than the capacity"},
+      {"cap above capacity",
+       [](OomReport& r) { r.cap_bytes = 80 * GiB + 1; r.free_bytes = 0; r.requested_bytes = 2 * MiB;
+                          r.allocated_bytes = 80 * GiB; r.reserved_unallocated_bytes = 0; },
+       "the cap 80.00 GiB is more than the capacity"},
+      {"free = request: the request took what was left", [](OomReport& r) { r.free_bytes = 10 * GiB; r.requested_bytes = 10 * GiB; }, ""},
+      {"free one byte above the request, no cap",
+       [](OomReport& r) { r.requested_bytes = 10 * GiB - 1; }, "10.00 GiB was free, more than the 10.00 GiB requested"},
+      {"free above the request, the cap refused it (fraction_cap)",
+       [](OomReport& r) { r.requested_bytes = 2 * GiB; r.cap_bytes = 71 * GiB; }, ""},
+      {"free above the request, cap room = request",
+       [](OomReport& r) { r.requested_bytes = GiB; r.cap_bytes = 71 * GiB; }, ""},
+      {"free above the request, cap room one byte more",
+       [](OomReport& r) { r.requested_bytes = GiB; r.cap_bytes = 71 * GiB + 1; }, "10.00 GiB was free"},
+      {"NVML process = reserved - 2 MiB (the driver's page)",
+       [](OomReport& r) { r.process_in_use_reported = true; r.process_in_use_bytes = 70 * GiB - 2 * MiB; }, ""},
+      {"NVML process one byte lower",
+       [](OomReport& r) { r.process_in_use_reported = true; r.process_in_use_bytes = 70 * GiB - 2 * MiB - 1; },
+       "NVML says this process uses 70.00 GiB, less than the 70.00 GiB PyTorch reserves"},
+  };
+  for (const auto& row : rows) {
+    DYNAMIC_SECTION(row.name) {
+      OomReport r = base;
+      row.edit(r);
+      const auto found = check_consistency(r);
+      const OomDiagnosis d = classify(r);
+      if (std::string(row.starts).empty()) {
+        CHECK(found.empty());
+        CHECK(d.consistent);
+        CHECK(d.kind != OomKind::inconsistent);
+      } else {
+        REQUIRE(found.size() == 1);
+        CHECK_THAT(found[0], Catch::StartsWith(row.starts));
+        CHECK(d.kind == OomKind::inconsistent);
+      }
+      CHECK_FALSE(mentions(d, "0 bytes short"));
+    }
+  }
+}
+
+// Ground truth: every OOM message PyTorch printed in the measured runs (data/validation/, torch 2.11) that the
+// parser reads is consistent; the checks must never flag a real message.
+TEST_CASE("every measured OOM message is consistent", "[oom]") {
+  int parsed = 0;
+  for (const char* file : {"h200-public-cases.jsonl", "h200-corpus.jsonl", "h200-boundary.jsonl"}) {
+    std::ifstream in(std::string(MEMPLAN_DATA_DIR) + "/validation/" + file);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      const auto j = nlohmann::json::parse(line);
+      std::vector<std::string> messages;
+      if (j.contains("measured") && j["measured"].is_object() && j["measured"].contains("oom_message"))
+        messages.push_back(j["measured"]["oom_message"].get<std::string>());
+      if (j.contains("observed") && j["observed"].is_object() && j["observed"].contains("oom_message_full"))
+        messages.push_back(j["observed"]["oom_message_full"].get<std::string>());
+      for (const auto& m : messages) {
+        OomReport r;
+        try {
+          r = parse_oom_message(m);
+        } catch (const InputError&) {
+          continue;  // stored cut off inside a size: nothing to check
+        }
+        ++parsed;
+        INFO(j.value("id", "") << ": " << m);
+        CHECK(check_consistency(r).empty());
+      }
+    }
+  }
+  CHECK(parsed >= 40);  // 51 when written
 }
