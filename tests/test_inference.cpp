@@ -67,6 +67,10 @@ TEST_CASE("corpus inference cases: same bars, holdout reported apart", "[inferen
   check_inference_cases("h200-corpus.jsonl");
 }
 
+TEST_CASE("issue 12 family inference cases: same bars, holdout reported apart", "[inference][families]") {
+  check_inference_cases("h200-families.jsonl");
+}
+
 TEST_CASE("KV bytes per token of published configurations", "[inference][kv]") {
   struct Row {
     const char* model;
