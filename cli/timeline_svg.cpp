@@ -4,6 +4,7 @@
 #include "cli/timeline_svg.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -24,6 +25,26 @@ std::string fmt(double v) {
   return b;
 }
 }  // namespace
+
+Axis round_axis(int64_t max_bytes) {
+  Axis a;
+  const bool gib = max_bytes >= 2 * kGiB;
+  a.unit_bytes = gib ? kGiB : kMiB;
+  a.unit_name = gib ? "GiB" : "MiB";
+  const double units = static_cast<double>(std::max<int64_t>(max_bytes, 1)) / static_cast<double>(a.unit_bytes);
+  constexpr int kMaxIntervals = 8;
+  // The smallest 1 / 2 / 5 x 10^k step that covers the maximum in kMaxIntervals (10^-3 MiB at the least).
+  for (double decade = 1e-3;; decade *= 10) {
+    for (double m : {1.0, 2.0, 5.0}) {
+      const double step = m * decade;
+      if (step * kMaxIntervals >= units) {
+        a.step_units = step;
+        a.intervals = std::max(1, static_cast<int>(std::ceil(units / step - 1e-9)));
+        return a;
+      }
+    }
+  }
+}
 
 std::string timeline_svg(const Estimate& e, const std::string& title) {
   const auto& alloc = e.replay.timeline;
@@ -49,12 +70,14 @@ std::string timeline_svg(const Estimate& e, const std::string& title) {
     }
     pick[c] = best;
   }
-  int64_t ymax = 1;
-  for (size_t i = 0; i < n; ++i) ymax = std::max(ymax, alloc[i]);
-  for (int64_t r : rmax) ymax = std::max(ymax, r);
+  int64_t peak = 1;
+  for (size_t i = 0; i < n; ++i) peak = std::max(peak, alloc[i]);
+  for (int64_t r : rmax) peak = std::max(peak, r);
+  const Axis axis = round_axis(peak);
+  const double ymax = axis.top_units() * static_cast<double>(axis.unit_bytes);
   const double plot_w = kWidth - kLeft, plot_h = kHeight - kTop - kBottom;
   auto X = [&](size_t c) { return kLeft + plot_w * static_cast<double>(c) / static_cast<double>(cols); };
-  auto Y = [&](int64_t b) { return kTop + plot_h * (1.0 - static_cast<double>(b) / static_cast<double>(ymax)); };
+  auto Y = [&](double b) { return kTop + plot_h * (1.0 - b / ymax); };
   // (3a) phase bands: alternate shading where the (step, phase) changes
   size_t band_start = 0;
   int band = 0;
@@ -105,14 +128,17 @@ std::string timeline_svg(const Estimate& e, const std::string& title) {
     << "' fill='red' text-anchor='end'>peak " << fmt(to_mib(alloc[pick[peak_c]])) << " MiB ("
     << phase_name(where[pick[peak_c]].phase) << ")</text>\n";
   // (4) axes and legend
-  for (int k = 0; k <= 4; ++k) {
-    const int64_t b = ymax * k / 4;
+  for (int k = 0; k <= axis.intervals; ++k) {
+    const double units = axis.step_units * k;
+    const double b = units * static_cast<double>(axis.unit_bytes);
+    char label[32];
+    std::snprintf(label, sizeof label, "%g", units);
     o << "<line x1='" << kLeft << "' x2='" << kWidth << "' y1='" << fmt(Y(b)) << "' y2='" << fmt(Y(b))
       << "' stroke='#ccc' stroke-width='0.5'/>\n<text x='" << kLeft - 6 << "' y='" << fmt(Y(b) + 4)
-      << "' text-anchor='end'>" << fmt(to_mib(b)) << "</text>\n";
+      << "' text-anchor='end'>" << label << "</text>\n";
   }
   o << "<text x='14' y='" << kTop + plot_h / 2 << "' transform='rotate(-90 14 " << kTop + plot_h / 2
-    << ")' text-anchor='middle'>MiB</text>\n";
+    << ")' text-anchor='middle'>" << axis.unit_name << "</text>\n";
   double ly = kTop + 10;
   for (size_t r = 0; r < kRowCount; ++r) {
     o << "<rect x='" << kWidth + 15 << "' y='" << ly - 9 << "' width='12' height='12' fill='" << kRowColors[r]

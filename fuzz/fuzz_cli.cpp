@@ -1,7 +1,7 @@
 // The command line, in process. The input is split into arguments at newlines (argv[0] is "memplan"); the
-// part after the first NUL byte, if any, is stdin (explain-oom reads it). run_cli must answer 0 or 2; exit
-// code 3 means an exception other than InputError escaped a handler, which is a bug: abort so libFuzzer
-// keeps the input.
+// part after the first NUL byte, if any, is stdin (explain-oom, `--model -`, `validate -` read it). run_cli must
+// answer 0, 2 or 4 (validate refused a case); exit code 3 means an exception other than InputError escaped a
+// handler, which is a bug: abort so libFuzzer keeps the input.
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>

@@ -14,7 +14,9 @@ install_missing() {
   fi
 }
 
-install_missing g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev
+# pybind11-dev and python3-dev build the Python module (python/); python3-dev brings Debian's /usr/bin/python3.
+install_missing g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev \
+  pybind11-dev python3-dev
 if [ "${1:-}" = "--fuzz" ]; then
   install_missing clang
   # libclang-rt-N-dev ships libclang_rt.fuzzer (and the asan/ubsan runtimes) for clang N; match the installed one.
