@@ -106,6 +106,35 @@ void print_fit_json(const nlohmann::json& estimate, const FitAnswer& a, std::ost
   out << j.dump(2) << "\n";
 }
 
+// The flags of remedies applied one on top of the other, as one command line: `--opt value` pairs keep the
+// place of their first appearance and the value of their last ("--optimizer adam8bit" then "--optimizer
+// adafactor" is "--optimizer adafactor"); anything else (torchrun / deepspeed settings) follows as written.
+std::string merged_flags(const std::vector<std::string>& remedy_flags) {
+  std::vector<std::pair<std::string, std::string>> opts;  // option, value ("" for a bare flag)
+  std::vector<std::string> other;
+  for (const std::string& f : remedy_flags) {
+    std::istringstream in(f);
+    std::vector<std::string> tok;
+    for (std::string t; in >> t;) tok.push_back(t);
+    if (tok.empty() || tok[0].rfind("--", 0) != 0) {
+      other.push_back(f);
+      continue;
+    }
+    for (size_t i = 0; i < tok.size(); ++i) {
+      const bool has_value = i + 1 < tok.size() && tok[i + 1].rfind("--", 0) != 0;
+      const std::string value = has_value ? tok[i + 1] : "";
+      auto it = std::find_if(opts.begin(), opts.end(), [&](const auto& p) { return p.first == tok[i]; });
+      if (it == opts.end()) opts.emplace_back(tok[i], value);
+      else it->second = value;
+      if (has_value) ++i;
+    }
+  }
+  std::string out;
+  for (const auto& [opt, value] : opts) out += (out.empty() ? "" : " ") + opt + (value.empty() ? "" : " " + value);
+  for (const std::string& f : other) out += (out.empty() ? "" : "; ") + f;
+  return out;
+}
+
 // The last lines: the verdict again and which remedies make it fit, so the answer ends on what to do.
 std::string conclusion(const FitAnswer& a, const DeviceBudget& d) {
   std::ostringstream o;
@@ -125,9 +154,10 @@ std::string conclusion(const FitAnswer& a, const DeviceBudget& d) {
     return o.str();
   }
   const size_t n = static_cast<size_t>(first_fit - a.remedies.begin()) + 1;
-  o << "it fits with remed" << (n == 1 ? "y 1" : "ies 1-" + std::to_string(n)) << " applied:";
-  for (size_t i = 0; i < n; ++i) o << (i ? ";" : "") << " " << a.remedies[i].flags;
-  o << "\n";
+  std::vector<std::string> flags;
+  for (size_t i = 0; i < n; ++i) flags.push_back(a.remedies[i].flags);
+  o << "with remed" << (n == 1 ? "y 1" : "ies 1-" + std::to_string(n)) << " it fits (" << gib(first_fit->device_bytes)
+    << " GiB): " << merged_flags(flags) << "\n";
   return o.str();
 }
 }  // namespace
