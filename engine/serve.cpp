@@ -44,9 +44,9 @@ int64_t analytic_activation(const TransformerSpec& s, int64_t tokens, DType dt) 
 ServeResult plan_serving(const ModelSpec& model, const ServeOptions& opt) {
   if (model.kind != ModelSpec::Kind::transformer || model.transformer.family == TransformerSpec::Family::bert)
     throw InputError("--model", model.name, "serving capacity needs a decoder-only language model");
-  if (opt.capacity_bytes <= 0) throw InputError("--gpu", "none", "a GPU (or its memory) is required");
   if (model.transformer.family == TransformerSpec::Family::t5)
     throw InputError("--model", model.name, "serving an encoder-decoder (t5) is not modelled");
+  if (opt.capacity_bytes <= 0) throw InputError("--gpu", "none", "a GPU (or its memory) is required");
   if (opt.tensor_parallel <= 0 || opt.gpus <= 0 || opt.gpus % opt.tensor_parallel != 0)
     throw InputError("--gpus", std::to_string(opt.gpus), "must be a positive multiple of --tensor-parallel");
   if (!(opt.gpu_memory_utilization > 0 && opt.gpu_memory_utilization <= 1))
