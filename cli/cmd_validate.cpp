@@ -44,28 +44,24 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// The line's id when it has a string one (also for a case that fails to parse further), else "line N".
-std::string line_id(const std::string& line, int64_t lineno) {
-  try {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    if (j.is_object() && j.contains("id") && j.at("id").is_string() && !j.at("id").get<std::string>().empty())
-      return j.at("id").get<std::string>();
-  } catch (const nlohmann::json::exception&) {
-  }
-  return "line " + std::to_string(lineno);
-}
-
-CaseResult run_line(const std::string& line, const std::string& id, const std::string& label) {
+// One line: parsed with the input limits (depth cap), then read as a case and estimated. The row is named by
+// the case's id when the line has a string one (also when the case fails further on), else "line N".
+CaseResult run_line(const std::string& line, int64_t lineno, const std::string& label) {
   CaseResult r;
-  r.id = id;
+  r.id = "line " + std::to_string(lineno);
   try {
-    r.c = parse_validation_case(parse_json_input(line, label));
+    const nlohmann::json doc = parse_json_input(line, label);
+    if (doc.is_object())
+      if (auto id = doc.find("id"); id != doc.end() && id->is_string() && !id->get<std::string>().empty())
+        r.id = id->get<std::string>();
+    r.c = parse_validation_case(doc);
     r.e = estimate(r.c->model, r.c->run, estimate_options_for(*r.c));
   } catch (const InputError& e) {
     // e.g. an unknown key, a model_type not modelled yet, an encoder in inference mode. The row names the
     // case, so the error goes without the "<id>: " prefix that parse errors carry.
+    r.c.reset();
     r.error = e.what();
-    const std::string prefix = id + ": ";
+    const std::string prefix = r.id + ": ";
     if (r.error.compare(0, prefix.size(), prefix) == 0) r.error.erase(0, prefix.size());
   }
   return r;
@@ -80,9 +76,9 @@ std::vector<CaseResult> run_cases(const std::string& text, const std::string& pa
     ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     ++cases;
-    const std::string id = line_id(line, lineno);
-    if (!only.empty() && id.find(only) == std::string::npos) continue;
-    out.push_back(run_line(line, id, path + ":" + std::to_string(lineno)));
+    CaseResult r = run_line(line, lineno, path + ":" + std::to_string(lineno));
+    if (!only.empty() && r.id.find(only) == std::string::npos) continue;
+    out.push_back(std::move(r));
   }
   if (cases == 0) throw InputError("FILE", path, "holds no cases (one JSON object per line)");
   // An exact id selects that case alone, also when it is a prefix of other ids (its capped variants).
@@ -216,8 +212,9 @@ void print_table(const std::vector<CaseResult>& results, const Summary& s, bool 
   std::snprintf(line, sizeof line, "%-42s %10s %10s %7s %10s %10s %7s %5s\n", "case", "peak_pred", "peak_meas",
                 "err%", "rsv_pred", "rsv_meas", "err%", "fit");
   out << line;
-  auto opt = [](const std::optional<double>& v, const char* fmt) {
-    if (!v) return std::string(fmt[1] == '+' ? "" : "-");
+  // A measured value or its error, or `none` when the case has no such figure.
+  auto opt = [](const std::optional<double>& v, const char* fmt, const char* none) {
+    if (!v) return std::string(none);
     char b[32];
     std::snprintf(b, sizeof b, fmt, *v);
     return std::string(b);
@@ -230,8 +227,8 @@ void print_table(const std::vector<CaseResult>& results, const Summary& s, bool 
     const ValidationCase& c = *r.c;
     const Row w = compare(r);
     std::snprintf(line, sizeof line, "%-42s %10.1f %10s %7s %10.1f %10s %7s %5s\n", r.id.c_str(), w.pa,
-                  opt(w.ma, "%.1f").c_str(), opt(w.ea, "%+.2f").c_str(), w.pr, opt(w.mr, "%.1f").c_str(),
-                  opt(w.er, "%+.2f").c_str(), w.fit.c_str());
+                  opt(w.ma, "%.1f", "-").c_str(), opt(w.ea, "%+.2f", "").c_str(), w.pr, opt(w.mr, "%.1f", "-").c_str(),
+                  opt(w.er, "%+.2f", "").c_str(), w.fit.c_str());
     out << line;
     if (c.run.mode == Mode::inference && c.measured && !(c.measured->oom && *c.measured->oom)) {
       const auto& m = *c.measured;
