@@ -27,7 +27,17 @@ constexpr std::array<std::pair<OptimizerImpl, std::string_view>, 3> kImpl{{
     {OptimizerImpl::foreach, "foreach"}, {OptimizerImpl::fused, "fused"}, {OptimizerImpl::forloop, "forloop"}}};
 constexpr std::array<std::pair<AttnImpl, std::string_view>, 2> kAttn{{
     {AttnImpl::sdpa, "sdpa"}, {AttnImpl::eager, "eager"}}};
+constexpr std::array<std::pair<DistStrategy, std::string_view>, 6> kDistStrategy{{
+    {DistStrategy::none, "none"}, {DistStrategy::ddp, "ddp"}, {DistStrategy::fsdp2, "fsdp2"},
+    {DistStrategy::zero1, "zero1"}, {DistStrategy::zero2, "zero2"}, {DistStrategy::zero3, "zero3"}}};
+constexpr std::array<std::pair<DistOffload, std::string_view>, 3> kDistOffload{{
+    {DistOffload::none, "none"}, {DistOffload::optimizer, "optimizer"}, {DistOffload::params, "params"}}};
 }  // namespace
+
+std::string_view dist_strategy_name(DistStrategy s) { return name_in(kDistStrategy, s); }
+bool parse_dist_strategy(std::string_view s, DistStrategy& out) { return parse_in(kDistStrategy, s, out); }
+std::string_view dist_offload_name(DistOffload o) { return name_in(kDistOffload, o); }
+bool parse_dist_offload(std::string_view s, DistOffload& out) { return parse_in(kDistOffload, s, out); }
 
 std::string_view precision_name(Precision p) { return name_in(kPrecision, p); }
 std::string_view optimizer_name(OptimizerKind o) { return name_in(kOptimizer, o); }

@@ -42,6 +42,37 @@ struct QuantConfig {
   bool operator==(const QuantConfig&) const = default;
 };
 
+// One rank of a distributed training step (engine/dist/): which wrapper shards what across `world_size`
+// ranks, and the framework knobs that change per-rank memory. Defaults are the frameworks' defaults; the default
+// value (strategy none, world 1, tp 1) is the single-GPU step. Contract shared by the replay (engine/dist/), the
+// CLI (--gpus --strategy ...) and the case format ("distributed": {...}, CASE-FORMAT.md).
+enum class DistStrategy : uint8_t { none, ddp, fsdp2, zero1, zero2, zero3 };
+enum class DistOffload : uint8_t { none, optimizer, params };
+struct DistributedConfig {
+  DistStrategy strategy = DistStrategy::none;
+  int64_t world_size = 1;            // all ranks (dp x tp x pp x cp)
+  int64_t tp = 1, pp = 1, cp = 1;    // tensor / pipeline / context parallel degrees; dp = world / (tp pp cp)
+  bool sequence_parallel = false;    // with tp > 1: norms / dropout on sequence shards (torch SequenceParallel)
+  int64_t rank = 0;                  // the rank whose ledger is replayed
+  // FSDP2 fully_shard(reshard_after_forward=...): -1 true (default for non-root), 0 false, K > 1 reshard to a
+  // group of K ranks after forward.
+  int64_t reshard_after_forward = -1;
+  std::string param_dtype;           // FSDP2 MixedPrecisionPolicy.param_dtype ("" = none: the params' dtype)
+  std::string reduce_dtype;          // MixedPrecisionPolicy.reduce_dtype ("" = none: param_dtype)
+  // DDP
+  int64_t bucket_cap_mb = 25;
+  bool gradient_as_bucket_view = false;
+  bool static_graph = false;
+  DistOffload offload = DistOffload::none;
+  bool enabled() const { return strategy != DistStrategy::none || world_size > 1 || tp > 1; }
+  int64_t dp() const { return world_size / (tp * pp * cp); }
+  bool operator==(const DistributedConfig&) const = default;
+};
+std::string_view dist_strategy_name(DistStrategy s);
+bool parse_dist_strategy(std::string_view s, DistStrategy& out);
+std::string_view dist_offload_name(DistOffload o);
+bool parse_dist_offload(std::string_view s, DistOffload& out);
+
 struct RunConfig {
   Mode mode = Mode::training;
   int64_t batch_size = 1;
@@ -62,6 +93,7 @@ struct RunConfig {
   int64_t logits_to_keep = 1;                   // inference: 0 = all positions
   LoraConfig lora;                              // peft LoRA adapters (off while lora.r == 0)
   QuantConfig quant;                            // bitsandbytes-quantised base weights (QLoRA)
+  DistributedConfig distributed;                // one rank of a multi-GPU step (off by default)
   // Device properties some kernels size their workspaces by (CUDA reductions): the H200 measured here.
   int32_t gpu_sm_count = 132;
   int32_t gpu_max_threads_per_sm = 2048;
