@@ -83,6 +83,7 @@ void register_estimate(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("estimate", "memory of one training step (or an inference run): ledger, peak, reserved, fit");
   auto flags = std::make_shared<RunFlags>();
   add_run_flags(*cmd, *flags);
+  add_dist_flags(*cmd, *flags, "world size: GPUs of the distributed run (with --strategy / --tp)");
   cmd->callback([flags, &ctx] {
     std::ostream& out = ctx.out;
     const ModelSpec m = load_model_for(*flags, ctx.in);

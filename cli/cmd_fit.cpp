@@ -30,8 +30,9 @@
 namespace memplan::cli {
 
 namespace {
+// --gpus (RunFlags::gpus): with --strategy / --tp the world size of the run being fitted (one rank's ledger);
+// alone, as before, the GPUs the ZeRO / FSDP remedies may use (0: try 2, 4, 8).
 struct FitFlags : RunFlags {
-  int64_t gpus = 0;  // 0: try 2, 4, 8 for the multi-GPU remedies
   int64_t gpus_per_node = 8;
   bool advise = false;
 };
@@ -166,7 +167,9 @@ void register_fit(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("fit", "will it fit, and if not, what to change first (ordered remedies)");
   auto f = std::make_shared<FitFlags>();
   add_run_flags(*cmd, *f);
-  cmd->add_option("--gpus", f->gpus, "GPUs available for ZeRO / FSDP remedies (default: try 2, 4, 8)");
+  f->gpus_for_remedies = true;
+  add_dist_flags(*cmd, *f, "GPUs: with --strategy / --tp the world size of the run; alone, the GPUs the ZeRO / FSDP "
+                           "remedies may use (default: try 2, 4, 8)");
   cmd->add_option("--gpus-per-node", f->gpus_per_node, "GPUs per node");
   cmd->add_flag("--advise", f->advise, "list remedies even when it fits");
   cmd->callback([f, &ctx] {

@@ -4,6 +4,7 @@
 
 #include "engine/errors.h"
 #include "engine/limits.h"
+#include "models/dist_config.h"
 #include "models/lora_config.h"
 #include "models/json_input.h"
 #include "models/load_model.h"
@@ -85,6 +86,78 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--quant-compute-dtype", f.quant_compute_dtype, "bnb_4bit_compute_dtype: bf16 | fp16");
 }
 
+void add_dist_flags(CLI::App& cmd, RunFlags& f, const std::string& gpus_help) {
+  cmd.add_option("--gpus", f.gpus, gpus_help);
+  cmd.add_option("--strategy", f.strategy, "data parallel: ddp | fsdp2 | zero1 | zero2 | zero3 (none: tensor parallel only)");
+  cmd.add_option("--tp", f.tp, "tensor-parallel degree (DTensor ColwiseParallel / RowwiseParallel)");
+  cmd.add_option("--pp", f.pp, "pipeline-parallel degree (not replayed yet: refused above 1)");
+  cmd.add_option("--cp", f.cp, "context-parallel degree (not replayed yet: refused above 1)");
+  cmd.add_flag("--sequence-parallel", f.sequence_parallel, "with --tp: norms and dropout on sequence shards");
+  cmd.add_option("--rank", f.rank, "the rank whose ledger is replayed (default 0)");
+  cmd.add_option("--reshard-after-forward", f.reshard_after_forward, "FSDP2: true (default) | false | K (a group of K ranks)");
+  cmd.add_option("--mp-param-dtype", f.mp_param_dtype, "FSDP2 MixedPrecisionPolicy.param_dtype: bf16 | fp16 | fp32");
+  cmd.add_option("--mp-reduce-dtype", f.mp_reduce_dtype, "FSDP2 MixedPrecisionPolicy.reduce_dtype: bf16 | fp16 | fp32");
+  cmd.add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP gradient bucket size in MB (default 25)");
+  cmd.add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view, "DDP: .grad views into the buckets");
+  cmd.add_flag("--static-graph", f.static_graph, "DDP static_graph=True");
+  cmd.add_option("--offload", f.offload, "CPU offload: optimizer (zero1-3) | params (zero3; fsdp2 CPUOffloadPolicy)");
+}
+
+namespace {
+// The distributed flags into DistributedConfig, checked with the model and the rest of the run
+// (models/dist_config.h finish_distributed names the flags).
+DistributedConfig dist_config_from(const RunFlags& f, const ModelSpec& m, const RunConfig& run) {
+  DistributedConfig d;
+  const bool model_parallel = f.tp != 1 || f.pp != 1 || f.cp != 1;
+  if (f.gpus < 0 || f.gpus > kMaxPlanGpus)
+    throw InputError("--gpus", std::to_string(f.gpus), "must be in [1, " + std::to_string(kMaxPlanGpus) + "]");
+  for (const auto& [flag, v] : {std::pair<const char*, int64_t>{"--tp", f.tp}, {"--pp", f.pp}, {"--cp", f.cp}})
+    if (v <= 0 || v > kMaxPlanGpus)
+      throw InputError(flag, std::to_string(v), "must be in [1, " + std::to_string(kMaxPlanGpus) + "]");
+  if (!f.strategy.empty() && !parse_dist_strategy(f.strategy, d.strategy))
+    throw InputError("--strategy", f.strategy, "must be one of ddp, fsdp2, zero1, zero2, zero3 (or none)");
+  if (f.strategy.empty() && !model_parallel) {
+    // No distributed run. `fit --gpus N` counts GPUs for its remedies; elsewhere --gpus needs a strategy, and
+    // a rank option needs a distributed run.
+    if (f.gpus > 1 && !f.gpus_for_remedies)
+      throw InputError("--gpus", std::to_string(f.gpus), "needs --strategy (ddp, fsdp2, zero1, zero2, zero3) or --tp");
+    const std::pair<const char*, bool> given[] = {
+        {"--sequence-parallel", f.sequence_parallel}, {"--rank", f.rank != 0},
+        {"--reshard-after-forward", !f.reshard_after_forward.empty()}, {"--mp-param-dtype", !f.mp_param_dtype.empty()},
+        {"--mp-reduce-dtype", !f.mp_reduce_dtype.empty()}, {"--bucket-cap-mb", f.bucket_cap_mb != 0},
+        {"--gradient-as-bucket-view", f.gradient_as_bucket_view}, {"--static-graph", f.static_graph},
+        {"--offload", !f.offload.empty()}};
+    for (const auto& [flag, set] : given)
+      if (set) throw InputError(flag, "set", "needs a distributed run: --gpus N --strategy S (or --tp T)");
+    return d;
+  }
+  if (f.gpus == 0 && d.strategy != DistStrategy::none && !model_parallel)
+    throw InputError("--strategy", f.strategy, "needs --gpus N, the world size");
+  // --tp / --pp / --cp alone: world = tp x pp x cp (no data parallel).
+  d.world_size = f.gpus > 0 ? f.gpus : f.tp * f.pp * f.cp;
+  d.tp = f.tp;
+  d.pp = f.pp;
+  d.cp = f.cp;
+  d.sequence_parallel = f.sequence_parallel;
+  d.rank = f.rank;
+  if (!f.reshard_after_forward.empty() && !parse_reshard_text(f.reshard_after_forward, d.reshard_after_forward))
+    throw InputError("--reshard-after-forward", f.reshard_after_forward, "must be true, false or a positive group size K");
+  if (!f.mp_param_dtype.empty() && !parse_mp_dtype(f.mp_param_dtype, d.param_dtype))
+    throw InputError("--mp-param-dtype", f.mp_param_dtype, "must be bf16, fp16 or fp32");
+  if (!f.mp_reduce_dtype.empty() && !parse_mp_dtype(f.mp_reduce_dtype, d.reduce_dtype))
+    throw InputError("--mp-reduce-dtype", f.mp_reduce_dtype, "must be bf16, fp16 or fp32");
+  if (f.bucket_cap_mb != 0) {
+    if (f.bucket_cap_mb < 0) throw InputError("--bucket-cap-mb", std::to_string(f.bucket_cap_mb), "must be a positive number of MB");
+    d.bucket_cap_mb = f.bucket_cap_mb;
+  }
+  d.gradient_as_bucket_view = f.gradient_as_bucket_view;
+  d.static_graph = f.static_graph;
+  if (!f.offload.empty() && !parse_dist_offload(f.offload, d.offload))
+    throw InputError("--offload", f.offload, "must be optimizer or params (or none)");
+  finish_distributed(d, m, run, kDistFlagFields);
+  return d;
+}
+}  // namespace
 
 RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   RunConfig c;
@@ -163,6 +236,7 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   // NaN fails both comparisons; the upper bound keeps GiB -> bytes inside int64.
   if (!(f.gpu_memory_gib >= 0 && f.gpu_memory_gib <= kMaxGpuMemoryGib))
     throw InputError("--gpu-memory-gib", std::to_string(f.gpu_memory_gib), "must be a number of GiB in [0, 1048576]");
+  c.distributed = dist_config_from(f, m, c);
   return c;
 }
 

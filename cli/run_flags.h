@@ -46,12 +46,27 @@ struct RunFlags {
   std::string quantize_base;                // nf4 | fp4 | int8 (empty: none)
   bool double_quant = false;                // bnb_4bit_use_double_quant
   std::string quant_compute_dtype = "bf16"; // bnb_4bit_compute_dtype
+  // One rank of a distributed step (engine/run_config.h DistributedConfig; add_dist_flags). Empty / 0: not given.
+  int64_t gpus = 0;                         // world size; `fit` without --strategy / --tp: GPUs for its remedies
+  std::string strategy;                     // ddp | fsdp2 | zero1 | zero2 | zero3 | none
+  int64_t tp = 1, pp = 1, cp = 1;
+  bool sequence_parallel = false;
+  int64_t rank = 0;
+  std::string reshard_after_forward;        // true | false | K (FSDP2; default true)
+  std::string mp_param_dtype, mp_reduce_dtype;  // FSDP2 MixedPrecisionPolicy: bf16 | fp16 | fp32
+  int64_t bucket_cap_mb = 0;                // DDP (0: its default, 25)
+  bool gradient_as_bucket_view = false, static_graph = false;
+  std::string offload;                      // optimizer | params
+  bool gpus_for_remedies = false;           // fit: --gpus alone sizes the multi-GPU remedies, the run stays on one
 };
 
 // The help text of every --model option.
 extern const char* const kModelHelp;
 
 void add_run_flags(CLI::App& cmd, RunFlags& f);
+// --gpus --strategy --tp --pp --cp --sequence-parallel --rank --reshard-after-forward --mp-param-dtype
+// --mp-reduce-dtype --bucket-cap-mb --gradient-as-bucket-view --static-graph --offload (estimate, fit).
+void add_dist_flags(CLI::App& cmd, RunFlags& f, const std::string& gpus_help);
 // Loads the model (`-`: a JSON document read from `in`, see load_model_text) and builds the RunConfig; throws
 // InputError naming the flag.
 ModelSpec load_model_for(const std::string& model, std::istream& in);

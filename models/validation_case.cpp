@@ -5,6 +5,7 @@
 
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "models/dist_config.h"
 #include "models/json_input.h"
 #include "models/lora_config.h"
 #include "models/hf_config.h"
@@ -100,10 +101,9 @@ constexpr std::string_view kCaseKeys[] = {
     "optimizer", "optimizer_impl", "grad_checkpointing", "grad_checkpointing_layers", "frozen_layers",
     "freeze_embeddings", "grad_accum_steps", "generate_tokens", "memory_cap_gib", "alloc_conf",
     "lora", "quantization",  // peft LoRA / bitsandbytes base (models/lora_config.h)
+    "distributed",           // one rank of a multi-GPU step (models/dist_config.h)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
-// Keys of newer case formats that describe the run but are not modelled yet.
-constexpr std::string_view kNotModelled[] = {"distributed"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
 constexpr std::string_view kVisionModelKeys[] = {"source", "name"};
 
@@ -125,9 +125,6 @@ void check_case_keys(const nlohmann::json& j) {
   std::string also;
   for (size_t i = 1; i < bad.size(); ++i) also += (i > 1 ? ", " : "; also refused: ") + bad[i];
   const std::string& k = bad[0];
-  if (listed(k, kNotModelled))
-    throw InputError(k, dump_short(j.at(k)),
-                     "not modelled yet: memplan would predict this run as if the key were absent" + also);
   throw InputError(k, dump_short(j.at(k)),
                    "unknown key (a typo, or a field of a newer case format; data/validation/CASE-FORMAT.md lists "
                    "the keys)" + also);
@@ -230,6 +227,11 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
     }
     if (j.contains("lora") && !j.at("lora").is_null()) c.run.lora = parse_lora_json(j.at("lora"));
     if (j.contains("quantization") && !j.at("quantization").is_null()) c.run.quant = parse_quant_json(j.at("quantization"));
+    // After the model and the run: its checks need the heads, the sequence length and the mode.
+    if (j.contains("distributed") && !j.at("distributed").is_null()) {
+      c.run.distributed = parse_distributed_json(j.at("distributed"));
+      finish_distributed(c.run.distributed, c.model, c.run, kDistCaseFields);
+    }
     if (j.contains("holdout") && j.at("holdout").is_boolean()) c.holdout = j.at("holdout").get<bool>();
     if (j.contains("measured") && !j.at("measured").is_null()) c.measured = parse_measured(j.at("measured"));
   } catch (const InputError& e) {

@@ -36,8 +36,8 @@ struct ValidationCase {
 };
 
 // Parses one case. Throws InputError naming the field (prefixed by the case id when known), also for a key
-// the format does not define (a typo, or a newer format's field such as `distributed`): such a case is refused
-// rather than predicted as if the key were absent.
+// the format does not define (a typo, or a newer format's field): such a case is refused rather than predicted
+// as if the key were absent. `distributed` (models/dist_config.h) sets run.distributed: the case is one rank's.
 ValidationCase parse_validation_case(const nlohmann::json& j);
 
 // The estimate options a case was measured under: its memory cap (set_per_process_memory_fraction) and allocator
