@@ -126,14 +126,15 @@ def _decoder_layers(model):
     raise ValueError("cannot find the decoder layers of %s" % type(model).__name__)
 
 
-def build_model(case):
-    """Builds the model on the GPU with random weights. Returns (model, kind) with kind 'causal_lm'|'masked_lm'|'vision'."""
+def build_model(case, device="cuda"):
+    """Builds the model on `device` (the GPU for every measured case) with random weights. Returns (model, kind) with
+    kind 'causal_lm'|'masked_lm'|'vision'."""
     import torch
     m = case["model"]
     dtype = _dtype_of(case["precision"])
     if dtype != torch.float32:
         torch.set_default_dtype(dtype)
-    with torch.device("cuda"):
+    with torch.device(device):
         if m["source"] == "huggingface":
             import transformers
             mt = m["model_type"]
@@ -285,7 +286,9 @@ def measure_case(case):
     observed = {}
     torch.manual_seed(0)
     try:
-        model, kind = build_model(case)
+        model, kind = build_model(case, device="cpu" if case.get("load") == "to_device" else "cuda")
+        if case.get("load") == "to_device":  # built on the CPU in the case's dtype, then moved (Module._apply order)
+            model = model.to("cuda")
         if case["mode"] == "training":
             model.train()
             observed.update(apply_training_options(model, kind, case))
@@ -469,30 +472,41 @@ def _infer(case, model, kind, measured, observed, spy):
     import contextlib
     ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
     ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
-    sync()
-    before = alloc()
-    reset()
-    t0 = time.perf_counter()
-    with torch.inference_mode(), ctx():
-        out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+    res = {}
+
+    def prefill():
         sync()
-        observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
-        pp = peak()
-        cache = out.past_key_values
-        del out
-        measured["prefill_peak_mib"] = mib(pp)
-        measured["kv_cache_mib"] = mib(alloc() - before)
-        del cache
-        gp = None
-        if N > 0:
-            reset()
-            t0 = time.perf_counter()
-            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
+        before = alloc()
+        reset()
+        t0 = time.perf_counter()
+        with torch.inference_mode(), ctx():
+            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
             sync()
-            observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
-            gp = peak()
-            observed["generated_shape"] = list(gen.shape)
-            del gen
+            observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+            res["pp"] = peak()
+            cache = out.past_key_values
+            del out
+            measured["prefill_peak_mib"] = mib(res["pp"])
+            measured["kv_cache_mib"] = mib(alloc() - before)
+            del cache
+
+    def generate():
+        reset()
+        t0 = time.perf_counter()
+        with torch.inference_mode(), ctx():
+            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
+        sync()
+        observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+        res["gp"] = peak()
+        observed["generated_shape"] = list(gen.shape)
+        del gen
+
+    # generate_first: what a serving script does, generate() on a fresh process, then the prefill measurement
+    # (CASE-FORMAT.md); the peak reserved differs because generate() meets an empty cache instead of the prefill's.
+    order = [generate, prefill] if case.get("generate_first") and N > 0 else [prefill] + ([generate] if N > 0 else [])
+    for f in order:
+        f()
+    pp, gp = res["pp"], res.get("gp")
     measured["peak_allocated_mib"] = mib(max(pp, gp or 0))
     measured["generate_peak_mib"] = mib(gp) if gp is not None else None
 

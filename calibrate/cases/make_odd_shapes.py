@@ -4,7 +4,9 @@ allocator's rounding and split boundaries. Tuning set: the five hidden-set misse
 bf16 b10 s1024; Qwen2-7B inference b16 s2048 + 32 tokens; GPT-2 medium fp32 inference b32 s512 + 16; Llama-3.2-3B
 amp bf16 + checkpointing b2 s2048; Llama-3.2-1B amp fp16 x2 accumulation b4 s1024) and neighbours of each with
 batch sizes 3, 5, 6, 10, 12, 24, lengths 100, 1000, 1500, 3000 and unusual vocabularies, every one recorded
-allocator event by event. Usage: python3 make_odd_shapes.py > odd-shapes1-input.jsonl"""
+allocator event by event. Usage: python3 make_odd_shapes.py [--to-device] > odd-shapes1[t]-input.jsonl
+(--to-device: set 1t, the
+same cases built on the CPU and moved, inference with generate() first: what the issue's hidden set measured)"""
 import json
 
 from case_helpers import hf, inference, training, vision
@@ -64,6 +66,17 @@ CASES = [
     vision("odd1-vit_b_16-ampbf16-adamw-b10", "vit_b_16", 10, "amp_bf16", "adamw"),
 ]
 
+
+def to_device(c):
+    """The same case driven as a user script drives it: the model built on the CPU in the case's dtype and moved with
+    model.to("cuda"); inference runs generate() first (CASE-FORMAT.md `load`, `generate_first`)."""
+    d = dict(c, id=c["id"].replace("odd1-", "odd1t-", 1), load="to_device")
+    if d["mode"] == "inference":
+        d["generate_first"] = True
+    return d
+
+
 if __name__ == "__main__":
+    import sys
     for c in CASES:
-        print(json.dumps(c))
+        print(json.dumps(to_device(c) if "--to-device" in sys.argv else c))
