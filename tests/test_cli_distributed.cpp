@@ -1,0 +1,286 @@
+// The distributed surface (issue 14): the CLI flags and the case key `distributed` into RunConfig::distributed,
+// every bad value refused naming the flag / key and the value, the canonical case object read back, the
+// per-rank output of estimate / validate, plan's and fit's replayed finalists. Commands run in process
+// (cli::run_cli_captured, the binary's code path). Expected values are derived in comments: sizes of zoo configs
+// (models/zoo/*.json) and torch's own rules (cited), never the output of the code under test.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_cli.h"
+#include "cli/run_flags.h"
+#include "engine/errors.h"
+#include "models/dist_config.h"
+#include "models/load_model.h"
+#include "models/validation_case.h"
+
+using memplan::cli::CliOutput;
+using memplan::cli::run_cli_captured;
+
+namespace {
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    const size_t j = s.find(' ', i);
+    const size_t end = j == std::string::npos ? s.size() : j;
+    if (end > i) out.push_back(s.substr(i, end - i));
+    i = end + 1;
+  }
+  return out;
+}
+
+CliOutput run(const std::string& args) { return run_cli_captured(words(args)); }
+
+// A small llama-shaped case (heads 8, kv heads 4, intermediate 1024, vocab 1000: tp 2 and 4 divide all four,
+// tp 8 divides the heads only) in the validation case format, with `distributed` set to `dist` (JSON text).
+std::string dist_case(const std::string& id, const std::string& dist) {
+  nlohmann::json j = {
+      {"id", id},
+      {"model",
+       {{"source", "huggingface"},
+        {"model_type", "llama"},
+        {"config",
+         {{"hidden_size", 256}, {"intermediate_size", 1024}, {"num_hidden_layers", 2}, {"num_attention_heads", 8},
+          {"num_key_value_heads", 4}, {"vocab_size", 1000}}}}},
+      {"batch_size", 2},
+      {"seq_len", 128},
+      {"precision", "bf16"},
+      {"optimizer", "adamw"}};
+  if (!dist.empty()) j["distributed"] = nlohmann::json::parse(dist);
+  return j.dump();
+}
+
+memplan::ValidationCase parse_case(const std::string& line) {
+  return memplan::parse_validation_case(nlohmann::json::parse(line));
+}
+
+}  // namespace
+
+TEST_CASE("distributed flags: every bad value exits 2 with one line naming the flag and the value",
+          "[cli][distributed][errors]") {
+  struct Row {
+    std::string args, flag, value;  // the message must name the flag and quote the value
+  };
+  // llama-2-7b: 32 heads, 32 kv heads, intermediate 11008, vocab 32000. llama-3.1-8b: 32 heads, 8 kv heads,
+  // intermediate 14336, vocab 128256. gpt2: 12 heads, vocab 50257.
+  const std::string l7 = "estimate --model llama-2-7b --seq-len 512 ";
+  const Row table[] = {
+      {l7 + "--gpus 8 --strategy fsdp", "--strategy", "fsdp"},                  // unknown: the valid ones listed
+      {l7 + "--gpus 8 --strategy FSDP2", "--strategy", "FSDP2"},
+      {l7 + "--gpus 8", "--gpus", "8"},                                          // a world without a strategy
+      {l7 + "--gpus -2 --strategy ddp", "--gpus", "-2"},
+      {l7 + "--gpus 2097152 --strategy ddp", "--gpus", "2097152"},               // past kMaxPlanGpus (2^20)
+      {l7 + "--strategy fsdp2", "--strategy", "fsdp2"},                          // a strategy without a world
+      {l7 + "--gpus 6 --strategy fsdp2 --tp 4", "--gpus", "6"},                  // 6 % (4 x 1 x 1) != 0
+      {l7 + "--gpus 2 --strategy fsdp2 --tp 4", "--gpus", "2"},                  // tp above the world
+      {l7 + "--gpus 8 --tp 0 --strategy ddp", "--tp", "0"},
+      {l7 + "--gpus 8 --strategy fsdp2 --rank 8", "--rank", "8"},                // ranks are 0..7
+      {l7 + "--gpus 8 --strategy fsdp2 --rank -1", "--rank", "-1"},
+      {l7 + "--rank 3", "--rank", "set"},                                        // no distributed run
+      {l7 + "--gpus 8 --strategy none", "--strategy", "none"},                   // dp 8 needs a wrapper
+      {l7 + "--gpus 8 --strategy fsdp2 --pp 2", "--pp", "2"},                    // not replayed yet
+      {l7 + "--gpus 8 --strategy fsdp2 --cp 2", "--cp", "2"},
+      {l7 + "--gpus 8 --strategy fsdp2 --reshard-after-forward 3", "--reshard-after-forward", "3"},  // 8 % 3
+      {l7 + "--gpus 8 --strategy fsdp2 --reshard-after-forward 16", "--reshard-after-forward", "16"},  // > dp
+      {l7 + "--gpus 8 --strategy fsdp2 --reshard-after-forward maybe", "--reshard-after-forward", "maybe"},
+      {l7 + "--gpus 8 --strategy fsdp2 --reshard-after-forward 0", "--reshard-after-forward", "0"},
+      {l7 + "--gpus 8 --strategy ddp --reshard-after-forward false", "--reshard-after-forward", "false"},
+      {l7 + "--gpus 8 --strategy fsdp2 --mp-param-dtype bf17", "--mp-param-dtype", "bf17"},
+      {l7 + "--gpus 8 --strategy fsdp2 --mp-reduce-dtype int8", "--mp-reduce-dtype", "int8"},
+      {l7 + "--gpus 8 --strategy ddp --mp-param-dtype bf16", "--mp-param-dtype", "bf16"},  // FSDP2's policy
+      {l7 + "--gpus 8 --strategy ddp --offload optimizer", "--offload", "optimizer"},
+      {l7 + "--gpus 8 --strategy zero2 --offload params", "--offload", "params"},  // stage 3 only
+      {l7 + "--gpus 8 --strategy fsdp2 --offload optimizer", "--offload", "optimizer"},  // CPUOffloadPolicy: all
+      {l7 + "--gpus 8 --strategy zero3 --offload disk", "--offload", "disk"},
+      {l7 + "--gpus 8 --strategy fsdp2 --bucket-cap-mb 5", "--bucket-cap-mb", "5"},  // a DDP option
+      {l7 + "--gpus 8 --strategy ddp --bucket-cap-mb -5", "--bucket-cap-mb", "-5"},
+      {l7 + "--gpus 8 --strategy zero3 --static-graph", "--static-graph", "true"},
+      {l7 + "--gpus 8 --strategy fsdp2 --gradient-as-bucket-view", "--gradient-as-bucket-view", "true"},
+      {l7 + "--gpus 8 --strategy ddp --sequence-parallel", "--sequence-parallel", "true"},  // needs tp
+      {"estimate --model llama-2-7b --gpus 8 --strategy ddp --tp 2 --sequence-parallel --seq-len 511",
+       "--sequence-parallel", "true"},  // 511 tokens do not split in 2
+      {l7 + "--mp-param-dtype bf16", "--mp-param-dtype", "set"},
+      {l7 + "--gpus 8 --strategy fsdp2 --mode inference", "--gpus", "8"},        // training steps only
+      {"estimate --model llama-3.1-8b --seq-len 512 --gpus 16 --tp 16 --strategy none", "--tp", "16"},  // kv 8
+      {"estimate --model gpt2 --seq-len 512 --gpus 8 --tp 8 --strategy none", "--tp", "8"},     // heads 12
+      {"estimate --model resnet50 --gpus 4 --tp 2 --strategy ddp", "--tp", "2"},  // transformers only
+      {"fit --model llama-2-7b --seq-len 512 --gpu h200 --gpus 8 --strategy fsdp", "--strategy", "fsdp"},
+      {"fit --model llama-2-7b --seq-len 512 --gpu h200 --gpus 8 --strategy fsdp2 --rank 9", "--rank", "9"},
+  };
+  for (const auto& row : table) {
+    DYNAMIC_SECTION(row.args) {
+      const CliOutput r = run(row.args);
+      INFO("stderr: " << r.err);
+      CHECK(r.exit_code == 2);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+      CHECK_THAT(r.err, Catch::Contains(row.flag) && Catch::Contains("(got " + row.value + ")"));
+    }
+  }
+  SECTION("an unknown strategy lists the valid ones") {
+    CHECK_THAT(run(l7 + "--gpus 8 --strategy fsdp").err, Catch::Contains("ddp, fsdp2, zero1, zero2, zero3"));
+  }
+  SECTION("a tp not dividing a dimension names it and says what torch would do") {
+    // llama-3.1-8b: 8 kv heads over tp 16 is half a head per rank.
+    CHECK_THAT(run("estimate --model llama-3.1-8b --gpus 16 --tp 16 --strategy none").err,
+               Catch::Contains("num_key_value_heads 8") && Catch::Contains("view(..., head_dim)"));
+    // gpt2's vocabulary 50257 over tp 2 (heads 12 and intermediate 3072 divide): DTensor's torch.chunk gives
+    // ceil(50257 / 2) = 25129 rows to rank 0 and 25128 to rank 1.
+    CHECK_THAT(run("estimate --model gpt2 --seq-len 512 --gpus 2 --tp 2 --strategy none").err,
+               Catch::Contains("vocab_size 50257") && Catch::Contains("25129 or 25128"));
+  }
+  SECTION("pipeline parallel is refused, not answered in closed form") {
+    CHECK_THAT(run(l7 + "--gpus 8 --strategy fsdp2 --pp 2").err, Catch::Contains("not replayed yet"));
+  }
+}
+
+TEST_CASE("distributed flags: what each sets in RunConfig::distributed", "[cli][distributed]") {
+  const memplan::ModelSpec m = memplan::load_model("llama-2-7b");
+  memplan::cli::RunFlags f;
+  f.seq_len = 512;
+  SECTION("none given: the single-GPU step") {
+    CHECK(memplan::cli::run_config_from(f, m).distributed == memplan::DistributedConfig{});
+  }
+  SECTION("fsdp2 on 8 with mixed precision and reshard K") {
+    f.gpus = 8;
+    f.strategy = "fsdp2";
+    f.rank = 3;
+    f.reshard_after_forward = "4";
+    f.mp_param_dtype = "bfloat16";  // torch's name, canonical bf16
+    f.mp_reduce_dtype = "fp32";
+    const auto d = memplan::cli::run_config_from(f, m).distributed;
+    CHECK(d.strategy == memplan::DistStrategy::fsdp2);
+    CHECK(d.world_size == 8);
+    CHECK(d.dp() == 8);
+    CHECK(d.rank == 3);
+    CHECK(d.reshard_after_forward == 4);
+    CHECK(d.param_dtype == "bf16");
+    CHECK(d.reduce_dtype == "fp32");
+  }
+  SECTION("reshard K normalised as torch's _get_post_forward_mesh_info: 1 is False, the shard group is True") {
+    f.gpus = 8;
+    f.strategy = "fsdp2";
+    for (const auto& [text, want] : std::vector<std::pair<std::string, int64_t>>{
+             {"1", 0}, {"2", 2}, {"8", -1}, {"true", -1}, {"false", 0}}) {
+      f.reshard_after_forward = text;
+      INFO(text);
+      CHECK(memplan::cli::run_config_from(f, m).distributed.reshard_after_forward == want);
+    }
+    // With tp 2 the shard group is dp = 8 / 2 = 4: K 4 is True, K 8 does not divide it.
+    f.tp = 2;
+    f.reshard_after_forward = "4";
+    CHECK(memplan::cli::run_config_from(f, m).distributed.reshard_after_forward == -1);
+    f.reshard_after_forward = "8";
+    CHECK_THROWS_AS(memplan::cli::run_config_from(f, m), memplan::InputError);
+  }
+  SECTION("--tp alone: the world is tp, no data parallel") {
+    f.tp = 4;
+    f.sequence_parallel = true;
+    const auto d = memplan::cli::run_config_from(f, m).distributed;
+    CHECK(d.world_size == 4);
+    CHECK(d.dp() == 1);
+    CHECK(d.strategy == memplan::DistStrategy::none);
+    CHECK(d.sequence_parallel);
+  }
+  SECTION("ddp buckets") {
+    f.gpus = 2;
+    f.strategy = "ddp";
+    f.bucket_cap_mb = 1;
+    f.gradient_as_bucket_view = true;
+    f.static_graph = true;
+    const auto d = memplan::cli::run_config_from(f, m).distributed;
+    CHECK(d.bucket_cap_mb == 1);
+    CHECK(d.gradient_as_bucket_view);
+    CHECK(d.static_graph);
+  }
+  SECTION("fit: --gpus alone counts GPUs for the remedies, the run stays on one") {
+    f.gpus = 8;
+    f.gpus_for_remedies = true;
+    CHECK(memplan::cli::run_config_from(f, m).distributed == memplan::DistributedConfig{});
+  }
+}
+
+TEST_CASE("case key distributed: parsed, refused by name, read back canonically", "[distributed][validate]") {
+  SECTION("the issue's example") {
+    const auto c = parse_case(dist_case("ex", R"({"strategy": "fsdp2", "world_size": 8, "reshard_after_forward": true,
+                                                  "param_dtype": "bf16", "reduce_dtype": "fp32"})"));
+    const auto& d = c.run.distributed;
+    CHECK(d.strategy == memplan::DistStrategy::fsdp2);
+    CHECK(d.world_size == 8);
+    CHECK(d.reshard_after_forward == -1);
+    CHECK(d.param_dtype == "bf16");
+    CHECK(d.reduce_dtype == "fp32");
+    CHECK(d.rank == 0);
+  }
+  SECTION("round trip: the canonical object parses back to the same configuration") {
+    const char* objects[] = {
+        R"({"strategy": "fsdp2", "world_size": 8})",
+        R"({"strategy": "fsdp2", "world_size": 8, "reshard_after_forward": false, "param_dtype": "bf16"})",
+        R"({"strategy": "fsdp2", "world_size": 16, "reshard_after_forward": 4, "reduce_dtype": "fp32", "rank": 15})",
+        R"({"strategy": "fsdp2", "world_size": 8, "tp": 2, "sequence_parallel": true})",
+        R"({"strategy": "ddp", "world_size": 2, "bucket_cap_mb": 1, "gradient_as_bucket_view": true, "static_graph": true})",
+        R"({"strategy": "zero1", "world_size": 4})",
+        R"({"strategy": "zero3", "world_size": 64, "offload": "params"})",
+        R"({"strategy": "zero2", "world_size": 8, "offload": "optimizer"})",
+        R"({"strategy": "none", "world_size": 4, "tp": 4})",
+    };
+    for (const char* o : objects) {
+      INFO(o);
+      const auto first = parse_case(dist_case("rt", o)).run.distributed;
+      const std::string canonical = memplan::distributed_to_json(first).dump();
+      const auto again = parse_case(dist_case("rt", canonical)).run.distributed;
+      CHECK(again == first);
+      CHECK(memplan::distributed_to_json(again).dump() == canonical);
+    }
+  }
+  SECTION("bad sub-keys and values are refused naming distributed.<key>") {
+    struct Row {
+      std::string dist, field;
+    };
+    const Row rows[] = {
+        {R"({"strategy": "fsdp2", "world_size": 8, "dp": 8})", "distributed.dp"},  // unknown sub-key
+        {R"({"world_size": 8})", "distributed.strategy"},                            // required
+        {R"({"strategy": "fsdp", "world_size": 8})", "distributed.strategy"},
+        {R"({"strategy": 2, "world_size": 8})", "distributed.strategy"},
+        {R"({"strategy": "fsdp2", "world_size": 0})", "distributed.world_size"},
+        {R"({"strategy": "fsdp2", "world_size": 8.5})", "distributed.world_size"},
+        {R"({"strategy": "fsdp2", "world_size": 18446744073709551615})", "distributed.world_size"},
+        {R"({"strategy": "fsdp2", "world_size": 6, "tp": 4})", "distributed.world_size"},
+        {R"({"strategy": "fsdp2", "world_size": 8, "tp": 8})", "distributed.tp"},  // kv heads 4
+        {R"({"strategy": "fsdp2", "world_size": 8, "rank": 8})", "distributed.rank"},
+        {R"({"strategy": "fsdp2", "world_size": 8, "reshard_after_forward": 3})", "distributed.reshard_after_forward"},
+        {R"({"strategy": "fsdp2", "world_size": 8, "reshard_after_forward": "yes"})", "distributed.reshard_after_forward"},
+        {R"({"strategy": "ddp", "world_size": 8, "reshard_after_forward": false})", "distributed.reshard_after_forward"},
+        {R"({"strategy": "fsdp2", "world_size": 8, "param_dtype": "int4"})", "distributed.param_dtype"},
+        {R"({"strategy": "zero3", "world_size": 8, "reduce_dtype": "fp32"})", "distributed.reduce_dtype"},
+        {R"({"strategy": "fsdp2", "world_size": 8, "pp": 2})", "distributed.pp"},
+        {R"({"strategy": "ddp", "world_size": 8, "offload": "optimizer"})", "distributed.offload"},
+        {R"({"strategy": "ddp", "world_size": 8, "static_graph": 1})", "distributed.static_graph"},
+        {R"({"strategy": "fsdp2", "world_size": 8, "bucket_cap_mb": 1})", "distributed.bucket_cap_mb"},
+        {R"([8])", "distributed"},
+    };
+    for (const auto& row : rows) {
+      INFO(row.dist);
+      try {
+        (void)parse_case(dist_case("bad", row.dist));
+        FAIL("accepted");
+      } catch (const memplan::InputError& e) {
+        CHECK_THAT(std::string(e.what()), Catch::StartsWith("bad: " + row.field + ":"));
+      }
+    }
+  }
+  SECTION("inference cases are refused: a distributed case is one rank's training step") {
+    nlohmann::json j = nlohmann::json::parse(dist_case("inf", R"({"strategy": "fsdp2", "world_size": 8})"));
+    j["mode"] = "inference";
+    j.erase("optimizer");
+    CHECK_THROWS_WITH(parse_case(j.dump()), Catch::Contains("distributed.world_size"));
+  }
+  SECTION("null is the single-GPU step") {
+    CHECK(parse_case(dist_case("null", "null")).run.distributed == memplan::DistributedConfig{});
+  }
+}
