@@ -8,7 +8,10 @@ params with MixedPrecisionPolicy(bf16, fp32), amp, checkpointing, a GPT-2 (tied,
 (tied, 152k vocabulary); DDP fp32 / bf16 with bucket_cap_mb 25 / 1, gradient_as_bucket_view, static_graph; ZeRO-1
 (ZeroRedundancyOptimizer over DDP); TP 2 / 4 / 8 with and without sequence parallel (GPT-2 skipped for TP: its
 Conv1D layers are no nn.Linear, which ColwiseParallel refuses); FSDP2 + TP 2D.
-Set `holdout`: other shapes and settings, predicted at a named commit before measuring.
+Set `holdout` (`d2-*`, `"holdout": true`): other models (a 6-layer 1536-wide Llama with 4 KV heads, a Mistral, an
+8-layer Llama with a 32003 vocabulary, an 8-layer GPT-2 small, a tied Qwen2 1.5B-like), world 2-64 incl. 32 and 64,
+reshard 2 / 8, TP 4 / 8, DDP bucket 10 / 50, ZeRO-1, 2D at 32 = 4 x 8 and 64 = 16 x 4: predicted at a named commit
+before measuring (data/validation/predictions/distributed-holdout-at-<commit>.json).
 Usage: python3 make_distributed.py tuning > distributed-tuning-input.jsonl
        python3 make_distributed.py holdout > distributed-holdout-input.jsonl"""
 import json
@@ -96,7 +99,47 @@ TUNING = [
 # Whole-run recordings with Python frames for these (record_dist_cases.sh FRAMES_REGEX).
 FRAMES = "d1-fsdp2-ll4-bf16-w8-b2s1024|d1-fsdp2-ll4-mp-w8-b2s1024|d1-ddp-ll4-bf16-w8-bk25-view|d1-tp8-ll4-bf16-b2s"
 
-HOLDOUT = []
+# Held-out shapes: none of these models is in the tuning set.
+LL6W = {"hidden_size": 1536, "intermediate_size": 4096, "num_hidden_layers": 6, "num_attention_heads": 12,
+        "num_key_value_heads": 4, "vocab_size": 32000, "tie_word_embeddings": False}
+MS4 = {"hidden_size": 2048, "intermediate_size": 7168, "num_hidden_layers": 4, "num_attention_heads": 32,
+       "num_key_value_heads": 8, "vocab_size": 32768, "sliding_window": None, "tie_word_embeddings": False}
+# Odd vocabulary (32003 rows: uneven FSDP2 shards and padding at every world size) on a narrow 8-layer Llama.
+LLODD = {"hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 8, "num_attention_heads": 16,
+         "num_key_value_heads": 4, "vocab_size": 32003, "tie_word_embeddings": False}
+GPT2S8 = {"n_embd": 768, "n_layer": 8, "n_head": 12, "vocab_size": 50257, "n_positions": 1024}
+QW4 = {"hidden_size": 1536, "intermediate_size": 8960, "num_hidden_layers": 4, "num_attention_heads": 12,
+       "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True}
+W = hf("llama", LL6W)
+M = hf("mistral", MS4)
+O = hf("llama", LLODD)
+G8 = hf("gpt2", GPT2S8)
+Q4 = hf("qwen2", QW4)
+
+HOLDOUT = [dict(c, holdout=True) for c in [
+    case("d2-fsdp2-ll6w-bf16-w32-b4s1024", W, 4, 1024, "bf16", fsdp(32)),
+    case("d2-fsdp2-ll6w-bf16-w64-reshard8-b2s2048", W, 2, 2048, "bf16", fsdp(64, raf=8)),
+    case("d2-fsdp2-ll6w-mp-w32-b2s2048-ckpt", W, 2, 2048, "fp32", fsdp(32, **MP), ckpt=True),
+    case("d2-fsdp2-ll6w-fp32-w16-b2s1024", W, 2, 1024, "fp32", fsdp(16)),
+    case("d2-fsdp2-ms4-bf16-w16-noreshard-b2s1024", M, 2, 1024, "bf16", fsdp(16, raf=False)),
+    case("d2-fsdp2-ms4-mp-w8-reshard2-b2s1024", M, 2, 1024, "fp32", fsdp(8, raf=2, **MP)),
+    case("d2-fsdp2-llodd-bf16-w64-b4s1024", O, 4, 1024, "bf16", fsdp(64)),
+    case("d2-fsdp2-llodd-mp-w32-b4s512-ckpt", O, 4, 512, "fp32", fsdp(32, **MP), ckpt=True),
+    case("d2-fsdp2-gpt2s8-bf16-w32-b8s1024", G8, 8, 1024, "bf16", fsdp(32)),
+    case("d2-fsdp2-gpt2s8-ampbf16-w4-b4s1024", G8, 4, 1024, "amp_bf16", fsdp(4)),
+    case("d2-fsdp2-qw4-mp-w64-b2s2048-ckpt", Q4, 2, 2048, "fp32", fsdp(64, **MP), ckpt=True),
+    case("d2-ddp-ms4-bf16-w4-bk10-b2s1024", M, 2, 1024, "bf16", ddp(4, bucket=10)),
+    case("d2-ddp-gpt2s8-fp32-w8-bk25-view-b4s1024", G8, 4, 1024, "fp32", ddp(8, view=True)),
+    case("d2-ddp-ll6w-ampbf16-w16-bk50-static-b2s1024", W, 2, 1024, "amp_bf16", ddp(16, bucket=50, static=True)),
+    case("d2-zero1-ms4-bf16-w16-b2s1024", M, 2, 1024, "bf16", ddp(16, strategy="zero1")),
+    case("d2-zero1-gpt2s8-fp32-w2-b4s512", G8, 4, 512, "fp32", ddp(2, strategy="zero1")),
+    case("d2-tp4-ll6w-bf16-b2s2048", W, 2, 2048, "bf16", tp(4)),
+    case("d2-tp8-ms4-bf16-b2s1024", M, 2, 1024, "bf16", tp(8)),
+    case("d2-tp8-ms4-bf16-sp-b4s1024", M, 4, 1024, "bf16", tp(8, sp=True)),
+    case("d2-tp4-ll6w-ampbf16-sp-b2s1024-ckpt", W, 2, 1024, "amp_bf16", tp(4, sp=True), ckpt=True),
+    case("d2-fsdp2tp-ms4-bf16-w32-tp8-b2s1024", M, 2, 1024, "bf16", fsdp(32, tp=8)),
+    case("d2-fsdp2tp-ll6w-mp-w64-tp4-sp-b2s1024-ckpt", W, 2, 1024, "fp32", fsdp(64, tp=4, sp=True, **MP), ckpt=True),
+]]
 
 if __name__ == "__main__":
     which = sys.argv[1] if len(sys.argv) > 1 else "tuning"
