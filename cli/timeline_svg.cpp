@@ -17,7 +17,7 @@ constexpr size_t kColumns = 1200;
 constexpr double kWidth = 1200, kHeight = 520, kLeft = 70, kRight = 200, kTop = 40, kBottom = 50;
 
 const char* kRowColors[kRowCount] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#86bcb6"};
 
 std::string fmt(double v) {
   char b[32];

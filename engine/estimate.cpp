@@ -7,6 +7,7 @@
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/limits.h"
+#include "engine/plan/shard_fit.h"
 
 namespace memplan {
 
@@ -38,6 +39,50 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
   for (int64_t l : cfg.frozen_layers)
     if (l < 0) throw InputError("frozen_layers", std::to_string(l), "layer indices must be non-negative");
   check_limits(spec, cfg);
+  if (cfg.distributed.enabled()) validate_distributed(cfg, spec);
+}
+
+void validate_distributed(const RunConfig& cfg, const ModelSpec& spec) {
+  const DistributedConfig& d = cfg.distributed;
+  auto positive = [](const char* field, int64_t v) {
+    if (v < 1) throw InputError(field, std::to_string(v), "must be a positive integer");
+  };
+  positive("distributed.world_size", d.world_size);
+  positive("distributed.tp", d.tp);
+  positive("distributed.pp", d.pp);
+  positive("distributed.cp", d.cp);
+  if (d.world_size > 1'000'000) throw InputError("distributed.world_size", std::to_string(d.world_size), "exceeds 1000000 ranks");
+  if (d.tp > 4096 || d.pp > 4096 || d.cp > 4096)
+    throw InputError("distributed.tp", std::to_string(d.tp), "tp, pp and cp are limited to 4096");
+  const int64_t model_parallel = d.tp * d.pp * d.cp;
+  if (d.world_size % model_parallel != 0)
+    throw InputError("distributed.world_size", std::to_string(d.world_size),
+                     "must be a multiple of tp x pp x cp (" + std::to_string(model_parallel) + ")");
+  if (d.rank < 0 || d.rank >= d.world_size)
+    throw InputError("distributed.rank", std::to_string(d.rank), "must lie in [0, world_size)");
+  if (d.pp > 1) throw InputError("distributed.pp", std::to_string(d.pp), "the per-rank replay does not model pipeline parallel");
+  if (d.cp > 1) throw InputError("distributed.cp", std::to_string(d.cp), "the per-rank replay does not model context parallel");
+  if (d.sequence_parallel && d.tp == 1)
+    throw InputError("distributed.sequence_parallel", "true", "needs tensor parallel (tp > 1)");
+  if (d.tp > 1 && !plan::tp_supported(spec, d.tp))
+    throw InputError("distributed.tp", std::to_string(d.tp), "does not divide the model's heads / kv heads / intermediate size");
+  if (cfg.mode != Mode::training)
+    throw InputError("distributed.strategy", std::string(dist_strategy_name(d.strategy)), "the per-rank replay covers training only");
+  DType dt;
+  if (!d.param_dtype.empty() && !dist::parse_mp_dtype(d.param_dtype, dt))
+    throw InputError("distributed.param_dtype", d.param_dtype, "expected bf16, fp16 or fp32");
+  if (!d.reduce_dtype.empty() && !dist::parse_mp_dtype(d.reduce_dtype, dt))
+    throw InputError("distributed.reduce_dtype", d.reduce_dtype, "expected bf16, fp16 or fp32");
+  if ((!d.param_dtype.empty() || !d.reduce_dtype.empty()) && d.strategy != DistStrategy::fsdp2)
+    throw InputError("distributed.param_dtype", d.param_dtype.empty() ? d.reduce_dtype : d.param_dtype,
+                     "MixedPrecisionPolicy is FSDP2's (strategy fsdp2)");
+  if (d.reshard_after_forward < -1)
+    throw InputError("distributed.reshard_after_forward", std::to_string(d.reshard_after_forward),
+                     "expected true (-1), false (0) or a group size > 1");
+  if (d.bucket_cap_mb < 1 || d.bucket_cap_mb > (int64_t{1} << 30))
+    throw InputError("distributed.bucket_cap_mb", std::to_string(d.bucket_cap_mb), "must be a positive number of MiB");
+  if (d.offload != DistOffload::none && d.strategy == DistStrategy::ddp)
+    throw InputError("distributed.offload", std::string(dist_offload_name(d.offload)), "DDP has no offload");
 }
 
 namespace {
@@ -75,7 +120,9 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
 }
 }  // namespace
 
-Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt) {
+namespace {
+// `rank`: a distributed strategy whose side-stream blocks are tagged on the events before the allocator runs.
+Estimate estimate_graph_impl(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt, const dist::Strategy* rank) {
   const int64_t replay_ops = checked_mul(checked_mul(static_cast<int64_t>(g.ops.size()), cfg.grad_accum_steps,
                                                    "grad_accum_steps"), opt.replay.steps, "grad_accum_steps");
   if (replay_ops > kMaxReplayOps)
@@ -92,8 +139,43 @@ Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOpti
   }
   e.replay = replay_training(g, cfg, opt.replay);
   e.weights_bytes = e.replay.weights_bytes;
+  if (rank) {
+    rank->tag_streams(e.replay.events);
+    e.distributed = rank->report();
+  }
   simulate_allocators(e, e.replay.events, opt, e.replay.steps.empty() ? 0 : e.replay.steps.front().event_begin);
   return e;
+}
+
+DType built_param_dtype(Precision p) {
+  return p == Precision::bf16 ? DType::bf16 : p == Precision::fp16 ? DType::f16 : DType::f32;
+}
+
+// One rank: the graph that rank runs (tensor parallel's local shard; FSDP2's param_dtype as the compute dtype),
+// replayed with the strategy's hooks (engine/dist/dist.h).
+Estimate estimate_rank(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
+  const DistributedConfig& d = cfg.distributed;
+  const ModelSpec local = d.tp > 1 ? plan::local_shard(spec, d.tp, 0) : spec;
+  RunConfig rc = cfg;
+  const DType orig = built_param_dtype(cfg.precision);
+  DType param_dtype = orig;
+  if (!d.param_dtype.empty()) dist::parse_mp_dtype(d.param_dtype, param_dtype);
+  if (param_dtype != orig) {
+    // MixedPrecisionPolicy(param_dtype): the unsharded parameters are param_dtype tensors and the module runs on
+    // them as a model of that dtype would (no autocast); sharded parameters, .grad and optimizer state keep the
+    // built dtype (the strategy's orig dtype).
+    rc.precision = param_dtype == DType::bf16 ? Precision::bf16 : param_dtype == DType::f16 ? Precision::fp16 : Precision::fp32;
+  }
+  Graph g = build_graph(local, rc);
+  std::unique_ptr<dist::Strategy> rank = dist::make_rank_hooks(rc, g, orig);
+  EstimateOptions o = opt;
+  o.replay.rank_hooks = rank.get();
+  return estimate_graph_impl(g, rc, o, rank.get());
+}
+}  // namespace
+
+Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt) {
+  return estimate_graph_impl(g, cfg, opt, nullptr);
 }
 
 Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
@@ -108,11 +190,12 @@ Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOpt
     e.replay.weights_bytes = e.weights_bytes;
     e.replay.peak = e.inference.peak;
     std::vector<int64_t> samples;
-    if (e.inference.prefill_end_event >= 0) samples = {e.inference.first_pass_event, e.inference.prefill_end_event};
+    if (e.inference.prefill_end_event >= 0) samples = {e.inference.prefill_begin_event, e.inference.prefill_end_event};
     simulate_allocators(e, e.inference.events, opt, e.inference.first_pass_event, std::move(samples));
     e.replay.events = std::move(e.inference.events);
     return e;
   }
+  if (cfg.distributed.enabled()) return estimate_rank(spec, cfg, opt);
   Graph g = build_graph(spec, cfg);
   return estimate_graph(g, cfg, opt);
 }

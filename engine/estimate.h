@@ -7,6 +7,7 @@
 #include "engine/alloc/allocator_model.h"
 #include "engine/alloc/caching_allocator.h"
 #include "engine/arch/spec.h"
+#include "engine/dist/dist.h"
 #include "engine/graph.h"
 #include "engine/inference_replay.h"
 #include "engine/run_config.h"
@@ -34,6 +35,9 @@ struct Estimate {
   std::optional<AllocatorStats> capped;  // the same under the capacity, when one was given
   int64_t capacity_bytes = 0;     // the cap the capped replay ran under (0: none)
   bool expandable_segments = false;
+  // cfg.distributed.enabled(): rank cfg.distributed.rank's wrapper figures (engine/dist/dist.h); the replay,
+  // ledger, events and allocator stats above are that rank's.
+  std::optional<dist::RankReport> distributed;
   // The verdict under the capacity: the caching allocator replayed under the cap, with its free-and-retry
   // (and, for expandable segments, unmapping) before an OOM. Given the real event stream the allocator
   // model is exact; with the replayed stream it got all 76 measured capped runs right (data/validation/
@@ -62,6 +66,10 @@ struct Estimate {
 
 Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt = {});
 Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt = {});
+
+// Validates cfg.distributed (world / tp / pp / cp degrees, rank, mixed-precision dtypes); throws InputError naming
+// the field (distributed.<key>).
+void validate_distributed(const RunConfig& cfg, const ModelSpec& spec);
 
 // Validates a RunConfig; throws InputError naming the field.
 void validate_run_config(const RunConfig& cfg, const ModelSpec& spec);

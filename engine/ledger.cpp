@@ -14,6 +14,7 @@ std::string_view row_name(Row r) {
     case Row::inputs: return "inputs";
     case Row::library_workspace: return "library_workspace";
     case Row::kv_cache: return "kv_cache";
+    case Row::comm_buffers: return "comm_buffers";
     case Row::kCount: break;
   }
   return "?";

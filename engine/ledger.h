@@ -17,6 +17,7 @@ enum class Row : uint8_t {
   inputs,             // the batch
   library_workspace,  // cuBLAS / cuBLASLt workspaces allocated through the caching allocator
   kv_cache,           // inference: past keys and values
+  comm_buffers,       // distributed: all-gather / reduce-scatter staging buffers, DDP gradient buckets
   kCount
 };
 constexpr size_t kRowCount = static_cast<size_t>(Row::kCount);

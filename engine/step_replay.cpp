@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "engine/checked.h"
+#include "engine/dist/rank_hooks.h"
 #include "engine/optimizer_model.h"
 
 namespace memplan {
@@ -111,20 +112,29 @@ class Replayer {
   void bind_parameters() {
     if (!session_.built) {
       mem_.here = Location{};
-      for (int64_t b : g_.build_persistent_bytes) mem_.alloc(b, Row::weights);  // kept for the run
+      const bool on_device = !opt_.rank_hooks || opt_.rank_hooks->builds_on_device();
+      if (on_device)
+        // model.to("cuda") moves parameters and buffers alone: construction's own tensors stay on the CPU.
+      const bool on_device = cfg_.weights_load == WeightsLoad::on_device;
+      if (on_device)
+        for (int64_t b : g_.build_persistent_bytes) mem_.alloc(b, Row::weights);  // kept for the run
       for (size_t t = 0; t < g_.tensors.size(); ++t) {
         const auto& ti = g_.tensors[t];
         if (ordinal_[t] < 0) continue;
-        session_.param_block.push_back(mem_.alloc(ti.bytes, Row::weights));
+        const int64_t built = opt_.rank_hooks ? opt_.rank_hooks->built_bytes(ordinal_[t], ti) : ti.bytes;
+        session_.param_block.push_back(mem_.alloc(built, Row::weights));
         session_.param_grad.push_back(-1);
         if (ti.trainable) session_.params.push_back({ti.shape, ti.dtype, ti.bytes / dtype_bytes(ti.dtype), ti.bytes});
       }
       // Graph::build_temp_bytes are all alive together until tie_weights() drops them (T5's two embed_tokens and
       // lm_head: whole-run streams, three embedding-sized segments cached after construction).
       std::vector<int32_t> temps;
-      for (int64_t b : g_.build_temp_bytes) temps.push_back(mem_.alloc(b, Row::transient));
+      if (on_device)
+        if (on_device)
+        for (int64_t b : g_.build_temp_bytes) temps.push_back(mem_.alloc(b, Row::transient));
       for (int32_t t : temps) mem_.free(t);
       session_.built = true;
+      hook([](dist::RankHooks& h, dist::ReplayState& s) { h.after_build(s); });
     }
     for (size_t t = 0; t < g_.tensors.size(); ++t) {
       if (ordinal_[t] < 0) continue;
@@ -141,6 +151,18 @@ class Replayer {
   std::vector<LayerStats> take_layers() { return std::move(layer_stats_); }
 
   private:
+  // ---- distributed wrapper callbacks (engine/dist/rank_hooks.h); nothing happens without a strategy
+  template <class F>
+  void hook(F&& f) {
+    if (!opt_.rank_hooks) return;
+    dist::ReplayState s{mem_, g_, session_.param_block, session_.param_grad, session_.params, mem_.here.step,
+                        mem_.here.micro_batch};
+    f(*opt_.rank_hooks, s);
+  }
+  void hook_unit(void (dist::RankHooks::*fn)(dist::ReplayState&, int32_t), int32_t unit) {
+    hook([&](dist::RankHooks& h, dist::ReplayState& s) { (h.*fn)(s, unit); });
+  }
+
   int32_t creator(TensorId t) const {
     if (creator_.empty()) {
       creator_.assign(g_.tensors.size(), -1);
@@ -267,6 +289,7 @@ class Replayer {
 
   void forward(int32_t n_ops, std::vector<LayerStats>* layer_stats) {
     int64_t layer_start = 0;
+    hook_unit(&dist::RankHooks::pre_forward, dist::kRoot);
     for (int32_t i = 0; i < n_ops; ++i) {
       const int32_t l = layer_of_op_[static_cast<size_t>(i)];
       const bool first = l >= 0 && i == g_.layers[static_cast<size_t>(l)].first_op;
@@ -274,16 +297,19 @@ class Replayer {
       if (first) {
         layer_start = mem_.current_bytes();
         mem_.reset_sub_window();
+        hook_unit(&dist::RankHooks::pre_forward, l);
       }
       if (ckpt && first)
         for (TensorId t : region_inputs_[static_cast<size_t>(l)]) ref(t);  // the checkpoint keeps its inputs
       forward_op(i, !ckpt, -1);
+      if (l >= 0 && i == g_.layers[static_cast<size_t>(l)].end_op - 1) hook_unit(&dist::RankHooks::post_forward, l);
       if (layer_stats && l >= 0 && i == g_.layers[static_cast<size_t>(l)].end_op - 1) {
         LayerStats& ls = (*layer_stats)[static_cast<size_t>(l)];
         ls.saved_bytes = mem_.current_bytes() - layer_start;
         ls.transient_peak_bytes = mem_.sub_window_peak() - layer_start;
       }
     }
+    hook_unit(&dist::RankHooks::post_forward, dist::kRoot);
   }
 
   std::vector<LayerStats> layer_params() const {
@@ -366,6 +392,8 @@ class Replayer {
       pg = mem_.alloc(ti.bytes, Row::gradients);
       grad_unref(gb);
     }
+    const int32_t ordinal = ordinal_[static_cast<size_t>(t)];
+    hook([&](dist::RankHooks& h, dist::ReplayState& s) { h.grad_ready(s, ordinal); });
   }
 
   // `unpacked_saves`: the op ran inside a checkpointed region, so its saved tensors come from the
@@ -444,10 +472,12 @@ class Replayer {
   void backward() {
     const TensorId loss = g_.loss;
     grad_of_[static_cast<size_t>(loss)] = new_grad(dtype_bytes(g_.tensors[static_cast<size_t>(loss)].dtype));
+    hook_unit(&dist::RankHooks::pre_backward, dist::kRoot);
     std::vector<bool> recomputed(g_.layers.size(), false);
     for (int32_t i = static_cast<int32_t>(g_.ops.size()) - 1; i >= 0; --i) {
       const int32_t l = layer_of_op_[static_cast<size_t>(i)];
       const bool ckpt = l >= 0 && g_.layers[static_cast<size_t>(l)].checkpointed;
+      if (l >= 0 && i == g_.layers[static_cast<size_t>(l)].end_op - 1) hook_unit(&dist::RankHooks::pre_backward, l);
       if (ckpt && !recomputed[static_cast<size_t>(l)] && i < recompute_end_[static_cast<size_t>(l)]) {
         recomputed[static_cast<size_t>(l)] = true;
         recompute(l);
@@ -455,10 +485,12 @@ class Replayer {
       if (g_.ops[static_cast<size_t>(i)].has_backward) backward_op(i, ckpt);
       if (ckpt && i == inputs_release_op_[static_cast<size_t>(l)])
         for (TensorId t : region_inputs_[static_cast<size_t>(l)]) unref(t);
+      if (l >= 0 && i == g_.layers[static_cast<size_t>(l)].first_op) hook_unit(&dist::RankHooks::post_backward, l);
     }
     // Parameters whose readers did not all deliver a gradient (ops the loss does not reach) still get theirs.
     for (size_t t = 0; t < g_.tensors.size(); ++t)
       if (param_arrivals_[t] > 0) accumulate_grad(static_cast<TensorId>(t));
+    hook_unit(&dist::RankHooks::post_backward, dist::kRoot);
     // The graph is freed: saved tensors of nodes backward never reached, leftover gradients, the loss.
     for (size_t i = 0; i < g_.ops.size(); ++i)
       if (saved_live_[i]) {
@@ -504,9 +536,12 @@ class Replayer {
     mem_.here.phase = Phase::optimizer;
     mem_.here.op = -1;
     mem_.reset_window();
+    hook([](dist::RankHooks& h, dist::ReplayState& s) { h.before_optimizer(s); });
     session_.optimizer.step(mem_, session_.params);
+    hook([](dist::RankHooks& h, dist::ReplayState& s) { h.after_optimizer(s); });
     st.opt_peak = mem_.window_peak();
     mem_.here.phase = Phase::zero_grad;
+    hook([](dist::RankHooks& h, dist::ReplayState& s) { h.zero_grad(s); });
     for (auto& pg : session_.param_grad)
       if (pg >= 0) { mem_.free(pg); pg = -1; }
     st.end = mem_.current_bytes();

@@ -21,6 +21,8 @@
 
 namespace memplan {
 
+namespace dist { class RankHooks; }
+
 struct StepStats {  // allocated bytes at phase boundaries, as the validation harness measures them
   int64_t start = 0, batch = 0, fwd_peak = 0, after_fwd = 0, bwd_peak = 0, micro_rest_peak = 0, after_bwd = 0,
           opt_peak = 0, end = 0, step_peak = 0;
@@ -45,6 +47,8 @@ struct ReplayOptions {
   int64_t cublas_workspace_bytes = 32 << 20;  // per (thread, stream), compute capability 9.x
   int64_t cublaslt_workspace_bytes = 1 << 20;
   bool record_timeline = false;
+  // One rank of a distributed step: the wrapper's own allocations (engine/dist/rank_hooks.h). Not owned.
+  dist::RankHooks* rank_hooks = nullptr;
 };
 
 struct ReplayResult {

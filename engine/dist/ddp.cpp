@@ -1,0 +1,164 @@
+// torch.nn.parallel.DistributedDataParallel (torch 2.11, C++ Reducer) on one rank. Read from
+// torch/nn/parallel/distributed.py and torch/csrc/distributed/c10d/reducer.cpp / comm.cpp:
+//
+//   construction  _sync_module_states: broadcast_coalesced(parameters + buffers, 250 MiB) flattens the states
+//                 into buckets (compute_bucket_assignment_by_size with one 250 MiB limit, per dtype), at most two
+//                 flat buffers in flight; then the Reducer's buckets: with find_unused_parameters=False (default,
+//                 and with static_graph) the first iteration uses a single bucket per dtype (bucket_size_limits =
+//                 [sys.maxsize]), `bucket.gradients = at::empty(total elements)`.
+//   backward      AccumulateGrad makes .grad as without DDP; the reducer's hook copies it into its bucket view
+//                 (in place, with the 1 / world division). gradient_as_bucket_view=True: .grad then becomes the
+//                 bucket view, the autograd gradient is freed. All-reduces run in place on the buckets.
+//   rebuild       the second forward (`_rebuild_buckets` before the forward, "to save peak memory"): the
+//                 buckets are cleared (freed) and rebuilt in the order gradients became ready in the first
+//                 backward, the first bucket closing at 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES), the next at
+//                 bucket_cap_mb (a bucket closes once it reaches its limit, the parameter that crosses it
+//                 included); rebuilt buckets keep that order.
+//   forward       broadcast_buffers=True: every forward flattens the module's buffers (broadcast_coalesced).
+// Memory per rank is therefore the full model, its .grad (unless bucket views) and the buckets: gradient bytes
+// twice by default. static_graph changes when all-reduces run, not what is allocated.
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include "engine/checked.h"
+#include "engine/dist/dist.h"
+
+namespace memplan::dist {
+namespace {
+
+constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;      // dist._DEFAULT_FIRST_BUCKET_BYTES
+constexpr int64_t kBroadcastBucketBytes = int64_t{250} << 20;  // DDP.broadcast_bucket_size
+
+struct Tensor1 {
+  int32_t ordinal;
+  DType dtype;
+  int64_t bytes;
+};
+
+// compute_bucket_assignment_by_size: per dtype, a bucket closes once its size reaches the current limit; the
+// limits advance and the last repeats. Closed buckets in closing order, then the open ones (by dtype).
+std::vector<std::vector<Tensor1>> assign_buckets(const std::vector<Tensor1>& tensors, const std::vector<int64_t>& limits) {
+  std::vector<std::vector<Tensor1>> out;
+  std::map<DType, std::pair<std::vector<Tensor1>, int64_t>> open;  // bucket, its bytes
+  std::map<DType, size_t> limit_index;
+  for (const Tensor1& t : tensors) {
+    auto& [bucket, bytes] = open[t.dtype];
+    size_t& li = limit_index[t.dtype];
+    bucket.push_back(t);
+    bytes = checked_add(bytes, t.bytes, "bucket bytes");
+    if (bytes >= limits[li]) {
+      out.push_back(std::move(bucket));
+      bucket.clear();
+      bytes = 0;
+      if (li + 1 < limits.size()) ++li;
+    }
+  }
+  for (auto& [dt, b] : open)
+    if (!b.first.empty()) out.push_back(std::move(b.first));
+  return out;
+}
+
+int64_t bucket_bytes(const std::vector<Tensor1>& b) {
+  int64_t n = 0;
+  for (const auto& t : b) n = checked_add(n, t.bytes, "bucket bytes");
+  return n;
+}
+
+class Ddp final : public Strategy {
+ public:
+  Ddp(const RunConfig& cfg, const Graph& g) : cfg_(cfg.distributed) {
+    for (const auto& p : index_params(g)) {
+      const int64_t bytes = checked_mul(p.numel, dtype_bytes(p.dtype), "parameter bytes");
+      states_.push_back({p.ordinal, p.dtype, bytes});
+      if (p.buffer) buffers_.push_back({p.ordinal, p.dtype, bytes});
+      if (p.trainable) {
+        trainable_.push_back({p.ordinal, p.dtype, bytes});
+        report_.full_param_bytes = checked_add(report_.full_param_bytes, bytes, "bytes");
+      } else if (!p.buffer) {
+        report_.full_param_bytes = checked_add(report_.full_param_bytes, bytes, "bytes");
+      }
+    }
+    report_.sharded_param_bytes = report_.full_param_bytes;
+    cap_bytes_ = checked_mul(cfg_.bucket_cap_mb, int64_t{1} << 20, "distributed.bucket_cap_mb");
+  }
+
+  void after_build(ReplayState& s) override {
+    broadcast_coalesced(s, states_);
+    // The Reducer: one bucket per dtype for the first iteration.
+    allocate_buckets(s, assign_buckets(trainable_, {INT64_MAX}));
+    for (const auto& p : s.optimizer_params) report_.optimizer_param_numel += p.numel;
+  }
+
+  void pre_forward(ReplayState& s, int32_t unit) override {
+    if (unit != kRoot) return;
+    if (!rebuilt_ && !ready_order_.empty()) {  // Reducer::rebuild_buckets at the second forward
+      rebuilt_ = true;
+      for (int32_t b : bucket_blocks_) s.mem.free(b);
+      bucket_blocks_.clear();
+      std::vector<Tensor1> order;
+      for (int32_t o : ready_order_)
+        for (const auto& t : trainable_)
+          if (t.ordinal == o) order.push_back(t);
+      allocate_buckets(s, assign_buckets(order, {kFirstBucketBytes, cap_bytes_}));
+    }
+    if (!buffers_.empty()) broadcast_coalesced(s, buffers_);  // broadcast_buffers=True
+  }
+
+  void grad_ready(ReplayState& s, int32_t ordinal) override {
+    if (!rebuilt_ && std::find(ready_order_.begin(), ready_order_.end(), ordinal) == ready_order_.end())
+      ready_order_.push_back(ordinal);
+    if (cfg_.gradient_as_bucket_view) {  // grad = bucket_view: the autograd gradient is released
+      int32_t& g = s.param_grad[static_cast<size_t>(ordinal)];
+      if (g >= 0) s.mem.free(g);
+      g = -1;
+    }
+  }
+
+ private:
+  void allocate_buckets(ReplayState& s, const std::vector<std::vector<Tensor1>>& buckets) {
+    report_.units = static_cast<int64_t>(buckets.size());
+    report_.bucket_bytes = 0;
+    for (const auto& b : buckets) {
+      const int64_t n = bucket_bytes(b);
+      bucket_blocks_.push_back(s.mem.alloc(n, Row::comm_buffers));
+      report_.bucket_bytes = checked_add(report_.bucket_bytes, n, "bucket bytes");
+    }
+  }
+
+  // c10d::broadcast_coalesced: flat buffers per 250 MiB bucket, two in flight.
+  void broadcast_coalesced(ReplayState& s, const std::vector<Tensor1>& tensors) {
+    std::deque<int32_t> in_flight;
+    for (const auto& b : assign_buckets(tensors, {kBroadcastBucketBytes})) {
+      if (in_flight.size() >= 2) {
+        s.mem.free(in_flight.front());
+        in_flight.pop_front();
+      }
+      in_flight.push_back(s.mem.alloc(bucket_bytes(b), Row::comm_buffers));
+    }
+    for (int32_t b : in_flight) s.mem.free(b);
+  }
+
+  DistributedConfig cfg_;
+  int64_t cap_bytes_ = 0;
+  std::vector<Tensor1> states_, buffers_, trainable_;
+  std::vector<int32_t> bucket_blocks_;
+  std::vector<int32_t> ready_order_;  // trainable ordinals in first-backward ready order
+  bool rebuilt_ = false;
+};
+
+class TpOnly final : public Strategy {
+ public:
+  explicit TpOnly(const Graph& g) {
+    for (const auto& p : index_params(g))
+      if (!p.buffer) report_.full_param_bytes = checked_add(report_.full_param_bytes, checked_mul(p.numel, dtype_bytes(p.dtype), "bytes"), "bytes");
+    report_.sharded_param_bytes = report_.full_param_bytes;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_ddp(const RunConfig& cfg, const Graph& g) { return std::make_unique<Ddp>(cfg, g); }
+std::unique_ptr<Strategy> make_tp_only(const RunConfig&, const Graph& g) { return std::make_unique<TpOnly>(g); }
+
+}  // namespace memplan::dist
