@@ -147,6 +147,12 @@ void finish_distributed(DistributedConfig& d, const ModelSpec& m, const RunConfi
     if (m.kind != ModelSpec::Kind::transformer)
       throw InputError(f.tp, n(d.tp), "tensor parallel is modelled for transformer models, not " + m.name);
     const TransformerSpec& t = m.transformer;
+    // torch's ColwiseParallel / RowwiseParallel._apply accept nn.Linear and nn.Embedding only
+    // (NotImplementedError otherwise): GPT-2's c_attn / c_proj / c_fc are transformers Conv1D modules.
+    if (t.family == TransformerSpec::Family::gpt2)
+      throw InputError(f.tp, n(d.tp),
+                       "GPT-2's layers are transformers Conv1D modules, which ColwiseParallel / RowwiseParallel "
+                       "refuse (nn.Linear and nn.Embedding only)");
     const std::pair<const char*, int64_t> dims[] = {{"num_attention_heads", t.num_heads},
                                                     {"num_key_value_heads", t.num_kv_heads},
                                                     {"intermediate_size", t.intermediate_size},

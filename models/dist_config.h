@@ -33,7 +33,7 @@ DistributedConfig parse_distributed_json(const nlohmann::json& j, const std::str
 //   - strategy / world: dp = world / (tp pp cp) must be whole; dp > 1 needs a data-parallel strategy;
 //     rank in [0, world); pp > 1 and cp > 1 are refused (not replayed yet: `memplan plan` has pipeline
 //     parallel in closed form); training only;
-//   - tp > 1: a transformer whose heads, kv heads, intermediate size and vocabulary tp divides (ColwiseParallel
+//   - tp > 1: a transformer (not GPT-2: torch's ColwiseParallel refuses its Conv1D layers) whose heads, kv heads, intermediate size and vocabulary tp divides (ColwiseParallel
 //     / RowwiseParallel shard those dimensions; an uneven split cuts a head across ranks, where HF attention's
 //     view(..., head_dim) fails, or gives ranks different shards, which is not replayed); sequence parallel
 //     needs tp > 1 and a sequence length tp divides;

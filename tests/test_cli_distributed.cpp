@@ -108,7 +108,7 @@ TEST_CASE("distributed flags: every bad value exits 2 with one line naming the f
       {l7 + "--mp-param-dtype bf16", "--mp-param-dtype", "set"},
       {l7 + "--gpus 8 --strategy fsdp2 --mode inference", "--gpus", "8"},        // training steps only
       {"estimate --model llama-3.1-8b --seq-len 512 --gpus 16 --tp 16 --strategy none", "--tp", "16"},  // kv 8
-      {"estimate --model gpt2 --seq-len 512 --gpus 8 --tp 8 --strategy none", "--tp", "8"},     // heads 12
+      {"estimate --model gpt2 --seq-len 512 --gpus 8 --tp 8 --strategy none", "--tp", "8"},     // Conv1D
       {"estimate --model resnet50 --gpus 4 --tp 2 --strategy ddp", "--tp", "2"},  // transformers only
       {"fit --model llama-2-7b --seq-len 512 --gpu h200 --gpus 8 --strategy fsdp", "--strategy", "fsdp"},
       {"fit --model llama-2-7b --seq-len 512 --gpu h200 --gpus 8 --strategy fsdp2 --rank 9", "--rank", "9"},
@@ -129,10 +129,15 @@ TEST_CASE("distributed flags: every bad value exits 2 with one line naming the f
     // llama-3.1-8b: 8 kv heads over tp 16 is half a head per rank.
     CHECK_THAT(run("estimate --model llama-3.1-8b --gpus 16 --tp 16 --strategy none").err,
                Catch::Contains("num_key_value_heads 8") && Catch::Contains("view(..., head_dim)"));
-    // gpt2's vocabulary 50257 over tp 2 (heads 12 and intermediate 3072 divide): DTensor's torch.chunk gives
-    // ceil(50257 / 2) = 25129 rows to rank 0 and 25128 to rank 1.
+    // GPT-2 (heads 12 divide by 2): torch's ColwiseParallel raises NotImplementedError on its Conv1D layers.
     CHECK_THAT(run("estimate --model gpt2 --seq-len 512 --gpus 2 --tp 2 --strategy none").err,
-               Catch::Contains("vocab_size 50257") && Catch::Contains("25129 or 25128"));
+               Catch::Contains("Conv1D"));
+    // A vocabulary of 1001 over tp 2 (heads 8, kv 4, intermediate 1024 divide): DTensor's torch.chunk gives
+    // ceil(1001 / 2) = 501 rows to rank 0 and 500 to rank 1.
+    nlohmann::json j = nlohmann::json::parse(dist_case("v", R"({"strategy": "none", "world_size": 2, "tp": 2})"));
+    j["model"]["config"]["vocab_size"] = 1001;
+    CHECK_THROWS_WITH(parse_case(j.dump()), Catch::Contains("distributed.tp") && Catch::Contains("vocab_size 1001") &&
+                                                Catch::Contains("501 or 500"));
   }
   SECTION("pipeline parallel is refused, not answered in closed form") {
     CHECK_THAT(run(l7 + "--gpus 8 --strategy fsdp2 --pp 2").err, Catch::Contains("not replayed yet"));
