@@ -9,11 +9,10 @@
 //   backward      AccumulateGrad makes .grad as without DDP; the reducer's hook copies it into its bucket view
 //                 (in place, with the 1 / world division). gradient_as_bucket_view=True: .grad then becomes the
 //                 bucket view, the autograd gradient is freed. All-reduces run in place on the buckets.
-//   rebuild       the second forward (`_rebuild_buckets` before the forward, "to save peak memory"): the
-//                 buckets are cleared (freed) and rebuilt in the order gradients became ready in the first
-//                 backward, the first bucket closing at 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES), the next at
-//                 bucket_cap_mb (a bucket closes once it reaches its limit, the parameter that crosses it
-//                 included); rebuilt buckets keep that order.
+//   rebuild       Reducer::rebuild_buckets (second forward, first bucket 1 MiB, then bucket_cap_mb) would free
+//                 the buffer and allocate one per rebuilt bucket; the whole-run recordings (torch 2.11, a comm
+//                 hook returning the bucket's buffer, bucket_cap_mb 25 and 1) keep the single construction-time
+//                 buffer for the whole run, so the replay keeps it too (kRebuildBuckets).
 //   forward       broadcast_buffers=True: every forward flattens the module's buffers (broadcast_coalesced).
 // Memory per rank is therefore the full model, its .grad (unless bucket views) and the buckets: gradient bytes
 // twice by default. static_graph changes when all-reduces run, not what is allocated.
@@ -27,6 +26,7 @@
 namespace memplan::dist {
 namespace {
 
+constexpr bool kRebuildBuckets = false;  // see "rebuild" above
 constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;      // dist._DEFAULT_FIRST_BUCKET_BYTES
 constexpr int64_t kBroadcastBucketBytes = int64_t{250} << 20;  // DDP.broadcast_bucket_size
 
@@ -92,7 +92,7 @@ class Ddp final : public Strategy {
 
   void pre_forward(ReplayState& s, int32_t unit) override {
     if (unit != kRoot) return;
-    if (!rebuilt_ && !ready_order_.empty()) {  // Reducer::rebuild_buckets at the second forward
+    if (kRebuildBuckets && !rebuilt_ && !ready_order_.empty()) {  // Reducer::rebuild_buckets at the second forward
       rebuilt_ = true;
       for (int32_t b : bucket_blocks_) s.mem.free(b);
       bucket_blocks_.clear();

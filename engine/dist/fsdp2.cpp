@@ -17,7 +17,7 @@
 //                 comm_ctx.all_gather_state to overlap the copy-out) is freed first; each parameter's unsharded
 //                 storage (W x padded shard elements) is resized in; the all-gather output is then kept as the
 //                 new all_gather_state (forward) or freed (backward, or prefetched).
-//   reshard       post-forward (layers; the root keeps reshard_after_forward=False) and post-backward: the
+//   reshard       post-forward (layers and the root: the argument is passed explicitly) and post-backward: the
 //                 unsharded storages resize_(0) in parameter order. reshard_after_forward=K: each parameter's
 //                 1/K slice of the unsharded storage is cloned first (freed after the next copy-out).
 //   backward      the root's pre-backward prefetches the last layer; each layer's pre-backward copies out its
@@ -94,10 +94,11 @@ class Fsdp2 final : public Strategy {
     groups_.resize(g.layers.size() + 1);
     for (size_t l = 0; l < g.layers.size(); ++l) groups_[l].unit = static_cast<int32_t>(l);
     groups_.back().unit = kRoot;
-    groups_.back().reshard_after_forward = false;  // the root: auto reshard_after_forward is False
     for (size_t i = 0; i < params_.size(); ++i) group_of(params_[i].info.unit).params.push_back(i);
     post_forward_k_ = cfg_.reshard_after_forward > 1 && cfg_.reshard_after_forward < world_ ? cfg_.reshard_after_forward : 0;
-    for (size_t l = 0; l + 1 < groups_.size(); ++l) groups_[l].reshard_after_forward = cfg_.reshard_after_forward != 0;
+    // The argument is passed to every fully_shard call, the root's included (torchtitan / accelerate, and the
+    // measurements): torch's "the root keeps its parameters" default applies only to reshard_after_forward=None.
+    for (auto& gr : groups_) gr.reshard_after_forward = cfg_.reshard_after_forward != 0;
     report_.units = static_cast<int64_t>(groups_.size());
     for (const auto& f : params_) {
       report_.full_param_bytes = checked_add(report_.full_param_bytes, checked_mul(f.info.numel, dtype_bytes(orig_), "bytes"), "bytes");
@@ -269,11 +270,15 @@ class Fsdp2 final : public Strategy {
   }
 
   // FSDPParamGroup.wait_for_unshard: copy-out into the unsharded storages (default stream).
+  // In forward the previous group's all-gather output is released by `comm_ctx.all_gather_state = None`, but the
+  // walrus-bound local `prev_all_gather_state` keeps it until the method returns: after this group's copy-out
+  // (recordings: the unsharded parameters are allocated before the previous flat buffer is freed).
   void wait_for_unshard(ReplayState& s, Group& gr) {
     if (gr.pending_all_gather == kNone) return;
     const bool forward = gr.training == Training::forward;
-    if (forward && all_gather_state_ >= 0) {
-      s.mem.free(all_gather_state_);
+    int32_t previous = -1;
+    if (forward) {
+      previous = all_gather_state_;
       all_gather_state_ = -1;
     }
     for (size_t i : gr.params) {
@@ -295,11 +300,12 @@ class Fsdp2 final : public Strategy {
       }
     }
     gr.pending_all_gather = kNone;
+    if (previous >= 0) s.mem.free(previous);
   }
 
   void reshard(ReplayState& s, Group& gr, bool after_forward) {
     if (gr.state != State::unsharded) return;
-    const bool to_post_forward = after_forward && post_forward_k_ > 0 && gr.unit != kRoot;
+    const bool to_post_forward = after_forward && post_forward_k_ > 0;
     for (size_t i : gr.params) {
       FParam& f = params_[i];
       if (to_post_forward)
