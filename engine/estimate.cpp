@@ -155,7 +155,8 @@ DType built_param_dtype(Precision p) {
 // replayed with the strategy's hooks (engine/dist/dist.h).
 Estimate estimate_rank(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
   const DistributedConfig& d = cfg.distributed;
-  const ModelSpec local = d.tp > 1 ? plan::local_shard(spec, d.tp, 0) : spec;
+  ModelSpec local = d.tp > 1 ? plan::local_shard(spec, d.tp, 0) : spec;
+  if (d.tp > 1) local.transformer.vocab_size = spec.transformer.vocab_size;  // logits whole (engine/dist/tp.cpp)
   RunConfig rc = cfg;
   const DType orig = built_param_dtype(cfg.precision);
   DType param_dtype = orig;
@@ -167,6 +168,7 @@ Estimate estimate_rank(const ModelSpec& spec, const RunConfig& cfg, const Estima
     rc.precision = param_dtype == DType::bf16 ? Precision::bf16 : param_dtype == DType::f16 ? Precision::fp16 : Precision::fp32;
   }
   Graph g = build_graph(local, rc);
+  if (d.tp > 1) dist::shard_vocab_rows(g, spec.transformer.vocab_size, d.tp);
   std::unique_ptr<dist::Strategy> rank = dist::make_rank_hooks(rc, g, orig);
   EstimateOptions o = opt;
   o.replay.rank_hooks = rank.get();

@@ -14,6 +14,11 @@
 //                 hook returning the bucket's buffer, bucket_cap_mb 25 and 1) keep the single construction-time
 //                 buffer for the whole run, so the replay keeps it too (kRebuildBuckets).
 //   forward       broadcast_buffers=True: every forward flattens the module's buffers (broadcast_coalesced).
+// ZeRO-1 as measured here (torch.distributed.optim.ZeroRedundancyOptimizer over DDP, the harness's zero1): the
+// same DDP, with the optimizer built over this rank's partition only. _partition_parameters sorts the parameters
+// by numel (descending, stable) and gives each to the rank with the fewest elements so far (the first such rank);
+// the local optimizer sees its parameters in that order. After step() every rank's parameters are broadcast in
+// place (parameters_as_bucket_view=False: no buffers).
 // Memory per rank is therefore the full model, its .grad (unless bucket views) and the buckets: gradient bytes
 // twice by default. static_graph changes when all-reduces run, not what is allocated.
 #include <algorithm>
@@ -67,8 +72,12 @@ int64_t bucket_bytes(const std::vector<Tensor1>& b) {
 
 class Ddp final : public Strategy {
  public:
-  Ddp(const RunConfig& cfg, const Graph& g) : cfg_(cfg.distributed) {
+  Ddp(const RunConfig& cfg, const Graph& g, bool zero1) : cfg_(cfg.distributed), zero1_(zero1) {
     for (const auto& p : index_params(g)) {
+      if (p.trainable) {
+        const auto& ti = g.tensors[static_cast<size_t>(p.tensor)];
+        trainable_params_.push_back({ti.shape, ti.dtype, p.numel, checked_mul(p.numel, dtype_bytes(ti.dtype), "bytes")});
+      }
       const int64_t bytes = checked_mul(p.numel, dtype_bytes(p.dtype), "parameter bytes");
       states_.push_back({p.ordinal, p.dtype, bytes});
       if (p.buffer) buffers_.push_back({p.ordinal, p.dtype, bytes});
@@ -87,6 +96,7 @@ class Ddp final : public Strategy {
     broadcast_coalesced(s, states_);
     // The Reducer: one bucket per dtype for the first iteration.
     allocate_buckets(s, assign_buckets(trainable_, {INT64_MAX}));
+    if (zero1_) s.optimizer_params = zero1_partition();
     for (const auto& p : s.optimizer_params) report_.optimizer_param_numel += p.numel;
   }
 
@@ -116,6 +126,23 @@ class Ddp final : public Strategy {
   }
 
  private:
+  std::vector<TrainableParam> zero1_partition() const {
+    const int64_t world = std::max<int64_t>(1, cfg_.dp());
+    const int64_t rank = cfg_.rank / std::max<int64_t>(1, cfg_.world_size / world);
+    std::vector<size_t> order(trainable_params_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return trainable_params_[a].numel > trainable_params_[b].numel; });
+    std::vector<int64_t> sizes(static_cast<size_t>(world), 0);
+    std::vector<TrainableParam> mine;
+    for (size_t i : order) {
+      const auto r = static_cast<size_t>(std::min_element(sizes.begin(), sizes.end()) - sizes.begin());
+      sizes[r] = checked_add(sizes[r], trainable_params_[i].numel, "partition elements");
+      if (static_cast<int64_t>(r) == rank) mine.push_back(trainable_params_[i]);
+    }
+    return mine;
+  }
+
   void allocate_buckets(ReplayState& s, const std::vector<std::vector<Tensor1>>& buckets) {
     report_.units = static_cast<int64_t>(buckets.size());
     report_.bucket_bytes = 0;
@@ -140,6 +167,8 @@ class Ddp final : public Strategy {
   }
 
   DistributedConfig cfg_;
+  bool zero1_ = false;
+  std::vector<TrainableParam> trainable_params_;  // ordinal order, as optimizer.step() would see them
   int64_t cap_bytes_ = 0;
   std::vector<Tensor1> states_, buffers_, trainable_;
   std::vector<int32_t> bucket_blocks_;
@@ -154,11 +183,13 @@ class TpOnly final : public Strategy {
       if (!p.buffer) report_.full_param_bytes = checked_add(report_.full_param_bytes, checked_mul(p.numel, dtype_bytes(p.dtype), "bytes"), "bytes");
     report_.sharded_param_bytes = report_.full_param_bytes;
   }
+  bool builds_on_device() const override { return false; }  // meta init, parallelize_module, to_empty
 };
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_ddp(const RunConfig& cfg, const Graph& g) { return std::make_unique<Ddp>(cfg, g); }
+std::unique_ptr<Strategy> make_ddp(const RunConfig& cfg, const Graph& g) { return std::make_unique<Ddp>(cfg, g, false); }
+std::unique_ptr<Strategy> make_zero1_torch(const RunConfig& cfg, const Graph& g) { return std::make_unique<Ddp>(cfg, g, true); }
 std::unique_ptr<Strategy> make_tp_only(const RunConfig&, const Graph& g) { return std::make_unique<TpOnly>(g); }
 
 }  // namespace memplan::dist

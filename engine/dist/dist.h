@@ -73,10 +73,16 @@ bool parse_mp_dtype(std::string_view s, DType& out);
 // Implementations (one file each).
 std::unique_ptr<Strategy> make_fsdp2(const RunConfig& cfg, const Graph& g, DType orig_dtype);
 std::unique_ptr<Strategy> make_ddp(const RunConfig& cfg, const Graph& g);
+// ZeRO-1 as torch runs it: ZeroRedundancyOptimizer over DDP (what the measurements use).
+std::unique_ptr<Strategy> make_zero1_torch(const RunConfig& cfg, const Graph& g);
 std::unique_ptr<Strategy> make_zero(const RunConfig& cfg, const Graph& g, DType orig_dtype);
 // Tensor parallel alone (DTensor Colwise / Rowwise on a local shard): parameters and gradients as the local
 // shard graph has them, nothing wrapped.
 std::unique_ptr<Strategy> make_tp_only(const RunConfig& cfg, const Graph& g);
+
+// Tensor parallel (tp.cpp): cuts the vocabulary-row parameters of a graph built with the full vocabulary (the
+// logits stay whole, as ColwiseParallel(output_layouts=Replicate()) gathers them) to rank 0's ceil(V / tp) rows.
+void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp);
 
 // ---- helpers shared by the strategies
 struct ParamInfo {
