@@ -169,6 +169,7 @@ Estimate estimate_rank(const ModelSpec& spec, const RunConfig& cfg, const Estima
   }
   Graph g = build_graph(local, rc);
   if (d.tp > 1) dist::shard_vocab_rows(g, spec.transformer.vocab_size, d.tp);
+  if (d.sequence_parallel) dist::shard_sequence(g, cfg.seq_len, spec.transformer.hidden_size, d.tp);
   std::unique_ptr<dist::Strategy> rank = dist::make_rank_hooks(rc, g, orig);
   EstimateOptions o = opt;
   o.replay.rank_hooks = rank.get();

@@ -83,6 +83,8 @@ std::unique_ptr<Strategy> make_tp_only(const RunConfig& cfg, const Graph& g);
 // Tensor parallel (tp.cpp): cuts the vocabulary-row parameters of a graph built with the full vocabulary (the
 // logits stay whole, as ColwiseParallel(output_layouts=Replicate()) gathers them) to rank 0's ceil(V / tp) rows.
 void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp);
+// Sequence parallel (tp.cpp): the sequence-sharded regions of a local-shard graph cut to ceil(S / tp) positions.
+void shard_sequence(Graph& g, int64_t seq_len, int64_t hidden, int64_t tp);
 
 // ---- helpers shared by the strategies
 struct ParamInfo {
