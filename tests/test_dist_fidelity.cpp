@@ -1,0 +1,64 @@
+// Per-rank fidelity against data/validation/h200-distributed.jsonl: rank 0 of world N measured on one H200 with
+// PyTorch's fake process group (calibrate/dist_harness.py; independent ground truth, never produced by this
+// code). Bar (issue 14): peak allocated within 2 % of measured; peak reserved is printed and held to 10 %. Cases
+// whose miss is understood but not modelled carry their own bound below (and must still miss 2 %, so a fix
+// shrinks the list). Held-out cases (`holdout`, predicted before they were measured) are held to the same bars
+// and reported apart.
+#include <cmath>
+#include <cstdio>
+
+#include <catch2/catch.hpp>
+
+#include "engine/checked.h"
+#include "engine/estimate.h"
+#include "fidelity_cases.h"
+
+using namespace memplan;
+
+namespace {
+double mib(int64_t b) { return static_cast<double>(b) / static_cast<double>(kMiB); }
+double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
+
+// Known misses (data/validation/NOTES.md, "Distributed per rank").
+double known_miss_bound(const std::string& id) {
+  static const struct {
+    const char* id;
+    double bound_pct;
+  } kKnown[] = {
+      // fp32 Llama attention: the single-GPU graph replays math SDPA where the run used the memory-efficient
+      // kernel (its per-layer 64 MiB scores and 4 MiB bias temporaries are not in the recording); not a
+      // distributed mechanism.
+      {"d1-fsdp2-ll4-fp32-w8-b1s1024", 3.0},
+  };
+  for (const auto& k : kKnown)
+    if (id == k.id) return k.bound_pct;
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("rank 0 of measured distributed steps: peak allocated within 2 %", "[dist][fidelity]") {
+  const auto cases = testing::load_cases("h200-distributed.jsonl");
+  REQUIRE(cases.size() >= 30);
+  int checked = 0;
+  for (const auto& c : cases) {
+    if (!c.measured || !c.measured->peak_allocated_mib) continue;
+    if (c.run.distributed.strategy == DistStrategy::zero2 || c.run.distributed.strategy == DistStrategy::zero3) continue;
+    const Estimate e = estimate(c.model, c.run, estimate_options_for(c));
+    const double err = err_pct(mib(e.torch_peak_allocated_bytes()), *c.measured->peak_allocated_mib);
+    const double rerr = c.measured->peak_reserved_mib ? err_pct(mib(e.run_peak_reserved_bytes()), *c.measured->peak_reserved_mib) : 0;
+    std::printf("  %-44s %s allocated %+6.2f %%  reserved %+6.2f %%\n", c.id.c_str(), c.holdout ? "held-out" : "tuning  ",
+                err, rerr);
+    INFO(c.id << ": predicted " << mib(e.torch_peak_allocated_bytes()) << " MiB, measured " << *c.measured->peak_allocated_mib);
+    const double known = known_miss_bound(c.id);
+    if (known > 0) {
+      CHECK(std::fabs(err) <= known);
+      CHECK(std::fabs(err) > 2.0);
+    } else {
+      CHECK(std::fabs(err) <= 2.0);
+    }
+    CHECK(std::fabs(rerr) <= 10.0);
+    CHECK(e.replay.peak.ledger.total() == e.replay.peak.bytes);
+    ++checked;
+  }
+  CHECK(checked >= 20);
+}
