@@ -50,7 +50,7 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
     if (peak.ledger.bytes[r] != 0)
       out << "    " << row_name(static_cast<Row>(r)) << std::string(20 - row_name(static_cast<Row>(r)).size(), ' ')
                 << mib(peak.ledger.bytes[r]) << " MiB\n";
-  out << verdict_line(e, d) << "\n";
+  out << verdict_line(m, c, e, d) << "\n";
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "cli/report.h"
 #include "cli/run_cli.h"
 #include "cli/run_flags.h"
+#include "cli/validate_bands.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/arch/builders.h"
@@ -156,6 +157,7 @@ nlohmann::json predicted_json(const CaseResult& r) {
   p["peak_reserved_mib"] = mib1(r.e.allocator.peak_reserved_bytes);
   if (c.memory_cap_gib) {
     p["fits"] = r.e.fits();
+    add_verdict_json(p, case_verdict(c, r.e));  // margin to the cap, error band, verdict (cli/validate_bands.h)
     if (r.e.capped) {
       const auto& cp = *r.e.capped;
       p["capped"] = {{"oom", cp.oom},
@@ -322,7 +324,12 @@ void register_validate(CLI::App& app, Context& ctx) {
   cmd->add_option("--only", *only, "only cases whose id contains this text (an exact id: that case alone)");
   cmd->add_option("--events-out", *events_out,
                   "write the replayed allocator events of the one case --only selects (calibrate/diff_events.py)");
-  cmd->callback([path, json, phases, only, events_out, &ctx] {
+  auto bands = std::make_shared<bool>(false);
+  auto priors = std::make_shared<std::vector<std::string>>();
+  cmd->add_flag("--error-bands", *bands,
+                "print the verdict's error-band table over these cases instead (scripts/make-error-bands.sh)");
+  cmd->add_option("--prior", *priors, "with --error-bands: earlier `validate --json` predictions to count as well");
+  cmd->callback([path, json, phases, only, events_out, bands, priors, &ctx] {
     // Whole file, size-capped: a FIFO or device path (/dev/zero) must not stream forever.
     const std::string text = *path == "-" ? read_all(ctx.in, "FILE") : read_input_file(*path, "FILE");
     const auto results = run_cases(text, *path == "-" ? "stdin" : *path, *only);
@@ -331,6 +338,17 @@ void register_validate(CLI::App& app, Context& ctx) {
         throw InputError("--only", *only, "must select exactly one case for --events-out (it selects " +
                                               std::to_string(results.size()) + ")");
       write_events(results[0], *events_out);
+    }
+    if (*bands) {
+      std::vector<BandSample> samples;
+      std::vector<const ValidationCase*> cases;
+      for (const auto& r : results)
+        if (r.error.empty()) {
+          cases.push_back(&*r.c);
+          if (BandSample b; band_sample(*r.c, r.e, b)) samples.push_back(std::move(b));
+        }
+      ctx.out << error_bands_document(samples, cases, *priors, *path);
+      return;
     }
     const Summary s = summarize(results);
     if (*json) print_json(results, s, ctx.out);

@@ -1,6 +1,7 @@
 #include "cli/report.h"
 #include "cli/report_lora.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -33,29 +34,68 @@ std::string where_text(const Graph* g, const Location& w) {
   if (w.recompute) o << " (checkpoint recompute)";
   return o.str();
 }
+}  // namespace
 
-// What the device holds at the run's peak: PyTorch's reserved memory (under the capacity when one is given:
-// release-and-retry can keep a run below its natural peak) plus the non-PyTorch memory.
+// Release-and-retry under the capacity can keep a run below its natural reserved peak.
 int64_t device_total(const Estimate& e, const DeviceBudget& d) {
   return checked_add(e.run_peak_reserved_bytes(), d.non_pytorch_bytes, "device bytes");
 }
-}  // namespace
+
+Verdict verdict_on(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d) {
+  VerdictInput in;
+  in.budget_bytes = d.capacity_bytes;
+  in.device_total_bytes = device_total(e, d);
+  in.reserved_bytes = e.allocator.peak_reserved_bytes;
+  in.allocator_fits = e.fits();
+  return judge(in, band_for(builtin_error_bands(), verdict_features(m, c, e.expandable_segments)));
+}
+
+std::string margin_text(const Verdict& v) {
+  std::ostringstream o;
+  o << "margin " << (v.margin_bytes >= 0 ? "+" : "-") << mib(v.margin_bytes >= 0 ? v.margin_bytes : -v.margin_bytes)
+    << " MiB, band +" << mib(v.band_under_bytes) << " / -" << mib(v.band_over_bytes) << " MiB (";
+  if (v.cls.cases > 0) o << v.cls.cases << " comparable measured cases: " << v.cls.key;
+  else o << "no comparable measured cases: the floors";
+  o << ")";
+  return o.str();
+}
+
+void add_verdict_json(nlohmann::json& j, const Verdict& v) {
+  j["margin_bytes"] = v.margin_bytes;
+  j["band_bytes"] = v.band_bytes;
+  j["band_under_bytes"] = v.band_under_bytes;
+  j["band_over_bytes"] = v.band_over_bytes;
+  j["verdict"] = std::string(verdict_name(v.kind));
+  j["band_class"] = {{"key", v.cls.key},
+                     {"cases", v.cls.cases},
+                     {"under_ppm", std::llround(v.cls.under_fraction * 1e6)},
+                     {"over_ppm", std::llround(v.cls.over_fraction * 1e6)},
+                     {"worst_under_case", v.cls.worst_under_case},
+                     {"worst_over_case", v.cls.worst_over_case}};
+}
 
 bool fits_on(const Estimate& e, const DeviceBudget& d) { return e.fits() && d.capacity_bytes >= device_total(e, d); }
 
-std::string verdict_line(const Estimate& e, const DeviceBudget& d) {
+std::string verdict_line(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d) {
   std::ostringstream o;
   if (d.capacity_bytes <= 0) {
     o << "peak " << mib(e.replay.peak.bytes) << " MiB allocated, " << mib(e.allocator.peak_reserved_bytes)
       << " MiB reserved, " << mib(device_total(e, d)) << " MiB on the device (no GPU given)";
     return o.str();
   }
-  const int64_t total = device_total(e, d);
-  const int64_t margin = d.capacity_bytes - total;
-  const bool fits = fits_on(e, d);
-  o << (fits ? "FITS" : "DOES NOT FIT") << " on " << d.gpu_name << ": needs " << mib(total) << " MiB of "
-    << mib(d.capacity_bytes) << " MiB (" << (margin >= 0 ? "margin " : "short by ") << mib(margin >= 0 ? margin : -margin)
-    << " MiB)";
+  const Verdict v = verdict_on(m, c, e, d);
+  o << verdict_title(v.kind) << " on " << d.gpu_name << ": needs " << mib(device_total(e, d)) << " MiB of "
+    << mib(d.capacity_bytes) << " MiB; " << margin_text(v);
+  if (v.kind == VerdictKind::borderline) {
+    // Which way the truth may lie, from the class's worst case on the margin's side.
+    const double f = 100.0 * std::max(v.fits ? v.cls.under_fraction : v.cls.over_fraction, kMinBandFraction);
+    const std::string& worst = v.fits ? v.cls.worst_under_case : v.cls.worst_over_case;
+    char b[64];
+    std::snprintf(b, sizeof b, "%.1f %%", f);
+    o << "; inside the band: the replay says it " << (v.fits ? "fits" : "does not fit") << ", but comparable runs "
+      << (v.fits ? "needed up to " : "needed up to ") << b << (v.fits ? " more" : " less") << " than predicted"
+      << (worst.empty() ? std::string() : " (" + worst + ")");
+  }
   return o.str();
 }
 
@@ -110,7 +150,7 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
   if (d.capacity_bytes > 0) {
     j["gpu"] = d.gpu_name;
     j["capacity_bytes"] = d.capacity_bytes;
-    j["margin_bytes"] = d.capacity_bytes - device_total(e, d);
+    add_verdict_json(j, verdict_on(m, c, e, d));
     j["fits"] = fits_on(e, d);
   }
   return j;
@@ -119,7 +159,7 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
 std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d) {
   std::ostringstream o;
   char line[256];
-  o << verdict_line(e, d) << "\n\n";
+  o << verdict_line(m, c, e, d) << "\n\n";
   o << "model " << m.name << ": " << e.params << " parameters (" << e.trainable_params << " trainable), "
     << precision_name(c.precision) << ", " << optimizer_name(c.optimizer) << " (" << optimizer_impl_name(c.optimizer_impl)
     << "), batch " << c.batch_size;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine/estimate.h"
+#include "engine/verdict.h"
 
 namespace memplan::cli {
 
@@ -25,7 +26,20 @@ nlohmann::json layers_json(const Estimate& e);
 // Fits on the device: the allocator replay under the capacity succeeded and reserved + non-PyTorch memory is
 // within it. Requires d.capacity_bytes > 0.
 bool fits_on(const Estimate& e, const DeviceBudget& d);
-// The one-line verdict: fits / does not fit with the margin.
-std::string verdict_line(const Estimate& e, const DeviceBudget& d);
+// What the device holds at the run's peak: PyTorch's reserved memory (under the capacity when one is given)
+// plus the non-PyTorch memory.
+int64_t device_total(const Estimate& e, const DeviceBudget& d);
+// The verdict with its margin and the error band of comparable measured cases (engine/verdict.h): the margin
+// is d.capacity_bytes - device_total, the band scales the uncapped peak reserved. Requires d.capacity_bytes > 0.
+Verdict verdict_on(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
+// The one-line verdict: FITS / DOES NOT FIT / BORDERLINE with the margin and the band (or, without a device,
+// the peaks).
+std::string verdict_line(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
+// "margin +312.0 MiB, band +640.0 / -80.0 MiB (37 comparable measured cases: training/transformer/fp32)"
+std::string margin_text(const Verdict& v);
+// The verdict's keys of every --json answer: margin_bytes, band_bytes, band_under_bytes, band_over_bytes,
+// verdict, band_class {key, cases, under_ppm, over_ppm, worst_under_case, worst_over_case}. `fits` stays the bool
+// the caller sets.
+void add_verdict_json(nlohmann::json& j, const Verdict& v);
 
 }  // namespace memplan::cli

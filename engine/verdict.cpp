@@ -1,0 +1,191 @@
+#include "engine/verdict.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+namespace error_bands_embedded {
+std::string_view table();  // generated from data/validation/error-bands.tsv (engine/CMakeLists.txt)
+}
+
+std::string_view verdict_name(VerdictKind v) {
+  switch (v) {
+    case VerdictKind::fits: return "fits";
+    case VerdictKind::does_not_fit: return "does_not_fit";
+    case VerdictKind::borderline: return "borderline";
+  }
+  return "borderline";
+}
+
+std::string_view verdict_title(VerdictKind v) {
+  switch (v) {
+    case VerdictKind::fits: return "FITS";
+    case VerdictKind::does_not_fit: return "DOES NOT FIT";
+    case VerdictKind::borderline: return "BORDERLINE";
+  }
+  return "BORDERLINE";
+}
+
+VerdictFeatures verdict_features(const ModelSpec& m, const RunConfig& c, bool expandable_segments) {
+  VerdictFeatures f;
+  f.mode = c.mode;
+  f.vision = m.kind == ModelSpec::Kind::vision;
+  f.precision = c.precision;
+  f.lora = c.lora.enabled() || c.quant.enabled();
+  f.checkpointing = c.mode == Mode::training && c.grad_checkpointing;
+  f.accumulation = c.mode == Mode::training && c.grad_accum_steps > 1;
+  f.expandable_segments = expandable_segments;
+  f.generation = c.mode == Mode::inference && c.generate_tokens > 0;
+  return f;
+}
+
+std::vector<std::string> band_class_keys(const VerdictFeatures& f) {
+  const std::string mode = f.mode == Mode::training ? "training" : "inference";
+  const std::string kind = f.vision ? "vision" : "transformer";
+  std::string prec = "fp32";
+  if (f.precision == Precision::amp_bf16 || f.precision == Precision::amp_fp16) prec = "amp";
+  if (f.precision == Precision::bf16 || f.precision == Precision::fp16) prec = "half";
+  std::string feat = "plain";
+  if (f.lora) feat = "lora";
+  else if (f.checkpointing) feat = "ckpt";
+  else if (f.accumulation) feat = "accum";
+  else if (f.expandable_segments) feat = "expseg";
+  else if (f.generation) feat = "gen";
+  const std::string l1 = mode + "/" + kind, l2 = l1 + "/" + prec;
+  return {l2 + "/" + feat, l2, l1, mode, "all"};
+}
+
+const ErrorBand* ErrorBandTable::find(std::string_view key) const {
+  const auto it = std::find_if(classes.begin(), classes.end(), [&](const ErrorBand& b) { return b.key == key; });
+  return it == classes.end() ? nullptr : &*it;
+}
+
+namespace {
+constexpr std::string_view kHeader = "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over";
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= line.size(); ++i)
+    if (i == line.size() || line[i] == '\t') {
+      out.push_back(line.substr(start, i - start));
+      start = i + 1;
+    }
+  return out;
+}
+
+int64_t parse_count(const std::string& s, const std::string& field) {
+  int64_t v = -1;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  // ppm fractions above 10^6 (100 %) are possible in principle; 10^9 bounds them far from overflow.
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0 || v > 1'000'000'000)
+    throw InputError(field, s, "must be a non-negative integer up to 10^9");
+  return v;
+}
+}  // namespace
+
+ErrorBandTable parse_error_bands(std::string_view text) {
+  ErrorBandTable t;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int64_t lineno = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    const std::string where = "error-bands line " + std::to_string(lineno);
+    if (!header) {
+      if (line != kHeader) throw InputError(where, line, "must be the header: " + std::string(kHeader));
+      header = true;
+      continue;
+    }
+    const auto cols = split_tabs(line);
+    if (cols.size() != 6) throw InputError(where, line, "must have 6 tab-separated columns");
+    ErrorBand b;
+    b.key = cols[0];
+    if (b.key.empty()) throw InputError(where + " class", b.key, "must not be empty");
+    if (t.find(b.key)) throw InputError(where + " class", b.key, "appears twice");
+    b.cases = parse_count(cols[1], where + " cases");
+    b.under_fraction = static_cast<double>(parse_count(cols[2], where + " under_ppm")) * 1e-6;
+    b.over_fraction = static_cast<double>(parse_count(cols[3], where + " over_ppm")) * 1e-6;
+    b.worst_under_case = cols[4] == "-" ? "" : cols[4];
+    b.worst_over_case = cols[5] == "-" ? "" : cols[5];
+    t.classes.push_back(std::move(b));
+  }
+  if (!header) throw InputError("error-bands", "(no header)", "holds no table");
+  return t;
+}
+
+std::string error_bands_text(const ErrorBandTable& t) {
+  std::ostringstream o;
+  o << kHeader << "\n";
+  for (const ErrorBand& b : t.classes)
+    o << b.key << '\t' << b.cases << '\t' << std::llround(b.under_fraction * 1e6) << '\t'
+      << std::llround(b.over_fraction * 1e6) << '\t' << (b.worst_under_case.empty() ? "-" : b.worst_under_case)
+      << '\t' << (b.worst_over_case.empty() ? "-" : b.worst_over_case) << "\n";
+  return o.str();
+}
+
+const ErrorBandTable& builtin_error_bands() {
+  static const ErrorBandTable t = parse_error_bands(error_bands_embedded::table());
+  return t;
+}
+
+ErrorBand band_for(const ErrorBandTable& t, const VerdictFeatures& f) {
+  for (const std::string& key : band_class_keys(f))
+    if (const ErrorBand* b = t.find(key); b && b->cases >= kMinBandCases) return *b;
+  ErrorBand none;
+  none.key = "none";
+  return none;
+}
+
+ErrorBandTable build_error_bands(const std::vector<BandSample>& samples) {
+  ErrorBandTable t;
+  for (const BandSample& s : samples) {
+    if (!(s.predicted_mib > 0) || !(s.measured_mib > 0)) continue;
+    // Relative to the prediction: the band multiplies predicted figures.
+    const double err = (s.predicted_mib - s.measured_mib) / s.predicted_mib;  // < 0: under-predicted
+    for (const std::string& key : band_class_keys(s.features)) {
+      auto it = std::find_if(t.classes.begin(), t.classes.end(), [&](const ErrorBand& b) { return b.key == key; });
+      if (it == t.classes.end()) it = t.classes.insert(t.classes.end(), ErrorBand{key, 0, 0, 0, "", ""});
+      ErrorBand* b = &*it;
+      ++b->cases;
+      if (-err > b->under_fraction) b->under_fraction = -err, b->worst_under_case = s.id;
+      if (err > b->over_fraction) b->over_fraction = err, b->worst_over_case = s.id;
+    }
+  }
+  std::sort(t.classes.begin(), t.classes.end(), [](const ErrorBand& a, const ErrorBand& b) { return a.key < b.key; });
+  return t;
+}
+
+namespace {
+int64_t side_band(double fraction, int64_t reserved_bytes) {
+  const double f = std::max(fraction, kMinBandFraction);
+  const double bytes = std::ceil(f * static_cast<double>(std::max<int64_t>(0, reserved_bytes)));
+  // reserved_bytes is bounded by the engine's limits (engine/limits.h), so f * reserved is far below 2^62.
+  return checked_add(static_cast<int64_t>(bytes), kBandFloorBytes, "error band bytes");
+}
+}  // namespace
+
+Verdict judge(const VerdictInput& in, const ErrorBand& band) {
+  Verdict v;
+  v.cls = band;
+  v.fits = in.allocator_fits && in.device_total_bytes <= in.budget_bytes;
+  v.margin_bytes = checked_sub(in.budget_bytes, in.device_total_bytes, "margin bytes");
+  v.band_under_bytes = side_band(band.under_fraction, in.reserved_bytes);
+  v.band_over_bytes = side_band(band.over_fraction, in.reserved_bytes);
+  v.band_bytes = v.margin_bytes >= 0 ? v.band_under_bytes : v.band_over_bytes;
+  if (v.fits && v.margin_bytes > v.band_under_bytes) v.kind = VerdictKind::fits;
+  else if (!v.fits && -v.margin_bytes > v.band_over_bytes) v.kind = VerdictKind::does_not_fit;
+  else v.kind = VerdictKind::borderline;
+  return v;
+}
+
+}  // namespace memplan
