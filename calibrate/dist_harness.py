@@ -261,8 +261,13 @@ def measure_dist_case(case):
             _materialize(model, case)
         elif strategy in ("ddp", "zero1"):
             from torch.nn.parallel import DistributedDataParallel as DDP
-            model, _ = harness.build_model(case)
-            observed["init"] = "on the GPU (harness.build_model): the full replica"
+            # `load` (CASE-FORMAT.md): the replica built on the CPU and moved (default), or built on the GPU
+            to_device = case.get("load", "to_device") == "to_device"
+            model, _ = harness.build_model(case, device="cpu" if to_device else "cuda")
+            if to_device:
+                model = model.to("cuda")
+            observed["init"] = ("on the CPU, then model.to('cuda')" if to_device else
+                                "on the GPU (harness.build_model)") + ": the full replica"
             model.train()
             observed.update(harness.apply_training_options(model, "causal_lm", case))
             torch.cuda.synchronize()

@@ -286,8 +286,9 @@ def measure_case(case):
     observed = {}
     torch.manual_seed(0)
     try:
-        model, kind = build_model(case, device="cpu" if case.get("load") == "to_device" else "cuda")
-        if case.get("load") == "to_device":  # built on the CPU in the case's dtype, then moved (Module._apply order)
+        to_device = case.get("load", "to_device") == "to_device"  # CASE-FORMAT.md: the default since 2026-12-01
+        model, kind = build_model(case, device="cpu" if to_device else "cuda")
+        if to_device:  # built on the CPU in the case's dtype, then moved (Module._apply order)
             model = model.to("cuda")
         if case["mode"] == "training":
             model.train()
@@ -503,7 +504,7 @@ def _infer(case, model, kind, measured, observed, spy):
 
     # generate_first: what a serving script does, generate() on a fresh process, then the prefill measurement
     # (CASE-FORMAT.md); the peak reserved differs because generate() meets an empty cache instead of the prefill's.
-    order = [generate, prefill] if case.get("generate_first") and N > 0 else [prefill] + ([generate] if N > 0 else [])
+    order = [generate, prefill] if case.get("generate_first", True) and N > 0 else [prefill] + ([generate] if N > 0 else [])
     for f in order:
         f()
     pp, gp = res["pp"], res.get("gp")

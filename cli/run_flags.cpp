@@ -76,6 +76,11 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--mode", f.mode, "training | inference (prefill of batch x seq, KV cache, generate)");
   cmd.add_option("--generate-tokens", f.generate_tokens, "inference: tokens generated after the prefill");
   cmd.add_option("--logits-to-keep", f.logits_to_keep, "inference: positions whose logits are computed (0: all)");
+  cmd.add_option("--load", f.load,
+                 "how the weights reach the GPU: to_device (built on the CPU, then model.to(\"cuda\"); default) or "
+                 "on_device (built under torch.device(\"cuda\"))");
+  cmd.add_flag("--prefill-first", f.prefill_first,
+               "inference: one prefill forward, its cache freed, before generate() (default: generate() first)");
   cmd.add_option("--lora-r", f.lora_r, "peft LoRA rank (0: full fine-tuning)");
   cmd.add_option("--lora-alpha", f.lora_alpha, "LoRA alpha (default 2 x rank)");
   cmd.add_option("--lora-dropout", f.lora_dropout, "LoRA dropout on the adapter input (default 0.05)");
@@ -217,6 +222,9 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     throw InputError("--double-quant", "set", "needs --quantize-base nf4 or fp4");
   }
   c.logits_to_keep = f.logits_to_keep;
+  if (!parse_weights_load(f.load, c.weights_load))
+    throw InputError("--load", f.load, "must be to_device or on_device");
+  c.generate_first = !f.prefill_first;
   if (f.batch_size <= 0) throw InputError("--batch-size", std::to_string(f.batch_size), "must be a positive integer");
   if (f.grad_accum_steps <= 0)
     throw InputError("--grad-accum-steps", std::to_string(f.grad_accum_steps), "must be a positive integer");

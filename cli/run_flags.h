@@ -37,6 +37,8 @@ struct RunFlags {
   std::string mode = "training";            // training | inference
   int64_t generate_tokens = 0;              // inference: greedy generate() after the prefill
   int64_t logits_to_keep = 1;               // inference: 0 = logits of every position
+  std::string load = "to_device";           // how weights reach the GPU (RunConfig::weights_load)
+  bool prefill_first = false;               // inference: a measured prefill before generate() (the old harness order)
   // peft LoRA / bitsandbytes QLoRA (engine/lora.h, engine/quantized_weights.h); LoRA is off while lora_r == 0
   int64_t lora_r = 0;
   double lora_alpha = 0;                    // 0: 2 * r (the common choice; peft's own default is 8)

@@ -81,6 +81,8 @@ void validate_distributed(const RunConfig& cfg, const ModelSpec& spec) {
                      "expected true (-1), false (0) or a group size > 1");
   if (d.bucket_cap_mb < 1 || d.bucket_cap_mb > (int64_t{1} << 30))
     throw InputError("distributed.bucket_cap_mb", std::to_string(d.bucket_cap_mb), "must be a positive number of MiB");
+  if (d.offload == DistOffload::params && d.strategy != DistStrategy::fsdp2 && d.strategy != DistStrategy::zero3)
+    throw InputError("distributed.offload", "params", "parameter offload needs fsdp2 or zero3 (sharded parameters)");
   if (d.offload != DistOffload::none && d.strategy == DistStrategy::ddp)
     throw InputError("distributed.offload", std::string(dist_offload_name(d.offload)), "DDP has no offload");
 }

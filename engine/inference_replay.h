@@ -1,7 +1,8 @@
 // Inference replay: a causal LM answering a batch as the validation harness (and HF generate()) runs it,
 // every allocation and free on integer time, on the same MemoryTracker and ledger as the training replay.
 //
-// Stages (data/validation/CASE-FORMAT.md, transformers 5.17 generation/utils.py `_sample`):
+// Stages (data/validation/CASE-FORMAT.md, transformers 5.17 generation/utils.py `_sample`; with
+// RunConfig::generate_first, stage 3 runs before stage 2):
 //   1. weights: every parameter and buffer;
 //   2. measured prefill: forward of batch x seq with use_cache=True, logits_to_keep (default 1) under
 //      inference_mode: no saved tensors, each tensor freed at its last use (Python lifetime); the cuBLAS
@@ -43,6 +44,8 @@ struct InferenceResult {
   PeakInfo prefill_peak, generate_peak;
   MemEventStream events;             // the whole run, for the caching-allocator model
   int64_t first_pass_event = 0;      // index in `events` of the first event after the model is built
+  int64_t prefill_begin_event = 0;   // with measured_prefill: index of its first event (after generate() when
+                                     // RunConfig::generate_first)
   int64_t prefill_end_event = -1;    // with measured_prefill: events up to the measured prefill's end (logits freed)
 };
 

@@ -32,7 +32,12 @@ constexpr std::array<std::pair<DistStrategy, std::string_view>, 6> kDistStrategy
     {DistStrategy::zero1, "zero1"}, {DistStrategy::zero2, "zero2"}, {DistStrategy::zero3, "zero3"}}};
 constexpr std::array<std::pair<DistOffload, std::string_view>, 3> kDistOffload{{
     {DistOffload::none, "none"}, {DistOffload::optimizer, "optimizer"}, {DistOffload::params, "params"}}};
+constexpr std::array<std::pair<WeightsLoad, std::string_view>, 2> kWeightsLoad{{
+    {WeightsLoad::on_device, "on_device"}, {WeightsLoad::to_device, "to_device"}}};
 }  // namespace
+
+std::string_view weights_load_name(WeightsLoad w) { return name_in(kWeightsLoad, w); }
+bool parse_weights_load(std::string_view s, WeightsLoad& out) { return parse_in(kWeightsLoad, s, out); }
 
 std::string_view dist_strategy_name(DistStrategy s) { return name_in(kDistStrategy, s); }
 bool parse_dist_strategy(std::string_view s, DistStrategy& out) { return parse_in(kDistStrategy, s, out); }

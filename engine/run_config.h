@@ -73,6 +73,16 @@ bool parse_dist_strategy(std::string_view s, DistStrategy& out);
 std::string_view dist_offload_name(DistOffload o);
 bool parse_dist_offload(std::string_view s, DistOffload& out);
 
+// How the weights reach the GPU, which decides the caching allocator's first segments (data/validation/NOTES.md,
+// "How the run is driven"): `on_device` builds the model under torch.device("cuda") (each parameter allocated at
+// construction, plus construction's own tensors: transformers' default-dtype scalar, a tied head's own weight
+// until tie_weights()); `to_device` builds it on the CPU and calls model.to("cuda") (Module._apply: each
+// parameter and buffer allocated once, nothing else). The default is a user script's (and the validation harness's
+// since 2026-12-01): to_device.
+enum class WeightsLoad : uint8_t { on_device, to_device };
+std::string_view weights_load_name(WeightsLoad w);
+bool parse_weights_load(std::string_view s, WeightsLoad& out);
+
 struct RunConfig {
   Mode mode = Mode::training;
   int64_t batch_size = 1;
@@ -91,6 +101,11 @@ struct RunConfig {
   bool dropout = true;                          // dropout modules active (model.train())
   int64_t generate_tokens = 0;                  // inference: greedy decode steps after prefill
   int64_t logits_to_keep = 1;                   // inference: 0 = all positions
+  // inference: generate() runs on the fresh process first and the measured prefill after it (a serving script's
+  // order, the default); false: the measured prefill, its cache freed, then generate() (the corpus before
+  // 2026-12-01).
+  bool generate_first = true;
+  WeightsLoad weights_load = WeightsLoad::to_device;
   LoraConfig lora;                              // peft LoRA adapters (off while lora.r == 0)
   QuantConfig quant;                            // bitsandbytes-quantised base weights (QLoRA)
   DistributedConfig distributed;                // one rank of a multi-GPU step (off by default)

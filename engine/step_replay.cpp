@@ -112,10 +112,10 @@ class Replayer {
   void bind_parameters() {
     if (!session_.built) {
       mem_.here = Location{};
-      const bool on_device = !opt_.rank_hooks || opt_.rank_hooks->builds_on_device();
-      if (on_device)
-        // model.to("cuda") moves parameters and buffers alone: construction's own tensors stay on the CPU.
-      const bool on_device = cfg_.weights_load == WeightsLoad::on_device;
+      // Construction's own tensors exist on the GPU only when the model is built there: model.to("cuda")
+      // (RunConfig::weights_load) and a wrapper that materialises parameters itself move parameters alone.
+      const bool on_device = cfg_.weights_load == WeightsLoad::on_device &&
+                             (!opt_.rank_hooks || opt_.rank_hooks->builds_on_device());
       if (on_device)
         for (int64_t b : g_.build_persistent_bytes) mem_.alloc(b, Row::weights);  // kept for the run
       for (size_t t = 0; t < g_.tensors.size(); ++t) {
@@ -130,7 +130,6 @@ class Replayer {
       // lm_head: whole-run streams, three embedding-sized segments cached after construction).
       std::vector<int32_t> temps;
       if (on_device)
-        if (on_device)
         for (int64_t b : g_.build_temp_bytes) temps.push_back(mem_.alloc(b, Row::transient));
       for (int32_t t : temps) mem_.free(t);
       session_.built = true;

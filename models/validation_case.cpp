@@ -102,6 +102,7 @@ constexpr std::string_view kCaseKeys[] = {
     "freeze_embeddings", "grad_accum_steps", "generate_tokens", "memory_cap_gib", "alloc_conf",
     "lora", "quantization",  // peft LoRA / bitsandbytes base (models/lora_config.h)
     "distributed",           // one rank of a multi-GPU step (models/dist_config.h)
+    "load", "generate_first",  // how the run is driven (RunConfig::weights_load, generate_first)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
@@ -224,6 +225,19 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       if (conf == "expandable_segments:True") c.expandable_segments = true;
       else if (!conf.empty() && conf != "expandable_segments:False")
         throw InputError("alloc_conf", conf, "only expandable_segments:True|False is modelled");
+    }
+    if (j.contains("load") && !j.at("load").is_null()) {
+      const std::string load = get_string(j, "load", "");
+      if (!parse_weights_load(load, c.run.weights_load))
+        throw InputError("load", load, "must be on_device (built under torch.device(\"cuda\")) or to_device "
+                         "(built on the CPU, then model.to(\"cuda\"))");
+    }
+    if (j.contains("generate_first") && !j.at("generate_first").is_null()) {
+      if (!j.at("generate_first").is_boolean())
+        throw InputError("generate_first", dump_short(j.at("generate_first")), "must be true or false");
+      c.run.generate_first = j.at("generate_first").get<bool>();
+      if (c.run.generate_first && c.run.mode != Mode::inference)
+        throw InputError("generate_first", "true", "applies to inference cases only");
     }
     if (j.contains("lora") && !j.at("lora").is_null()) c.run.lora = parse_lora_json(j.at("lora"));
     if (j.contains("quantization") && !j.at("quantization").is_null()) c.run.quant = parse_quant_json(j.at("quantization"));

@@ -130,6 +130,10 @@ bool known_reserved_miss(const std::string& id) {
       "f3-lora-q05-fp32-r16-all-b2s1024",
       // T5 fp32 with checkpointing: the recording opens two extra 252 MiB logits-sized segments in step 2 (not traced).
       "t5r-t5s-fp32-adamw-b4s512-t512-ckpt",
+      // h200-odd-shapes.jsonl: ResNet-50 amp bf16 SGD b24, -5.05 % under both load paths (allocated -0.11 %);
+      // not traced yet (NOTES.md, "How the run is driven").
+      "odd1-resnet50-ampbf16-sgdmom-b24",
+      "odd1t-resnet50-ampbf16-sgdmom-b24",
   };
   for (const char* k : kKnown)
     if (id == k) return true;
@@ -188,6 +192,15 @@ TEST_CASE("issue 12 families and peft LoRA (h200-families.jsonl): peak allocated
 TEST_CASE("issue 12 families and peft LoRA: peak reserved within 5 % each (training and inference), median 0.5 %",
           "[fidelity][reserved][families]") {
   check_reserved("h200-families.jsonl", 5.0, 0.5, false);
+}
+
+// Odd shapes (issue 17): each transformer case measured twice, built on the GPU (odd1-*, "load": "on_device") and
+// built on the CPU then moved, inference with generate() first (odd1t-*, the defaults): the pairs pin
+// RunConfig::weights_load and generate_first (up to 12 % of reserved apart, e.g. GPT-2 small b10: 15656 / 17548 MiB).
+TEST_CASE("odd shapes (h200-odd-shapes.jsonl): peak reserved within 3 % each, median 0.3 %; allocated within 1 %",
+          "[fidelity][reserved][odd]") {
+  check_reserved("h200-odd-shapes.jsonl", 3.0, 0.3, false);
+  check_file("h200-odd-shapes.jsonl", true);
 }
 
 TEST_CASE("boundary cases: verdicts at caps around the predictions, with and without expandable segments",
