@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/report.h"
+#include "cli/report_dist.h"
 #include "cli/run_flags.h"
 #include "cli/timeline_svg.h"
 #include "engine/checked.h"
@@ -88,7 +89,9 @@ void register_estimate(CLI::App& app, Context& ctx) {
     std::ostream& out = ctx.out;
     const ModelSpec m = load_model_for(*flags, ctx.in);
     const RunConfig c = run_config_from(*flags, m);
-    const DeviceBudget d = device_budget(*flags);
+    DeviceBudget d = device_budget(*flags);
+    // A distributed rank: NCCL's communicators are device memory outside the allocator (cli/report_dist.h).
+    d.non_pytorch_bytes = checked_add(d.non_pytorch_bytes, dist_nccl_bytes(c.distributed), "non-PyTorch bytes");
     EstimateOptions opt;
     opt.allocator.expandable_segments = flags->expandable_segments;
     if (d.capacity_bytes > 0) opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
@@ -104,12 +107,21 @@ void register_estimate(CLI::App& app, Context& ctx) {
       svg << timeline_svg(e, m.name + ": " + std::string(precision_name(c.precision)) + ", batch " +
                                  std::to_string(c.batch_size) + (c.seq_len > 0 ? " x " + std::to_string(c.seq_len) : ""));
     }
+    // A distributed run: the last rank replayed too, shown when it differs (cli/report_dist.h).
+    const std::vector<OtherRank> others = other_ranks(m, c, opt);
     if (flags->json) {
       nlohmann::json j = estimate_json(m, c, e, d);
       if (flags->per_layer) j["layers"] = layers_json(e);
+      if (c.distributed.enabled()) {
+        j["distributed"] = dist_json(c, e);
+        j["distributed"]["ranks"] = other_ranks_json(e, c.distributed.rank, others);
+      }
       out << j.dump(2) << "\n";
     } else {
+      if (c.distributed.enabled()) out << dist_heading(c.distributed) << "\n";  // whose ledger follows
       out << estimate_table(m, c, e, d);
+      out << nccl_note(e);
+      if (!others.empty()) out << "\n" << other_ranks_text(e, others);
       if (flags->per_layer) out << "\n" << layers_table(e);
       // The question after "does not fit" is what to change; fit answers it with the same flags.
       if (!flags->quiet && d.capacity_bytes > 0 && !fits_on(e, d))

@@ -19,6 +19,8 @@
 #include "cli/commands.h"
 #include "cli/fit_lora.h"
 #include "cli/plan_common.h"
+#include "cli/plan_replay.h"
+#include "cli/report_dist.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
 #include "engine/arch/builders.h"
@@ -43,6 +45,9 @@ struct Remedy {
   double step_s = 0;
   bool fits = false;
   int64_t trainable = -1, params = 0, max_batch = -1, max_batch_bytes = 0;  // LoRA / QLoRA remedies (cli/fit_lora.h)
+  // Multi-GPU remedies: rank 0 replayed (cli/plan_replay.h), or the closed form of engine/plan/ and why.
+  std::string closed_form_because;
+  bool multi_gpu = false;
 };
 
 struct Single {  // one configuration on one GPU
@@ -59,7 +64,9 @@ Single run_single(const ModelSpec& m, const RunConfig& c, const DeviceBudget& d,
   // Replayed under what PyTorch may reserve: a run that fits only through release-and-retry fits.
   opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
   const Graph g = build_graph(m, c);
-  s.e = estimate_graph(g, c, opt);
+  // A distributed run: rank cfg.distributed.rank's replay (engine/dist/); the step time stays the single-GPU
+  // model's (the graph's compute, no communication).
+  s.e = c.distributed.enabled() ? estimate(m, c, opt) : estimate_graph(g, c, opt);
   s.device_bytes = s.e.run_peak_reserved_bytes() + d.non_pytorch_bytes;
   const int64_t state = s.e.replay.peak.ledger[Row::optimizer_state];
   s.step_s = plan::single_gpu_step_time(g, c, s.e.trainable_params, state, rates).total_s;
@@ -85,6 +92,10 @@ struct FitAnswer {
 nlohmann::json remedy_json(const Remedy& r) {
   nlohmann::json j = {{"what", r.what}, {"flags", r.flags}, {"device_bytes", r.device_bytes}, {"step_time_s", r.step_s},
                       {"fits", r.fits}};
+  if (r.multi_gpu) {
+    j["figures"] = r.closed_form_because.empty() ? "replay" : "closed_form";
+    if (!r.closed_form_because.empty()) j["closed_form_because"] = r.closed_form_because;
+  }
   if (r.trainable >= 0)
     j.update({{"trainable_params", r.trainable}, {"params", r.params}, {"largest_micro_batch", r.max_batch},
               {"largest_micro_batch_device_bytes", r.max_batch_bytes}});
@@ -176,7 +187,9 @@ void register_fit(CLI::App& app, Context& ctx) {
     std::ostream& answer = ctx.out;
     const ModelSpec m = load_model_for(*f, ctx.in);
     RunConfig cur = run_config_from(*f, m);
-    const DeviceBudget d = device_budget(*f);
+    DeviceBudget d = device_budget(*f);
+    // A distributed run (--gpus N --strategy S): NCCL's communicators are non-PyTorch memory too.
+    d.non_pytorch_bytes = checked_add(d.non_pytorch_bytes, dist_nccl_bytes(cur.distributed), "non-PyTorch bytes");
     if (d.capacity_bytes <= 0) throw InputError("--gpu", "(none)", "fit needs --gpu or --gpu-memory-gib");
     const GpuSpec& g = find_gpu(f->gpu.empty() ? "h200" : f->gpu, "--gpu");
     for (const auto& [flag, v] : {std::pair<const char*, int64_t>{"--gpus", f->gpus}, {"--gpus-per-node", f->gpus_per_node}})
@@ -188,7 +201,9 @@ void register_fit(CLI::App& app, Context& ctx) {
     opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
     const Estimate e0 = estimate(m, cur, opt);
     std::ostringstream o;
+    if (cur.distributed.enabled()) o << dist_heading(cur.distributed) << "\n";  // whose ledger follows
     o << estimate_table(m, cur, e0, d);
+    o << nccl_note(e0);
     Single now = run_single(m, cur, d, rates, f->expandable_segments);
     const bool fits0 = e0.fits() && now.device_bytes <= d.capacity_bytes;
     const double t0 = now.step_s;
@@ -197,7 +212,8 @@ void register_fit(CLI::App& app, Context& ctx) {
     a.fits = fits0;
     a.step_s = t0;
     a.device_bytes = base_device;
-    const nlohmann::json estimate_doc = f->json ? estimate_json(m, cur, e0, d) : nlohmann::json();
+    nlohmann::json estimate_doc = f->json ? estimate_json(m, cur, e0, d) : nlohmann::json();
+    if (f->json && cur.distributed.enabled()) estimate_doc["distributed"] = dist_json(cur, e0);
     const DeviceBytesFn device_of = [&](const RunConfig& c) { return run_single(m, c, d, rates, f->expandable_segments).device_bytes; };
     if (cur.lora.enabled() || cur.quant.enabled()) a.largest = largest_fitting_batch(device_of, cur, d.capacity_bytes);
     o << "\nstep time (model): " << seconds_text(t0) << " per optimizer step\n";
@@ -326,8 +342,10 @@ void register_fit(CLI::App& app, Context& ctx) {
       r.max_batch = bf.batch;
       r.max_batch_bytes = bf.device_bytes;
     }
-    // 6 / 7. shard across GPUs, then offload (closed forms + the local replay, see engine/plan/)
-    if (!done) {
+    // 6 / 7. shard across GPUs, then offload: rank 0 of the sharded step replayed (cli/plan_replay.h) where
+    // engine/dist/ models it, else the closed forms + the local replay of engine/plan/. Not for a run that is
+    // distributed already (its strategy is the user's).
+    if (!done && !cur.distributed.enabled()) {
       plan::PlanSpace s;
       s.capacity_bytes = d.capacity_bytes;
       s.non_pytorch_bytes = d.non_pytorch_bytes;
@@ -347,14 +365,32 @@ void register_fit(CLI::App& app, Context& ctx) {
         planner.confirm(c, s);
         return c;
       };
+      // The remedy's run on n GPUs, rank 0 replayed with this run's own checkpointing and batch; the closed
+      // form `c` stands where the replay does not model it.
+      auto add_sharded = [&](const std::string& what, const std::string& closed_flags, const plan::PlanCandidate& c,
+                             DistStrategy strategy, int64_t n, DistOffload off) {
+        RunConfig rc = cur;
+        rc.distributed = DistributedConfig{};
+        rc.distributed.strategy = strategy;
+        rc.distributed.world_size = n;
+        rc.distributed.offload = off;
+        const RankReplay x = replay_run(m, rc, d, f->expandable_segments);
+        if (x.replayed) {
+          add(what + " (rank 0 replayed)", dist_flags(rc.distributed), x.device_bytes, c.time.total_s);
+        } else {
+          add(what + " (closed form)", closed_flags, c.confirmed_device_bytes, c.time.total_s);
+          out.back().closed_form_because = x.closed_form_because;
+        }
+        out.back().multi_gpu = true;
+      };
       for (int64_t n : counts) {
         if (done) break;
         for (plan::DataParallel dk : {plan::DataParallel::fsdp2, plan::DataParallel::zero3}) {
           const plan::PlanCandidate c = shard(n, dk, plan::Offload::none);
-          add(std::string(dk == plan::DataParallel::fsdp2 ? "FSDP2 (fully_shard per layer)" : "DeepSpeed ZeRO-3") +
-                  " across " + std::to_string(n) + " GPUs, per-GPU batch unchanged",
-              "torchrun --nproc-per-node " + std::to_string(n) + (dk == plan::DataParallel::fsdp2 ? " + fully_shard" : " + deepspeed zero_optimization.stage=3"),
-              c.confirmed_device_bytes, c.time.total_s);
+          add_sharded(std::string(dk == plan::DataParallel::fsdp2 ? "FSDP2 (fully_shard per layer)" : "DeepSpeed ZeRO-3") +
+                          " across " + std::to_string(n) + " GPUs, per-GPU batch unchanged",
+                      "torchrun --nproc-per-node " + std::to_string(n) + (dk == plan::DataParallel::fsdp2 ? " + fully_shard" : " + deepspeed zero_optimization.stage=3"),
+                      c, dk == plan::DataParallel::fsdp2 ? DistStrategy::fsdp2 : DistStrategy::zero3, n, DistOffload::none);
           if (done) break;
         }
       }
@@ -362,10 +398,10 @@ void register_fit(CLI::App& app, Context& ctx) {
       for (plan::Offload off : {plan::Offload::optimizer, plan::Offload::optimizer_and_params}) {
         if (done) break;
         const plan::PlanCandidate c = shard(n, plan::DataParallel::zero3, off);
-        add("ZeRO-3 CPU offload of " + std::string(off == plan::Offload::optimizer ? "optimizer state" : "optimizer state and parameters") +
-                " on " + std::to_string(n) + " GPU(s), host " + gib(c.mem.host_bytes_per_gpu) + " GiB per GPU",
-            std::string("deepspeed offload_optimizer.device=cpu") + (off == plan::Offload::optimizer_and_params ? " offload_param.device=cpu" : ""),
-            c.confirmed_device_bytes, c.time.total_s);
+        add_sharded("ZeRO-3 CPU offload of " + std::string(off == plan::Offload::optimizer ? "optimizer state" : "optimizer state and parameters") +
+                        " on " + std::to_string(n) + " GPU(s), host " + gib(c.mem.host_bytes_per_gpu) + " GiB per GPU",
+                    std::string("deepspeed offload_optimizer.device=cpu") + (off == plan::Offload::optimizer_and_params ? " offload_param.device=cpu" : ""),
+                    c, DistStrategy::zero3, n, off == plan::Offload::optimizer ? DistOffload::optimizer : DistOffload::params);
       }
     }
     // Allocator advice: slack between reserved and allocated at the reserved peak.
@@ -391,6 +427,7 @@ void register_fit(CLI::App& app, Context& ctx) {
                     static_cast<double>(r.device_bytes - (i ? out[i - 1].device_bytes : base_device)) / static_cast<double>(kGiB),
                     seconds_text(r.step_s).c_str(), t0 > 0 ? r.step_s / t0 : 1.0);
       o << line;
+      if (!r.closed_form_because.empty()) o << "       closed form (engine/plan/), not replayed: " << r.closed_form_because << "\n";
       if (r.trainable >= 0) {
         std::snprintf(line, sizeof line, "       trainable %lld of %lld parameters (%.2f %%); largest micro-batch that fits: %lld%s\n",
                       static_cast<long long>(r.trainable), static_cast<long long>(r.params),

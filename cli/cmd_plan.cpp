@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/plan_common.h"
+#include "cli/plan_replay.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
@@ -115,6 +116,21 @@ nlohmann::json candidate_json(const plan::PlanCandidate& c) {
   return j;
 }
 
+// A finalist's verdict (engine/verdict.h) on its best figure: rank 0 replayed where it is, else the confirmed
+// closed form; the band from the measured single-GPU training cases of its precision and checkpointing.
+Verdict finalist_verdict(const ModelSpec& m, const RunConfig& base, const plan::PlanCandidate& c, const RankReplay& x,
+                         const DeviceBudget& d, int64_t capacity_bytes) {
+  RunConfig run = x.replayed ? x.run : base;
+  if (!x.replayed) {
+    run.precision = c.precision;
+    run.grad_checkpointing = c.ckpt_layers > 0;
+    run.grad_accum_steps = std::max<int64_t>(1, c.par.micro_batches);
+  }
+  const int64_t device = x.replayed ? x.device_bytes : c.confirmed ? c.confirmed_device_bytes : c.device_bytes;
+  const int64_t reserved = x.replayed ? x.peak_reserved_bytes : std::max<int64_t>(0, device - d.non_pytorch_bytes);
+  return verdict_for(m, run, false, capacity_bytes, device, reserved, x.replayed ? x.fits : device <= capacity_bytes);
+}
+
 void print_row(std::ostream& o, size_t i, const plan::PlanCandidate& c, bool confirmed_col) {
   char line[512];
   std::snprintf(line, sizeof line, "  %2zu  %-34s %-9s %-10s b%-3lld x%-4lld ckpt %3lld/%-3lld %8s GiB%s %10s\n", i + 1,
@@ -198,6 +214,13 @@ void register_plan(CLI::App& app, Context& ctx) {
     auto progress = [&bar](double frac) { bar.update(frac); };
     const plan::PlanResult r = planner.search(s, static_cast<size_t>(f->top), progress);
     bar.done();
+    // The listed plans, rank 0 replayed (cli/plan_replay.h): the closed form stands where the replay does not
+    // model the configuration (pipeline parallel, Megatron), and the output says which is which.
+    std::vector<RankReplay> replays;
+    for (const auto& c : r.top) replays.push_back(replay_candidate(m, base, c, d));
+    size_t best = 0;  // the fastest plan that fits by its best figure (the replay where there is one)
+    while (best < replays.size() && replays[best].replayed && !replays[best].fits) ++best;
+    if (best == replays.size()) best = 0;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (f->json) {
       nlohmann::json j;
@@ -208,7 +231,15 @@ void register_plan(CLI::App& app, Context& ctx) {
       j["seq_len"] = base.seq_len;
       j["capacity_bytes"] = s.capacity_bytes;
       j["top"] = nlohmann::json::array();
-      for (const auto& c : r.top) j["top"].push_back(candidate_json(c));
+      for (size_t i = 0; i < r.top.size(); ++i) {
+        nlohmann::json c = candidate_json(r.top[i]);
+        c["rank_replay"] = rank_replay_json(replays[i]);
+        const Verdict v = finalist_verdict(m, base, r.top[i], replays[i], d, s.capacity_bytes);
+        add_verdict_json(c, v);
+        c["fits"] = v.fits;
+        j["top"].push_back(std::move(c));
+      }
+      if (!r.top.empty()) j["best"] = best;
       j["pareto"] = nlohmann::json::array();
       for (const auto& c : r.pareto) j["pareto"].push_back(candidate_json(c));
       if (f->stats)
@@ -227,9 +258,23 @@ void register_plan(CLI::App& app, Context& ctx) {
         << "offload (--allow offload=optimizer_and_params), a smaller --global-batch or --seq-len.\n";
     } else {
       o << "\nFastest plans (device GiB: closed form, then the confirming replay with allocator slack; step time per "
-           "optimizer step):\n";
-      for (size_t i = 0; i < r.top.size(); ++i) print_row(o, i, r.top[i], true);
-      o << "\nBest: " << parallel_text(r.top[0].par) << ", " << settings_text(r.top[0]) << "\n";
+           "optimizer step; under each, rank 0 of the whole step replayed, or why the closed form stands):\n";
+      for (size_t i = 0; i < r.top.size(); ++i) {
+        print_row(o, i, r.top[i], true);
+        const RankReplay& x = replays[i];
+        if (x.replayed)
+          o << "        per-rank replay: " << gib(x.device_bytes) << " GiB on rank 0 (" << gib(x.peak_reserved_bytes)
+            << " reserved" << (x.nccl_bytes > 0 ? " + NCCL " + gib(x.nccl_bytes) : std::string()) << "), "
+            << (x.fits ? "fits" : "DOES NOT FIT") << (x.dist.enabled() ? "; memplan estimate " + dist_flags(x.dist) : "")
+            << "\n";
+        else
+          o << "        closed form only: " << x.closed_form_because << "\n";
+        const Verdict v = finalist_verdict(m, base, r.top[i], x, d, s.capacity_bytes);
+        o << "        verdict: " << verdict_title(v.kind) << ", " << margin_text(v) << "\n";
+      }
+      o << "\nBest: " << parallel_text(r.top[best].par) << ", " << settings_text(r.top[best]);
+      if (replays[best].replayed && replays[best].dist.enabled()) o << " (" << dist_flags(replays[best].dist) << ")";
+      o << "\n";
       o << "\nMemory-vs-time Pareto frontier (closed form):\n";
       for (size_t i = 0; i < r.pareto.size(); ++i) print_row(o, i, r.pareto[i], false);
     }

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/report.h"
+#include "cli/report_dist.h"
 #include "cli/run_cli.h"
 #include "cli/run_flags.h"
 #include "cli/validate_bands.h"
@@ -95,6 +96,7 @@ std::vector<CaseResult> run_cases(const std::string& text, const std::string& pa
 // Predicted against measured over the answered cases; refused ones are only counted.
 struct Summary {
   size_t cases = 0, refused = 0, verdicts_right = 0, verdicts_wrong = 0;
+  size_t distributed = 0;  // answered cases that are one rank of a distributed step
   std::vector<double> alloc_err, reserved_err;  // |error| in percent
 };
 
@@ -129,6 +131,7 @@ Summary summarize(const std::vector<CaseResult>& results) {
       continue;
     }
     const Row w = compare(r);
+    if (r.c->run.distributed.enabled()) ++s.distributed;
     if (w.ea) s.alloc_err.push_back(std::fabs(*w.ea));
     if (w.er) s.reserved_err.push_back(std::fabs(*w.er));
     if (w.fit == "ok") ++s.verdicts_right;
@@ -166,6 +169,8 @@ nlohmann::json predicted_json(const CaseResult& r) {
                      {"skipped_workspaces", cp.num_skipped_workspaces}};
     }
   }
+  // A distributed case: the figures above are its rank's (rank 0 unless the case names another).
+  if (c.run.distributed.enabled()) p["distributed"] = dist_json(c.run, r.e);
   if (c.run.mode == Mode::inference) {
     const auto& inf = r.e.inference;
     p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);
@@ -203,6 +208,7 @@ void print_json(const std::vector<CaseResult>& results, const Summary& s, std::o
   const nlohmann::json summary = {{"cases", s.cases},
                                   {"predicted", s.cases - s.refused},
                                   {"refused", s.refused},
+                                  {"distributed", s.distributed},
                                   {"peak_allocated", error_json(s.alloc_err)},
                                   {"peak_reserved", error_json(s.reserved_err)},
                                   {"fit_verdicts", {{"right", s.verdicts_right}, {"wrong", s.verdicts_wrong}}}};
@@ -232,6 +238,7 @@ void print_table(const std::vector<CaseResult>& results, const Summary& s, bool 
                   opt(w.ma, "%.1f", "-").c_str(), opt(w.ea, "%+.2f", "").c_str(), w.pr, opt(w.mr, "%.1f", "-").c_str(),
                   opt(w.er, "%+.2f", "").c_str(), w.fit.c_str());
     out << line;
+    if (c.run.distributed.enabled()) out << "    " << dist_heading(c.run.distributed) << "\n";  // whose figures
     if (c.run.mode == Mode::inference && c.measured && !(c.measured->oom && *c.measured->oom)) {
       const auto& m = *c.measured;
       const auto& p = r.e.inference;
@@ -269,6 +276,11 @@ void print_table(const std::vector<CaseResult>& results, const Summary& s, bool 
   if (s.verdicts_right + s.verdicts_wrong > 0) {
     std::snprintf(line, sizeof line, "fit verdicts:   %zu right, %zu wrong (capped cases)\n", s.verdicts_right,
                   s.verdicts_wrong);
+    out << line;
+  }
+  if (s.distributed > 0) {
+    std::snprintf(line, sizeof line, "distributed:    %zu cases, each one rank's figures (the rank named under its row)\n",
+                  s.distributed);
     out << line;
   }
   std::snprintf(line, sizeof line, "refused:        %zu of %zu cases%s\n", s.refused, s.cases,

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.h"
+#include "cli/report_dist.h"
 #include "cli/run_flags.h"
 #include "engine/errors.h"
 #include "models/dist_config.h"
@@ -288,4 +289,86 @@ TEST_CASE("case key distributed: parsed, refused by name, read back canonically"
   SECTION("null is the single-GPU step") {
     CHECK(parse_case(dist_case("null", "null")).run.distributed == memplan::DistributedConfig{});
   }
+}
+
+TEST_CASE("estimate of a distributed rank: the heading, NCCL in the device total, one JSON document",
+          "[cli][distributed][json]") {
+  const std::string base = "estimate --model tinyllama-1.1b --seq-len 256 --gpu h200 ";
+  SECTION("text: the ledger is headed by its rank, world and wrapper; the last rank is replayed too") {
+    const CliOutput r = run(base + "--gpus 8 --strategy fsdp2 --mp-param-dtype bf16 --mp-reduce-dtype fp32 --precision fp32");
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("rank 0 of 8 (fsdp2, reshard after forward, bf16 params / fp32 reduce)\n"));
+    CHECK_THAT(r.out, Catch::Contains("non-PyTorch includes NCCL's") && Catch::Contains("rank 7 (the last, replayed too)"));
+    const CliOutput k = run(base + "--gpus 16 --tp 2 --strategy fsdp2 --reshard-after-forward 4 --rank 3");
+    REQUIRE(k.exit_code == 0);
+    CHECK_THAT(k.out, Catch::StartsWith("rank 3 of 16 (fsdp2 dp 8 x tp 2, reshard to groups of 4 after forward)\n"));
+    const CliOutput d = run(base + "--gpus 2 --strategy ddp --bucket-cap-mb 1 --static-graph");
+    CHECK_THAT(d.out, Catch::StartsWith("rank 0 of 2 (ddp, 1 MB buckets, static graph)\n"));
+  }
+  SECTION("JSON: the config echoed as the case key writes it, the rank's figures, NCCL counted once") {
+    const CliOutput r = run(base + "--gpus 8 --strategy fsdp2 --reshard-after-forward false --json");
+    REQUIRE(r.exit_code == 0);
+    nlohmann::json j;
+    REQUIRE_NOTHROW(j = nlohmann::json::parse(r.out));  // one document
+    const auto& dj = j.at("distributed");
+    CHECK(dj.at("config") == nlohmann::json::parse(R"({"strategy": "fsdp2", "world_size": 8, "reshard_after_forward": false})"));
+    CHECK(dj.at("rank") == 0);
+    CHECK(dj.at("dp") == 8);
+    CHECK(dj.at("nccl").at("derived") == true);
+    REQUIRE(dj.at("ranks").size() == 2);  // the printed rank 0 and the last, 7
+    CHECK(dj.at("ranks")[0].at("rank") == 0);
+    CHECK(dj.at("ranks")[1].at("rank") == 7);
+    CHECK(dj.at("ranks")[0].at("torch_peak_allocated_bytes") == j.at("torch_peak_allocated_bytes"));
+    // Device total = the run's reserved peak + non-PyTorch memory, which includes NCCL: the configuration's
+    // NCCL figure (dist_nccl_bytes, before the replay) is the replayed rank's.
+    const int64_t nccl = dj.at("nccl").at("total_bytes").get<int64_t>();
+    CHECK(nccl > 0);
+    memplan::DistributedConfig cfg;
+    cfg.strategy = memplan::DistStrategy::fsdp2;
+    cfg.world_size = 8;
+    CHECK(memplan::cli::dist_nccl_bytes(cfg) == nccl);
+    CHECK(j.at("device_total_bytes").get<int64_t>() ==
+          j.at("run_peak_reserved_bytes").get<int64_t>() + j.at("non_pytorch_bytes").get<int64_t>());
+    const CliOutput single = run(base + "--json");
+    CHECK(j.at("non_pytorch_bytes").get<int64_t>() ==
+          nlohmann::json::parse(single.out).at("non_pytorch_bytes").get<int64_t>() + nccl);
+    CHECK_FALSE(nlohmann::json::parse(single.out).contains("distributed"));
+  }
+  SECTION("dist_nccl_bytes names the groups the replay opens (dp, tp, the world when it is neither)") {
+    for (const char* flags : {"--gpus 4 --strategy ddp", "--gpus 8 --tp 2 --strategy fsdp2", "--gpus 4 --tp 4 --strategy none",
+                              "--gpus 16 --tp 4 --sequence-parallel --strategy fsdp2"}) {
+      INFO(flags);
+      const CliOutput r = run(base + flags + " --json");
+      REQUIRE(r.exit_code == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      memplan::cli::RunFlags f;
+      const auto w = words(flags);
+      for (size_t i = 0; i + 1 < w.size(); ++i) {
+        if (w[i] == "--gpus") f.gpus = std::stoll(w[i + 1]);
+        if (w[i] == "--tp") f.tp = std::stoll(w[i + 1]);
+        if (w[i] == "--strategy") f.strategy = w[i + 1];
+      }
+      f.seq_len = 256;
+      f.sequence_parallel = r.out.find("sequence_parallel") != std::string::npos;
+      const auto cfg = memplan::cli::run_config_from(f, memplan::load_model("tinyllama-1.1b")).distributed;
+      CHECK(memplan::cli::dist_nccl_bytes(cfg) == j.at("distributed").at("nccl").at("total_bytes").get<int64_t>());
+    }
+  }
+}
+
+TEST_CASE("validate: a distributed case is predicted for its rank and marked", "[cli][distributed][validate]") {
+  const std::string text = dist_case("fsdp2-w8", R"({"strategy": "fsdp2", "world_size": 8})") + "\n" +
+                           dist_case("single", "") + "\n";
+  const CliOutput r = run_cli_captured({"validate", "-", "--json"}, text);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("summary").at("distributed") == 1);
+  const auto& p = j.at("cases")[0].at("predicted");
+  CHECK(p.at("distributed").at("rank") == 0);
+  CHECK(p.at("distributed").at("config").at("world_size") == 8);
+  CHECK_FALSE(j.at("cases")[1].at("predicted").contains("distributed"));
+  // The rank's figures: the same as estimate's for that rank (both are estimate(spec, cfg) of the case).
+  const CliOutput t = run_cli_captured({"validate", "-"}, text);
+  CHECK_THAT(t.out, Catch::Contains("\n    rank 0 of 8 (fsdp2, reshard after forward)\n") &&
+                        Catch::Contains("distributed:    1 cases"));
 }

@@ -10,6 +10,10 @@
 Keyword arguments are the command's flags with dashes as underscores (batch_size=4 is --batch-size 4): True
 gives a bare flag, False and None leave it out, a list of integers is comma-separated (grad_checkpointing=[0, 2]),
 another list repeats the flag, a dict gives repeated key=value flags (allow={"precision": ["bf16", "fp16"]}).
+Distributed runs take the CLI's flags too: estimate(model, gpus=8, strategy="fsdp2", reshard_after_forward=False,
+mp_param_dtype="bf16", mp_reduce_dtype="fp32", tp=2, sequence_parallel=True, rank=0, bucket_cap_mb=25,
+gradient_as_bucket_view=True, static_graph=True, offload="params"); reshard_after_forward takes True, False or a
+group size K (it is a value, not a bare flag), and the answer carries a "distributed" dict (the rank's figures).
 `model` is a zoo name, a Hugging Face id of a zoo entry, a path, or a dict (a config.json's content or a native
 graph, models/NATIVE-FORMAT.md). Bad input raises ValueError with the CLI's one-line message.
 
@@ -44,6 +48,10 @@ def command(*args, stdin=""):
     return CommandResult(code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
 
+# Options whose value may be a bool that must be passed as text (FSDP2's reshard_after_forward: true | false | K).
+_VALUE_FLAGS = ("reshard_after_forward",)
+
+
 def _flag_args(options):
     """Keyword arguments -> (argv tail, stdin text)."""
     argv, stdin = [], ""
@@ -51,6 +59,9 @@ def _flag_args(options):
         if key in ("json", "quiet"):
             raise TypeError(f"{key}= is not an option here: the functions always return the --json answer")
         flag = "--" + key.replace("_", "-")
+        if key in _VALUE_FLAGS and isinstance(value, bool):
+            argv += [flag, "true" if value else "false"]  # False is a setting here, not an absent flag
+            continue
         if value is None or value is False:
             continue
         if value is True:

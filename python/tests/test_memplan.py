@@ -193,5 +193,49 @@ class Answers(unittest.TestCase):
         self.assertTrue(r.stdout.rstrip().splitlines()[-1].startswith("Verdict: DOES NOT FIT"))
 
 
+class Distributed(unittest.TestCase):
+    """gpus= / strategy= ... are the CLI's distributed flags; the answer is rank 0's (or rank=R's)."""
+
+    def test_keywords_are_the_flags(self):
+        tiny = ["--model", "tinyllama-1.1b", "--seq-len", "256"]
+        rows = [
+            (dict(gpus=8, strategy="fsdp2"), ["--gpus", "8", "--strategy", "fsdp2"]),
+            # reshard_after_forward is a value: False is passed as "false", not dropped as a bare flag would be
+            (dict(gpus=8, strategy="fsdp2", reshard_after_forward=False, mp_param_dtype="bf16", mp_reduce_dtype="fp32"),
+             ["--gpus", "8", "--strategy", "fsdp2", "--reshard-after-forward", "false", "--mp-param-dtype", "bf16",
+              "--mp-reduce-dtype", "fp32"]),
+            (dict(gpus=8, strategy="fsdp2", reshard_after_forward=4, rank=5),
+             ["--gpus", "8", "--strategy", "fsdp2", "--reshard-after-forward", "4", "--rank", "5"]),
+            (dict(gpus=4, strategy="ddp", bucket_cap_mb=1, gradient_as_bucket_view=True),
+             ["--gpus", "4", "--strategy", "ddp", "--bucket-cap-mb", "1", "--gradient-as-bucket-view"]),
+            (dict(gpus=4, tp=2, strategy="fsdp2", sequence_parallel=True),
+             ["--gpus", "4", "--tp", "2", "--strategy", "fsdp2", "--sequence-parallel"]),
+        ]
+        for kwargs, argv in rows:
+            with self.subTest(argv=" ".join(argv)):
+                code, out, err = cli("estimate", *tiny, *argv, "--json")
+                self.assertEqual(code, 0, err)
+                r = memplan.estimate(model="tinyllama-1.1b", seq_len=256, **kwargs)
+                self.assertEqual(r, json.loads(out))
+                self.assertEqual(r["distributed"]["config"]["world_size"], kwargs["gpus"])
+                self.assertEqual(r["distributed"]["rank"], kwargs.get("rank", 0))
+
+    def test_bad_distributed_values_are_value_errors_naming_the_flag(self):
+        rows = [
+            (dict(gpus=8, strategy="fsdp"), "--strategy"),
+            (dict(gpus=8), "--gpus"),                                     # no strategy
+            (dict(gpus=6, tp=4, strategy="fsdp2"), "--gpus"),             # 6 % 4
+            (dict(gpus=8, strategy="fsdp2", reshard_after_forward=3), "--reshard-after-forward"),  # 8 % 3
+            (dict(gpus=8, strategy="fsdp2", rank=8), "--rank"),
+            (dict(gpus=8, strategy="ddp", offload="optimizer"), "--offload"),
+            (dict(gpus=8, strategy="fsdp2", pp=2), "--pp"),
+        ]
+        for kwargs, flag in rows:
+            with self.subTest(kwargs=kwargs):
+                with self.assertRaises(ValueError) as ctx:
+                    memplan.estimate(model="tinyllama-1.1b", seq_len=256, **kwargs)
+                self.assertIn(flag, str(ctx.exception))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
