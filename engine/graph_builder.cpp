@@ -53,9 +53,11 @@ DType GraphBuilder::promote(DType a, DType b) const {
 }
 
 int32_t GraphBuilder::intern(std::string_view name) {
-  auto [it, inserted] = name_index_.try_emplace(std::string(name), static_cast<int32_t>(g_.names.size()));
-  if (inserted) g_.names.emplace_back(name);
-  return it->second;
+  if (const auto it = name_index_.find(name); it != name_index_.end()) return it->second;
+  const auto id = static_cast<int32_t>(g_.names.size());
+  name_index_.emplace(std::string(name), id);
+  g_.names.emplace_back(name);
+  return id;
 }
 
 TensorId GraphBuilder::new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of) {

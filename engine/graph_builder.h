@@ -10,6 +10,7 @@
 //  - Python variable lifetime: a tensor is released after its last use, or later where model code keeps it in a
 //    variable (`hold_until_drop` / `drop`).
 #pragma once
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -222,7 +223,13 @@ class GraphBuilder {
   int32_t current_layer_ = -1;
   std::vector<int32_t> explicit_release_;   // per tensor: op index of drop(), -1 none, -2 held
   std::vector<TensorId> cache_entry_of_param_;  // per tensor (param): its cached cast, or kNoTensor
-  std::unordered_map<std::string, int32_t> name_index_;  // interned names -> index into g_.names
+  // Interned names -> index into g_.names. Transparent hashing: intern() looks a name up as a string_view,
+  // without building a std::string for every op.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> name_index_;
   lora::Tracker lora_;  // peft LoRA / bitsandbytes: targets matched, embeddings seen (engine/lora.h)
 };
 

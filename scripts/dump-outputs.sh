@@ -18,10 +18,10 @@ if [ $# -ne 2 ]; then
   exit 2
 fi
 B=$(realpath "$1")
-OUT=$2
+mkdir -p "$2"
+OUT=$(realpath "$2")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-mkdir -p "$OUT"
-cd "$ROOT"
+cd "$ROOT"  # the inputs (data/validation) of the tree the script sits in
 
 run() {  # run NAME ARGS...: stdout to NAME.out, stderr to NAME.err, exit code appended to NAME.rc
   local name=$1

@@ -11,7 +11,12 @@
 
 namespace memplan {
 
-AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& events, const AllocatorReplayOptions& options) {
+namespace {
+
+// A template over the model: replaying the caching allocator calls its alloc / free and reads its counters
+// without a virtual call per event (the shipped models are final classes).
+template <class Model>
+AllocatorStats replay(Model& model, const MemEventStream& events, const AllocatorReplayOptions& options) {
   AllocatorStats s;
   const int64_t retries_at_start = model.num_alloc_retries();
   const int64_t device_allocs_at_start = model.num_device_allocs();
@@ -70,6 +75,13 @@ AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& eve
   s.num_device_allocs = model.num_device_allocs() - device_allocs_at_start;
   s.num_segments = model.num_segments();
   return s;
+}
+
+}  // namespace
+
+AllocatorStats replay_allocator(AllocatorModel& model, const MemEventStream& events, const AllocatorReplayOptions& options) {
+  if (auto* caching = dynamic_cast<CachingAllocator*>(&model)) return replay(*caching, events, options);
+  return replay(model, events, options);
 }
 
 bool NoFragmentation::alloc(int32_t block, int64_t size_bytes, int32_t /*stream*/) {

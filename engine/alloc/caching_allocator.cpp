@@ -2,9 +2,9 @@
 //
 // Layout: blocks live in one arena (`blocks_`, indices reused through `free_slots_`); each segment is a
 // doubly linked chain of blocks in address order starting at `Segment::head`. Merges always keep the
-// lower-address block, so a segment's head never changes. Free mapped blocks sit in `free_[pool]` ordered by
-// (stream, size, address) exactly like PyTorch's BlockComparatorSize; unmapped expandable address space sits
-// in `unmapped_[pool]` ordered by (stream, address).
+// lower-address block, so a segment's head never changes. Free mapped blocks sit in their (pool, stream)'s
+// `StreamPool::free` ordered by (size, address) exactly like PyTorch's BlockComparatorSize; unmapped expandable
+// address space sits in `StreamPool::unmapped` ordered by address.
 #include "engine/alloc/caching_allocator.h"
 
 #include <algorithm>
@@ -19,7 +19,6 @@ namespace memplan {
 
 namespace {
 constexpr int64_t kMinI64 = std::numeric_limits<int64_t>::min();
-constexpr int32_t kMinI32 = std::numeric_limits<int32_t>::min();
 constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
 
 bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -82,25 +81,29 @@ void CachingAllocator::drop_block(int32_t idx) {
   free_slots_.push_back(idx);
 }
 
-CachingAllocator::SizeKey CachingAllocator::size_key(int32_t idx) const {
-  const Block& b = blocks_[idx];
-  return {b.stream, b.size, b.addr, idx};
+CachingAllocator::StreamPool& CachingAllocator::pool_of(bool small, int32_t stream) {
+  if (StreamPool* p = find_pool(small, stream)) return *p;
+  auto& pools = pools_[small];
+  const auto at = std::find_if(pools.begin(), pools.end(), [&](const StreamPool& p) { return p.stream > stream; });
+  return *pools.insert(at, StreamPool{.stream = stream, .free = {}, .unmapped = {}});
 }
 
 void CachingAllocator::insert_free(int32_t idx) {
   const Block& b = blocks_[idx];
+  StreamPool& p = pool_of(pool_small(idx), b.stream);
   if (b.mapped) {
-    free_[pool_small(idx)].insert(size_key(idx));
+    p.free.insert({b.size, b.addr, idx});
   } else {
-    unmapped_[pool_small(idx)].insert({b.stream, b.addr, idx});
+    p.unmapped.insert({b.addr, 0, idx});
   }
 }
 
 void CachingAllocator::erase_free(int32_t idx) {
   const Block& b = blocks_[idx];
-  [[maybe_unused]] size_t n = b.mapped ? free_[pool_small(idx)].erase(size_key(idx))
-                                       : unmapped_[pool_small(idx)].erase({b.stream, b.addr, idx});
-  assert(n == 1);
+  StreamPool* p = find_pool(pool_small(idx), b.stream);
+  assert(p);
+  [[maybe_unused]] const bool erased = b.mapped ? p->free.erase(b.size, b.addr) : p->unmapped.erase(b.addr, 0);
+  assert(erased);
 }
 
 // PyTorch's try_merge_blocks: only free neighbours with the same mapping state merge.
@@ -154,28 +157,27 @@ int32_t CachingAllocator::merge_neighbours(int32_t idx) {
 // ---------------------------------------------------------------- malloc / free
 
 bool CachingAllocator::get_free_block(bool small, int32_t stream, int64_t size, int32_t* out) {
-  auto& pool = free_[small];
-  auto it = pool.lower_bound({stream, size, kMinI64, kMinI32});
-  if (it == pool.end() || std::get<0>(*it) != stream) return false;
-  auto idx_of = [](const SizeKey& k) { return std::get<3>(k); };
-  if (segments_[blocks_[idx_of(*it)].segment].expandable) {
+  StreamPool* p = find_pool(small, stream);
+  if (!p) return false;
+  BlockIndex& pool = p->free;
+  auto it = pool.lower_bound(size, kMinI64);
+  if (it == pool.end()) return false;
+  if (blocks_[it->block].expandable) {
     // Best fit counts the unmapped space an expandable block could still grow into, so the growing tail of
     // a segment is chosen only when no tighter block exists.
     auto grow_size = [&](int32_t i) {
       const Block& b = blocks_[i];
       return b.size + (b.next >= 0 && !blocks_[b.next].mapped ? blocks_[b.next].size : 0);
     };
-    auto next = std::next(it);
-    while (segments_[blocks_[idx_of(*it)].segment].expandable && next != pool.end() &&
-           std::get<0>(*next) == stream && grow_size(idx_of(*next)) < grow_size(idx_of(*it))) {
-      it = next++;
-    }
+    for (auto next = it; blocks_[it->block].expandable && ++next != pool.end() &&
+                         grow_size(next->block) < grow_size(it->block);)
+      it = next;
   }
-  const int64_t found_size = std::get<1>(*it);
+  const int64_t found_size = it->major;
   // Oversize blocks (>= max_split_size) serve only oversize requests, and only within 20 MiB.
   if (size < max_split() && found_size >= max_split()) return false;
   if (size >= max_split() && found_size >= size + kAllocLargeBufferBytes) return false;
-  *out = idx_of(*it);
+  *out = it->block;
   pool.erase(it);
   return true;
 }
@@ -201,6 +203,8 @@ int32_t CachingAllocator::new_segment(int64_t addr, int64_t va_size, bool small,
   b.segment = seg;
   b.stream = stream;
   b.mapped = !expandable;
+  b.small = small;
+  b.expandable = expandable;
   segments_[seg].head = new_block(b);
   ++num_live_segments_;
   return seg;
@@ -287,25 +291,28 @@ void CachingAllocator::release_block(int32_t idx) {
 // Frees oversize (>= max_split_size) cached segments, only as many as the request needs.
 bool CachingAllocator::release_available_cached_blocks(bool small, int32_t stream, int64_t size) {
   if (opt_.max_split_size_bytes == 0 || opt_.expandable_segments) return false;
-  auto& pool = free_[small];
+  StreamPool* p = find_pool(small, stream);
+  if (!p) return false;
+  const BlockIndex& pool = p->free;
   const int64_t key_size = std::max(size, max_split());
-  auto unsplit = [&](const SizeKey& k) { return blocks_[std::get<3>(k)].prev < 0 && blocks_[std::get<3>(k)].next < 0; };
-  auto it = pool.lower_bound({stream, key_size, kMinI64, kMinI32});
-  if (it != pool.end() && std::get<0>(*it) == stream) {
+  auto unsplit = [&](const BlockIndex::Entry& k) { return blocks_[k.block].prev < 0 && blocks_[k.block].next < 0; };
+  auto it = pool.lower_bound(key_size, kMinI64);
+  if (it != pool.end()) {
     if (!unsplit(*it)) return false;
-    release_block(std::get<3>(*it));
+    release_block(it->block);
     return true;
   }
-  // No single block is large enough: free oversize blocks from the largest down.
+  // No single block is large enough: free oversize blocks from the largest down (erasing an entry keeps the
+  // iterators to those below it valid, block_index.h).
   if (it == pool.begin()) return false;
   --it;
   int64_t released = 0;
-  while (released < key_size && std::get<1>(*it) >= max_split() && std::get<0>(*it) == stream && unsplit(*it)) {
+  while (released < key_size && it->major >= max_split() && unsplit(*it)) {
     const auto cur = it;
-    released += std::get<1>(*cur);
+    released += cur->major;
     const bool last = it == pool.begin();
     if (!last) --it;
-    release_block(std::get<3>(*cur));
+    release_block(cur->block);
     if (last) break;
   }
   return released >= key_size;
@@ -313,12 +320,14 @@ bool CachingAllocator::release_available_cached_blocks(bool small, int32_t strea
 
 void CachingAllocator::release_pool(bool small) {
   std::vector<int32_t> to_release, to_unmap;
-  for (const SizeKey& k : free_[small]) {
-    const int32_t idx = std::get<3>(k);
-    if (segments_[blocks_[idx].segment].expandable) {
-      to_unmap.push_back(idx);
-    } else if (blocks_[idx].prev < 0 && blocks_[idx].next < 0) {
-      to_release.push_back(idx);
+  for (const StreamPool& p : pools_[small]) {
+    for (const BlockIndex::Entry& k : p.free) {
+      const int32_t idx = k.block;
+      if (segments_[blocks_[idx].segment].expandable) {
+        to_unmap.push_back(idx);
+      } else if (blocks_[idx].prev < 0 && blocks_[idx].next < 0) {
+        to_release.push_back(idx);
+      }
     }
   }
   for (int32_t idx : to_release) release_block(idx);
@@ -361,7 +370,10 @@ int64_t CachingAllocator::address_of(int32_t block) const {
 }
 
 int64_t CachingAllocator::num_cached_free_blocks() const {
-  return static_cast<int64_t>(free_[0].size() + free_[1].size());
+  size_t n = 0;
+  for (const auto& pools : pools_)
+    for (const StreamPool& p : pools) n += p.free.size();
+  return static_cast<int64_t>(n);
 }
 
 void CachingAllocator::seed_segment(int64_t address, int64_t size_bytes, bool small, int32_t stream,

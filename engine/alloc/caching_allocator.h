@@ -20,15 +20,14 @@
 // Left out: CUDA graph private pools, cross-stream record_stream events (frees complete immediately),
 // garbage_collection_threshold, per-interval roundup_power2_divisions, free-memory callbacks.
 //
-// Complexity: O(log n) per event in the number of cached blocks (ordered sets keyed by (stream, size, address)).
+// Complexity: O(log n) per event in the number of cached blocks (ordered indexes keyed by size and address per
+// (pool, stream), block_index.h), plus moving at most one index leaf.
 #pragma once
 #include <cstdint>
-#include <memory_resource>
-#include <set>
-#include <tuple>
 #include <vector>
 
 #include "engine/alloc/allocator_model.h"
+#include "engine/alloc/block_index.h"
 #include "engine/alloc/device_va.h"
 
 namespace memplan {
@@ -126,6 +125,8 @@ class CachingAllocator final : public AllocatorModel {
     int32_t user = -1;  // user block id while allocated
     bool allocated = false;
     bool mapped = true;
+    bool small = false;       // its segment's pool and kind, copied here: every pool operation needs them
+    bool expandable = false;
   };
   struct Segment {
     int64_t addr = 0;
@@ -138,17 +139,25 @@ class CachingAllocator final : public AllocatorModel {
     bool expandable = false;
     bool live = false;
   };
-  // Free (cached) mapped blocks: ordered like PyTorch's BlockComparatorSize.
-  using SizeKey = std::tuple<int32_t, int64_t, int64_t, int32_t>;  // stream, size, address, block index
-  // Unmapped expandable address space: ordered like BlockComparatorAddress.
-  using AddrKey = std::tuple<int32_t, int64_t, int32_t>;           // stream, address, block index
+  // The cached blocks of one (pool, stream). PyTorch's comparators order by stream first, so a request only
+  // ever looks at its own stream's blocks: one index per stream, kept in ascending stream order.
+  struct StreamPool {
+    int32_t stream = 0;
+    BlockIndex free;      // mapped free blocks by (size, address): BlockComparatorSize
+    BlockIndex unmapped;  // unmapped expandable address space by (address, 0): BlockComparatorAddress
+  };
 
   int32_t new_block(const Block& b);
   void drop_block(int32_t idx);
-  SizeKey size_key(int32_t idx) const;
+  StreamPool* find_pool(bool small, int32_t stream) {  // nullptr: nothing of that stream was ever cached
+    for (StreamPool& p : pools_[small])
+      if (p.stream == stream) return &p;
+    return nullptr;
+  }
+  StreamPool& pool_of(bool small, int32_t stream);    // created when missing
   void insert_free(int32_t idx);
   void erase_free(int32_t idx);
-  bool pool_small(int32_t idx) const { return segments_[blocks_[idx].segment].small; }
+  bool pool_small(int32_t idx) const { return blocks_[idx].small; }
   int64_t max_split() const;
   bool can_merge(int32_t a, int32_t b) const;
   int32_t split_at(int32_t idx, int64_t offset);  // idx keeps [0, offset); returns the new upper block
@@ -172,11 +181,7 @@ class CachingAllocator final : public AllocatorModel {
   std::vector<Block> blocks_;
   std::vector<int32_t> free_slots_;
   std::vector<Segment> segments_;
-  // Set nodes come from a pool owned by this allocator: a replay inserts and erases millions of free-block keys,
-  // and a malloc per node dominated its time.
-  std::pmr::unsynchronized_pool_resource node_pool_;
-  std::pmr::set<SizeKey> free_[2]{std::pmr::set<SizeKey>(&node_pool_), std::pmr::set<SizeKey>(&node_pool_)};  // [0] large, [1] small
-  std::pmr::set<AddrKey> unmapped_[2]{std::pmr::set<AddrKey>(&node_pool_), std::pmr::set<AddrKey>(&node_pool_)};
+  std::vector<StreamPool> pools_[2];  // [0] large, [1] small; by ascending stream
   std::vector<int32_t> live_;  // user block id -> block index, -1 when not live
   DeviceVaSpace va_;                   // where cudaMalloc puts segments (their order breaks best-fit ties)
   int64_t next_va_ = int64_t{1} << 40;  // expandable segments' address reservations (order irrelevant)

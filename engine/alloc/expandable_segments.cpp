@@ -17,21 +17,20 @@
 namespace memplan {
 
 namespace {
-constexpr int64_t kMinI64 = std::numeric_limits<int64_t>::min();
-constexpr int32_t kMinI32 = std::numeric_limits<int32_t>::min();
 constexpr int64_t kUnlimitedVaBytes = int64_t{1} << 46;
 }  // namespace
 
 int32_t CachingAllocator::find_expandable_block(bool small, int32_t stream, int64_t size) {
-  auto& un = unmapped_[small];
-  for (auto it = un.lower_bound({stream, kMinI64, kMinI32}); it != un.end() && std::get<0>(*it) == stream; ++it) {
-    int32_t c = std::get<2>(*it);
-    // The free block right before the unmapped range can take the start of the request.
-    const int32_t p = blocks_[c].prev;
-    if (p >= 0 && !blocks_[p].allocated) c = p;
-    int64_t bytes = 0;
-    for (int32_t b = c; bytes < size && b >= 0 && !blocks_[b].allocated; b = blocks_[b].next) bytes += blocks_[b].size;
-    if (bytes >= size) return c;
+  if (const StreamPool* pool = find_pool(small, stream)) {
+    for (const BlockIndex::Entry& u : pool->unmapped) {  // by address
+      int32_t c = u.block;
+      // The free block right before the unmapped range can take the start of the request.
+      const int32_t p = blocks_[c].prev;
+      if (p >= 0 && !blocks_[p].allocated) c = p;
+      int64_t bytes = 0;
+      for (int32_t b = c; bytes < size && b >= 0 && !blocks_[b].allocated; b = blocks_[b].next) bytes += blocks_[b].size;
+      if (bytes >= size) return c;
+    }
   }
   // PyTorch reserves 9/8 of the device's total memory of address space per segment, whatever the
   // set_per_process_memory_fraction cap; mappings never exceed the device, so the range never runs out and is
