@@ -11,7 +11,8 @@ Conv1D layers are no nn.Linear, which ColwiseParallel refuses); FSDP2 + TP 2D.
 Set `holdout` (`d2-*`, `"holdout": true`): other models (a 6-layer 1536-wide Llama with 4 KV heads, a Mistral, an
 8-layer Llama with a 32003 vocabulary, an 8-layer GPT-2 small, a tied Qwen2 1.5B-like), world 2-64 incl. 32 and 64,
 reshard 2 / 8, TP 4 / 8, DDP bucket 10 / 50, ZeRO-1, 2D at 32 = 4 x 8 and 64 = 16 x 4: predicted at a named commit
-before measuring (data/validation/predictions/distributed-holdout-at-<commit>.json).
+before measuring (data/validation/predictions/distributed-holdout-at-7d43c1f.json); not measured yet (the device budget
+ran out on 2026-12-01, see data/validation/NOTES.md).
 Usage: python3 make_distributed.py tuning > distributed-tuning-input.jsonl
        python3 make_distributed.py holdout > distributed-holdout-input.jsonl"""
 import json
