@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/fit_lora.h"
+#include "cli/fit_safety.h"
 #include "cli/plan_common.h"
 #include "cli/plan_replay.h"
 #include "cli/report_dist.h"
@@ -87,6 +88,8 @@ struct FitAnswer {
   std::vector<Remedy> remedies;
   std::optional<int64_t> slack_bytes, expandable_device_bytes;  // allocator advice, when given
   std::optional<BatchFit> largest;  // a LoRA / QLoRA run: the largest micro-batch that fits
+  Verdict verdict;                  // the run as given, with its margin and band (engine/verdict.h)
+  std::optional<Safety> safety;     // BORDERLINE: what buys safety (cli/fit_safety.h)
 };
 
 nlohmann::json remedy_json(const Remedy& r) {
@@ -111,6 +114,7 @@ void print_fit_json(const nlohmann::json& estimate, const FitAnswer& a, std::ost
   const auto first_fit = std::find_if(a.remedies.begin(), a.remedies.end(), [](const Remedy& r) { return r.fits; });
   j["fits_after_remedy"] = first_fit == a.remedies.end() ? nlohmann::json(nullptr)
                                                          : nlohmann::json(first_fit - a.remedies.begin() + 1);
+  if (a.safety) j["safety"] = safety_json(*a.safety);
   if (a.slack_bytes)
     j["allocator_advice"] = {{"reserved_unallocated_bytes", *a.slack_bytes},
                              {"flags", "--expandable-segments"},
@@ -153,12 +157,22 @@ std::string conclusion(const FitAnswer& a, const DeviceBudget& d) {
   if (a.largest)
     o << "\nLargest micro-batch that fits: " << a.largest->batch
       << (a.largest->batch > 0 ? " (" + gib(a.largest->device_bytes) + " GiB)" : std::string(" (not even 1)")) << "\n";
+  // BORDERLINE says which way the allocator replay went: the remedies below follow that answer.
+  const std::string title = a.verdict.kind == VerdictKind::borderline
+                                ? std::string("BORDERLINE (the replay: ") + (a.fits ? "fits" : "does not fit") + ")"
+                                : std::string(verdict_title(a.verdict.kind));
   if (a.fits) {
-    o << "\nVerdict: FITS on " << d.gpu_name << " as given (" << gib(a.device_bytes) << " of "
-      << gib(d.capacity_bytes) << " GiB).\n";
+    o << "\nVerdict: " << title << " on " << d.gpu_name << " as given (" << gib(a.device_bytes) << " of "
+      << gib(d.capacity_bytes) << " GiB; " << margin_text(a.verdict) << ")";
+    if (a.safety) {
+      const auto safe = std::find_if(a.safety->steps.begin(), a.safety->steps.end(),
+                                     [](const SafetyStep& t) { return t.verdict.kind == VerdictKind::fits; });
+      if (safe != a.safety->steps.end()) o << "; FITS with the band's room: " << safe->flags;
+    }
+    o << ".\n";
     return o.str();
   }
-  o << "\nVerdict: DOES NOT FIT on " << d.gpu_name << " as given (needs " << gib(a.device_bytes) << " of "
+  o << "\nVerdict: " << title << " on " << d.gpu_name << " as given (needs " << gib(a.device_bytes) << " of "
     << gib(d.capacity_bytes) << " GiB); ";
   const auto first_fit = std::find_if(a.remedies.begin(), a.remedies.end(), [](const Remedy& r) { return r.fits; });
   if (first_fit == a.remedies.end()) {
@@ -212,6 +226,12 @@ void register_fit(CLI::App& app, Context& ctx) {
     a.fits = fits0;
     a.step_s = t0;
     a.device_bytes = base_device;
+    a.verdict = verdict_on(m, cur, e0, d);
+    if (a.verdict.kind == VerdictKind::borderline) {
+      const EstimateFn rerun = [&](const RunConfig& c, bool ex) { return run_single(m, c, d, rates, ex).e; };
+      a.safety = borderline_safety(m, cur, f->expandable_segments, e0, d, rerun);
+      o << safety_text(*a.safety);
+    }
     nlohmann::json estimate_doc = f->json ? estimate_json(m, cur, e0, d) : nlohmann::json();
     if (f->json && cur.distributed.enabled()) estimate_doc["distributed"] = dist_json(cur, e0);
     const DeviceBytesFn device_of = [&](const RunConfig& c) { return run_single(m, c, d, rates, f->expandable_segments).device_bytes; };

@@ -10,6 +10,8 @@
 #include "cli/run_flags.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/kv_cache.h"
+#include "engine/verdict.h"
 #include "engine/limits.h"
 #include "engine/serve.h"
 #include "models/gpu_specs.h"
@@ -92,6 +94,26 @@ void register_serve(CLI::App& app, Context& ctx) {
     o.weights.group_size = f->group_size;
     if (m.kind == ModelSpec::Kind::transformer) o.params_without_builder = param_count(m);
     const ServeResult r = plan_serving(m, o);
+    // The verdict (engine/verdict.h): the budget is what vLLM may use (capacity x utilization); the run needs the
+    // weights, the profiled activation peak, the non-PyTorch memory and one max-model-len sequence's KV blocks
+    // (as plan_serving counts it: the activation dtype as engine/serve.cpp derives it, sliding windows as a ring).
+    // The band comes from the measured Hugging Face generate() cases (vLLM itself was not measured).
+    const DType act = o.weights.format == WeightFormat::fp32   ? DType::f32
+                      : o.weights.format == WeightFormat::fp16 ? DType::f16
+                                                               : o.weights.base_dtype;
+    const int64_t seq_kv = kv_model(m.transformer, act, o.kv_dtype, o.tensor_parallel)
+                               .sequence_bytes_paged(r.max_model_len, o.block_size, SlidingKeep::ring);
+    const int64_t budget = static_cast<int64_t>(f->utilization * static_cast<double>(o.capacity_bytes));
+    VerdictInput vin;
+    vin.budget_bytes = budget;
+    vin.device_total_bytes = checked_add(budget - r.kv_budget_bytes, seq_kv, "serve device bytes");
+    vin.reserved_bytes = checked_add(r.weights.total() + r.activation_peak_bytes, seq_kv, "serve bytes");
+    vin.allocator_fits = r.fits;
+    RunConfig vc;
+    vc.mode = Mode::inference;
+    vc.generate_tokens = 1;
+    vc.precision = act == DType::f32 ? Precision::fp32 : act == DType::f16 ? Precision::fp16 : Precision::bf16;
+    const Verdict v = judge(vin, band_for(builtin_error_bands(), verdict_features(m, vc, false)));
     if (f->json) {
       nlohmann::json j = {{"model", m.name},
                           {"gpu", gpu_name},
@@ -115,6 +137,7 @@ void register_serve(CLI::App& app, Context& ctx) {
                           {"concurrency", o.concurrency},
                           {"max_context_at_concurrency", r.max_context_at_concurrency},
                           {"fits", r.fits}};
+      add_verdict_json(j, v);
       os << j.dump(2) << "\n";
       return;
     }
@@ -133,8 +156,9 @@ void register_serve(CLI::App& app, Context& ctx) {
               << " per replica, " << r.max_sequences_at_context * r.replicas << " in total\n";
     os << "  max context at " << o.concurrency << " concurrent sequence(s): " << r.max_context_at_concurrency
               << " tokens (max-model-len " << r.max_model_len << ")\n";
-    os << (r.fits ? "FITS" : "DOES NOT FIT") << ": "
-              << (r.fits ? "one max-model-len sequence fits" : "no room for one max-model-len sequence") << "\n";
+    os << verdict_title(v.kind) << ": "
+              << (r.fits ? "one max-model-len sequence fits" : "no room for one max-model-len sequence") << "; "
+              << margin_text(v) << "\n";
   });
 }
 

@@ -50,6 +50,12 @@ Verdict verdict_on(const ModelSpec& m, const RunConfig& c, const Estimate& e, co
   return judge(in, band_for(builtin_error_bands(), verdict_features(m, c, e.expandable_segments)));
 }
 
+Verdict verdict_for(const ModelSpec& m, const RunConfig& c, bool expandable_segments, int64_t budget_bytes,
+                    int64_t device_total_bytes, int64_t reserved_bytes, bool fits) {
+  return judge(VerdictInput{budget_bytes, device_total_bytes, reserved_bytes, fits},
+               band_for(builtin_error_bands(), verdict_features(m, c, expandable_segments)));
+}
+
 std::string margin_text(const Verdict& v) {
   std::ostringstream o;
   o << "margin " << (v.margin_bytes >= 0 ? "+" : "-") << mib(v.margin_bytes >= 0 ? v.margin_bytes : -v.margin_bytes)

@@ -32,6 +32,9 @@ int64_t device_total(const Estimate& e, const DeviceBudget& d);
 // The verdict with its margin and the error band of comparable measured cases (engine/verdict.h): the margin
 // is d.capacity_bytes - device_total, the band scales the uncapped peak reserved. Requires d.capacity_bytes > 0.
 Verdict verdict_on(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
+// The same for a device figure computed elsewhere (plan's finalists, serve): `reserved_bytes` scales the band.
+Verdict verdict_for(const ModelSpec& m, const RunConfig& c, bool expandable_segments, int64_t budget_bytes,
+                    int64_t device_total_bytes, int64_t reserved_bytes, bool fits);
 // The one-line verdict: FITS / DOES NOT FIT / BORDERLINE with the margin and the band (or, without a device,
 // the peaks).
 std::string verdict_line(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);

@@ -58,7 +58,10 @@ std::vector<std::string> band_class_keys(const VerdictFeatures& f) {
   else if (f.expandable_segments) feat = "expseg";
   else if (f.generation) feat = "gen";
   const std::string l1 = mode + "/" + kind, l2 = l1 + "/" + prec;
-  return {l2 + "/" + feat, l2, l1, mode, "all"};
+  // A feature measured in few cases of this precision falls back to the same feature over all precisions
+  // before the precision's mix of features (whose worst case may be another feature's miss).
+  if (feat == "plain") return {l2 + "/" + feat, l2, l1, mode, "all"};
+  return {l2 + "/" + feat, l1 + "/any/" + feat, l2, l1, mode, "all"};
 }
 
 const ErrorBand* ErrorBandTable::find(std::string_view key) const {

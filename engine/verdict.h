@@ -39,8 +39,8 @@ struct VerdictFeatures {
 };
 VerdictFeatures verdict_features(const ModelSpec& m, const RunConfig& c, bool expandable_segments);
 
-// Class keys from the finest to the coarsest, e.g. {"training/transformer/amp/ckpt", "training/transformer/amp",
-// "training/transformer", "training", "all"}. Precision groups: fp32, amp (amp_bf16, amp_fp16), half (bf16,
+// Class keys from the finest to the coarsest, e.g. {"training/transformer/amp/ckpt", "training/transformer/any/ckpt",
+// "training/transformer/amp", "training/transformer", "training", "all"} (no "any" level for "plain"). Precision groups: fp32, amp (amp_bf16, amp_fp16), half (bf16,
 // fp16); features: lora, ckpt, accum, expseg, gen, plain.
 std::vector<std::string> band_class_keys(const VerdictFeatures& f);
 
