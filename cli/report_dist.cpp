@@ -11,8 +11,10 @@ namespace memplan::cli {
 
 std::string dist_summary(const DistributedConfig& d) {
   std::ostringstream o;
-  o << dist_strategy_name(d.strategy);
-  if (d.tp > 1) o << " dp " << d.dp() << " x tp " << d.tp << (d.sequence_parallel ? " + sequence parallel" : "");
+  if (d.strategy == DistStrategy::none) o << "tensor parallel tp " << d.tp;  // no data-parallel wrapper
+  else o << dist_strategy_name(d.strategy);
+  if (d.tp > 1 && d.strategy != DistStrategy::none) o << " dp " << d.dp() << " x tp " << d.tp;
+  if (d.sequence_parallel) o << " + sequence parallel";
   if (d.strategy == DistStrategy::fsdp2) {
     if (d.reshard_after_forward < 0) o << ", reshard after forward";
     else if (d.reshard_after_forward == 0) o << ", no reshard after forward";

@@ -12,7 +12,8 @@
 
 namespace memplan::cli {
 
-// "fsdp2, reshard after forward, bf16 params / fp32 reduce"; "ddp, 25 MB buckets"; "none, tp 4 + sequence parallel".
+// "fsdp2, reshard after forward, bf16 params / fp32 reduce"; "ddp, 25 MB buckets"; "tensor parallel tp 4 + sequence
+// parallel"; "fsdp2 dp 4 x tp 2, reshard after forward".
 std::string dist_summary(const DistributedConfig& d);
 // "rank 0 of 8 (fsdp2, reshard after forward, bf16 params / fp32 reduce)"; empty for a single-GPU run.
 std::string dist_heading(const DistributedConfig& d);
