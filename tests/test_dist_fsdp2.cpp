@@ -57,6 +57,9 @@ TEST_CASE("per-rank ledgers balance for every strategy", "[dist]") {
       {"ddp w4", DistStrategy::ddp, 4, 1, Precision::fp32},
       {"tp2", DistStrategy::none, 2, 2, Precision::bf16},
       {"fsdp2 + tp2", DistStrategy::fsdp2, 8, 2, Precision::bf16},
+      {"zero1 w4", DistStrategy::zero1, 4, 1, Precision::bf16},
+      {"zero2 w4", DistStrategy::zero2, 4, 1, Precision::bf16},
+      {"zero3 w4", DistStrategy::zero3, 4, 1, Precision::bf16},
   };
   for (const auto& r : rows) {
     SECTION(r.name) {
@@ -81,4 +84,27 @@ TEST_CASE("distributed configurations the replay does not model are refused nami
   c = run(DistStrategy::fsdp2, 4);
   c.distributed.param_dtype = "int4";
   CHECK_THROWS_WITH(estimate(tiny_llama(), c), Catch::Contains("distributed.param_dtype"));
+}
+
+TEST_CASE("ZeRO-2 / ZeRO-3 model states per rank, derived from DeepSpeed's layout", "[dist]") {
+  // tiny Llama, 220480 parameters, all trainable, bf16, dp 4 (sizes from the FSDP2 case above).
+  // ZeRO-2: the flat bf16 buffer padded to 2 x dp = 8 elements: 220480 (divisible) -> 440960 B; the fp32
+  // partition 220480 / 4 = 55120 elements = 220480 B. Weights after construction (block sizes rounded to 512 B
+  // by the tracker): round512(440960) = 441344, round512(220480) = 220672 (this graph has no buffer; the
+  // construction scalar, one 512 B block when the builder records it, is allowed for).
+  RunConfig c = run(DistStrategy::zero2, 4);
+  Estimate e = estimate(tiny_llama(), c);
+  REQUIRE(e.distributed);
+  CHECK(e.distributed->optimizer_param_numel == 55120);
+  CHECK(e.weights_bytes >= 441344 + 220672);
+  CHECK(e.weights_bytes <= 441344 + 220672 + 512);
+  // ZeRO-3: parameters below 1e5 elements stay whole: every tensor here (the largest is 64000) is persistent, so
+  // nothing is gathered; the fp32 master and the gradient partitions cover ceil(numel / 4) of each parameter:
+  // embed / head 16000 each, per layer 1024 + 512 + 512 + 1024 + 3 x 2816 + 2 x 16 = 11552, norm 16:
+  // 2 x 16000 + 2 x 11552 + 16 = 55120 elements.
+  c = run(DistStrategy::zero3, 4);
+  e = estimate(tiny_llama(), c);
+  REQUIRE(e.distributed);
+  CHECK(e.distributed->units == 3);
+  CHECK(e.replay.peak.ledger[Row::comm_buffers] == 0);  // all persistent: no all-gather staging
 }

@@ -75,6 +75,8 @@ std::unique_ptr<Strategy> make_fsdp2(const RunConfig& cfg, const Graph& g, DType
 std::unique_ptr<Strategy> make_ddp(const RunConfig& cfg, const Graph& g);
 // ZeRO-1 as torch runs it: ZeroRedundancyOptimizer over DDP (what the measurements use).
 std::unique_ptr<Strategy> make_zero1_torch(const RunConfig& cfg, const Graph& g);
+// ZeRO-3 as FSDP2's mechanics with DeepSpeed's partitions, persistence threshold and flat buffers (zero.cpp).
+std::unique_ptr<Strategy> make_zero3_semantics(const RunConfig& cfg, const Graph& g, DType orig_dtype);
 std::unique_ptr<Strategy> make_zero(const RunConfig& cfg, const Graph& g, DType orig_dtype);
 // Tensor parallel alone (DTensor Colwise / Rowwise on a local shard): parameters and gradients as the local
 // shard graph has them, nothing wrapped.

@@ -42,6 +42,8 @@
 namespace memplan::dist {
 namespace {
 
+// DeepSpeed stage3_param_persistence_threshold default (1e5 elements): smaller parameters stay whole on every rank.
+constexpr int64_t kZero3PersistenceThreshold = 100'000;
 constexpr int32_t kNone = -1;      // no unshard pending
 constexpr int32_t kNoBuffer = -2;  // an unshard pending that allocated nothing (a shard group of one)
 
@@ -56,6 +58,7 @@ struct FParam {
   int64_t rank_numel = 0;       // this rank's rows x row elements (its sharded_size)
   int32_t unsharded = -1;       // block of the unsharded storage
   int32_t post_forward = -1;    // reshard_after_forward=K: the cloned 1/K slice
+  bool persistent = false;      // ZeRO-3: below stage3_param_persistence_threshold, never partitioned
 };
 
 struct Group {
@@ -66,12 +69,14 @@ struct Group {
   Training training = Training::idle;
   int32_t pending_all_gather = -1;  // all_gather_output of an unshard not yet waited for
   int32_t sharded_grad = -1;        // the reduce output the sharded .grad views
+  int32_t gathered = -1;            // ZeRO-3: the flat all-gather buffer the parameters are views of
   std::vector<int32_t> post_forward_indices;
 };
 
 class Fsdp2 final : public Strategy {
  public:
-  Fsdp2(const RunConfig& cfg, const Graph& g, DType orig_dtype) : cfg_(cfg.distributed), orig_(orig_dtype) {
+  Fsdp2(const RunConfig& cfg, const Graph& g, DType orig_dtype, bool zero3)
+      : cfg_(cfg.distributed), orig_(orig_dtype), zero3_(zero3) {
     world_ = cfg_.dp();
     rank_ = cfg_.rank / std::max<int64_t>(1, cfg_.world_size / std::max<int64_t>(1, world_));
     offload_ = cfg_.offload == DistOffload::params || cfg_.offload == DistOffload::optimizer;
@@ -85,6 +90,10 @@ class Fsdp2 final : public Strategy {
       f.padded_shard = checked_mul(f.rows_per_shard, f.row_numel, "FSDP2 shard elements");
       const int64_t rows = std::clamp<int64_t>(p.dim0 - rank_ * f.rows_per_shard, 0, f.rows_per_shard);
       f.rank_numel = checked_mul(rows, f.row_numel, "FSDP2 shard elements");
+      if (zero3_) {  // flat partitions of ceil(numel / W) elements, the last rank's padded
+        f.persistent = p.numel < kZero3PersistenceThreshold;
+        f.padded_shard = f.rank_numel = f.persistent ? p.numel : (p.numel + world_ - 1) / world_;
+      }
       index_of_ordinal_.resize(static_cast<size_t>(p.ordinal) + 1, -1);
       index_of_ordinal_[static_cast<size_t>(p.ordinal)] = static_cast<int32_t>(params_.size());
       params_.push_back(f);
@@ -94,8 +103,10 @@ class Fsdp2 final : public Strategy {
     groups_.resize(g.layers.size() + 1);
     for (size_t l = 0; l < g.layers.size(); ++l) groups_[l].unit = static_cast<int32_t>(l);
     groups_.back().unit = kRoot;
-    for (size_t i = 0; i < params_.size(); ++i) group_of(params_[i].info.unit).params.push_back(i);
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (!params_[i].persistent) group_of(params_[i].info.unit).params.push_back(i);
     post_forward_k_ = cfg_.reshard_after_forward > 1 && cfg_.reshard_after_forward < world_ ? cfg_.reshard_after_forward : 0;
+    if (zero3_) post_forward_k_ = 0;
     // The argument is passed to every fully_shard call, the root's included (torchtitan / accelerate, and the
     // measurements): torch's "the root keeps its parameters" default applies only to reshard_after_forward=None.
     for (auto& gr : groups_) gr.reshard_after_forward = cfg_.reshard_after_forward != 0;
@@ -121,11 +132,29 @@ class Fsdp2 final : public Strategy {
     return checked_mul(f->rank_numel, dtype_bytes(orig_), "parameter bytes");
   }
 
+  void before_optimizer(ReplayState& s) override {
+    if (zero3_ && orig_ != DType::f32)  // the fp32 copy of the gradient partition the fp32 step reads
+      fp32_grad_ = s.mem.alloc(checked_mul(zero3_partition_numel(), 4, "bytes"), Row::gradients);
+  }
+  void after_optimizer(ReplayState& s) override {
+    if (fp32_grad_ >= 0) s.mem.free(fp32_grad_);
+    fp32_grad_ = -1;
+  }
+
   void after_build(ReplayState& s) override {
     for (size_t i = 0; i < params_.size(); ++i) shard_block_[i] = s.param_block[static_cast<size_t>(params_[i].info.ordinal)];
     // optimizer.step() sees the sharded DTensors: state of this rank's rows (CPU offload: the step runs on the
     // host).
     s.optimizer_params.clear();
+    if (zero3_) {
+      // DeepSpeed stage 3: the optimizer steps one flat fp32 partition (a master copy when the parameters are
+      // 16-bit); gradient partitions accumulate in one flat buffer of the parameters' dtype, kept for the run.
+      const int64_t n = zero3_partition_numel();
+      if (orig_ != DType::f32 && !offload_) s.mem.alloc(checked_mul(n, 4, "bytes"), Row::optimizer_state);
+      zero3_grad_flat_ = s.mem.alloc(checked_mul(n, dtype_bytes(orig_), "bytes"), Row::gradients);
+      if (!offload_) s.optimizer_params.push_back({{n}, DType::f32, n, checked_mul(n, 4, "bytes")});
+      return;
+    }
     if (!offload_)
       for (const auto& f : params_)
         if (f.info.trainable) {
@@ -136,7 +165,7 @@ class Fsdp2 final : public Strategy {
 
   void pre_forward(ReplayState& s, int32_t unit) override {
     Group& gr = group_of(unit);
-    if (unit == kRoot && !lazy_init_done_) lazy_init(s);
+    if (unit == kRoot && !lazy_init_done_ && !zero3_) lazy_init(s);
     if (unit == kRoot) post_forward_order_.clear();
     gr.training = Training::forward;
     unshard(s, gr);
@@ -211,7 +240,14 @@ class Fsdp2 final : public Strategy {
   }
   DType ag_dtype(const FParam& f) const { return f.info.dtype; }  // the graph computes in param_dtype
   int64_t ag_bytes(const FParam& f) const { return dtype_bytes(ag_dtype(f)); }
+  int64_t zero3_partition_numel() const {
+    int64_t n = 0;
+    for (const auto& f : params_)
+      if (f.info.trainable) n = checked_add(n, (f.info.numel + world_ - 1) / world_, "partition elements");
+    return n;
+  }
   bool mixed() const {
+    if (zero3_) return false;
     for (const auto& f : params_) return f.info.dtype != orig_;
     return false;
   }
@@ -275,6 +311,13 @@ class Fsdp2 final : public Strategy {
   // (recordings: the unsharded parameters are allocated before the previous flat buffer is freed).
   void wait_for_unshard(ReplayState& s, Group& gr) {
     if (gr.pending_all_gather == kNone) return;
+    if (zero3_) {  // _allgather_params_coalesced: the parameters become views of the gathered flat buffer
+      s.mem.set_row(gr.pending_all_gather, Row::weights);
+      gr.gathered = gr.pending_all_gather;
+      gr.pending_all_gather = kNone;
+      gr.state = State::unsharded;
+      return;
+    }
     const bool forward = gr.training == Training::forward;
     int32_t previous = -1;
     if (forward) {
@@ -305,6 +348,12 @@ class Fsdp2 final : public Strategy {
 
   void reshard(ReplayState& s, Group& gr, bool after_forward) {
     if (gr.state != State::unsharded) return;
+    if (zero3_) {
+      if (gr.gathered >= 0) s.mem.free(gr.gathered);
+      gr.gathered = -1;
+      gr.state = State::sharded;
+      return;
+    }
     const bool to_post_forward = after_forward && post_forward_k_ > 0;
     for (size_t i : gr.params) {
       FParam& f = params_[i];
@@ -340,6 +389,10 @@ class Fsdp2 final : public Strategy {
       s.mem.free(g);
       g = -1;
     }
+    if (zero3_) {  // reduce-scattered into the flat gradient partition in place; the staging buffer goes at once
+      s.mem.free(rs_input);
+      return;
+    }
     int32_t out = alloc_on(s.mem, checked_mul(out_numel, rb, "bytes"), Row::gradients, kReduceScatterStream);
     if (reduce_dtype != orig_) {  // _to_dtype_if_needed(reduce_output, orig_dtype)
       const int32_t cast = alloc_on(s.mem, checked_mul(out_numel, dtype_bytes(orig_), "bytes"), Row::gradients, kReduceScatterStream);
@@ -359,6 +412,8 @@ class Fsdp2 final : public Strategy {
   int64_t world_ = 1, rank_ = 0, post_forward_k_ = 0;
   bool offload_ = false;
   bool lazy_init_done_ = false;
+  bool zero3_ = false;
+  int32_t zero3_grad_flat_ = -1, fp32_grad_ = -1;
   std::vector<FParam> params_;
   std::vector<int32_t> shard_block_;       // by params_ index: the padded shard's block
   std::vector<int32_t> index_of_ordinal_;  // ordinal -> params_ index, -1 for buffers
@@ -373,7 +428,11 @@ class Fsdp2 final : public Strategy {
 std::unique_ptr<Strategy> make_fsdp2(const RunConfig& cfg, const Graph& g, DType orig_dtype) {
   if (cfg.distributed.dp() < 1)
     throw InputError("distributed.world_size", std::to_string(cfg.distributed.world_size), "must be a multiple of tp x pp x cp");
-  return std::make_unique<Fsdp2>(cfg, g, orig_dtype);
+  return std::make_unique<Fsdp2>(cfg, g, orig_dtype, false);
+}
+
+std::unique_ptr<Strategy> make_zero3_semantics(const RunConfig& cfg, const Graph& g, DType orig_dtype) {
+  return std::make_unique<Fsdp2>(cfg, g, orig_dtype, true);
 }
 
 }  // namespace memplan::dist
