@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "cli/commands.h"
+#include "cli/time_fit.h"
 #include "engine/errors.h"
 #include "models/calibration_profile.h"
 
@@ -60,7 +61,13 @@ void register_calibrate(CLI::App& app, Context& ctx) {
   cmd->add_option("--out", *path, "where to write the profile");
   cmd->add_option("--device", *device, "CUDA device index");
   cmd->add_flag("--quick", *quick, "smoke test: smaller shapes, fewer repeats");
-  cmd->callback([path, device, quick, &ctx] {
+  auto fit_time = std::make_shared<std::vector<std::string>>();
+  auto fit_out = std::make_shared<std::string>("data/calibration");
+  cmd->add_option("--fit-time", *fit_time,
+                  "no GPU: fit the step-time coefficients to these measured timing cases (cli/time_fit.h)");
+  cmd->add_option("--fit-out", *fit_out, "with --fit-time: where time-fit*.json and the coefficients go");
+  cmd->callback([path, device, quick, fit_time, fit_out, &ctx] {
+    if (!fit_time->empty()) return run_time_fit(*fit_time, *fit_out, ctx.out);
     std::ostream& out = ctx.out;
     const std::string bin = find_calibrator();
     if (bin.empty())

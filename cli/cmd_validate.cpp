@@ -21,6 +21,7 @@
 #include "engine/arch/builders.h"
 #include "engine/estimate.h"
 #include "engine/memory_tracker.h"
+#include "engine/time/case_time.h"
 #include "models/json_input.h"
 #include "models/validation_case.h"
 
@@ -171,6 +172,19 @@ nlohmann::json predicted_json(const CaseResult& r) {
   }
   // A distributed case: the figures above are its rank's (rank 0 unless the case names another).
   if (c.run.distributed.enabled()) p["distributed"] = dist_json(c.run, r.e);
+  // Step time (engine/time/step_time.h, the H200 op rates and fitted coefficients), milliseconds with one decimal
+  // (the --json number rule).
+  // One GPU only (a distributed case's step adds communication the time model does not cost per op).
+  if (!c.run.distributed.enabled()) {
+    const timing::CaseTime t = timing::case_time(c.model, c.run);
+    auto ms1 = [](double v) { return std::round(v * 10.0) / 10.0; };
+    if (c.run.mode == Mode::inference) {
+      p["prefill_ms"] = ms1(t.prefill_ms);
+      if (c.run.generate_tokens > 1) p["decode_ms_per_token"] = ms1(t.decode_ms_per_token);
+    } else {
+      p["step_time_ms"] = ms1(t.step_ms);
+    }
+  }
   if (c.run.mode == Mode::inference) {
     const auto& inf = r.e.inference;
     p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);

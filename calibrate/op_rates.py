@@ -1,0 +1,400 @@
+#!/usr/bin/env python3
+"""Op-level rates for the step-time model (engine/plan/time_model.h), measured with PyTorch on one GPU.
+
+    python3 calibrate/op_rates.py OUT.json [--quick]
+    python3 calibrate/op_rates.py --table IN.json OUT.tsv      # no GPU: the table the engine embeds
+
+Nothing else may run on the GPU meanwhile. Every figure is the median of CUDA-event-timed repeats after warm-up
+(each repeat times a loop of calls long enough to dwarf the event resolution). Sections, each in its own
+try/except so one failure leaves the others:
+  gemm      F.linear(x[m,k], w[n,k]) -> [m,n] (the layout nn.Linear runs) over a log2 grid of m, n, k, bf16 / fp16
+            / fp32 (fp32 without TF32, torch's default): TFLOP/s per (m, n, k); batched matmul of eager attention
+  sdpa      F.scaled_dot_product_attention as the HF models call it (is_causal, default backend choice), forward
+            and forward+backward, per dtype / head dim / sequence length: TFLOP/s on the causal half
+  mem       effective bytes/s (reads + writes) of elementwise / norm / softmax / cast / cross-entropy kernels,
+            forward and backward, at a large and a small size (the small one shows the per-kernel floor)
+  conv      cuDNN conv2d forward and backward (dgrad + wgrad) at ResNet / ConvNeXt / EfficientNet shapes
+  optimizer torch.optim step time per parameter and per tensor (AdamW / Adam / SGD, foreach / fused / forloop)
+  overhead  CPU dispatch time of a tiny op, with and without autograd (the GPU idle meanwhile)
+"""
+import json
+import math
+import statistics
+import sys
+import time
+
+
+def timed(fn, min_s=0.02, reps=5, warm=2):
+    """Median seconds per call of fn (CUDA-event timed loops)."""
+    import torch
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    est = max(time.perf_counter() - t0, 1e-6)
+    inner = max(1, min(200, int(math.ceil(min_s / est))))
+    out = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in range(inner):
+            fn()
+        b.record()
+        b.synchronize()
+        out.append(a.elapsed_time(b) / 1e3 / inner)
+    return statistics.median(out)
+
+
+def gemm(quick):
+    import torch
+    import torch.nn.functional as F
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dims = [128, 512, 2048, 8192, 32768] if not quick else [512, 8192]
+    res = {"dims": dims, "layout": "F.linear(x[m,k], w[n,k]) -> [m,n]", "tflops": {}}
+    for name, dt in (("bf16", torch.bfloat16), ("fp16", torch.float16), ("fp32", torch.float32)):
+        table = []
+        for m in dims:
+            for n in dims:
+                for k in dims:
+                    fl = 2.0 * m * n * k
+                    if dt == torch.float32 and fl > 3e12:
+                        table.append(None)  # saturated long before; the loader clamps to the neighbours
+                        continue
+                    if name == "fp16" and (fl > 3e12 or min(m, n, k) < 512):
+                        table.append(None)
+                        continue
+                    x = torch.randn(m, k, device="cuda", dtype=dt)
+                    w = torch.randn(n, k, device="cuda", dtype=dt)
+                    s = timed(lambda: F.linear(x, w), reps=3)
+                    table.append(round(fl / s / 1e12, 2))
+                    del x, w
+        res["tflops"][name] = table  # index (i_m * len + i_n) * len + i_k
+        print("[op_rates] gemm %s done" % name, flush=True)
+    # batched matmul of eager attention: [b, s, d] x [b, d, s] (scores) and [b, s, s] x [b, s, d] (probs @ v)
+    bmm = []
+    for name, dt in (("bf16", torch.bfloat16), ("fp32", torch.float32)):
+        for b in (64, 256):
+            for s_ in (512, 1024, 2048):
+                for d in (64, 128):
+                    q = torch.randn(b, s_, d, device="cuda", dtype=dt)
+                    kt = torch.randn(b, d, s_, device="cuda", dtype=dt)
+                    p = torch.randn(b, s_, s_, device="cuda", dtype=dt)
+                    v = torch.randn(b, s_, d, device="cuda", dtype=dt)
+                    t1 = timed(lambda: torch.bmm(q, kt), reps=3)
+                    t2 = timed(lambda: torch.bmm(p, v), reps=3)
+                    fl = 2.0 * b * s_ * s_ * d
+                    bmm.append({"dtype": name, "batch": b, "s": s_, "d": d, "qk_tflops": round(fl / t1 / 1e12, 2),
+                                "pv_tflops": round(fl / t2 / 1e12, 2)})
+                    del q, kt, p, v
+    res["bmm"] = bmm
+    return res
+
+
+def sdpa(quick):
+    import torch
+    import torch.nn.functional as F
+    rows = []
+    for name, dt in (("bf16", torch.bfloat16), ("fp16", torch.float16), ("fp32", torch.float32)):
+        for d in (64, 128):
+            for s_ in ((512, 1024, 2048, 4096) if not quick else (1024,)):
+                for causal in (True, False):
+                    if name == "fp16" and not causal:
+                        continue
+                    B, H = max(1, 16384 // s_), 16
+                    q = torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True)
+                    k = torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True)
+                    v = torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True)
+                    g = torch.randn(B, H, s_, d, device="cuda", dtype=dt)
+                    try:
+                        choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, causal))
+                    except Exception:  # noqa: BLE001
+                        choice = -1
+
+                    def fwd():
+                        with torch.no_grad():
+                            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+                    def fb():
+                        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                        torch.autograd.grad(o, (q, k, v), g)
+
+                    tf = timed(fwd, reps=3)
+                    tfb = timed(fb, reps=3)
+                    fl = 4.0 * B * H * s_ * s_ * d * (0.5 if causal else 1.0)
+                    rows.append({"dtype": name, "d": d, "s": s_, "b": B, "h": H, "causal": causal, "backend": choice,
+                                 "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
+                                 "fwd_tflops": round(fl / tf / 1e12, 2),
+                                 "bwd_tflops": round(2.5 * fl / max(tfb - tf, 1e-9) / 1e12, 2)})
+                    del q, k, v, g
+        print("[op_rates] sdpa %s done" % name, flush=True)
+    return {"flops_note": "4 B H S^2 D, x0.5 when causal; bwd counted as 2.5 x fwd FLOPs", "rows": rows}
+
+
+def mem(quick):
+    import torch
+    import torch.nn.functional as F
+    rows = []
+    for name, dt in (("bf16", torch.bfloat16), ("fp32", torch.float32)):
+        for numel in ((1 << 26, 1 << 18) if not quick else (1 << 24,)):
+            H = 1024
+            x = torch.randn(numel // H, H, device="cuda", dtype=dt, requires_grad=True)
+            y = torch.randn(numel // H, H, device="cuda", dtype=dt)
+            w = torch.ones(H, device="cuda", dtype=dt, requires_grad=True)
+            b = torch.zeros(H, device="cuda", dtype=dt, requires_grad=True)
+            e = x.element_size()
+            cases = {
+                "add": (lambda: x.detach() + y, 3 * numel * e),
+                "mul": (lambda: x.detach() * y, 3 * numel * e),
+                "gelu": (lambda: F.gelu(x.detach()), 2 * numel * e),
+                "silu": (lambda: F.silu(x.detach()), 2 * numel * e),
+                "softmax": (lambda: torch.softmax(x.detach(), -1), 2 * numel * e),
+                "layer_norm": (lambda: F.layer_norm(x.detach(), (H,), w.detach(), b.detach()), 2 * numel * e),
+                "dropout": (lambda: F.dropout(x.detach(), 0.1, True), 2 * numel * e + numel),
+                "to_copy": (lambda: x.detach().to(torch.float32 if dt != torch.float32 else torch.bfloat16),
+                            numel * e + numel * (4 if dt != torch.float32 else 2)),
+                "pow_mean": (lambda: x.detach().pow(2).mean(-1, keepdim=True), 2 * numel * e),
+            }
+            for op, (fn, nbytes) in cases.items():
+                s = timed(fn)
+                rows.append({"op": op, "dtype": name, "numel": numel, "pass": "fwd", "us": round(s * 1e6, 3),
+                             "gb_per_s": round(nbytes / s / 1e9, 1)})
+            # backward of a few (grad of x): bytes = reads of saved + grad_out + write grad_in
+            gy = torch.randn_like(y)
+            bw = {
+                "gelu": (lambda: torch.autograd.grad(F.gelu(x), x, gy), 5 * numel * e),
+                "layer_norm": (lambda: torch.autograd.grad(F.layer_norm(x, (H,), w, b), (x, w, b), gy), 5 * numel * e),
+                "softmax": (lambda: torch.autograd.grad(torch.softmax(x, -1), x, gy), 5 * numel * e),
+            }
+            for op, (fn, nbytes) in bw.items():
+                s = timed(fn)
+                rows.append({"op": op, "dtype": name, "numel": numel, "pass": "fwd+bwd", "us": round(s * 1e6, 3),
+                             "gb_per_s": round(nbytes / s / 1e9, 1)})
+            del x, y, gy
+        print("[op_rates] mem %s done" % name, flush=True)
+    # cross-entropy over a vocabulary (the loss of every LM case), forward + backward
+    for name, dt in (("bf16", torch.bfloat16), ("fp32", torch.float32)):
+        for V in (32000, 50257):
+            N = 8192
+            lg = torch.randn(N, V, device="cuda", dtype=dt, requires_grad=True)
+            t = torch.randint(0, V, (N,), device="cuda")
+            s = timed(lambda: torch.autograd.grad(F.cross_entropy(lg.float(), t), lg))
+            rows.append({"op": "cross_entropy", "dtype": name, "numel": N * V, "pass": "fwd+bwd",
+                         "us": round(s * 1e6, 3), "gb_per_s": round(N * V * lg.element_size() / s / 1e9, 1)})
+            del lg
+    return {"bytes_note": "gb_per_s = the nominal bytes read + written by the kernel(s) / time", "rows": rows}
+
+
+def conv(quick):
+    import torch
+    import torch.nn.functional as F
+    torch.backends.cudnn.benchmark = False
+    rows = []
+    shapes = [  # (name, N, C, H, K, r, stride, groups)
+        ("stem7x7", 64, 3, 224, 64, 7, 2, 1), ("1x1_56", 64, 64, 56, 256, 1, 1, 1), ("3x3_56", 64, 64, 56, 64, 3, 1, 1),
+        ("1x1_28", 64, 512, 28, 128, 1, 1, 1), ("3x3_28", 64, 128, 28, 128, 3, 1, 1), ("3x3_14", 64, 256, 14, 256, 3, 1, 1),
+        ("1x1_14", 64, 1024, 14, 256, 1, 1, 1), ("3x3_7", 64, 512, 7, 512, 3, 1, 1), ("1x1_7", 64, 2048, 7, 512, 1, 1, 1),
+        ("dw3x3_56", 64, 144, 56, 144, 3, 1, 144), ("dw7x7_56", 64, 96, 56, 96, 7, 1, 96), ("dw3x3_14", 64, 480, 14, 480, 3, 1, 480),
+    ]
+    if quick:
+        shapes = shapes[:3]
+    for name, dt in (("bf16", torch.bfloat16), ("fp32", torch.float32)):
+        for (sn, N, C, H, K, r, st, gr) in shapes:
+            x = torch.randn(N, C, H, H, device="cuda", dtype=dt, requires_grad=True)
+            w = torch.randn(K, C // gr, r, r, device="cuda", dtype=dt, requires_grad=True)
+            out = F.conv2d(x, w, stride=st, padding=r // 2, groups=gr)
+            go = torch.randn_like(out)
+            fl = 2.0 * out.numel() * (C // gr) * r * r
+
+            def fwd():
+                with torch.no_grad():
+                    F.conv2d(x, w, stride=st, padding=r // 2, groups=gr)
+
+            def fb():
+                o = F.conv2d(x, w, stride=st, padding=r // 2, groups=gr)
+                torch.autograd.grad(o, (x, w), go)
+
+            tf = timed(fwd, reps=3)
+            tfb = timed(fb, reps=3)
+            rows.append({"shape": sn, "dtype": name, "n": N, "c": C, "h": H, "k": K, "r": r, "stride": st, "groups": gr,
+                         "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
+                         "fwd_tflops": round(fl / tf / 1e12, 2), "bwd_tflops": round(2 * fl / max(tfb - tf, 1e-9) / 1e12, 2)})
+            del x, w, out, go
+        # batch norm (training) forward + backward, the other big cost of a ResNet step
+        for (N, C, H) in ((64, 256, 56), (64, 1024, 14)):
+            x = torch.randn(N, C, H, H, device="cuda", dtype=dt, requires_grad=True)
+            bn = torch.nn.BatchNorm2d(C).cuda().to(dt)
+            go = torch.randn_like(x)
+            tf = timed(lambda: bn(x.detach()), reps=3)
+            tfb = timed(lambda: torch.autograd.grad(bn(x), x, go), reps=3)
+            nb = x.numel() * x.element_size()
+            rows.append({"shape": "bn_%d_%d" % (C, H), "dtype": name, "fwd_ms": round(tf * 1e3, 4),
+                         "fwd_bwd_ms": round(tfb * 1e3, 4), "fwd_gb_per_s": round(3 * nb / tf / 1e9, 1),
+                         "fwd_bwd_gb_per_s": round(8 * nb / tfb / 1e9, 1)})
+            del x, go
+        print("[op_rates] conv %s done" % name, flush=True)
+    return {"flops_note": "2 x out numel x C/groups x r^2; bwd = dgrad + wgrad = 2 x fwd FLOPs", "rows": rows}
+
+
+def optimizer(quick):
+    import torch
+    rows = []
+    configs = [("adamw", "foreach"), ("adamw", "fused"), ("adamw", "forloop"), ("adam", "foreach"),
+               ("sgd", "foreach"), ("sgd_momentum", "foreach"), ("sgd_momentum", "fused"), ("sgd", "forloop")]
+    for dname, dt in (("fp32", torch.float32), ("bf16", torch.bfloat16)):
+        for (opt_name, impl) in configs:
+            for (ntens, numel) in ((64, 1 << 22), (1024, 4096)):
+                ps = [torch.nn.Parameter(torch.randn(numel, device="cuda", dtype=dt)) for _ in range(ntens)]
+                for p in ps:
+                    p.grad = torch.randn_like(p)
+                kw = {"foreach": True} if impl == "foreach" else {"fused": True} if impl == "fused" else {"foreach": False}
+                if opt_name == "adamw":
+                    o = torch.optim.AdamW(ps, lr=1e-4, **kw)
+                elif opt_name == "adam":
+                    o = torch.optim.Adam(ps, lr=1e-4, **kw)
+                elif opt_name == "sgd_momentum":
+                    o = torch.optim.SGD(ps, lr=1e-3, momentum=0.9, **kw)
+                else:
+                    o = torch.optim.SGD(ps, lr=1e-3, **kw)
+                ts = []
+                for i in range(7):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    o.step()
+                    torch.cuda.synchronize()
+                    if i >= 2:
+                        ts.append(time.perf_counter() - t0)
+                rows.append({"optimizer": opt_name, "impl": impl, "dtype": dname, "tensors": ntens, "numel": numel,
+                             "step_ms": round(statistics.median(ts) * 1e3, 4)})
+                del ps, o
+        print("[op_rates] optimizer %s done" % dname, flush=True)
+    return {"rows": rows}
+
+
+def overhead(quick):
+    import torch
+    import torch.nn.functional as F
+    x = torch.zeros(16, device="cuda")
+    xg = torch.zeros(16, device="cuda", requires_grad=True)
+    w = torch.randn(16, 16, device="cuda", requires_grad=True)
+    res = {}
+    for name, fn in (("add_no_grad", lambda: x.add(1)), ("add_autograd", lambda: xg + 1),
+                     ("linear_autograd", lambda: F.linear(xg, w))):
+        n = 2000
+        for _ in range(100):
+            fn()
+        torch.cuda.synchronize()
+        ts = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            ts.append((time.perf_counter() - t0) / n)
+        torch.cuda.synchronize()
+        res[name + "_us"] = round(statistics.median(ts) * 1e6, 3)
+    # forward + backward of a chain of tiny ops: per-op CPU cost of autograd's backward too
+    def chain():
+        y = xg
+        for _ in range(50):
+            y = y * 1.0001 + 0.5
+        y.sum().backward()
+    for _ in range(5):
+        chain()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        chain()
+        torch.cuda.synchronize()
+        ts.append(time.perf_counter() - t0)
+    res["chain_fwd_bwd_per_op_us"] = round(statistics.median(ts) / 101 * 1e6, 3)
+    return res
+
+
+def table(inp, outp):
+    """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it)."""
+    r = json.load(open(inp))
+    lines = ["# memplan op rates: reduced by calibrate/op_rates.py --table from %s (%s, torch %s, CUDA %s, %s)"
+             % (inp.split("/")[-1], r["gpu"], r["torch"], r["cuda"], r["date"])]
+    g = r["gemm"]
+    lines.append("gemm_dims " + " ".join(str(d) for d in g["dims"]))
+    for dt, tab in g["tflops"].items():
+        lines.append("gemm %s %s" % (dt, " ".join("-" if v is None else "%g" % v for v in tab)))
+    for row in r["sdpa"]["rows"]:
+        lines.append("sdpa %s %d %d %d %g %g" % (row["dtype"], row["d"], row["s"], int(row["causal"]),
+                                                 row["fwd_tflops"], row["bwd_tflops"]))
+    for dt in ("bf16", "fp32"):
+        big = [x["gb_per_s"] for x in r["mem"]["rows"] if x["dtype"] == dt and x["pass"] == "fwd"
+               and x["numel"] >= (1 << 24)]
+        lines.append("mem %s %g" % (dt, statistics.median(big)))
+        small = [x["us"] for x in r["mem"]["rows"] if x["dtype"] == dt and x["pass"] == "fwd" and x["numel"] < (1 << 20)]
+        if small:
+            lines.append("kernel_floor_us %s %g" % (dt, statistics.median(small)))
+    classes = {}
+    for row in r["conv"]["rows"]:
+        if row["shape"].startswith("bn_"):
+            continue
+        cls = ("dw%dx%d" % (row["r"], row["r"])) if row["groups"] > 1 else ("stem" if row["c"] <= 4 else
+                                                                          "dense%dx%d" % (row["r"], row["r"]))
+        classes.setdefault((cls, row["dtype"]), []).append(row)
+    for (cls, dt), rows in sorted(classes.items()):
+        lines.append("conv %s %s %g %g" % (cls, dt, statistics.median(x["fwd_tflops"] for x in rows),
+                                           statistics.median(x["bwd_tflops"] for x in rows)))
+    for dt in ("bf16", "fp32"):
+        bn = [x for x in r["conv"]["rows"] if x["shape"].startswith("bn_") and x["dtype"] == dt]
+        if bn:
+            lines.append("bn %s %g %g" % (dt, statistics.median(x["fwd_gb_per_s"] for x in bn),
+                                          statistics.median(x["fwd_bwd_gb_per_s"] for x in bn)))
+    # per parameter and per tensor: t = a n_params + b n_tensors from the two sizes (64 x 4 Mi, 1024 x 4 Ki)
+    opt = {}
+    for row in r["optimizer"]["rows"]:
+        opt.setdefault((row["optimizer"], row["impl"], row["dtype"]), {})[row["tensors"]] = row
+    for (o, impl, dt), byn in sorted(opt.items()):
+        if 64 not in byn or 1024 not in byn:
+            continue
+        big, small = byn[64], byn[1024]
+        n1, p1, t1 = 64, 64 * big["numel"], big["step_ms"] * 1e-3
+        n2, p2, t2 = 1024, 1024 * small["numel"], small["step_ms"] * 1e-3
+        det = p1 * n2 - p2 * n1
+        a = (t1 * n2 - t2 * n1) / det
+        b = (p1 * t2 - p2 * t1) / det
+        lines.append("opt %s %s %s %g %g" % (o, impl, dt, max(a, 0) * 1e9, max(b, 0) * 1e6))
+    for k, v in r["overhead"].items():
+        lines.append("overhead %s %g" % (k, v))
+    with open(outp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    if sys.argv[1] == "--table":
+        return table(sys.argv[2], sys.argv[3])
+    out = sys.argv[1]
+    quick = "--quick" in sys.argv
+    import torch
+    torch.cuda.init()
+    res = {"schema": "memplan-op-rates/1", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+           "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(), "quick": quick,
+           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    t_all = time.time()
+    for name, fn in (("overhead", overhead), ("gemm", gemm), ("sdpa", sdpa), ("mem", mem), ("conv", conv),
+                     ("optimizer", optimizer)):
+        t0 = time.time()
+        try:
+            res[name] = fn(quick)
+        except Exception as e:  # noqa: BLE001
+            import traceback
+            res[name] = {"error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-2000:]}
+            print("[op_rates] %s FAILED: %s" % (name, e), flush=True)
+        res.setdefault("wall_s", {})[name] = round(time.time() - t0, 1)
+        torch.cuda.empty_cache()
+        with open(out, "w") as f:
+            json.dump(res, f, indent=1)
+    res["wall_s"]["total"] = round(time.time() - t_all, 1)
+    with open(out, "w") as f:
+        json.dump(res, f, indent=1)
+    print("[op_rates] wrote %s in %.1f s" % (out, time.time() - t_all), flush=True)
+
+
+if __name__ == "__main__":
+    main()

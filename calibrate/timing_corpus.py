@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Step-time corpus: times each case of a JSONL file ALONE on the GPU (one process per case, one after another).
+
+    python3 calibrate/timing_corpus.py CASES.jsonl --out OUT.jsonl [--env ENV.json] [--only ID] [--warmup 2]
+                                       [--steps 5] [--timeout 120] [--deadline-s S]
+
+Training: `warmup` steps, then `steps` timed steps, each bracketed by torch.cuda.synchronize() (the step as
+harness.py runs it: micro-batches of fresh random ids, forward under autocast, loss / G, backward (GradScaler
+for amp_fp16), optimizer step, zero_grad(set_to_none=True); no memory bookkeeping inside the step);
+measured.step_time_ms = the median of the timed steps, observed.step_times_ms all of them.
+Inference (causal LM): measured.prefill_ms = median of 3 synchronised forwards (use_cache=True, logits_to_keep=1)
+after one warm-up; measured.decode_ms_per_token = (generate(N) - generate(1)) / (N - 1), medians of 2 each
+(greedy, min_new_tokens = max_new_tokens: what a user's generate() costs per token beyond the first).
+Every line gets observed.concurrent_cases = false and observed.timing = this script's settings. The model is built
+as harness.build_model builds it (random weights on the GPU).
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+import harness  # noqa: E402
+
+
+def _train_times(case, model, kind, warmup, steps):
+    import contextlib
+    import torch
+    import torch.nn.functional as F
+    B = int(case["batch_size"])
+    G = int(case.get("grad_accum_steps", 1) or 1)
+    precision = case["precision"]
+    ac_dtype = harness._autocast_dtype(precision)
+    mdtype = harness._dtype_of(precision)
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = harness.make_optimizer(params, case)
+    scaler = torch.amp.GradScaler("cuda") if precision == "amp_fp16" else None
+    ac = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
+    if kind == "vision":
+        S = int(case.get("image_size", 224))
+        ncls = int(case.get("num_classes", 1000))
+    else:
+        L = int(case["seq_len"])
+        V = int(model.config.vocab_size)
+
+    def step():
+        for _ in range(G):
+            if kind == "vision":
+                x = torch.randn(B, 3, S, S, device="cuda", dtype=mdtype)
+                y = torch.randint(0, ncls, (B,), device="cuda")
+                with ac():
+                    loss = F.cross_entropy(model(x), y) / G
+            else:
+                x = torch.randint(0, V, (B, L), device="cuda")
+                with ac():
+                    loss = model(input_ids=x, labels=x).loss / G
+            if scaler is not None:
+                scaler.scale(loss).backward()
+            else:
+                loss.backward()
+            del loss, x
+        if scaler is not None:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    times = []
+    for i in range(warmup + steps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def _infer_times(case, model, kind):
+    import contextlib
+    import torch
+    if kind != "causal_lm":
+        raise ValueError("timed inference needs a causal LM")
+    B, L = int(case["batch_size"]), int(case["seq_len"])
+    N = int(case.get("generate_tokens") or 0)
+    ac_dtype = harness._autocast_dtype(case["precision"])
+    ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
+    ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
+    res = {}
+    with torch.inference_mode(), ctx():
+        pre = []
+        for i in range(4):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+            torch.cuda.synchronize()
+            pre.append((time.perf_counter() - t0) * 1e3)
+            del out
+        res["prefill_times_ms"] = [round(t, 3) for t in pre]
+        res["prefill_ms"] = round(statistics.median(pre[1:]), 3)
+        if N > 1:
+            def gen(n):
+                ts = []
+                for _ in range(3):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    g = model.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False)
+                    torch.cuda.synchronize()
+                    ts.append((time.perf_counter() - t0) * 1e3)
+                    del g
+                return ts
+            g1, gn = gen(1), gen(N)
+            res["generate1_times_ms"] = [round(t, 3) for t in g1]
+            res["generateN_times_ms"] = [round(t, 3) for t in gn]
+            res["decode_ms_per_token"] = round((statistics.median(gn[1:]) - statistics.median(g1[1:])) / (N - 1), 4)
+    return res
+
+
+def time_case(case, warmup, steps):
+    import torch
+    torch.cuda.init()
+    torch.manual_seed(0)
+    t_build = time.perf_counter()
+    model, kind = harness.build_model(case)
+    observed = {}
+    if case["mode"] == "training":
+        model.train()
+        observed.update(harness.apply_training_options(model, kind, case))
+        if case.get("lora"):
+            model = harness.apply_lora(model, case)
+            model.train()
+    else:
+        model.eval()
+    torch.cuda.synchronize()
+    observed["build_s"] = round(time.perf_counter() - t_build, 2)
+    measured = {"params": sum(p.numel() for p in model.parameters())}
+    if case["mode"] == "training":
+        times = _train_times(case, model, kind, warmup, steps)
+        measured["step_time_ms"] = round(statistics.median(times[warmup:]), 3)
+        observed["step_times_ms"] = [round(t, 3) for t in times]
+        observed["timed_steps"] = steps
+        observed["warmup_steps"] = warmup
+    else:
+        r = _infer_times(case, model, kind)
+        for k in ("prefill_ms", "decode_ms_per_token"):
+            if k in r:
+                measured[k] = r.pop(k)
+        observed.update(r)
+    # over the whole run (warm-up included): a sanity figure, not the steady-step peak the memory cases carry
+    observed["run_max_allocated_mib"] = harness.mib(torch.cuda.max_memory_allocated())
+    observed["run_max_reserved_mib"] = harness.mib(torch.cuda.max_memory_reserved())
+    observed["concurrent_cases"] = False
+    return {"measured": measured, "observed": observed}
+
+
+def _child(case, out_path, warmup, steps):
+    if case.get("alloc_conf"):
+        os.environ["PYTORCH_ALLOC_CONF"] = case["alloc_conf"]
+    try:
+        res = time_case(case, warmup, steps)
+    except BaseException as e:  # noqa: BLE001
+        res = {"error": "%s: %s" % (type(e).__name__, str(e)[:1500]), "error_traceback": traceback.format_exc()[-3000:]}
+    with open(out_path + ".tmp", "w") as f:
+        json.dump(res, f)
+    os.replace(out_path + ".tmp", out_path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cases")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--env")
+    ap.add_argument("--only", action="append")
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--quiet", action="store_true",
+                    help="print no timings (held-out cases: their values are read only after the predictions)")
+    ap.add_argument("--deadline-s", type=float, default=0, help="skip the remaining cases after this many seconds")
+    args = ap.parse_args()
+    cases = [json.loads(l) for l in open(args.cases) if l.strip()]
+    if args.only:
+        cases = [c for c in cases if c["id"] in args.only]
+    harness._preimport()
+    import multiprocessing as mp
+    import tempfile
+    wd = tempfile.mkdtemp(prefix="timing-")
+    if args.env:
+        p = mp.get_context("fork").Process(target=lambda: json.dump(harness.env_probe(), open(args.env, "w"), indent=1))
+        p.start()
+        p.join(120)
+    t_all = time.time()
+    results = []
+    with open(args.out + ".partial", "w") as part:
+        for c in cases:
+            if args.deadline_s and time.time() - t_all > args.deadline_s:
+                print("[timing] deadline: skipping %s" % c["id"], flush=True)
+                continue
+            path = os.path.join(wd, re.sub(r"[^A-Za-z0-9_.-]", "_", c["id"]) + ".json")
+            t0 = time.time()
+            p = mp.get_context("fork").Process(target=_child, args=(c, path, args.warmup, args.steps))
+            p.start()
+            p.join(args.timeout)
+            if p.is_alive():
+                p.kill()
+                p.join(10)
+                res = {"error": "timeout after %.0f s" % args.timeout}
+            elif os.path.exists(path):
+                res = json.load(open(path))
+            else:
+                res = {"error": "child exited with %s and no result" % p.exitcode}
+            out = {k: v for k, v in c.items() if not k.startswith("_")}
+            out.update(res)
+            out.setdefault("observed", {})["wall_s"] = round(time.time() - t0, 1)
+            results.append(out)
+            part.write(json.dumps(out) + "\n")
+            part.flush()
+            m = {} if args.quiet else out.get("measured", {})
+            print("[timing] %-44s %s  (%.1f s)" % (c["id"], (res.get("error") or "")[:200] or
+                  " ".join("%s=%s" % (k, m[k]) for k in ("step_time_ms", "prefill_ms", "decode_ms_per_token") if k in m),
+                  time.time() - t0), flush=True)
+    with open(args.out, "w") as f:
+        for r in results:
+            f.write(json.dumps(r) + "\n")
+    print("[timing] %d cases in %.1f s" % (len(results), time.time() - t_all), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+// The step-time fit (`memplan calibrate --fit-time CASES.jsonl... [--fit-out DIR]`): feature rows of the measured
+// timing cases (engine/time/case_features), NNLS coefficients (engine/time/step_time.h fit), residuals per case.
+// Writes DIR/time-fit-inputs.json (the rows: what the fit sees), DIR/time-fit.json (coefficients, residuals) and
+// DIR/h200-time-coefficients.tsv (what the engine embeds). Cases marked "holdout" are predicted, never fitted.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/time/step_time.h"
+
+namespace memplan::cli {
+
+struct TimeRow {
+  std::string id, what;  // what: step | prefill | decode_token
+  bool holdout = false;
+  timing::Features x{};
+  double measured_s = 0;
+};
+
+// Rows of every measured case of the files (cases with an error or no timing are skipped).
+std::vector<TimeRow> time_rows(const std::vector<std::string>& files);
+nlohmann::json rows_to_json(const std::vector<TimeRow>& rows);
+std::vector<TimeRow> rows_from_json(const nlohmann::json& j);  // time-fit-inputs.json
+
+// The fit over the non-holdout rows, from fixed start values (reproducible: the same rows give the same result).
+timing::FitResult fit_rows(const std::vector<TimeRow>& rows);
+// time-fit.json: coefficients, each row's prediction and residual, summary per set (tuning / holdout).
+nlohmann::json fit_report(const std::vector<TimeRow>& rows, const timing::Coefficients& c);
+std::string coefficients_tsv(const timing::Coefficients& c, const std::string& source);
+
+void run_time_fit(const std::vector<std::string>& files, const std::string& out_dir, std::ostream& out);
+
+}  // namespace memplan::cli

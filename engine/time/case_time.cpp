@@ -1,0 +1,44 @@
+#include "engine/time/case_time.h"
+
+#include "engine/arch/builders.h"
+#include "engine/graph_builder.h"
+
+namespace memplan::timing {
+
+TimeContext time_context(const ModelSpec& spec) {
+  TimeContext t;
+  t.causal_attention = spec.kind == ModelSpec::Kind::transformer &&
+                       spec.transformer.family != TransformerSpec::Family::bert;
+  return t;
+}
+
+std::vector<Features> case_features(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {
+  const TimeContext ctx = time_context(spec);
+  std::vector<Features> rows;
+  if (cfg.mode == Mode::training) {
+    rows.push_back(training_features(build_graph(spec, cfg), cfg, ctx, r));
+    return rows;
+  }
+  rows.push_back(forward_features(build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false}), ctx, r, false));
+  if (cfg.generate_tokens > 1) {
+    // the mean decode step of generate(N) beyond the first token: the cache holds S + N / 2 tokens
+    const int64_t past = cfg.seq_len + cfg.generate_tokens / 2;
+    rows.push_back(forward_features(build_inference_graph(spec, cfg, InferencePass{past, 1, true}), ctx, r, true));
+  }
+  return rows;
+}
+
+CaseTime case_time(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r, const Coefficients& c) {
+  CaseTime t;
+  const auto rows = case_features(spec, cfg, r);
+  t.split = predict(rows[0], c);
+  if (cfg.mode == Mode::training) {
+    t.step_ms = t.split.total_s * 1e3;
+  } else {
+    t.prefill_ms = t.split.total_s * 1e3;
+    if (rows.size() > 1) t.decode_ms_per_token = predict(rows[1], c).total_s * 1e3;
+  }
+  return t;
+}
+
+}  // namespace memplan::timing
