@@ -24,7 +24,7 @@ double median(std::vector<double> v) {
 // measured dispatch of a tiny op with autograd is 8.5 us), no constants. Only the alternation's first split uses it.
 timing::Coefficients start_values() {
   timing::Coefficients c;
-  c.c = {1, 1, 1, 1, 1, 1, 1, 2e-6, 1e-5, 0, 0, 0};
+  c.c = {1, 1, 1, 1, 1, 1, 1, 2e-6, 1e-5, 0, 0, 0, 0};
   return c;
 }
 }  // namespace
@@ -67,7 +67,7 @@ nlohmann::json rows_to_json(const std::vector<TimeRow>& rows) {
   return {{"schema", "memplan-time-fit-inputs/1"},
           {"columns", cols},
           {"note", "features: seconds at the measured op rates (gemm attn conv conv_dw mem mem_bwd opt), counts (kernels cpu_ops), "
-                   "indicators (step pass token); engine/time/step_time.h"},
+                   "indicators (step micro pass token); engine/time/step_time.h"},
           {"rows", out}};
 }
 
@@ -120,7 +120,7 @@ std::string coefficients_tsv(const timing::Coefficients& c, const std::string& s
   std::ostringstream o;
   o << "# memplan step-time coefficients (engine/time/step_time.h), fitted by memplan calibrate --fit-time to "
     << source << "\n# units: gemm .. opt dimensionless (x the measured-rate seconds), kernels and cpu_ops seconds per "
-       "kernel / op, step pass token seconds\n";
+       "kernel / op, step micro pass token seconds\n";
   char buf[96];
   for (size_t j = 0; j < timing::kColNames.size(); ++j) {
     std::snprintf(buf, sizeof buf, "coef %s %.9g\n", std::string(timing::kColNames[j]).c_str(), c.c[j]);

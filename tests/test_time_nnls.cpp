@@ -77,7 +77,7 @@ TEST_CASE("time fit: recovers known coefficients, including the CPU-bound side o
   // rows have large gemm seconds; two CPU-bound rows have many ops and little GPU work. predict() of the known
   // coefficients gives the targets, so a correct fit reproduces them (up to the solver's precision).
   Coefficients truth;
-  truth.c = {1.2, 0, 0, 0, 1.5, 0, 0, 3e-6, 12e-6, 1e-3, 0, 0};
+  truth.c = {1.2, 0, 0, 0, 1.5, 0, 0, 3e-6, 12e-6, 1e-3, 0, 0, 0};
   std::vector<Features> rows;
   auto row = [](double gemm, double mem, double kernels, double cpu) {
     Features f{};
@@ -95,7 +95,7 @@ TEST_CASE("time fit: recovers known coefficients, including the CPU-bound side o
   for (const auto& f : rows) y.push_back(predict(f, truth).total_s);
   REQUIRE(predict(rows[5], truth).cpu_bound);
   Coefficients start;
-  start.c = {1, 1, 1, 1, 1, 1, 1, 2e-6, 1e-5, 0, 0, 0};
+  start.c = {1, 1, 1, 1, 1, 1, 1, 2e-6, 1e-5, 0, 0, 0, 0};
   const FitResult r = fit(rows, y, start, {});
   for (size_t i = 0; i < rows.size(); ++i) CHECK(predict(rows[i], r.coef).total_s == Approx(y[i]).epsilon(1e-6));
   CHECK(r.coef.c[kGemm] == Approx(1.2).epsilon(1e-6));

@@ -374,6 +374,7 @@ Features training_features(const Graph& g, const RunConfig& cfg, const TimeConte
   if (cfg.precision == Precision::amp_fp16)  // GradScaler: unscale + inf check reads and writes every gradient
     f[kMemBwd] += 3 * params * 4 / r.mem_fp32_bytes_per_s;
   f[kStep] = 1;
+  f[kMicro] = static_cast<double>(std::max<int64_t>(1, cfg.grad_accum_steps));
   return f;
 }
 
@@ -383,7 +384,7 @@ TimeSplit predict(const Features& f, const Coefficients& c) {
   t.cpu_s = c.c[kCpu] * f[kCpu];
   t.cpu_bound = t.cpu_s > t.gpu_s;
   t.total_s = std::max(t.gpu_s, t.cpu_s);
-  for (int j : {kStep, kPass, kToken}) t.total_s += c.c[static_cast<size_t>(j)] * f[static_cast<size_t>(j)];
+  for (int j : {kStep, kMicro, kPass, kToken}) t.total_s += c.c[static_cast<size_t>(j)] * f[static_cast<size_t>(j)];
   return t;
 }
 

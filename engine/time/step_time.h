@@ -25,7 +25,7 @@
 //   bn     batch norm: at the measured batch-norm rates (forward, forward + backward), in the mem columns
 //   gpu  = c_gemm gemm + c_attn attn + c_conv conv + c_conv_dw conv_dw + c_mem mem + c_mem_bwd mem_bwd
 //          + c_opt opt + c_kernel kernels
-//   step = max(gpu, c_cpu cpu) + c_step
+//   step = max(gpu, c_cpu cpu) + c_step + c_micro G
 // Inference: the prefill is one forward (no backward, no optimizer) + c_pass; decode per token is one forward of
 // the decode graph (one new token, the cache at the middle of generation) + c_token (generate()'s per-token work).
 #pragma once
@@ -72,10 +72,11 @@ const OpRates& h200_op_rates();                 // data/calibration/h200-op-rate
 // Feature columns (seconds at the measured rates, or counts), in the fit's column order.
 // conv_dw: depthwise convolutions (memory-bound kernels, rates far from the dense ones'); mem_bwd: the backward
 // of memory-bound ops (its bytes are an estimate from the saved tensors and gradients, not a kernel's count).
-enum Col : int { kGemm, kAttn, kConv, kConvDw, kMem, kMemBwd, kOpt, kKernels, kCpu, kStep, kPass, kToken, kCols };
+// micro: a constant per micro-batch (the loss, the batch, autograd's start and end: what accumulation repeats).
+enum Col : int { kGemm, kAttn, kConv, kConvDw, kMem, kMemBwd, kOpt, kKernels, kCpu, kStep, kMicro, kPass, kToken, kCols };
 constexpr std::array<std::string_view, kCols> kColNames = {"gemm",  "attn",    "conv",    "conv_dw", "mem",
                                                             "mem_bwd", "opt", "kernels", "cpu_ops", "step",
-                                                            "pass",  "token"};
+                                                            "micro", "pass",  "token"};
 constexpr std::array<int, 8> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kMem, kMemBwd, kOpt, kKernels};
 using Features = std::array<double, kCols>;
 
