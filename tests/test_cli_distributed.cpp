@@ -372,3 +372,59 @@ TEST_CASE("validate: a distributed case is predicted for its rank and marked", "
   CHECK_THAT(t.out, Catch::Contains("\n    rank 0 of 8 (fsdp2, reshard after forward)\n") &&
                         Catch::Contains("distributed:    1 cases"));
 }
+
+TEST_CASE("plan and fit: finalists and sharding remedies are rank 0 replayed, or say why not", "[cli][distributed][plan]") {
+  SECTION("plan: every listed plan has rank_replay; the closed form stands only with a reason") {
+    const CliOutput r = run("plan --model llama-3.1-8b --gpu h100-sxm --gpus 8 --seq-len 4096 --top 6 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE_FALSE(j.at("top").empty());
+    size_t replayed = 0;
+    for (const auto& c : j.at("top")) {
+      const auto& x = c.at("rank_replay");
+      INFO(c.dump());
+      if (x.at("replayed")) {
+        ++replayed;
+        CHECK(x.at("config").at("world_size") == c.at("tp").get<int64_t>() * c.at("pp").get<int64_t>() * c.at("dp").get<int64_t>());
+        CHECK(x.at("config").at("strategy") == c.at("data_parallel"));
+        // device = reserved + NCCL + the H100's non-PyTorch memory (> 0): the parts add up below the total
+        CHECK(x.at("device_bytes").get<int64_t>() > x.at("peak_reserved_bytes").get<int64_t>() + x.at("nccl_bytes").get<int64_t>());
+        CHECK_THAT(x.at("flags").get<std::string>(), Catch::StartsWith("--gpus 8 --strategy "));
+      } else {
+        CHECK_FALSE(x.at("closed_form_because").get<std::string>().empty());
+        // pp > 1, Megatron and DeepSpeed's zero1 are the configurations the replay leaves to the closed form
+        CHECK((c.at("pp") != 1 || c.at("data_parallel") == "megatron" || c.at("data_parallel") == "zero1"));
+      }
+    }
+    CHECK(replayed > 0);  // FSDP2 on 8 x 1 x 1 is among the fastest plans of an 8B model on 8 GPUs
+    const size_t best = j.at("best").get<size_t>();
+    REQUIRE(best < j.at("top").size());
+    const auto& b = j.at("top")[best].at("rank_replay");
+    CHECK((!b.at("replayed") || b.at("fits")));
+  }
+  SECTION("fit: the FSDP2 / ZeRO-3 remedies carry their figures' kind and replayable flags") {
+    // Llama-2-70B in bf16 on a 20 GiB budget: nothing on one GPU fits before the sharding remedies.
+    const CliOutput r = run("fit --model llama-2-70b --gpu h100-sxm --gpu-memory-gib 20 --precision bf16 --seq-len 512 --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    size_t multi = 0;
+    for (const auto& x : j.at("remedies")) {
+      if (!x.contains("figures")) continue;
+      ++multi;
+      INFO(x.dump());
+      if (x.at("figures") == "replay") CHECK_THAT(x.at("flags").get<std::string>(), Catch::StartsWith("--gpus "));
+      else CHECK_FALSE(x.at("closed_form_because").get<std::string>().empty());
+    }
+    CHECK(multi > 0);
+  }
+  SECTION("fit of a distributed run is that rank's, and skips the sharding remedies (the strategy is given)") {
+    const CliOutput r =
+        run("fit --model tinyllama-1.1b --seq-len 256 --gpu h200 --gpus 8 --strategy fsdp2 --advise --json");
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j.at("distributed").at("config").at("world_size") == 8);
+    for (const auto& x : j.at("remedies")) CHECK_FALSE(x.contains("figures"));
+    const CliOutput t = run("fit --model tinyllama-1.1b --seq-len 256 --gpu h200 --gpus 8 --strategy fsdp2");
+    CHECK_THAT(t.out, Catch::StartsWith("rank 0 of 8 (fsdp2, reshard after forward)\n"));
+  }
+}
