@@ -37,6 +37,7 @@ VerdictFeatures verdict_features(const ModelSpec& m, const RunConfig& c, bool ex
   f.mode = c.mode;
   f.vision = m.kind == ModelSpec::Kind::vision;
   f.precision = c.precision;
+  f.distributed = c.distributed.enabled();
   f.lora = c.lora.enabled() || c.quant.enabled();
   f.checkpointing = c.mode == Mode::training && c.grad_checkpointing;
   f.accumulation = c.mode == Mode::training && c.grad_accum_steps > 1;
@@ -52,7 +53,8 @@ std::vector<std::string> band_class_keys(const VerdictFeatures& f) {
   if (f.precision == Precision::amp_bf16 || f.precision == Precision::amp_fp16) prec = "amp";
   if (f.precision == Precision::bf16 || f.precision == Precision::fp16) prec = "half";
   std::string feat = "plain";
-  if (f.lora) feat = "lora";
+  if (f.distributed) feat = "dist";
+  else if (f.lora) feat = "lora";
   else if (f.checkpointing) feat = "ckpt";
   else if (f.accumulation) feat = "accum";
   else if (f.expandable_segments) feat = "expseg";

@@ -33,15 +33,17 @@ struct VerdictFeatures {
   Mode mode = Mode::training;
   bool vision = false;        // torchvision (cuDNN convolution workspaces) vs language models / native graphs
   Precision precision = Precision::fp32;
-  // At most one feature names the finest class, in this priority: LoRA / QLoRA, checkpointing, gradient
-  // accumulation, expandable segments, generation (inference with generate_tokens > 0); none: "plain".
+  // At most one feature names the finest class, in this priority: one rank of a distributed step (engine/dist/),
+  // LoRA / QLoRA, checkpointing, gradient accumulation, expandable segments, generation (inference with
+  // generate_tokens > 0); none: "plain".
+  bool distributed = false;
   bool lora = false, checkpointing = false, accumulation = false, expandable_segments = false, generation = false;
 };
 VerdictFeatures verdict_features(const ModelSpec& m, const RunConfig& c, bool expandable_segments);
 
 // Class keys from the finest to the coarsest, e.g. {"training/transformer/amp/ckpt", "training/transformer/any/ckpt",
 // "training/transformer/amp", "training/transformer", "training", "all"} (no "any" level for "plain"). Precision groups: fp32, amp (amp_bf16, amp_fp16), half (bf16,
-// fp16); features: lora, ckpt, accum, expseg, gen, plain.
+// fp16); features: dist, lora, ckpt, accum, expseg, gen, plain.
 std::vector<std::string> band_class_keys(const VerdictFeatures& f);
 
 // One class of the table: over its measured cases, the largest under-prediction and the largest

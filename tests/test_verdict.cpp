@@ -1,0 +1,270 @@
+// The verdict with its margin and error band (engine/verdict.h, issue 17): the logic on constructed margins
+// (derivations next to each number), the band table's text format and class fallback, the embedded table, the
+// verdict keys of every command's --json, and the measured capped cases: no wrong FITS / DOES NOT FIT.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_cli.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+#include "engine/verdict.h"
+
+using memplan::cli::CliOutput;
+using memplan::cli::run_cli_captured;
+using namespace memplan;
+
+namespace {
+const std::string kData = MEMPLAN_DATA_DIR;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Fractions exact in binary, so the bands below are exact byte counts.
+ErrorBand band(double under, double over) { return ErrorBand{"test", 40, under, over, "u", "o"}; }
+}  // namespace
+
+TEST_CASE("judge: FITS / DOES NOT FIT / BORDERLINE on constructed margins", "[verdict]") {
+  // reserved 10240 MiB; under 1/64 -> 160 MiB + 20 MiB floor = 180 MiB; over 1/16 -> 640 + 20 = 660 MiB.
+  const int64_t M = kMiB, reserved = 10240 * M, budget = 20000 * M;
+  struct Row {
+    const char* name;
+    int64_t device_total;
+    bool allocator_fits;
+    VerdictKind want;
+    int64_t margin, band;
+  };
+  const std::vector<Row> rows = {
+      {"far inside: margin 1000 MiB > 180", 19000 * M, true, VerdictKind::fits, 1000 * M, 180 * M},
+      {"margin one byte over the under band", 19820 * M - 1, true, VerdictKind::fits, 180 * M + 1, 180 * M},
+      {"margin equal to the under band (inside: <=)", 19820 * M, true, VerdictKind::borderline, 180 * M, 180 * M},
+      {"margin 8 MiB", 19992 * M, true, VerdictKind::borderline, 8 * M, 180 * M},
+      {"margin 0", 20000 * M, true, VerdictKind::borderline, 0, 180 * M},
+      {"over by 1 MiB: the over band answers", 20001 * M, false, VerdictKind::borderline, -1 * M, 660 * M},
+      {"over by exactly the over band", 20660 * M, false, VerdictKind::borderline, -660 * M, 660 * M},
+      {"over by one byte more than the over band", 20660 * M + 1, false, VerdictKind::does_not_fit, -660 * M - 1, 660 * M},
+      {"far over: 44430 MiB short", 64430 * M, false, VerdictKind::does_not_fit, -44430 * M, 660 * M},
+      // The allocator replay OOMs although the device total is within the budget (fragmentation under the cap):
+      // never FITS; inside the band as the margin is not negative.
+      {"replay OOM with a positive margin", 19000 * M, false, VerdictKind::borderline, 1000 * M, 180 * M},
+  };
+  for (const Row& r : rows) {
+    DYNAMIC_SECTION(r.name) {
+      const Verdict v = judge(VerdictInput{budget, r.device_total, reserved, r.allocator_fits}, band(1.0 / 64, 1.0 / 16));
+      CHECK(v.kind == r.want);
+      CHECK(v.margin_bytes == r.margin);
+      CHECK(v.band_bytes == r.band);
+      CHECK(v.band_under_bytes == 180 * M);
+      CHECK(v.band_over_bytes == 660 * M);
+      CHECK(v.fits == (r.allocator_fits && r.device_total <= budget));
+    }
+  }
+  SECTION("floors: a class that never erred still has 0.5 % + 20 MiB") {
+    // 0.5 % of 10240 MiB = 51.2 MiB = 53687091.2 bytes, rounded up: 53687092; + 20 MiB = 74658612.
+    const Verdict v = judge(VerdictInput{budget, 19000 * M, reserved, true}, band(0, 0));
+    CHECK(v.band_under_bytes == 53687092 + 20 * M);
+    CHECK(v.band_over_bytes == 53687092 + 20 * M);
+  }
+}
+
+TEST_CASE("band classes: finest first, a sparse feature falls back to the feature over all precisions", "[verdict]") {
+  struct Row {
+    const char* name;
+    VerdictFeatures f;
+    std::vector<std::string> keys;
+  };
+  VerdictFeatures amp_ckpt;
+  amp_ckpt.precision = Precision::amp_bf16;
+  amp_ckpt.checkpointing = true;
+  amp_ckpt.accumulation = true;  // ckpt takes priority over accumulation
+  VerdictFeatures infer;
+  infer.mode = Mode::inference;
+  infer.precision = Precision::bf16;
+  infer.generation = true;
+  VerdictFeatures vision;
+  vision.vision = true;
+  VerdictFeatures lora;
+  lora.lora = true;
+  lora.checkpointing = true;
+  lora.precision = Precision::fp16;
+  VerdictFeatures dist = lora;  // one rank of a distributed step takes priority over LoRA
+  dist.distributed = true;
+  const std::vector<Row> rows = {
+      {"distributed before LoRA", dist,
+       {"training/transformer/half/dist", "training/transformer/any/dist", "training/transformer/half",
+        "training/transformer", "training", "all"}},
+      {"amp + ckpt + accum", amp_ckpt,
+       {"training/transformer/amp/ckpt", "training/transformer/any/ckpt", "training/transformer/amp",
+        "training/transformer", "training", "all"}},
+      {"inference bf16 generate", infer,
+       {"inference/transformer/half/gen", "inference/transformer/any/gen", "inference/transformer/half",
+        "inference/transformer", "inference", "all"}},
+      {"vision fp32 plain", vision, {"training/vision/fp32/plain", "training/vision/fp32", "training/vision", "training", "all"}},
+      {"LoRA before checkpointing", lora,
+       {"training/transformer/half/lora", "training/transformer/any/lora", "training/transformer/half",
+        "training/transformer", "training", "all"}},
+  };
+  for (const Row& r : rows)
+    DYNAMIC_SECTION(r.name) { CHECK(band_class_keys(r.f) == r.keys); }
+}
+
+TEST_CASE("band table: text format, round trip, refusals, fallback to a class with enough cases", "[verdict]") {
+  const std::string text =
+      "# comment\n"
+      "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\n"
+      "all\t100\t50000\t20000\ta\tb\n"
+      "training\t60\t30000\t10000\tc\t-\n"
+      "training/transformer/fp32\t7\t900000\t0\td\t-\n"   // 7 < kMinBandCases: too few to answer
+      "training/transformer/fp32/plain\t3\t1000\t0\te\t-\n";
+  const ErrorBandTable t = parse_error_bands(text);
+  REQUIRE(t.classes.size() == 4);
+  CHECK(t.find("training")->under_fraction == Approx(0.03));
+  CHECK(t.find("training")->worst_over_case.empty());
+  CHECK(parse_error_bands(error_bands_text(t)).classes.size() == 4);
+  CHECK(error_bands_text(parse_error_bands(error_bands_text(t))) == error_bands_text(t));
+  VerdictFeatures f;  // training / transformer / fp32 / plain: the two finest classes are too small
+  CHECK(band_for(t, f).key == "training");
+  f.mode = Mode::inference;  // no inference class: "all"
+  CHECK(band_for(t, f).key == "all");
+  CHECK(band_for(parse_error_bands("class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\n"), f).key == "none");
+
+  const std::vector<std::pair<const char*, std::string>> bad = {
+      {"no header", "all\t1\t0\t0\t-\t-\n"},
+      {"five columns", "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\nall\t1\t0\t0\t-\n"},
+      {"negative", "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\nall\t1\t-5\t0\t-\t-\n"},
+      {"not a number", "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\nall\t1\t1.5\t0\t-\t-\n"},
+      {"twice", "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\nall\t1\t0\t0\t-\t-\nall\t2\t0\t0\t-\t-\n"},
+      {"empty", ""},
+  };
+  for (const auto& [name, bad_text] : bad)
+    DYNAMIC_SECTION(name) { CHECK_THROWS_AS(parse_error_bands(bad_text), InputError); }
+}
+
+TEST_CASE("the embedded band table is data/validation/error-bands.tsv and covers the corpus", "[verdict]") {
+  const ErrorBandTable file = parse_error_bands(slurp(kData + "/validation/error-bands.tsv"));
+  const ErrorBandTable& t = builtin_error_bands();
+  CHECK(error_bands_text(t) == error_bands_text(file));
+  const ErrorBand* all = t.find("all");
+  REQUIRE(all != nullptr);
+  CHECK(all->cases >= 400);  // 430 measured cases that ran + the earlier predictions of those measured later
+  // The known misses on the dangerous side stay in their classes (data/validation/NOTES.md): fp32 T5
+  // checkpointing (-12.3 %), fp32 LoRA math-SDPA (-12.3 %), flan-T5 fp32 inference before its fix (-12.1 %).
+  CHECK(t.find("training/transformer/any/ckpt")->under_fraction > 0.10);
+  CHECK(t.find("training/transformer/any/lora")->under_fraction > 0.10);
+  CHECK(t.find("inference/transformer/fp32/gen")->under_fraction > 0.10);
+}
+
+TEST_CASE("every measured capped case: the verdict is right or BORDERLINE, never wrong", "[verdict][fidelity]") {
+  std::string all;
+  for (const char* f : {"h200-public-cases", "h200-corpus", "h200-boundary", "h200-families", "h200-odd-shapes",
+                        "h200-distributed"})
+    all += slurp(kData + "/validation/" + f + ".jsonl");
+  const CliOutput r = run_cli_captured({"validate", "-", "--json"}, all);
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  std::map<std::string, int> counts;
+  int capped = 0;
+  for (const auto& row : j["cases"]) {
+    const auto& p = row["predicted"];
+    if (!p.contains("verdict") || !row.contains("measured") || !row["measured"].contains("oom")) continue;
+    ++capped;
+    const bool oom = row["measured"]["oom"].get<bool>();
+    const std::string v = p["verdict"];
+    INFO(row["id"].get<std::string>() << ": measured " << (oom ? "OOM" : "fits") << ", verdict " << v << ", margin "
+                                      << p["margin_bytes"] << ", band " << p["band_bytes"]);
+    CHECK(v != (oom ? "fits" : "does_not_fit"));
+    CHECK(p["fits"].is_boolean());
+    CHECK(p["band_bytes"].get<int64_t>() > 0);
+    ++counts[v == "borderline" ? "borderline" : "right"];
+  }
+  CHECK(capped >= 76);
+  CHECK(counts["right"] > 0);
+  CHECK(counts["borderline"] > 0);
+  SECTION("a measured case whose margin is inside the band comes out BORDERLINE") {
+    // gpt2m amp_bf16 b4 x 1024 under a 15.34 GiB cap (15708.2 MiB) measured OOM; predicted uncapped reserved
+    // 15974 MiB -> margin 15708.2 - 15974 = -265.8 MiB, inside the over-prediction band of its class
+    // (training/transformer/amp/plain: the worst over-prediction there x 15974 MiB + 20 MiB).
+    const CliOutput one = run_cli_captured({"validate", kData + "/validation/h200-boundary.jsonl", "--only",
+                                            "gpt2m-ampbf16-adamw-b4s1024-bnd-mid-15.34", "--json"});
+    const auto p = nlohmann::json::parse(one.out)["cases"][0]["predicted"];
+    CHECK(p["verdict"] == "borderline");
+    CHECK(p["fits"] == false);
+    CHECK(p["margin_bytes"].get<int64_t>() == static_cast<int64_t>(15.34 * static_cast<double>(kGiB)) - 15974 * kMiB);
+    const ErrorBand* cls = builtin_error_bands().find("training/transformer/amp/plain");
+    REQUIRE(cls != nullptr);
+    CHECK(p["band_class"]["key"] == "training/transformer/amp/plain");
+    const double f = std::max(cls->over_fraction, kMinBandFraction);
+    CHECK(p["band_bytes"].get<int64_t>() == static_cast<int64_t>(std::ceil(f * 15974.0 * kMiB)) + 20 * kMiB);
+    CHECK(-p["margin_bytes"].get<int64_t>() <= p["band_bytes"].get<int64_t>());
+  }
+}
+
+TEST_CASE("verdict keys in every command's --json; fits stays a bool", "[verdict][cli][json]") {
+  auto keys_ok = [](const nlohmann::json& j) {
+    CHECK(j["fits"].is_boolean());
+    CHECK(j["margin_bytes"].is_number_integer());
+    CHECK(j["band_bytes"].is_number_integer());
+    CHECK(j["band_bytes"].get<int64_t>() > 0);
+    const std::string v = j["verdict"];
+    CHECK((v == "fits" || v == "does_not_fit" || v == "borderline"));
+    CHECK(j["band_class"]["key"].is_string());
+  };
+  SECTION("estimate, training and inference") {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"estimate", "--model", "gpt2", "--batch-size", "2", "--seq-len", "128", "--gpu", "h200", "--json"},
+             {"estimate", "--model", "llama-2-7b", "--gpu", "rtx-4090", "--json"},
+             {"estimate", "--model", "gpt2", "--mode", "inference", "--seq-len", "128", "--generate-tokens", "4", "--gpu",
+              "h200", "--json"}}) {
+      const auto j = nlohmann::json::parse(run_cli_captured(args).out);
+      keys_ok(j);
+    }
+  }
+  SECTION("fit: FITS far inside, BORDERLINE with what buys safety, DOES NOT FIT far outside") {
+    // gpt2 fp32 b8 x 1024 needs 16008 MiB on the device (README's example: 15178 reserved + 830 non-PyTorch);
+    // at 15.8 GiB (16179.2 MiB) the margin is +171.2 MiB, inside its class's under band (>= 0.5 % x 15178
+    // + 20 = 95.9 MiB, and that class's worst under-prediction is larger: see error-bands.tsv).
+    const auto far = nlohmann::json::parse(run_cli_captured({"fit", "--model", "gpt2", "--batch-size", "8", "--seq-len", "1024",
+                                                             "--precision", "fp32", "--gpu", "h200", "--json"}).out);
+    keys_ok(far);
+    CHECK(far["verdict"] == "fits");
+    const auto edge = nlohmann::json::parse(run_cli_captured({"fit", "--model", "gpt2", "--batch-size", "8", "--seq-len",
+                                                              "1024", "--precision", "fp32", "--gpu-memory-gib", "15.8", "--json"}).out);
+    keys_ok(edge);
+    CHECK(edge["verdict"] == "borderline");
+    CHECK(edge["fits"] == true);
+    CHECK(edge["margin_bytes"].get<int64_t>() == static_cast<int64_t>(15.8 * static_cast<double>(kGiB)) - 16008 * kMiB);
+    REQUIRE(edge.contains("safety"));
+    CHECK(edge["safety"]["steps"].size() == 2);  // expandable segments, one micro-batch less
+    CHECK(edge["safety"]["steps"][1]["flags"] == "--batch-size 7");
+    // (16179.2 - 830) / 16179.2 = 0.9487, rounded down to 0.948
+    CHECK(edge["safety"]["memory_fraction"].get<double>() == Approx(0.948));
+    const auto over = nlohmann::json::parse(run_cli_captured({"fit", "--model", "llama-2-7b", "--precision", "bf16", "--gpu",
+                                                              "rtx-4090", "--json"}).out);
+    keys_ok(over);
+    CHECK(over["verdict"] == "does_not_fit");
+    CHECK(!over.contains("safety"));
+    const CliOutput text = run_cli_captured({"fit", "--model", "gpt2", "--batch-size", "8", "--seq-len", "1024", "--precision",
+                                             "fp32", "--gpu-memory-gib", "15.8"});
+    CHECK_THAT(text.out, Catch::StartsWith("BORDERLINE on 15.8 GiB") && Catch::Contains("what buys safety") &&
+                             Catch::Contains("torch.cuda.set_per_process_memory_fraction(0.948)") &&
+                             Catch::Contains("Verdict: BORDERLINE (the replay: fits)"));
+  }
+  SECTION("plan finalists and serve") {
+    const auto plan = nlohmann::json::parse(run_cli_captured({"plan", "--model", "gpt2", "--gpu", "h200", "--gpus", "2", "--top",
+                                                              "2", "--seq-len", "256", "--json"}).out);
+    REQUIRE(!plan["top"].empty());
+    for (const auto& c : plan["top"]) keys_ok(c);
+    keys_ok(nlohmann::json::parse(run_cli_captured({"serve", "--model", "llama-3.1-8b", "--gpu", "h200", "--json"}).out));
+  }
+}
