@@ -1,4 +1,6 @@
 // `memplan estimate`: the ledger of one training step for a model and configuration.
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <ostream>
 
@@ -9,6 +11,7 @@
 #include "cli/timeline_svg.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/time/case_time.h"
 #include "models/calibration_profile.h"
 #include "models/gpu_specs.h"
 
@@ -109,8 +112,13 @@ void register_estimate(CLI::App& app, Context& ctx) {
     }
     // A distributed run: the last rank replayed too, shown when it differs (cli/report_dist.h).
     const std::vector<OtherRank> others = other_ranks(m, c, opt);
+    // Step time of one GPU (engine/time/step_time.h): op rates measured on an H200 and coefficients fitted to
+    // H200 timings, so an H200's figure whatever --gpu says; none for a distributed rank (communication is not
+    // costed per op).
+    const double step_ms = c.distributed.enabled() ? 0.0 : timing::case_time(m, c).step_ms;
     if (flags->json) {
       nlohmann::json j = estimate_json(m, c, e, d);
+      if (step_ms > 0) j["step_time_ms_h200"] = std::round(step_ms * 10.0) / 10.0;
       if (flags->per_layer) j["layers"] = layers_json(e);
       if (c.distributed.enabled()) {
         j["distributed"] = dist_json(c, e);
@@ -121,6 +129,11 @@ void register_estimate(CLI::App& app, Context& ctx) {
       if (c.distributed.enabled()) out << dist_heading(c.distributed) << "\n";  // whose ledger follows
       out << estimate_table(m, c, e, d);
       out << nccl_note(e);
+      if (step_ms > 0) {
+        char line[160];
+        std::snprintf(line, sizeof line, "\nStep time on an H200: %.1f ms (per-op model, engine/time/step_time.h)\n", step_ms);
+        out << line;
+      }
       if (!others.empty()) out << "\n" << other_ranks_text(e, others);
       if (flags->per_layer) out << "\n" << layers_table(e);
       // The question after "does not fit" is what to change; fit answers it with the same flags.
