@@ -265,7 +265,7 @@ void register_plan(CLI::App& app, Context& ctx) {
         if (x.replayed)
           o << "        per-rank replay: " << gib(x.device_bytes) << " GiB on rank 0 (" << gib(x.peak_reserved_bytes)
             << " reserved" << (x.nccl_bytes > 0 ? " + NCCL " + gib(x.nccl_bytes) : std::string()) << "), "
-            << (x.fits ? "fits" : "DOES NOT FIT") << (x.dist.enabled() ? "; memplan estimate " + dist_flags(x.dist) : "")
+            << (x.fits ? "fits" : "DOES NOT FIT") << (x.dist.enabled() ? "; with " + dist_flags(x.dist) : "")
             << "\n";
         else
           o << "        closed form only: " << x.closed_form_because << "\n";
