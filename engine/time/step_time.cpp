@@ -237,7 +237,10 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     if (gs.alias_out < 0) fresh_grads += 1, grad_bytes += static_cast<double>(gs.bytes);
   const TensorInfo& out = T(op.outs[0]);
 
-  if ((name == "linear" || name == "addmm" || name == "matmul") && op.reads.size() >= 2) {
+  // Shapes are checked before they are indexed: a native graph may carry an op of these names with other ranks;
+  // such an op is costed as memory-bound below.
+  auto rank = [&](size_t read) { return op.reads.size() > read ? T(op.reads[read]).shape.size() : size_t{0}; };
+  if ((name == "linear" || name == "addmm" || name == "matmul") && rank(0) >= 1 && rank(1) >= 1 && !out.shape.empty()) {
     const TensorInfo& a = T(op.reads[0]);
     const TensorInfo& b = T(op.reads[1]);
     const double n = static_cast<double>(out.shape.back());
@@ -251,7 +254,8 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     return c;
   }
-  if (name.rfind("sdpa_flash", 0) == 0 || name.rfind("sdpa_efficient", 0) == 0 || name.rfind("sdpa_cudnn", 0) == 0) {
+  if ((name.rfind("sdpa_flash", 0) == 0 || name.rfind("sdpa_efficient", 0) == 0 || name.rfind("sdpa_cudnn", 0) == 0) &&
+      rank(0) == 4 && rank(1) == 4) {
     const TensorInfo& q = T(op.reads[0]);
     const TensorInfo& k = T(op.reads[1]);
     const double B = static_cast<double>(q.shape[0]), H = static_cast<double>(q.shape[1]);
@@ -269,7 +273,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     return c;
   }
-  if ((name == "conv2d" || name == "conv2d_depthwise") && op.reads.size() >= 2) {
+  if ((name == "conv2d" || name == "conv2d_depthwise") && rank(0) == 4 && rank(1) == 4) {
     const TensorInfo& x = T(op.reads[0]);
     const TensorInfo& w = T(op.reads[1]);
     const double cin_g = static_cast<double>(w.shape[1]);
