@@ -139,6 +139,8 @@ void register_estimate(CLI::App& app, Context& ctx) {
       // The question after "does not fit" is what to change; fit answers it with the same flags.
       if (!flags->quiet && d.capacity_bytes > 0 && !fits_on(e, d))
         out << "\nDOES NOT FIT: `memplan fit` with the same flags lists what to change, in order.\n";
+      else if (!flags->quiet && d.capacity_bytes > 0 && verdict_on(m, c, e, d).kind == VerdictKind::borderline)
+        out << "\nBORDERLINE: `memplan fit` with the same flags lists what buys safety.\n";
     }
   });
 }
