@@ -1,10 +1,12 @@
 // The planner: bilinear fits reproduce replays, the search agrees with brute force, confirmation replays
-// match the closed form, and a published point (Megatron-LM PR #482).
+// match the closed form, a published point (Megatron-LM PR #482), and the compute term is the step-time model's.
 #include <catch2/catch.hpp>
 
 #include "engine/estimate.h"
 #include "engine/plan/search.h"
 #include "engine/plan/shard_fit.h"
+#include "engine/arch/builders.h"
+#include "engine/time/case_time.h"
 #include "models/zoo.h"
 
 using namespace memplan;
@@ -132,4 +134,45 @@ TEST_CASE("Megatron-LM PR #482: Llama-2-7B bf16 TP1 PP2 DP8, MBS 2, GBS 2048 mea
   WARN("Megatron PR #482 point: predicted " << gb << " GB vs 69.1 GB measured");
   CHECK(gb > 69.1 * 0.7);
   CHECK(gb < 69.1 * 1.3);
+}
+
+TEST_CASE("plan: a candidate's compute + recompute is the step-time model of its local shard", "[plan][time]") {
+  // Derivation: the step-time model's features are sums over the graph's ops, so affine in the stacked layers
+  // (identical layers) and in the micro-batch count; the planner fits them at the shard fit's depths (4 and 8
+  // layers of GPT-2's 12) and extrapolates. Its compute + recompute must therefore equal the model applied
+  // directly to the candidate's own run (12 layers, G micro-batches, k checkpointed layers), optimizer column
+  // excluded (the optimizer stays in the closed form), to rounding. The H200's scales are 1 (DeviceRates).
+  const ModelSpec m = load_zoo_model("gpt2");
+  const int64_t L = stack_layers(m);
+  REQUIRE(L == 12);
+  Planner p(m, lm_base(256));
+  PlanSpace s = small_space(2, 80);
+  struct Row { int64_t tp, b, G, k; Precision prec; };
+  const Row rows[] = {{1, 2, 4, 0, Precision::amp_bf16}, {1, 4, 2, 12, Precision::bf16},
+                      {2, 2, 4, 5, Precision::amp_bf16}, {1, 1, 8, 3, Precision::fp32}};
+  for (const Row& r : rows) {
+    INFO("tp " << r.tp << " b " << r.b << " G " << r.G << " k " << r.k);
+    ParallelConfig par;
+    par.tp = r.tp;
+    par.dp = 2 / r.tp;
+    par.dp_kind = par.dp > 1 ? DataParallel::ddp : DataParallel::none;
+    s.global_batch = par.dp * r.b * r.G;
+    const PlanCandidate c = p.evaluate(s, par, r.b, r.prec, OptimizerKind::adamw, r.k);
+    REQUIRE(c.par.micro_batches == r.G);
+    const ModelSpec shard = local_shard(m, r.tp, L);
+    RunConfig cfg = lm_base(256);
+    cfg.precision = r.prec;
+    cfg.optimizer = OptimizerKind::sgd;
+    cfg.batch_size = r.b;
+    cfg.grad_accum_steps = r.G;
+    cfg.grad_checkpointing = r.k > 0;
+    for (int64_t i = L - r.k; r.k > 0 && r.k < L && i < L; ++i) cfg.checkpoint_layers.push_back(i);
+    const Graph g = build_graph(shard, cfg);
+    timing::Features f = timing::training_features(g, cfg, timing::time_context(m), timing::h200_op_rates());
+    f[timing::kOpt] = 0;
+    const double direct_s = timing::predict(f, timing::h200_coefficients()).total_s;
+    CHECK(c.time.compute_s + c.time.recompute_s == Approx(direct_s).epsilon(1e-9));
+    if (r.k == 0) CHECK(c.time.recompute_s == Approx(0).margin(1e-12));
+    else CHECK(c.time.recompute_s > 0);
+  }
 }

@@ -7,6 +7,7 @@
 #include "engine/errors.h"
 #include "engine/estimate.h"
 #include "engine/plan/checkpoint_dp.h"
+#include "engine/time/case_time.h"
 
 namespace memplan::plan {
 
@@ -96,6 +97,53 @@ std::vector<ParallelConfig> Planner::factorisations(const PlanSpace& s) const {
   return out;
 }
 
+const Planner::TimedShard& Planner::timed(const Fits& f, Precision p, int64_t tp, int64_t b) const {
+  const auto key = std::make_tuple(static_cast<int>(p), tp, b);
+  auto it = timed_.find(key);
+  if (it != timed_.end()) return it->second;
+  using timing::Features;
+  const timing::TimeContext ctx = timing::time_context(model_);
+  const bool sliceable = f.none->sliceable;
+  const bool can_ckpt = f.ckpt != nullptr;
+  // [depth][checkpointed]: one micro-batch (G = 2 minus G = 1) and the per-step part (G = 1 minus one micro-batch)
+  Features micro[2][2]{}, step{};
+  for (int li = 0; li < (sliceable ? 2 : 1); ++li) {
+    const ModelSpec shard = local_shard(model_, tp, sliceable ? f.none->fit_layers[li] : 0);
+    for (int ck = 0; ck < (can_ckpt ? 2 : 1); ++ck) {
+      RunConfig c = base_;
+      c.precision = p;
+      c.optimizer = OptimizerKind::sgd;
+      c.batch_size = b;
+      c.grad_accum_steps = 1;
+      c.grad_checkpointing = ck == 1;
+      c.checkpoint_layers.clear();
+      c.frozen_layers.clear();
+      validate_run_config(c, shard);
+      const Graph g = build_graph(shard, c);
+      const Features f1 = timing::training_features(g, c, ctx, timing::h200_op_rates());
+      c.grad_accum_steps = 2;
+      const Features f2 = timing::training_features(g, c, ctx, timing::h200_op_rates());
+      for (size_t j = 0; j < f1.size(); ++j) {
+        micro[li][ck][j] = f2[j] - f1[j];
+        if (li == 0 && ck == 0) step[j] = f1[j] - micro[0][0][j];
+      }
+    }
+  }
+  TimedShard t;
+  t.step = step;
+  t.step[timing::kOpt] = 0;
+  const double l1 = sliceable ? static_cast<double>(f.none->fit_layers[0]) : 1.0;
+  const double l2 = sliceable ? static_cast<double>(f.none->fit_layers[1]) : 2.0;
+  for (size_t j = 0; j < step.size(); ++j) {
+    const double slope = sliceable ? (micro[1][0][j] - micro[0][0][j]) / (l2 - l1) : 0.0;
+    t.micro_cl[j] = slope;
+    t.micro_c0[j] = micro[0][0][j] - slope * l1;
+    if (can_ckpt && sliceable)
+      t.recompute_per_layer[j] = std::max(0.0, ((micro[1][1][j] - micro[1][0][j]) - (micro[0][1][j] - micro[0][0][j])) / (l2 - l1));
+  }
+  return timed_.emplace(key, t).first->second;
+}
+
 PlanCandidate Planner::eval_fast(const PlanSpace& s, const Fits& f, const ParallelConfig& par, int64_t b,
                                  Precision prec, OptimizerKind opt, int64_t k, int64_t L) const {
   PlanCandidate c;
@@ -177,6 +225,17 @@ PlanCandidate Planner::eval_fast(const PlanSpace& s, const Fits& f, const Parall
   w.param_bytes_per = st.param_bytes_per;
   w.grad_bytes_per = st.grad_bytes_per;
   w.optimizer_state_bytes = st.optimizer_state_bytes;
+  {  // compute + recompute of the G micro-batches on this GPU: the step-time model on the local shard
+    const TimedShard& t = timed(f, prec, par.tp, b);
+    const double G = static_cast<double>(c.par.micro_batches);
+    timing::Features plain = t.step, with = t.step;
+    for (size_t j = 0; j < plain.size(); ++j) {
+      plain[j] += G * (t.micro_c0[j] + t.micro_cl[j] * Lf);
+      with[j] = plain[j] + G * static_cast<double>(ck ? k : 0) * t.recompute_per_layer[j];
+    }
+    w.timed_compute_s = timed_on(plain, s.rates, w.fp32).total_s;
+    w.timed_recompute_s = timed_on(with, s.rates, w.fp32).total_s - w.timed_compute_s;
+  }
   c.time = step_time(w, s.rates);
   return c;
 }

@@ -6,7 +6,9 @@
 //   1. enumerate factorisations: tp in powers of two dividing the heads (within a node), pp dividing the
 //      layers, dp = G / (tp * pp) dividing the global batch;
 //   2. per (precision, tp, checkpoint mode) fit the shard's closed forms from 4 replays (shard_fit.h), cached;
-//   3. evaluate each configuration in O(1): distributed_memory() + step_time(); prune with bounds: memory is
+//   3. evaluate each configuration in O(1): distributed_memory() + step_time() (its compute and recompute from
+//      the step-time model of engine/time/ on the local shard, timed(); communication, bubble, offload and the
+//      optimizer from the closed forms of time_model.h); prune with bounds: memory is
 //      increasing in the micro-batch (stop at the first that does not fit even fully checkpointed) and
 //      decreasing in checkpointed layers (start at the least count that fits, solved in closed form);
 //   4. rank by step time (same global batch, so time per step orders throughput); keep the memory-vs-time
@@ -93,11 +95,22 @@ class Planner {
   PlanCandidate eval_fast(const PlanSpace& s, const Fits& f, const ParallelConfig& par, int64_t b, Precision prec,
                           OptimizerKind opt, int64_t k, int64_t stage_layers) const;
   std::vector<ParallelConfig> factorisations(const PlanSpace& s) const;
+  // The step-time model's (engine/time/) features of the local shard at micro-batch b: features are sums over
+  // ops, so exactly affine in the stacked layers L (identical layers) and in the micro-batch count G; fitted
+  // from the graphs at the shard fit's two depths, without and with every layer checkpointed (4 graph builds,
+  // no replay), cached per (precision, tp, b).
+  struct TimedShard {
+    timing::Features micro_c0{}, micro_cl{};  // one micro-batch, no checkpointing: c0 + cl L
+    timing::Features step{};                  // once per step (optimizer column zeroed: kept in closed form)
+    timing::Features recompute_per_layer{};   // what checkpointing one layer adds per micro-batch
+  };
+  const TimedShard& timed(const Fits& f, Precision p, int64_t tp, int64_t b) const;
 
   ModelSpec model_;
   RunConfig base_;
   int64_t layers_ = 0;
   std::map<std::tuple<int, int64_t, bool>, ShardFit> fits_;
+  mutable std::map<std::tuple<int, int64_t, int64_t>, TimedShard> timed_;  // eval_fast is const; a cache
   int replays_ = 0;
 };
 

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <string>
 
+#include "engine/errors.h"
+#include "engine/time/case_time.h"
+
 namespace memplan::plan {
 
 namespace {
@@ -85,10 +88,16 @@ StepTime step_time(const StepWork& w, const DeviceRates& r) {
     return (rate > 0 ? flops / rate : 0) +
            (r.hbm_bytes_per_s > 0 ? bytes / r.hbm_bytes_per_s : 0);
   };
-  const double fwd = run(w.fwd_flops, w.fwd_bytes);
-  const double bwd = 2 * fwd;
+  double fwd = run(w.fwd_flops, w.fwd_bytes);
+  double bwd = 2 * fwd;
   t.compute_s = m * (fwd + bwd + 3 * w.fwd_ops * r.op_overhead_s);
   t.recompute_s = m * run(w.recompute_flops, w.recompute_bytes);
+  if (w.timed_compute_s >= 0) {  // the step-time model's figures (StepWork::timed_compute_s)
+    t.compute_s = w.timed_compute_s;
+    t.recompute_s = std::max(0.0, w.timed_recompute_s);
+    fwd = m > 0 ? t.compute_s / (3 * m) : 0;  // one micro-batch: forward 1/3, backward 2/3 (the roofline's split)
+    bwd = 2 * fwd;
+  }
 
   // Which link a group spans: TP innermost, then DP, then PP (Megatron's rank order).
   const int64_t node = std::max<int64_t>(1, r.gpus_per_node);
@@ -154,6 +163,21 @@ StepTime single_gpu_step_time(const Graph& g, const RunConfig& cfg, int64_t trai
   w.param_bytes_per = w.grad_bytes_per = cfg.precision == Precision::bf16 || cfg.precision == Precision::fp16 ? 2 : 4;
   w.optimizer_state_bytes = optimizer_state_bytes;
   return step_time(w, r);
+}
+
+timing::TimeSplit timed_on(const timing::Features& f, const DeviceRates& r, bool fp32) {
+  timing::Features g = f;
+  const double flops = fp32 ? r.time_scale_fp32_matmul : r.time_scale_matmul;
+  for (int j : {timing::kGemm, timing::kAttn, timing::kConv}) g[static_cast<size_t>(j)] *= flops;
+  // depthwise convolutions are memory-bound kernels (step_time.h), the optimizer streams its tensors
+  for (int j : {timing::kConvDw, timing::kMem, timing::kMemBwd, timing::kOpt}) g[static_cast<size_t>(j)] *= r.time_scale_hbm;
+  return timing::predict(g, timing::h200_coefficients());
+}
+
+double timed_single_gpu_step_s(const ModelSpec& spec, const Graph& g, const RunConfig& cfg, const DeviceRates& r) {
+  if (cfg.mode != Mode::training) throw InputError("mode", "inference", "the timed single-GPU step is for training runs");
+  const timing::Features f = timing::training_features(g, cfg, timing::time_context(spec), timing::h200_op_rates());
+  return timed_on(f, r, cfg.precision == Precision::fp32).total_s;
 }
 
 }  // namespace memplan::plan

@@ -15,12 +15,17 @@
 //   overlap     DP communication hides behind backward compute (only the excess is exposed); TP and PP
 //               communication is exposed; the 1F1B bubble adds (P - 1) micro-batch slots.
 // All FLOP and byte inputs are per GPU.
+// plan and fit replace the per-op, backward, recompute and overhead terms by the step-time model fitted on the
+// H200 (engine/time/; StepWork::timed_compute_s, timed_single_gpu_step_s): the roofline above was ~25 % low on
+// transformers and ~3x low on convolution nets; communication, bubble, offload and the optimizer stay here.
 #pragma once
 #include <cstdint>
 
+#include "engine/arch/spec.h"
 #include "engine/graph.h"
 #include "engine/plan/distributed.h"
 #include "engine/run_config.h"
+#include "engine/time/step_time.h"
 
 namespace memplan::plan {
 
@@ -50,7 +55,17 @@ struct DeviceRates {
   int64_t gpus_per_node = 8;
   double op_overhead_s = 5e-6;        // launch + eager-mode dispatch per kernel (assumed); forward + backward
                                       // launch about 3x the forward's kernels per micro-batch
+  // The step-time model (engine/time/) holds H200 measurements: on this GPU its seconds are the H200's times
+  // these ratios (H200 rate / this GPU's; 1 on the H200, cli/plan_common.cpp sets them from the two GPUs'
+  // DeviceRates): GEMM, attention and convolution columns by the dense GEMM rate (16-bit, or fp32 for fp32
+  // runs), memory-bound columns (elementwise, batch norm) by HBM bandwidth; CPU dispatch, kernel launches and
+  // the per-step / per-micro-batch constants are left as measured (a different host is not modelled).
+  double time_scale_matmul = 1, time_scale_fp32_matmul = 1, time_scale_hbm = 1;
 };
+
+// Seconds of the step-time model (engine/time/step_time.h, H200 coefficients) for features measured at the
+// H200's rates, scaled to the GPU of `r` as described at DeviceRates::time_scale_*.
+timing::TimeSplit timed_on(const timing::Features& f, const DeviceRates& r, bool fp32);
 
 struct StepWork {
   ParallelConfig par;
@@ -63,6 +78,12 @@ struct StepWork {
   int64_t params = 0;                         // local shard params
   int64_t param_bytes_per = 4, grad_bytes_per = 4;
   int64_t optimizer_state_bytes = 0;          // local shard, before DP sharding
+  // The step-time model's forward + backward (+ recompute) seconds of all micro-batches on this GPU, the
+  // optimizer excluded (engine/time/, via timed_on); when >= 0 they replace the roofline's compute_s and
+  // recompute_s (the flops / bytes / ops above are then unused). The backward share that DP communication
+  // hides behind is taken as 2/3 of compute_s (the roofline's split), the 1F1B bubble slot as one
+  // micro-batch's compute + recompute.
+  double timed_compute_s = -1, timed_recompute_s = -1;
 };
 
 struct StepTime {
@@ -73,8 +94,14 @@ struct StepTime {
 
 StepTime step_time(const StepWork& w, const DeviceRates& r);
 
-// One GPU, no wrapper: the graph of `cfg` (its checkpointed layers recomputed) with `cfg`'s accumulation.
+// One GPU, no wrapper: the graph of `cfg` (its checkpointed layers recomputed) with `cfg`'s accumulation
+// (the roofline; `memplan fit` uses timed_single_gpu_step_s for training runs).
 StepTime single_gpu_step_time(const Graph& g, const RunConfig& cfg, int64_t trainable_params,
                               int64_t optimizer_state_bytes, const DeviceRates& r);
+
+// One GPU, training: the step-time model's whole step (G micro-batches, recompute, optimizer, constants) of
+// `g` = build_graph(spec, cfg), scaled to `r`'s GPU; on the H200 (scales 1) exactly
+// timing::case_time(spec, cfg).step_ms / 1e3.
+double timed_single_gpu_step_s(const ModelSpec& spec, const Graph& g, const RunConfig& cfg, const DeviceRates& r);
 
 }  // namespace memplan::plan
