@@ -312,8 +312,9 @@ class Fsdp2 final : public Strategy {
   void wait_for_unshard(ReplayState& s, Group& gr) {
     if (gr.pending_all_gather == kNone) return;
     if (zero3_) {  // _allgather_params_coalesced: the parameters become views of the gathered flat buffer
-      s.mem.set_row(gr.pending_all_gather, Row::weights);
-      gr.gathered = gr.pending_all_gather;
+      // A shard group of one gathers nothing (kNoBuffer): the parameters are the shards themselves.
+      if (gr.pending_all_gather >= 0) s.mem.set_row(gr.pending_all_gather, Row::weights);
+      gr.gathered = gr.pending_all_gather >= 0 ? gr.pending_all_gather : -1;
       gr.pending_all_gather = kNone;
       gr.state = State::unsharded;
       return;
