@@ -1,45 +1,45 @@
 #!/usr/bin/env python3
 """Runs reserved_variants.py for (case id, variant) pairs, a few processes at a time under a memory budget (each
-case's `_est_gib`). Usage: python3 calibrate/run_variants.py CASES.jsonl OUT.jsonl ID:VARIANT[,VARIANT...] ..."""
+case's `_est_gib`; record_cases_budget.run_budgeted). A variant named base2, base3 ... is `base` again (a repeat).
+Usage: python3 calibrate/run_variants.py CASES.jsonl OUT.jsonl ID:VARIANT[,VARIANT...] ..."""
 import json
 import os
-import subprocess
 import sys
+import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from record_cases_budget import HERE, run_budgeted  # noqa: E402
 
 
 def main():
     cases_path, out_path = sys.argv[1:3]
     est = {json.loads(l)["id"]: float(json.loads(l).get("_est_gib", 20)) for l in open(cases_path) if l.strip()}
-    jobs = []
-    for a in sys.argv[3:]:
-        cid, vs = a.split(":")
-        jobs += [(cid, v) for v in vs.split(",")]
-    jobs.sort(key=lambda j: -est[j[0]])
-    running, budget, t0 = [], 125.0, time.time()
+    work = tempfile.mkdtemp(prefix="memplan-variants-")
+    tasks, labels = [], {}
+    for arg in sys.argv[3:]:
+        cid, variants = arg.split(":")
+        for v in variants.split(","):
+            key = "%s:%s" % (cid, v)
+            run_as = "base" if v.startswith("base") else v
+            so, se = (open(os.path.join(work, "%d.%s" % (len(tasks), x)), "w+") for x in ("out", "err"))
+            labels[key] = (cid, v, so, se)
+            tasks.append((key, est[cid], [sys.executable, os.path.join(HERE, "reserved_variants.py"), cases_path,
+                                          cid, run_as], {"stdout": so, "stderr": se}))
     out = open(out_path, "w")
-    while jobs or running:
-        used = sum(est[c] for c, _, _ in running)
-        for j in list(jobs):
-            if len(running) < 4 and (not running or used + est[j[0]] <= budget):
-                v = j[1].rstrip("0123456789") if j[1].startswith("base") else j[1]
-                p = subprocess.Popen([sys.executable, os.path.join(HERE, "reserved_variants.py"), cases_path, j[0], v],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                running.append((j[0], j[1], p))
-                jobs.remove(j)
-                used += est[j[0]]
-        time.sleep(0.5)
-        for r in list(running):
-            if r[2].poll() is not None:
-                running.remove(r)
-                so, se = r[2].communicate()
-                line = so.strip().splitlines()[-1] if so.strip() else json.dumps(
-                    {"id": r[0], "variant": r[1], "error": se[-600:]})
-                out.write(line + "\n")
-                out.flush()
-                print("%6.1fs %s" % (time.time() - t0, line), flush=True)
+    t0 = time.time()
+
+    def done(key, _returncode):
+        cid, v, so, se = labels[key]
+        so.seek(0)
+        se.seek(0)
+        lines = so.read().strip().splitlines()
+        line = lines[-1] if lines else json.dumps({"id": cid, "variant": v, "error": se.read()[-600:]})
+        out.write(line + "\n")
+        out.flush()
+        print("%6.1fs %s" % (time.time() - t0, line), flush=True)
+
+    run_budgeted(tasks, 4, 125.0, 600.0, done)
 
 
 if __name__ == "__main__":
