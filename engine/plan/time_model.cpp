@@ -11,12 +11,8 @@
 namespace memplan::plan {
 
 namespace {
-double numel(const TensorInfo& t) {
-  double n = 1;
-  for (int64_t d : t.shape) n *= static_cast<double>(d);
-  return n;
-}
-double tensor_bytes(const TensorInfo& t) { return numel(t) * static_cast<double>(dtype_bytes(t.dtype)); }
+using timing::nbytes;
+using timing::numel;
 
 // Ring collective over `n` ranks moving `bytes` per rank: each rank sends (n-1)/n x bytes per pass.
 double ring_s(double bytes, int64_t n, double passes, double link) {
@@ -50,8 +46,8 @@ GraphCost graph_cost(const Graph& g) {
       // q [B, H, Sq, D], k [B, Hkv, Sk, D]: QK^T and PV, causal tiles skipped by fused kernels
       flops = 4 * numel(q) * static_cast<double>(k.shape[2]) * 0.5;
     }
-    for (TensorId r : op.reads) bytes += tensor_bytes(g.tensors[static_cast<size_t>(r)]);
-    for (TensorId o : op.outs) bytes += tensor_bytes(g.tensors[static_cast<size_t>(o)]);
+    for (TensorId r : op.reads) bytes += nbytes(g.tensors[static_cast<size_t>(r)]);
+    for (TensorId o : op.outs) bytes += nbytes(g.tensors[static_cast<size_t>(o)]);
     if (flops > 0) bytes = 0;  // matmul-like: the FLOPs dominate (the roofline max is taken by step_time)
     c.fwd_flops += flops;
     c.fwd_bytes += bytes;

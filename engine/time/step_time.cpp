@@ -20,13 +20,6 @@ namespace memplan::timing {
 
 namespace {
 
-double numel(const TensorInfo& t) {
-  double n = 1;
-  for (int64_t d : t.shape) n *= static_cast<double>(d);
-  return n;
-}
-double nbytes(const TensorInfo& t) { return numel(t) * static_cast<double>(dtype_bytes(t.dtype)); }
-
 std::string dtype_key(DType d) {
   switch (d) {
     case DType::bf16: return "bf16";

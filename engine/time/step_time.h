@@ -40,6 +40,15 @@
 
 namespace memplan::timing {
 
+// A tensor's element count and bytes in double precision, for cost models (FLOPs and traffic of any size, no
+// overflow checks needed); also engine/plan/time_model.cpp's.
+inline double numel(const TensorInfo& t) {
+  double n = 1;
+  for (int64_t d : t.shape) n *= static_cast<double>(d);
+  return n;
+}
+inline double nbytes(const TensorInfo& t) { return numel(t) * static_cast<double>(dtype_bytes(t.dtype)); }
+
 // Measured rates of one GPU (the embedded table; parse_op_rates for another one).
 struct OpRates {
   std::vector<int64_t> gemm_dims;                       // log2-spaced grid of m, n, k
