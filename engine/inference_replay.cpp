@@ -26,10 +26,7 @@ class PassRunner {
     for (const auto& t : g.tensors)
       if (t.kind == TensorKind::param || t.kind == TensorKind::buffer) weights_.push_back(mem_.alloc(t.bytes, Row::weights));
     // all alive together until construction drops them (as in step_replay.cpp: T5's two embed_tokens and lm_head)
-    std::vector<int32_t> temps;
-    if (on_device)
-      for (int64_t b : g.build_temp_bytes) temps.push_back(mem_.alloc(b, Row::transient));
-    for (int32_t t : temps) mem_.free(t);
+    if (on_device) mem_.transients_together(g.build_temp_bytes);
   }
 
   // Runs one forward. Returns the blocks still referenced at its end that the cache does not own (the model

@@ -39,6 +39,13 @@ class MemoryTracker {
   int32_t alloc(int64_t bytes, Row row, bool optional = false);  // optional: see MemEvent::optional
   // A kernel's workspace: allocated and freed at once (a transient that can only set the peak).
   void workspace(int64_t bytes, bool optional = false) { free(alloc(bytes, Row::transient, optional)); }
+  // Transients alive together, then all freed in allocation order (construction's tensors dropped at once).
+  void transients_together(const std::vector<int64_t>& bytes) {
+    std::vector<int32_t> blocks;
+    blocks.reserve(bytes.size());
+    for (int64_t b : bytes) blocks.push_back(alloc(b, Row::transient));
+    for (int32_t b : blocks) free(b);
+  }
   void free(int32_t block);
   void set_row(int32_t block, Row row);
   Row row_of(int32_t block) const { return blocks_[static_cast<size_t>(block)].row; }

@@ -128,10 +128,7 @@ class Replayer {
       }
       // Graph::build_temp_bytes are all alive together until tie_weights() drops them (T5's two embed_tokens and
       // lm_head: whole-run streams, three embedding-sized segments cached after construction).
-      std::vector<int32_t> temps;
-      if (on_device)
-        for (int64_t b : g_.build_temp_bytes) temps.push_back(mem_.alloc(b, Row::transient));
-      for (int32_t t : temps) mem_.free(t);
+      if (on_device) mem_.transients_together(g_.build_temp_bytes);
       session_.built = true;
       hook([](dist::RankHooks& h, dist::ReplayState& s) { h.after_build(s); });
     }
