@@ -17,13 +17,16 @@ kernels (no cuDNN workspace; measured rows of 0 confirm it); channels-last convs
 measured in the default contiguous layout.
 
 Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families] [--models=a,b,...]
-                                                             [--family-sizes=224[,160,...]]
+                                                             [--family-sizes=224[,160,...]] [--image-sizes=...]
+                                                             [--batches=3,5,...] [--dtypes=bf16,fp32,fp16]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
 --models= measures only those models' convs (to split a long run); --family-sizes= the image sizes the issue 12
 families' convs are measured at (default 224: the engine rescales a shape measured at another spatial size by
 pixel count, which holds for the ResNet rows (0.14 % of the bytes at 160 / 288 from 224) but not for every
 engine: mobilenet_v2's 320 -> 1280 1x1 wgrad at 5 x 5 takes n x the fp32 weight, 150 MiB at n = 96 where the
-rescaled 224 row gives 77); --table merges several runs (a shape measured twice keeps the first run's row).
+rescaled 224 row gives 77); --image-sizes= replaces the ResNet / ViT image sizes (160, 224, 288); --batches= replaces every model's batch list (a
+later run adding batch sizes: 2026-12-01 added 3, 5, 6, 10, 12, 20, 24, 40 for the ResNets, whose b24 reserved peak
+missed by 5 % when interpolated between 16 and 32); --table merges several runs (a shape measured twice keeps the first run's row).
 The table is what the engine embeds (data/calibration/h200-cudnn-conv-workspace.tsv); IN.json is kept gzipped
 next to it as the raw evidence (every allocation of every pass).
 """
@@ -180,9 +183,17 @@ def main():
     import torch.nn.functional as F
     out_path = sys.argv[1]
     quick = "--quick" in sys.argv
+    opt = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in sys.argv[2:] if "=" in a}
     image_sizes = [224] if quick else [160, 224, 288]
+    if "--image-sizes" in opt:
+        image_sizes = [int(v) for v in opt["--image-sizes"].split(",")]
     batches = [8, 64] if quick else [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256]
+    forced_batches = "--batches" in opt  # one batch list for every model (added batch sizes of a later run)
+    if forced_batches:
+        batches = [int(v) for v in opt["--batches"].split(",")]
     dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+    if "--dtypes" in opt:
+        dtypes = {k: dtypes[k] for k in opt["--dtypes"].split(",")}
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--models=")), None)
     fam = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--family-sizes=")), "224")
     family_sizes = tuple(int(v) for v in fam.split(","))
@@ -193,7 +204,7 @@ def main():
         stem = sig[0] == 3  # the model input does not require grad: no dgrad pass
         family_only = all(m in FAMILY_MODELS for m in sigs[sig])
         for dname, dt in dtypes.items():
-            for n in (FAMILY_BATCHES if family_only and not quick else batches):
+            for n in (FAMILY_BATCHES if family_only and not quick and not forced_batches else batches):
                 try:
                     r = measure(torch, F, sig, n, dt, not stem)
                 except torch.OutOfMemoryError:

@@ -28,7 +28,8 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 import harness  # noqa: E402
 
 
-def _train_times(case, model, kind, warmup, steps):
+def train_step_fn(case, model, kind):
+    """One training step as harness.py runs it (see the module doc), as a closure; the optimizer is made here."""
     import contextlib
     import torch
     import torch.nn.functional as F
@@ -71,6 +72,12 @@ def _train_times(case, model, kind, warmup, steps):
             opt.step()
         opt.zero_grad(set_to_none=True)
 
+    return step
+
+
+def _train_times(case, model, kind, warmup, steps):
+    import torch
+    step = train_step_fn(case, model, kind)
     times = []
     for i in range(warmup + steps):
         torch.cuda.synchronize()

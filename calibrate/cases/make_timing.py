@@ -98,11 +98,12 @@ HOLD = [
     inf("h-q15-infer-bf16-b8s1024-g16", "q15", "bf16", 8, 1024, 16),
     inf("h-gpt2xl-infer-bf16-b4s1024-g16", "gpt2xl", "bf16", 4, 1024, 16),
 ]
-here = os.path.dirname(os.path.abspath(__file__))
-for name, cases in (("timing-input.jsonl", TUNE), ("timing-holdout-input.jsonl", HOLD)):
-    with open(os.path.join(here, name), "w") as f:
-        for c in cases:
-            if name.startswith("timing-holdout"):
-                c["holdout"] = True
-            f.write(json.dumps(c) + "\n")
-print(len(TUNE), len(HOLD))
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name, cases in (("timing-input.jsonl", TUNE), ("timing-holdout-input.jsonl", HOLD)):
+        with open(os.path.join(here, name), "w") as f:
+            for c in cases:
+                if name.startswith("timing-holdout"):
+                    c["holdout"] = True
+                f.write(json.dumps(c) + "\n")
+    print(len(TUNE), len(HOLD))
