@@ -18,8 +18,8 @@ How a pass is timed: once to warm cuDNN's plan cache, once to size the repetitio
 event pair measures the kernels alone (what a GPU-bound training step sees), not Python's launch rate.
 
 Usage (GPU machine): python3 calibrate/conv_time.py OUT.json [--models=a,b] [--batches=1,8,32,128]
-                                                   [--dtypes=bf16,fp32,fp16] [--deadline-s=S]
-       (anywhere)     python3 calibrate/conv_time.py --table IN.json OUT.tsv
+                                                   [--dtypes=bf16,fp32,fp16] [--deadline-s=S] [--from-sig=I]
+       (anywhere)     python3 calibrate/conv_time.py --table IN.json[,IN2.json...] OUT.tsv
 The table is what the engine embeds (data/calibration/h200-conv-time.tsv).
 """
 import json
@@ -95,8 +95,18 @@ def measure(torch, F, sig, n, dtype):
 
 
 def write_table(in_path, out_path):
-    with open(in_path) as f:
-        run = json.load(f)
+    run, seen = None, set()
+    for path in in_path.split(","):  # several runs merged (a shape measured twice keeps the first run's row)
+        with open(path) as f:
+            r = json.load(f)
+        if run is None:
+            run = {"environment": r["environment"], "rows": []}
+        for row in r["rows"]:
+            key = tuple(row[k] for k in ("c", "k", "kernel", "stride", "pad", "h", "w", "groups", "dilation",
+                                         "channels_last", "n", "dtype"))
+            if key not in seen:
+                seen.add(key)
+                run["rows"].append(row)
     env = run["environment"]
     lines = ["# memplan-conv-time/1: GPU microseconds of one convolution pass per shape (calibrate/conv_time.py); "
              "backward = grad_input (unless c_in == 3) + grad_weight",
@@ -122,13 +132,14 @@ def main():
     dtypes = {k: {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[k]
               for k in opt.get("--dtypes", "bf16,fp32,fp16").split(",")}
     deadline = float(opt.get("--deadline-s", 0))
+    first = int(opt.get("--from-sig", 0))  # resume a run cut at its deadline: skip the first signatures (sorted)
     sigs = signatures(models)
     print(f"[conv_time] {len(sigs)} signatures from {len(models)} models", file=sys.stderr, flush=True)
     t0 = time.time()
     rows, skipped = [], 0
     # dtype outermost so a deadline leaves whole dtypes measured (bf16 first: amp runs them)
     for dname, dt in dtypes.items():
-        for sig in sorted(sigs):
+        for sig in sorted(sigs)[first:]:
             if deadline and time.time() - t0 > deadline:
                 skipped += 1
                 continue

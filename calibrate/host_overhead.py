@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Host (CPU) microseconds per module of a training step, by module class (issue 17 part 3).
+
+Why: profiled vision steps (calibrate/step_profile.py, 2026-12-01) leave the GPU idle for much of the step where
+the graph is deep and its tensors small (RegNetY-1.6GF b64: 78 ms wall, 33 ms of kernels; DenseNet-121 65 / 41;
+Swin-T 57 / 37): the step is bound by Python, the dispatcher and autograd, and a cuDNN convolution costs the host
+far more than an elementwise op. One per-op constant cannot price both, so the cost per class is measured here.
+
+How: a chain of L identical modules on a tiny input (GPU work negligible: the step is host-bound), L = 16 and 48;
+seconds per forward (grad enabled, as in training) and per forward + backward (loss = y.sum()), synchronised,
+median of 15 after warm-up; the cost of one module is the slope between the two chain lengths (the loss, the
+backward's start and the synchronisation cancel). Under fp32 and under autocast bf16.
+
+Usage (GPU machine): python3 calibrate/host_overhead.py OUT.json
+"""
+import json
+import statistics
+import sys
+import time
+
+
+def classes(torch):
+    nn = torch.nn
+
+    class Add(nn.Module):
+        def forward(self, x):
+            return x + x
+
+    class View(nn.Module):
+        def forward(self, x):
+            return x.view(x.shape[0], -1).view(x.shape)
+
+    class Permute(nn.Module):  # ConvNeXt's permute pair around its LayerNorm: views
+        def forward(self, x):
+            return x.permute(0, 2, 3, 1).permute(0, 3, 1, 2)
+
+    class Sdpa(nn.Module):
+        def forward(self, x):
+            q = x.view(x.shape[0], 4, -1, 16)
+            return torch.nn.functional.scaled_dot_product_attention(q, q, q).view(x.shape)
+
+    C = 16
+    img = (2, C, 8, 8)
+    vec = (2, 8, 64)
+    return {
+        "conv3x3": (lambda: nn.Conv2d(C, C, 3, padding=1, bias=False), img),
+        "conv1x1": (lambda: nn.Conv2d(C, C, 1, bias=False), img),
+        "conv3x3_bias": (lambda: nn.Conv2d(C, C, 3, padding=1), img),
+        "conv_grouped": (lambda: nn.Conv2d(C, C, 3, padding=1, groups=4, bias=False), img),
+        "conv_depthwise": (lambda: nn.Conv2d(C, C, 3, padding=1, groups=C, bias=False), img),
+        "batch_norm": (lambda: nn.BatchNorm2d(C), img),
+        "relu": (lambda: nn.ReLU(), img),
+        "silu": (lambda: nn.SiLU(), img),
+        "add": (lambda: Add(), img),
+        "view": (lambda: View(), img),
+        "permute": (lambda: Permute(), img),
+        "linear": (lambda: nn.Linear(64, 64), vec),
+        "linear_nobias": (lambda: nn.Linear(64, 64, bias=False), vec),
+        "layer_norm": (lambda: nn.LayerNorm(64), vec),
+        "gelu": (lambda: nn.GELU(), vec),
+        "dropout": (lambda: nn.Dropout(0.1), vec),
+        "sdpa": (lambda: Sdpa(), vec),
+    }
+
+
+def chain_times(torch, make, shape, L, ac):
+    model = torch.nn.Sequential(*[make() for _ in range(L)]).cuda().train()
+    x = torch.randn(*shape, device="cuda")
+
+    def fwd():
+        with ac():
+            return model(x)
+
+    def fwd_bwd():
+        with ac():
+            y = model(x)
+        y.float().sum().backward()
+
+    out = {}
+    for name, fn in (("fwd", fwd), ("fwd_bwd", fwd_bwd)):
+        ts = []
+        for i in range(20):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            r = fn()
+            torch.cuda.synchronize()
+            ts.append(time.perf_counter() - t0)
+            del r
+        out[name] = statistics.median(ts[5:])
+    model.zero_grad(set_to_none=True)
+    return out
+
+
+def main():
+    import contextlib
+    import torch
+    res = {}
+    for prec, ac in (("fp32", contextlib.nullcontext),
+                     ("amp_bf16", lambda: torch.autocast("cuda", dtype=torch.bfloat16))):
+        for cname, (make, shape) in classes(torch).items():
+            a = chain_times(torch, make, shape, 16, ac)
+            b = chain_times(torch, make, shape, 48, ac)
+            res.setdefault(cname, {})[prec] = {k: round(1e6 * (b[k] - a[k]) / 32, 2) for k in a}
+            print(f"[host] {cname:15s} {prec:8s} " + " ".join(f"{k}={v}" for k, v in res[cname][prec].items()),
+                  flush=True)
+    env = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d")}
+    with open(sys.argv[1], "w") as f:
+        json.dump({"format": "memplan-host-overhead/1", "environment": env, "us_per_module": res}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
