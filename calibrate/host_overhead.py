@@ -12,6 +12,9 @@ median of 15 after warm-up; the cost of one module is the slope between the two 
 backward's start and the synchronisation cancel). Under fp32 and under autocast bf16.
 
 Usage (GPU machine): python3 calibrate/host_overhead.py OUT.json
+       (anywhere)     python3 calibrate/host_overhead.py --table IN.json OUT.tsv
+The table (data/calibration/h200-host-overhead.tsv) is what the engine embeds: per class and precision the
+forward and backward microseconds (backward = forward + backward - forward).
 """
 import json
 import statistics
@@ -39,6 +42,18 @@ def classes(torch):
             q = x.view(x.shape[0], 4, -1, 16)
             return torch.nn.functional.scaled_dot_product_attention(q, q, q).view(x.shape)
 
+    class Scale(nn.Module):  # ConvNeXt's layer scale, CaiT / Swin-V2 parameters used by multiplication
+        def __init__(self):
+            super().__init__()
+            self.g = nn.Parameter(torch.ones(1))
+
+        def forward(self, x):
+            return x * self.g
+
+    class Softmax(nn.Module):
+        def forward(self, x):
+            return x.softmax(-1)
+
     C = 16
     img = (2, C, 8, 8)
     vec = (2, 8, 64)
@@ -60,12 +75,15 @@ def classes(torch):
         "gelu": (lambda: nn.GELU(), vec),
         "dropout": (lambda: nn.Dropout(0.1), vec),
         "sdpa": (lambda: Sdpa(), vec),
+        "max_pool": (lambda: nn.MaxPool2d(3, 1, 1), img),
+        "scale_param": (lambda: Scale(), img),
+        "softmax": (lambda: Softmax(), vec),
     }
 
 
 def chain_times(torch, make, shape, L, ac):
     model = torch.nn.Sequential(*[make() for _ in range(L)]).cuda().train()
-    x = torch.randn(*shape, device="cuda")
+    x = torch.randn(*shape, device="cuda", requires_grad=True)  # chains without parameters need a graph too
 
     def fwd():
         with ac():
@@ -91,7 +109,24 @@ def chain_times(torch, make, shape, L, ac):
     return out
 
 
+def write_table(in_path, out_path):
+    with open(in_path) as f:
+        run = json.load(f)
+    env = run["environment"]
+    lines = ["# memplan-host-overhead/1: host microseconds per module of a training step (calibrate/host_overhead.py)",
+             "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
+             "# class precision forward_us backward_us"]
+    for cname in sorted(run["us_per_module"]):
+        for prec, v in sorted(run["us_per_module"][cname].items()):
+            lines.append(f"{cname} {prec} {max(0.0, v['fwd']):.2f} {max(0.0, v['fwd_bwd'] - v['fwd']):.2f}")
+    with open(out_path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
+    if sys.argv[1] == "--table":
+        write_table(sys.argv[2], sys.argv[3])
+        return
     import contextlib
     import torch
     res = {}
