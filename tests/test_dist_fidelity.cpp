@@ -1,9 +1,10 @@
 // Per-rank fidelity against data/validation/h200-distributed.jsonl: rank 0 of world N measured on one H200 with
 // PyTorch's fake process group (calibrate/dist_harness.py; independent ground truth, never produced by this
-// code). Bar (issue 14): peak allocated within 2 % of measured; peak reserved is printed and held to 10 %. Cases
-// whose miss is understood but not modelled carry their own bound below (and must still miss 2 %, so a fix
-// shrinks the list). Held-out cases (`holdout`, predicted before they were measured) are held to the same bars
-// and reported apart.
+// code). Bar (issue 14): peak allocated within 2 % of measured, tuning (d1-*) and held-out (d2-*, predicted at
+// 7d43c1f before they were measured) alike. Peak reserved: the tuning cases are held to 10 %; the held-out cases
+// to 3 % (what they measured: every held-out case but the tensor-parallel ones within 2.01 %). Cases whose miss is
+// understood but not modelled carry their own bound below (and must still miss the bar, so a fix shrinks the
+// list).
 #include <cmath>
 #include <cstdio>
 
@@ -34,12 +35,35 @@ double known_miss_bound(const std::string& id) {
     if (id == k.id) return k.bound_pct;
   return 0;
 }
+
+constexpr double kHoldoutReservedPct = 3.0;
+
+// Held-out reserved misses, with the error measured on 2026-12-01 (the same at 7d43c1f and now; NOTES.md,
+// "Distributed per rank"): the functional collectives' out-of-place all-reduce / all-gather outputs of TP are not
+// replayed (transients that change which cached segments later requests are cut from, not the allocated peak).
+// Each may come out up to 1 percentage point worse than measured and must still miss 3 %.
+double known_reserved_miss_pct(const std::string& id) {
+  static const struct {
+    const char* id;
+    double err_pct;
+  } kKnown[] = {
+      {"d2-tp4-ll6w-bf16-b2s2048", +5.80},
+      {"d2-tp8-ms4-bf16-b2s1024", +7.52},
+      {"d2-tp8-ms4-bf16-sp-b4s1024", +7.94},
+      {"d2-tp4-ll6w-ampbf16-sp-b2s1024-ckpt", -9.14},
+      {"d2-fsdp2tp-ms4-bf16-w32-tp8-b2s1024", +8.48},
+      {"d2-fsdp2tp-ll6w-mp-w64-tp4-sp-b2s1024-ckpt", +5.45},
+  };
+  for (const auto& k : kKnown)
+    if (id == k.id) return k.err_pct;
+  return 0;
+}
 }  // namespace
 
-TEST_CASE("rank 0 of measured distributed steps: peak allocated within 2 %", "[dist][fidelity]") {
+TEST_CASE("rank 0 of measured distributed steps: peak allocated within 2 %, peak reserved within its set's bar", "[dist][fidelity]") {
   const auto cases = testing::load_cases("h200-distributed.jsonl");
-  REQUIRE(cases.size() >= 30);
-  int checked = 0;
+  REQUIRE(cases.size() >= 52);
+  int checked = 0, held_out = 0;
   for (const auto& c : cases) {
     if (!c.measured || !c.measured->peak_allocated_mib) continue;
     if (c.run.distributed.strategy == DistStrategy::zero2 || c.run.distributed.strategy == DistStrategy::zero3) continue;
@@ -56,9 +80,22 @@ TEST_CASE("rank 0 of measured distributed steps: peak allocated within 2 %", "[d
     } else {
       CHECK(std::fabs(err) <= 2.0);
     }
-    CHECK(std::fabs(rerr) <= 10.0);
+    if (!c.holdout) {
+      CHECK(std::fabs(rerr) <= 10.0);
+    } else {
+      REQUIRE(c.measured->peak_reserved_mib);
+      const double known_r = known_reserved_miss_pct(c.id);
+      if (known_r != 0) {
+        CHECK(std::fabs(rerr) <= std::fabs(known_r) + 1.0);
+        CHECK(std::fabs(rerr) > kHoldoutReservedPct);
+      } else {
+        CHECK(std::fabs(rerr) <= kHoldoutReservedPct);
+      }
+      ++held_out;
+    }
     CHECK(e.replay.peak.ledger.total() == e.replay.peak.bytes);
     ++checked;
   }
-  CHECK(checked >= 20);
+  CHECK(checked >= 50);
+  CHECK(held_out >= 22);
 }

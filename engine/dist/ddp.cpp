@@ -9,14 +9,18 @@
 //   backward      AccumulateGrad makes .grad as without DDP; the reducer's hook copies it into its bucket view
 //                 (in place, with the 1 / world division). gradient_as_bucket_view=True: .grad then becomes the
 //                 bucket view, the autograd gradient is freed. All-reduces run in place on the buckets.
-//   rebuild       Reducer::rebuild_buckets at the second forward: the buffer is freed and one buffer per rebuilt
-//                 bucket allocated, in the order gradients became ready in the first backward, the first bucket
-//                 closing at 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES), the next at bucket_cap_mb (a bucket closes
-//                 once it reaches its limit, the parameter crossing it included). The whole-run recordings (torch
-//                 2.11, the harness's comm hook returning the bucket's buffer) show it with
-//                 gradient_as_bucket_view=True (ll4 bf16: 610 MiB freed, then 125 / 44 / 30 / 38 / 44 / 46 / 44 ...
-//                 MiB buckets, as assign_buckets() gives) and never without (one buffer for the whole run at
-//                 bucket_cap_mb 25 and 1), so the replay rebuilds with bucket views only.
+//   rebuild       Reducer::rebuild_buckets (should_rebuild_buckets: static_graph or !find_unused_parameters) at
+//                 the forward after the first backward, with static_graph after the second: the buffer is freed
+//                 and one buffer per rebuilt bucket allocated, in the order gradients became ready, the first
+//                 bucket closing at 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES), the next at bucket_cap_mb (a bucket
+//                 closes once it reaches its limit, the parameter crossing it included). Every whole-run recording
+//                 (torch 2.11, the harness's comm hook returning the bucket's buffer) shows it, with and without
+//                 gradient_as_bucket_view (ll4 bf16: 610 MiB freed, then 125 / 44 / 30 / 38 / 44 / 46 / 44 ... MiB
+//                 buckets, as assign_buckets() gives; static_graph: the same at the third forward). The new
+//                 buckets are cut, best fit, from blocks the first step left cached, and the old buffer's segment
+//                 is left to what the second step allocates: reserved moves either way (ms4 bf16 measured / without
+//                 the rebuild / with it: DDP bk10 4630 / 4878 / 4622 MiB, ZeRO-1 w16 3670 / 3414 / 3670; no tuning
+//                 case's peaks change).
 //   forward       broadcast_buffers=True: every forward flattens the module's buffers (broadcast_coalesced).
 // ZeRO-1 as measured here (torch.distributed.optim.ZeroRedundancyOptimizer over DDP, the harness's zero1): the
 // same DDP, with the optimizer built over this rank's partition only. _partition_parameters sorts the parameters
@@ -105,7 +109,7 @@ class Ddp final : public Strategy {
 
   void pre_forward(ReplayState& s, int32_t unit) override {
     if (unit != kRoot) return;
-    if (cfg_.gradient_as_bucket_view && !rebuilt_ && !ready_order_.empty()) {  // Reducer::rebuild_buckets at the second forward
+    if (!rebuilt_ && backwards_ >= (cfg_.static_graph ? 2 : 1) && !ready_order_.empty()) {  // Reducer::rebuild_buckets
       rebuilt_ = true;
       for (int32_t b : bucket_blocks_) s.mem.free(b);
       bucket_blocks_.clear();
@@ -116,6 +120,10 @@ class Ddp final : public Strategy {
       allocate_buckets(s, assign_buckets(order, {kFirstBucketBytes, cap_bytes_}));
     }
     if (!buffers_.empty()) broadcast_coalesced(s, buffers_);  // broadcast_buffers=True
+  }
+
+  void post_backward(ReplayState&, int32_t unit) override {
+    if (unit == kRoot) ++backwards_;
   }
 
   void grad_ready(ReplayState& s, int32_t ordinal) override {
@@ -177,6 +185,7 @@ class Ddp final : public Strategy {
   std::vector<int32_t> bucket_blocks_;
   std::vector<int32_t> ready_order_;  // trainable ordinals in first-backward ready order
   bool rebuilt_ = false;
+  int32_t backwards_ = 0;  // completed backward passes
 };
 
 class TpOnly final : public Strategy {
