@@ -40,7 +40,7 @@ def classes(torch):
     class Sdpa(nn.Module):
         def forward(self, x):
             q = x.view(x.shape[0], 4, -1, 16)
-            return torch.nn.functional.scaled_dot_product_attention(q, q, q).view(x.shape)
+            return torch.nn.functional.scaled_dot_product_attention(q, q, q).reshape(x.shape)
 
     class Scale(nn.Module):  # ConvNeXt's layer scale, CaiT / Swin-V2 parameters used by multiplication
         def __init__(self):

@@ -16,7 +16,8 @@ namespace memplan::cli {
 struct TimeRow {
   std::string id, what;  // what: step | prefill | decode_token
   bool holdout = false;
-  timing::Features x{};
+  timing::Features x{};     // the critical path under the embedded coefficients
+  timing::Timeline timeline;  // what the fit re-costs (engine/time/step_time.h)
   double measured_s = 0;
 };
 

@@ -84,6 +84,14 @@ struct Op {
   SmallVec<int64_t, 2> bwd_pre_temp_bytes;
   bool has_backward = false;
   bool optional_workspaces = false;  // fwd_temp_bytes / then_temp_bytes may be skipped under pressure (cuDNN)
+  int32_t conv = -1;                 // conv ops: index into Graph::convs (the arguments shapes do not carry)
+};
+
+// A convolution's arguments (stride, padding, dilation, groups, memory format): the step-time model looks its
+// kernels up by them (engine/time/kernel_tables.h). Square kernels, as GraphBuilder::conv2d_ex builds them.
+struct ConvAttrs {
+  int64_t stride = 1, pad = 0, dilation = 1, groups = 1;
+  bool channels_last = false;
 };
 
 struct LayerInfo {
@@ -112,6 +120,7 @@ struct Graph {
   std::vector<int64_t> build_persistent_bytes;
   std::vector<TensorId> cache_in;   // inference: per KV slot, the cache entry at pass start (kNoTensor: empty)
   std::vector<TensorId> cache_out;  // inference: per KV slot, the entry at pass end (a view keeps its storage)
+  std::vector<ConvAttrs> convs;     // Op::conv indexes these
 
   const std::string& name_of(int32_t idx) const { return names[static_cast<size_t>(idx)]; }
 };

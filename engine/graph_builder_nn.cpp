@@ -464,6 +464,8 @@ TensorId GraphBuilder::conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2
   const bool native = depthwise && dtype(xc) != DType::f16 && !a.channels_last;
   const bool weight_copy = a.channels_last && ws[1] > 1 && ws[2] > 1;
   Op& op = emit(native ? "conv2d_depthwise" : "conv2d", reads);
+  op.conv = static_cast<int32_t>(g_.convs.size());
+  g_.convs.push_back({a.stride, a.pad, a.dilation, a.groups, a.channels_last});
   op.outs = {y};
   finish_outs(op);
   ConvWorkspaceBytes cw;

@@ -71,35 +71,69 @@ TEST_CASE("nnls: bad input is refused", "[time][nnls]") {
   CHECK_THROWS_AS(nnls(A, b2), memplan::InputError);
 }
 
-TEST_CASE("time fit: recovers known coefficients, including the CPU-bound side of the max", "[time][nnls]") {
+TEST_CASE("time fit: the critical path of host and GPU in issue order", "[time][nnls]") {
   using namespace memplan::timing;
-  // Rows made from chosen coefficients: gemm 1.2, mem 1.5, kernels 3 us, cpu 12 us per op, step 1 ms. GPU-bound
-  // rows have large gemm seconds; two CPU-bound rows have many ops and little GPU work. predict() of the known
-  // coefficients gives the targets, so a correct fit reproduces them (up to the solver's precision).
-  Coefficients truth;
-  truth.c = {1.2, 0, 0, 0, 1.5, 0, 0, 3e-6, 12e-6, 1e-3, 0, 0, 0};
-  std::vector<Features> rows;
-  auto row = [](double gemm, double mem, double kernels, double cpu) {
+  // Three chunks, host then GPU seconds (coefficients 1): host 1, 5, 1; GPU 4, 1, 4. The flow shop's makespan is
+  // max over k of host(<= k) + gpu(>= k): k=0: 1 + 9 = 10, k=1: 6 + 5 = 11, k=2: 7 + 4 = 11 -> 11 (the first
+  // maximum, k=1: host of chunks 0-1, GPU of chunks 1-2). max(host, GPU) would say 9, the sum 16.
+  Coefficients c;
+  c.c[kGemm] = 1;
+  c.c[kCpuHost] = 1;
+  auto chunk = [](double host, double gpu) {
     Features f{};
-    f[kGemm] = gemm, f[kMem] = mem, f[kKernels] = kernels, f[kCpu] = cpu, f[kStep] = 1;
+    f[kCpuHost] = host, f[kGemm] = gpu;
     return f;
   };
-  rows.push_back(row(0.100, 0.020, 2000, 2000));
-  rows.push_back(row(0.050, 0.030, 1500, 1500));
-  rows.push_back(row(0.200, 0.010, 3000, 3000));
-  rows.push_back(row(0.020, 0.040, 1000, 1000));
-  rows.push_back(row(0.080, 0.005, 4000, 4000));
-  rows.push_back(row(0.001, 0.001, 3000, 3000));  // CPU-bound: cpu 36 ms vs gpu ~12 ms
-  rows.push_back(row(0.002, 0.001, 5000, 5000));  // CPU-bound
+  const Timeline t = {chunk(1, 4), chunk(5, 1), chunk(1, 4)};
+  const Features p = critical_path(t, c);
+  CHECK(p[kCpuHost] == Approx(6));
+  CHECK(p[kGemm] == Approx(5));
+  CHECK(predict(p, c).total_s == Approx(11));
+  // a GPU-bound and a host-bound extreme: the whole GPU side after the first chunk's issue / the whole host side
+  CHECK(predict(critical_path({chunk(1, 10), chunk(1, 10)}, c), c).total_s == Approx(21));
+  CHECK(predict(critical_path({chunk(10, 1), chunk(10, 1)}, c), c).total_s == Approx(21));
+}
+
+TEST_CASE("time fit: recovers known coefficients through the critical path", "[time][nnls]") {
+  using namespace memplan::timing;
+  // Timelines made from chosen coefficients: gemm 1.2, mem 1.5, kernels 3 us, host 1.4 x the measured host
+  // seconds, step 1 ms. Some rows are GPU-bound (large gemm seconds), some host-bound (much host work, little
+  // GPU work), some mixed (host-heavy and GPU-heavy chunks alternate, so neither side hides the other). The
+  // targets are predict() of the critical path under the known coefficients, so a correct fit reproduces them.
+  Coefficients truth;
+  truth.c[kGemm] = 1.2, truth.c[kMem] = 1.5, truth.c[kKernels] = 3e-6, truth.c[kCpuHost] = 1.4, truth.c[kStep] = 1e-3;
+  auto chunk = [](double gemm, double mem, double kernels, double host) {
+    Features f{};
+    f[kGemm] = gemm, f[kMem] = mem, f[kKernels] = kernels, f[kCpuHost] = host;
+    return f;
+  };
+  auto row = [&](std::initializer_list<Features> chunks) {
+    Timeline t(chunks);
+    Features opt{};
+    opt[kStep] = 1;
+    t.push_back(opt);
+    return t;
+  };
+  std::vector<Timeline> rows = {
+      row({chunk(0.050, 0.010, 500, 0.002), chunk(0.050, 0.010, 500, 0.002)}),
+      row({chunk(0.020, 0.020, 800, 0.004), chunk(0.030, 0.010, 700, 0.003)}),
+      row({chunk(0.100, 0.005, 1500, 0.005)}),
+      row({chunk(0.002, 0.001, 300, 0.020), chunk(0.001, 0.001, 200, 0.015)}),  // host-bound
+      row({chunk(0.001, 0.002, 400, 0.030)}),                                   // host-bound
+      row({chunk(0.030, 0.001, 100, 0.001), chunk(0.001, 0.001, 100, 0.025), chunk(0.030, 0.001, 100, 0.001)}),
+      row({chunk(0.010, 0.010, 900, 0.010), chunk(0.002, 0.020, 300, 0.012)}),
+  };
   std::vector<double> y;
-  for (const auto& f : rows) y.push_back(predict(f, truth).total_s);
-  REQUIRE(predict(rows[5], truth).cpu_bound);
+  for (const auto& t : rows) y.push_back(predict(critical_path(t, truth), truth).total_s);
+  REQUIRE(predict(critical_path(rows[4], truth), truth).cpu_bound);
   Coefficients start;
-  start.c = {1, 1, 1, 1, 1, 1, 1, 2e-6, 1e-5, 0, 0, 0, 0};
+  start.c.fill(1);
+  start.c[kKernels] = 2e-6, start.c[kStep] = 0;
   const FitResult r = fit(rows, y, start, {});
-  for (size_t i = 0; i < rows.size(); ++i) CHECK(predict(rows[i], r.coef).total_s == Approx(y[i]).epsilon(1e-6));
-  CHECK(r.coef.c[kGemm] == Approx(1.2).epsilon(1e-6));
-  CHECK(r.coef.c[kCpu] == Approx(12e-6).epsilon(1e-6));
-  CHECK(r.cpu_bound[5]);
-  CHECK_FALSE(r.cpu_bound[0]);
+  for (size_t i = 0; i < rows.size(); ++i)
+    CHECK(predict(critical_path(rows[i], r.coef), r.coef).total_s == Approx(y[i]).epsilon(1e-6));
+  CHECK(r.coef.c[kGemm] == Approx(1.2).epsilon(1e-4));
+  CHECK(r.coef.c[kCpuHost] == Approx(1.4).epsilon(1e-4));
+  CHECK(r.cpu_bound[4]);
+  CHECK_FALSE(r.cpu_bound[2]);
 }

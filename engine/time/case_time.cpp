@@ -12,19 +12,25 @@ TimeContext time_context(const ModelSpec& spec) {
   return t;
 }
 
-std::vector<Features> case_features(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {
+std::vector<Timeline> case_timelines(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {
   const TimeContext ctx = time_context(spec);
-  std::vector<Features> rows;
+  std::vector<Timeline> rows;
   if (cfg.mode == Mode::training) {
-    rows.push_back(training_features(build_graph(spec, cfg), cfg, ctx, r));
+    rows.push_back(training_timeline(build_graph(spec, cfg), cfg, ctx, r));
     return rows;
   }
-  rows.push_back(forward_features(build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false}), ctx, r, false));
+  rows.push_back(forward_timeline(build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false}), ctx, r, false));
   if (cfg.generate_tokens > 1) {
     // the mean decode step of generate(N) beyond the first token: the cache holds S + N / 2 tokens
     const int64_t past = cfg.seq_len + cfg.generate_tokens / 2;
-    rows.push_back(forward_features(build_inference_graph(spec, cfg, InferencePass{past, 1, true}), ctx, r, true));
+    rows.push_back(forward_timeline(build_inference_graph(spec, cfg, InferencePass{past, 1, true}), ctx, r, true));
   }
+  return rows;
+}
+
+std::vector<Features> case_features(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {
+  std::vector<Features> rows;
+  for (const Timeline& t : case_timelines(spec, cfg, r)) rows.push_back(critical_path(t, h200_coefficients()));
   return rows;
 }
 

@@ -12,6 +12,8 @@ namespace memplan::timing {
 // Feature rows of a case: training one row (the step); inference the prefill row, then (generate_tokens > 1)
 // the decode-step row (generate(N) - generate(1)) / (N - 1) is compared with.
 std::vector<Features> case_features(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r = h200_op_rates());
+// The same rows as timelines (what the fit re-costs under each trial of coefficients).
+std::vector<Timeline> case_timelines(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r = h200_op_rates());
 
 // Milliseconds with the embedded H200 coefficients (or `c`).
 CaseTime case_time(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r = h200_op_rates(),

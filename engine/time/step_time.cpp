@@ -14,6 +14,7 @@
 namespace memplan::time_embedded {
 std::string_view h200_op_rates();
 std::string_view h200_coefficients();
+std::string_view h200_host_overhead();
 }  // namespace memplan::time_embedded
 
 namespace memplan::timing {
@@ -114,8 +115,27 @@ OpRates parse_op_rates(std::string_view tsv) {
   return r;
 }
 
+void parse_host_overhead(std::string_view tsv, OpRates& r) {
+  std::istringstream in{std::string(tsv)};
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto f = split_ws(line);
+    if (f.size() != 4) throw InputError("host overhead", line, "want 'class precision forward_us backward_us'");
+    const double fw = num(f, 2, line), bw = num(f, 3, line);
+    if (fw < 0 || bw < 0) throw InputError("host overhead", line, "times must be >= 0");
+    if (f[1] == "fp32") r.host.push_back({f[0], fw * 1e-6, bw * 1e-6});
+  }
+}
+
 const OpRates& h200_op_rates() {
-  static const OpRates r = parse_op_rates(time_embedded::h200_op_rates());
+  static const OpRates r = [] {
+    OpRates o = parse_op_rates(time_embedded::h200_op_rates());
+    o.conv_time = &h200_conv_time();
+    o.bn_time = &h200_bn_time();
+    parse_host_overhead(time_embedded::h200_host_overhead(), o);
+    return o;
+  }();
   return r;
 }
 
@@ -141,8 +161,8 @@ const Coefficients& h200_coefficients() {
 
 namespace {
 
-// Seconds of one GEMM [m, k] x [k, n] in `dt` (step_time.h: log-grid interpolation of the rate; below the grid the
-// smallest measured shape's time).
+// Seconds of one GEMM [m, k] x [k, n] in `dt` (step_time.h: log-grid interpolation of the rate, dimensions below
+// the grid at its edge; never less than its operands' and result's traffic at HBM bandwidth).
 double gemm_s(const OpRates& r, DType dt, double m, double n, double k) {
   const std::string key = dtype_key(dt);
   const std::vector<double>* t = nullptr;
@@ -175,7 +195,13 @@ double gemm_s(const OpRates& r, DType dt, double m, double n, double k) {
         lr += w * std::log((*t)[((im + a) * g + in + b) * g + ik + c]);
       }
   const double rate = std::exp(lr) * 1e12;
-  return 2.0 * std::max(m, lo) * std::max(n, lo) * std::max(k, lo) / rate;
+  // A dimension below the grid: the measured rate at the grid's edge is a rate at which moving the larger
+  // operands dominates, so the GEMM is costed as the smallest measured shape when m is small (decode: the
+  // weights are read whatever the rows), and by its true FLOPs but at least its traffic when n or k is small
+  // (LoRA's rank-r factors: inflating r to the grid's edge would cost 128 / r times the FLOPs).
+  const double bw = dt == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+  const double traffic_s = (m * k + k * n + m * n) * static_cast<double>(dtype_bytes(dt)) / bw;
+  return std::max(2.0 * std::max(m, lo) * n * k / rate, traffic_s);
 }
 
 // Nearest measured SDPA row (dtype, causal, head dim, then sequence in log distance).
@@ -205,6 +231,37 @@ struct OpCost {
   Features fwd{}, bwd{};
 };
 
+// The host-overhead class of op `i` (calibrate/host_overhead.py's module classes).
+std::string_view host_class(const Graph& g, const Op& op, const std::string& name, bool is_view) {
+  if (is_view) return "view";
+  if (name == "conv2d" || name == "conv2d_depthwise") {
+    const ConvAttrs* a = op.conv >= 0 && static_cast<size_t>(op.conv) < g.convs.size() ? &g.convs[static_cast<size_t>(op.conv)] : nullptr;
+    const TensorInfo* x = op.reads.empty() ? nullptr : &g.tensors[static_cast<size_t>(op.reads[0])];
+    if (name == "conv2d_depthwise" || (a && x && x->shape.size() == 4 && a->groups == x->shape[1] && a->groups > 1))
+      return "conv_depthwise";
+    if (a && a->groups > 1) return "conv_grouped";
+    if (op.reads.size() >= 3) return "conv3x3_bias";
+    return "conv3x3";
+  }
+  if (name == "batch_norm") return "batch_norm";
+  if (name == "linear" || name == "addmm" || name == "matmul") return op.reads.size() >= 3 ? "linear" : "linear_nobias";
+  if (name == "layer_norm" || name == "rms_norm") return "layer_norm";
+  if (name == "dropout") return "dropout";
+  if (name == "add") return "add";
+  return "relu";  // other ops: an elementwise op's cost
+}
+
+void add_host(const OpRates& r, std::string_view cls, OpCost& c, bool bwd) {
+  // host_overhead.py's view module makes two view ops (a flatten and its inverse): half its cost per op
+  const double per = cls == "view" ? 0.5 : 1.0;
+  for (const auto& h : r.host)
+    if (h.cls == cls) {
+      c.fwd[kCpuHost] = per * h.fwd_s;
+      if (bwd) c.bwd[kCpuHost] = per * h.bwd_s;
+      return;
+    }
+}
+
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
 // and the graph is a training graph.
 OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& r, bool training) {
@@ -221,6 +278,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
   }
   const bool bwd = training && op.has_backward;
   if (bwd) c.bwd[kCpu] = 1;
+  add_host(r, host_class(g, op, name, !allocates), c, bwd);
   if (!allocates) return c;  // a view: no kernel
   double in_bytes = 0;
   for (TensorId id : op.reads) in_bytes += nbytes(T(id));
@@ -272,20 +330,47 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const double cin_g = static_cast<double>(w.shape[1]);
     const double rr = static_cast<double>(w.shape[2]) * static_cast<double>(w.shape[3]);
     const double flops = 2 * numel(out) * cin_g * rr;
+    const bool depthwise = w.shape[1] == 1 && x.shape[1] > 1;
+    const int col = depthwise ? kConvDw : kConv;
+    if (bwd) c.bwd[kKernels] = std::max(1.0, fresh_grads);
+    // The measured time of this shape, else the table's class rate, else the microbenchmark's class rate.
+    if (op.conv >= 0 && static_cast<size_t>(op.conv) < g.convs.size() && r.conv_time) {
+      const ConvAttrs& a = g.convs[static_cast<size_t>(op.conv)];
+      const ConvKernelShape ks{x.shape[0], x.shape[1], x.shape[2], x.shape[3], w.shape[0], w.shape[2], a.stride,
+                               a.pad, a.groups, a.dilation, a.channels_last, x.dtype};
+      KernelSeconds t;
+      double rf = 0, rb = 0;
+      if (r.conv_time->lookup(ks, t)) {
+        c.fwd[col] = t.forward_s;
+        if (bwd) c.bwd[col] = t.backward_s;
+        return c;
+      }
+      if (r.conv_time->class_rate(ks, rf, rb) && rf > 0 && rb > 0) {
+        c.fwd[col] = flops / rf;
+        if (bwd) c.bwd[col] = 2 * flops / rb;
+        return c;
+      }
+    }
     std::string cls;
-    if (w.shape[1] == 1 && x.shape[1] > 1) cls = w.shape[2] >= 5 ? "dw7x7" : "dw3x3";
+    if (depthwise) cls = w.shape[2] >= 5 ? "dw7x7" : "dw3x3";
     else if (x.shape[1] <= 4) cls = "stem";
     else cls = w.shape[2] == 1 ? "dense1x1" : "dense3x3";
-    const int col = cls.rfind("dw", 0) == 0 ? kConvDw : kConv;
     c.fwd[col] = flops / conv_rate(r, cls, out.dtype, false);
-    if (bwd) {
-      c.bwd[col] = 2 * flops / conv_rate(r, cls, out.dtype, true);
-      c.bwd[kKernels] = std::max(1.0, fresh_grads);
-    }
+    if (bwd) c.bwd[col] = 2 * flops / conv_rate(r, cls, out.dtype, true);
     return c;
   }
   if (name == "batch_norm" && !op.reads.empty()) {
     const TensorInfo& x = T(op.reads[0]);
+    KernelSeconds t;
+    if (r.bn_time && x.shape.size() == 4 &&
+        r.bn_time->lookup(x.shape[0], x.shape[1], x.shape[2], x.shape[3], false, x.dtype, t)) {
+      c.fwd[kBn] = t.forward_s;
+      if (bwd) {
+        c.bwd[kBn] = t.backward_s;
+        c.bwd[kKernels] = std::max(1.0, fresh_grads);
+      }
+      return c;
+    }
     const bool f32 = x.dtype == DType::f32;
     const double rf = f32 ? r.bn_fp32_fwd : r.bn_bf16_fwd, rfb = f32 ? r.bn_fp32_fwd_bwd : r.bn_bf16_fwd_bwd;
     if (rf > 0 && rfb > 0) {
@@ -332,26 +417,81 @@ std::string impl_name(OptimizerImpl i) {
 
 }  // namespace
 
-Features forward_features(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token) {
-  Features f{};
-  for (size_t i = 0; i < g.ops.size(); ++i) add(f, op_cost(g, i, ctx, r, false).fwd);
-  f[token ? kToken : kPass] = 1;
-  return f;
+namespace {
+
+// Chunks of a timeline: consecutive ops of one layer, at most kChunkOps of them (the flow-shop split falls
+// between chunks; step_time.h).
+constexpr int kChunkOps = 64;
+
+struct ChunkBuilder {
+  Timeline t;
+  Features cur{};
+  int ops = 0, layer = -2;
+  void add_op(const Features& f, int op_layer) {
+    if (ops >= kChunkOps || op_layer != layer) flush();
+    add(cur, f);
+    ++ops;
+    layer = op_layer;
+  }
+  void flush() {
+    if (ops > 0) t.push_back(cur);
+    cur = Features{};
+    ops = 0;
+    layer = -2;
+  }
+  void add_alone(const Features& f) {
+    flush();
+    t.push_back(f);
+  }
+};
+
+}  // namespace
+
+Timeline forward_timeline(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token) {
+  ChunkBuilder b;
+  Features start{};
+  start[token ? kToken : kPass] = 1;  // generate()'s per-token work / the call's: on the host before the ops
+  b.add_alone(start);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    Features f = op_cost(g, i, ctx, r, false).fwd;
+    // inference_mode: the dispatch count in its own column, the training host costs dropped (step_time.h)
+    f[kCpuInfer] = f[kCpu];
+    f[kCpu] = f[kCpuHost] = 0;
+    b.add_op(f, g.ops[i].layer);
+  }
+  b.flush();
+  return b.t;
 }
 
-Features training_features(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
-  Features micro{};
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const OpCost c = op_cost(g, i, ctx, r, true);
-    add(micro, c.fwd);
-    add(micro, c.bwd);
-    const Op& op = g.ops[i];
-    // non-reentrant checkpointing: the layer's forward runs again inside its backward
-    if (op.layer >= 0 && g.layers[static_cast<size_t>(op.layer)].checkpointed) add(micro, c.fwd);
+Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
+  std::vector<OpCost> cost;
+  cost.reserve(g.ops.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) cost.push_back(op_cost(g, i, ctx, r, true));
+  ChunkBuilder b;
+  const int64_t micro_batches = std::max<int64_t>(1, cfg.grad_accum_steps);
+  for (int64_t m = 0; m < micro_batches; ++m) {
+    Features start{};
+    start[kMicro] = 1;  // the batch, the loss, autograd's start and end: host work per micro-batch
+    b.add_alone(start);
+    for (size_t i = 0; i < g.ops.size(); ++i) b.add_op(cost[i].fwd, g.ops[i].layer);
+    b.flush();
+    // backward in reverse order; a checkpointed layer's forward runs again right before its backward
+    for (size_t i = g.ops.size(); i-- > 0;) {
+      const Op& op = g.ops[i];
+      if (op.layer >= 0) {
+        const LayerInfo& L = g.layers[static_cast<size_t>(op.layer)];
+        if (L.checkpointed && static_cast<int32_t>(i) == L.end_op - 1) {
+          b.flush();
+          for (int32_t j = L.first_op; j < L.end_op; ++j) b.add_op(cost[static_cast<size_t>(j)].fwd, op.layer);
+          b.flush();
+        }
+      }
+      b.add_op(cost[i].bwd, op.layer);
+    }
+    b.flush();
   }
-  Features f{};
-  add(f, micro, static_cast<double>(std::max<int64_t>(1, cfg.grad_accum_steps)));
   // Optimizer: measured seconds per parameter and per tensor, by the trainable parameters' dtype.
+  Features opt{};
   double params = 0, tensors = 0;
   DType pdt = DType::f32;
   for (const TensorInfo& t : g.tensors)
@@ -367,51 +507,86 @@ Features training_features(const Graph& g, const RunConfig& cfg, const TimeConte
   if (!row)
     for (const auto& o : r.opt)
       if (o.optimizer == "adamw" && o.impl == "foreach" && o.dtype == dt) row = &o;
-  if (row) f[kOpt] = row->s_per_param * params + row->s_per_tensor * tensors;
+  if (row) opt[kOpt] = row->s_per_param * params + row->s_per_tensor * tensors;
   if (cfg.precision == Precision::amp_fp16)  // GradScaler: unscale + inf check reads and writes every gradient
-    f[kMemBwd] += 3 * params * 4 / r.mem_fp32_bytes_per_s;
-  f[kStep] = 1;
-  f[kMicro] = static_cast<double>(std::max<int64_t>(1, cfg.grad_accum_steps));
-  return f;
+    opt[kMemBwd] += 3 * params * 4 / r.mem_fp32_bytes_per_s;
+  opt[kStep] = 1;  // the optimizer's Python, zero_grad: host work per step, issued before its kernels
+  b.add_alone(opt);
+  return b.t;
+}
+
+namespace {
+bool host_col(size_t j) {
+  for (int c : kCpuCols)
+    if (static_cast<size_t>(c) == j) return true;
+  return j == kStep || j == kMicro || j == kPass || j == kToken;
+}
+double side_s(const Features& f, const Coefficients& c, bool host) {
+  double s = 0;
+  for (size_t j = 0; j < f.size(); ++j)
+    if (host_col(j) == host) s += c.c[j] * f[j];
+  return s;
+}
+}  // namespace
+
+Features critical_path(const Timeline& t, const Coefficients& c) {
+  // max over k of host(chunks <= k) + gpu(chunks >= k): one pass with the host prefix and a GPU suffix.
+  const size_t n = t.size();
+  Features out{};
+  if (n == 0) return out;
+  std::vector<double> gpu_suffix(n + 1, 0.0);
+  for (size_t k = n; k-- > 0;) gpu_suffix[k] = gpu_suffix[k + 1] + side_s(t[k], c, false);
+  double host = 0, best = -1;
+  size_t best_k = 0;
+  for (size_t k = 0; k < n; ++k) {
+    host += side_s(t[k], c, true);
+    if (host + gpu_suffix[k] > best) best = host + gpu_suffix[k], best_k = k;
+  }
+  for (size_t k = 0; k < n; ++k)
+    for (size_t j = 0; j < out.size(); ++j) {
+      const bool h = host_col(j);
+      if ((h && k <= best_k) || (!h && k >= best_k)) out[j] += t[k][j];
+    }
+  return out;
+}
+
+Features forward_features(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token) {
+  return critical_path(forward_timeline(g, ctx, r, token), h200_coefficients());
+}
+
+Features training_features(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
+  return critical_path(training_timeline(g, cfg, ctx, r), h200_coefficients());
 }
 
 TimeSplit predict(const Features& f, const Coefficients& c) {
   TimeSplit t;
-  for (int j : kGpuCols) t.gpu_s += c.c[static_cast<size_t>(j)] * f[static_cast<size_t>(j)];
-  t.cpu_s = c.c[kCpu] * f[kCpu];
+  t.gpu_s = side_s(f, c, false);
+  t.cpu_s = side_s(f, c, true);
   t.cpu_bound = t.cpu_s > t.gpu_s;
-  t.total_s = std::max(t.gpu_s, t.cpu_s);
-  for (int j : {kStep, kMicro, kPass, kToken}) t.total_s += c.c[static_cast<size_t>(j)] * f[static_cast<size_t>(j)];
+  t.total_s = t.gpu_s + t.cpu_s;
   return t;
 }
 
-FitResult fit(const std::vector<Features>& rows, const std::vector<double>& targets_s, const Coefficients& start,
+FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targets_s, const Coefficients& start,
               const std::array<bool, kCols>& fixed) {
   if (rows.empty() || rows.size() != targets_s.size()) throw InputError("time fit", std::to_string(rows.size()), "needs one target per row");
   FitResult res;
   res.coef = start;
-  // first split: each row's side under the start values
-  res.cpu_bound.assign(rows.size(), false);
-  for (size_t i = 0; i < rows.size(); ++i) res.cpu_bound[i] = predict(rows[i], start).cpu_bound;
   std::vector<int> freec;
   for (int j = 0; j < kCols; ++j)
     if (!fixed[static_cast<size_t>(j)]) freec.push_back(j);
-  for (res.rounds = 1; res.rounds <= 20; ++res.rounds) {
+  std::vector<Features> eff(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) eff[i] = critical_path(rows[i], res.coef);
+  for (res.rounds = 1; res.rounds <= 30; ++res.rounds) {
     Eigen::MatrixXd A(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(freec.size()));
     Eigen::VectorXd b(static_cast<Eigen::Index>(rows.size()));
     for (size_t i = 0; i < rows.size(); ++i) {
       const double w = 1.0 / targets_s[i];
       double rhs = targets_s[i];
-      Features x = rows[i];
-      // the side of the max this row is on: the other side's columns drop out
-      if (res.cpu_bound[i]) {
-        for (int j : kGpuCols) x[static_cast<size_t>(j)] = 0;
-      } else {
-        x[kCpu] = 0;
-      }
       for (int j = 0; j < kCols; ++j)
-        if (fixed[static_cast<size_t>(j)]) rhs -= start.c[static_cast<size_t>(j)] * x[static_cast<size_t>(j)];
-      for (size_t jj = 0; jj < freec.size(); ++jj) A(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(jj)) = w * x[static_cast<size_t>(freec[jj])];
+        if (fixed[static_cast<size_t>(j)]) rhs -= start.c[static_cast<size_t>(j)] * eff[i][static_cast<size_t>(j)];
+      for (size_t jj = 0; jj < freec.size(); ++jj)
+        A(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(jj)) = w * eff[i][static_cast<size_t>(freec[jj])];
       b(static_cast<Eigen::Index>(i)) = w * rhs;
     }
     // Columns are in very different units (seconds vs counts): scale each to unit norm for the solver.
@@ -424,14 +599,18 @@ FitResult fit(const std::vector<Features>& rows, const std::vector<double>& targ
     const NnlsResult s = nnls(A, b);
     for (size_t jj = 0; jj < freec.size(); ++jj)
       res.coef.c[static_cast<size_t>(freec[jj])] = s.x(static_cast<Eigen::Index>(jj)) * scale(static_cast<Eigen::Index>(jj));
+    // each row's critical path under the new coefficients; done when none moved
     bool changed = false;
     for (size_t i = 0; i < rows.size(); ++i) {
-      const bool cb = predict(rows[i], res.coef).cpu_bound;
-      if (cb != res.cpu_bound[i]) changed = true, res.cpu_bound[i] = cb;
+      const Features e = critical_path(rows[i], res.coef);
+      if (e != eff[i]) changed = true, eff[i] = e;
     }
     if (!changed) break;
   }
-  res.rounds = std::min(res.rounds, 20);
+  res.rounds = std::min(res.rounds, 30);
+  res.effective = eff;
+  res.cpu_bound.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) res.cpu_bound[i] = predict(eff[i], res.coef).cpu_bound;
   return res;
 }
 

@@ -9,23 +9,30 @@
 // Per forward op (views, which launch no kernel, cost CPU dispatch only):
 //   gemm   linear / addmm / matmul: forward [m, n] = [m, k] x [k, n]; backward dgrad (when the input needs a
 //          gradient) and wgrad (when the weight is trainable), each a GEMM of its own shape; seconds = FLOPs /
-//          the measured TFLOP/s of that (m, n, k) and dtype (log-grid interpolation; below the grid the time of
-//          the smallest measured shape: such GEMMs are bound by memory and launch, not by FLOPs)
+//          the measured TFLOP/s of that (m, n, k) and dtype (log-grid interpolation, dimensions below the grid
+//          at the grid's edge), but never less than moving its operands and result at HBM bandwidth (LoRA's
+//          rank-16 GEMMs, decode's batch-sized rows: bound by memory, not FLOPs)
 //   attn   fused SDPA: 4 B H Sq Sk D FLOPs (half for causal self-attention) at the measured forward and backward
 //          rates of the nearest (dtype, head dim, sequence) row, but never faster than reading q, k, v and writing
 //          the output at HBM bandwidth (decode: one query against the whole cache)
-//   conv   cuDNN conv2d: 2 x out x C/g x r^2 FLOPs at the measured rate of its class (stem, dense 1x1 / 3x3,
-//          depthwise), backward (dgrad + wgrad) at the measured backward rate
+//   conv   conv2d: the measured GPU time of its own shape, layout and dtype (kernel_tables.h: cuDNN's heuristic
+//          engine, ATen's native depthwise kernels, channels-last), forward and backward (dgrad + wgrad); a
+//          shape the table lacks at the table's median FLOP rate of its class (stem, dense 1x1, dense k x k,
+//          grouped, depthwise) and dtype. Depthwise convolutions in their own column (conv_dw)
+//   bn     batch norm: the measured time of its own shape (kernel_tables.h), else by bytes at the measured
+//          batch-norm bandwidth (in the mem columns)
 //   mem    everything else: bytes read + written at the measured elementwise bandwidth; backward reads the
 //          output gradient and the saved tensors and writes the fresh gradients
 //   kernels one per op that allocates (forward), one per fresh gradient (backward)
-//   cpu    Python + autograd dispatch: one per forward op (views included) and per backward node
+//   cpu    Python + autograd dispatch: one per forward op (views included) and per backward node (cpu_ops), and
+//          the measured host seconds of its class (cpu_host: conv dense / with bias / grouped / depthwise, batch
+//          norm, linear with and without bias, layer norm, dropout, add, views, other elementwise ops)
 // Per step: G micro-batches of (forward + backward + recompute of checkpointed layers), then the optimizer
 // (measured seconds per parameter and per tensor of that optimizer / implementation / dtype).
-//   bn     batch norm: at the measured batch-norm rates (forward, forward + backward), in the mem columns
-//   gpu  = c_gemm gemm + c_attn attn + c_conv conv + c_conv_dw conv_dw + c_mem mem + c_mem_bwd mem_bwd
-//          + c_opt opt + c_kernel kernels
-//   step = max(gpu, c_cpu cpu) + c_step + c_micro G
+//   gpu  = sum of c_j x column j over gemm, attn, conv, conv_dw, bn, mem, mem_bwd, opt, kernels
+//   cpu  = c_cpu_ops cpu_ops + c_cpu_host cpu_host (training), c_cpu_infer cpu_infer (inference passes)
+//          + c_step (per step) + c_micro (per micro-batch) + c_pass / c_token (inference)
+//   step = the critical path of host and GPU over the step's ops in issue order (critical_path below)
 // Inference: the prefill is one forward (no backward, no optimizer) + c_pass; decode per token is one forward of
 // the decode graph (one new token, the cache at the middle of generation) + c_token (generate()'s per-token work).
 #pragma once
@@ -37,6 +44,7 @@
 
 #include "engine/graph.h"
 #include "engine/run_config.h"
+#include "engine/time/kernel_tables.h"
 
 namespace memplan::timing {
 
@@ -74,23 +82,45 @@ struct OpRates {
   };
   std::vector<Opt> opt;
   double dispatch_s = 0;  // CPU time of one tiny op with autograd (overhead add_autograd)
+  // Per-shape kernel times (kernel_tables.h); null: every conv / batch norm by its class rate. h200_op_rates()
+  // carries the H200 tables.
+  const ConvTimeTable* conv_time = nullptr;
+  const BnTimeTable* bn_time = nullptr;
+  // Host microseconds per module class (calibrate/host_overhead.py: "class precision forward_us backward_us"
+  // lines, merged in by parse_host_overhead); empty: the cpu_host column stays 0.
+  struct Host {
+    std::string cls;
+    double fwd_s = 0, bwd_s = 0;
+  };
+  std::vector<Host> host;
 };
 OpRates parse_op_rates(std::string_view tsv);  // InputError naming the line on malformed text
+void parse_host_overhead(std::string_view tsv, OpRates& r);  // fp32 rows (the classes' host cost)
 const OpRates& h200_op_rates();                 // data/calibration/h200-op-rates.tsv, parsed once
 
 // Feature columns (seconds at the measured rates, or counts), in the fit's column order.
 // conv_dw: depthwise convolutions (memory-bound kernels, rates far from the dense ones'); mem_bwd: the backward
 // of memory-bound ops (its bytes are an estimate from the saved tensors and gradients, not a kernel's count).
 // micro: a constant per micro-batch (the loss, the batch, autograd's start and end: what accumulation repeats).
-enum Col : int { kGemm, kAttn, kConv, kConvDw, kMem, kMemBwd, kOpt, kKernels, kCpu, kStep, kMicro, kPass, kToken, kCols };
-constexpr std::array<std::string_view, kCols> kColNames = {"gemm",  "attn",    "conv",    "conv_dw", "mem",
-                                                            "mem_bwd", "opt", "kernels", "cpu_ops", "step",
-                                                            "micro", "pass",  "token"};
-constexpr std::array<int, 8> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kMem, kMemBwd, kOpt, kKernels};
+// bn: training-mode batch norm at its measured per-shape times (engine/time/kernel_tables.h). cpu_host: the
+// host seconds of each op's class measured by calibrate/host_overhead.py (forward and backward; a cuDNN
+// convolution or a batch norm costs the host several times what an elementwise op does), next to cpu_ops, the
+// plain count; cpu_infer: the count of an inference pass's ops (under torch.inference_mode no autograd graph is
+// recorded, so the training host costs do not carry over).
+enum Col : int {
+  kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels,
+  kCpu, kCpuHost, kCpuInfer,
+  kStep, kMicro, kPass, kToken, kCols
+};
+constexpr std::array<std::string_view, kCols> kColNames = {
+    "gemm", "attn", "conv", "conv_dw", "bn", "mem", "mem_bwd", "opt", "kernels",
+    "cpu_ops", "cpu_host", "cpu_infer", "step", "micro", "pass", "token"};
+constexpr std::array<int, 9> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels};
+constexpr std::array<int, 3> kCpuCols = {kCpu, kCpuHost, kCpuInfer};
 using Features = std::array<double, kCols>;
 
 struct Coefficients {
-  std::array<double, kCols> c{};  // c[kCpu] multiplies the CPU side of the max; the rest the GPU side / constants
+  std::array<double, kCols> c{};  // c[kCpuCols] multiply the CPU side of the max; the rest the GPU side / constants
 };
 Coefficients parse_coefficients(std::string_view tsv);
 const Coefficients& h200_coefficients();  // data/calibration/h200-time-coefficients.tsv
@@ -101,28 +131,45 @@ struct TimeContext {
   bool causal_attention = true;
 };
 
-// One training step (G micro-batches + optimizer) of a training graph.
+// A step as the host issues it: chunks of consecutive ops (at most a few, within one layer) in issue order, each
+// with both sides' columns: what the host spends issuing them (cpu_ops, cpu_host, cpu_infer and the constants
+// step, micro, pass, token) and what the GPU spends running them (the other columns). Training: per micro-batch
+// the forward, then the backward in reverse op order with a checkpointed layer's recomputed forward right before
+// its backward, then the optimizer. Inference: one forward pass.
+using Timeline = std::vector<Features>;
+Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r);
+Timeline forward_timeline(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token);
+
+// The host runs ahead of the GPU through the launch queue; the GPU starts a chunk once it is issued and the one
+// before it has run (a two-stage flow shop in a fixed order). The step takes max over k of (host time of chunks
+// 0..k) + (GPU time of chunks k..end): a step is neither max(host, GPU), which assumes they overlap perfectly,
+// nor their sum. Returns the columns of that critical path (host columns of chunks <= k*, GPU columns of chunks
+// >= k*), so predict() of them with the same coefficients is the step time.
+Features critical_path(const Timeline& t, const Coefficients& c);
+
+// The critical-path columns under the embedded H200 coefficients: one training step (G micro-batches +
+// optimizer), one forward pass (inference: prefill, or one decode step with `token`).
 Features training_features(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r);
-// One forward pass (inference: prefill or one decode step): `token` sets the per-token column, else the per-pass.
 Features forward_features(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token);
 
-// The GPU and CPU sides and their combination (seconds).
+// The host and GPU shares of a critical path (seconds); total = their sum.
 struct TimeSplit {
   double gpu_s = 0, cpu_s = 0, total_s = 0;
-  bool cpu_bound = false;
+  bool cpu_bound = false;  // more of the critical path is the host's
 };
 TimeSplit predict(const Features& f, const Coefficients& c);
 
-// NNLS fit of the coefficients (columns with `fixed[j]` keep `start.c[j]`, subtracted from the targets): rows are
-// feature vectors, targets measured seconds. Rows are weighted 1 / target (relative errors: a 30 ms and a 500 ms
-// step count alike). The max(gpu, cpu) split is fitted by alternating: each row's side is decided by the
-// current coefficients, the linear problem re-solved, until no row changes side (at most 20 rounds).
+// NNLS fit of the coefficients (columns with `fixed[j]` keep `start.c[j]`, subtracted from the targets) to
+// timelines and their measured seconds. Rows are weighted 1 / target (relative errors: a 30 ms and a 500 ms step
+// count alike). Alternating: each row's critical path under the current coefficients, the linear problem on those
+// columns, until no row's path moves (at most 30 rounds).
 struct FitResult {
   Coefficients coef;
-  std::vector<bool> cpu_bound;  // per row, at the solution
+  std::vector<Features> effective;  // per row, its critical path at the solution
+  std::vector<bool> cpu_bound;      // per row, at the solution
   int rounds = 0;
 };
-FitResult fit(const std::vector<Features>& rows, const std::vector<double>& targets_s, const Coefficients& start,
+FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targets_s, const Coefficients& start,
               const std::array<bool, kCols>& fixed);
 
 // Convenience for the CLI: build and cost the graphs of a case (training: one step; inference: prefill and the
