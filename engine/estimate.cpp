@@ -93,8 +93,10 @@ namespace {
 // `window_begin`: the first event after the model is built (what torch.cuda.max_memory_allocated is compared
 // over: the training steps, or the inference passes).
 // `samples`: event counts to read allocated bytes at (the measured prefill's start and end, for the KV figure).
+// `step_begins`: the training steps' first events (a step repeating the previous one is derived, not replayed:
+// engine/alloc/step_repeat.h).
 void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt, int64_t window_begin,
-                         std::vector<int64_t> samples = {}) {
+                         std::vector<int64_t> samples = {}, std::vector<int64_t> step_begins = {}) {
   if (!opt.simulate_allocator) return;
   AllocatorOptions unlimited = opt.allocator;
   unlimited.capacity_bytes = 0;
@@ -102,7 +104,8 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
   e.allocator = replay_allocator(alloc, events,
                                  AllocatorReplayOptions{.record_reserved_curve = opt.replay.record_timeline,
                                                         .window_begin_event = window_begin,
-                                                        .allocated_after_events = std::move(samples)});
+                                                        .allocated_after_events = std::move(samples),
+                                                        .step_begin_events = step_begins});
   if (opt.allocator.capacity_bytes > 0) {
     e.capacity_bytes = opt.allocator.capacity_bytes;
     e.expandable_segments = opt.allocator.expandable_segments;
@@ -116,7 +119,7 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
       e.capped->reserved_curve_bytes.clear();
     } else {
       CachingAllocator capped(opt.allocator);
-      e.capped = replay_allocator(capped, events);
+      e.capped = replay_allocator(capped, events, AllocatorReplayOptions{.step_begin_events = std::move(step_begins)});
     }
   }
 }
@@ -145,7 +148,10 @@ Estimate estimate_graph_impl(const Graph& g, const RunConfig& cfg, const Estimat
     rank->tag_streams(e.replay.events);
     e.distributed = rank->report();
   }
-  simulate_allocators(e, e.replay.events, opt, e.replay.steps.empty() ? 0 : e.replay.steps.front().event_begin);
+  std::vector<int64_t> step_begins;
+  for (const StepStats& st : e.replay.steps) step_begins.push_back(st.event_begin);
+  simulate_allocators(e, e.replay.events, opt, e.replay.steps.empty() ? 0 : e.replay.steps.front().event_begin, {},
+                      std::move(step_begins));
   return e;
 }
 

@@ -2,10 +2,13 @@
 #include "engine/alloc/allocator_model.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine/alloc/caching_allocator.h"
+#include "engine/alloc/step_repeat.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 
@@ -32,11 +35,26 @@ AllocatorStats replay(Model& model, const MemEventStream& events, const Allocato
          ++sample)
       s.allocated_after_events_bytes.push_back(model.allocated_bytes());
   };
+  // Repeated training steps (step_repeat.h): the caching allocator only.
+  constexpr bool kRepeats = std::is_same_v<Model, CachingAllocator>;
+  std::optional<StepRepeat> repeat;
+  if (kRepeats && !options.step_begin_events.empty()) repeat.emplace(events, options);
+  int64_t step_start = repeat ? repeat->next_boundary() : -1;
   for (size_t i = 0; i < events.size(); ++i) {
     take_samples(static_cast<int64_t>(i));
+    if constexpr (kRepeats) {
+      if (static_cast<int64_t>(i) == step_start) {
+        if (repeat->at_step_start(model, s)) break;  // the remaining steps derived
+        step_start = repeat->next_boundary();
+      }
+    }
     const MemEvent& e = events[i];
     if (e.action == MemEvent::Action::alloc) {
-      if (!model.alloc(e.block, e.size_bytes, e.stream)) {
+      const bool served = model.alloc(e.block, e.size_bytes, e.stream);
+      if constexpr (kRepeats) {
+        if (repeat) repeat->after_alloc(model);
+      }
+      if (!served) {
         if (e.optional) {
           if (static_cast<size_t>(e.block) >= skipped.size()) skipped.resize(static_cast<size_t>(e.block) + 1, false);
           skipped[static_cast<size_t>(e.block)] = true;

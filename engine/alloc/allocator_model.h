@@ -55,6 +55,9 @@ struct AllocatorStats {
   // torch.cuda.max_memory_allocated over the events from AllocatorReplayOptions::window_begin_event on: block
   // sizes, so a large block's unsplit tail (under 1 MiB, MECHANICS §1) counts as allocated.
   int64_t window_peak_allocated_bytes = 0;
+  // Training steps not replayed because they repeat the step before them (AllocatorReplayOptions::
+  // step_begin_events, step_repeat.h): every figure here is what replaying them gives.
+  int64_t derived_steps = 0;
 
   // OOM: the replay stops at the first allocation that does not fit. The allocated / reserved figures are
   // those PyTorch's OutOfMemoryError message quotes (after releasing cached segments).
@@ -77,6 +80,10 @@ struct AllocatorReplayOptions {
   int64_t window_begin_event = 0;
   // Event counts to sample allocated bytes at (ascending); see AllocatorStats::allocated_after_events_bytes.
   std::vector<int64_t> allocated_after_events{};
+  // First event of each training step, ascending, the last step running to the end of the stream; empty: no
+  // steps known. The caching allocator then derives, rather than replays, steps that provably repeat their
+  // predecessor (step_repeat.h), with the same figures; the model ends in the same layout, block ids included.
+  std::vector<int64_t> step_begin_events{};
 };
 
 // Drives `model` over `events` from the model's current state. Peaks start from the model's state at entry.

@@ -174,6 +174,8 @@ bool CachingAllocator::get_free_block(bool small, int32_t stream, int64_t size, 
       it = next;
   }
   const int64_t found_size = it->major;
+  last_alloc_.cand_size = found_size;
+  last_alloc_.cand_addr = it->minor;
   // Oversize blocks (>= max_split_size) serve only oversize requests, and only within 20 MiB.
   if (size < max_split() && found_size >= max_split()) return false;
   if (size >= max_split() && found_size >= size + kAllocLargeBufferBytes) return false;
@@ -234,12 +236,22 @@ bool CachingAllocator::alloc(int32_t block, int64_t size_bytes, int32_t stream) 
   const bool small = size <= kAllocSmallSizeBytes;
   const int64_t alloc_size = allocation_size(size);
 
+  using Path = AllocTrace::Path;
+  last_alloc_ = AllocTrace{.path = Path::cache, .small = small, .stream = stream, .size = size,
+                           .cand_size = kUnlimited, .cand_addr = kUnlimited, .seg_size = 0, .seg_addr = 0};
   int32_t idx = -1;
-  const bool found = get_free_block(small, stream, size, &idx) ||
-                     alloc_block(small, stream, size, alloc_size, false, &idx) ||
-                     (release_available_cached_blocks(small, stream, size) &&
-                      alloc_block(small, stream, size, alloc_size, false, &idx)) ||
-                     (release_cached_blocks(), alloc_block(small, stream, size, alloc_size, true, &idx));
+  bool found = get_free_block(small, stream, size, &idx);
+  if (!found && alloc_block(small, stream, size, alloc_size, false, &idx)) {
+    found = true;
+    last_alloc_.path = opt_.expandable_segments ? Path::other : Path::new_segment;
+    last_alloc_.seg_size = blocks_[idx].size;
+    last_alloc_.seg_addr = blocks_[idx].addr;
+  } else if (!found) {
+    last_alloc_.path = Path::other;
+    found = (release_available_cached_blocks(small, stream, size) &&
+             alloc_block(small, stream, size, alloc_size, false, &idx)) ||
+            (release_cached_blocks(), alloc_block(small, stream, size, alloc_size, true, &idx));
+  }
   if (!found) return false;
 
   // should_split: small pool and expandable segments keep any >= 512 B remainder; the large pool keeps
@@ -416,6 +428,51 @@ void CachingAllocator::seed_segment(int64_t address, int64_t size_bytes, bool sm
     cur = blocks_[live_idx].next;
   }
   if (cur >= 0 && !blocks_[cur].allocated) insert_free(cur);
+}
+
+// ---------------------------------------------------------------- repeated steps
+
+CachingAllocator::Layout CachingAllocator::layout() const {
+  Layout l;
+  l.blocks.reserve(blocks_.size() - free_slots_.size());
+  l.segments.reserve(static_cast<size_t>(num_live_segments_));
+  for (const Segment& s : segments_) {
+    if (!s.live) continue;
+    const size_t first = l.blocks.size();
+    for (int32_t i = s.head; i >= 0; i = blocks_[i].next) {
+      const Block& b = blocks_[i];
+      l.blocks.push_back({.addr = b.addr, .size = b.size, .stream = b.stream, .user = b.allocated ? b.user : -1,
+                          .allocated = b.allocated, .mapped = b.mapped});
+    }
+    l.segments.push_back({.addr = s.addr, .va_size = s.va_size, .mapped = s.mapped, .stream = s.stream,
+                          .small = s.small, .expandable = s.expandable,
+                          .num_blocks = static_cast<int32_t>(l.blocks.size() - first)});
+  }
+  l.va = va_;
+  l.next_va = next_va_;
+  l.reserved_bytes = reserved_bytes_;
+  l.allocated_bytes = allocated_bytes_;
+  return l;
+}
+
+// The caller (step_repeat.cpp) passes a renaming of the live blocks: one distinct id >= 0 per live block.
+void CachingAllocator::rename_live_blocks(const std::vector<int32_t>& users) {
+  std::vector<int32_t> live;  // arena indices of the allocated blocks, in layout order
+  live.reserve(users.size());
+  for (const Segment& s : segments_) {
+    if (!s.live) continue;
+    for (int32_t i = s.head; i >= 0; i = blocks_[i].next)
+      if (blocks_[i].allocated) live.push_back(i);
+  }
+  assert(live.size() == users.size());
+  for (int32_t idx : live) live_[static_cast<size_t>(blocks_[idx].user)] = -1;
+  for (size_t k = 0; k < live.size(); ++k) {
+    const auto u = static_cast<size_t>(users[k]);
+    if (u >= live_.size()) live_.resize(u + 1, -1);
+    assert(live_[u] < 0 && "two live blocks renamed alike");
+    live_[u] = live[k];
+    blocks_[live[k]].user = users[k];
+  }
 }
 
 }  // namespace memplan

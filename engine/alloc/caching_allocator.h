@@ -115,6 +115,53 @@ class CachingAllocator final : public AllocatorModel {
   void seed_segment(int64_t address, int64_t size_bytes, bool small, int32_t stream,
                     const std::vector<SeedBlock>& live);
 
+  // --- Repeated steps (step_repeat.h: a training step whose figures are derived from the previous one's) ---
+  // Everything the allocator's future behaviour depends on, with the user ids of the live blocks: the live
+  // segments in arena (creation) order, each segment's blocks in address order, the device address space and
+  // the counters. Arena indices are left out: they only name blocks, they decide nothing.
+  struct Layout {
+    struct Seg {
+      int64_t addr = 0, va_size = 0, mapped = 0;
+      int32_t stream = 0;
+      bool small = false, expandable = false;
+      int32_t num_blocks = 0;
+      bool operator==(const Seg&) const = default;
+    };
+    struct Blk {
+      int64_t addr = 0, size = 0;
+      int32_t stream = 0;
+      int32_t user = -1;  // allocated blocks only; compared apart (ids differ between steps)
+      bool allocated = false, mapped = true;
+    };
+    std::vector<Seg> segments;
+    std::vector<Blk> blocks;  // segments' chains, in the order of `segments`
+    DeviceVaSpace va;
+    int64_t next_va = 0, reserved_bytes = 0, allocated_bytes = 0;
+  };
+  Layout layout() const;
+  // Gives the live blocks, in Layout::blocks order, the user ids `users` (one per allocated block): the layout
+  // a replay would have reached with other ids.
+  void rename_live_blocks(const std::vector<int32_t>& users);
+  // Adds what derived (not replayed) steps would have counted.
+  void count_derived(int64_t retries, int64_t device_allocs) {
+    num_alloc_retries_ += retries;
+    num_device_allocs_ += device_allocs;
+  }
+  // How the last alloc() was served. `cache`: the best fit (size, address) = cand_*; `new_segment`: a
+  // cudaMalloc'd segment at seg_* handed out whole, the pool's lower bound then being cand_* (a refused
+  // oversize block) or none (cand_size == INT64_MAX); `other`: released cached memory, expandable mapping, OOM.
+  struct AllocTrace {
+    enum class Path : uint8_t { cache, new_segment, other };
+    Path path = Path::other;
+    bool small = false;
+    int32_t stream = 0;
+    int64_t size = 0;  // rounded request
+    int64_t cand_size = 0, cand_addr = 0;
+    int64_t seg_size = 0, seg_addr = 0;
+  };
+  const AllocTrace& last_alloc() const { return last_alloc_; }
+  const AllocatorOptions& options() const { return opt_; }
+
  private:
   struct Block {
     int64_t addr = 0;
@@ -190,6 +237,7 @@ class CachingAllocator final : public AllocatorModel {
   int64_t num_alloc_retries_ = 0;
   int64_t num_device_allocs_ = 0;
   int64_t num_live_segments_ = 0;
+  AllocTrace last_alloc_;
 };
 
 }  // namespace memplan

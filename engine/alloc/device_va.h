@@ -27,6 +27,8 @@ class DeviceVaSpace {
   // A range known to be taken (segments seeded from a recorded layout); placement continues below it.
   void reserve(int64_t addr, int64_t bytes);
 
+  bool operator==(const DeviceVaSpace&) const = default;  // the same placements from here on
+
  private:
   void add_hole(int64_t addr, int64_t bytes);
   std::map<int64_t, int64_t>::iterator erase_hole(std::map<int64_t, int64_t>::iterator it);
