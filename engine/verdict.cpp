@@ -63,6 +63,10 @@ std::vector<std::string> band_class_keys(const VerdictFeatures& f) {
   // A feature measured in few cases of this precision falls back to the same feature over all precisions
   // before the precision's mix of features (whose worst case may be another feature's miss).
   if (feat == "plain") return {l2 + "/" + feat, l2, l1, mode, "all"};
+  // A distributed run's errors (tensor parallelism's collective outputs) are not a single-GPU run's: its cases
+  // answer for distributed runs only, falling back to all distributed runs of the mode, never to the single-GPU
+  // classes (which they would widen: TP's -10 % would become every amp run's band).
+  if (feat == "dist") return {l2 + "/dist", l1 + "/any/dist", mode + "/dist", "all"};
   return {l2 + "/" + feat, l1 + "/any/" + feat, l2, l1, mode, "all"};
 }
 
