@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS (fuzz/README.md).
 #   scripts/fuzz.sh TARGET SECONDS     TARGET: hf_config | validation_case | oom_message | gpu_specs |
-#                                              calibration_profile | cli | native_graph
+#                                              calibration_profile | cli | native_graph | time_tables
 #                                              (with or without the fuzz_ prefix)
 # Build: build-fuzz/ (clang, -fsanitize=fuzzer,address,undefined). Seeds: real files from data/, models/zoo/,
 # fuzz/seeds/ and fuzz/regressions/<target>/; the growing corpus stays in build-fuzz/corpus/<target>/.
@@ -46,6 +46,10 @@ case $name in
   calibration_profile) cp data/calibration/*.json "$seeds"/ ;;
   cli) cp fuzz/seeds/cli/* "$seeds"/; dict=fuzz/cli.dict ;;
   native_graph) cp models/examples/*.json "$seeds"/; dict=fuzz/native.dict ;;
+  time_tables)  # the tables' own first lines (whole files are large), one file each
+    for t in conv-time bn-time op-rates host-overhead time-coefficients; do
+      head -40 "data/calibration/h200-$t.tsv" > "$seeds/$t.tsv"
+    done ;;
 esac
 
 # libFuzzer with -jobs=1 runs one worker that logs to fuzz-0.log in the working directory.

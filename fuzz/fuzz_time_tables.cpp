@@ -1,0 +1,43 @@
+// The step-time model's tables (engine/time/): per-shape conv and batch-norm times, the op-rate table, host costs
+// per op class and fitted coefficients, each parsed from the same bytes, then looked up at a few shapes (the
+// interpolation and the spatial / dtype fallbacks run on whatever the parser accepted).
+#include "engine/errors.h"
+#include "engine/time/kernel_tables.h"
+#include "engine/time/step_time.h"
+#include "fuzz/fuzz_common.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace memplan;
+  using namespace memplan::timing;
+  const std::string_view text = fuzz::as_text(data, size);
+  const ConvKernelShape shapes[] = {
+      {1, 3, 224, 224, 64, 7, 2, 3, 1, 1, false, DType::bf16},
+      {24, 64, 56, 56, 64, 3, 1, 1, 1, 1, false, DType::f16},
+      {7, 96, 30, 30, 96, 7, 1, 3, 96, 1, true, DType::f32},
+  };
+  try {
+    const ConvTimeTable t(text);
+    KernelSeconds k;
+    double f = 0, b = 0;
+    for (const auto& s : shapes) (void)t.lookup(s, k), (void)t.class_rate(s, f, b);
+  } catch (const InputError&) {
+  }
+  try {
+    const BnTimeTable t(text);
+    KernelSeconds k;
+    (void)t.lookup(5, 64, 56, 56, false, DType::f16, k);
+    (void)t.lookup(300, 2048, 7, 9, true, DType::f32, k);
+  } catch (const InputError&) {
+  }
+  try {
+    (void)parse_op_rates(text);
+  } catch (const InputError&) {
+  }
+  try {
+    OpRates r;
+    parse_host_overhead(text, r);
+    (void)parse_coefficients(text);
+  } catch (const InputError&) {
+  }
+  return 0;
+}
