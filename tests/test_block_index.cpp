@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <iterator>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -117,5 +118,56 @@ TEST_CASE("BlockIndex: erasing an entry keeps iterators to the entries before it
     REQUIRE((e.major > prev_major || (e.major == prev_major && e.minor > prev_minor)));
     prev_major = e.major;
     prev_minor = e.minor;
+  }
+}
+
+TEST_CASE("BlockIndex: the best-fit path and the recent-entries buffer answer as std::set", "[alloc][block_index]") {
+  // first_at_least / erase_found (the best fit), erase by key and insert go through the buffer of recent
+  // entries; iteration and lower_bound() see everything. Short lifetimes keep entries in the buffer, random ones
+  // switch it off for a while (bypass), so both regimes and their switches are crossed.
+  struct Scenario {
+    const char* name;
+    int lifo_percent;  // erases that take the newest entry (short lifetimes) rather than a random one
+  };
+  const Scenario scenarios[] = {{"short lifetimes", 90}, {"random lifetimes", 0}, {"mixed", 50}};
+  for (const Scenario& sc : scenarios) {
+    SECTION(sc.name) {
+      std::mt19937_64 rng(5);
+      BlockIndex ix;
+      std::set<Key> ref;
+      std::vector<Key> order;  // insertion order, for the LIFO erases
+      for (int step = 0; step < 300000; ++step) {
+        const int r = static_cast<int>(rng() % 100);
+        if (ref.empty() || (ref.size() < 400 && r < 50)) {
+          const Key k{static_cast<int64_t>(rng() % 24) * 512, static_cast<int64_t>(rng() % (int64_t{1} << 40))};
+          if (ref.insert(k).second) {
+            ix.insert({k.first, k.second, static_cast<int32_t>(step)});
+            order.push_back(k);
+          }
+        } else if (r < 75) {  // the best fit: first entry >= (size, min)
+          const int64_t size = static_cast<int64_t>(rng() % 26) * 512 - 256;
+          const auto want = ref.lower_bound({size, std::numeric_limits<int64_t>::min()});
+          const BlockIndex::Entry* got = ix.first_at_least(size, std::numeric_limits<int64_t>::min());
+          REQUIRE((want == ref.end()) == (got == nullptr));
+          if (got) {
+            REQUIRE(Key{got->major, got->minor} == *want);
+            ix.erase_found();
+            ref.erase(want);
+          }
+        } else {
+          Key k;
+          if (static_cast<int>(rng() % 100) < sc.lifo_percent) {
+            while (!ref.count(order.back())) order.pop_back();
+            k = order.back();
+          } else {
+            k = *std::next(ref.begin(), static_cast<std::ptrdiff_t>(rng() % ref.size()));
+          }
+          REQUIRE(ix.erase(k.first, k.second));
+          ref.erase(k);
+        }
+        REQUIRE(ix.size() == ref.size());
+        if (step % 5000 == 0) REQUIRE(contents(ix) == std::vector<Key>(ref.begin(), ref.end()));
+      }
+    }
   }
 }

@@ -160,23 +160,34 @@ bool CachingAllocator::get_free_block(bool small, int32_t stream, int64_t size, 
   StreamPool* p = find_pool(small, stream);
   if (!p) return false;
   BlockIndex& pool = p->free;
+  const BlockIndex::Entry* found = pool.first_at_least(size, kMinI64);
+  if (!found) return false;
+  if (blocks_[found->block].expandable) return get_expandable_free_block(pool, size, out);
+  const int64_t found_size = found->major;
+  last_alloc_.cand_size = found_size;
+  last_alloc_.cand_addr = found->minor;
+  // Oversize blocks (>= max_split_size) serve only oversize requests, and only within 20 MiB.
+  if (size < max_split() && found_size >= max_split()) return false;
+  if (size >= max_split() && found_size >= size + kAllocLargeBufferBytes) return false;
+  *out = found->block;
+  pool.erase_found();
+  return true;
+}
+
+// get_free_block among expandable blocks: best fit counts the unmapped space an expandable block could still
+// grow into, so the growing tail of a segment is chosen only when no tighter block exists.
+bool CachingAllocator::get_expandable_free_block(BlockIndex& pool, int64_t size, int32_t* out) {
   auto it = pool.lower_bound(size, kMinI64);
-  if (it == pool.end()) return false;
-  if (blocks_[it->block].expandable) {
-    // Best fit counts the unmapped space an expandable block could still grow into, so the growing tail of
-    // a segment is chosen only when no tighter block exists.
-    auto grow_size = [&](int32_t i) {
-      const Block& b = blocks_[i];
-      return b.size + (b.next >= 0 && !blocks_[b.next].mapped ? blocks_[b.next].size : 0);
-    };
-    for (auto next = it; blocks_[it->block].expandable && ++next != pool.end() &&
-                         grow_size(next->block) < grow_size(it->block);)
-      it = next;
-  }
+  auto grow_size = [&](int32_t i) {
+    const Block& b = blocks_[i];
+    return b.size + (b.next >= 0 && !blocks_[b.next].mapped ? blocks_[b.next].size : 0);
+  };
+  for (auto next = it; blocks_[it->block].expandable && ++next != pool.end() &&
+                       grow_size(next->block) < grow_size(it->block);)
+    it = next;
   const int64_t found_size = it->major;
   last_alloc_.cand_size = found_size;
   last_alloc_.cand_addr = it->minor;
-  // Oversize blocks (>= max_split_size) serve only oversize requests, and only within 20 MiB.
   if (size < max_split() && found_size >= max_split()) return false;
   if (size >= max_split() && found_size >= size + kAllocLargeBufferBytes) return false;
   *out = it->block;

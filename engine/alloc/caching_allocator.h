@@ -211,6 +211,7 @@ class CachingAllocator final : public AllocatorModel {
   int32_t merge(int32_t lower, int32_t upper);  // returns the survivor (lower)
   int32_t merge_neighbours(int32_t idx);         // merges idx with free prev/next of equal mapping
   bool get_free_block(bool small, int32_t stream, int64_t size, int32_t* out);
+  bool get_expandable_free_block(BlockIndex& pool, int64_t size, int32_t* out);
   bool alloc_block(bool small, int32_t stream, int64_t size, int64_t alloc_size, bool is_retry, int32_t* out);
   bool fits_capacity(int64_t extra_bytes) const;
   int32_t new_segment(int64_t addr, int64_t va_size, bool small, int32_t stream, bool expandable);
