@@ -5,6 +5,10 @@ takes narrow-alignment kernels when a leading dimension is not a multiple of 16 
 forward and forward + backward (input and weight gradients, as a lm head runs) for vocabulary-like n (odd,
 even but not a multiple of 8, aligned) at several m, k and dtypes.
     python3 calibrate/gemm_align.py OUT.json       (GPU machine, ~20 s)
+    python3 calibrate/gemm_align.py --table IN.json data/calibration/h200-gemm-align.tsv
+The table: per 16-bit dtype and alignment class of the layer's n and k (odd; even but not a multiple of 8) the
+median forward TFLOP/s and the backward's (input + weight gradients: 2x the forward FLOPs over forward +
+backward time less the forward's). Aligned shapes are the op-rate grid's; fp32 (no TF32) showed no difference.
 """
 import json
 import statistics
@@ -15,7 +19,30 @@ NS = [50257, 50304, 30522, 30528, 49999, 32001, 32000, 151936, 151935, 12345, 12
 MK = [(4096, 768), (8192, 1024), (4096, 1600), (8192, 2048)]
 
 
+def write_table(in_path, out_path):
+    with open(in_path) as f:
+        d = json.load(f)
+    env = d["environment"]
+    lines = ["# memplan-gemm-align/1: 16-bit GEMM rates when the layer's n or k is not a multiple of 8 "
+             "(calibrate/gemm_align.py)",
+             "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
+             "# gemm_align dtype class(odd|even) forward_tflops backward_tflops cases"]
+    for dt in ("bf16", "fp16"):
+        for cls, test in (("odd", lambda n: n % 2 == 1), ("even", lambda n: n % 2 == 0 and n % 8 != 0)):
+            rs = [r for r in d["rows"] if r["dtype"] == dt and test(r["n"])]
+            if not rs:
+                continue
+            f = statistics.median(r["fwd_tflops"] for r in rs)
+            b = statistics.median(4 * r["m"] * r["n"] * r["k"] / ((r["fwd_bwd_us"] - r["fwd_us"]) * 1e6) for r in rs)
+            lines.append(f"gemm_align {dt} {cls} {f:.1f} {b:.1f} {len(rs)}")
+    with open(out_path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
+    if sys.argv[1] == "--table":
+        write_table(sys.argv[2], sys.argv[3])
+        return
     import torch
     import torch.nn.functional as F
     rows = []

@@ -383,6 +383,8 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, int64_t conv_s
   std::vector<TensorId> reads{xc, wc};
   if (bc != kNoTensor) reads.push_back(bc);
   Op& op = emit("conv2d", reads);
+  op.conv = static_cast<int32_t>(g_.convs.size());
+  g_.convs.push_back({conv_stride, conv_pad, 1, 1, false});
   op.outs = {y};
   finish_outs(op);
   // cuDNN's workspaces (engine/conv_workspace.h): forward after the output; dgrad after grad_input, wgrad after

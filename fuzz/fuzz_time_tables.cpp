@@ -36,6 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     OpRates r;
     parse_host_overhead(text, r);
+    parse_gemm_align(text, r);
     (void)parse_coefficients(text);
   } catch (const InputError&) {
   }

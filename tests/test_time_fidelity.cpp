@@ -1,7 +1,7 @@
 // Step time against the timing corpus measured one case at a time on the H200 (data/validation/h200-timing.jsonl,
 // calibrate/timing_corpus.py): every tuning case within +-10 % and held-out cases (predicted at a named commit
 // before their timings were read, data/validation/predictions/) within the hidden-case bar (+-15 %), but for the
-// listed misses; medians 7 % (tuning) and 6 % (held out). And the fit is reproducible: re-fitting the committed inputs gives the committed and embedded
+// listed misses; medians <= 5 % for both. And the fit is reproducible: re-fitting the committed inputs gives the committed and embedded
 // coefficients.
 #include <catch2/catch.hpp>
 
@@ -31,43 +31,34 @@ nlohmann::json read_json(const std::string& path) {
 //    model differs from calibrate/host_overhead.py's module chains (DenseNet's and RegNet's Python per block,
 //    HF's per-layer Python), and host-bound steps moved by up to 1.7x between two runs of the same case
 //    (observed.runs_step_time_ms), so their rows are noisy;
-//  - conv nets: in-model cuDNN convolutions ran up to 1.5x faster than calibrate/conv_time.py's isolated calls at
-//    the same shapes (ResNet-50 amp b128: 16 ms of conv kernels in the profile, 24 ms in the table); VGG's
-//    layout conversions the other way;
+//  - conv nets at small batches (host-bound, above) and VGG (-16 %: its big fc layers' dropout and ReLU
+//    traffic, not traced);
 //  - LoRA: rank-r GEMMs and the fp32 adapter path (promoted inputs) are costed by rate tables measured on
 //    full-size GEMMs;
-//  - GPT-2 / Qwen rows: GPT-2's Conv1D GEMMs (x @ W with W [in, out]) run slower than F.linear's at the same
-//    shape; the op-rate grid is F.linear's.
-// The bar (every tuning case within 10 %, median <= 5 %) is not met on this corpus; the medians held
-// below are what the model does (data/validation/NOTES-time.md).
+//  - a few transformer rows (Qwen3 / Qwen2 LoRA at b8 s1024, GPT-2 small): not traced yet.
+// The per-case bar (every tuning case within 10 %) is not met on this corpus (14 of 70 rows outside);
+// its median bar (5 %) is (data/validation/NOTES-time.md).
 struct Miss {
   const char* id;
   double bound_pct;
 };
 constexpr Miss kMisses[] = {
-    {"t-gpt2m-ampbf16-adamw-b8s1024-ckpt", 12},
-    {"t-gpt2s-ampbf16-adamw-b4s512", 29},
-    {"t-gpt2s-bf16-sgdmom-b16s1024", 15},
-    {"t-q05-ampbf16-adamw-b8s1024", 15},
-    {"t-resnet18-ampbf16-adamw-b256", 15},
-    {"t-convnext_tiny-ampbf16-adamw-b64", 14},
-    {"h-wide_resnet50_2-bf16-adamw-b64", 30},
-    {"v-resnet34-bf16-adamw-b128", 15},
-    {"v-resnet50-ampfp16-adamw-b64", 23},
-    {"v-convnext_tiny-ampbf16-adamw-b128", 13},
-    {"v-convnext_base-ampbf16-adamw-b32", 13},
-    {"v-efficientnet_b0-ampbf16-sgdmom-b64", 16},
-    {"v-mobilenet_v2-ampbf16-sgdmom-b32", 22},
-    {"v-densenet121-ampbf16-sgdmom-b64", 27},
-    {"v-vgg16-ampbf16-sgdmom-b64", 19},
-    {"v-wide_resnet50_2-ampbf16-sgdmom-b32", 13},
-    {"l-l1b-bf16-lora16all-b4s2048", 13},
-    {"l-tl-ampbf16-lora16all-b8s1024", 17},
-    {"l-q05-bf16-lora32all-b8s1024", 17},
-    {"f-q3_06-ampbf16-adamw-b8s1024", 13},
-    {"hv-convnext_small-ampbf16-adamw-b16", 21},
-    {"hv-vgg11-bf16-sgdmom-b64", 19},
-    {"hl-l1b-ampbf16-lora16all-b8s1024-ckpt", 19},
+    {"t-gpt2s-ampbf16-adamw-b4s512", 32},
+    {"t-gpt2s-bf16-sgdmom-b16s1024", 14},
+    {"t-convnext_tiny-ampbf16-adamw-b64", 15},
+    {"v-resnet50-ampfp16-adamw-b64", 24},
+    {"v-resnet50-fp32-sgdmom-b128", 13},
+    {"v-convnext_tiny-ampbf16-adamw-b128", 15},
+    {"v-convnext_base-ampbf16-adamw-b32", 12},
+    {"v-efficientnet_b0-ampbf16-sgdmom-b64", 15},
+    {"v-mobilenet_v2-ampbf16-sgdmom-b32", 25},
+    {"v-densenet121-ampbf16-sgdmom-b64", 26},
+    {"v-vgg16-ampbf16-sgdmom-b64", 17},
+    {"v-wide_resnet50_2-ampbf16-sgdmom-b32", 17},
+    {"l-q05-bf16-lora32all-b8s1024", 21},
+    {"f-q3_06-ampbf16-adamw-b8s1024", 18},
+    {"hv-convnext_small-ampbf16-adamw-b16", 22},
+    {"hv-vgg11-bf16-sgdmom-b64", 17},
 };
 double bound_for(const std::string& id, double dflt) {
   for (const auto& m : kMisses)
@@ -104,8 +95,8 @@ TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {
   }
   std::printf("tuning: %zu rows, median |error| %.2f %%; holdout: %zu rows, median %.2f %%\n", tune.size(), median(tune),
               hold.size(), hold.empty() ? 0.0 : median(hold));
-  CHECK(median(tune) <= 7.0);  // 6.40 % at the committed coefficients
-  CHECK(median(hold) <= 6.0);  // 5.66 %; the pre-registered predictions of the second held-out set: 5.88 %
+  CHECK(median(tune) <= 5.0);  // 4.71 % at the committed coefficients
+  CHECK(median(hold) <= 5.0);  // 4.05 %; the pre-registered predictions of the second held-out set: 5.88 %
 }
 
 TEST_CASE("step time: the measured order of plan variants is kept", "[time][fidelity]") {

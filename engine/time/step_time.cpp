@@ -15,6 +15,7 @@ namespace memplan::time_embedded {
 std::string_view h200_op_rates();
 std::string_view h200_coefficients();
 std::string_view h200_host_overhead();
+std::string_view h200_gemm_align();
 }  // namespace memplan::time_embedded
 
 namespace memplan::timing {
@@ -128,12 +129,27 @@ void parse_host_overhead(std::string_view tsv, OpRates& r) {
   }
 }
 
+void parse_gemm_align(std::string_view tsv, OpRates& r) {
+  std::istringstream in{std::string(tsv)};
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto f = split_ws(line);
+    if (f.size() != 6 || f[0] != "gemm_align" || (f[2] != "odd" && f[2] != "even"))
+      throw InputError("gemm align", line, "want 'gemm_align dtype odd|even forward_tflops backward_tflops cases'");
+    const double fw = num(f, 3, line), bw = num(f, 4, line);
+    if (!(fw > 0) || !(bw > 0)) throw InputError("gemm align", line, "rates must be > 0");
+    r.gemm_align.push_back({f[1], f[2], fw * 1e12, bw * 1e12});
+  }
+}
+
 const OpRates& h200_op_rates() {
   static const OpRates r = [] {
     OpRates o = parse_op_rates(time_embedded::h200_op_rates());
     o.conv_time = &h200_conv_time();
     o.bn_time = &h200_bn_time();
     parse_host_overhead(time_embedded::h200_host_overhead(), o);
+    parse_gemm_align(time_embedded::h200_gemm_align(), o);
     return o;
   }();
   return r;
@@ -297,10 +313,23 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const double n = static_cast<double>(out.shape.back());
     const double m = numel(out) / std::max(1.0, n);
     const double k = static_cast<double>(a.shape.back());
-    c.fwd[kGemm] = gemm_s(r, out.dtype, m, n, k);
+    // the layer's n and k are the leading dimensions of all three GEMMs (forward, dgrad, wgrad)
+    const OpRates::AlignCap* cap = nullptr;
+    if (out.dtype == DType::bf16 || out.dtype == DType::f16) {
+      const int64_t ni = out.shape.back(), ki = a.shape.back();
+      const char* cls = (ni % 2 || ki % 2) ? "odd" : ((ni % 8 || ki % 8) ? "even" : nullptr);
+      if (cls)
+        for (const auto& ac : r.gemm_align)
+          if (ac.cls == cls && ac.dtype == dtype_key(out.dtype)) cap = &ac;
+    }
+    const auto timed = [&](double gm, double gn, double gk, bool backward) {
+      const double t = gemm_s(r, out.dtype, gm, gn, gk);
+      return cap ? std::max(t, 2 * gm * gn * gk / (backward ? cap->bwd_flops_per_s : cap->fwd_flops_per_s)) : t;
+    };
+    c.fwd[kGemm] = timed(m, n, k, false);
     if (bwd) {
-      if (a.requires_grad) c.bwd[kGemm] += gemm_s(r, out.dtype, m, k, n);          // dgrad [m, k]
-      if (b.requires_grad || b.trainable) c.bwd[kGemm] += gemm_s(r, out.dtype, n, k, m);  // wgrad [n, k]
+      if (a.requires_grad) c.bwd[kGemm] += timed(m, k, n, true);          // dgrad [m, k]
+      if (b.requires_grad || b.trainable) c.bwd[kGemm] += timed(n, k, m, true);  // wgrad [n, k]
       c.bwd[kKernels] = std::max(1.0, fresh_grads);
     }
     return c;

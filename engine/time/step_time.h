@@ -11,7 +11,8 @@
 //          gradient) and wgrad (when the weight is trainable), each a GEMM of its own shape; seconds = FLOPs /
 //          the measured TFLOP/s of that (m, n, k) and dtype (log-grid interpolation, dimensions below the grid
 //          at the grid's edge), but never less than moving its operands and result at HBM bandwidth (LoRA's
-//          rank-16 GEMMs, decode's batch-sized rows: bound by memory, not FLOPs)
+//          rank-16 GEMMs, decode's batch-sized rows: bound by memory, not FLOPs); 16-bit layers whose n or k is
+//          not a multiple of 8 at most at the measured narrow-alignment rate (GPT-2's and BERT's vocabularies)
 //   attn   fused SDPA: 4 B H Sq Sk D FLOPs (half for causal self-attention) at the measured forward and backward
 //          rates of the nearest (dtype, head dim, sequence) row, but never faster than reading q, k, v and writing
 //          the output at HBM bandwidth (decode: one query against the whole cache)
@@ -93,9 +94,18 @@ struct OpRates {
     double fwd_s = 0, bwd_s = 0;
   };
   std::vector<Host> host;
+  // 16-bit GEMMs whose layer has an n or k that is not a multiple of 8 (a vocabulary of 50257): cuBLAS's
+  // narrow-alignment kernels cap the rate (calibrate/gemm_align.py: ~95 TFLOP/s forward when odd, ~230 when even;
+  // merged in by parse_gemm_align). Empty: no cap.
+  struct AlignCap {
+    std::string dtype, cls;  // bf16 | fp16; odd | even
+    double fwd_flops_per_s = 0, bwd_flops_per_s = 0;
+  };
+  std::vector<AlignCap> gemm_align;
 };
 OpRates parse_op_rates(std::string_view tsv);  // InputError naming the line on malformed text
 void parse_host_overhead(std::string_view tsv, OpRates& r);  // fp32 rows (the classes' host cost)
+void parse_gemm_align(std::string_view tsv, OpRates& r);     // "gemm_align dtype class fwd_tflops bwd_tflops cases"
 const OpRates& h200_op_rates();                 // data/calibration/h200-op-rates.tsv, parsed once
 
 // Feature columns (seconds at the measured rates, or counts), in the fit's column order.
