@@ -115,10 +115,18 @@ void register_estimate(CLI::App& app, Context& ctx) {
     // Step time of one GPU (engine/time/step_time.h): op rates measured on an H200 and coefficients fitted to
     // H200 timings, so an H200's figure whatever --gpu says; none for a distributed rank (communication is not
     // costed per op).
-    const double step_ms = c.distributed.enabled() ? 0.0 : timing::case_time(m, c).step_ms;
+    const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c);
+    const double step_ms = ct.step_ms;
+    const auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
     if (flags->json) {
       nlohmann::json j = estimate_json(m, c, e, d);
-      if (step_ms > 0) j["step_time_ms_h200"] = std::round(step_ms * 10.0) / 10.0;
+      if (step_ms > 0) {
+        j["step_time_ms_h200"] = r1(step_ms);
+        // the critical path's shares: the host issuing ops, the GPU running them (engine/time/step_time.h)
+        j["step_time_host_ms_h200"] = r1(ct.split.cpu_s * 1e3);
+        j["step_time_gpu_ms_h200"] = r1(ct.split.gpu_s * 1e3);
+        j["step_host_bound"] = ct.split.cpu_bound;
+      }
       if (flags->per_layer) j["layers"] = layers_json(e);
       if (c.distributed.enabled()) {
         j["distributed"] = dist_json(c, e);
@@ -130,9 +138,16 @@ void register_estimate(CLI::App& app, Context& ctx) {
       out << estimate_table(m, c, e, d);
       out << nccl_note(e);
       if (step_ms > 0) {
-        char line[160];
-        std::snprintf(line, sizeof line, "\nStep time on an H200: %.1f ms (per-op model, engine/time/step_time.h)\n", step_ms);
+        char line[320];
+        std::snprintf(line, sizeof line,
+                      "\nStep time on an H200: %.1f ms (per-op model, engine/time/step_time.h; critical path: host %.1f ms "
+                      "issuing, GPU %.1f ms running)\n",
+                      step_ms, ct.split.cpu_s * 1e3, ct.split.gpu_s * 1e3);
         out << line;
+        // Measured: host-bound steps moved by up to 1.7x between two runs of one case (data/validation/NOTES-time.md).
+        if (ct.split.cpu_bound)
+          out << "  host-bound (Python and dispatch set the pace): such steps vary with the host's speed, up to 1.7x "
+                 "between runs on the H200; a larger micro-batch costs little extra time\n";
       }
       if (!others.empty()) out << "\n" << other_ranks_text(e, others);
       if (flags->per_layer) out << "\n" << layers_table(e);
