@@ -72,6 +72,24 @@ class MemoryTracker {
   const std::vector<Location>& timeline_where() const { return timeline_where_; }
   const std::vector<Ledger>& timeline_ledgers() const { return timeline_ledgers_; }
 
+  // --- Repeating a span of events (step_replay.cpp: a training step that repeats the previous one) ---
+  int32_t block_count() const { return static_cast<int32_t>(blocks_.size()); }
+  // From here on, blocks allocated before this point are "old": old_rows_changed() says whether one of them
+  // has changed ledger row since.
+  void mark_old_blocks() {
+    first_new_block_ = block_count();
+    old_rows_changed_ = false;
+  }
+  bool old_rows_changed() const { return old_rows_changed_; }
+  // Whether events [begin, end) freed every block they allocated (ids >= first_block) and no older block: the
+  // span left the live set as it found it.
+  bool span_closed(int64_t begin, int64_t end, int32_t first_block) const;
+  // Appends events [begin, end) of a closed span again, its blocks renamed to fresh ids in the same order:
+  // what replaying the span from the same state emits. The live set, the ledger and the peak windows end as
+  // they were; the caller sets `here` and the peak (set_peak).
+  void repeat_span(int64_t begin, int64_t end, int32_t first_block);
+  void set_peak(const PeakInfo& p) { peak_ = p; }
+
  private:
   struct Block {
     int64_t rounded = 0;
@@ -92,6 +110,8 @@ class MemoryTracker {
   std::vector<int64_t> timeline_;
   std::vector<Location> timeline_where_;
   std::vector<Ledger> timeline_ledgers_;
+  int32_t first_new_block_ = 0;
+  bool old_rows_changed_ = false;
 };
 
 }  // namespace memplan

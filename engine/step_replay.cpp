@@ -146,6 +146,48 @@ class Replayer {
   }
   std::vector<LayerStats> take_layers() { return std::move(layer_stats_); }
 
+  // ---- a step that repeats the previous one (replay_training_sequence)
+  // What a step's replay reads besides this graph and the session's parameters and optimizer, taken at the
+  // step's start (after bind_parameters). The optimizer is stateless once it has run a step
+  // (OptimizerModel::step creates state on its first call only), so from the third step on two steps starting
+  // from equal Starts, the tracker's live set and rows aside, emit the same events up to the ids of the blocks
+  // they allocate.
+  struct Start {
+    std::vector<int32_t> refs, saved_refs, block, grad_of, arrivals, param_grad;
+    std::vector<TensorId> cache_live;
+    bool workspaces[4] = {};
+    int64_t current = 0;
+    Ledger ledger;
+    int64_t event = 0;        // the step's first event
+    int32_t first_block = 0;  // the first block id it allocates
+  };
+  Start start() const {
+    Start st{refs_, saved_refs_, block_, grad_of_, param_arrivals_, session_.param_grad, cache_live_,
+             {session_.fwd_workspace, session_.bwd_workspace, session_.fwd_lt_workspace, session_.bwd_lt_workspace},
+             mem_.current_bytes(), mem_.ledger(), mem_.event_count(), mem_.block_count()};
+    return st;
+  }
+  static bool same_start(const Start& a, const Start& b) {
+    return a.refs == b.refs && a.saved_refs == b.saved_refs && a.block == b.block && a.grad_of == b.grad_of &&
+           a.arrivals == b.arrivals && a.param_grad == b.param_grad && a.cache_live == b.cache_live &&
+           std::equal(std::begin(a.workspaces), std::end(a.workspaces), std::begin(b.workspaces)) &&
+           a.current == b.current && a.ledger.bytes == b.ledger.bytes;
+  }
+  // Step `index` as a repeat of the previous step `prev` (which started at `from`): its events again with fresh
+  // block ids, its figures, its peak where the previous one's was. The tracker ends where the replay would.
+  StepStats repeat_step(int32_t index, const StepStats& prev) {
+    const int64_t begin = mem_.event_count();
+    mem_.repeat_span(prev.event_begin, prev.event_end, static_cast<int32_t>(first_block_of_prev_));
+    StepStats st = prev;
+    st.event_begin = begin;
+    st.event_end = mem_.event_count();
+    st.peak.where.step = index;
+    mem_.set_peak(st.peak);
+    mem_.here.step = index;
+    return st;
+  }
+  int64_t first_block_of_prev_ = 0;  // set by the caller before repeat_step
+
   private:
   // ---- distributed wrapper callbacks (engine/dist/rank_hooks.h); nothing happens without a strategy
   template <class F>
@@ -612,6 +654,13 @@ ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_grap
   // One Replayer per distinct graph: its precomputed lists are reused by every step of that shape.
   std::vector<std::pair<const Graph*, std::unique_ptr<Replayer>>> replayers;
   ReplayResult res;
+  // A step of the same graph as the previous one, from the third on, that starts from the previous step's
+  // Start (Replayer::start) after a previous step that left the tracker's live set and rows as it found them,
+  // is not replayed: it repeats the previous step (Replayer::repeat_step). Not with a strategy's hooks (their
+  // own state) or a timeline (per-event locations).
+  const bool may_repeat = opt.repeat_steps && !opt.rank_hooks && !opt.record_timeline;
+  Replayer::Start prev_start;
+  bool have_prev_start = false;
   for (size_t s = 0; s < step_graphs.size(); ++s) {
     const Graph* g = step_graphs[s];
     auto it = std::find_if(replayers.begin(), replayers.end(), [&](const auto& p) { return p.first == g; });
@@ -619,11 +668,34 @@ ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_grap
       replayers.emplace_back(g, std::make_unique<Replayer>(*g, cfg, opt, session));
       it = replayers.end() - 1;
     }
-    it->second->bind_parameters();
+    Replayer& r = *it->second;
+    r.bind_parameters();
     if (s == 0) res.weights_bytes = session.mem.current_bytes();
     const bool last = s + 1 == step_graphs.size();
-    res.steps.push_back(it->second->step(static_cast<int32_t>(s + 1), last));
-    if (last) res.layers = it->second->take_layers();
+    const bool same_graph_as_prev = s > 0 && step_graphs[s - 1] == g;
+    const bool same_graph_next = !last && step_graphs[s + 1] == g;
+    bool repeated = false;
+    if (may_repeat && (same_graph_as_prev || same_graph_next)) {
+      Replayer::Start cur = r.start();
+      if (s >= 2 && same_graph_as_prev && have_prev_start && !session.mem.old_rows_changed() &&
+          session.mem.span_closed(prev_start.event, cur.event, prev_start.first_block) &&
+          Replayer::same_start(prev_start, cur)) {
+        r.first_block_of_prev_ = prev_start.first_block;
+        res.steps.push_back(r.repeat_step(static_cast<int32_t>(s + 1), res.steps.back()));
+        repeated = true;
+        ++res.repeated_steps;
+      }
+      prev_start = std::move(cur);
+      have_prev_start = true;
+    } else {
+      have_prev_start = false;
+    }
+    session.mem.mark_old_blocks();
+    // The layers are the last step's; a replayed step that later steps may all repeat records them too.
+    const bool same_graph_to_end =
+        std::all_of(step_graphs.begin() + static_cast<std::ptrdiff_t>(s), step_graphs.end(), [&](const Graph* x) { return x == g; });
+    if (!repeated) res.steps.push_back(r.step(static_cast<int32_t>(s + 1), last || (may_repeat && same_graph_to_end)));
+    if (last) res.layers = r.take_layers();
   }
   res.peak = res.steps.back().peak;
   res.events = session.mem.take_events();

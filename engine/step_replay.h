@@ -10,6 +10,12 @@
 //
 // Non-tensor allocations PyTorch makes through the caching allocator are replayed too: cuBLAS/cuBLASLt
 // workspaces on the first GEMM of the forward thread and of the autograd thread (MECHANICS.md §3).
+//
+// Repeated steps: from the third step on, a step of the same graph that starts from the same replay state as
+// the step before (refcounts, storages, gradient buffers, .grad, workspaces, live bytes and ledger) after a
+// step that freed every block it allocated and re-rowed no older one is not replayed: the replay is
+// deterministic in that state and the optimizer no longer changes after its first step, so the step's events
+// are the previous step's with fresh block ids and its figures the previous step's (ReplayOptions::repeat_steps).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -49,6 +55,11 @@ struct ReplayOptions {
   bool record_timeline = false;
   // One rank of a distributed step: the wrapper's own allocations (engine/dist/rank_hooks.h). Not owned.
   dist::RankHooks* rank_hooks = nullptr;
+  // A step from the third on that provably repeats the step before it (same graph, same replay state at its
+  // start, the step before left the live set as it found it) is not replayed: its events are the previous
+  // step's with fresh block ids, its figures the previous step's. false: replay every step (tests compare).
+  // Never with rank_hooks or record_timeline.
+  bool repeat_steps = true;
 };
 
 struct ReplayResult {
@@ -60,6 +71,7 @@ struct ReplayResult {
   std::vector<int64_t> timeline;        // per-event allocated bytes when requested
   std::vector<Location> timeline_where;
   std::vector<Ledger> timeline_ledgers;
+  int32_t repeated_steps = 0;  // steps not replayed (ReplayOptions::repeat_steps)
 };
 
 ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt = {});

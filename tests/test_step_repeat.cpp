@@ -348,3 +348,130 @@ TEST_CASE("repeated steps: real training runs, derived figures equal the full re
     }
   }
 }
+
+// ---------------------------------------------------------------- the step replay (engine/step_replay.h)
+
+namespace {
+
+void require_same_replay(const ReplayResult& a, const ReplayResult& b) {
+  REQUIRE(a.weights_bytes == b.weights_bytes);
+  REQUIRE(a.events.size() == b.events.size());
+  int64_t first_diff = -1;
+  for (size_t i = 0; i < a.events.size() && first_diff < 0; ++i) {
+    const MemEvent &x = a.events[i], &y = b.events[i];
+    if (x.action != y.action || x.block != y.block || x.size_bytes != y.size_bytes || x.stream != y.stream ||
+        x.optional != y.optional)
+      first_diff = static_cast<int64_t>(i);
+  }
+  REQUIRE(first_diff == -1);
+  REQUIRE(a.steps.size() == b.steps.size());
+  for (size_t s = 0; s < a.steps.size(); ++s) {
+    const StepStats &x = a.steps[s], &y = b.steps[s];
+    REQUIRE(x.start == y.start);
+    REQUIRE(x.batch == y.batch);
+    REQUIRE(x.fwd_peak == y.fwd_peak);
+    REQUIRE(x.after_fwd == y.after_fwd);
+    REQUIRE(x.bwd_peak == y.bwd_peak);
+    REQUIRE(x.micro_rest_peak == y.micro_rest_peak);
+    REQUIRE(x.after_bwd == y.after_bwd);
+    REQUIRE(x.opt_peak == y.opt_peak);
+    REQUIRE(x.end == y.end);
+    REQUIRE(x.step_peak == y.step_peak);
+    REQUIRE(x.event_begin == y.event_begin);
+    REQUIRE(x.event_end == y.event_end);
+    REQUIRE(x.peak.bytes == y.peak.bytes);
+    REQUIRE(x.peak.where.step == y.peak.where.step);
+    REQUIRE(x.peak.where.micro_batch == y.peak.where.micro_batch);
+    REQUIRE(x.peak.where.phase == y.peak.where.phase);
+    REQUIRE(x.peak.where.op == y.peak.where.op);
+    REQUIRE(x.peak.where.recompute == y.peak.where.recompute);
+    REQUIRE(x.peak.ledger.bytes == y.peak.ledger.bytes);
+  }
+  REQUIRE(a.peak.bytes == b.peak.bytes);
+  REQUIRE(a.peak.where.step == b.peak.where.step);
+  REQUIRE(a.peak.ledger.bytes == b.peak.ledger.bytes);
+  REQUIRE(a.layers.size() == b.layers.size());
+  for (size_t l = 0; l < a.layers.size(); ++l) {
+    REQUIRE(a.layers[l].name == b.layers[l].name);
+    REQUIRE(a.layers[l].param_count == b.layers[l].param_count);
+    REQUIRE(a.layers[l].param_bytes == b.layers[l].param_bytes);
+    REQUIRE(a.layers[l].saved_bytes == b.layers[l].saved_bytes);
+    REQUIRE(a.layers[l].transient_peak_bytes == b.layers[l].transient_peak_bytes);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("repeated steps in the step replay: a repeated step equals its replay", "[replay][repeat]") {
+  struct Row {
+    const char* name;
+    const char* model;
+    int64_t batch, seq;
+    Precision precision;
+    int steps;
+    void (*tweak)(RunConfig&);
+    int32_t repeated;  // expected ReplayResult::repeated_steps
+  };
+  const std::vector<Row> rows = {
+      {"gpt2 fp32, 3 steps", "gpt2", 2, 128, Precision::fp32, 3, [](RunConfig&) {}, 1},
+      {"gpt2 amp bf16, 5 steps", "gpt2", 2, 128, Precision::amp_bf16, 5, [](RunConfig&) {}, 3},
+      {"gpt2 checkpointing, accumulation", "gpt2", 2, 128, Precision::amp_fp16, 4,
+       [](RunConfig& c) { c.grad_checkpointing = true; c.grad_accum_steps = 2; }, 2},
+      {"gpt2 LoRA", "gpt2", 2, 128, Precision::fp32, 3, [](RunConfig& c) { c.lora.r = 8; c.lora.all_linear = true; }, 1},
+      {"gpt2 frozen layers, sgd momentum", "gpt2", 2, 128, Precision::bf16, 3,
+       [](RunConfig& c) { c.frozen_layers = {0, 1, 2}; c.optimizer = OptimizerKind::sgd_momentum; }, 1},
+      {"qwen2.5-0.5b adafactor", "qwen2.5-0.5b", 1, 256, Precision::bf16, 3,
+       [](RunConfig& c) { c.optimizer = OptimizerKind::adafactor; }, 1},
+      {"bert-base fused adamw", "bert-base", 2, 128, Precision::amp_bf16, 3,
+       [](RunConfig& c) { c.optimizer_impl = OptimizerImpl::fused; }, 1},
+      {"resnet18 (optional cuDNN workspaces)", "resnet18", 8, 0, Precision::amp_bf16, 3, [](RunConfig&) {}, 1},
+      {"one step", "gpt2", 2, 128, Precision::fp32, 1, [](RunConfig&) {}, 0},
+      {"two steps", "gpt2", 2, 128, Precision::fp32, 2, [](RunConfig&) {}, 0},
+  };
+  for (const Row& r : rows) {
+    SECTION(r.name) {
+      const ModelSpec m = load_zoo_model(r.model);
+      RunConfig c;
+      c.batch_size = r.batch;
+      c.seq_len = r.seq > 0 ? r.seq : 128;
+      c.image_size = 64;
+      c.precision = r.precision;
+      r.tweak(c);
+      const Graph g = build_graph(m, c);
+      ReplayOptions all;
+      all.steps = r.steps;
+      all.repeat_steps = false;
+      ReplayOptions repeat = all;
+      repeat.repeat_steps = true;
+      const ReplayResult full = replay_training(g, c, all);
+      const ReplayResult fast = replay_training(g, c, repeat);
+      CHECK(full.repeated_steps == 0);
+      CHECK(fast.repeated_steps == r.repeated);
+      require_same_replay(full, fast);
+      // A timeline needs every event's location: never repeated.
+      repeat.record_timeline = true;
+      CHECK(replay_training(g, c, repeat).repeated_steps == 0);
+    }
+  }
+}
+
+TEST_CASE("repeated steps in the step replay: dynamic shapes repeat only a step of the previous step's graph",
+          "[replay][repeat]") {
+  const ModelSpec m = load_zoo_model("gpt2");
+  RunConfig c;
+  c.batch_size = 2;
+  c.precision = Precision::amp_bf16;
+  c.seq_len = 128;
+  const Graph g128 = build_graph(m, c);
+  c.seq_len = 256;
+  const Graph g256 = build_graph(m, c);
+  const std::vector<const Graph*> seq = {&g128, &g256, &g128, &g256, &g256, &g256, &g128};
+  ReplayOptions all;
+  all.repeat_steps = false;
+  const ReplayResult full = replay_training_sequence(seq, c, all);
+  const ReplayResult fast = replay_training_sequence(seq, c, {});
+  // The fifth and sixth steps (g256 after g256): the replay state at a step's start does not depend on the
+  // shape of the step before (the allocator's layout does, but that is the allocator's business).
+  CHECK(fast.repeated_steps == 2);
+  require_same_replay(full, fast);
+}
