@@ -22,6 +22,7 @@ import time
 
 import conv_time
 import conv_workspace
+import table_io
 
 
 def signatures(models, image_size=224):
@@ -72,25 +73,21 @@ def measure(torch, F, sig, n, dtype):
 def write_table(in_path, out_path):
     with open(in_path) as f:
         run = json.load(f)
-    env = run["environment"]
-    lines = ["# memplan-bn-time/1: GPU microseconds of training-mode batch norm per input shape "
-             "(calibrate/bn_time.py); dtype = the input's (weights fp32 unless fp32)",
-             "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
-             "# c h w channels_last n dtype forward_us forward_backward_us"]
+    lines = table_io.header("memplan-bn-time/1: GPU microseconds of training-mode batch norm per input shape "
+                            "(calibrate/bn_time.py); dtype = the input's (weights fp32 unless fp32)",
+                            run["environment"], "c h w channels_last n dtype forward_us forward_backward_us")
     for r in sorted(run["rows"], key=lambda r: (r["c"], r["h"], r["w"], r["channels_last"], r["dtype"], r["n"])):
         lines.append(f'{r["c"]} {r["h"]} {r["w"]} {r["channels_last"]} {r["n"]} {r["dtype"]} {r["fwd_us"]:.2f} '
                      f'{r["fwd_bwd_us"]:.2f}')
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    table_io.write(out_path, lines)
 
 
 def main():
-    if sys.argv[1] == "--table":
-        write_table(sys.argv[2], sys.argv[3])
+    if table_io.table_mode(sys.argv, write_table):
         return
     import torch
     import torch.nn.functional as F
-    opt = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in sys.argv[2:] if "=" in a}
+    opt = table_io.options(sys.argv[2:])
     models = conv_time.BASE_MODELS + conv_workspace.FAMILY_MODELS
     batches = [int(v) for v in opt.get("--batches", "1,8,32,128").split(",")]
     dtypes = {k: {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[k]

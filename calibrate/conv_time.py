@@ -27,6 +27,7 @@ import sys
 import time
 
 import conv_workspace
+import table_io
 
 BASE_MODELS = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16"]
 BATCHES = [1, 8, 32, 128]
@@ -107,26 +108,23 @@ def write_table(in_path, out_path):
             if key not in seen:
                 seen.add(key)
                 run["rows"].append(row)
-    env = run["environment"]
-    lines = ["# memplan-conv-time/1: GPU microseconds of one convolution pass per shape (calibrate/conv_time.py); "
-             "backward = grad_input (unless c_in == 3) + grad_weight",
-             "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
-             "# c_in c_out kernel stride pad h w groups dilation channels_last n dtype forward_us backward_us"]
+    lines = table_io.header("memplan-conv-time/1: GPU microseconds of one convolution pass per shape "
+                            "(calibrate/conv_time.py); backward = grad_input (unless c_in == 3) + grad_weight",
+                            run["environment"],
+                            "c_in c_out kernel stride pad h w groups dilation channels_last n dtype forward_us backward_us")
     for r in sorted(run["rows"], key=lambda r: (r["c"], r["k"], r["kernel"], r["stride"], r["pad"], r["h"], r["w"],
                                                 r["groups"], r["dilation"], r["channels_last"], r["dtype"], r["n"])):
         lines.append(f'{r["c"]} {r["k"]} {r["kernel"]} {r["stride"]} {r["pad"]} {r["h"]} {r["w"]} {r["groups"]} '
                      f'{r["dilation"]} {r["channels_last"]} {r["n"]} {r["dtype"]} {r["fwd_us"]:.2f} {r["bwd_us"]:.2f}')
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    table_io.write(out_path, lines)
 
 
 def main():
-    if sys.argv[1] == "--table":
-        write_table(sys.argv[2], sys.argv[3])
+    if table_io.table_mode(sys.argv, write_table):
         return
     import torch
     import torch.nn.functional as F
-    opt = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in sys.argv[2:] if "=" in a}
+    opt = table_io.options(sys.argv[2:])
     models = opt["--models"].split(",") if "--models" in opt else BASE_MODELS + conv_workspace.FAMILY_MODELS
     batches = [int(v) for v in opt.get("--batches", ",".join(map(str, BATCHES))).split(",")]
     dtypes = {k: {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[k]

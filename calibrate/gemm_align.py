@@ -15,6 +15,8 @@ import statistics
 import sys
 import time
 
+import table_io
+
 NS = [50257, 50304, 30522, 30528, 49999, 32001, 32000, 151936, 151935, 12345, 12352]
 MK = [(4096, 768), (8192, 1024), (4096, 1600), (8192, 2048)]
 
@@ -22,11 +24,9 @@ MK = [(4096, 768), (8192, 1024), (4096, 1600), (8192, 2048)]
 def write_table(in_path, out_path):
     with open(in_path) as f:
         d = json.load(f)
-    env = d["environment"]
-    lines = ["# memplan-gemm-align/1: 16-bit GEMM rates when the layer's n or k is not a multiple of 8 "
-             "(calibrate/gemm_align.py)",
-             "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
-             "# gemm_align dtype class(odd|even) forward_tflops backward_tflops cases"]
+    lines = table_io.header("memplan-gemm-align/1: 16-bit GEMM rates when the layer's n or k is not a multiple of 8 "
+                            "(calibrate/gemm_align.py)", d["environment"],
+                            "gemm_align dtype class(odd|even) forward_tflops backward_tflops cases")
     for dt in ("bf16", "fp16"):
         for cls, test in (("odd", lambda n: n % 2 == 1), ("even", lambda n: n % 2 == 0 and n % 8 != 0)):
             rs = [r for r in d["rows"] if r["dtype"] == dt and test(r["n"])]
@@ -35,13 +35,11 @@ def write_table(in_path, out_path):
             f = statistics.median(r["fwd_tflops"] for r in rs)
             b = statistics.median(4 * r["m"] * r["n"] * r["k"] / ((r["fwd_bwd_us"] - r["fwd_us"]) * 1e6) for r in rs)
             lines.append(f"gemm_align {dt} {cls} {f:.1f} {b:.1f} {len(rs)}")
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    table_io.write(out_path, lines)
 
 
 def main():
-    if sys.argv[1] == "--table":
-        write_table(sys.argv[2], sys.argv[3])
+    if table_io.table_mode(sys.argv, write_table):
         return
     import torch
     import torch.nn.functional as F

@@ -21,6 +21,8 @@ import statistics
 import sys
 import time
 
+import table_io
+
 
 def classes(torch):
     nn = torch.nn
@@ -112,20 +114,16 @@ def chain_times(torch, make, shape, L, ac):
 def write_table(in_path, out_path):
     with open(in_path) as f:
         run = json.load(f)
-    env = run["environment"]
-    lines = ["# memplan-host-overhead/1: host microseconds per module of a training step (calibrate/host_overhead.py)",
-             "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
-             "# class precision forward_us backward_us"]
+    lines = table_io.header("memplan-host-overhead/1: host microseconds per module of a training step "
+                            "(calibrate/host_overhead.py)", run["environment"], "class precision forward_us backward_us")
     for cname in sorted(run["us_per_module"]):
         for prec, v in sorted(run["us_per_module"][cname].items()):
             lines.append(f"{cname} {prec} {max(0.0, v['fwd']):.2f} {max(0.0, v['fwd_bwd'] - v['fwd']):.2f}")
-    with open(out_path, "w") as f:
-        f.write("\n".join(lines) + "\n")
+    table_io.write(out_path, lines)
 
 
 def main():
-    if sys.argv[1] == "--table":
-        write_table(sys.argv[2], sys.argv[3])
+    if table_io.table_mode(sys.argv, write_table):
         return
     import contextlib
     import torch

@@ -86,6 +86,18 @@ void finish(Shapes<Key>& shapes, const char* what) {
 
 bool usable(double v) { return std::isfinite(v) && v >= 0; }
 
+// Calls row(line_no, line) for every line that is neither empty nor a '#' comment.
+template <typename Row>
+void for_each_row(std::string_view text, Row row) {
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int64_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (!line.empty() && line[0] != '#') row(line_no, line);
+  }
+}
+
 // The tables' dtype names (calibrate/conv_time.py): fp32, bf16, fp16.
 bool table_dtype(const std::string& s, DType& d) {
   if (s == "fp32") d = DType::f32;
@@ -140,12 +152,7 @@ struct ConvTimeTable::Table {
 
 ConvTimeTable::ConvTimeTable(std::string_view text) : t_(std::make_unique<Table>()) {
   std::map<RateKey, std::pair<std::vector<double>, std::vector<double>>> rates;
-  std::istringstream in{std::string(text)};
-  std::string line;
-  int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(text, [&](int64_t line_no, const std::string& line) {
     std::istringstream ls(line);
     int64_t c, k, ker, st, pad, h, w, g, dil, cl, n;
     std::string dts, extra;
@@ -166,7 +173,7 @@ ConvTimeTable::ConvTimeTable(std::string_view text) : t_(std::make_unique<Table>
       rates[{conv_class(cs), dt}].second.push_back(2 * fl / (b * 1e-6));
     }
     ++t_->rows;
-  }
+  });
   finish(t_->shapes, "conv time table");
   for (auto& [key, v] : rates) t_->class_rate[key] = {median_of(v.first), median_of(v.second)};
 }
@@ -204,12 +211,7 @@ struct BnTimeTable::Table {
 };
 
 BnTimeTable::BnTimeTable(std::string_view text) : t_(std::make_unique<Table>()) {
-  std::istringstream in{std::string(text)};
-  std::string line;
-  int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(text, [&](int64_t line_no, const std::string& line) {
     std::istringstream ls(line);
     int64_t c, h, w, cl, n;
     std::string dts, extra;
@@ -224,7 +226,7 @@ BnTimeTable::BnTimeTable(std::string_view text) : t_(std::make_unique<Table>()) 
                        "times >= 0)");
     add_row(t_->shapes, BnKey{c, cl == 1, dt}, h, w, static_cast<double>(n), {f, fb});
     ++t_->rows;
-  }
+  });
   finish(t_->shapes, "bn time table");
 }
 BnTimeTable::~BnTimeTable() = default;

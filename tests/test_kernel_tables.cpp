@@ -1,0 +1,102 @@
+// engine/time/kernel_tables.h: the lookup contract on small hand-written tables (every expected value derived in
+// the comment next to it), the embedded H200 tables' coverage, and refusals of malformed rows.
+#include <catch2/catch.hpp>
+
+#include "engine/errors.h"
+#include "engine/time/kernel_tables.h"
+
+using namespace memplan;
+using namespace memplan::timing;
+
+namespace {
+// One dense 3x3 shape (64 -> 64, stride 1, pad 1) measured at 56 x 56, batches 8 and 32, bf16.
+constexpr const char* kConv =
+    "# c_in c_out kernel stride pad h w groups dilation channels_last n dtype forward_us backward_us\n"
+    "64 64 3 1 1 56 56 1 1 0 8 bf16 20 50\n"
+    "64 64 3 1 1 56 56 1 1 0 32 bf16 50 110\n";
+ConvKernelShape shape(int64_t n, int64_t hw, DType dt = DType::bf16) {
+  return {n, 64, hw, hw, 64, 3, 1, 1, 1, 1, false, dt};
+}
+}  // namespace
+
+TEST_CASE("conv time table: the lookup contract", "[time][tables]") {
+  const ConvTimeTable t(kConv);
+  REQUIRE(t.rows() == 2);
+  struct Row {
+    const char* what;
+    ConvKernelShape s;
+    double fwd_us, bwd_us;
+  };
+  const Row rows[] = {
+      {"a measured batch", shape(8, 56), 20, 50},
+      // between 8 and 32: 20 + (50 - 20) * (20 - 8) / 24 = 35; 50 + 60 * 12 / 24 = 80
+      {"between measured batches", shape(20, 56), 35, 80},
+      // beyond 32 along the last segment: 50 + 30 * (64 - 32) / 24 = 90; 110 + 60 * 32 / 24 = 190
+      {"beyond the largest", shape(64, 56), 90, 190},
+      // below 8, proportional: 20 * 2 / 8 = 5; 50 * 2 / 8 = 12.5
+      {"below the smallest", shape(2, 56), 5, 12.5},
+      // 28 x 28 at n = 32 has the pixels of 56 x 56 at n = 8: the n = 8 row
+      {"another spatial size at the same N*H*W", shape(32, 28), 20, 50},
+      {"fp16 reads bf16's rows", shape(8, 56, DType::f16), 20, 50},
+  };
+  for (const Row& r : rows) {
+    INFO(r.what);
+    KernelSeconds k;
+    REQUIRE(t.lookup(r.s, k));
+    CHECK(k.forward_s == Approx(r.fwd_us * 1e-6));
+    CHECK(k.backward_s == Approx(r.bwd_us * 1e-6));
+  }
+  KernelSeconds k;
+  CHECK_FALSE(t.lookup(shape(8, 56, DType::f32), k));  // no fp32 rows
+  ConvKernelShape other = shape(8, 56);
+  other.stride = 2;
+  CHECK_FALSE(t.lookup(other, k));  // another key
+  // class rate: the median FLOP/s of the class's rows. Row n = 8: 2 * 8 * 64 * 56 * 56 * 64 * 9 FLOPs = 231.2 M
+  // in 20 us = 11.56 TFLOP/s; n = 32: 924.8 M in 50 us = 18.50; the median of two is their mean, 15.03.
+  double f = 0, b = 0;
+  REQUIRE(t.class_rate(shape(8, 56), f, b));
+  const double fl8 = 2.0 * 8 * 64 * 56 * 56 * 64 * 9;
+  CHECK(f == Approx(0.5 * (fl8 / 20e-6 + 4 * fl8 / 50e-6)));
+  CHECK(b == Approx(0.5 * (2 * fl8 / 50e-6 + 2 * 4 * fl8 / 110e-6)));
+  CHECK(conv_flops(shape(8, 56)) == Approx(fl8));
+}
+
+TEST_CASE("bn time table: backward is forward + backward less the forward", "[time][tables]") {
+  const BnTimeTable t("64 56 56 0 8 bf16 10 40\n64 56 56 0 32 bf16 30 100\n");
+  KernelSeconds k;
+  REQUIRE(t.lookup(8, 64, 56, 56, false, DType::bf16, k));
+  CHECK(k.forward_s == Approx(10e-6));
+  CHECK(k.backward_s == Approx(30e-6));
+  REQUIRE(t.lookup(16, 64, 56, 56, false, DType::f16, k));  // 10 + 20 * 8 / 24, 40 + 60 * 8 / 24 = 60
+  CHECK(k.forward_s == Approx((10 + 20.0 / 3) * 1e-6));
+  CHECK(k.backward_s == Approx((60 - 10 - 20.0 / 3) * 1e-6));
+  CHECK_FALSE(t.lookup(8, 128, 56, 56, false, DType::bf16, k));
+}
+
+TEST_CASE("kernel tables refuse malformed rows, naming the line", "[time][tables]") {
+  const char* bad[] = {
+      "64 64 3 1 1 56 56 1 1 0 8 bf16 20\n",              // a column missing
+      "64 64 3 1 1 56 56 1 1 0 8 int8 20 50\n",           // no such dtype
+      "64 64 3 1 1 56 56 1 1 2 8 bf16 20 50\n",           // channels_last not 0 / 1
+      "64 64 3 1 1 56 56 1 1 0 8 bf16 -1 50\n",           // a negative time
+      "64 64 3 1 1 56 56 1 1 0 8 bf16 20 50 7\n",         // a column too many
+      "64 64 3 1 1 56 56 1 1 0 8 bf16 20 50\n64 64 3 1 1 56 56 1 1 0 8 bf16 21 51\n",  // a batch twice
+  };
+  for (const char* text : bad) {
+    INFO(text);
+    CHECK_THROWS_AS(ConvTimeTable(text), InputError);
+  }
+  CHECK_THROWS_AS(BnTimeTable("64 56 56 0 8 bf16 10\n"), InputError);
+  CHECK_THROWS_AS(BnTimeTable("64 56 56 0 0 bf16 10 20\n"), InputError);  // batch 0
+}
+
+TEST_CASE("the embedded H200 tables cover the zoo's ResNet-50 at 224 x 224", "[time][tables]") {
+  // ResNet-50's first bottleneck 3x3 (64 -> 64 at 56 x 56) at a measured batch, both dtypes the corpus runs
+  KernelSeconds k;
+  CHECK(h200_conv_time().lookup(shape(32, 56), k));
+  CHECK(k.forward_s > 0);
+  CHECK(h200_conv_time().lookup(shape(128, 56, DType::f32), k));
+  CHECK(h200_bn_time().lookup(64, 64, 112, 112, false, DType::bf16, k));
+  CHECK(h200_conv_time().rows() > 8000);
+  CHECK(h200_bn_time().rows() > 3000);
+}
