@@ -203,9 +203,11 @@ class BlockIndex {
       age_[i] = age_[i + 1];
     }
   }
-  // Moves the oldest entry to the leaves. Where entries outlive the buffer (random lifetimes), every entry would
-  // pay the buffer on top of the leaves: when evictions outnumber the entries erased from the buffer two to one
-  // over a round of kRound evictions, inserts go straight to the leaves for the next kBypassInserts.
+  // Moves the oldest entry to the leaves. Where entries outlive the buffer (random lifetimes), most entries
+  // would pay the buffer on top of the leaves: when evictions outnumber the entries erased from the buffer two
+  // to one over a round of kRound evictions, inserts go straight to the leaves for a while, twice as long after
+  // each such round in a row (kMinBypass to kMaxBypass inserts): a phase of long-lived blocks in a replay
+  // (the optimizer's temporaries, zero_grad) costs little, a random stream soon stops trying.
   void evict_oldest() {
     size_t oldest = 0;
     for (size_t i = 1; i < n_recent_; ++i) oldest = age_[i] < age_[oldest] ? i : oldest;
@@ -214,7 +216,10 @@ class BlockIndex {
     if (++evictions_ == kRound) {
       if (recent_hits_ * 2 < evictions_) {
         settle();
-        bypass_ = kBypassInserts;
+        bypass_ = next_bypass_;
+        next_bypass_ = std::min(next_bypass_ * 2, kMaxBypass);
+      } else {
+        next_bypass_ = kMinBypass;
       }
       evictions_ = recent_hits_ = 0;
     }
@@ -259,8 +264,8 @@ class BlockIndex {
   mutable uint64_t age_[kRecentEntries + 1] = {};   // insertion order of recent_[i]
   mutable size_t n_recent_ = 0;
   uint64_t clock_ = 0;
-  static constexpr uint32_t kRound = 256, kBypassInserts = 65536;
-  uint32_t evictions_ = 0, recent_hits_ = 0, bypass_ = 0;
+  static constexpr uint32_t kRound = 256, kMinBypass = 1024, kMaxBypass = 65536;
+  uint32_t evictions_ = 0, recent_hits_ = 0, bypass_ = 0, next_bypass_ = kMinBypass;
   struct Found {
     bool recent;
     size_t pos, at;  // recent_[pos], or leaves_[pos][at]
