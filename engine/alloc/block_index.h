@@ -25,6 +25,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace memplan {
@@ -122,10 +123,8 @@ class BlockIndex {
     if (n_recent_ == kRecentEntries) evict_oldest();
     const size_t pos = lower_bound_in(recent_, n_recent_, e);
     assert(pos == n_recent_ || less(e, recent_[pos]));  // unique keys
-    for (size_t i = n_recent_; i > pos; --i) {
-      recent_[i] = recent_[i - 1];
-      age_[i] = age_[i - 1];
-    }
+    std::memmove(&recent_[pos + 1], &recent_[pos], (n_recent_ - pos) * sizeof(Entry));
+    std::memmove(&age_[pos + 1], &age_[pos], (n_recent_ - pos) * sizeof(age_[0]));
     recent_[pos] = e;
     age_[pos] = ++clock_;
     ++n_recent_;
@@ -198,10 +197,8 @@ class BlockIndex {
 
   void erase_recent(size_t pos) {
     --n_recent_;
-    for (size_t i = pos; i < n_recent_; ++i) {
-      recent_[i] = recent_[i + 1];
-      age_[i] = age_[i + 1];
-    }
+    std::memmove(&recent_[pos], &recent_[pos + 1], (n_recent_ - pos) * sizeof(Entry));
+    std::memmove(&age_[pos], &age_[pos + 1], (n_recent_ - pos) * sizeof(age_[0]));
   }
   // Moves the oldest entry to the leaves. Where entries outlive the buffer (random lifetimes), most entries
   // would pay the buffer on top of the leaves: when evictions outnumber the entries erased from the buffer two

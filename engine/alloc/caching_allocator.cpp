@@ -245,13 +245,13 @@ bool CachingAllocator::alloc(int32_t block, int64_t size_bytes, int32_t stream) 
   if (live_[block] >= 0) throw InputError("block", std::to_string(block), "allocated twice without a free");
   const int64_t size = round_size(size_bytes, opt_.roundup_power2_divisions);
   const bool small = size <= kAllocSmallSizeBytes;
-  const int64_t alloc_size = allocation_size(size);
 
   using Path = AllocTrace::Path;
   last_alloc_ = AllocTrace{.path = Path::cache, .small = small, .stream = stream, .size = size,
                            .cand_size = kUnlimited, .cand_addr = kUnlimited, .seg_size = 0, .seg_addr = 0};
   int32_t idx = -1;
   bool found = get_free_block(small, stream, size, &idx);
+  const int64_t alloc_size = found ? 0 : allocation_size(size);  // a cache hit needs no segment size
   if (!found && alloc_block(small, stream, size, alloc_size, false, &idx)) {
     found = true;
     last_alloc_.path = opt_.expandable_segments ? Path::other : Path::new_segment;
