@@ -4,6 +4,7 @@
 
 #include "engine/errors.h"
 #include "engine/time/kernel_tables.h"
+#include "engine/time/step_time.h"
 
 using namespace memplan;
 using namespace memplan::timing;
@@ -99,4 +100,11 @@ TEST_CASE("the embedded H200 tables cover the zoo's ResNet-50 at 224 x 224", "[t
   CHECK(h200_bn_time().lookup(64, 64, 112, 112, false, DType::bf16, k));
   CHECK(h200_conv_time().rows() > 8000);
   CHECK(h200_bn_time().rows() > 3000);
+}
+
+TEST_CASE("op rates: a keyword line with too few fields is an input error (fuzz_time_tables found it)", "[time][tables]") {
+  for (const char* text : {"gemm\n", "conv bf16\n", "opt adamw foreach\n", "mem\n", "overhead\n", "sdpa\n"}) {
+    INFO(text);
+    CHECK_THROWS_AS(parse_op_rates(text), InputError);
+  }
 }

@@ -62,26 +62,31 @@ OpRates parse_op_rates(std::string_view tsv) {
     const auto f = split_ws(line);
     if (f.empty()) continue;
     const std::string& k = f[0];
+    // a named field, or the line's error (never a std::out_of_range: fuzz_time_tables)
+    const auto field = [&](size_t i) -> const std::string& {
+      if (i >= f.size()) throw InputError("op rates", line, "has too few fields");
+      return f[i];
+    };
     if (k == "gemm_dims") {
       for (size_t i = 1; i < f.size(); ++i) r.gemm_dims.push_back(static_cast<int64_t>(num(f, i, line)));
     } else if (k == "gemm") {
       std::vector<double> t;
       for (size_t i = 2; i < f.size(); ++i) t.push_back(num(f, i, line));
-      r.gemm_tflops.emplace_back(f.at(1), std::move(t));
+      r.gemm_tflops.emplace_back(field(1), std::move(t));
     } else if (k == "sdpa") {
-      r.sdpa.push_back({f.at(1), static_cast<int64_t>(num(f, 2, line)), static_cast<int64_t>(num(f, 3, line)),
+      r.sdpa.push_back({field(1), static_cast<int64_t>(num(f, 2, line)), static_cast<int64_t>(num(f, 3, line)),
                         num(f, 4, line) != 0, num(f, 5, line), num(f, 6, line)});
     } else if (k == "mem") {
-      (f.at(1) == "bf16" ? r.mem_bf16_bytes_per_s : r.mem_fp32_bytes_per_s) = num(f, 2, line) * 1e9;
+      (field(1) == "bf16" ? r.mem_bf16_bytes_per_s : r.mem_fp32_bytes_per_s) = num(f, 2, line) * 1e9;
     } else if (k == "conv") {
-      r.conv.push_back({f.at(1), f.at(2), num(f, 3, line), num(f, 4, line)});
+      r.conv.push_back({field(1), field(2), num(f, 3, line), num(f, 4, line)});
     } else if (k == "bn") {
-      if (f.at(1) == "bf16") r.bn_bf16_fwd = num(f, 2, line) * 1e9, r.bn_bf16_fwd_bwd = num(f, 3, line) * 1e9;
+      if (field(1) == "bf16") r.bn_bf16_fwd = num(f, 2, line) * 1e9, r.bn_bf16_fwd_bwd = num(f, 3, line) * 1e9;
       else r.bn_fp32_fwd = num(f, 2, line) * 1e9, r.bn_fp32_fwd_bwd = num(f, 3, line) * 1e9;
     } else if (k == "opt") {
-      r.opt.push_back({f.at(1), f.at(2), f.at(3), num(f, 4, line) * 1e-9, num(f, 5, line) * 1e-6});
+      r.opt.push_back({field(1), field(2), field(3), num(f, 4, line) * 1e-9, num(f, 5, line) * 1e-6});
     } else if (k == "overhead") {
-      if (f.at(1) == "add_autograd_us") r.dispatch_s = num(f, 2, line) * 1e-6;
+      if (field(1) == "add_autograd_us") r.dispatch_s = num(f, 2, line) * 1e-6;
     }  // other keys (kernel_floor_us): information for people
   }
   const size_t n = r.gemm_dims.size();
