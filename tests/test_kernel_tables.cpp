@@ -11,7 +11,7 @@ using namespace memplan::timing;
 
 namespace {
 // One dense 3x3 shape (64 -> 64, stride 1, pad 1) measured at 56 x 56, batches 8 and 32, bf16.
-constexpr const char* kConv =
+constexpr const char* kConvTable =
     "# c_in c_out kernel stride pad h w groups dilation channels_last n dtype forward_us backward_us\n"
     "64 64 3 1 1 56 56 1 1 0 8 bf16 20 50\n"
     "64 64 3 1 1 56 56 1 1 0 32 bf16 50 110\n";
@@ -21,7 +21,7 @@ ConvKernelShape shape(int64_t n, int64_t hw, DType dt = DType::bf16) {
 }  // namespace
 
 TEST_CASE("conv time table: the lookup contract", "[time][tables]") {
-  const ConvTimeTable t(kConv);
+  const ConvTimeTable t(kConvTable);
   REQUIRE(t.rows() == 2);
   struct Row {
     const char* what;
