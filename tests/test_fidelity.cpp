@@ -130,11 +130,6 @@ bool known_reserved_miss(const std::string& id) {
       "f3-lora-q05-fp32-r16-all-b2s1024",
       // T5 fp32 with checkpointing: the recording opens two extra 252 MiB logits-sized segments in step 2 (not traced).
       "t5r-t5s-fp32-adamw-b4s512-t512-ckpt",
-      // h200-odd-shapes.jsonl: ResNet-50 amp bf16 SGD b24, -5.05 % under both load paths (allocated -0.11 %):
-      // the recording's cuDNN workspaces at batch 24 are not in the measured table (11 forward 11.48 MiB
-      // workspaces we do not replay, backward ones of other sizes; NOTES.md, "How the run is driven").
-      "odd1-resnet50-ampbf16-sgdmom-b24",
-      "odd1t-resnet50-ampbf16-sgdmom-b24",
   };
   for (const char* k : kKnown)
     if (id == k) return true;
