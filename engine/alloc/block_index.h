@@ -201,8 +201,9 @@ class BlockIndex {
     std::memmove(&age_[pos], &age_[pos + 1], (n_recent_ - pos) * sizeof(age_[0]));
   }
   // Moves the oldest entry to the leaves. Where entries outlive the buffer (random lifetimes), most entries
-  // would pay the buffer on top of the leaves: when evictions outnumber the entries erased from the buffer two
-  // to one over a round of kRound evictions, inserts go straight to the leaves for a while, twice as long after
+  // would pay the buffer on top of the leaves: when evictions outnumber the entries erased from the buffer
+  // over a round of kRound evictions (fewer than half the entries die young: a random stream's 2 M events
+  // keep about 30 %, a 70B replay about 90 %), inserts go straight to the leaves for a while, twice as long after
   // each such round in a row (kMinBypass to kMaxBypass inserts): a phase of long-lived blocks in a replay
   // (the optimizer's temporaries, zero_grad) costs little, a random stream soon stops trying.
   void evict_oldest() {
@@ -211,7 +212,7 @@ class BlockIndex {
     insert_leaves(recent_[oldest]);
     erase_recent(oldest);
     if (++evictions_ == kRound) {
-      if (recent_hits_ * 2 < evictions_) {
+      if (recent_hits_ < evictions_) {
         settle();
         bypass_ = next_bypass_;
         next_bypass_ = std::min(next_bypass_ * 2, kMaxBypass);
