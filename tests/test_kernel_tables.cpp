@@ -108,3 +108,10 @@ TEST_CASE("op rates: a keyword line with too few fields is an input error (fuzz_
     CHECK_THROWS_AS(parse_op_rates(text), InputError);
   }
 }
+
+TEST_CASE("op rates: a dimension out of range is an input error, not undefined behaviour", "[time][tables]") {
+  for (const char* text : {"gemm_dims 128 1.2e22\n", "gemm_dims 128 -4\n", "gemm_dims 128 2.5\n", "sdpa bf16 1e30 512 1 1 1\n"}) {
+    INFO(text);
+    CHECK_THROWS_AS(parse_op_rates(text), InputError);
+  }
+}

@@ -85,6 +85,8 @@ void finish(Shapes<Key>& shapes, const char* what) {
 }
 
 bool usable(double v) { return std::isfinite(v) && v >= 0; }
+// Shape fields stay far below int64's range, so the extent arithmetic (conv_flops) cannot overflow.
+bool small(int64_t v) { return v <= (int64_t{1} << 31); }
 
 // Calls row(line_no, line) for every line that is neither empty nor a '#' comment.
 template <typename Row>
@@ -160,11 +162,13 @@ ConvTimeTable::ConvTimeTable(std::string_view text) : t_(std::make_unique<Table>
     DType dt;
     const bool ok = static_cast<bool>(ls >> c >> k >> ker >> st >> pad >> h >> w >> g >> dil >> cl >> n >> dts >> f >> b) &&
                     !(ls >> extra) && table_dtype(dts, dt) && c > 0 && k > 0 && ker > 0 && st > 0 && pad >= 0 && h > 0 &&
-                    w > 0 && g > 0 && dil > 0 && (cl == 0 || cl == 1) && n > 0 && usable(f) && usable(b);
+                    w > 0 && g > 0 && dil > 0 && (cl == 0 || cl == 1) && n > 0 && usable(f) && usable(b) && small(c) &&
+                    small(k) && small(ker) && small(st) && small(pad) && small(h) && small(w) && small(g) && small(dil) &&
+                    small(n);
     if (!ok)
       throw InputError("conv time table line " + std::to_string(line_no), line,
                        "want 'c_in c_out kernel stride pad h w groups dilation channels_last n dtype forward_us "
-                       "backward_us' (dtype fp32|bf16|fp16, times >= 0)");
+                       "backward_us' (dtype fp32|bf16|fp16, sizes <= 2^31, times >= 0)");
     add_row(t_->shapes, ConvKey{c, k, ker, st, pad, g, dil, cl == 1, dt}, h, w, static_cast<double>(n), {f, b});
     const ConvKernelShape cs{n, c, h, w, k, ker, st, pad, g, dil, cl == 1, dt};
     const double fl = conv_flops(cs);
@@ -219,7 +223,7 @@ BnTimeTable::BnTimeTable(std::string_view text) : t_(std::make_unique<Table>()) 
     DType dt;
     const bool ok = static_cast<bool>(ls >> c >> h >> w >> cl >> n >> dts >> f >> fb) && !(ls >> extra) &&
                     table_dtype(dts, dt) && c > 0 && h > 0 && w > 0 && (cl == 0 || cl == 1) && n > 0 && usable(f) &&
-                    usable(fb);
+                    usable(fb) && small(c) && small(h) && small(w) && small(n);
     if (!ok)
       throw InputError("bn time table line " + std::to_string(line_no), line,
                        "want 'c h w channels_last n dtype forward_us forward_backward_us' (dtype fp32|bf16|fp16, "

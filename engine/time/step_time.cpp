@@ -67,14 +67,21 @@ OpRates parse_op_rates(std::string_view tsv) {
       if (i >= f.size()) throw InputError("op rates", line, "has too few fields");
       return f[i];
     };
+    // a dimension: a whole number in [1, 2^40] (the cast below is defined only in range: fuzz_time_tables)
+    const auto dim = [&](size_t i) {
+      const double v = num(f, i, line);
+      if (!(v >= 1 && v <= 1099511627776.0) || v != std::floor(v))
+        throw InputError("op rates", line, "field " + std::to_string(i) + " is not a dimension in [1, 2^40]");
+      return static_cast<int64_t>(v);
+    };
     if (k == "gemm_dims") {
-      for (size_t i = 1; i < f.size(); ++i) r.gemm_dims.push_back(static_cast<int64_t>(num(f, i, line)));
+      for (size_t i = 1; i < f.size(); ++i) r.gemm_dims.push_back(dim(i));
     } else if (k == "gemm") {
       std::vector<double> t;
       for (size_t i = 2; i < f.size(); ++i) t.push_back(num(f, i, line));
       r.gemm_tflops.emplace_back(field(1), std::move(t));
     } else if (k == "sdpa") {
-      r.sdpa.push_back({field(1), static_cast<int64_t>(num(f, 2, line)), static_cast<int64_t>(num(f, 3, line)),
+      r.sdpa.push_back({field(1), dim(2), dim(3),
                         num(f, 4, line) != 0, num(f, 5, line), num(f, 6, line)});
     } else if (k == "mem") {
       (field(1) == "bf16" ? r.mem_bf16_bytes_per_s : r.mem_fp32_bytes_per_s) = num(f, 2, line) * 1e9;
