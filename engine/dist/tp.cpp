@@ -17,13 +17,241 @@
 // of each norm output next to its gathered copy and layer 0's Replicate -> Shard(1) slice; the embedding backward's
 // full-vocabulary [V, H] gradient, which the recordings show next to the rank's [V / tp, H] .grad from the
 // embedding's backward until zero_grad (tp only; a transient under FSDP2 x TP; d2-tp4-ll6w-bf16: 98,304,000 B).
+#include <algorithm>
+#include <climits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/checked.h"
 #include "engine/dist/dist.h"
 
 namespace memplan::dist {
+
+namespace {
+
+int32_t intern(Graph& g, const char* name) {
+  for (size_t i = 0; i < g.names.size(); ++i)
+    if (g.names[i] == name) return static_cast<int32_t>(i);
+  g.names.emplace_back(name);
+  return static_cast<int32_t>(g.names.size() - 1);
+}
+
+int64_t numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n = checked_mul(n, d, "tensor elements");
+  return n;
+}
+
+// Ops inserted into a built graph in one pass. Positions and Python release points are given in the old op
+// numbering (an inserted op goes right before old op `before`, in the order of the calls for one position);
+// apply() renumbers the ops, the layers' ranges, py_release_op, autocast_exit_op and model_end_op.
+class Inserter {
+ public:
+  explicit Inserter(Graph& g) : g_(g) {}
+  // Returns a handle for release_after().
+  size_t insert_before(int32_t before, Op op) {
+    ins_.push_back({before, std::move(op)});
+    return ins_.size() - 1;
+  }
+  // Tensor t's Python reference dies right after inserted op `handle`.
+  void release_after(TensorId t, size_t handle) { release_.emplace_back(t, handle); }
+  TensorId add_tensor(const TensorInfo& t, int32_t release_op) {
+    g_.tensors.push_back(t);
+    const auto id = static_cast<TensorId>(g_.tensors.size() - 1);
+    if (g_.tensors.back().storage == kNoTensor) g_.tensors.back().storage = id;
+    g_.py_release_op.push_back(release_op);
+    return id;
+  }
+  void apply() {
+    if (ins_.empty()) return;
+    const auto n = static_cast<int32_t>(g_.ops.size());
+    std::vector<size_t> order(ins_.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ins_[a].before < ins_[b].before; });
+    std::vector<Op> ops;
+    ops.reserve(g_.ops.size() + ins_.size());
+    std::vector<int32_t> remap(static_cast<size_t>(n) + 1, 0), placed(ins_.size(), 0);
+    size_t k = 0;
+    for (int32_t i = 0; i <= n; ++i) {
+      for (; k < order.size() && ins_[order[k]].before == i; ++k) {
+        placed[order[k]] = static_cast<int32_t>(ops.size());
+        ops.push_back(std::move(ins_[order[k]].op));
+      }
+      remap[static_cast<size_t>(i)] = static_cast<int32_t>(ops.size());
+      if (i < n) ops.push_back(std::move(g_.ops[static_cast<size_t>(i)]));
+    }
+    g_.ops = std::move(ops);
+    for (int32_t& r : g_.py_release_op)
+      if (r >= 0 && r < n) r = remap[static_cast<size_t>(r)];
+    for (const auto& [t, h] : release_) g_.py_release_op[static_cast<size_t>(t)] = placed[h];
+    if (g_.autocast_exit_op >= 0) g_.autocast_exit_op = remap[static_cast<size_t>(g_.autocast_exit_op)];
+    g_.model_end_op = remap[static_cast<size_t>(std::min(g_.model_end_op, n))];
+    for (size_t l = 0; l < g_.layers.size(); ++l) {  // contiguous: an inserted op carries its neighbour's layer
+      LayerInfo& L = g_.layers[l];
+      int32_t lo = INT32_MAX, hi = -1;
+      for (int32_t i = 0; i < static_cast<int32_t>(g_.ops.size()); ++i)
+        if (g_.ops[static_cast<size_t>(i)].layer == static_cast<int32_t>(l)) lo = std::min(lo, i), hi = i;
+      if (hi >= 0) L.first_op = lo, L.end_op = hi + 1;
+    }
+    ins_.clear();
+    release_.clear();
+  }
+
+ private:
+  struct Ins {
+    int32_t before;
+    Op op;
+  };
+  Graph& g_;
+  std::vector<Ins> ins_;
+  std::vector<std::pair<TensorId, size_t>> release_;
+};
+
+void replace_in(SmallVec<TensorId, 4>& v, TensorId from, TensorId to) {
+  for (TensorId& t : v)
+    if (t == from) t = to;
+}
+void replace_in(SmallVec<TensorId, 5>& v, TensorId from, TensorId to) {
+  for (TensorId& t : v)
+    if (t == from) t = to;
+}
+// Op `i` reads `to` where it read `from` (and saves and differentiates it).
+void redirect_op(Op& op, TensorId from, TensorId to) {
+  replace_in(op.reads, from, to);
+  replace_in(op.saved, from, to);
+  for (GradSpec& gs : op.grads)
+    if (gs.input == from) gs.input = to;
+}
+// Every op after `after` reads `to` where it read `from`.
+void redirect_after(Graph& g, int32_t after, TensorId from, TensorId to) {
+  for (size_t i = static_cast<size_t>(after) + 1; i < g.ops.size(); ++i) redirect_op(g.ops[i], from, to);
+}
+
+// The functional collectives DTensor runs around the parallelised modules (file comment): an out-of-place
+// all-reduce after the embedding and every row-parallel linear, the lm_head's all-gather, and the all-reduce of
+// every column-parallel linear's input gradient (the backward of its input's DTensor.from_local). Row-parallel:
+// a linear inside a layer reading [.., hidden / tp] and writing [.., hidden]; column-parallel: the other linears
+// of a layer reading [.., hidden], and the lm_head. The graph's layers are those of a local shard.
+void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<bool>& vocab_param) {
+  const int32_t embedding = intern(g, "embedding"), linear = intern(g, "linear"), addmm = intern(g, "addmm");
+  const int32_t to_copy = intern(g, "to_copy"), all_reduce = intern(g, "all_reduce");
+  const int32_t all_gather = intern(g, "all_gather"), from_local = intern(g, "from_local");
+  const int64_t rows = (vocab + tp - 1) / tp;
+  std::vector<int32_t> creator(g.tensors.size(), -1);
+  for (size_t i = 0; i < g.ops.size(); ++i)
+    for (TensorId o : g.ops[i].outs) creator[static_cast<size_t>(o)] = static_cast<int32_t>(i);
+  int64_t hidden = 0;
+  for (const Op& op : g.ops)
+    if (op.name == embedding && op.reads.size() >= 2 && vocab_param[static_cast<size_t>(op.reads[1])]) {
+      hidden = g.tensors[static_cast<size_t>(op.outs[0])].shape.back();
+      break;
+    }
+  if (hidden <= 0) return;
+  auto param_of = [&](TensorId w) {
+    const TensorInfo& t = g.tensors[static_cast<size_t>(w)];
+    return t.autocast_cache && t.cast_of != kNoTensor ? t.cast_of : w;
+  };
+  Inserter ins(g);
+  // A fresh copy of op i's output `src` replaces it for every later reader; `src` dies after the collective,
+  // whose backward passes the gradient through (Partial -> Replicate's backward communicates nothing).
+  auto all_reduce_after = [&](int32_t i, TensorId src) {
+    TensorInfo out = g.tensors[static_cast<size_t>(src)];
+    out.storage = kNoTensor;
+    const TensorId dst = ins.add_tensor(out, g.py_release_op[static_cast<size_t>(src)]);
+    redirect_after(g, i, src, dst);
+    for (size_t t = 0; t < creator.size(); ++t)  // views of src taken later view dst
+      if (g.tensors[t].storage == src && static_cast<TensorId>(t) != src && creator[t] > i) g.tensors[t].storage = dst;
+    Op op;
+    op.name = all_reduce;
+    op.layer = g.ops[static_cast<size_t>(i)].layer;
+    op.reads = {src};
+    op.outs = {dst};
+    op.has_backward = out.requires_grad;
+    if (op.has_backward) op.grads.push_back({src, 0, 0});
+    ins.release_after(src, ins.insert_before(i + 1, std::move(op)));
+  };
+  // The backward of the input's DTensor.from_local: the linear's Partial input gradient all-reduced into a
+  // fresh tensor, the partial freed. A view op in forward (no memory).
+  auto colwise_input = [&](int32_t j) {
+    TensorId src = g.ops[static_cast<size_t>(j)].reads[0];
+    int32_t target = j;
+    const int32_t c = creator[static_cast<size_t>(src)];
+    const TensorInfo& xi = g.tensors[static_cast<size_t>(src)];
+    if (c >= 0 && g.ops[static_cast<size_t>(c)].name == to_copy && xi.kind == TensorKind::activation && !xi.autocast_cache) {
+      target = c;  // autocast's cast of the input runs inside F.linear, on the DTensor from_local made
+      src = g.ops[static_cast<size_t>(c)].reads[0];
+    }
+    const TensorInfo si = g.tensors[static_cast<size_t>(src)];
+    if (!si.requires_grad) return;
+    TensorInfo v = si;
+    v.bytes = 0;
+    const TensorId view = ins.add_tensor(v, target);
+    redirect_op(g.ops[static_cast<size_t>(target)], src, view);
+    Op op;
+    op.name = from_local;
+    op.layer = g.ops[static_cast<size_t>(target)].layer;
+    op.reads = {src};
+    op.outs = {view};
+    op.has_backward = true;
+    op.grads.push_back({src, -1, checked_mul(numel(si.shape), dtype_bytes(si.dtype), "gradient bytes")});
+    ins.insert_before(target, std::move(op));
+  };
+  const auto n = static_cast<int32_t>(g.ops.size());
+  for (int32_t i = 0; i < n; ++i) {
+    const Op& op = g.ops[static_cast<size_t>(i)];
+    if (op.reads.size() < 2 || op.outs.empty()) continue;
+    const TensorId out = op.outs[0];
+    const TensorInfo oi = g.tensors[static_cast<size_t>(out)];
+    if (op.name == embedding && vocab_param[static_cast<size_t>(op.reads[1])]) {
+      all_reduce_after(i, out);  // MaskPartial lookup on the local rows, then all_reduce
+      continue;
+    }
+    if (op.name != linear && op.name != addmm) continue;
+    const TensorId w = param_of(op.reads[1]);
+    const TensorInfo& wi = g.tensors[static_cast<size_t>(w)];
+    if (wi.kind != TensorKind::param || wi.shape.size() != 2 || oi.shape.empty()) continue;
+    if (vocab_param[static_cast<size_t>(w)]) {
+      // lm_head: the local [B, S, V / tp] logits, all_gather_into_tensor's [tp x B, S, V / tp], then the
+      // chunk_cat into the full [B, S, V] (the graph's logits); backward: _select_split_tensor copies this
+      // rank's [B, S, V / tp] chunk of the logits' gradient.
+      TensorInfo local = oi;
+      local.storage = kNoTensor;
+      local.shape.back() = rows;
+      local.bytes = checked_mul(oi.bytes / vocab, rows, "activation bytes");
+      TensorInfo raw = local;
+      raw.requires_grad = false;
+      raw.shape[0] = checked_mul(raw.shape[0], tp, "activation shape");
+      raw.bytes = checked_mul(local.bytes, tp, "activation bytes");
+      const TensorId l = ins.add_tensor(local, -1);
+      const TensorId rw = ins.add_tensor(raw, -1);
+      g.ops[static_cast<size_t>(i)].outs[0] = l;
+      Op ag;
+      ag.name = all_gather;
+      ag.layer = g.ops[static_cast<size_t>(i)].layer;
+      ag.reads = {l};
+      ag.outs = {rw, out};
+      ag.has_backward = oi.requires_grad;
+      if (ag.has_backward) ag.grads.push_back({l, -1, local.bytes});
+      const size_t h = ins.insert_before(i + 1, std::move(ag));
+      ins.release_after(l, h);
+      ins.release_after(rw, h);
+      colwise_input(i);
+      continue;
+    }
+    if (g.ops[static_cast<size_t>(i)].layer < 0) continue;
+    const TensorInfo& xi = g.tensors[static_cast<size_t>(g.ops[static_cast<size_t>(i)].reads[0])];
+    if (xi.shape.empty()) continue;
+    if (oi.shape.back() == hidden && xi.shape.back() != hidden) {
+      all_reduce_after(i, out);
+    } else if (xi.shape.back() == hidden) {
+      colwise_input(i);
+    }
+  }
+  ins.apply();
+}
+
+}  // namespace
 
 void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp) {
   if (tp <= 1 || vocab <= 0) return;
@@ -43,12 +271,17 @@ void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp) {
     if (t.autocast_cache && t.cast_of != kNoTensor && vocab_param[static_cast<size_t>(t.cast_of)] && !t.shape.empty() &&
         t.shape[0] == vocab)
       cut(t);
+  const int32_t embedding = intern(g, "embedding");
   for (Op& op : g.ops)
     for (GradSpec& gs : op.grads) {
       if (!vocab_param[static_cast<size_t>(gs.input)] || gs.alias_out >= 0) continue;
+      // The embedding's backward runs on the replicated gradient of its all-reduced output: a Replicate
+      // [V, H] gradient, the parameter's .grad (AccumulateGrad keeps it; see the file comment).
+      if (op.name == embedding) continue;
       gs.bytes = checked_mul(gs.bytes / vocab, rows, "gradient bytes");
       if (gs.cast_to_bytes > 0) gs.cast_to_bytes = checked_mul(gs.cast_to_bytes / vocab, rows, "gradient bytes");
     }
+  insert_collectives(g, vocab, tp, vocab_param);
 }
 
 void shard_sequence(Graph& g, int64_t seq_len, int64_t hidden, int64_t tp) {
