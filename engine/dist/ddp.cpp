@@ -188,20 +188,9 @@ class Ddp final : public Strategy {
   int32_t backwards_ = 0;  // completed backward passes
 };
 
-class TpOnly final : public Strategy {
- public:
-  explicit TpOnly(const Graph& g) {
-    for (const auto& p : index_params(g))
-      if (!p.buffer) report_.full_param_bytes = checked_add(report_.full_param_bytes, checked_mul(p.numel, dtype_bytes(p.dtype), "bytes"), "bytes");
-    report_.sharded_param_bytes = report_.full_param_bytes;
-  }
-  bool builds_on_device() const override { return false; }  // meta init, parallelize_module, to_empty
-};
-
 }  // namespace
 
 std::unique_ptr<Strategy> make_ddp(const RunConfig& cfg, const Graph& g) { return std::make_unique<Ddp>(cfg, g, false); }
 std::unique_ptr<Strategy> make_zero1_torch(const RunConfig& cfg, const Graph& g) { return std::make_unique<Ddp>(cfg, g, true); }
-std::unique_ptr<Strategy> make_tp_only(const RunConfig&, const Graph& g) { return std::make_unique<TpOnly>(g); }
 
 }  // namespace memplan::dist

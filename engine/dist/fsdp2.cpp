@@ -99,6 +99,7 @@ class Fsdp2 final : public Strategy {
       params_.push_back(f);
     }
     shard_block_.assign(params_.size(), -1);
+    if (cfg_.tp > 1) replicate_grad_ = replicate_grad_params(g);
     // Groups in fully_shard order: layers, then the root.
     groups_.resize(g.layers.size() + 1);
     for (size_t l = 0; l < g.layers.size(); ++l) groups_[l].unit = static_cast<int32_t>(l);
@@ -372,6 +373,15 @@ class Fsdp2 final : public Strategy {
     std::vector<size_t> with_grad;
     for (size_t i : gr.params)
       if (s.param_grad[static_cast<size_t>(params_[i].info.ordinal)] >= 0) with_grad.push_back(i);
+    // FSDP x TP: unsharded_grad_data redistributes a gradient whose placements differ from the parameter's
+    // (the embedding's Replicate [V, H], tp.cpp) to this TP rank's rows, then `.grad = None` drops the full one.
+    for (size_t i : with_grad) {
+      const auto o = static_cast<size_t>(params_[i].info.ordinal);
+      if (o >= replicate_grad_.size() || !replicate_grad_[o]) continue;
+      const int32_t local = s.mem.alloc(checked_mul(params_[i].info.numel, dtype_bytes(params_[i].info.dtype), "bytes"), Row::gradients);
+      s.mem.free(s.param_grad[o]);
+      s.param_grad[o] = local;
+    }
     reshard(s, gr, false);
     if (with_grad.empty()) return;
     if (reduce_scatter_state_ >= 0) {
@@ -417,6 +427,7 @@ class Fsdp2 final : public Strategy {
   int32_t zero3_grad_flat_ = -1, fp32_grad_ = -1;
   std::vector<FParam> params_;
   std::vector<int32_t> shard_block_;       // by params_ index: the padded shard's block
+  std::vector<bool> replicate_grad_;       // by ordinal (tp > 1): .grad arrives Replicate (replicate_grad_params)
   std::vector<int32_t> index_of_ordinal_;  // ordinal -> params_ index, -1 for buffers
   std::vector<Group> groups_;
   std::vector<int32_t> post_forward_order_;  // group indices in post-forward order

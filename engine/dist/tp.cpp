@@ -128,6 +128,84 @@ void redirect_after(Graph& g, int32_t after, TensorId from, TensorId to) {
   for (size_t i = static_cast<size_t>(after) + 1; i < g.ops.size(); ++i) redirect_op(g.ops[i], from, to);
 }
 
+// Norms run on DTensors (the harness's Replicate wrapper; SequenceParallel's Shard(1)): autograd's InputBuffer
+// never accumulates a tensor subclass in place (input_buffer.cpp can_accumulate_inplace), so where two gradients
+// of one tensor meet inside a norm (RMSNorm's fp32 input: pow and the product) they are summed into a fresh
+// tensor. A norm: a `mul` by a [hidden] parameter and the ops before it whose outputs only the norm reads; its
+// outside activation inputs enter through a from_local view whose backward hands the gradient on.
+void dtensor_norms(Graph& g, int64_t hidden) {
+  const int32_t mul = intern(g, "mul"), from_local = intern(g, "from_local");
+  std::vector<std::vector<int32_t>> readers(g.tensors.size());
+  std::vector<int32_t> creator(g.tensors.size(), -1);
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    for (TensorId r : g.ops[i].reads) readers[static_cast<size_t>(r)].push_back(static_cast<int32_t>(i));
+    for (TensorId o : g.ops[i].outs) creator[static_cast<size_t>(o)] = static_cast<int32_t>(i);
+  }
+  Inserter ins(g);
+  for (int32_t m = 0; m < static_cast<int32_t>(g.ops.size()); ++m) {
+    const Op& end = g.ops[static_cast<size_t>(m)];
+    if (end.name != mul) continue;
+    bool norm_weight = false;
+    for (TensorId r : end.reads) {
+      const TensorInfo& t = g.tensors[static_cast<size_t>(r)];
+      norm_weight = norm_weight || (t.kind == TensorKind::param && t.shape.size() == 1 && t.shape[0] == hidden);
+    }
+    if (!norm_weight) continue;
+    int32_t start = m;
+    for (int32_t j = m - 1; j >= 0; --j) {
+      const Op& op = g.ops[static_cast<size_t>(j)];
+      if (op.layer != end.layer || op.outs.empty()) break;
+      bool inside = true;
+      for (TensorId o : op.outs)
+        for (int32_t r : readers[static_cast<size_t>(o)]) inside = inside && r > j && r <= m;
+      if (!inside) break;
+      start = j;
+    }
+    if (start == m) continue;
+    // Only where gradients meet: a flag on a lone gradient would travel on through pass-throughs (to_local
+    // hands the region's input gradient on as an accumulable tensor).
+    std::vector<std::pair<TensorId, int>> meets;
+    for (int32_t j = start; j <= m; ++j)
+      for (const GradSpec& gs : g.ops[static_cast<size_t>(j)].grads) {
+        auto it = std::find_if(meets.begin(), meets.end(), [&](const auto& e) { return e.first == gs.input; });
+        if (it == meets.end()) meets.emplace_back(gs.input, 1);
+        else ++it->second;
+      }
+    for (int32_t j = start; j <= m; ++j)
+      for (GradSpec& gs : g.ops[static_cast<size_t>(j)].grads) {
+        const auto it = std::find_if(meets.begin(), meets.end(), [&](const auto& e) { return e.first == gs.input; });
+        if (gs.alias_out < 0 && it->second > 1 && g.tensors[static_cast<size_t>(gs.input)].kind == TensorKind::activation)
+          gs.arrives_as_view = true;
+      }
+    std::vector<TensorId> outside;
+    for (int32_t j = start; j <= m; ++j)
+      for (TensorId r : g.ops[static_cast<size_t>(j)].reads) {
+        const TensorInfo& t = g.tensors[static_cast<size_t>(r)];
+        if (t.kind == TensorKind::activation && creator[static_cast<size_t>(r)] < start && t.requires_grad &&
+            std::find(outside.begin(), outside.end(), r) == outside.end())
+          outside.push_back(r);
+      }
+    for (TensorId x : outside) {
+      TensorInfo v = g.tensors[static_cast<size_t>(x)];
+      v.bytes = 0;
+      int32_t last = start;
+      for (int32_t r : readers[static_cast<size_t>(x)])
+        if (r >= start && r <= m) last = r;
+      const TensorId view = ins.add_tensor(v, last);
+      for (int32_t j = start; j <= m; ++j) redirect_op(g.ops[static_cast<size_t>(j)], x, view);
+      Op op;
+      op.name = from_local;
+      op.layer = end.layer;
+      op.reads = {x};
+      op.outs = {view};
+      op.has_backward = true;
+      op.grads.push_back({x, 0, 0});
+      ins.insert_before(start, std::move(op));
+    }
+  }
+  ins.apply();
+}
+
 // The functional collectives DTensor runs around the parallelised modules (file comment): an out-of-place
 // all-reduce after the embedding and every row-parallel linear, the lm_head's all-gather, and the all-reduce of
 // every column-parallel linear's input gradient (the backward of its input's DTensor.from_local). Row-parallel:
@@ -249,6 +327,7 @@ void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<b
     }
   }
   ins.apply();
+  dtensor_norms(g, hidden);
 }
 
 }  // namespace
@@ -332,5 +411,62 @@ void shard_sequence(Graph& g, int64_t seq_len, int64_t hidden, int64_t tp) {
       if (gs.cast_to_bytes > 0) gs.cast_to_bytes = checked_mul(gs.cast_to_bytes / seq_len, local, "gradient bytes");
     }
 }
+
+std::vector<bool> replicate_grad_params(const Graph& g) {
+  std::vector<int32_t> ordinal(g.tensors.size(), -1);
+  int32_t next = 0;
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (g.tensors[t].kind == TensorKind::param || g.tensors[t].kind == TensorKind::buffer) ordinal[t] = next++;
+  std::vector<bool> out(static_cast<size_t>(next), false);
+  for (const Op& op : g.ops)
+    for (const GradSpec& gs : op.grads) {
+      const TensorInfo& t = g.tensors[static_cast<size_t>(gs.input)];
+      if (t.kind == TensorKind::param && t.trainable && gs.alias_out < 0 && gs.bytes > t.bytes)
+        out[static_cast<size_t>(ordinal[static_cast<size_t>(gs.input)])] = true;
+    }
+  return out;
+}
+
+namespace {
+
+// Tensor parallel alone: parameters and gradients as the local shard graph has them, nothing wrapped. A
+// Replicate .grad of a Shard(0) parameter (the embedding's) is redistributed by every foreach op that reads the
+// gradients: torch.optim's _multi_tensor_adam reads them in _foreach_lerp_ (one _select_split_tensor copy of
+// this rank's rows, freed when the op returns) and _foreach_addcmul_ (grads twice: two copies alive together),
+// before its first temporary.
+class TpOnly final : public Strategy {
+ public:
+  TpOnly(const RunConfig& cfg, const Graph& g) : replicate_(replicate_grad_params(g)) {
+    for (const auto& p : index_params(g)) {
+      if (p.buffer) continue;
+      const int64_t b = checked_mul(p.numel, dtype_bytes(p.dtype), "bytes");
+      report_.full_param_bytes = checked_add(report_.full_param_bytes, b, "bytes");
+      if (replicate_[static_cast<size_t>(p.ordinal)]) shard_bytes_.push_back(b);
+    }
+    report_.sharded_param_bytes = report_.full_param_bytes;
+    foreach_adam_ = (cfg.optimizer == OptimizerKind::adam || cfg.optimizer == OptimizerKind::adamw) &&
+                    cfg.optimizer_impl == OptimizerImpl::foreach;
+  }
+  bool builds_on_device() const override { return false; }  // meta init, parallelize_module, to_empty
+  void before_optimizer(ReplayState& s) override {
+    if (!foreach_adam_ || shard_bytes_.empty()) return;
+    std::vector<int32_t> live;
+    for (int reads : {1, 2}) {  // _foreach_lerp_(exp_avgs, grads), _foreach_addcmul_(exp_avg_sqs, grads, grads)
+      for (int k = 0; k < reads; ++k)
+        for (int64_t b : shard_bytes_) live.push_back(s.mem.alloc(b, Row::transient));
+      for (int32_t b : live) s.mem.free(b);
+      live.clear();
+    }
+  }
+
+ private:
+  std::vector<bool> replicate_;      // by ordinal: .grad arrives Replicate (replicate_grad_params)
+  std::vector<int64_t> shard_bytes_;  // those parameters' local bytes, in ordinal order
+  bool foreach_adam_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_tp_only(const RunConfig& cfg, const Graph& g) { return std::make_unique<TpOnly>(cfg, g); }
 
 }  // namespace memplan::dist
