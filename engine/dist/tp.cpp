@@ -230,7 +230,18 @@ void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<b
     const TensorInfo& t = g.tensors[static_cast<size_t>(w)];
     return t.autocast_cache && t.cast_of != kNoTensor ? t.cast_of : w;
   };
+  // Python frees what a module's forward drops only once the module returns, after its output hook's
+  // collective: references dropped after op i move behind the collective inserted after it.
+  std::vector<std::vector<TensorId>> released_at(g.ops.size());
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const int32_t r = g.py_release_op[t];
+    if (r >= 0 && r < static_cast<int32_t>(g.ops.size()) && g.tensors[t].kind == TensorKind::activation)
+      released_at[static_cast<size_t>(r)].push_back(static_cast<TensorId>(t));
+  }
   Inserter ins(g);
+  auto release_behind = [&](int32_t i, size_t h) {
+    for (TensorId t : released_at[static_cast<size_t>(i)]) ins.release_after(t, h);
+  };
   // A fresh copy of op i's output `src` replaces it for every later reader; `src` dies after the collective,
   // whose backward passes the gradient through (Partial -> Replicate's backward communicates nothing).
   auto all_reduce_after = [&](int32_t i, TensorId src) {
@@ -247,7 +258,9 @@ void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<b
     op.outs = {dst};
     op.has_backward = out.requires_grad;
     if (op.has_backward) op.grads.push_back({src, 0, 0});
-    ins.release_after(src, ins.insert_before(i + 1, std::move(op)));
+    const size_t h = ins.insert_before(i + 1, std::move(op));
+    release_behind(i, h);
+    ins.release_after(src, h);
   };
   // The backward of the input's DTensor.from_local: the linear's Partial input gradient all-reduced into a
   // fresh tensor, the partial freed. A view op in forward (no memory).
@@ -312,6 +325,7 @@ void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<b
       ag.has_backward = oi.requires_grad;
       if (ag.has_backward) ag.grads.push_back({l, -1, local.bytes});
       const size_t h = ins.insert_before(i + 1, std::move(ag));
+      release_behind(i, h);
       ins.release_after(l, h);
       ins.release_after(rw, h);
       colwise_input(i);
@@ -346,14 +360,19 @@ void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp) {
     vocab_param[i] = true;
     cut(t);
   }
-  for (TensorInfo& t : g.tensors)
+  std::vector<bool> vocab_rows = vocab_param;  // and their autocast copies (the head's bf16 weight under amp)
+  for (size_t i = 0; i < g.tensors.size(); ++i) {
+    TensorInfo& t = g.tensors[i];
     if (t.autocast_cache && t.cast_of != kNoTensor && vocab_param[static_cast<size_t>(t.cast_of)] && !t.shape.empty() &&
-        t.shape[0] == vocab)
+        t.shape[0] == vocab) {
       cut(t);
+      vocab_rows[i] = true;
+    }
+  }
   const int32_t embedding = intern(g, "embedding");
   for (Op& op : g.ops)
     for (GradSpec& gs : op.grads) {
-      if (!vocab_param[static_cast<size_t>(gs.input)] || gs.alias_out >= 0) continue;
+      if (!vocab_rows[static_cast<size_t>(gs.input)] || gs.alias_out >= 0) continue;
       // The embedding's backward runs on the replicated gradient of its all-reduced output: a Replicate
       // [V, H] gradient, the parameter's .grad (AccumulateGrad keeps it; see the file comment).
       if (op.name == embedding) continue;
