@@ -273,6 +273,17 @@ void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<b
       target = c;  // autocast's cast of the input runs inside F.linear, on the DTensor from_local made
       src = g.ops[static_cast<size_t>(c)].reads[0];
     }
+    // F.linear's autocast casts (bias, weight, then input) are all made after the module's pre-hook ran
+    // from_local, so its backward comes after theirs (autograd runs later-created nodes first).
+    const Op& lin = g.ops[static_cast<size_t>(j)];
+    int32_t before = target;
+    while (before > 0) {
+      bool cast_of_arg = false;
+      for (TensorId o : g.ops[static_cast<size_t>(before - 1)].outs)
+        for (size_t r = 1; r < lin.reads.size(); ++r) cast_of_arg = cast_of_arg || o == lin.reads[r];
+      if (!cast_of_arg || g.ops[static_cast<size_t>(before - 1)].name != to_copy) break;
+      --before;
+    }
     const TensorInfo si = g.tensors[static_cast<size_t>(src)];
     if (!si.requires_grad) return;
     TensorInfo v = si;
@@ -286,7 +297,7 @@ void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<b
     op.outs = {view};
     op.has_backward = true;
     op.grads.push_back({src, -1, checked_mul(numel(si.shape), dtype_bytes(si.dtype), "gradient bytes")});
-    ins.insert_before(target, std::move(op));
+    ins.insert_before(before, std::move(op));
   };
   const auto n = static_cast<int32_t>(g.ops.size());
   for (int32_t i = 0; i < n; ++i) {
