@@ -393,10 +393,114 @@ void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp) {
   insert_collectives(g, vocab, tp, vocab_param);
 }
 
+namespace {
+
+// The collectives of sequence parallel, on the graph insert_collectives left (before the cut below):
+//  - a row-parallel output's collective is a reduce_scatter; its backward all-gathers the [B, S/tp, H]
+//    gradient: all_gather_into_tensor's [tp x B, S/tp, H] then the chunk_cat into [B, S, H];
+//  - the column-parallel linears reading one norm output share PrepareModuleInput's all-gather (raw output,
+//    then the [B, S, H] chunk_cat; the norm's own [B, S/tp, H] output stays bound); their gradients meet in
+//    the gathered DTensor's buffer, and its backward reduce-scatters the sum into a fresh [B, S/tp, H];
+//  - layer 0's PrepareModuleInput(Replicate -> Shard(1)) copies this rank's [B, S/tp, H] chunk of the
+//    embedding output; its backward all-gathers the gradient.
+// Returns the tensors that stand for gathered [B, S, H] (kept whole by the cut).
+std::vector<TensorId> sequence_collectives(Graph& g, int64_t hidden) {
+  const int32_t all_reduce = intern(g, "all_reduce"), reduce_scatter = intern(g, "reduce_scatter");
+  const int32_t from_local = intern(g, "from_local"), all_gather = intern(g, "all_gather");
+  const int32_t view = intern(g, "view"), slice = intern(g, "slice");
+  std::vector<TensorId> keep;
+  auto nbytes = [&](TensorId t) {
+    const TensorInfo& ti = g.tensors[static_cast<size_t>(t)];
+    return checked_mul(numel(ti.shape), dtype_bytes(ti.dtype), "activation bytes");
+  };
+  std::vector<std::pair<TensorId, TensorId>> gathered_of;  // (norm output, its gathered tensor)
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    Op& op = g.ops[i];
+    if (op.name == all_reduce && op.layer >= 0) {
+      op.name = reduce_scatter;
+      if (!op.grads.empty()) {
+        const int64_t b = nbytes(op.reads[0]);
+        op.grads[0] = GradSpec{op.reads[0], -1, b};
+        op.bwd_pre_temp_bytes = {b};
+      }
+      continue;
+    }
+    if (op.name != from_local || op.grads.empty() || op.grads[0].alias_out >= 0) continue;
+    const TensorId src = op.reads[0], out = op.outs[0];
+    auto it = std::find_if(gathered_of.begin(), gathered_of.end(), [&](const auto& e) { return e.first == src; });
+    if (it != gathered_of.end()) {  // a later reader: a view of the gathered tensor, its gradient handed on
+      op.name = view;
+      op.reads = {it->second};
+      g.tensors[static_cast<size_t>(out)].storage = g.tensors[static_cast<size_t>(it->second)].storage;
+      op.grads[0] = GradSpec{it->second, 0, 0};
+      continue;
+    }
+    TensorInfo& gt = g.tensors[static_cast<size_t>(out)];
+    gt.storage = out;
+    gt.bytes = nbytes(out);
+    TensorInfo raw = gt;
+    raw.requires_grad = false;
+    // all_gather_into_tensor's [tp x B, S/tp, H]: the bytes of [B, S, H]
+    g.tensors.push_back(raw);
+    const auto rid = static_cast<TensorId>(g.tensors.size() - 1);
+    g.tensors.back().storage = rid;
+    g.py_release_op.push_back(static_cast<int32_t>(i));
+    op.name = all_gather;
+    op.outs = {rid, out};
+    op.grads[0].bytes = -1;  // the reduce-scatter output: src's bytes once cut (set by the caller)
+    gathered_of.emplace_back(src, out);
+    keep.push_back(out);
+    keep.push_back(rid);
+  }
+  // Layer 0's input slice.
+  if (!g.layers.empty()) {
+    const LayerInfo& L0 = g.layers[0];
+    std::vector<TensorId> inputs;
+    for (int32_t i = L0.first_op; i < L0.end_op; ++i)
+      for (TensorId r : g.ops[static_cast<size_t>(i)].reads) {
+        const TensorInfo& t = g.tensors[static_cast<size_t>(r)];
+        if (t.kind != TensorKind::activation || t.shape.size() < 3 || t.shape.back() != hidden) continue;
+        bool outside = true;
+        for (int32_t j = L0.first_op; j < L0.end_op && outside; ++j)
+          for (TensorId o : g.ops[static_cast<size_t>(j)].outs) outside = outside && o != r;
+        if (outside && std::find(inputs.begin(), inputs.end(), r) == inputs.end()) inputs.push_back(r);
+      }
+    Inserter ins(g);
+    for (TensorId e : inputs) {
+      TensorInfo sl = g.tensors[static_cast<size_t>(e)];
+      sl.storage = kNoTensor;
+      const int32_t first = L0.first_op;
+      int32_t last = first;
+      for (int32_t j = L0.first_op; j < L0.end_op; ++j)
+        for (TensorId r : g.ops[static_cast<size_t>(j)].reads)
+          if (r == e) last = j;
+      const TensorId sid = ins.add_tensor(sl, last);
+      for (int32_t j = L0.first_op; j < L0.end_op; ++j) redirect_op(g.ops[static_cast<size_t>(j)], e, sid);
+      Op op;
+      op.name = slice;
+      op.layer = 0;
+      op.reads = {e};
+      op.outs = {sid};
+      op.has_backward = sl.requires_grad;
+      if (op.has_backward) {
+        op.grads.push_back({e, -1, nbytes(e)});
+        op.bwd_pre_temp_bytes = {nbytes(e)};
+      }
+      ins.insert_before(first, std::move(op));
+    }
+    ins.apply();
+  }
+  return keep;
+}
+
+}  // namespace
+
 void shard_sequence(Graph& g, int64_t seq_len, int64_t hidden, int64_t tp) {
   if (tp <= 1 || seq_len <= 1) return;
   const int64_t local = (seq_len + tp - 1) / tp;
+  const std::vector<TensorId> keep = sequence_collectives(g, hidden);
   std::vector<bool> cut(g.tensors.size(), false), gathered(g.tensors.size(), false);
+  for (TensorId t : keep) gathered[static_cast<size_t>(t)] = true;
   std::vector<int32_t> layer_of_op(g.ops.size(), -1);
   for (size_t l = 0; l < g.layers.size(); ++l)
     for (int32_t i = g.layers[l].first_op; i < g.layers[l].end_op; ++i) layer_of_op[static_cast<size_t>(i)] = static_cast<int32_t>(l);
@@ -436,6 +540,11 @@ void shard_sequence(Graph& g, int64_t seq_len, int64_t hidden, int64_t tp) {
   }
   for (Op& op : g.ops)
     for (GradSpec& gs : op.grads) {
+      if (gs.bytes < 0) {  // sequence_collectives' reduce-scatter output: the input's bytes as cut
+        const TensorInfo& in = g.tensors[static_cast<size_t>(gs.input)];
+        gs.bytes = checked_mul(numel(in.shape), dtype_bytes(in.dtype), "gradient bytes");
+        continue;
+      }
       if (!done[static_cast<size_t>(gs.input)] || gs.alias_out >= 0) continue;
       gs.bytes = checked_mul(gs.bytes / seq_len, local, "gradient bytes");
       if (gs.cast_to_bytes > 0) gs.cast_to_bytes = checked_mul(gs.cast_to_bytes / seq_len, local, "gradient bytes");
