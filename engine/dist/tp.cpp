@@ -5,18 +5,33 @@
 // output all-gathered into a fresh full [B, S, V] on every rank, then HF's loss on the full logits: no
 // loss_parallel). So the graph is built with the full vocabulary and shard_vocab_rows() cuts the vocabulary-row
 // parameters (and their gradients and autocast copies) to this rank's torch.chunk rows, ceil(V / tp) on rank 0.
-// Sequence parallel (shard_sequence): the decoder layers take and return [B, S/tp, H]; the norms (input,
-// post-attention, final) run on sequence shards; attention / MLP inputs are all-gathered to [B, S, H] (what the
-// q / k / v and gate / up linears save); o / down reduce-scatter back to [B, S/tp, H]. In the graph: every tensor
-// a layer's ops create from its start, and again after a row-parallel linear (output width = hidden), up to the
-// next linear is cut to S/tp along its sequence dimension, except the linear's own input, which stands for the
-// all-gathered tensor; the final norm likewise up to the head. Gradients of cut tensors are cut alike.
-// Not modelled: the out-of-place functional all-reduce of each RowwiseParallel output (a fresh [B, S, H] per
-// o_proj / down_proj / embedding call, the local output dropped right after), the lm_head's [B, S, V/tp] local
-// output before its all-gather and the backward's chunk copies; with sequence parallel the [B, S/tp, H] shard
-// of each norm output next to its gathered copy and layer 0's Replicate -> Shard(1) slice; the embedding backward's
-// full-vocabulary [V, H] gradient, which the recordings show next to the rank's [V / tp, H] .grad from the
-// embedding's backward until zero_grad (tp only; a transient under FSDP2 x TP; d2-tp4-ll6w-bf16: 98,304,000 B).
+//
+// Stages of the rewrite (shard_vocab_rows, then shard_sequence with sequence parallel), each an op inserted into
+// the built graph (Inserter), checked event by event against recordings/distributed1 (NOTES.md, "TP"):
+//   1. collectives (insert_collectives): the functional collectives return fresh tensors. After the embedding and
+//      every row-parallel linear (o_proj, down_proj) an all_reduce op allocates a new [B, S, H] and the local
+//      partial dies with the module's other locals (Python frees them when the module returns, after the output
+//      hook); backward passes the gradient through. The lm_head's local [B, S, V/tp] is all-gathered
+//      (all_gather_into_tensor's [tp x B, S, V/tp], then the chunk_cat into [B, S, V]); its backward copies this
+//      rank's chunk of the logits' gradient (_select_split_tensor). Each column-parallel linear's input enters
+//      through its own DTensor.from_local (a view), made before F.linear's autocast casts, whose backward
+//      all-reduces the linear's Partial input gradient into a fresh tensor.
+//   2. embedding gradient: embedding_dense_backward on a Replicate gradient gives a Replicate [V, H] .grad for the
+//      Shard(0) weight (not cut); the strategies redistribute it (replicate_grad_params: TpOnly in the foreach
+//      optimizer, FSDP2 in unsharded_grad_data).
+//   3. norms (dtensor_norms): they run on DTensors, and autograd never accumulates into a tensor subclass in
+//      place: where two gradients meet inside a norm the sum is a fresh tensor.
+//   4. sequence parallel (sequence_collectives, then the cut): the decoder layers take and return [B, S/tp, H];
+//      the norms run on sequence shards; PrepareModuleInput all-gathers the attention / MLP / head input once for
+//      its column-parallel linears (backward: reduce-scatter of the summed gradient); o / down reduce-scatter
+//      back to [B, S/tp, H] (backward: all-gather); layer 0 copies its chunk of the replicated embedding output.
+//      In the graph: every tensor a layer's ops create from its start, and again after a row-parallel linear
+//      (output width = hidden), up to the next linear is cut to S/tp along its sequence dimension, except the
+//      gathered tensors; the final norm likewise up to the head. Gradients of cut tensors are cut alike.
+// Not modelled: the optimizer's redistribution copies come before its state in step 1 (the recording: after
+// _init_group; no hook inside optimizer.step()); three gradients meeting in a DTensor buffer (SP's q / k / v) are
+// summed once out of place here, twice in torch; optimizers other than foreach Adam / AdamW with a Replicate
+// .grad; MoE routers and LoRA adapters under TP (their linears are classified by shape alone).
 #include <algorithm>
 #include <climits>
 #include <string>
