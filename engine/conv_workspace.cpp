@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/errors.h"
+#include "engine/text_rows.h"
 
 namespace memplan {
 
@@ -102,12 +103,7 @@ struct MeasuredConvWorkspace::Table {
 
 MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::make_unique<Table>()) {
   std::map<std::tuple<int, bool, DType, int>, std::vector<double>> ratios;
-  std::istringstream in{std::string(text)};
-  std::string line;
-  int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(text, [&](int64_t line_no, const std::string& line) {
     std::istringstream ls(line);
     ConvShape s;
     std::string dtype;
@@ -138,7 +134,7 @@ MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::ma
       if (bytes[static_cast<size_t>(p)] >= 0 && act > 0)
         ratios[{p, s.kernel == 1, s.dtype, group_class(s)}].push_back(static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
     ++t_->rows;
-  }
+  });
   for (auto& [key, spatials] : t_->shapes)
     for (Spatial& sp : spatials) {
       std::sort(sp.points.begin(), sp.points.end(), [](const Point& a, const Point& b) { return a.n < b.n; });

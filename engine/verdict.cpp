@@ -7,6 +7,7 @@
 
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/text_rows.h"
 
 namespace memplan {
 
@@ -101,19 +102,13 @@ int64_t parse_count(const std::string& s, const std::string& field) {
 
 ErrorBandTable parse_error_bands(std::string_view text) {
   ErrorBandTable t;
-  std::istringstream in{std::string(text)};
-  std::string line;
-  int64_t lineno = 0;
   bool header = false;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(text, [&](int64_t lineno, const std::string& line) {
     const std::string where = "error-bands line " + std::to_string(lineno);
     if (!header) {
       if (line != kHeader) throw InputError(where, line, "must be the header: " + std::string(kHeader));
       header = true;
-      continue;
+      return;
     }
     const auto cols = split_tabs(line);
     if (cols.size() != 6) throw InputError(where, line, "must have 6 tab-separated columns");
@@ -127,7 +122,7 @@ ErrorBandTable parse_error_bands(std::string_view text) {
     b.worst_under_case = cols[4] == "-" ? "" : cols[4];
     b.worst_over_case = cols[5] == "-" ? "" : cols[5];
     t.classes.push_back(std::move(b));
-  }
+  });
   if (!header) throw InputError("error-bands", "(no header)", "holds no table");
   return t;
 }

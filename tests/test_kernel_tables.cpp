@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/errors.h"
+#include "engine/text_rows.h"
 #include "engine/time/kernel_tables.h"
 #include "engine/time/step_time.h"
 
@@ -114,4 +115,50 @@ TEST_CASE("op rates: a dimension out of range is an input error, not undefined b
     INFO(text);
     CHECK_THROWS_AS(parse_op_rates(text), InputError);
   }
+}
+
+TEST_CASE("text rows: comments and blank lines skipped, line numbers a person sees, CRLF read as LF", "[time][tables]") {
+  struct Case {
+    const char* text;
+    std::vector<std::pair<int64_t, std::string>> rows;  // (line_no, line) expected, by reading the text
+  };
+  const Case cases[] = {
+      {"", {}},
+      {"# only a comment\n\n", {}},
+      {"a b\n# c\n\nd\n", {{1, "a b"}, {4, "d"}}},
+      {"a\r\n#x\r\nb\r\n", {{1, "a"}, {3, "b"}}},
+      {"no final newline", {{1, "no final newline"}}},
+      {"\r\n  indented\n", {{2, "  indented"}}},  // a bare CR line is blank; leading spaces are data
+  };
+  for (const Case& c : cases) {
+    std::vector<std::pair<int64_t, std::string>> got;
+    for_each_row(c.text, [&](int64_t n, const std::string& line) { got.emplace_back(n, line); });
+    CHECK(got == c.rows);
+  }
+  CHECK(split_ws("  gemm\tbf16  1 2 ") == std::vector<std::string>{"gemm", "bf16", "1", "2"});
+}
+
+TEST_CASE("op rates: host classes and GEMM caps are resolved once, as a scan of the rows would find them", "[time][tables]") {
+  OpRates r;
+  // host: the first fp32 row of a class wins (fp16 rows are not read); unknown classes stay listed only
+  parse_host_overhead("linear fp32 10 20\nlinear fp32 99 99\nadd fp16 5 5\nadd fp32 3 4\ngelu fp32 7 8\n", r);
+  CHECK(r.host.size() == 4);
+  CHECK(r.host_by_class[OpRates::kHostLinear].fwd_s == Approx(10e-6));
+  CHECK(r.host_by_class[OpRates::kHostLinear].bwd_s == Approx(20e-6));
+  CHECK(r.host_by_class[OpRates::kHostAdd].fwd_s == Approx(3e-6));
+  CHECK(r.host_by_class[OpRates::kHostRelu].fwd_s == 0);  // no relu row: no host seconds
+  // alignment caps: the last row of a (dtype, class) wins; fp32 rows cap nothing
+  parse_gemm_align("gemm_align bf16 odd 90 130 1\ngemm_align bf16 odd 95 138 2\ngemm_align fp16 even 228 235 3\n", r);
+  CHECK(r.align_cap[0][0].fwd_flops_per_s == Approx(95e12));
+  CHECK(r.align_cap[0][0].bwd_flops_per_s == Approx(138e12));
+  CHECK(r.align_cap[0][1].fwd_flops_per_s == 0);  // bf16 even: no row
+  CHECK(r.align_cap[1][1].fwd_flops_per_s == Approx(228e12));
+  // the embedded tables: every class op_cost assigns has its measured row
+  const OpRates& h = h200_op_rates();
+  for (size_t c = 0; c < OpRates::kHostClasses; ++c) {
+    INFO(OpRates::kHostClassNames[c]);
+    CHECK(h.host_by_class[c].fwd_s > 0);
+  }
+  CHECK(h.gemm_table[0] >= 0);  // fp32
+  CHECK(h.gemm_table[1] >= 0);  // bf16 (fp16 is filled from it)
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/errors.h"
+#include "engine/text_rows.h"
 
 namespace memplan::time_embedded {
 std::string_view h200_conv_time();
@@ -87,18 +88,6 @@ void finish(Shapes<Key>& shapes, const char* what) {
 bool usable(double v) { return std::isfinite(v) && v >= 0; }
 // Shape fields stay far below int64's range, so the extent arithmetic (conv_flops) cannot overflow.
 bool small(int64_t v) { return v <= (int64_t{1} << 31); }
-
-// Calls row(line_no, line) for every line that is neither empty nor a '#' comment.
-template <typename Row>
-void for_each_row(std::string_view text, Row row) {
-  std::istringstream in{std::string(text)};
-  std::string line;
-  int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (!line.empty() && line[0] != '#') row(line_no, line);
-  }
-}
 
 // The tables' dtype names (calibrate/conv_time.py): fp32, bf16, fp16.
 bool table_dtype(const std::string& s, DType& d) {

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/errors.h"
+#include "engine/text_rows.h"
 #include "engine/time/nnls.h"
 
 namespace memplan::time_embedded {
@@ -22,21 +23,16 @@ namespace memplan::timing {
 
 namespace {
 
-std::string dtype_key(DType d) {
+std::string_view dtype_key(DType d) {
   switch (d) {
     case DType::bf16: return "bf16";
     case DType::f16: return "fp16";
     default: return "fp32";
   }
 }
-
-std::vector<std::string> split_ws(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  std::string w;
-  while (in >> w) out.push_back(w);
-  return out;
-}
+// OpRates::gemm_table's slot of a dtype, in dtype_key's names: fp32 0, bf16 1, fp16 2.
+int dtype_slot(DType d) { return d == DType::bf16 ? 1 : d == DType::f16 ? 2 : 0; }
+int dtype_slot(std::string_view key) { return key == "bf16" ? 1 : key == "fp16" ? 2 : key == "fp32" ? 0 : -1; }
 
 double num(const std::vector<std::string>& f, size_t i, const std::string& line) {
   if (i >= f.size()) throw InputError("op rates", line, "has too few fields");
@@ -55,12 +51,9 @@ double num(const std::vector<std::string>& f, size_t i, const std::string& line)
 
 OpRates parse_op_rates(std::string_view tsv) {
   OpRates r;
-  std::istringstream in{std::string(tsv)};
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(tsv, [&](int64_t, const std::string& line) {
     const auto f = split_ws(line);
-    if (f.empty()) continue;
+    if (f.empty()) return;
     const std::string& k = f[0];
     // a named field, or the line's error (never a std::out_of_range: fuzz_time_tables)
     const auto field = [&](size_t i) -> const std::string& {
@@ -95,7 +88,7 @@ OpRates parse_op_rates(std::string_view tsv) {
     } else if (k == "overhead") {
       if (field(1) == "add_autograd_us") r.dispatch_s = num(f, 2, line) * 1e-6;
     }  // other keys (kernel_floor_us): information for people
-  }
+  });
   const size_t n = r.gemm_dims.size();
   if (n < 2) throw InputError("op rates", "gemm_dims", "needs at least two grid points");
   for (auto& [dt, t] : r.gemm_tflops)
@@ -125,34 +118,42 @@ OpRates parse_op_rates(std::string_view tsv) {
       if (!(v > 0)) throw InputError("op rates", "gemm " + dt, "has a grid point no rate can be filled in for");
   }
   if (r.mem_bf16_bytes_per_s <= 0 || r.mem_fp32_bytes_per_s <= 0) throw InputError("op rates", "mem", "needs bf16 and fp32 rows");
+  for (size_t i = 0; i < r.gemm_tflops.size(); ++i) {
+    const int slot = dtype_slot(r.gemm_tflops[i].first);
+    if (slot >= 0) r.gemm_table[static_cast<size_t>(slot)] = static_cast<int>(i);
+  }
   return r;
 }
 
 void parse_host_overhead(std::string_view tsv, OpRates& r) {
-  std::istringstream in{std::string(tsv)};
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(tsv, [&](int64_t, const std::string& line) {
     const auto f = split_ws(line);
     if (f.size() != 4) throw InputError("host overhead", line, "want 'class precision forward_us backward_us'");
     const double fw = num(f, 2, line), bw = num(f, 3, line);
     if (fw < 0 || bw < 0) throw InputError("host overhead", line, "times must be >= 0");
     if (f[1] == "fp32") r.host.push_back({f[0], fw * 1e-6, bw * 1e-6});
+  });
+  // Resolve the classes op_cost assigns, the first row of a class winning: walked backwards, earlier rows
+  // overwrite later ones. Classes it never assigns (conv1x1, gelu, permute, silu) stay in `host`, for people.
+  r.host_by_class = {};
+  for (auto h = r.host.rbegin(); h != r.host.rend(); ++h) {
+    const auto it = std::find(OpRates::kHostClassNames.begin(), OpRates::kHostClassNames.end(), h->cls);
+    if (it != OpRates::kHostClassNames.end())
+      r.host_by_class[static_cast<size_t>(it - OpRates::kHostClassNames.begin())] = {h->fwd_s, h->bwd_s};
   }
 }
 
 void parse_gemm_align(std::string_view tsv, OpRates& r) {
-  std::istringstream in{std::string(tsv)};
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(tsv, [&](int64_t, const std::string& line) {
     const auto f = split_ws(line);
     if (f.size() != 6 || f[0] != "gemm_align" || (f[2] != "odd" && f[2] != "even"))
       throw InputError("gemm align", line, "want 'gemm_align dtype odd|even forward_tflops backward_tflops cases'");
     const double fw = num(f, 3, line), bw = num(f, 4, line);
     if (!(fw > 0) || !(bw > 0)) throw InputError("gemm align", line, "rates must be > 0");
     r.gemm_align.push_back({f[1], f[2], fw * 1e12, bw * 1e12});
-  }
+    const int slot = dtype_slot(std::string_view(f[1]));
+    if (slot >= 1) r.align_cap[static_cast<size_t>(slot - 1)][f[2] == "odd" ? 0 : 1] = r.gemm_align.back();
+  });
 }
 
 const OpRates& h200_op_rates() {
@@ -169,16 +170,13 @@ const OpRates& h200_op_rates() {
 
 Coefficients parse_coefficients(std::string_view tsv) {
   Coefficients c;
-  std::istringstream in{std::string(tsv)};
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(tsv, [&](int64_t, const std::string& line) {
     const auto f = split_ws(line);
-    if (f.size() < 3 || f[0] != "coef") continue;
+    if (f.size() < 3 || f[0] != "coef") return;
     const auto it = std::find(kColNames.begin(), kColNames.end(), f[1]);
     if (it == kColNames.end()) throw InputError("time coefficients", line, "names no feature column");
     c.c[static_cast<size_t>(it - kColNames.begin())] = num(f, 2, line);
-  }
+  });
   return c;
 }
 
@@ -192,13 +190,10 @@ namespace {
 // Seconds of one GEMM [m, k] x [k, n] in `dt` (step_time.h: log-grid interpolation of the rate, dimensions below
 // the grid at its edge; never less than its operands' and result's traffic at HBM bandwidth).
 double gemm_s(const OpRates& r, DType dt, double m, double n, double k) {
-  const std::string key = dtype_key(dt);
-  const std::vector<double>* t = nullptr;
-  for (const auto& [d, v] : r.gemm_tflops)
-    if (d == key) t = &v;
-  if (!t)
-    for (const auto& [d, v] : r.gemm_tflops)
-      if (d == "bf16") t = &v;
+  int row = r.gemm_table[static_cast<size_t>(dtype_slot(dt))];
+  if (row < 0) row = r.gemm_table[1];
+  if (row < 0) throw InputError("op rates", "gemm", "has no " + std::string(dtype_key(dt)) + " or bf16 table");
+  const std::vector<double>* t = &r.gemm_tflops[static_cast<size_t>(row)].second;
   const size_t g = r.gemm_dims.size();
   const double lo = static_cast<double>(r.gemm_dims.front()), hi = static_cast<double>(r.gemm_dims.back());
   auto pos = [&](double x, size_t& i, double& f) {
@@ -234,7 +229,7 @@ double gemm_s(const OpRates& r, DType dt, double m, double n, double k) {
 
 // Nearest measured SDPA row (dtype, causal, head dim, then sequence in log distance).
 const OpRates::Sdpa* sdpa_row(const OpRates& r, DType dt, bool causal, double d, double s) {
-  const std::string key = dtype_key(dt);
+  const std::string_view key = dtype_key(dt);
   const OpRates::Sdpa* best = nullptr;
   double bd = std::numeric_limits<double>::infinity();
   for (const auto& row : r.sdpa) {
@@ -247,7 +242,7 @@ const OpRates::Sdpa* sdpa_row(const OpRates& r, DType dt, bool causal, double d,
 }
 
 double conv_rate(const OpRates& r, const std::string& cls, DType dt, bool bwd) {
-  const std::string key = dtype_key(dt) == "fp32" ? "fp32" : "bf16";
+  const std::string_view key = dtype_key(dt) == "fp32" ? "fp32" : "bf16";
   for (const auto& c : r.conv)
     if (c.cls == cls && c.dtype == key) return (bwd ? c.bwd_tflops : c.fwd_tflops) * 1e12;
   for (const auto& c : r.conv)
@@ -260,34 +255,32 @@ struct OpCost {
 };
 
 // The host-overhead class of op `i` (calibrate/host_overhead.py's module classes).
-std::string_view host_class(const Graph& g, const Op& op, const std::string& name, bool is_view) {
-  if (is_view) return "view";
+OpRates::HostClass host_class(const Graph& g, const Op& op, const std::string& name, bool is_view) {
+  if (is_view) return OpRates::kHostView;
   if (name == "conv2d" || name == "conv2d_depthwise") {
     const ConvAttrs* a = op.conv >= 0 && static_cast<size_t>(op.conv) < g.convs.size() ? &g.convs[static_cast<size_t>(op.conv)] : nullptr;
     const TensorInfo* x = op.reads.empty() ? nullptr : &g.tensors[static_cast<size_t>(op.reads[0])];
     if (name == "conv2d_depthwise" || (a && x && x->shape.size() == 4 && a->groups == x->shape[1] && a->groups > 1))
-      return "conv_depthwise";
-    if (a && a->groups > 1) return "conv_grouped";
-    if (op.reads.size() >= 3) return "conv3x3_bias";
-    return "conv3x3";
+      return OpRates::kHostConvDepthwise;
+    if (a && a->groups > 1) return OpRates::kHostConvGrouped;
+    if (op.reads.size() >= 3) return OpRates::kHostConv3x3Bias;
+    return OpRates::kHostConv3x3;
   }
-  if (name == "batch_norm") return "batch_norm";
-  if (name == "linear" || name == "addmm" || name == "matmul") return op.reads.size() >= 3 ? "linear" : "linear_nobias";
-  if (name == "layer_norm" || name == "rms_norm") return "layer_norm";
-  if (name == "dropout") return "dropout";
-  if (name == "add") return "add";
-  return "relu";  // other ops: an elementwise op's cost
+  if (name == "batch_norm") return OpRates::kHostBatchNorm;
+  if (name == "linear" || name == "addmm" || name == "matmul")
+    return op.reads.size() >= 3 ? OpRates::kHostLinear : OpRates::kHostLinearNobias;
+  if (name == "layer_norm" || name == "rms_norm") return OpRates::kHostLayerNorm;
+  if (name == "dropout") return OpRates::kHostDropout;
+  if (name == "add") return OpRates::kHostAdd;
+  return OpRates::kHostRelu;  // other ops: an elementwise op's cost
 }
 
-void add_host(const OpRates& r, std::string_view cls, OpCost& c, bool bwd) {
+void add_host(const OpRates& r, OpRates::HostClass cls, OpCost& c, bool bwd) {
   // host_overhead.py's view module makes two view ops (a flatten and its inverse): half its cost per op
-  const double per = cls == "view" ? 0.5 : 1.0;
-  for (const auto& h : r.host)
-    if (h.cls == cls) {
-      c.fwd[kCpuHost] = per * h.fwd_s;
-      if (bwd) c.bwd[kCpuHost] = per * h.bwd_s;
-      return;
-    }
+  const double per = cls == OpRates::kHostView ? 0.5 : 1.0;
+  const OpRates::HostSeconds& h = r.host_by_class[static_cast<size_t>(cls)];
+  c.fwd[kCpuHost] = per * h.fwd_s;
+  if (bwd) c.bwd[kCpuHost] = per * h.bwd_s;
 }
 
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
@@ -329,10 +322,11 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const OpRates::AlignCap* cap = nullptr;
     if (out.dtype == DType::bf16 || out.dtype == DType::f16) {
       const int64_t ni = out.shape.back(), ki = a.shape.back();
-      const char* cls = (ni % 2 || ki % 2) ? "odd" : ((ni % 8 || ki % 8) ? "even" : nullptr);
-      if (cls)
-        for (const auto& ac : r.gemm_align)
-          if (ac.cls == cls && ac.dtype == dtype_key(out.dtype)) cap = &ac;
+      const int cls = (ni % 2 || ki % 2) ? 0 : ((ni % 8 || ki % 8) ? 1 : -1);  // odd, even, aligned
+      if (cls >= 0) {
+        const OpRates::AlignCap& ac = r.align_cap[out.dtype == DType::bf16 ? 0 : 1][static_cast<size_t>(cls)];
+        if (ac.fwd_flops_per_s > 0) cap = &ac;
+      }
     }
     const auto timed = [&](double gm, double gn, double gk, bool backward) {
       const double t = gemm_s(r, out.dtype, gm, gn, gk);

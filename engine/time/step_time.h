@@ -94,6 +94,20 @@ struct OpRates {
     double fwd_s = 0, bwd_s = 0;
   };
   std::vector<Host> host;
+  // The classes op_cost assigns ops to, their seconds resolved from `host` by parse_host_overhead (the first row
+  // of a class wins; a class without a row costs 0). op_cost runs for every op of every graph the planner costs,
+  // so it indexes these instead of matching names.
+  enum HostClass : int {
+    kHostView, kHostConvDepthwise, kHostConvGrouped, kHostConv3x3Bias, kHostConv3x3, kHostBatchNorm, kHostLinear,
+    kHostLinearNobias, kHostLayerNorm, kHostDropout, kHostAdd, kHostRelu, kHostClasses
+  };
+  static constexpr std::array<std::string_view, kHostClasses> kHostClassNames = {
+      "view", "conv_depthwise", "conv_grouped", "conv3x3_bias", "conv3x3", "batch_norm", "linear",
+      "linear_nobias", "layer_norm", "dropout", "add", "relu"};
+  struct HostSeconds {
+    double fwd_s = 0, bwd_s = 0;
+  };
+  std::array<HostSeconds, kHostClasses> host_by_class{};
   // 16-bit GEMMs whose layer has an n or k that is not a multiple of 8 (a vocabulary of 50257): cuBLAS's
   // narrow-alignment kernels cap the rate (calibrate/gemm_align.py: ~95 TFLOP/s forward when odd, ~230 when even;
   // merged in by parse_gemm_align). Empty: no cap.
@@ -102,6 +116,11 @@ struct OpRates {
     double fwd_flops_per_s = 0, bwd_flops_per_s = 0;
   };
   std::vector<AlignCap> gemm_align;
+  // Resolved by the parsers, for op_cost: the gemm_tflops entry of each dtype slot (dtype_slot: fp32, bf16,
+  // fp16; the last row of a dtype wins; -1: none, bf16's is used), and the cap of each 16-bit dtype (bf16, fp16)
+  // and class (odd, even) from gemm_align (the last row wins; null-like 0 rates: no cap).
+  std::array<int, 3> gemm_table{-1, -1, -1};
+  std::array<std::array<AlignCap, 2>, 2> align_cap{};
 };
 OpRates parse_op_rates(std::string_view tsv);  // InputError naming the line on malformed text
 void parse_host_overhead(std::string_view tsv, OpRates& r);  // fp32 rows (the classes' host cost)
