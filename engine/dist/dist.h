@@ -87,8 +87,9 @@ std::unique_ptr<Strategy> make_tp_only(const RunConfig& cfg, const Graph& g);
 void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp);
 // Sequence parallel (tp.cpp): the sequence-sharded regions of a local-shard graph cut to ceil(S / tp) positions.
 void shard_sequence(Graph& g, int64_t seq_len, int64_t hidden, int64_t tp);
-// By parameter / buffer ordinal: the parameter's gradient arrives larger than its local shard, as a Replicate
-// DTensor (the vocabulary-parallel embedding's full [V, H], tp.cpp); the strategy redistributes it.
+// By parameter / buffer ordinal: the embedding's backward gives the parameter a gradient larger than its local
+// shard, a Replicate DTensor (the vocabulary-parallel embedding's full [V, H], tp.cpp); the strategy
+// redistributes it.
 std::vector<bool> replicate_grad_params(const Graph& g);
 
 // ---- helpers shared by the strategies

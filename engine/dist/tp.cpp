@@ -572,12 +572,14 @@ std::vector<bool> replicate_grad_params(const Graph& g) {
   for (size_t t = 0; t < g.tensors.size(); ++t)
     if (g.tensors[t].kind == TensorKind::param || g.tensors[t].kind == TensorKind::buffer) ordinal[t] = next++;
   std::vector<bool> out(static_cast<size_t>(next), false);
-  for (const Op& op : g.ops)
+  for (const Op& op : g.ops) {
+    if (g.name_of(op.name) != "embedding") continue;  // broadcast gradients (a norm's weight) are larger too
     for (const GradSpec& gs : op.grads) {
       const TensorInfo& t = g.tensors[static_cast<size_t>(gs.input)];
       if (t.kind == TensorKind::param && t.trainable && gs.alias_out < 0 && gs.bytes > t.bytes)
         out[static_cast<size_t>(ordinal[static_cast<size_t>(gs.input)])] = true;
     }
+  }
   return out;
 }
 
