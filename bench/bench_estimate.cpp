@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "engine/alloc/caching_allocator.h"
 #include "engine/arch/builders.h"
 #include "engine/estimate.h"
 #include "models/zoo.h"
@@ -44,6 +45,49 @@ void BM_Estimate70B(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Estimate70B)->Arg(0)->Arg(1)->ArgNames({"allocator"})->Unit(benchmark::kMillisecond);
+
+// The estimate's two replays alone, on the graph / event stream of one estimate, so each phase can be timed
+// (and profiled) apart from the others. Each checks its answer against the whole estimate's.
+void BM_StepReplay70B(benchmark::State& state) {
+  const memplan::ModelSpec m = memplan::load_zoo_model("llama-2-70b");
+  const memplan::RunConfig c = config_70b();
+  const memplan::Graph g = memplan::build_graph(m, c);
+  const memplan::EstimateOptions opt;
+  const memplan::Estimate whole = memplan::estimate(m, c, opt);
+  for (auto _ : state) {
+    memplan::ReplayResult r = memplan::replay_training(g, c, opt.replay);
+    benchmark::DoNotOptimize(r.peak.bytes);
+    state.PauseTiming();
+    if (r.peak.bytes != whole.replay.peak.bytes || r.events.size() != whole.replay.events.size()) {
+      std::cerr << "BM_StepReplay70B: wrong answer\n";
+      std::abort();
+    }
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_StepReplay70B)->Unit(benchmark::kMillisecond);
+
+void BM_AllocatorReplay70B(benchmark::State& state) {
+  const memplan::ModelSpec m = memplan::load_zoo_model("llama-2-70b");
+  const memplan::RunConfig c = config_70b();
+  const memplan::EstimateOptions opt;
+  const memplan::Estimate whole = memplan::estimate(m, c, opt);
+  memplan::AllocatorReplayOptions ro{.window_begin_event = whole.replay.steps.front().event_begin};
+  for (const memplan::StepStats& st : whole.replay.steps) ro.step_begin_events.push_back(st.event_begin);
+  for (auto _ : state) {
+    memplan::CachingAllocator a(opt.allocator);
+    const memplan::AllocatorStats s = memplan::replay_allocator(a, whole.replay.events, ro);
+    benchmark::DoNotOptimize(s.peak_reserved_bytes);
+    state.PauseTiming();
+    if (s.peak_reserved_bytes != whole.allocator.peak_reserved_bytes ||
+        s.window_peak_allocated_bytes != whole.allocator.window_peak_allocated_bytes) {
+      std::cerr << "BM_AllocatorReplay70B: wrong answer\n";
+      std::abort();
+    }
+    state.ResumeTiming();
+  }
+}
+BENCHMARK(BM_AllocatorReplay70B)->Unit(benchmark::kMillisecond);
 
 void BM_BuildGraph70B(benchmark::State& state) {
   const memplan::ModelSpec m = memplan::load_zoo_model("llama-2-70b");

@@ -5,12 +5,15 @@
 // key order, so a lookup is a binary search over the leaves' last keys and one inside a leaf, and an insert or
 // erase moves at most a leaf's tail. A full leaf splits in two; a leaf that empties is dropped, and one that
 // shrinks to a quarter takes in its successor when both fit in half a leaf.
-// In front of the leaves, the kRecentEntries most recently inserted entries wait in a small sorted buffer:
+// In front of the leaves, the kRecentEntries most recently inserted entries wait in a small buffer:
 // most cached blocks leave the set again within a few inserts (a split remainder merged back when its block is
 // freed, a workspace's block taken again: in a Llama-2-70B replay 61 % of erased entries were erased within 8
 // inserts, 70 % within 16), and those never touch the leaves. A full buffer moves its oldest entry to the
 // leaves. first_at_least / erase_found / insert / erase(key) answer over the buffer and the leaves; the
 // iterators walk the leaves alone, so begin(), end() and lower_bound() first move the buffer into the leaves.
+// The buffer's entries stay in fixed slots; their key order is a list of slot numbers, one byte per position,
+// held in one 128-bit word, so an insert or erase shifts that word (two shifts and masks) instead of moving
+// entries (memmove's size dispatch mispredicted on most calls), and a search is four fixed halvings.
 //
 // Why not std::set: a replay inserts or erases a key on nearly every event (the best fit, the split
 // remainder, the merges on free), and with hundreds of cached blocks a red-black tree spent its time chasing
@@ -22,6 +25,7 @@
 // the successor's entries move into it), which the allocator's release loop relies on.
 #pragma once
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +40,7 @@ class BlockIndex {
     int64_t major = 0;  // size (free blocks) or address (unmapped ranges)
     int64_t minor = 0;  // address (free blocks) or 0
     int32_t block = -1;
+    uint32_t age = 0;   // the buffer's insertion clock (in the padding: one move shifts an entry with its age)
   };
 
   class iterator {
@@ -88,8 +93,8 @@ class BlockIndex {
   // none. Valid until the next change; erase_found() erases it.
   const Entry* first_at_least(int64_t major, int64_t minor) const {
     const Entry key{major, minor, -1};
-    const size_t r = lower_bound_in(recent_, n_recent_, key);
-    const Entry* in_recent = r < n_recent_ ? &recent_[r] : nullptr;
+    const size_t r = lower_bound_recent(key);
+    const Entry* in_recent = r < n_recent_ ? &recent_at(r) : nullptr;
     const size_t leaf = leaf_for(key);
     const Entry* in_leaves = nullptr;
     size_t at = 0;
@@ -121,12 +126,15 @@ class BlockIndex {
       return;
     }
     if (n_recent_ == kRecentEntries) evict_oldest();
-    const size_t pos = lower_bound_in(recent_, n_recent_, e);
-    assert(pos == n_recent_ || less(e, recent_[pos]));  // unique keys
-    std::memmove(&recent_[pos + 1], &recent_[pos], (n_recent_ - pos) * sizeof(Entry));
-    std::memmove(&age_[pos + 1], &age_[pos], (n_recent_ - pos) * sizeof(age_[0]));
-    recent_[pos] = e;
-    age_[pos] = ++clock_;
+    const size_t pos = lower_bound_recent(e);
+    assert(pos == n_recent_ || less(e, recent_at(pos)));  // unique keys
+    const auto slot = static_cast<uint8_t>(std::countr_zero(free_slots_));
+    free_slots_ &= free_slots_ - 1;
+    slots_[slot] = e;
+    slots_[slot].age = ++clock_;
+    const Order low = (Order{1} << (8 * pos)) - 1;  // the positions below pos keep their slots
+    const Order order = load_order();
+    store_order((order & low) | ((order & ~low) << 8) | (Order{slot} << (8 * pos)));
     ++n_recent_;
   }
 
@@ -155,8 +163,8 @@ class BlockIndex {
   // erase(iterator) (an entry still in the buffer is not in the leaves).
   bool erase(int64_t major, int64_t minor) {
     const Entry key{major, minor, -1};
-    const size_t r = lower_bound_in(recent_, n_recent_, key);
-    if (r < n_recent_ && recent_[r].major == major && recent_[r].minor == minor) {
+    const size_t r = lower_bound_recent(key);
+    if (r < n_recent_ && recent_at(r).major == major && recent_at(r).minor == minor) {
       erase_recent(r);
       ++recent_hits_;
       return true;
@@ -173,32 +181,61 @@ class BlockIndex {
  private:
   static constexpr size_t kLeafMaxEntries = 32;
   static constexpr size_t kRecentEntries = 16;
-  // Without short-circuits, so the searches below compile to conditional moves: which way a comparison goes is
-  // as good as random, and mispredicted branches were most of a search's time.
-  static bool less(const Entry& a, const Entry& b) {
-    return (a.major < b.major) | ((a.major == b.major) & (a.minor < b.minor));
+  // The key as one signed 128-bit number (minor's sign bit flipped, so that it orders as the low half), so that
+  // a comparison is a compare and a subtract-with-borrow and the searches below compile to conditional moves:
+  // which way a comparison goes is as good as random, and mispredicted branches were most of a search's time
+  // (two compares joined by & and | still compiled to branches).
+  __extension__ using Key = __int128;
+  __extension__ using Order = unsigned __int128;  // the buffer's order_, 16 bytes
+  static Key key_of(const Entry& e) {
+    constexpr uint64_t kSign = uint64_t{1} << 63;
+    return (Key{e.major} << 64) | Key{static_cast<uint64_t>(e.minor) ^ kSign};
   }
+  static bool less(const Entry& a, const Entry& b) { return key_of(a) < key_of(b); }
   // Index of the first entry >= key in a sorted run of n entries (n when none).
   static size_t lower_bound_in(const Entry* v, size_t n, const Entry& key) {
     if (n == 0) return 0;
+    const Key k = key_of(key);
     const Entry* base = v;
     for (; n > 1;) {
       const size_t half = n / 2;
-      base += less(base[half - 1], key) ? half : 0;
+      base += key_of(base[half - 1]) < k ? half : 0;
       n -= half;
     }
-    return static_cast<size_t>(base - v) + (less(*base, key) ? 1 : 0);
+    return static_cast<size_t>(base - v) + (key_of(*base) < k ? 1 : 0);
   }
+  // The same over the buffer, whose positions from n_recent_ on name the sentinel slot (above every key): a
+  // fixed four halvings of its 16 positions and a last step, with no loop to mispredict.
+  size_t lower_bound_recent(const Entry& key) const {
+    static_assert(kRecentEntries == 16);
+    const Key k = key_of(key);
+    size_t i = 0;
+    i += key_of(recent_at(i + 7)) < k ? 8 : 0;
+    i += key_of(recent_at(i + 3)) < k ? 4 : 0;
+    i += key_of(recent_at(i + 1)) < k ? 2 : 0;
+    i += key_of(recent_at(i)) < k ? 1 : 0;
+    return i + (key_of(recent_at(i)) < k ? 1 : 0);
+  }
+  const Entry& recent_at(size_t pos) const { return slots_[order_[pos]]; }
+  Order load_order() const {
+    Order v;
+    std::memcpy(&v, order_, sizeof v);
+    return v;
+  }
+  void store_order(Order v) const { std::memcpy(order_, &v, sizeof v); }
   static size_t lower_bound_in(const std::vector<Entry>& v, const Entry& key) {
     return lower_bound_in(v.data(), v.size(), key);
   }
   // The first leaf whose last key is >= key (leaves_.size() when none).
   size_t leaf_for(const Entry& key) const { return lower_bound_in(last_, key); }
 
+  // Frees position pos's slot; the positions above it move down one, the last one names the sentinel.
   void erase_recent(size_t pos) {
     --n_recent_;
-    std::memmove(&recent_[pos], &recent_[pos + 1], (n_recent_ - pos) * sizeof(Entry));
-    std::memmove(&age_[pos], &age_[pos + 1], (n_recent_ - pos) * sizeof(age_[0]));
+    free_slots_ |= 1u << order_[pos];
+    const Order low = (Order{1} << (8 * pos)) - 1;
+    const Order order = load_order();
+    store_order((order & low) | ((order >> 8) & ~low) | (Order{kSentinelSlot} << 8 * (kRecentEntries - 1)));
   }
   // Moves the oldest entry to the leaves. Where entries outlive the buffer (random lifetimes), most entries
   // would pay the buffer on top of the leaves: when evictions outnumber the entries erased from the buffer
@@ -207,9 +244,10 @@ class BlockIndex {
   // each such round in a row (kMinBypass to kMaxBypass inserts): a phase of long-lived blocks in a replay
   // (the optimizer's temporaries, zero_grad) costs little, a random stream soon stops trying.
   void evict_oldest() {
-    size_t oldest = 0;
-    for (size_t i = 1; i < n_recent_; ++i) oldest = age_[i] < age_[oldest] ? i : oldest;
-    insert_leaves(recent_[oldest]);
+    size_t oldest = 0;  // the position whose age is furthest from the clock (which may wrap)
+    for (size_t i = 1; i < n_recent_; ++i)
+      oldest = clock_ - recent_at(i).age > clock_ - recent_at(oldest).age ? i : oldest;
+    insert_leaves(recent_at(oldest));
     erase_recent(oldest);
     if (++evictions_ == kRound) {
       if (recent_hits_ < evictions_) {
@@ -224,8 +262,10 @@ class BlockIndex {
   }
   // Moves the buffer into the leaves (what the iterators walk). Logically const: the set does not change.
   void settle() const {
-    for (size_t i = 0; i < n_recent_; ++i) insert_leaves(recent_[i]);
+    for (size_t i = 0; i < n_recent_; ++i) insert_leaves(recent_at(i));
     n_recent_ = 0;
+    free_slots_ = kAllSlotsFree;
+    std::memset(order_, kSentinelSlot, sizeof order_);
   }
 
   void insert_leaves(const Entry& e) const {
@@ -258,15 +298,24 @@ class BlockIndex {
   mutable std::vector<std::vector<Entry>> leaves_;  // in key order, none empty
   mutable std::vector<Entry> last_;                 // each leaf's last entry, contiguous for the leaf search
   mutable size_t size_ = 0;                         // entries in the leaves
-  mutable Entry recent_[kRecentEntries + 1];        // the buffer, sorted
-  mutable uint64_t age_[kRecentEntries + 1] = {};   // insertion order of recent_[i]
+  // The buffer: entries in slots 0..15, slot 16 the sentinel (a key above every other); order_[p] the slot at
+  // position p in key order, the sentinel's from n_recent_ on; free_slots_ has bit s set when slot s is free.
+  static constexpr uint8_t kSentinelSlot = kRecentEntries;
+  static constexpr uint32_t kAllSlotsFree = (1u << kRecentEntries) - 1;
+  Entry slots_[kRecentEntries + 1] = {{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {},
+                                      {INT64_MAX, INT64_MAX, -1, 0}};
+  mutable uint8_t order_[kRecentEntries] = {kSentinelSlot, kSentinelSlot, kSentinelSlot, kSentinelSlot,
+                                            kSentinelSlot, kSentinelSlot, kSentinelSlot, kSentinelSlot,
+                                            kSentinelSlot, kSentinelSlot, kSentinelSlot, kSentinelSlot,
+                                            kSentinelSlot, kSentinelSlot, kSentinelSlot, kSentinelSlot};
+  mutable uint32_t free_slots_ = kAllSlotsFree;
   mutable size_t n_recent_ = 0;
-  uint64_t clock_ = 0;
+  uint32_t clock_ = 0;
   static constexpr uint32_t kRound = 256, kMinBypass = 1024, kMaxBypass = 65536;
   uint32_t evictions_ = 0, recent_hits_ = 0, bypass_ = 0, next_bypass_ = kMinBypass;
   struct Found {
     bool recent;
-    size_t pos, at;  // recent_[pos], or leaves_[pos][at]
+    size_t pos, at;  // the buffer's position pos, or leaves_[pos][at]
   };
   mutable Found found_{false, 0, 0};
 };

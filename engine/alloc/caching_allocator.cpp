@@ -25,7 +25,8 @@ bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 int64_t pow2_floor(int64_t v) { return int64_t{1} << (63 - __builtin_clzll(static_cast<uint64_t>(v))); }
 }  // namespace
 
-CachingAllocator::CachingAllocator(const AllocatorOptions& options) : opt_(options) {
+CachingAllocator::CachingAllocator(const AllocatorOptions& options)
+    : opt_(options), max_split_(options.max_split_size_bytes == 0 ? kUnlimited : options.max_split_size_bytes) {
   if (opt_.capacity_bytes < 0)
     throw InputError("capacity_bytes", std::to_string(opt_.capacity_bytes), "must be >= 0 (0 = unlimited)");
   if (opt_.max_split_size_bytes != 0 && opt_.max_split_size_bytes <= kAllocLargeBufferBytes)
@@ -59,10 +60,6 @@ int64_t CachingAllocator::allocation_size(int64_t rounded) {
   return round_up(rounded, kAllocRoundLargeBytes, "size_bytes");
 }
 
-int64_t CachingAllocator::max_split() const {
-  return opt_.max_split_size_bytes == 0 ? kUnlimited : opt_.max_split_size_bytes;
-}
-
 // ---------------------------------------------------------------- block arena and pools
 
 int32_t CachingAllocator::new_block(const Block& b) {
@@ -90,7 +87,8 @@ CachingAllocator::StreamPool& CachingAllocator::pool_of(bool small, int32_t stre
 
 void CachingAllocator::insert_free(int32_t idx) {
   const Block& b = blocks_[idx];
-  StreamPool& p = pool_of(pool_small(idx), b.stream);
+  StreamPool* found = find_pool(b.small, b.stream);
+  StreamPool& p = found ? *found : pool_of(b.small, b.stream);
   if (b.mapped) {
     p.free.insert({b.size, b.addr, idx});
   } else {
@@ -162,7 +160,8 @@ bool CachingAllocator::get_free_block(bool small, int32_t stream, int64_t size, 
   BlockIndex& pool = p->free;
   const BlockIndex::Entry* found = pool.first_at_least(size, kMinI64);
   if (!found) return false;
-  if (blocks_[found->block].expandable) return get_expandable_free_block(pool, size, out);
+  // Only expandable_segments:True makes expandable segments (seeded segments never are).
+  if (opt_.expandable_segments && blocks_[found->block].expandable) return get_expandable_free_block(pool, size, out);
   const int64_t found_size = found->major;
   last_alloc_.cand_size = found_size;
   last_alloc_.cand_addr = found->minor;

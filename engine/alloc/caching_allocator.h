@@ -205,7 +205,7 @@ class CachingAllocator final : public AllocatorModel {
   void insert_free(int32_t idx);
   void erase_free(int32_t idx);
   bool pool_small(int32_t idx) const { return blocks_[idx].small; }
-  int64_t max_split() const;
+  int64_t max_split() const { return max_split_; }  // max_split_size_bytes, or unlimited
   bool can_merge(int32_t a, int32_t b) const;
   int32_t split_at(int32_t idx, int64_t offset);  // idx keeps [0, offset); returns the new upper block
   int32_t merge(int32_t lower, int32_t upper);  // returns the survivor (lower)
@@ -226,6 +226,7 @@ class CachingAllocator final : public AllocatorModel {
   void check_user_block(int32_t block) const;
 
   AllocatorOptions opt_;
+  int64_t max_split_;
   std::vector<Block> blocks_;
   std::vector<int32_t> free_slots_;
   std::vector<Segment> segments_;
