@@ -4,7 +4,7 @@ aggregated by name, so the step-time model's columns (engine/time/step_time.h) c
 
     python3 calibrate/step_profile.py CASES.jsonl --out OUT.json [--timeout 90]
 
-Per case (its own forked process, as calibrate/timing_corpus.py runs it; the step is timing_corpus.train_step_fn):
+Per case (its own forked process: timing_corpus.run_forked; the step is timing_corpus.train_step_fn):
 two warm-up steps, one unprofiled timed step (wall_ms), then one profiled step. Recorded: every CUDA kernel name
 with its count and summed duration (us), the union of kernel intervals (gpu_busy_us: the GPU side of the step,
 gaps excluded), the number of top-level aten ops and autograd nodes (the CPU side's dispatch count), the profiled
@@ -13,11 +13,9 @@ step's wall time (the profiler slows the CPU side; compare gpu_busy_us with the 
 import argparse
 import json
 import os
-import re
 import sys
 import tempfile
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
@@ -76,16 +74,6 @@ def profile_case(case):
             "kernels": sorted(([n, c, round(us, 1)] for n, (c, us) in kernels.items()), key=lambda r: -r[2])}
 
 
-def _child(case, path):
-    try:
-        res = profile_case(case)
-    except BaseException as e:  # noqa: BLE001
-        res = {"error": "%s: %s" % (type(e).__name__, str(e)[:1000]), "error_traceback": traceback.format_exc()[-2000:]}
-    with open(path + ".tmp", "w") as f:
-        json.dump(res, f)
-    os.replace(path + ".tmp", path)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("cases")
@@ -95,24 +83,15 @@ def main():
     args = ap.parse_args()
     cases = [json.loads(l) for l in open(args.cases) if l.strip()]
     harness._preimport()
-    import multiprocessing as mp
     wd = tempfile.mkdtemp(prefix="profile-")
     out, t_all = [], time.time()
     for c in cases:
         if args.deadline_s and time.time() - t_all > args.deadline_s:
             print("[profile] deadline: skipping %s" % c["id"], flush=True)
             continue
-        path = os.path.join(wd, re.sub(r"[^A-Za-z0-9_.-]", "_", c["id"]) + ".json")
         t0 = time.time()
-        p = mp.get_context("fork").Process(target=_child, args=(c, path))
-        p.start()
-        p.join(args.timeout)
-        if p.is_alive():
-            p.kill()
-            p.join(10)
-            res = {"error": "timeout"}
-        else:
-            res = json.load(open(path)) if os.path.exists(path) else {"error": "no result (exit %s)" % p.exitcode}
+        res = timing_corpus.run_forked(c, profile_case, (), wd, args.timeout, error_chars=1000, traceback_chars=2000,
+                                       timeout_error="timeout", no_result_error="no result (exit {exitcode})")
         res = dict({"id": c["id"], "case": c}, **res)
         out.append(res)
         with open(args.out, "w") as f:

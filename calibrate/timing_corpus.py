@@ -165,16 +165,50 @@ def time_case(case, warmup, steps):
     return {"measured": measured, "observed": observed}
 
 
-def _child(case, out_path, warmup, steps):
-    if case.get("alloc_conf"):
-        os.environ["PYTORCH_ALLOC_CONF"] = case["alloc_conf"]
+def _forked_body(child_fn, case, args, out_path, error_chars, traceback_chars):
+    """The child's side of run_forked: never raises, always leaves a whole JSON file at out_path."""
     try:
-        res = time_case(case, warmup, steps)
+        res = child_fn(case, *args)
     except BaseException as e:  # noqa: BLE001
-        res = {"error": "%s: %s" % (type(e).__name__, str(e)[:1500]), "error_traceback": traceback.format_exc()[-3000:]}
+        res = {"error": "%s: %s" % (type(e).__name__, str(e)[:error_chars]),
+               "error_traceback": traceback.format_exc()[-traceback_chars:]}
     with open(out_path + ".tmp", "w") as f:
         json.dump(res, f)
     os.replace(out_path + ".tmp", out_path)
+
+
+def run_forked(case, child_fn, args, workdir, timeout_s, error_chars=1500, traceback_chars=3000,
+               timeout_error="timeout after {timeout:.0f} s",
+               no_result_error="child exited with {exitcode} and no result"):
+    """Runs child_fn(case, *args) in a forked child process and returns the JSON-able dict it returned, so each case
+    gets a fresh CUDA context and allocator (the parent must not have initialised CUDA: harness._preimport checks).
+    The dict travels through workdir/<id>.json, written as .tmp and renamed, so a half-written file is never read.
+    Failures come back as records, never as exceptions: {"error", "error_traceback"} (the exception's text cut to
+    error_chars, the traceback's last traceback_chars) when child_fn raised; {"error": timeout_error} when the child
+    ran past timeout_s (it is killed); {"error": no_result_error} when it died without writing (a crash in CUDA or
+    the interpreter). The two messages are str.format templates with fields {timeout} and {exitcode}."""
+    import multiprocessing as mp
+    path = os.path.join(workdir, re.sub(r"[^A-Za-z0-9_.-]", "_", case["id"]) + ".json")
+    p = mp.get_context("fork").Process(target=_forked_body,
+                                       args=(child_fn, case, tuple(args), path, error_chars, traceback_chars))
+    p.start()
+    p.join(timeout_s)
+    if p.is_alive():
+        p.kill()
+        p.join(10)
+        return {"error": timeout_error.format(timeout=timeout_s)}
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    return {"error": no_result_error.format(exitcode=p.exitcode)}
+
+
+def _timed_case(case, warmup, steps):
+    # A case's allocator settings must be in the environment before the process first touches CUDA; a forked
+    # child has not yet, so setting it here is early enough.
+    if case.get("alloc_conf"):
+        os.environ["PYTORCH_ALLOC_CONF"] = case["alloc_conf"]
+    return time_case(case, warmup, steps)
 
 
 def main():
@@ -208,19 +242,8 @@ def main():
             if args.deadline_s and time.time() - t_all > args.deadline_s:
                 print("[timing] deadline: skipping %s" % c["id"], flush=True)
                 continue
-            path = os.path.join(wd, re.sub(r"[^A-Za-z0-9_.-]", "_", c["id"]) + ".json")
             t0 = time.time()
-            p = mp.get_context("fork").Process(target=_child, args=(c, path, args.warmup, args.steps))
-            p.start()
-            p.join(args.timeout)
-            if p.is_alive():
-                p.kill()
-                p.join(10)
-                res = {"error": "timeout after %.0f s" % args.timeout}
-            elif os.path.exists(path):
-                res = json.load(open(path))
-            else:
-                res = {"error": "child exited with %s and no result" % p.exitcode}
+            res = run_forked(c, _timed_case, (args.warmup, args.steps), wd, args.timeout)
             out = {k: v for k, v in c.items() if not k.startswith("_")}
             out.update(res)
             out.setdefault("observed", {})["wall_s"] = round(time.time() - t0, 1)
