@@ -19,9 +19,11 @@ nvidia-smi --query-gpu=$Q --format=csv > "$R/nvidia-smi-before.csv" 2>&1
 nvidia-smi --query-compute-apps=pid,used_memory --format=csv >> "$R/nvidia-smi-before.csv" 2>&1
 (cd calibrate
  got=$(sha256sum "$CASES" | cut -d' ' -f1)
- if [ "$got" = "$EXPECT" ]; then echo "$got match" ; else echo "$got MISMATCH (expected $EXPECT)"; fi | tee "$R/cases.sha256"
- { python3 -c "import sys, torch, torchvision, transformers, peft; print('python', sys.version.split()[0]); print('torch', torch.__version__); print('torchvision', torchvision.__version__); print('transformers', transformers.__version__); print('peft', peft.__version__)"
-   nproc; grep -m1 "model name" /proc/cpuinfo; cat /proc/loadavg; free -m | head -2; date -u +%FT%TZ; } > "$R/versions.txt" 2>&1
+ if [ "$got" = "$EXPECT" ]; then echo "$got match"; else echo "$got MISMATCH (expected $EXPECT)"; fi |
+   tee "$R/cases.sha256"
+ { for m in torch torchvision transformers peft; do python3 -c "import $m; print('$m', $m.__version__)"; done
+   nproc; grep -m1 "model name" /proc/cpuinfo; cat /proc/loadavg; free -m | head -2; date -u +%FT%TZ
+ } > "$R/versions.txt" 2>&1
  timeout 270 python3 timing_corpus.py "$CASES" --out "$R/timing3-holdout.jsonl" --env "$R/env.json" --quiet \
    --warmup 2 --steps 4 --timeout 90 --deadline-s 200 2>&1 | tee "$R/timing3-holdout.log" | cut -c1-120
  if [ "${REPEAT:-1}" != 0 ]; then

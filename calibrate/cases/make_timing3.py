@@ -11,8 +11,9 @@ inference prefill and decode. Transformer configs are the zoo's own files (model
 the bookkeeping keys that would change how the harness builds the model (torch_dtype would set the build dtype in
 from_config). Memory checked with memplan first: every predicted peak reserved leaves room on the H200's 140 GiB
 (the largest, Gemma-2 eager, 72 GiB; the next 46 GiB; the predictions file has each), and each case's wall time in
-the harness is a few seconds (the earlier sets' steps of this size took 1-8 s each, build included). Channels-last inputs are not expressible in the case format (CASE-FORMAT.md has no layout key;
-timing_corpus.py feeds NCHW), so the layout question is left out; fp32 vs amp at one shape is asked instead.
+the harness is a few seconds (the earlier sets' steps of this size took 1-8 s each, build included).
+Channels-last inputs are not expressible in the case format (CASE-FORMAT.md has no layout key; timing_corpus.py
+feeds NCHW), so the layout question is left out; fp32 vs amp at one shape is asked instead.
 
 Why each case is here (GPU-bound = kernels dominate the step; host-bound = Python / dispatch dominates):
   hv3-resnext101_64x4d-ampbf16-sgdmom-b48   new size of a timed family (64 groups x 4); odd batch 48 between the
