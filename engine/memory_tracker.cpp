@@ -20,27 +20,6 @@ std::string_view phase_name(Phase p) {
   return "?";
 }
 
-int32_t MemoryTracker::alloc(int64_t bytes, Row row, bool optional) {
-  const auto id = static_cast<int32_t>(blocks_.size());
-  const int64_t rounded = round_up(bytes > 0 ? bytes : 1, 512, "allocation bytes");
-  blocks_.push_back({rounded, bytes, row, true});
-  events_.push_back({MemEvent::Action::alloc, id, bytes, 0, optional});
-  current_ = checked_add(current_, rounded, "live bytes");
-  ledger_[row] += rounded;  // every row is a part of current_, so it cannot overflow when current_ did not
-  after_event();
-  return id;
-}
-
-void MemoryTracker::free(int32_t block) {
-  Block& b = blocks_[static_cast<size_t>(block)];
-  assert(b.live && "double free in replay");
-  b.live = false;
-  events_.push_back({MemEvent::Action::free, block, b.requested, 0});
-  current_ -= b.rounded;
-  ledger_[b.row] -= b.rounded;
-  after_event();
-}
-
 void MemoryTracker::set_row(int32_t block, Row row) {
   Block& b = blocks_[static_cast<size_t>(block)];
   if (b.row == row) return;
@@ -77,15 +56,5 @@ void MemoryTracker::repeat_span(int64_t begin, int64_t end, int32_t first_block)
   }
 }
 
-void MemoryTracker::after_event() {
-  if (current_ > window_peak_) window_peak_ = current_;
-  if (current_ > sub_window_peak_) sub_window_peak_ = current_;
-  if (current_ > peak_.bytes) peak_ = PeakInfo{current_, here, ledger_};
-  if (record_timeline_) {
-    timeline_.push_back(current_);
-    timeline_where_.push_back(here);
-    timeline_ledgers_.push_back(ledger_);
-  }
-}
 
 }  // namespace memplan

@@ -4,10 +4,12 @@
 //
 // Byte accounting follows torch.cuda.memory_allocated: each block counts its request rounded up to 512 B.
 #pragma once
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "engine/checked.h"
 #include "engine/ledger.h"
 #include "engine/mem_event.h"
 
@@ -113,5 +115,39 @@ class MemoryTracker {
   int32_t first_new_block_ = 0;
   bool old_rows_changed_ = false;
 };
+
+// Inline: the step replay makes one call per event (with -fPIC, as the Python module builds the engine, an
+// out-of-line member is never inlined, even into its own file).
+inline void MemoryTracker::after_event() {
+  if (current_ > window_peak_) window_peak_ = current_;
+  if (current_ > sub_window_peak_) sub_window_peak_ = current_;
+  if (current_ > peak_.bytes) peak_ = PeakInfo{current_, here, ledger_};
+  if (record_timeline_) {
+    timeline_.push_back(current_);
+    timeline_where_.push_back(here);
+    timeline_ledgers_.push_back(ledger_);
+  }
+}
+
+inline int32_t MemoryTracker::alloc(int64_t bytes, Row row, bool optional) {
+  const auto id = static_cast<int32_t>(blocks_.size());
+  const int64_t rounded = round_up(bytes > 0 ? bytes : 1, 512, "allocation bytes");
+  blocks_.push_back({rounded, bytes, row, true});
+  events_.push_back({MemEvent::Action::alloc, id, bytes, 0, optional});
+  current_ = checked_add(current_, rounded, "live bytes");
+  ledger_[row] += rounded;  // every row is a part of current_, so it cannot overflow when current_ did not
+  after_event();
+  return id;
+}
+
+inline void MemoryTracker::free(int32_t block) {
+  Block& b = blocks_[static_cast<size_t>(block)];
+  assert(b.live && "double free in replay");
+  b.live = false;
+  events_.push_back({MemEvent::Action::free, block, b.requested, 0});
+  current_ -= b.rounded;
+  ledger_[b.row] -= b.rounded;
+  after_event();
+}
 
 }  // namespace memplan

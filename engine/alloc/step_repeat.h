@@ -34,7 +34,7 @@
 
 namespace memplan {
 
-class StepRepeat {
+class [[gnu::visibility("hidden")]] StepRepeat {  // it holds CachingAllocator's (hidden) types
  public:
   StepRepeat(const MemEventStream& events, const AllocatorReplayOptions& options);
 
