@@ -311,7 +311,8 @@ void write_events(const CaseResult& cr, const std::string& path) {
   opt.replay.record_timeline = true;
   const Estimate e = estimate(r.model, r.run, opt);
   std::optional<Graph> g;
-  if (r.run.mode == Mode::training) g = build_graph(r.model, r.run);
+  if (r.run.mode == Mode::training)
+    g = r.run.distributed.enabled() ? rank_graph(r.model, r.run).graph : build_graph(r.model, r.run);
   std::ofstream f(path);
   if (!f) throw InputError("--events-out", path, "cannot be written");
   const auto& ev = e.replay.events;

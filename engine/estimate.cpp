@@ -159,31 +159,36 @@ DType built_param_dtype(Precision p) {
   return p == Precision::bf16 ? DType::bf16 : p == Precision::fp16 ? DType::f16 : DType::f32;
 }
 
-// One rank: the graph that rank runs (tensor parallel's local shard; FSDP2's param_dtype as the compute dtype),
-// replayed with the strategy's hooks (engine/dist/dist.h).
+// One rank: the graph that rank runs (rank_graph), replayed with the strategy's hooks (engine/dist/dist.h).
 Estimate estimate_rank(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
+  const RankGraph r = rank_graph(spec, cfg);
+  std::unique_ptr<dist::Strategy> rank = dist::make_rank_hooks(r.compute, r.graph, r.built_dtype);
+  EstimateOptions o = opt;
+  o.replay.rank_hooks = rank.get();
+  return estimate_graph_impl(r.graph, r.compute, o, rank.get());
+}
+}  // namespace
+
+RankGraph rank_graph(const ModelSpec& spec, const RunConfig& cfg) {
   const DistributedConfig& d = cfg.distributed;
   ModelSpec local = d.tp > 1 ? plan::local_shard(spec, d.tp, 0) : spec;
   if (d.tp > 1) local.transformer.vocab_size = spec.transformer.vocab_size;  // logits whole (engine/dist/tp.cpp)
-  RunConfig rc = cfg;
-  const DType orig = built_param_dtype(cfg.precision);
-  DType param_dtype = orig;
+  RankGraph r{Graph{}, cfg, built_param_dtype(cfg.precision)};
+  DType param_dtype = r.built_dtype;
   if (!d.param_dtype.empty()) dist::parse_mp_dtype(d.param_dtype, param_dtype);
-  if (param_dtype != orig) {
+  if (param_dtype != r.built_dtype) {
     // MixedPrecisionPolicy(param_dtype): the unsharded parameters are param_dtype tensors and the module runs on
     // them as a model of that dtype would (no autocast); sharded parameters, .grad and optimizer state keep the
     // built dtype (the strategy's orig dtype).
-    rc.precision = param_dtype == DType::bf16 ? Precision::bf16 : param_dtype == DType::f16 ? Precision::fp16 : Precision::fp32;
+    r.compute.precision = param_dtype == DType::bf16 ? Precision::bf16
+                          : param_dtype == DType::f16 ? Precision::fp16
+                                                      : Precision::fp32;
   }
-  Graph g = build_graph(local, rc);
-  if (d.tp > 1) dist::shard_vocab_rows(g, spec.transformer.vocab_size, d.tp);
-  if (d.sequence_parallel) dist::shard_sequence(g, cfg.seq_len, spec.transformer.hidden_size, d.tp);
-  std::unique_ptr<dist::Strategy> rank = dist::make_rank_hooks(rc, g, orig);
-  EstimateOptions o = opt;
-  o.replay.rank_hooks = rank.get();
-  return estimate_graph_impl(g, rc, o, rank.get());
+  r.graph = build_graph(local, r.compute);
+  if (d.tp > 1) dist::tensor_parallel_rewrite(r.graph, spec.transformer.vocab_size, d.tp);
+  if (d.sequence_parallel) dist::shard_sequence(r.graph, cfg.seq_len, spec.transformer.hidden_size, d.tp);
+  return r;
 }
-}  // namespace
 
 Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt) {
   return estimate_graph_impl(g, cfg, opt, nullptr);

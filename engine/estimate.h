@@ -67,6 +67,17 @@ struct Estimate {
 Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt = {});
 Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt = {});
 
+// The graph one rank of a distributed training step runs (cfg.distributed.enabled()): tensor parallel's local
+// shard rewritten by dist::tensor_parallel_rewrite and shard_sequence, built at FSDP2's param_dtype where one is
+// set. `compute` is the run configuration it is replayed with, `built_dtype` the dtype its parameters are built
+// in. estimate() replays it; an event dump labels its ops by it (the model's own graph has other ops).
+struct RankGraph {
+  Graph graph;
+  RunConfig compute;
+  DType built_dtype = DType::f32;
+};
+RankGraph rank_graph(const ModelSpec& spec, const RunConfig& cfg);
+
 // Validates cfg.distributed (world / tp / pp / cp degrees, rank, mixed-precision dtypes); throws InputError naming
 // the field (distributed.<key>).
 void validate_distributed(const RunConfig& cfg, const ModelSpec& spec);

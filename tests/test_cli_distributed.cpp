@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -427,4 +429,26 @@ TEST_CASE("plan and fit: finalists and sharding remedies are rank 0 replayed, or
     const CliOutput t = run("fit --model tinyllama-1.1b --seq-len 256 --gpu h200 --gpus 8 --strategy fsdp2");
     CHECK_THAT(t.out, Catch::StartsWith("rank 0 of 8 (fsdp2, reshard after forward)\n"));
   }
+}
+
+TEST_CASE("validate --events-out labels a tensor-parallel rank's events by the graph that rank runs", "[cli][distributed][validate]") {
+  // The rank's graph holds DTensor's collectives as ops (engine/dist/tp.cpp): after the embedding and each
+  // row-parallel linear an all_reduce allocates a fresh [B, S, H]; the model's own graph has no such op, so
+  // labels taken from it named other ops (a different op count shifts every later index).
+  const std::string text = dist_case("tp2", R"({"strategy": "none", "world_size": 2, "tp": 2})") + "\n";
+  const std::string path = (std::filesystem::temp_directory_path() / "memplan-tp2-events.txt").string();
+  const CliOutput r = run_cli_captured({"validate", "-", "--only", "tp2", "--events-out", path}, text);
+  REQUIRE(r.exit_code == 0);
+  std::ifstream in(path);
+  std::string line;
+  int all_reduce_allocs = 0, lines = 0;
+  while (std::getline(in, line)) {
+    ++lines;
+    // "a <bytes> <block> forward:all_reduce@<layer>": [B, S, H] = 2 x 128 x 256 bf16 = 131072 bytes
+    if (line.rfind("a 131072 ", 0) == 0 && line.find(" forward:all_reduce@") != std::string::npos) ++all_reduce_allocs;
+  }
+  std::filesystem::remove(path);
+  CHECK(lines > 0);
+  // per training step: the embedding's and each layer's o_proj and down_proj outputs, 1 + 2 x 2 = 5, over 3 steps
+  CHECK(all_reduce_allocs == 15);
 }

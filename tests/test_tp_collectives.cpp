@@ -29,7 +29,7 @@ Graph rank_graph(const ValidationCase& c) {
   ModelSpec local = plan::local_shard(c.model, d.tp, 0);
   local.transformer.vocab_size = c.model.transformer.vocab_size;
   Graph g = build_graph(local, c.run);
-  dist::shard_vocab_rows(g, c.model.transformer.vocab_size, d.tp);
+  dist::tensor_parallel_rewrite(g, c.model.transformer.vocab_size, d.tp);
   if (d.sequence_parallel) dist::shard_sequence(g, c.run.seq_len, c.model.transformer.hidden_size, d.tp);
   return g;
 }

@@ -82,9 +82,11 @@ std::unique_ptr<Strategy> make_zero(const RunConfig& cfg, const Graph& g, DType 
 // shard graph has them, nothing wrapped.
 std::unique_ptr<Strategy> make_tp_only(const RunConfig& cfg, const Graph& g);
 
-// Tensor parallel (tp.cpp): cuts the vocabulary-row parameters of a graph built with the full vocabulary (the
-// logits stay whole, as ColwiseParallel(output_layouts=Replicate()) gathers them) to rank 0's ceil(V / tp) rows.
-void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp);
+// Tensor parallel (tp.cpp): rewrites a local-shard graph built with the full vocabulary into the graph a rank
+// runs: the vocabulary-row parameters cut to rank 0's ceil(V / tp) rows (the logits stay whole, as
+// ColwiseParallel(output_layouts=Replicate()) gathers them), DTensor's functional collectives inserted as ops,
+// the embedding's Replicate gradient and the norms' out-of-place gradient sums (tp.cpp's header lists the stages).
+void tensor_parallel_rewrite(Graph& g, int64_t vocab, int64_t tp);
 // Sequence parallel (tp.cpp): the sequence-sharded regions of a local-shard graph cut to ceil(S / tp) positions.
 void shard_sequence(Graph& g, int64_t seq_len, int64_t hidden, int64_t tp);
 // By parameter / buffer ordinal: the embedding's backward gives the parameter a gradient larger than its local

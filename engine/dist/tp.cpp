@@ -3,10 +3,10 @@
 // parameters sharded but the logits whole. embed_tokens is RowwiseParallel(input_layouts=Replicate()) (rows =
 // vocabulary / tp, output all-reduced) and lm_head ColwiseParallel(output_layouts=Replicate()) (its [B, S, V/tp]
 // output all-gathered into a fresh full [B, S, V] on every rank, then HF's loss on the full logits: no
-// loss_parallel). So the graph is built with the full vocabulary and shard_vocab_rows() cuts the vocabulary-row
+// loss_parallel). So the graph is built with the full vocabulary and tensor_parallel_rewrite() cuts the vocabulary-row
 // parameters (and their gradients and autocast copies) to this rank's torch.chunk rows, ceil(V / tp) on rank 0.
 //
-// Stages of the rewrite (shard_vocab_rows, then shard_sequence with sequence parallel), each an op inserted into
+// Stages of the rewrite (tensor_parallel_rewrite, then shard_sequence with sequence parallel), each an op inserted into
 // the built graph (Inserter), checked event by event against recordings/distributed1 (NOTES.md, "TP"):
 //   1. collectives (insert_collectives): the functional collectives return fresh tensors. After the embedding and
 //      every row-parallel linear (o_proj, down_proj) an all_reduce op allocates a new [B, S, H] and the local
@@ -372,7 +372,7 @@ void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<b
 
 }  // namespace
 
-void shard_vocab_rows(Graph& g, int64_t vocab, int64_t tp) {
+void tensor_parallel_rewrite(Graph& g, int64_t vocab, int64_t tp) {
   if (tp <= 1 || vocab <= 0) return;
   const int64_t rows = (vocab + tp - 1) / tp;
   std::vector<bool> vocab_param(g.tensors.size(), false);
