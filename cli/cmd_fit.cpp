@@ -251,7 +251,12 @@ void register_fit(CLI::App& app, Context& ctx) {
     std::vector<Remedy>& out = a.remedies;
     bool done = fits0;
     auto add = [&](const std::string& what, const std::string& flags, int64_t bytes, double t) {
-      Remedy r{what, flags, bytes, t, bytes <= d.capacity_bytes};
+      Remedy r;
+      r.what = what;
+      r.flags = flags;
+      r.device_bytes = bytes;
+      r.step_s = t;
+      r.fits = bytes <= d.capacity_bytes;
       out.push_back(r);
       if (r.fits) done = true;
     };
