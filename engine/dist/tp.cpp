@@ -123,11 +123,8 @@ class Inserter {
   std::vector<std::pair<TensorId, size_t>> release_;
 };
 
-void replace_in(SmallVec<TensorId, 4>& v, TensorId from, TensorId to) {
-  for (TensorId& t : v)
-    if (t == from) t = to;
-}
-void replace_in(SmallVec<TensorId, 5>& v, TensorId from, TensorId to) {
+template <typename Ids>
+void replace_in(Ids& v, TensorId from, TensorId to) {
   for (TensorId& t : v)
     if (t == from) t = to;
 }
@@ -138,6 +135,26 @@ void redirect_op(Op& op, TensorId from, TensorId to) {
   for (GradSpec& gs : op.grads)
     if (gs.input == from) gs.input = to;
 }
+// A DTensor.from_local view of activation x (no memory), inserted before old op `before` in `layer` and alive up to
+// old op `last`; its backward hands x the gradient `grad` describes (the view's only GradSpec; its input is x).
+// Returns the view, for the ops that read it instead of x.
+TensorId insert_from_local(Graph& g, Inserter& ins, int32_t from_local, TensorId x, int32_t before, int32_t layer,
+                           int32_t last, GradSpec grad) {
+  TensorInfo v = g.tensors[static_cast<size_t>(x)];
+  v.bytes = 0;
+  const TensorId view = ins.add_tensor(v, last);
+  Op op;
+  op.name = from_local;
+  op.layer = layer;
+  op.reads = {x};
+  op.outs = {view};
+  op.has_backward = true;
+  grad.input = x;
+  op.grads.push_back(grad);
+  ins.insert_before(before, std::move(op));
+  return view;
+}
+
 // Every op after `after` reads `to` where it read `from`.
 void redirect_after(Graph& g, int32_t after, TensorId from, TensorId to) {
   for (size_t i = static_cast<size_t>(after) + 1; i < g.ops.size(); ++i) redirect_op(g.ops[i], from, to);
@@ -201,21 +218,11 @@ void dtensor_norms(Graph& g, int64_t hidden) {
           outside.push_back(r);
       }
     for (TensorId x : outside) {
-      TensorInfo v = g.tensors[static_cast<size_t>(x)];
-      v.bytes = 0;
       int32_t last = start;
       for (int32_t r : readers[static_cast<size_t>(x)])
         if (r >= start && r <= m) last = r;
-      const TensorId view = ins.add_tensor(v, last);
+      const TensorId view = insert_from_local(g, ins, from_local, x, start, end.layer, last, {x, 0, 0});
       for (int32_t j = start; j <= m; ++j) redirect_op(g.ops[static_cast<size_t>(j)], x, view);
-      Op op;
-      op.name = from_local;
-      op.layer = end.layer;
-      op.reads = {x};
-      op.outs = {view};
-      op.has_backward = true;
-      op.grads.push_back({x, 0, 0});
-      ins.insert_before(start, std::move(op));
     }
   }
   ins.apply();
@@ -299,20 +306,12 @@ void insert_collectives(Graph& g, int64_t vocab, int64_t tp, const std::vector<b
       if (!cast_of_arg || g.ops[static_cast<size_t>(before - 1)].name != to_copy) break;
       --before;
     }
-    const TensorInfo si = g.tensors[static_cast<size_t>(src)];
+    const TensorInfo& si = g.tensors[static_cast<size_t>(src)];
     if (!si.requires_grad) return;
-    TensorInfo v = si;
-    v.bytes = 0;
-    const TensorId view = ins.add_tensor(v, target);
+    const GradSpec fresh{src, -1, checked_mul(numel(si.shape), dtype_bytes(si.dtype), "gradient bytes")};
+    const TensorId view =
+        insert_from_local(g, ins, from_local, src, before, g.ops[static_cast<size_t>(target)].layer, target, fresh);
     redirect_op(g.ops[static_cast<size_t>(target)], src, view);
-    Op op;
-    op.name = from_local;
-    op.layer = g.ops[static_cast<size_t>(target)].layer;
-    op.reads = {src};
-    op.outs = {view};
-    op.has_backward = true;
-    op.grads.push_back({src, -1, checked_mul(numel(si.shape), dtype_bytes(si.dtype), "gradient bytes")});
-    ins.insert_before(before, std::move(op));
   };
   const auto n = static_cast<int32_t>(g.ops.size());
   for (int32_t i = 0; i < n; ++i) {
