@@ -1,7 +1,8 @@
 // The step-time fit (`memplan calibrate --fit-time CASES.jsonl... [--fit-out DIR]`): feature rows of the measured
 // timing cases (engine/time/case_features), NNLS coefficients (engine/time/step_time.h fit), residuals per case.
 // Writes DIR/time-fit-inputs.json (the rows: what the fit sees), DIR/time-fit.json (coefficients, residuals) and
-// DIR/h200-time-coefficients.tsv (what the engine embeds). Cases marked "holdout" are predicted, never fitted.
+// DIR/h200-time-coefficients.tsv (what the engine embeds), and DIR/time-fit-ops.json (per case, the columns by op name:
+// for people). Cases marked "holdout" are predicted, never fitted.
 #pragma once
 #include <ostream>
 #include <string>
@@ -19,13 +20,22 @@ struct TimeRow {
   timing::Features x{};     // the critical path under the embedded coefficients
   timing::Timeline timeline;  // what the fit re-costs (engine/time/step_time.h)
   double measured_s = 0;
+  // |a - b| / (a + b) of the two runs where the case was measured twice (observed.runs_step_time_ms: measured_s is
+  // their mean); -1 with one run. Kept for the weighted fit (engine/time/step_time.h NoiseModel), studied, not adopted.
+  double spread = -1;
 };
 
 // Rows of every measured case of the files (cases with an error or no timing are skipped).
 std::vector<TimeRow> time_rows(const std::vector<std::string>& files);
+// Every measured case's first graph costed per op name (timing::case_op_breakdown): time-fit-ops.json, for
+// calibrate/profile_compare.py (where a profiled step's kernels and the model's columns part).
+nlohmann::json op_breakdown_json(const std::vector<std::string>& files);
 nlohmann::json rows_to_json(const std::vector<TimeRow>& rows);
 std::vector<TimeRow> rows_from_json(const nlohmann::json& j);  // time-fit-inputs.json
 
+// The noise model studied for the fit's weights (step_time.h NoiseModel; its derivation in cli/time_fit.cpp; not
+// adopted: fit_rows weighs rows 1 / measured, NOTES-time.md).
+timing::NoiseModel fit_noise();
 // The fit over the non-holdout rows, from fixed start values (reproducible: the same rows give the same result).
 timing::FitResult fit_rows(const std::vector<TimeRow>& rows);
 // time-fit.json: coefficients, each row's prediction and residual, summary per set (tuning / holdout).

@@ -27,38 +27,37 @@ nlohmann::json read_json(const std::string& path) {
 }
 // Listed misses: the bar is +-10 % (tuning) / +-15 % (held out); these cases are outside it, each with its
 // bound (its error at the committed coefficients, rounded up, plus a point) and what is not modelled:
-//  - host-bound steps (small batches of deep conv nets, GPT-2 small at 4 x 512): the host's cost per op in a real
-//    model differs from calibrate/host_overhead.py's module chains (DenseNet's and RegNet's Python per block,
-//    HF's per-layer Python), and host-bound steps moved by up to 1.7x between two runs of the same case
-//    (observed.runs_step_time_ms), so their rows are noisy;
-//  - conv nets at small batches (host-bound, above) and VGG (-16 %: its big fc layers' dropout and ReLU
-//    traffic, not traced);
-//  - LoRA: rank-r GEMMs and the fp32 adapter path (promoted inputs) are costed by rate tables measured on
-//    full-size GEMMs;
-//  - a few transformer rows (Qwen3 / Qwen2 LoRA at b8 s1024, GPT-2 small): not traced yet.
-// The per-case bar (every tuning case within 10 %) is not met on this corpus (14 of 70 rows outside);
-// its median bar (5 %) is (data/validation/NOTES-time.md).
+//  - host-bound steps (small batches of conv nets, ViT, GPT-2 small at 4 x 512, ResNet-50 amp fp16 with
+//    GradScaler's .item() sync): the host's cost per op in a real model differs from calibrate/host_overhead.py's
+//    module chains (DenseNet's and RegNet's Python per block, HF's per-layer Python), and host-bound steps moved by
+//    up to 1.7x between two runs of the same case (observed.runs_step_time_ms), so their rows are noisy;
+//  - ConvNeXt at b128 (GPU-bound, -15 %): its layer norms, layer-scale muls, permute copies and casts run 16.9 ms
+//    of elementwise kernels in the b64 profile where the model costs 9 (calibrate/profile_compare.py);
+//  - LoRA (Qwen2 r32 all-linear) and Qwen3-0.6B at b8 s1024: not traced yet.
+// VGG-11 / VGG-16 are no longer misses (pooling kernels, conv bias adds and in-place ReLUs: NOTES-time.md, third
+// round). The per-case bar (every tuning case within 10 %) is not met on this corpus (15 of 70 rows
+// outside); its median bar (5 %) is (data/validation/NOTES-time.md).
 struct Miss {
   const char* id;
   double bound_pct;
 };
 constexpr Miss kMisses[] = {
-    {"t-gpt2s-ampbf16-adamw-b4s512", 32},
+    {"t-gpt2s-ampbf16-adamw-b4s512", 31},
     {"t-gpt2s-bf16-sgdmom-b16s1024", 14},
-    {"t-convnext_tiny-ampbf16-adamw-b64", 15},
+    {"t-vitb16-ampbf16-adamw-b64", 12},
+    {"t-convnext_tiny-ampbf16-adamw-b64", 14},
     {"v-resnet50-ampfp16-adamw-b64", 24},
-    {"v-resnet50-fp32-sgdmom-b128", 13},
-    {"v-convnext_tiny-ampbf16-adamw-b128", 15},
+    {"v-convnext_tiny-ampbf16-adamw-b128", 16},
     {"v-convnext_base-ampbf16-adamw-b32", 12},
     {"v-efficientnet_b0-ampbf16-sgdmom-b64", 15},
-    {"v-mobilenet_v2-ampbf16-sgdmom-b32", 25},
-    {"v-densenet121-ampbf16-sgdmom-b64", 26},
-    {"v-vgg16-ampbf16-sgdmom-b64", 17},
-    {"v-wide_resnet50_2-ampbf16-sgdmom-b32", 17},
-    {"l-q05-bf16-lora32all-b8s1024", 21},
-    {"f-q3_06-ampbf16-adamw-b8s1024", 18},
-    {"hv-convnext_small-ampbf16-adamw-b16", 22},
-    {"hv-vgg11-bf16-sgdmom-b64", 17},
+    {"v-efficientnet_v2_s-ampbf16-adamw-b64", 12},
+    {"v-mobilenet_v2-ampbf16-sgdmom-b32", 21},
+    {"v-densenet121-ampbf16-sgdmom-b64", 24},
+    {"v-wide_resnet50_2-ampbf16-sgdmom-b32", 19},
+    {"v-vit_b_32-ampbf16-adamw-b128", 12},
+    {"l-q05-bf16-lora32all-b8s1024", 20},
+    {"f-q3_06-ampbf16-adamw-b8s1024", 17},
+    {"hv-convnext_small-ampbf16-adamw-b16", 24},
 };
 double bound_for(const std::string& id, double dflt) {
   for (const auto& m : kMisses)
@@ -95,8 +94,9 @@ TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {
   }
   std::printf("tuning: %zu rows, median |error| %.2f %%; holdout: %zu rows, median %.2f %%\n", tune.size(), median(tune),
               hold.size(), hold.empty() ? 0.0 : median(hold));
-  CHECK(median(tune) <= 5.0);  // 4.71 % at the committed coefficients
-  CHECK(median(hold) <= 5.0);  // 4.05 %; the pre-registered predictions of the second held-out set: 5.88 %
+  CHECK(median(tune) <= 5.0);  // 3.59 % at the committed coefficients (4.71 % before the third round)
+  CHECK(median(hold) <= 5.0);  // 4.74 % over both held-out sets (both seen: no longer blind); the pre-registered
+                               // predictions of the second set: 5.88 %
 }
 
 TEST_CASE("step time: the measured order of plan variants is kept", "[time][fidelity]") {

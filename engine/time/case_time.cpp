@@ -28,6 +28,12 @@ std::vector<Timeline> case_timelines(const ModelSpec& spec, const RunConfig& cfg
   return rows;
 }
 
+std::vector<OpNameCost> case_op_breakdown(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {
+  const TimeContext ctx = time_context(spec);
+  if (cfg.mode == Mode::training) return op_breakdown(build_graph(spec, cfg), cfg, ctx, r, true);
+  return op_breakdown(build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false}), cfg, ctx, r, false);
+}
+
 std::vector<Features> case_features(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {
   std::vector<Features> rows;
   for (const Timeline& t : case_timelines(spec, cfg, r)) rows.push_back(critical_path(t, h200_coefficients()));

@@ -15,6 +15,9 @@ std::vector<Features> case_features(const ModelSpec& spec, const RunConfig& cfg,
 // The same rows as timelines (what the fit re-costs under each trial of coefficients).
 std::vector<Timeline> case_timelines(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r = h200_op_rates());
 
+// The first row's graph (the training step's, or the prefill's) costed per op name (step_time.h op_breakdown).
+std::vector<OpNameCost> case_op_breakdown(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r = h200_op_rates());
+
 // Milliseconds with the embedded H200 coefficients (or `c`).
 CaseTime case_time(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r = h200_op_rates(),
                    const Coefficients& c = h200_coefficients());

@@ -283,6 +283,23 @@ void add_host(const OpRates& r, OpRates::HostClass cls, OpCost& c, bool bwd) {
   if (bwd) c.bwd[kCpuHost] = per * h.bwd_s;
 }
 
+// An in-place op (GraphBuilder::emit_inplace: ATen's trailing-underscore name, one output aliasing its first
+// operand): it allocates nothing, like a view, but launches a kernel.
+bool is_in_place(const Graph& g, const Op& op, const std::string& name) {
+  if (name.size() < 2 || name.back() != '_' || op.outs.size() != 1 || op.reads.empty()) return false;
+  const TensorInfo& o = g.tensors[static_cast<size_t>(op.outs[0])];
+  const TensorInfo& x = g.tensors[static_cast<size_t>(op.reads[0])];
+  return o.storage == x.storage && o.shape == x.shape;
+}
+
+// ATen's pooling kernels per element of the pooled input, from the profiled steps
+// (data/calibration/raw/h200-step-profiles*.json.gz, calibrate/profile_compare.py): max_pool_forward_nchw 4.1 ps
+// (3x3/2, ResNets at b64 .. b256, bf16 and fp32 alike: per element, not per byte) and 3.0 ps (2x2/2, VGG-16's
+// five pools); max_pool_backward_nchw 11.2 and 9.5 ps, plus the zero fill of the input gradient;
+// avg_pool2d_backward_out_cuda_frame 8.6 ps (DenseNet-121's 2x2/2 transitions). The bytes at HBM bandwidth would
+// give 0.7 .. 1.4 ps forward and 3 .. 4 ps backward.
+constexpr double kMaxPoolFwdSPerElem = 3.5e-12, kMaxPoolBwdSPerElem = 10.3e-12, kAvgPoolBwdSPerElem = 8.6e-12;
+
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
 // and the graph is a training graph.
 OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& r, bool training) {
@@ -299,14 +316,33 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
   }
   const bool bwd = training && op.has_backward;
   if (bwd) c.bwd[kCpu] = 1;
+  const bool in_place = !allocates && is_in_place(g, op, name);
+  // An in-place op keeps the view's host class: costing its host as an elementwise op's (tried) put the deep
+  // ResNets' host-bound rows at +12 .. +20 % (NOTES-time.md, third round)
   add_host(r, host_class(g, op, name, !allocates), c, bwd);
-  if (!allocates) return c;  // a view: no kernel
   double in_bytes = 0;
   for (TensorId id : op.reads) in_bytes += nbytes(T(id));
-  c.fwd[kKernels] = 1;
   double fresh_grads = 0, grad_bytes = 0;
   for (const GradSpec& gs : op.grads)
     if (gs.alias_out < 0) fresh_grads += 1, grad_bytes += static_cast<double>(gs.bytes);
+  if (in_place) {
+    // relu_, add_ (a residual sum), div_, mul_, masked_fill_: one elementwise kernel that reads its operands and
+    // writes over the first; its backward runs a kernel only where it makes a fresh gradient (threshold_backward
+    // of relu_ reads the output gradient and the saved result); add_ passes its gradient through
+    const TensorInfo& self = T(op.outs[0]);
+    const double bw = self.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+    c.fwd[kKernels] = 1;
+    c.fwd[kMem] = (in_bytes + nbytes(self)) / bw;
+    if (bwd && fresh_grads > 0) {
+      double saved = 0;
+      for (TensorId sv : op.saved) saved += nbytes(T(sv));
+      c.bwd[kMem] = (nbytes(self) + saved + grad_bytes) / bw;  // exact bytes: the forward column's rate
+      c.bwd[kKernels] = fresh_grads;
+    }
+    return c;
+  }
+  if (!allocates) return c;  // a view: no kernel
+  c.fwd[kKernels] = 1;
   const TensorInfo& out = T(op.outs[0]);
 
   // Shapes are checked before they are indexed: a native graph may carry an op of these names with other ranks;
@@ -368,6 +404,16 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const bool depthwise = w.shape[1] == 1 && x.shape[1] > 1;
     const int col = depthwise ? kConvDw : kConv;
     if (bwd) c.bwd[kKernels] = std::max(1.0, fresh_grads);
+    // The bias is not cuDNN's: ATen adds it to the output in a broadcast add (read + write the output) and its
+    // gradient is a sum of the output gradient over N, H, W; calibrate/conv_time.py timed convs without bias
+    // (VGG-16 b64's 13 biased convs: 2.6 ms of adds, 1.5 ms of sums in the profiled step).
+    // ATen's native depthwise kernel (conv2d_depthwise) adds its bias itself; its gradient is the same sum.
+    if (op.reads.size() >= 3) {
+      const double bw = out.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+      if (name != "conv2d_depthwise") c.fwd[kMem] += 2 * out_bytes / bw, c.fwd[kKernels] += 1;
+      const TensorInfo& bias = T(op.reads[2]);
+      if (bwd && (bias.requires_grad || bias.trainable)) c.bwd[kMem] += out_bytes / bw, c.bwd[kKernels] += 1;
+    }
     // The measured time of this shape, else the table's class rate, else the microbenchmark's class rate.
     if (op.conv >= 0 && static_cast<size_t>(op.conv) < g.convs.size() && r.conv_time) {
       const ConvAttrs& a = g.convs[static_cast<size_t>(op.conv)];
@@ -420,7 +466,22 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
   }
   // Memory-bound: bytes at the measured elementwise bandwidth of the op's dtype.
   const double bw = out.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+  if (name == "max_pool2d" && rank(0) == 4) {
+    const double n_in = numel(T(op.reads[0]));
+    c.fwd[kPool] = n_in * kMaxPoolFwdSPerElem;
+    if (bwd) {
+      c.bwd[kPool] = n_in * kMaxPoolBwdSPerElem;
+      c.bwd[kMem] = nbytes(T(op.reads[0])) / bw;  // the zero fill of the input gradient
+      c.bwd[kKernels] = 2;
+    }
+    return c;
+  }
   c.fwd[kMem] = (in_bytes + out_bytes) / bw;
+  if (name == "avg_pool2d" && rank(0) == 4 && bwd) {
+    c.bwd[kPool] = numel(T(op.reads[0])) * kAvgPoolBwdSPerElem;
+    c.bwd[kKernels] = 1;
+    return c;
+  }
   if (bwd) {
     double saved = 0;
     for (TensorId s : op.saved) saved += nbytes(T(s));
@@ -498,6 +559,34 @@ Timeline forward_timeline(const Graph& g, const TimeContext& ctx, const OpRates&
   return b.t;
 }
 
+namespace {
+// The optimizer step: measured seconds per parameter and per tensor, by the trainable parameters' dtype; the
+// optimizer's Python and zero_grad as the per-step constant (issued before its kernels).
+Features optimizer_cost(const Graph& g, const RunConfig& cfg, const OpRates& r) {
+  Features opt{};
+  double params = 0, tensors = 0;
+  DType pdt = DType::f32;
+  for (const TensorInfo& t : g.tensors)
+    if (t.kind == TensorKind::param && t.trainable) params += numel(t), tensors += 1, pdt = t.dtype;
+  const std::string on = opt_name(cfg.optimizer), im = impl_name(cfg.optimizer_impl);
+  const std::string dt = pdt == DType::f32 ? "fp32" : "bf16";
+  const OpRates::Opt* row = nullptr;
+  for (const auto& o : r.opt)
+    if (o.optimizer == on && o.impl == im && o.dtype == dt) row = &o;
+  if (!row)
+    for (const auto& o : r.opt)
+      if (o.optimizer == on && o.impl == "foreach" && o.dtype == dt) row = &o;
+  if (!row)
+    for (const auto& o : r.opt)
+      if (o.optimizer == "adamw" && o.impl == "foreach" && o.dtype == dt) row = &o;
+  if (row) opt[kOpt] = row->s_per_param * params + row->s_per_tensor * tensors;
+  if (cfg.precision == Precision::amp_fp16)  // GradScaler: unscale + inf check reads and writes every gradient
+    opt[kMemBwd] += 3 * params * 4 / r.mem_fp32_bytes_per_s;
+  opt[kStep] = 1;  // the optimizer's Python, zero_grad: host work per step, issued before its kernels
+  return opt;
+}
+}  // namespace
+
 Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
   std::vector<OpCost> cost;
   cost.reserve(g.ops.size());
@@ -525,29 +614,24 @@ Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeConte
     }
     b.flush();
   }
-  // Optimizer: measured seconds per parameter and per tensor, by the trainable parameters' dtype.
-  Features opt{};
-  double params = 0, tensors = 0;
-  DType pdt = DType::f32;
-  for (const TensorInfo& t : g.tensors)
-    if (t.kind == TensorKind::param && t.trainable) params += numel(t), tensors += 1, pdt = t.dtype;
-  const std::string on = opt_name(cfg.optimizer), im = impl_name(cfg.optimizer_impl);
-  const std::string dt = pdt == DType::f32 ? "fp32" : "bf16";
-  const OpRates::Opt* row = nullptr;
-  for (const auto& o : r.opt)
-    if (o.optimizer == on && o.impl == im && o.dtype == dt) row = &o;
-  if (!row)
-    for (const auto& o : r.opt)
-      if (o.optimizer == on && o.impl == "foreach" && o.dtype == dt) row = &o;
-  if (!row)
-    for (const auto& o : r.opt)
-      if (o.optimizer == "adamw" && o.impl == "foreach" && o.dtype == dt) row = &o;
-  if (row) opt[kOpt] = row->s_per_param * params + row->s_per_tensor * tensors;
-  if (cfg.precision == Precision::amp_fp16)  // GradScaler: unscale + inf check reads and writes every gradient
-    opt[kMemBwd] += 3 * params * 4 / r.mem_fp32_bytes_per_s;
-  opt[kStep] = 1;  // the optimizer's Python, zero_grad: host work per step, issued before its kernels
-  b.add_alone(opt);
+  b.add_alone(optimizer_cost(g, cfg, r));
   return b.t;
+}
+
+std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r,
+                                     bool training) {
+  std::vector<OpNameCost> out;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const std::string& name = g.name_of(g.ops[i].name);
+    auto it = std::find_if(out.begin(), out.end(), [&](const OpNameCost& o) { return o.name == name; });
+    if (it == out.end()) it = out.insert(out.end(), OpNameCost{name, 0, {}, {}});
+    const OpCost c = op_cost(g, i, ctx, r, training);
+    it->count += 1;
+    add(it->fwd, c.fwd);
+    add(it->bwd, c.bwd);
+  }
+  if (training) out.push_back({"optimizer.step", 1, optimizer_cost(g, cfg, r), {}});
+  return out;
 }
 
 namespace {
@@ -602,9 +686,22 @@ TimeSplit predict(const Features& f, const Coefficients& c) {
   return t;
 }
 
+double row_noise(const Features& path, const Coefficients& c, double spread, const NoiseModel& noise) {
+  const TimeSplit t = predict(path, c);
+  const double h = t.total_s > 0 ? std::clamp(t.cpu_s / t.total_s, 0.0, 1.0) : 0.0;
+  return std::max(noise.gpu + noise.host * h, spread);
+}
+
 FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targets_s, const Coefficients& start,
               const std::array<bool, kCols>& fixed) {
+  return fit(rows, targets_s, start, fixed, std::vector<double>(rows.size(), -1.0), NoiseModel{});
+}
+
+FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targets_s, const Coefficients& start,
+              const std::array<bool, kCols>& fixed, const std::vector<double>& spread, const NoiseModel& noise) {
   if (rows.empty() || rows.size() != targets_s.size()) throw InputError("time fit", std::to_string(rows.size()), "needs one target per row");
+  if (spread.size() != rows.size()) throw InputError("time fit", std::to_string(spread.size()), "needs one spread per row");
+  const bool weighted = noise.gpu > 0 || noise.host > 0;
   FitResult res;
   res.coef = start;
   std::vector<int> freec;
@@ -616,7 +713,7 @@ FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targ
     Eigen::MatrixXd A(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(freec.size()));
     Eigen::VectorXd b(static_cast<Eigen::Index>(rows.size()));
     for (size_t i = 0; i < rows.size(); ++i) {
-      const double w = 1.0 / targets_s[i];
+      const double w = 1.0 / (targets_s[i] * (weighted ? row_noise(eff[i], res.coef, spread[i], noise) : 1.0));
       double rhs = targets_s[i];
       for (int j = 0; j < kCols; ++j)
         if (fixed[static_cast<size_t>(j)]) rhs -= start.c[static_cast<size_t>(j)] * eff[i][static_cast<size_t>(j)];
@@ -632,10 +729,15 @@ FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targ
       A.col(j) *= scale(j);
     }
     const NnlsResult s = nnls(A, b);
+    const Coefficients before = res.coef;
     for (size_t jj = 0; jj < freec.size(); ++jj)
       res.coef.c[static_cast<size_t>(freec[jj])] = s.x(static_cast<Eigen::Index>(jj)) * scale(static_cast<Eigen::Index>(jj));
-    // each row's critical path under the new coefficients; done when none moved
+    // each row's critical path under the new coefficients; done when none moved (weighted: and the weights, which
+    // follow the coefficients through the host shares, have settled)
     bool changed = false;
+    if (weighted)
+      for (size_t j = 0; j < kCols; ++j)
+        if (std::fabs(res.coef.c[j] - before.c[j]) > 1e-7 * std::max(std::fabs(before.c[j]), 1e-12)) changed = true;
     for (size_t i = 0; i < rows.size(); ++i) {
       const Features e = critical_path(rows[i], res.coef);
       if (e != eff[i]) changed = true, eff[i] = e;

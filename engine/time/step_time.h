@@ -136,15 +136,18 @@ const OpRates& h200_op_rates();                 // data/calibration/h200-op-rate
 // convolution or a batch norm costs the host several times what an elementwise op does), next to cpu_ops, the
 // plain count; cpu_infer: the count of an inference pass's ops (under torch.inference_mode no autograd graph is
 // recorded, so the training host costs do not carry over).
+// pool: ATen's pooling kernels at the per-element times of the profiled steps (max_pool2d forward and backward,
+// avg_pool2d backward: several times slower than their bytes at HBM bandwidth); measured, fixed at 1 like conv
+// and bn. Appended last, so the columns before it keep their indices in time-fit-inputs.json.
 enum Col : int {
   kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels,
   kCpu, kCpuHost, kCpuInfer,
-  kStep, kMicro, kPass, kToken, kCols
+  kStep, kMicro, kPass, kToken, kPool, kCols
 };
 constexpr std::array<std::string_view, kCols> kColNames = {
     "gemm", "attn", "conv", "conv_dw", "bn", "mem", "mem_bwd", "opt", "kernels",
-    "cpu_ops", "cpu_host", "cpu_infer", "step", "micro", "pass", "token"};
-constexpr std::array<int, 9> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels};
+    "cpu_ops", "cpu_host", "cpu_infer", "step", "micro", "pass", "token", "pool"};
+constexpr std::array<int, 10> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels, kPool};
 constexpr std::array<int, 3> kCpuCols = {kCpu, kCpuHost, kCpuInfer};
 using Features = std::array<double, kCols>;
 
@@ -168,6 +171,18 @@ struct TimeContext {
 using Timeline = std::vector<Features>;
 Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r);
 Timeline forward_timeline(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token);
+
+// Where a graph's columns come from, for people (calibrate/profile_compare.py sets them beside a profiled step's
+// kernels): per op name, the number of ops and the sum of their forward and backward columns (seconds at the
+// measured rates and counts, before coefficients), in first-appearance order; a training graph's optimizer as the
+// pseudo-op "optimizer.step". One micro-batch, no checkpoint recompute (the timeline has those).
+struct OpNameCost {
+  std::string name;
+  int64_t count = 0;
+  Features fwd{}, bwd{};
+};
+std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r,
+                                     bool training);
 
 // The host runs ahead of the GPU through the launch queue; the GPU starts a chunk once it is issued and the one
 // before it has run (a two-stage flow shop in a fixed order). The step takes max over k of (host time of chunks
@@ -200,6 +215,19 @@ struct FitResult {
 };
 FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targets_s, const Coefficients& start,
               const std::array<bool, kCols>& fixed);
+
+// The same fit with rows weighted by how repeatable their measurement is: row i's residual is divided by
+// target_i x sigma_i, sigma_i its relative noise: where two runs of the case exist, the spread of their mean
+// (|a - b| / (a + b), `spread[i]`, < 0 where there is one run), never below the model's; else the model
+// gpu + host x h_i, h_i the host's share of the row's critical path under the current coefficients (host-bound
+// steps moved by up to 1.7x between runs, GPU-bound ones by 2 %: data/validation/NOTES-time.md).
+struct NoiseModel {
+  double gpu = 0, host = 0;  // relative sigma of a GPU-bound step, and what a fully host-bound one adds
+};
+FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targets_s, const Coefficients& start,
+              const std::array<bool, kCols>& fixed, const std::vector<double>& spread, const NoiseModel& noise);
+// sigma_i of a row (the weighting above) from its critical path under `c`.
+double row_noise(const Features& path, const Coefficients& c, double spread, const NoiseModel& noise);
 
 // Convenience for the CLI: build and cost the graphs of a case (training: one step; inference: prefill and the
 // mean decode step). Milliseconds; decode 0 without generate_tokens.

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Where a host-bound training step's CPU time goes (issue 17 part 3): one step under torch.profiler (CPU only),
+ops by self CPU time.
+
+Why: DenseNet-201 amp b24 takes 130 ms a step in two device calls (held out 3, 2026-12-01) with 36 ms of kernels;
+the model's host side gives 73 ms. DenseNet-121 and -169 miss by less, in opposite directions; the per-op costs
+of calibrate/host_overhead.py's module chains do not explain it.
+
+    python3 calibrate/host_profile.py CASES.jsonl --out OUT.json [--top 40]
+
+Per case (forked, timing_corpus.run_forked; the step is timing_corpus.train_step_fn): two warm-up steps, one
+unprofiled step (wall_ms), one profiled: per op name (aten ops, autograd nodes, Python functions are not
+recorded) count, self CPU us and total CPU us, the top ones by self CPU time; the profiled wall (the profiler's
+own cost inflates it: compare shares, not absolute times).
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+import harness  # noqa: E402
+import timing_corpus  # noqa: E402
+
+
+def host_case(case, top):
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.init()
+    torch.manual_seed(0)
+    model, kind = harness.build_model(case)
+    model.train()
+    harness.apply_training_options(model, kind, case)
+    step = timing_corpus.train_step_fn(case, model, kind)
+    for _ in range(2):
+        step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    step()
+    torch.cuda.synchronize()
+    wall_ms = (time.perf_counter() - t0) * 1e3
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        prof_ms = (time.perf_counter() - t0) * 1e3
+    rows = [[e.key, e.count, round(e.self_cpu_time_total, 1), round(e.cpu_time_total, 1)]
+            for e in prof.key_averages()]
+    rows.sort(key=lambda r: -r[2])
+    return {"wall_ms": round(wall_ms, 3), "profiled_wall_ms": round(prof_ms, 3),
+            "self_cpu_us_total": round(sum(r[2] for r in rows), 1), "ops": rows[:top]}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("cases")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--timeout", type=float, default=60)
+    args = ap.parse_args()
+    cases = [json.loads(l) for l in open(args.cases) if l.strip()]
+    harness._preimport()
+    wd = tempfile.mkdtemp(prefix="hostprof-")
+    out = []
+    for c in cases:
+        res = timing_corpus.run_forked(c, host_case, (args.top,), wd, args.timeout)
+        out.append(dict({"id": c["id"]}, **res))
+        with open(args.out, "w") as f:
+            json.dump({"format": "memplan-host-profile/1", "cases": out}, f)
+        print("[host] %-40s wall %s ms, profiled %s ms, self cpu %s us%s" % (
+            c["id"], res.get("wall_ms"), res.get("profiled_wall_ms"), res.get("self_cpu_us_total"),
+            "  " + res["error"][:200] if "error" in res else ""), flush=True)
+
+
+if __name__ == "__main__":
+    main()
