@@ -40,7 +40,7 @@ CachingAllocator::CachingAllocator(const AllocatorOptions& options)
                      "must be > 0");
 }
 
-int64_t CachingAllocator::round_size(int64_t requested, int32_t divisions) {
+int64_t CachingAllocator::round_size_slow(int64_t requested, int32_t divisions) {
   if (requested < 0) throw InputError("size_bytes", std::to_string(requested), "allocation size must be >= 0");
   if (requested < kAllocMinBlockBytes) return kAllocMinBlockBytes;
   if (divisions > 1 && requested > kAllocMinBlockBytes * divisions) {
@@ -240,14 +240,21 @@ bool CachingAllocator::alloc_block(bool small, int32_t stream, int64_t size, int
 
 bool CachingAllocator::alloc(int32_t block, int64_t size_bytes, int32_t stream) {
   if (block < 0) throw InputError("block", std::to_string(block), "block id must be >= 0");
-  if (static_cast<size_t>(block) >= live_.size()) live_.resize(static_cast<size_t>(block) + 1, -1);
+  // Ids are dense and mostly new: grow geometrically (one element at a time was a fill call per alloc).
+  if (static_cast<size_t>(block) >= live_.size())
+    live_.resize(std::max(static_cast<size_t>(block) + 1, 2 * live_.size()), -1);
   if (live_[block] >= 0) throw InputError("block", std::to_string(block), "allocated twice without a free");
   const int64_t size = round_size(size_bytes, opt_.roundup_power2_divisions);
   const bool small = size <= kAllocSmallSizeBytes;
 
   using Path = AllocTrace::Path;
-  last_alloc_ = AllocTrace{.path = Path::cache, .small = small, .stream = stream, .size = size,
-                           .cand_size = kUnlimited, .cand_addr = kUnlimited, .seg_size = 0, .seg_addr = 0};
+  // Field by field: the aggregate assignment compiled to a memset call and a copy.
+  last_alloc_.path = Path::cache;
+  last_alloc_.small = small;
+  last_alloc_.stream = stream;
+  last_alloc_.size = size;
+  last_alloc_.cand_size = last_alloc_.cand_addr = kUnlimited;
+  last_alloc_.seg_size = last_alloc_.seg_addr = 0;
   int32_t idx = -1;
   bool found = get_free_block(small, stream, size, &idx);
   const int64_t alloc_size = found ? 0 : allocation_size(size);  // a cache hit needs no segment size
@@ -279,9 +286,8 @@ bool CachingAllocator::alloc(int32_t block, int64_t size_bytes, int32_t stream) 
   return true;
 }
 
-void CachingAllocator::check_user_block(int32_t block) const {
-  if (block < 0 || static_cast<size_t>(block) >= live_.size() || live_[block] < 0)
-    throw InputError("block", std::to_string(block), "not a live block");
+void CachingAllocator::throw_not_live(int32_t block) {
+  throw InputError("block", std::to_string(block), "not a live block");
 }
 
 void CachingAllocator::free(int32_t block) {

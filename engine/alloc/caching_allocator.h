@@ -24,6 +24,7 @@
 // (pool, stream), block_index.h), plus moving at most one index leaf.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "engine/alloc/allocator_model.h"
@@ -69,7 +70,13 @@ class [[gnu::visibility("hidden")]] CachingAllocator final : public AllocatorMod
 
   // PyTorch's round_size(): requests below 512 B take 512 B; otherwise the next multiple of 512 B or, with
   // divisions > 1 and size > 512 * divisions, the next power-of-2 division. Throws InputError if negative.
-  static int64_t round_size(int64_t requested_bytes, int32_t roundup_power2_divisions);
+  // Inline for the common case (a 512 B multiple, no divisions): a replay rounds every request.
+  static int64_t round_size(int64_t requested_bytes, int32_t roundup_power2_divisions) {
+    constexpr int64_t kFastMax = std::numeric_limits<int64_t>::max() - kAllocMinBlockBytes;
+    if (roundup_power2_divisions <= 1 && requested_bytes >= kAllocMinBlockBytes && requested_bytes <= kFastMax)
+      return (requested_bytes + (kAllocMinBlockBytes - 1)) & ~(kAllocMinBlockBytes - 1);
+    return round_size_slow(requested_bytes, roundup_power2_divisions);
+  }
   // PyTorch's get_allocation_size(): the cudaMalloc size for a rounded request that found no cached block.
   static int64_t allocation_size(int64_t rounded_bytes);
 
@@ -226,7 +233,12 @@ class [[gnu::visibility("hidden")]] CachingAllocator final : public AllocatorMod
   void release_cached_blocks();
   void release_block(int32_t idx);
   void release_pool(bool small);
-  void check_user_block(int32_t block) const;
+  void check_user_block(int32_t block) const {  // InputError unless `block` is live
+    if (block < 0 || static_cast<size_t>(block) >= live_.size() || live_[block] < 0) [[unlikely]]
+      throw_not_live(block);
+  }
+  [[noreturn]] static void throw_not_live(int32_t block);
+  static int64_t round_size_slow(int64_t requested_bytes, int32_t roundup_power2_divisions);
 
   AllocatorOptions opt_;
   int64_t max_split_;
