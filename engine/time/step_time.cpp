@@ -300,6 +300,13 @@ bool is_in_place(const Graph& g, const Op& op, const std::string& name) {
 // give 0.7 .. 1.4 ps forward and 3 .. 4 ps backward.
 constexpr double kMaxPoolFwdSPerElem = 3.5e-12, kMaxPoolBwdSPerElem = 10.3e-12, kAvgPoolBwdSPerElem = 8.6e-12;
 
+// Host seconds of one sum and of one CatBackward narrow, from calibrate/host_profile.py's DenseNet-201 amp b24
+// step (2026-12-01, data/calibration/raw/h200-host-profile.json): aten::add_ 1,906 calls, 18.3 ms of CPU
+// (launch included), aten::narrow 1,909 calls, 7.1 ms, under a profiler that stretched the step from 87.5 to
+// 150.6 ms; scaled by that ratio, 5.6 and 2.2 us. In the cpu_host column (measured host seconds), not cpu_ops (a
+// Python-dispatched op's count): the autograd engine issues both from C++.
+constexpr double kSumHostS = 5.6e-6, kCatNarrowHostS = 2.2e-6;
+
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
 // and the graph is a training graph.
 OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& r, bool training) {
@@ -487,12 +494,43 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     for (TensorId s : op.saved) saved += nbytes(T(s));
     c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw;
     c.bwd[kKernels] = std::max(1.0, fresh_grads);
+    // CatBackward hands each input a narrow() of the output gradient: host work per input, no kernel
+    if (name == "cat") c.bwd[kCpuHost] += kCatNarrowHostS * static_cast<double>(op.grads.size());
   }
   return c;
 }
 
 void add(Features& a, const Features& b, double w = 1) {
   for (size_t j = 0; j < a.size(); ++j) a[j] += w * b[j];
+}
+
+// Autograd's gradient sums: a tensor read by k differentiable ops receives k gradients in backward, and its
+// InputBuffer adds each one after the first into the held one (in place, or into a fresh buffer: engine/
+// step_replay.cpp accumulate), one add kernel each, launched from the autograd engine (no Python) by the node
+// that delivers it. Per op, the sums its backward's deliveries cause: its kernels, their bytes (read both, write
+// one) at the elementwise bandwidth (exact bytes: the forward mem column's rate, like an in-place op) and one
+// dispatched op each on the host. DenseNet's concatenations make them quadratic in a block's depth: DenseNet-201
+// b24's profiled step runs 1,803 such adds (6.4 ms of kernels; its four blocks of 6, 12, 48 and 32 layers sum
+// 21 + 78 + 1,176 + 528 gradients), which the model had not costed (NOTES-time.md, fourth round). Parameters'
+// sums (a tied embedding) happen in AccumulateGrad's buffer the same way.
+std::vector<Features> gradient_sums(const Graph& g, const OpRates& r) {
+  std::vector<Features> out(g.ops.size(), Features{});
+  std::vector<char> delivered(g.tensors.size(), 0);
+  for (size_t i = g.ops.size(); i-- > 0;) {  // backward order: the last reader delivers first
+    const Op& op = g.ops[i];
+    if (!op.has_backward) continue;
+    for (const GradSpec& gs : op.grads) {
+      if (gs.input < 0) continue;
+      char& d = delivered[static_cast<size_t>(gs.input)];
+      if (!d) { d = 1; continue; }
+      const TensorInfo& t = g.tensors[static_cast<size_t>(gs.input)];
+      const double bw = t.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+      out[i][kKernels] += 1;
+      out[i][kMem] += 3 * nbytes(t) / bw;
+      out[i][kCpuHost] += kSumHostS;
+    }
+  }
+  return out;
 }
 
 std::string opt_name(OptimizerKind k) {
@@ -591,6 +629,8 @@ Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeConte
   std::vector<OpCost> cost;
   cost.reserve(g.ops.size());
   for (size_t i = 0; i < g.ops.size(); ++i) cost.push_back(op_cost(g, i, ctx, r, true));
+  const std::vector<Features> sums = gradient_sums(g, r);
+  for (size_t i = 0; i < g.ops.size(); ++i) add(cost[i].bwd, sums[i]);
   ChunkBuilder b;
   const int64_t micro_batches = std::max<int64_t>(1, cfg.grad_accum_steps);
   for (int64_t m = 0; m < micro_batches; ++m) {
@@ -621,6 +661,7 @@ Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeConte
 std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r,
                                      bool training) {
   std::vector<OpNameCost> out;
+  const std::vector<Features> sums = training ? gradient_sums(g, r) : std::vector<Features>{};
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const std::string& name = g.name_of(g.ops[i].name);
     auto it = std::find_if(out.begin(), out.end(), [&](const OpNameCost& o) { return o.name == name; });
@@ -629,6 +670,7 @@ std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const
     it->count += 1;
     add(it->fwd, c.fwd);
     add(it->bwd, c.bwd);
+    if (training) add(it->bwd, sums[i]);
   }
   if (training) out.push_back({"optimizer.step", 1, optimizer_cost(g, cfg, r), {}});
   return out;
