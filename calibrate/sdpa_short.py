@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""SDPA rates at the short sequences vision and encoder models run (issue 17 part 3): the rows op_rates.py lacks.
+
+Why: op_rates.py measured F.scaled_dot_product_attention at S = 512 .. 4096 only; the engine takes the nearest
+row, so ViT (S = 197, 50), Swin (windows of 49 / 64 tokens, head dim 32) and short LM contexts ran at the
+S = 512 rate. ViT-L/16 b24's profiled attention kernels took 2.03 ms (held out 3, 2026-12-01) where the model,
+at the 512 row, gave 0.65.
+
+What: forward and forward + backward of SDPA at S in {49, 64, 128, 197, 256}, head dim 32 / 64 / 128, causal and
+not (bf16; fp32 non-causal at 64 / 197 for the fp32 rows), default backend, B chosen so one call is ~8 GFLOP of
+forward work (launch rate not timed: op_rates.timed runs back-to-back calls between CUDA events). Same FLOP
+convention as op_rates.sdpa (4 B H S^2 D, half when causal; backward 2.5x forward).
+
+    python3 calibrate/sdpa_short.py OUT.json          (GPU machine)
+The rows are merged into data/calibration/h200-op-rates.tsv by `op_rates.py --table IN.json OUT.tsv --extra OUT.json`.
+"""
+import json
+import math
+import sys
+import time
+
+import op_rates
+
+
+def main():
+    import torch
+    import torch.nn.functional as F
+    torch.cuda.init()
+    rows, H = [], 16
+    plan = [("bf16", torch.bfloat16, d, s_, c) for d in (32, 64, 128) for s_ in (49, 64, 128, 197, 256)
+            for c in (False, True)]
+    plan += [("fp32", torch.float32, 64, s_, False) for s_ in (64, 197)]
+    t0 = time.time()
+    for name, dt, d, s_, causal in plan:
+        B = max(1, min(8192, int(math.ceil(8e9 / (4.0 * H * s_ * s_ * d)))))
+        q, k, v = (torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True) for _ in range(3))
+        g = torch.randn(B, H, s_, d, device="cuda", dtype=dt)
+        try:
+            choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, causal))
+        except Exception:  # noqa: BLE001
+            choice = -1
+
+        def fwd():
+            with torch.no_grad():
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+        def fb():
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            torch.autograd.grad(o, (q, k, v), g)
+
+        tf = op_rates.timed(fwd, reps=3)
+        tfb = op_rates.timed(fb, reps=3)
+        fl = 4.0 * B * H * s_ * s_ * d * (0.5 if causal else 1.0)
+        rows.append({"dtype": name, "d": d, "s": s_, "b": B, "h": H, "causal": causal, "backend": choice,
+                     "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
+                     "fwd_tflops": round(fl / tf / 1e12, 2),
+                     "bwd_tflops": round(2.5 * fl / max(tfb - tf, 1e-9) / 1e12, 2)})
+        print("[sdpa_short] %s d%d s%d causal=%d b%d: fwd %.1f bwd %.1f TFLOP/s" % (
+            name, d, s_, causal, B, rows[-1]["fwd_tflops"], rows[-1]["bwd_tflops"]), flush=True)
+        del q, k, v, g
+        torch.cuda.empty_cache()
+    json.dump({"schema": "memplan-sdpa-short/1", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
+               "flops_note": "4 B H S^2 D, x0.5 when causal; bwd counted as 2.5 x fwd FLOPs", "rows": rows},
+              open(sys.argv[1], "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
