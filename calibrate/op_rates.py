@@ -312,9 +312,12 @@ def overhead(quick):
     return res
 
 
-def table(inp, outp):
-    """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it)."""
+def table(inp, outp, extra=None):
+    """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it); `extra`:
+    calibrate/sdpa_short.py's OUT.json, whose SDPA rows are appended after the main file's."""
     r = json.load(open(inp))
+    if extra:
+        r["sdpa"]["rows"] = r["sdpa"]["rows"] + json.load(open(extra))["rows"]
     lines = ["# memplan op rates: reduced by calibrate/op_rates.py --table from %s (%s, torch %s, CUDA %s, %s)"
              % (inp.split("/")[-1], r["gpu"], r["torch"], r["cuda"], r["date"])]
     g = r["gemm"]
@@ -368,7 +371,8 @@ def table(inp, outp):
 
 def main():
     if sys.argv[1] == "--table":
-        return table(sys.argv[2], sys.argv[3])
+        extra = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--extra" else None
+        return table(sys.argv[2], sys.argv[3], extra)
     out = sys.argv[1]
     quick = "--quick" in sys.argv
     import torch
