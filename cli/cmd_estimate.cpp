@@ -144,10 +144,11 @@ void register_estimate(CLI::App& app, Context& ctx) {
                       "issuing, GPU %.1f ms running)\n",
                       step_ms, ct.split.cpu_s * 1e3, ct.split.gpu_s * 1e3);
         out << line;
-        // Measured: host-bound steps moved by up to 1.7x between two runs of one case (data/validation/NOTES-time.md).
+        // Measured: host-bound steps moved by up to 1.9x between device calls of one case, decode per token alike
+        // (data/validation/NOTES-time.md, fourth round; h200-timing-drift.jsonl).
         if (ct.split.cpu_bound)
-          out << "  host-bound (Python and dispatch set the pace): such steps vary with the host's speed, up to 1.7x "
-                 "between runs on the H200; a larger micro-batch costs little extra time\n";
+          out << "  host-bound (Python and dispatch set the pace): such steps vary with the host's speed, up to 1.9x "
+                 "between H200 machines of one kind; a larger micro-batch costs little extra time\n";
       }
       if (!others.empty()) out << "\n" << other_ranks_text(e, others);
       if (flags->per_layer) out << "\n" << layers_table(e);

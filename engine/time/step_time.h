@@ -220,7 +220,7 @@ FitResult fit(const std::vector<Timeline>& rows, const std::vector<double>& targ
 // target_i x sigma_i, sigma_i its relative noise: where two runs of the case exist, the spread of their mean
 // (|a - b| / (a + b), `spread[i]`, < 0 where there is one run), never below the model's; else the model
 // gpu + host x h_i, h_i the host's share of the row's critical path under the current coefficients (host-bound
-// steps moved by up to 1.7x between runs, GPU-bound ones by 2 %: data/validation/NOTES-time.md).
+// steps moved by up to 1.9x between device calls, GPU-bound ones by 2 %: data/validation/NOTES-time.md).
 struct NoiseModel {
   double gpu = 0, host = 0;  // relative sigma of a GPU-bound step, and what a fully host-bound one adds
 };
