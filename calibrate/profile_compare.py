@@ -3,7 +3,7 @@
 
     python3 calibrate/profile_compare.py [CASE_ID_SUBSTRING ...] [--ops] [--kernels=N]
         [--profiles=data/calibration/raw/h200-step-profiles.json.gz,data/calibration/raw/h200-step-profiles-2.json.gz]
-        [--fit=data/calibration/time-fit-round3.json] [--model-ops=data/calibration/time-fit-ops.json]
+        [--fit=data/calibration/time-fit.json] [--model-ops=data/calibration/time-fit-ops.json]
 
 Profile side (calibrate/step_profile.py): every CUDA kernel of one profiled step, by name, count and summed GPU
 time; classed by name below (kernel_class). The profiler's user annotations (Optimizer.step#AdamW.step: a range,
@@ -19,9 +19,8 @@ kernels with their NCHW <-> NHWC layout transforms), bn, attn, pool, optimizer, 
 activations, adds, casts, copies, reductions, fills). The model's rows are classed by op name: linear / addmm /
 matmul -> matmul, conv2d* -> conv (their bias add and bias-gradient sum -> elementwise), batch_norm -> bn, sdpa* ->
 attn, *pool* -> pool, optimizer.step -> optimizer, the rest -> elementwise.
-The committed time-fit-ops.json and time-fit-round3.json come from the third round's candidate model
-(calibrate/patches/time-round3-mechanisms.patch applied, then memplan calibrate --fit-time into a scratch folder;
-data/validation/NOTES-time.md, third round): until that patch is adopted, the embedded model is time-fit.json's.
+The committed time-fit-ops.json and time-fit.json are the embedded model's (scripts/fit-time-model.sh writes both);
+time-fit-round3.json is the third round's candidate as it was pre-registered (data/validation/NOTES-time.md).
 stdlib only (gzip, json).
 """
 import gzip
@@ -120,7 +119,7 @@ def main():
         for c in json.load(gzip.open(path))["cases"]:
             if "kernels" in c:
                 profiles[c["id"]] = c
-    fit = json.load(open(opts.get("fit", "data/calibration/time-fit-round3.json")))
+    fit = json.load(open(opts.get("fit", "data/calibration/time-fit.json")))
     coef = fit["coefficients"]
     predicted = {(r["id"], r["what"]): r for r in fit["rows"]}
     model_ops = json.load(open(opts.get("model-ops", "data/calibration/time-fit-ops.json")))
