@@ -1,5 +1,6 @@
 // BlockIndex (engine/alloc/block_index.h) against std::set as the reference ordered set: the same random
-// inserts, erases and lower_bound queries, over sizes that make leaves split, empty and merge.
+// inserts, erases and lower_bound queries, over few sizes (the size classes, up to the move to the leaves) and
+// many (leaves that split, empty and merge, and their buffer).
 #include <catch2/catch.hpp>
 
 #include <iterator>
@@ -46,7 +47,8 @@ TEST_CASE("BlockIndex keeps the order and contents of std::set", "[alloc][block_
   const Scenario scenarios[] = {{"few sizes, one leaf", 3, 10},
                                 {"few sizes, many leaves", 4, 600},
                                 {"many sizes, many leaves", 1 << 20, 2000},
-                                {"grow then drain", 16, 300}};
+                                {"grow then drain", 16, 300},
+                                {"size classes until a 33rd size", 33, 400}};
   for (const Scenario& sc : scenarios) {
     SECTION(sc.name) {
       std::mt19937_64 rng(11);
@@ -94,9 +96,10 @@ TEST_CASE("BlockIndex keeps the order and contents of std::set", "[alloc][block_
 
 TEST_CASE("BlockIndex: erasing an entry keeps iterators to the entries before it", "[alloc][block_index]") {
   // The allocator's release loop walks down from the largest block, stepping the iterator back before it
-  // erases the block it stood on.
+  // erases the block it stood on. Seven majors: size classes; a major per entry: leaves.
+  const int64_t majors = GENERATE(7, 1000);
   BlockIndex ix;
-  for (int64_t i = 0; i < 500; ++i) ix.insert({i % 7, i, static_cast<int32_t>(i)});
+  for (int64_t i = 0; i < 500; ++i) ix.insert({i % majors, i, static_cast<int32_t>(i)});
   auto it = ix.end();
   --it;
   int erased = 0;
@@ -125,11 +128,15 @@ TEST_CASE("BlockIndex: the best-fit path and the recent-entries buffer answer as
   // first_at_least / erase_found (the best fit), erase by key and insert go through the buffer of recent
   // entries; iteration and lower_bound() see everything. Short lifetimes keep entries in the buffer, random ones
   // switch it off for a while (bypass), so both regimes and their switches are crossed.
+  // Few majors keep the index in its size classes; many move it to the leaves and their buffer.
   struct Scenario {
     const char* name;
     int lifo_percent;  // erases that take the newest entry (short lifetimes) rather than a random one
+    int64_t majors;
   };
-  const Scenario scenarios[] = {{"short lifetimes", 90}, {"random lifetimes", 0}, {"mixed", 50}};
+  const Scenario scenarios[] = {{"short lifetimes, size classes", 90, 24}, {"random lifetimes, size classes", 0, 24},
+                                {"mixed, size classes", 50, 24},           {"short lifetimes, leaves", 90, 4096},
+                                {"random lifetimes, leaves", 0, 4096},     {"mixed, leaves", 50, 4096}};
   for (const Scenario& sc : scenarios) {
     SECTION(sc.name) {
       std::mt19937_64 rng(5);
@@ -139,13 +146,14 @@ TEST_CASE("BlockIndex: the best-fit path and the recent-entries buffer answer as
       for (int step = 0; step < 300000; ++step) {
         const int r = static_cast<int>(rng() % 100);
         if (ref.empty() || (ref.size() < 400 && r < 50)) {
-          const Key k{static_cast<int64_t>(rng() % 24) * 512, static_cast<int64_t>(rng() % (int64_t{1} << 40))};
+          const Key k{static_cast<int64_t>(rng() % static_cast<uint64_t>(sc.majors)) * 512,
+                      static_cast<int64_t>(rng() % (int64_t{1} << 40))};
           if (ref.insert(k).second) {
             ix.insert({k.first, k.second, static_cast<int32_t>(step)});
             order.push_back(k);
           }
         } else if (r < 75) {  // the best fit: first entry >= (size, min)
-          const int64_t size = static_cast<int64_t>(rng() % 26) * 512 - 256;
+          const int64_t size = static_cast<int64_t>(rng() % static_cast<uint64_t>(sc.majors + 2)) * 512 - 256;
           const auto want = ref.lower_bound({size, std::numeric_limits<int64_t>::min()});
           const BlockIndex::Entry* got = ix.first_at_least(size, std::numeric_limits<int64_t>::min());
           REQUIRE((want == ref.end()) == (got == nullptr));

@@ -1,7 +1,16 @@
 // BlockIndex: an ordered set of cached blocks, the caching allocator's equivalent of PyTorch's
 // std::set<Block*, BlockComparatorSize> (key: size, then address) and BlockComparatorAddress (key: address).
 //
-// Layout: a short vector of leaves, each a sorted vector of at most kLeafMaxEntries entries; the leaves are in
+// Two layouts, the first while it serves:
+// Size classes: while at most kMaxClasses distinct majors are held at once (a training replay caches few sizes:
+// in a Llama-2-70B replay at most 17 in the large pool, up to 484 blocks of one size), the entries live in one
+// run per major, its entries by minor descending, the least at the back. The classes' majors sit in a fixed
+// array searched in five halvings; a best fit is that search and the back of a run. Most inserts and erases
+// land within a few entries of the back (a block taken at the lowest address and freed again), so they scan
+// a few entries and move fewer. A split remainder is often a class of its own for a few events: making and
+// dropping a class shifts two small arrays, and the runs keep their capacity. An insert that would make one
+// class too many moves every entry to the leaves, for good (random sizes pay that once).
+// Leaves: a short vector of leaves, each a sorted vector of at most kLeafMaxEntries entries; the leaves are in
 // key order, so a lookup is a binary search over the leaves' last keys and one inside a leaf, and an insert or
 // erase moves at most a leaf's tail. A full leaf splits in two; a leaf that empties is dropped, and one that
 // shrinks to a quarter takes in its successor when both fit in half a leaf.
@@ -22,7 +31,9 @@
 //
 // Contract: keys (major, minor) are unique. An insert invalidates iterators and found entries; erasing an entry
 // keeps iterators to the entries before it valid (only the leaves after an erased entry's leaf move, and only
-// the successor's entries move into it), which the allocator's release loop relies on.
+// the successor's entries move into it; a size class's iterator counts from the back of its run, which the
+// entries below an erased one keep, and an emptied class only moves the classes after it), which the
+// allocator's release loop relies on.
 #pragma once
 #include <algorithm>
 #include <bit>
@@ -45,17 +56,17 @@ class BlockIndex {
 
   class iterator {
    public:
-    const Entry& operator*() const { return ix_->leaves_[leaf_][at_]; }
+    const Entry& operator*() const { return ix_->run_entry(leaf_, at_); }
     const Entry* operator->() const { return &**this; }
     iterator& operator++() {
-      if (++at_ == ix_->leaves_[leaf_].size()) {
+      if (++at_ == ix_->run_size(leaf_)) {
         ++leaf_;
         at_ = 0;
       }
       return *this;
     }
     iterator& operator--() {  // not on begin()
-      if (at_ == 0) at_ = ix_->leaves_[--leaf_].size();
+      if (at_ == 0) at_ = ix_->run_size(--leaf_);
       --at_;
       return *this;
     }
@@ -65,7 +76,9 @@ class BlockIndex {
     friend class BlockIndex;
     iterator(const BlockIndex* ix, size_t leaf, size_t at) : ix_(ix), leaf_(leaf), at_(at) {}
     const BlockIndex* ix_;
-    size_t leaf_, at_;  // end(): leaf_ == number of leaves, at_ == 0
+    // A leaf and the position in it, or a size class and the entry's rank in it (0: its least minor).
+    // end(): leaf_ == number of leaves (classes), at_ == 0.
+    size_t leaf_, at_;
   };
 
   // Iteration in key order (the buffer is moved into the leaves first: the contents do not change).
@@ -75,13 +88,19 @@ class BlockIndex {
   }
   iterator end() const {
     settle();
-    return {this, leaves_.size(), 0};
+    return {this, classes_ ? n_classes_ : leaves_.size(), 0};
   }
-  size_t size() const { return size_ + n_recent_; }
+  size_t size() const { return size_ + n_recent_ + n_class_entries_; }
   bool empty() const { return size() == 0; }
 
   // First entry with key >= (major, minor).
   iterator lower_bound(int64_t major, int64_t minor) const {
+    if (classes_) {
+      size_t c = class_at_least(major), rank = 0;
+      if (c < n_classes_ && class_major_[c] == major && (rank = rank_below(run_of(c), minor)) == run_of(c).size())
+        ++c, rank = 0;
+      return {this, c, c < n_classes_ ? rank : 0};
+    }
     settle();
     const Entry key{major, minor, -1};
     const size_t leaf = leaf_for(key);
@@ -92,6 +111,12 @@ class BlockIndex {
   // The best fit's query without moving the buffer: the first entry with key >= (major, minor), nullptr when
   // none. Valid until the next change; erase_found() erases it.
   const Entry* first_at_least(int64_t major, int64_t minor) const {
+    if (classes_) {
+      const iterator it = lower_bound(major, minor);
+      if (it.leaf_ == n_classes_) return nullptr;
+      found_ = {false, it.leaf_, it.at_};
+      return &*it;
+    }
     const Entry key{major, minor, -1};
     const size_t r = lower_bound_recent(key);
     const Entry* in_recent = r < n_recent_ ? &recent_at(r) : nullptr;
@@ -111,6 +136,10 @@ class BlockIndex {
   }
   // Erases the entry the last first_at_least() returned (nothing changed since).
   void erase_found() {
+    if (classes_) {
+      erase({this, found_.pos, found_.at});
+      return;
+    }
     if (found_.recent) {
       erase_recent(found_.pos);
       ++recent_hits_;
@@ -120,6 +149,7 @@ class BlockIndex {
   }
 
   void insert(const Entry& e) {
+    if (classes_ && insert_class(e)) return;
     if (bypass_ > 0) {  // the buffer has not been paying off lately
       --bypass_;
       insert_leaves(e);
@@ -139,6 +169,11 @@ class BlockIndex {
   }
 
   void erase(iterator it) {
+    if (classes_) {
+      assert(it.ix_ == this && it.leaf_ < n_classes_);
+      erase_class(it.leaf_, run_of(it.leaf_).size() - 1 - it.at_);
+      return;
+    }
     assert(it.ix_ == this && it.leaf_ < leaves_.size());
     --size_;
     const size_t leaf = it.leaf_;
@@ -162,6 +197,15 @@ class BlockIndex {
   // Erases the entry with this key; false when there is none. Iterators to the leaves stay valid as for
   // erase(iterator) (an entry still in the buffer is not in the leaves).
   bool erase(int64_t major, int64_t minor) {
+    if (classes_) {
+      const size_t c = class_at_least(major);
+      if (c == n_classes_ || class_major_[c] != major) return false;
+      const std::vector<Entry>& run = run_of(c);
+      const size_t rank = rank_below(run, minor);
+      if (rank == run.size() || run[run.size() - 1 - rank].minor != minor) return false;
+      erase_class(c, run.size() - 1 - rank);
+      return true;
+    }
     const Entry key{major, minor, -1};
     const size_t r = lower_bound_recent(key);
     if (r < n_recent_ && recent_at(r).major == major && recent_at(r).minor == minor) {
@@ -181,6 +225,95 @@ class BlockIndex {
  private:
   static constexpr size_t kLeafMaxEntries = 32;
   static constexpr size_t kRecentEntries = 16;
+  static constexpr size_t kMaxClasses = 32;
+  static constexpr int64_t kNoClass = INT64_MAX;  // class_major_ past n_classes_ (no real major reaches it)
+
+  // A run of the iterators: a leaf, or a size class (its entries by minor descending, rank 0 at the back).
+  size_t run_size(size_t run) const { return classes_ ? run_of(run).size() : leaves_[run].size(); }
+  const Entry& run_entry(size_t run, size_t at) const {
+    return classes_ ? run_of(run)[run_of(run).size() - 1 - at] : leaves_[run][at];
+  }
+  const std::vector<Entry>& run_of(size_t c) const { return runs_[class_run_[c]]; }
+  std::vector<Entry>& run_of(size_t c) { return runs_[class_run_[c]]; }
+  // The first class whose major is >= major (n_classes_ when none): five halvings of the padded array.
+  size_t class_at_least(int64_t major) const {
+    static_assert(kMaxClasses == 32);
+    size_t i = 0;
+    i += class_major_[i + 15] < major ? 16 : 0;
+    i += class_major_[i + 7] < major ? 8 : 0;
+    i += class_major_[i + 3] < major ? 4 : 0;
+    i += class_major_[i + 1] < major ? 2 : 0;
+    i += class_major_[i] < major ? 1 : 0;
+    i += i < kMaxClasses && class_major_[i] < major ? 1 : 0;
+    return std::min(i, n_classes_);
+  }
+  // How many entries of a run (minor descending) have a minor below `minor`: counted from the back, where
+  // nearly every operation of a replay lands, then by halving when that is not close.
+  static size_t rank_below(const std::vector<Entry>& run, int64_t minor) {
+    const size_t n = run.size();
+    size_t r = 0;
+    for (; r < n && r < 8; ++r)
+      if (run[n - 1 - r].minor >= minor) return r;
+    if (r == n) return n;
+    // run[0, n - 8) holds the rest, descending: the entries below `minor` are a suffix of it.
+    const auto first_below = std::partition_point(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(n - 8),
+                                                  [&](const Entry& e) { return e.minor >= minor; });
+    return n - static_cast<size_t>(first_below - run.begin());
+  }
+  // Inserts into the class of e.major (made when missing); false when that would be one class too many, after
+  // moving every entry to the leaves. Most classes made hold one split remainder that is erased again soon:
+  // making and dropping a class moves bytes of two small arrays, the runs stay where they are.
+  bool insert_class(const Entry& e) {
+    const size_t c = class_at_least(e.major);
+    if (c == n_classes_ || class_major_[c] != e.major) {
+      if (n_classes_ == kMaxClasses) {
+        classes_to_leaves();
+        return false;
+      }
+      const uint8_t run = class_run_[n_classes_];  // the first spare run
+      for (size_t i = n_classes_; i > c; --i) {
+        class_major_[i] = class_major_[i - 1];
+        class_run_[i] = class_run_[i - 1];
+      }
+      class_major_[c] = e.major;
+      class_run_[c] = run;
+      ++n_classes_;
+    }
+    std::vector<Entry>& run = run_of(c);
+    const size_t rank = rank_below(run, e.minor);
+    assert(rank == 0 || run[run.size() - rank].minor < e.minor);
+    assert(rank == run.size() || run[run.size() - 1 - rank].minor > e.minor);  // unique keys
+    run.push_back(e);  // then moved down past the `rank` entries below it
+    for (size_t i = run.size() - 1, j = 0; j < rank; --i, ++j) run[i] = run[i - 1];
+    if (rank > 0) run[run.size() - 1 - rank] = e;
+    ++n_class_entries_;
+    return true;
+  }
+  void erase_class(size_t c, size_t pos) {
+    std::vector<Entry>& run = run_of(c);
+    for (size_t i = pos; i + 1 < run.size(); ++i) run[i] = run[i + 1];
+    run.pop_back();
+    --n_class_entries_;
+    if (!run.empty()) return;
+    // The emptied run becomes the first spare; the classes after it move down one.
+    const uint8_t spare = class_run_[c];
+    for (size_t i = c; i + 1 < n_classes_; ++i) {
+      class_major_[i] = class_major_[i + 1];
+      class_run_[i] = class_run_[i + 1];
+    }
+    --n_classes_;
+    class_major_[n_classes_] = kNoClass;
+    class_run_[n_classes_] = spare;
+  }
+  // Every entry to the leaves, in key order; the classes stay off from here on.
+  void classes_to_leaves() {
+    classes_ = false;
+    for (size_t c = 0; c < n_classes_; ++c)
+      for (size_t i = run_of(c).size(); i-- > 0;) insert_leaves(run_of(c)[i]);
+    for (std::vector<Entry>& run : runs_) std::vector<Entry>().swap(run);
+    n_classes_ = n_class_entries_ = 0;
+  }
+
   // The key as one signed 128-bit number (minor's sign bit flipped, so that it orders as the low half), so that
   // a comparison is a compare and a subtract-with-borrow and the searches below compile to conditional moves:
   // which way a comparison goes is as good as random, and mispredicted branches were most of a search's time
@@ -317,7 +450,21 @@ class BlockIndex {
     bool recent;
     size_t pos, at;  // the buffer's position pos, or leaves_[pos][at]
   };
-  mutable Found found_{false, 0, 0};
+  mutable Found found_{false, 0, 0};  // classes: the class and the rank
+
+  // The size classes (while classes_): class c holds the entries of major class_major_[c], ascending in c.
+  bool classes_ = true;
+  size_t n_classes_ = 0, n_class_entries_ = 0;
+  int64_t class_major_[kMaxClasses] = {kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
+                                       kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
+                                       kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
+                                       kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
+                                       kNoClass, kNoClass, kNoClass, kNoClass};
+  // The classes' runs: class c's entries are runs_[class_run_[c]]; class_run_ past n_classes_ lists the spare
+  // (empty) runs, whose capacity is kept.
+  uint8_t class_run_[kMaxClasses] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+                                     16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+  std::vector<Entry> runs_[kMaxClasses];
 };
 
 }  // namespace memplan
