@@ -314,10 +314,16 @@ def overhead(quick):
 
 def table(inp, outp, extra=None):
     """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it); `extra`:
-    calibrate/sdpa_short.py's OUT.json, whose SDPA rows are appended after the main file's."""
+    calibrate/sdpa_short.py's OUT.json (its SDPA rows are appended after the main file's) and / or
+    calibrate/elementwise_layout.py's (reduced to the mem_layout ratios below)."""
     r = json.load(open(inp))
-    if extra:
-        r["sdpa"]["rows"] = r["sdpa"]["rows"] + json.load(open(extra))["rows"]
+    layout = None
+    for e in (extra or []):
+        ex = json.load(open(e))
+        if ex.get("schema") == "memplan-elementwise-layout/1":
+            layout = ex
+        else:
+            r["sdpa"]["rows"] = r["sdpa"]["rows"] + ex["rows"]
     lines = ["# memplan op rates: reduced by calibrate/op_rates.py --table from %s (%s, torch %s, CUDA %s, %s)"
              % (inp.split("/")[-1], r["gpu"], r["torch"], r["cuda"], r["date"])]
     g = r["gemm"]
@@ -334,6 +340,16 @@ def table(inp, outp, extra=None):
         small = [x["us"] for x in r["mem"]["rows"] if x["dtype"] == dt and x["pass"] == "fwd" and x["numel"] < (1 << 20)]
         if small:
             lines.append("kernel_floor_us %s %g" % (dt, statistics.median(small)))
+        if layout:
+            # elementwise_layout.py: a copy of a transposed view that keeps the inner dimension
+            # (x.transpose(1, 2).contiguous(): attention heads, windows) runs ATen's non-vectorized kernel; its
+            # bandwidth over the contiguous one's, same run, outputs of at least 2^23 elements (smaller ones are
+            # launch-bound and hide the layout)
+            big_rows = [x for x in layout["rows"] if x["dtype"] == dt and x["numel"] >= (1 << 23)]
+            contig = statistics.median(x["gb_per_s"] for x in big_rows if x["layout"] in ("contiguous", "contiguous_clone"))
+            # (the broadcast rows are measured too; the engine does not use them: step_time.cpp layout_ratio)
+            strided = statistics.median(x["gb_per_s"] for x in big_rows if x["layout"] == "transpose12_to_contiguous")
+            lines.append("mem_layout strided_copy %s %.4f" % (dt, strided / contig))
     classes = {}
     for row in r["conv"]["rows"]:
         if row["shape"].startswith("bn_"):
@@ -371,7 +387,7 @@ def table(inp, outp, extra=None):
 
 def main():
     if sys.argv[1] == "--table":
-        extra = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--extra" else None
+        extra = [sys.argv[i + 1] for i in range(4, len(sys.argv) - 1) if sys.argv[i] == "--extra"]
         return table(sys.argv[2], sys.argv[3], extra)
     out = sys.argv[1]
     quick = "--quick" in sys.argv

@@ -117,6 +117,22 @@ TEST_CASE("op rates: a dimension out of range is an input error, not undefined b
   }
 }
 
+TEST_CASE("op rates: the strided-copy layout ratio is read per dtype; a ratio outside 0 to 1 or another layout is an input error", "[time][tables]") {
+  // a minimal table (two grid points, one bf16 GEMM row of 2^3 rates, the two bandwidths) plus the layout lines
+  const std::string base = "gemm_dims 128 256\ngemm bf16 1 1 1 1 1 1 1 1\nmem bf16 2900\nmem fp32 4100\n";
+  const auto r = parse_op_rates(base + "mem_layout strided_copy bf16 0.38\nmem_layout strided_copy fp32 0.61\n");
+  CHECK(r.mem_strided_copy_ratio[0] == Approx(0.38));
+  CHECK(r.mem_strided_copy_ratio[1] == Approx(0.61));
+  CHECK(parse_op_rates(base).mem_strided_copy_ratio[0] == 1.0);  // no line: the contiguous rate
+  // the embedded table carries the measured ratio (calibrate/elementwise_layout.py: 1409.5 / 3704 GB/s in bf16)
+  CHECK(h200_op_rates().mem_strided_copy_ratio[0] == Approx(0.38).margin(0.01));
+  for (const char* bad : {"mem_layout strided_copy bf16 0\n", "mem_layout strided_copy bf16 1.5\n",
+                          "mem_layout broadcast bf16 0.4\n", "mem_layout strided_copy bf16\n"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_op_rates(base + bad), InputError);
+  }
+}
+
 TEST_CASE("text rows: comments and blank lines skipped, line numbers a person sees, CRLF read as LF", "[time][tables]") {
   struct Case {
     const char* text;

@@ -78,6 +78,11 @@ OpRates parse_op_rates(std::string_view tsv) {
                         num(f, 4, line) != 0, num(f, 5, line), num(f, 6, line)});
     } else if (k == "mem") {
       (field(1) == "bf16" ? r.mem_bf16_bytes_per_s : r.mem_fp32_bytes_per_s) = num(f, 2, line) * 1e9;
+    } else if (k == "mem_layout") {
+      const double ratio = num(f, 3, line);
+      if (!(ratio > 0 && ratio <= 1)) throw InputError("op rates", line, "a layout ratio is in (0, 1]");
+      if (field(1) != "strided_copy") throw InputError("op rates", line, "the only layout is strided_copy");
+      r.mem_strided_copy_ratio[field(2) == "fp32" ? 1 : 0] = ratio;
     } else if (k == "conv") {
       r.conv.push_back({field(1), field(2), num(f, 3, line), num(f, 4, line)});
     } else if (k == "bn") {
@@ -307,6 +312,15 @@ constexpr double kMaxPoolFwdSPerElem = 3.5e-12, kMaxPoolBwdSPerElem = 10.3e-12, 
 // Python-dispatched op's count): the autograd engine issues both from C++.
 constexpr double kSumHostS = 5.6e-6, kCatNarrowHostS = 2.2e-6;
 
+// The fraction of the contiguous elementwise bandwidth op `i` runs at: contiguous() copies a transposed view (the
+// graph emits it only for a non-contiguous input) at OpRates::mem_strided_copy_ratio; other ops at 1. A binary op
+// with a broadcast operand runs non-vectorized too (0.41 of the contiguous bandwidth in bf16, 0.64 in fp32:
+// data/calibration/h200-elementwise-layout.json), but costing it so moved the one fitted mem coefficient for every
+// model (RMSNorm's weight mul is one) and left the held-out rows worse (NOTES-time.md, fourth round): not applied.
+double layout_ratio(const std::string& name, const TensorInfo& out, const OpRates& r) {
+  return name == "contiguous" ? r.mem_strided_copy_ratio[out.dtype == DType::f32 ? 1 : 0] : 1.0;
+}
+
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
 // and the graph is a training graph.
 OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& r, bool training) {
@@ -339,7 +353,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const TensorInfo& self = T(op.outs[0]);
     const double bw = self.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
     c.fwd[kKernels] = 1;
-    c.fwd[kMem] = (in_bytes + nbytes(self)) / bw;
+    c.fwd[kMem] = (in_bytes + nbytes(self)) / (bw * layout_ratio(name, self, r));
     if (bwd && fresh_grads > 0) {
       double saved = 0;
       for (TensorId sv : op.saved) saved += nbytes(T(sv));
@@ -483,7 +497,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     return c;
   }
-  c.fwd[kMem] = (in_bytes + out_bytes) / bw;
+  c.fwd[kMem] = (in_bytes + out_bytes) / (bw * layout_ratio(name, out, r));
   if (name == "avg_pool2d" && rank(0) == 4 && bwd) {
     c.bwd[kPool] = numel(T(op.reads[0])) * kAvgPoolBwdSPerElem;
     c.bwd[kKernels] = 1;

@@ -70,6 +70,10 @@ struct OpRates {
   };
   std::vector<Sdpa> sdpa;
   double mem_bf16_bytes_per_s = 0, mem_fp32_bytes_per_s = 0;
+  // contiguous() of a transposed view (attention heads, windows) runs ATen's non-vectorized copy kernel: its
+  // bandwidth as a fraction of the contiguous one (calibrate/elementwise_layout.py, "mem_layout strided_copy"
+  // lines; [0] 16-bit, [1] fp32; 1 where the table has none).
+  std::array<double, 2> mem_strided_copy_ratio{1, 1};
   struct Conv {
     std::string cls, dtype;
     double fwd_tflops = 0, bwd_tflops = 0;
