@@ -111,11 +111,16 @@ class BlockIndex {
   // The best fit's query without moving the buffer: the first entry with key >= (major, minor), nullptr when
   // none. Valid until the next change; erase_found() erases it.
   const Entry* first_at_least(int64_t major, int64_t minor) const {
-    if (classes_) {
-      const iterator it = lower_bound(major, minor);
-      if (it.leaf_ == n_classes_) return nullptr;
-      found_ = {false, it.leaf_, it.at_};
-      return &*it;
+    if (classes_) {  // lower_bound() without the iterator
+      size_t c = class_at_least(major), rank = 0;
+      if (c == n_classes_) return nullptr;
+      if (class_major_[c] == major && (rank = rank_below(run_of(c), minor)) == run_of(c).size()) {
+        if (++c == n_classes_) return nullptr;
+        rank = 0;
+      }
+      found_ = {false, c, rank};
+      const std::vector<Entry>& run = run_of(c);
+      return &run[run.size() - 1 - rank];
     }
     const Entry key{major, minor, -1};
     const size_t r = lower_bound_recent(key);
@@ -137,19 +142,45 @@ class BlockIndex {
   // Erases the entry the last first_at_least() returned (nothing changed since).
   void erase_found() {
     if (classes_) {
-      erase({this, found_.pos, found_.at});
-      return;
-    }
-    if (found_.recent) {
+      erase_class(found_.pos, run_of(found_.pos).size() - 1 - found_.at);
+    } else if (found_.recent) {
       erase_recent(found_.pos);
       ++recent_hits_;
     } else {
-      erase({this, found_.pos, found_.at});
+      erase_leaves({this, found_.pos, found_.at});
     }
   }
 
+  // The size classes' paths stay small and inline; the leaves' are calls (kept out of line so that the
+  // common path does not save the registers the buffer's code needs).
   void insert(const Entry& e) {
-    if (classes_ && insert_class(e)) return;
+    if (!classes_ || !insert_class(e)) [[unlikely]] insert_buffered(e);
+  }
+  void erase(iterator it) {
+    if (classes_) {
+      assert(it.ix_ == this && it.leaf_ < n_classes_);
+      erase_class(it.leaf_, run_of(it.leaf_).size() - 1 - it.at_);
+      return;
+    }
+    erase_leaves(it);
+  }
+  // Erases the entry with this key; false when there is none. Iterators to the leaves stay valid as for
+  // erase(iterator) (an entry still in the buffer is not in the leaves).
+  bool erase(int64_t major, int64_t minor) {
+    if (classes_) {
+      const size_t c = class_at_least(major);
+      if (c == n_classes_ || class_major_[c] != major) return false;
+      const std::vector<Entry>& run = run_of(c);
+      const size_t rank = rank_below(run, minor);
+      if (rank == run.size() || run[run.size() - 1 - rank].minor != minor) return false;
+      erase_class(c, run.size() - 1 - rank);
+      return true;
+    }
+    return erase_buffered(major, minor);
+  }
+
+ private:
+  [[gnu::noinline]] void insert_buffered(const Entry& e) {
     if (bypass_ > 0) {  // the buffer has not been paying off lately
       --bypass_;
       insert_leaves(e);
@@ -168,12 +199,7 @@ class BlockIndex {
     ++n_recent_;
   }
 
-  void erase(iterator it) {
-    if (classes_) {
-      assert(it.ix_ == this && it.leaf_ < n_classes_);
-      erase_class(it.leaf_, run_of(it.leaf_).size() - 1 - it.at_);
-      return;
-    }
+  [[gnu::noinline]] void erase_leaves(iterator it) {
     assert(it.ix_ == this && it.leaf_ < leaves_.size());
     --size_;
     const size_t leaf = it.leaf_;
@@ -194,18 +220,7 @@ class BlockIndex {
     last_[leaf] = l.back();
   }
 
-  // Erases the entry with this key; false when there is none. Iterators to the leaves stay valid as for
-  // erase(iterator) (an entry still in the buffer is not in the leaves).
-  bool erase(int64_t major, int64_t minor) {
-    if (classes_) {
-      const size_t c = class_at_least(major);
-      if (c == n_classes_ || class_major_[c] != major) return false;
-      const std::vector<Entry>& run = run_of(c);
-      const size_t rank = rank_below(run, minor);
-      if (rank == run.size() || run[run.size() - 1 - rank].minor != minor) return false;
-      erase_class(c, run.size() - 1 - rank);
-      return true;
-    }
+  [[gnu::noinline]] bool erase_buffered(int64_t major, int64_t minor) {
     const Entry key{major, minor, -1};
     const size_t r = lower_bound_recent(key);
     if (r < n_recent_ && recent_at(r).major == major && recent_at(r).minor == minor) {
@@ -218,11 +233,10 @@ class BlockIndex {
     const size_t at = lower_bound_in(leaves_[leaf], key);
     const Entry& e = leaves_[leaf][at];
     if (e.major != major || e.minor != minor) return false;
-    erase({this, leaf, at});
+    erase_leaves({this, leaf, at});
     return true;
   }
 
- private:
   static constexpr size_t kLeafMaxEntries = 32;
   static constexpr size_t kRecentEntries = 16;
   static constexpr size_t kMaxClasses = 32;
