@@ -145,17 +145,28 @@ void GraphBuilder::drop(TensorId t) {
   explicit_release_[static_cast<size_t>(t)] = std::max<int32_t>(0, static_cast<int32_t>(g_.ops.size()) - 1);
 }
 
-Op& GraphBuilder::emit(std::string_view name, std::vector<TensorId> reads) {
+Op& GraphBuilder::new_op(std::string_view name) {
   // Stops a runaway build early (e.g. thousands of layers x thousands of experts), before memory grows.
   if (static_cast<int64_t>(g_.ops.size()) >= kMaxGraphOps)
     throw InputError("model", std::to_string(g_.ops.size()) + " ops",
                      "graph exceeds the limit of " + std::to_string(kMaxGraphOps) + " ops");
-  Op op;
-  op.name = intern(name);
+  const int32_t interned = intern(name);
+  Op& op = g_.ops.emplace_back();
+  op.name = interned;
   op.layer = current_layer_;
-  op.reads = std::move(reads);
-  g_.ops.push_back(std::move(op));
-  return g_.ops.back();
+  return op;
+}
+
+Op& GraphBuilder::emit(std::string_view name, std::vector<TensorId> reads) {
+  Op& op = new_op(name);
+  op.reads = reads;
+  return op;
+}
+
+Op& GraphBuilder::emit(std::string_view name, std::initializer_list<TensorId> reads) {
+  Op& op = new_op(name);
+  op.reads = reads;
+  return op;
 }
 
 void GraphBuilder::finish_outs(Op& op) {

@@ -204,6 +204,9 @@ class GraphBuilder {
   TensorId new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of = kNoTensor);
   int32_t intern(std::string_view name);
   Op& emit(std::string_view name, std::vector<TensorId> reads);
+  // The same for a braced list of reads (most ops): no vector is allocated for them.
+  Op& emit(std::string_view name, std::initializer_list<TensorId> reads);
+  Op& new_op(std::string_view name);  // emit()'s op, reads still empty
   // Fills op.grads for every read that requires grad: fresh buffers of the read's size, in read order.
   void add_grads(Op& op, const std::vector<TensorId>& differentiable);
   void finish_outs(Op& op);  // requires_grad of outs from reads
