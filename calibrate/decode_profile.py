@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -102,19 +101,11 @@ def main():
     args = ap.parse_args()
     cases = [json.loads(l) for l in open(args.cases) if l.strip()]
     cases = [c for c in cases if c.get("mode") == "inference" and int(c.get("generate_tokens") or 0) > 1]
-    harness._preimport()
-    wd = tempfile.mkdtemp(prefix="decode-")
-    out = []
-    for c in cases:
-        t0 = time.time()
-        res = timing_corpus.run_forked(c, profile_decode, (), wd, args.timeout)
-        out.append(dict({"id": c["id"]}, **res))
-        with open(args.out, "w") as f:
-            json.dump({"format": "memplan-decode-profile/1", "cases": out}, f)
-        print("[decode] %-40s %s ms/token, %s aten ops, %s kernels, busy %s us (%.1f s)%s" % (
-            c["id"], res.get("wall_ms_per_token"), res.get("aten_ops_per_token"), res.get("kernels_per_token"),
-            res.get("gpu_busy_us_per_token"), time.time() - t0, "  " + res["error"][:200] if "error" in res else ""),
-            flush=True)
+    timing_corpus.profile_cases(
+        cases, profile_decode, (), args.out, "memplan-decode-profile/1", args.timeout, tag="decode",
+        describe=lambda r: "%s ms/token, %s aten ops, %s kernels, busy %s us" % (
+            r.get("wall_ms_per_token"), r.get("aten_ops_per_token"), r.get("kernels_per_token"),
+            r.get("gpu_busy_us_per_token")))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -62,17 +61,10 @@ def main():
     ap.add_argument("--timeout", type=float, default=60)
     args = ap.parse_args()
     cases = [json.loads(l) for l in open(args.cases) if l.strip()]
-    harness._preimport()
-    wd = tempfile.mkdtemp(prefix="hostprof-")
-    out = []
-    for c in cases:
-        res = timing_corpus.run_forked(c, host_case, (args.top,), wd, args.timeout)
-        out.append(dict({"id": c["id"]}, **res))
-        with open(args.out, "w") as f:
-            json.dump({"format": "memplan-host-profile/1", "cases": out}, f)
-        print("[host] %-40s wall %s ms, profiled %s ms, self cpu %s us%s" % (
-            c["id"], res.get("wall_ms"), res.get("profiled_wall_ms"), res.get("self_cpu_us_total"),
-            "  " + res["error"][:200] if "error" in res else ""), flush=True)
+    timing_corpus.profile_cases(
+        cases, host_case, (args.top,), args.out, "memplan-host-profile/1", args.timeout, tag="host",
+        describe=lambda r: "wall %s ms, profiled %s ms, self cpu %s us" % (
+            r.get("wall_ms"), r.get("profiled_wall_ms"), r.get("self_cpu_us_total")))
 
 
 if __name__ == "__main__":

@@ -92,9 +92,37 @@ def gemm(quick):
     return res
 
 
-def sdpa(quick):
+def sdpa_rate(name, dt, d, s_, causal, B, H):
+    """One SDPA row: forward and forward + backward of F.scaled_dot_product_attention on [B, H, S, D] at the default
+    backend, TFLOP/s by 4 B H S^2 D (half when causal; backward counted as 2.5x the forward's FLOPs)."""
     import torch
     import torch.nn.functional as F
+    q, k, v = (torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True) for _ in range(3))
+    g = torch.randn(B, H, s_, d, device="cuda", dtype=dt)
+    try:
+        choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, causal))
+    except Exception:  # noqa: BLE001
+        choice = -1
+
+    def fwd():
+        with torch.no_grad():
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    def fb():
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        torch.autograd.grad(o, (q, k, v), g)
+
+    tf = timed(fwd, reps=3)
+    tfb = timed(fb, reps=3)
+    fl = 4.0 * B * H * s_ * s_ * d * (0.5 if causal else 1.0)
+    return {"dtype": name, "d": d, "s": s_, "b": B, "h": H, "causal": causal, "backend": choice,
+            "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
+            "fwd_tflops": round(fl / tf / 1e12, 2),
+            "bwd_tflops": round(2.5 * fl / max(tfb - tf, 1e-9) / 1e12, 2)}
+
+
+def sdpa(quick):
+    import torch
     rows = []
     for name, dt in (("bf16", torch.bfloat16), ("fp16", torch.float16), ("fp32", torch.float32)):
         for d in (64, 128):
@@ -102,32 +130,7 @@ def sdpa(quick):
                 for causal in (True, False):
                     if name == "fp16" and not causal:
                         continue
-                    B, H = max(1, 16384 // s_), 16
-                    q = torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True)
-                    k = torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True)
-                    v = torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True)
-                    g = torch.randn(B, H, s_, d, device="cuda", dtype=dt)
-                    try:
-                        choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, causal))
-                    except Exception:  # noqa: BLE001
-                        choice = -1
-
-                    def fwd():
-                        with torch.no_grad():
-                            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-                    def fb():
-                        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                        torch.autograd.grad(o, (q, k, v), g)
-
-                    tf = timed(fwd, reps=3)
-                    tfb = timed(fb, reps=3)
-                    fl = 4.0 * B * H * s_ * s_ * d * (0.5 if causal else 1.0)
-                    rows.append({"dtype": name, "d": d, "s": s_, "b": B, "h": H, "causal": causal, "backend": choice,
-                                 "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
-                                 "fwd_tflops": round(fl / tf / 1e12, 2),
-                                 "bwd_tflops": round(2.5 * fl / max(tfb - tf, 1e-9) / 1e12, 2)})
-                    del q, k, v, g
+                    rows.append(sdpa_rate(name, dt, d, s_, causal, max(1, 16384 // s_), 16))
         print("[op_rates] sdpa %s done" % name, flush=True)
     return {"flops_note": "4 B H S^2 D, x0.5 when causal; bwd counted as 2.5 x fwd FLOPs", "rows": rows}
 

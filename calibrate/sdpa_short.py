@@ -24,7 +24,6 @@ import op_rates
 
 def main():
     import torch
-    import torch.nn.functional as F
     torch.cuda.init()
     rows, H = [], 16
     plan = [("bf16", torch.bfloat16, d, s_, c) for d in (32, 64, 128) for s_ in (49, 64, 128, 197, 256)
@@ -33,31 +32,9 @@ def main():
     t0 = time.time()
     for name, dt, d, s_, causal in plan:
         B = max(1, min(8192, int(math.ceil(8e9 / (4.0 * H * s_ * s_ * d)))))
-        q, k, v = (torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True) for _ in range(3))
-        g = torch.randn(B, H, s_, d, device="cuda", dtype=dt)
-        try:
-            choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, causal))
-        except Exception:  # noqa: BLE001
-            choice = -1
-
-        def fwd():
-            with torch.no_grad():
-                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-
-        def fb():
-            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-            torch.autograd.grad(o, (q, k, v), g)
-
-        tf = op_rates.timed(fwd, reps=3)
-        tfb = op_rates.timed(fb, reps=3)
-        fl = 4.0 * B * H * s_ * s_ * d * (0.5 if causal else 1.0)
-        rows.append({"dtype": name, "d": d, "s": s_, "b": B, "h": H, "causal": causal, "backend": choice,
-                     "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
-                     "fwd_tflops": round(fl / tf / 1e12, 2),
-                     "bwd_tflops": round(2.5 * fl / max(tfb - tf, 1e-9) / 1e12, 2)})
+        rows.append(op_rates.sdpa_rate(name, dt, d, s_, causal, B, H))
         print("[sdpa_short] %s d%d s%d causal=%d b%d: fwd %.1f bwd %.1f TFLOP/s" % (
             name, d, s_, causal, B, rows[-1]["fwd_tflops"], rows[-1]["bwd_tflops"]), flush=True)
-        del q, k, v, g
         torch.cuda.empty_cache()
     json.dump({"schema": "memplan-sdpa-short/1", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
                "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),

@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -82,23 +81,11 @@ def main():
     ap.add_argument("--deadline-s", type=float, default=0)
     args = ap.parse_args()
     cases = [json.loads(l) for l in open(args.cases) if l.strip()]
-    harness._preimport()
-    wd = tempfile.mkdtemp(prefix="profile-")
-    out, t_all = [], time.time()
-    for c in cases:
-        if args.deadline_s and time.time() - t_all > args.deadline_s:
-            print("[profile] deadline: skipping %s" % c["id"], flush=True)
-            continue
-        t0 = time.time()
-        res = timing_corpus.run_forked(c, profile_case, (), wd, args.timeout, error_chars=1000, traceback_chars=2000,
-                                       timeout_error="timeout", no_result_error="no result (exit {exitcode})")
-        res = dict({"id": c["id"], "case": c}, **res)
-        out.append(res)
-        with open(args.out, "w") as f:
-            json.dump({"format": "memplan-step-profile/1", "cases": out}, f)
-        print("[profile] %-40s wall %s ms, gpu busy %s us, %s kernels, %s aten, %s nodes (%.1f s)%s" % (
-            c["id"], res.get("wall_ms"), res.get("gpu_busy_us"), res.get("kernel_count"), res.get("top_level_aten_ops"),
-            res.get("autograd_nodes"), time.time() - t0, "  " + res["error"][:160] if "error" in res else ""), flush=True)
+    timing_corpus.profile_cases(
+        cases, profile_case, (), args.out, "memplan-step-profile/1", args.timeout, deadline_s=args.deadline_s,
+        describe=lambda r: "wall %s ms, gpu busy %s us, %s kernels, %s aten, %s nodes" % (
+            r.get("wall_ms"), r.get("gpu_busy_us"), r.get("kernel_count"), r.get("top_level_aten_ops"),
+            r.get("autograd_nodes")))
 
 
 if __name__ == "__main__":

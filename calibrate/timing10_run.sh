@@ -1,37 +1,6 @@
 #!/usr/bin/env bash
-# Held out 4 of the step-time model (issue 17 part 3): measures the 17 cases of
-# calibrate/cases/timing4-holdout-input.jsonl (calibrate/cases/make_timing4.py), whose predictions by two models
-# were committed before any was measured (data/validation/predictions/timing4-holdout-round3.json and
-# timing4-holdout-candidate-sums.json).
-#   OUT=dir bash calibrate/timing10_run.sh        (one device call, ~4-6 min on an H200; nothing else on the GPU)
-# Timings are printed nowhere (--quiet): read them only from the tarball, after checking cases.sha256 says "match".
-# A second pass of the same cases follows (REPEAT=0 skips it): run-to-run spread within one call, which the
-# host-bound rows need (NOTES-time.md: up to 1.7x between calls). Everything is packed into ONE file,
-# $OUT/timing10.tgz (the device returns at most 8 files): the two JSONL results (and .partial files if a pass was
-# cut), their logs, env.json (harness.env_probe: versions, driver, SDPA choices), versions.txt (peft, CPU, load),
-# nvidia-smi before and after, the input's checksum.
-set -u
-export PYTHONUNBUFFERED=1
-R=$OUT/r; mkdir -p "$R"
-CASES=cases/timing4-holdout-input.jsonl
-EXPECT=1b5e021ed5f14d2bf532129f649054a7b2b981506179b47e7dfed5b434bda322  # the file as committed with its predictions
-Q="name,memory.used,memory.total,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,pstate"
-nvidia-smi --query-gpu=$Q --format=csv > "$R/nvidia-smi-before.csv" 2>&1
-nvidia-smi --query-compute-apps=pid,used_memory --format=csv >> "$R/nvidia-smi-before.csv" 2>&1
-(cd calibrate
- got=$(sha256sum "$CASES" | cut -d' ' -f1)
- if [ "$got" = "$EXPECT" ]; then echo "$got match"; else echo "$got MISMATCH (expected $EXPECT)"; fi |
-   tee "$R/cases.sha256"
- { for m in torch torchvision transformers peft; do python3 -c "import $m; print('$m', $m.__version__)"; done
-   nproc; grep -m1 "model name" /proc/cpuinfo; cat /proc/loadavg; free -m | head -2; date -u +%FT%TZ
- } > "$R/versions.txt" 2>&1
- timeout 270 python3 timing_corpus.py "$CASES" --out "$R/timing4-holdout.jsonl" --env "$R/env.json" --quiet \
-   --warmup 2 --steps 4 --timeout 90 --deadline-s 200 2>&1 | tee "$R/timing4-holdout.log" | cut -c1-120
- if [ "${REPEAT:-1}" != 0 ]; then
-   timeout 200 python3 timing_corpus.py "$CASES" --out "$R/timing4-holdout-rep.jsonl" --quiet \
-     --warmup 2 --steps 4 --timeout 90 --deadline-s 130 2>&1 | tee "$R/timing4-holdout-rep.log" | cut -c1-120
- fi
-)
-nvidia-smi --query-gpu=$Q --format=csv > "$R/nvidia-smi-after.csv" 2>&1
-tar czf "$OUT/timing10.tgz" -C "$R" . && rm -rf "$R"
-ls -la "$OUT"
+# Held out 4 of the step-time model (issue 17 part 3): the 17 cases of calibrate/cases/timing4-holdout-input.jsonl
+# (calibrate/cases/make_timing4.py), whose predictions were committed before any was measured
+# (data/validation/predictions/timing4-holdout-round3.json and timing4-holdout-candidate-sums.json (01f8b27)).
+#   OUT=dir bash calibrate/timing10_run.sh      (one device call; REPEAT=0: one pass; calibrate/holdout_timing.sh)
+exec bash "$(dirname "$0")/holdout_timing.sh" timing10 cases/timing4-holdout-input.jsonl 1b5e021ed5f14d2bf532129f649054a7b2b981506179b47e7dfed5b434bda322

@@ -203,6 +203,30 @@ def run_forked(case, child_fn, args, workdir, timeout_s, error_chars=1500, trace
     return {"error": no_result_error.format(exitcode=p.exitcode)}
 
 
+def profile_cases(cases, child_fn, child_args, out_path, schema, timeout_s, describe, deadline_s=0, tag="profile"):
+    """The profiling scripts' loop (step_profile.py, host_profile.py, decode_profile.py): each case in its own forked
+    process (run_forked), its record {"id", ...child_fn's dict} appended to {"format": schema, "cases": [...]}, written
+    to out_path after every case (a cut run keeps what it measured), one line per case: describe(record). Cases past
+    deadline_s seconds (0: none) are skipped with a line."""
+    import tempfile
+    harness._preimport()
+    wd = tempfile.mkdtemp(prefix=tag + "-")
+    out, t_all = [], time.time()
+    for c in cases:
+        if deadline_s and time.time() - t_all > deadline_s:
+            print("[%s] deadline: skipping %s" % (tag, c["id"]), flush=True)
+            continue
+        t0 = time.time()
+        res = run_forked(c, child_fn, child_args, wd, timeout_s, error_chars=1000, traceback_chars=2000)
+        rec = dict({"id": c["id"]}, **res)
+        out.append(rec)
+        with open(out_path, "w") as f:
+            json.dump({"format": schema, "cases": out}, f)
+        print("[%s] %-40s %s (%.1f s)%s" % (tag, c["id"], describe(rec), time.time() - t0,
+                                            "  " + rec["error"][:200] if "error" in rec else ""), flush=True)
+    return out
+
+
 def _timed_case(case, warmup, steps):
     # A case's allocator settings must be in the environment before the process first touches CUDA; a forked
     # child has not yet, so setting it here is early enough.

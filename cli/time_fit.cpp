@@ -32,8 +32,11 @@ timing::Coefficients start_values() {
 }
 }  // namespace
 
-std::vector<TimeRow> time_rows(const std::vector<std::string>& files) {
-  std::vector<TimeRow> rows;
+namespace {
+// Every measured case of the timing files (one JSON case per line; blank lines, cases that failed and cases
+// without a measurement skipped), in file order: fn(the line's JSON, its parsed case).
+template <class F>
+void for_each_timed_case(const std::vector<std::string>& files, F&& fn) {
   for (const std::string& path : files) {
     std::ifstream f(path);
     if (!f) throw InputError("--fit-time", path, "cannot be read");
@@ -42,31 +45,38 @@ std::vector<TimeRow> time_rows(const std::vector<std::string>& files) {
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       const nlohmann::json j = nlohmann::json::parse(line);
       if (j.contains("error") || !j.contains("measured")) continue;
-      const ValidationCase c = parse_validation_case(j);
-      const auto& m = j.at("measured");
-      const auto feats = timing::case_timelines(c.model, c.run);
-      double spread = -1;
-      if (j.contains("observed") && j.at("observed").contains("runs_step_time_ms")) {
-        const auto runs = j.at("observed").at("runs_step_time_ms").get<std::vector<double>>();
-        // several calls' runs (calibrate/timing_merge.py): (max - min) / (max + min), |a - b| / (a + b) for two
-        if (runs.size() >= 2) {
-          const auto [lo, hi] = std::minmax_element(runs.begin(), runs.end());
-          if (*lo + *hi > 0) spread = (*hi - *lo) / (*hi + *lo);
-        }
-      }
-      auto push = [&](const char* what, const timing::Timeline& t, const char* key) {
-        if (!m.contains(key) || !m.at(key).is_number()) return;
-        rows.push_back({c.id, what, c.holdout, timing::critical_path(t, timing::h200_coefficients()), t,
-                        m.at(key).get<double>() * 1e-3, std::string(key) == "step_time_ms" ? spread : -1.0});
-      };
-      if (c.run.mode == Mode::training) {
-        push("step", feats[0], "step_time_ms");
-      } else {
-        push("prefill", feats[0], "prefill_ms");
-        if (feats.size() > 1) push("decode_token", feats[1], "decode_ms_per_token");
-      }
+      fn(j, parse_validation_case(j));
     }
   }
+}
+}  // namespace
+
+std::vector<TimeRow> time_rows(const std::vector<std::string>& files) {
+  std::vector<TimeRow> rows;
+  for_each_timed_case(files, [&](const nlohmann::json& j, const ValidationCase& c) {
+    const auto& m = j.at("measured");
+    const auto feats = timing::case_timelines(c.model, c.run);
+    double spread = -1;
+    if (j.contains("observed") && j.at("observed").contains("runs_step_time_ms")) {
+      const auto runs = j.at("observed").at("runs_step_time_ms").get<std::vector<double>>();
+      // several calls' runs (calibrate/timing_merge.py): (max - min) / (max + min), |a - b| / (a + b) for two
+      if (runs.size() >= 2) {
+        const auto [lo, hi] = std::minmax_element(runs.begin(), runs.end());
+        if (*lo + *hi > 0) spread = (*hi - *lo) / (*hi + *lo);
+      }
+    }
+    auto push = [&](const char* what, const timing::Timeline& t, const char* key) {
+      if (!m.contains(key) || !m.at(key).is_number()) return;
+      rows.push_back({c.id, what, c.holdout, timing::critical_path(t, timing::h200_coefficients()), t,
+                      m.at(key).get<double>() * 1e-3, std::string(key) == "step_time_ms" ? spread : -1.0});
+    };
+    if (c.run.mode == Mode::training) {
+      push("step", feats[0], "step_time_ms");
+    } else {
+      push("prefill", feats[0], "prefill_ms");
+      if (feats.size() > 1) push("decode_token", feats[1], "decode_ms_per_token");
+    }
+  });
   return rows;
 }
 
@@ -81,21 +91,12 @@ nlohmann::json sparse(const timing::Features& f) {
 
 nlohmann::json op_breakdown_json(const std::vector<std::string>& files) {
   nlohmann::json out = nlohmann::json::array();
-  for (const std::string& path : files) {
-    std::ifstream f(path);
-    if (!f) throw InputError("--fit-time", path, "cannot be read");
-    std::string line;
-    while (std::getline(f, line)) {
-      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-      const nlohmann::json j = nlohmann::json::parse(line);
-      if (j.contains("error") || !j.contains("measured")) continue;
-      const ValidationCase c = parse_validation_case(j);
-      nlohmann::json ops = nlohmann::json::array();
-      for (const auto& o : timing::case_op_breakdown(c.model, c.run))
-        ops.push_back({{"name", o.name}, {"count", o.count}, {"fwd", sparse(o.fwd)}, {"bwd", sparse(o.bwd)}});
-      out.push_back({{"id", c.id}, {"what", c.run.mode == Mode::training ? "step" : "prefill"}, {"ops", ops}});
-    }
-  }
+  for_each_timed_case(files, [&](const nlohmann::json&, const ValidationCase& c) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& o : timing::case_op_breakdown(c.model, c.run))
+      ops.push_back({{"name", o.name}, {"count", o.count}, {"fwd", sparse(o.fwd)}, {"bwd", sparse(o.bwd)}});
+    out.push_back({{"id", c.id}, {"what", c.run.mode == Mode::training ? "step" : "prefill"}, {"ops", ops}});
+  });
   nlohmann::json cols = nlohmann::json::array();
   for (auto n : timing::kColNames) cols.push_back(std::string(n));
   return {{"schema", "memplan-time-fit-ops/1"},
