@@ -12,6 +12,8 @@
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/time/case_time.h"
+#include "engine/time/time_band.h"
+#include "engine/verdict.h"
 #include "models/calibration_profile.h"
 #include "models/gpu_specs.h"
 
@@ -118,6 +120,9 @@ void register_estimate(CLI::App& app, Context& ctx) {
     const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c);
     const double step_ms = ct.step_ms;
     const auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
+    // How wrong the model has been on comparable timed rows (engine/time/time_band.h).
+    const timing::TimeBand tb =
+        timing::time_band_for(timing::h200_time_bands(), "step", verdict_features(m, c, false).vision, ct.split.cpu_bound);
     if (flags->json) {
       nlohmann::json j = estimate_json(m, c, e, d);
       if (step_ms > 0) {
@@ -126,6 +131,8 @@ void register_estimate(CLI::App& app, Context& ctx) {
         j["step_time_host_ms_h200"] = r1(ct.split.cpu_s * 1e3);
         j["step_time_gpu_ms_h200"] = r1(ct.split.gpu_s * 1e3);
         j["step_host_bound"] = ct.split.cpu_bound;
+        j["step_time_band"] = {{"class", tb.key}, {"rows", tb.rows},
+                               {"under_pct", r1(100 * tb.under_fraction)}, {"over_pct", r1(100 * tb.over_fraction)}};
       }
       if (flags->per_layer) j["layers"] = layers_json(e);
       if (c.distributed.enabled()) {
@@ -144,6 +151,13 @@ void register_estimate(CLI::App& app, Context& ctx) {
                       "issuing, GPU %.1f ms running)\n",
                       step_ms, ct.split.cpu_s * 1e3, ct.split.gpu_s * 1e3);
         out << line;
+        if (tb.rows > 0) {
+          std::snprintf(line, sizeof line,
+                        "  measured on comparable rows (%s, %lld timed on the H200): the step took %.0f %% less to "
+                        "%.0f %% more than predicted\n",
+                        tb.key.c_str(), static_cast<long long>(tb.rows), 100 * tb.over_fraction, 100 * tb.under_fraction);
+          out << line;
+        }
         // Measured: host-bound steps moved by up to 1.9x between device calls of one case, decode per token alike
         // (data/validation/NOTES-time.md, fourth round; h200-timing-drift.jsonl).
         if (ct.split.cpu_bound)

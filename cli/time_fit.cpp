@@ -9,6 +9,8 @@
 #include "cli/run_cli.h"
 #include "engine/errors.h"
 #include "engine/time/case_time.h"
+#include "engine/time/time_band.h"
+#include "engine/verdict.h"
 #include "models/validation_case.h"
 
 namespace memplan::cli {
@@ -68,7 +70,8 @@ std::vector<TimeRow> time_rows(const std::vector<std::string>& files) {
     auto push = [&](const char* what, const timing::Timeline& t, const char* key) {
       if (!m.contains(key) || !m.at(key).is_number()) return;
       rows.push_back({c.id, what, c.holdout, timing::critical_path(t, timing::h200_coefficients()), t,
-                      m.at(key).get<double>() * 1e-3, std::string(key) == "step_time_ms" ? spread : -1.0});
+                      m.at(key).get<double>() * 1e-3, std::string(key) == "step_time_ms" ? spread : -1.0,
+                      verdict_features(c.model, c.run, false).vision});
     };
     if (c.run.mode == Mode::training) {
       push("step", feats[0], "step_time_ms");
@@ -116,7 +119,8 @@ nlohmann::json rows_to_json(const std::vector<TimeRow>& rows) {
     nlohmann::json tl = nlohmann::json::array();
     for (const auto& ch : r.timeline) tl.push_back(sparse(ch));
     out.push_back({{"id", r.id}, {"what", r.what}, {"holdout", r.holdout}, {"measured_s", r.measured_s},
-                   {"spread", r.spread}, {"features", std::vector<double>(r.x.begin(), r.x.end())}, {"timeline", tl}});
+                   {"spread", r.spread}, {"vision", r.vision}, {"features", std::vector<double>(r.x.begin(), r.x.end())},
+                   {"timeline", tl}});
   }
   return {{"schema", "memplan-time-fit-inputs/2"},
           {"columns", cols},
@@ -136,6 +140,7 @@ std::vector<TimeRow> rows_from_json(const nlohmann::json& j) {
     t.holdout = r.at("holdout").get<bool>();
     t.measured_s = r.at("measured_s").get<double>();
     t.spread = r.value("spread", -1.0);
+    t.vision = r.value("vision", false);
     const auto v = r.at("features").get<std::vector<double>>();
     if (v.size() != t.x.size()) throw InputError("time-fit-inputs.features", std::to_string(v.size()), "wrong length");
     std::copy(v.begin(), v.end(), t.x.begin());
@@ -212,6 +217,19 @@ std::string coefficients_tsv(const timing::Coefficients& c, const std::string& s
   return o.str();
 }
 
+std::string time_bands_tsv(const std::vector<TimeRow>& rows, const timing::Coefficients& c, const std::string& source) {
+  std::vector<timing::TimeBandSample> samples;
+  for (const auto& r : rows) {
+    const timing::TimeSplit s = timing::predict(timing::critical_path(r.timeline, c), c);
+    samples.push_back({r.id, r.what, r.vision, s.cpu_bound, s.total_s, r.measured_s});
+  }
+  return "# memplan step-time bands (engine/time/time_band.h): per class of comparable timed rows, the largest\n"
+         "# under- and over-prediction of the step / prefill / decode time, parts per million of the predicted time,\n"
+         "# and the row that showed it; every measured row (tuning and held out) at the fitted coefficients.\n"
+         "# Written by memplan calibrate --fit-time from " + source + "; do not edit by hand.\n" +
+         timing::time_bands_text(timing::build_time_bands(samples));
+}
+
 void run_time_fit(const std::vector<std::string>& files, const std::string& out_dir, std::ostream& out) {
   const std::vector<TimeRow> rows = time_rows(files);
   if (rows.empty()) throw InputError("--fit-time", files.empty() ? "" : files[0], "holds no timed cases");
@@ -230,6 +248,7 @@ void run_time_fit(const std::vector<std::string>& files, const std::string& out_
   write("time-fit-inputs.json", inputs.dump(1) + "\n");
   write("time-fit.json", rep.dump(1) + "\n");
   write("h200-time-coefficients.tsv", coefficients_tsv(f.coef, src));
+  write("h200-time-bands.tsv", time_bands_tsv(again, f.coef, src));
   write("time-fit-ops.json", op_breakdown_json(files).dump() + "\n");
   char line[200];
   for (const auto& r : rep.at("rows")) {

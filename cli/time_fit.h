@@ -1,7 +1,7 @@
 // The step-time fit (`memplan calibrate --fit-time CASES.jsonl... [--fit-out DIR]`): feature rows of the measured
 // timing cases (engine/time/case_features), NNLS coefficients (engine/time/step_time.h fit), residuals per case.
 // Writes DIR/time-fit-inputs.json (the rows: what the fit sees), DIR/time-fit.json (coefficients, residuals) and
-// DIR/h200-time-coefficients.tsv (what the engine embeds), and DIR/time-fit-ops.json (per case, the columns by op name:
+// DIR/h200-time-coefficients.tsv and DIR/h200-time-bands.tsv (what the engine embeds), and DIR/time-fit-ops.json (per case, the columns by op name:
 // for people). Cases marked "holdout" are predicted, never fitted.
 #pragma once
 #include <ostream>
@@ -23,6 +23,7 @@ struct TimeRow {
   // |a - b| / (a + b) of the two runs where the case was measured twice (observed.runs_step_time_ms: measured_s is
   // their mean); -1 with one run. Kept for the weighted fit (engine/time/step_time.h NoiseModel), studied, not adopted.
   double spread = -1;
+  bool vision = false;  // a torchvision model (the step-time band's family: engine/time/time_band.h)
 };
 
 // Rows of every measured case of the files (cases with an error or no timing are skipped).
@@ -41,6 +42,8 @@ timing::FitResult fit_rows(const std::vector<TimeRow>& rows);
 // time-fit.json: coefficients, each row's prediction and residual, summary per set (tuning / holdout).
 nlohmann::json fit_report(const std::vector<TimeRow>& rows, const timing::Coefficients& c);
 std::string coefficients_tsv(const timing::Coefficients& c, const std::string& source);
+// h200-time-bands.tsv (engine/time/time_band.h): every row, tuning and held out, at coefficients `c`.
+std::string time_bands_tsv(const std::vector<TimeRow>& rows, const timing::Coefficients& c, const std::string& source);
 
 void run_time_fit(const std::vector<std::string>& files, const std::string& out_dir, std::ostream& out);
 

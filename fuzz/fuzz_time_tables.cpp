@@ -1,9 +1,10 @@
 // The step-time model's tables (engine/time/): per-shape conv and batch-norm times, the op-rate table, host costs
-// per op class and fitted coefficients, each parsed from the same bytes, then looked up at a few shapes (the
+// per op class, fitted coefficients and the step-time bands, each parsed from the same bytes, then looked up at a few shapes (the
 // interpolation and the spatial / dtype fallbacks run on whatever the parser accepted).
 #include "engine/errors.h"
 #include "engine/time/kernel_tables.h"
 #include "engine/time/step_time.h"
+#include "engine/time/time_band.h"
 #include "fuzz/fuzz_common.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -34,10 +35,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const InputError&) {
   }
   try {
-    OpRates r;
+    OpRates r = OpRates();  // clang 14 crashes on `OpRates r;` (engine/time/step_time.cpp)
     parse_host_overhead(text, r);
     parse_gemm_align(text, r);
     (void)parse_coefficients(text);
+  } catch (const InputError&) {
+  }
+  try {
+    const TimeBandTable t = parse_time_bands(text);
+    (void)time_band_for(t, "step", true, true);
+    (void)time_bands_text(t);
   } catch (const InputError&) {
   }
   return 0;

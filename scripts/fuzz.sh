@@ -47,7 +47,7 @@ case $name in
   cli) cp fuzz/seeds/cli/* "$seeds"/; dict=fuzz/cli.dict ;;
   native_graph) cp models/examples/*.json "$seeds"/; dict=fuzz/native.dict ;;
   time_tables)  # the tables' own first lines (whole files are large), one file each
-    for t in conv-time bn-time op-rates host-overhead gemm-align time-coefficients; do
+    for t in conv-time bn-time op-rates host-overhead gemm-align time-coefficients time-bands; do
       head -40 "data/calibration/h200-$t.tsv" > "$seeds/$t.tsv"
     done ;;
 esac
