@@ -131,7 +131,7 @@ void register_estimate(CLI::App& app, Context& ctx) {
         j["step_time_host_ms_h200"] = r1(ct.split.cpu_s * 1e3);
         j["step_time_gpu_ms_h200"] = r1(ct.split.gpu_s * 1e3);
         j["step_host_bound"] = ct.split.cpu_bound;
-        j["step_time_band"] = {{"class", tb.key}, {"rows", tb.rows},
+        j["step_time_band"] = {{"class", tb.key}, {"rows", tb.cases},
                                {"under_pct", r1(100 * tb.under_fraction)}, {"over_pct", r1(100 * tb.over_fraction)}};
       }
       if (flags->per_layer) j["layers"] = layers_json(e);
@@ -151,11 +151,11 @@ void register_estimate(CLI::App& app, Context& ctx) {
                       "issuing, GPU %.1f ms running)\n",
                       step_ms, ct.split.cpu_s * 1e3, ct.split.gpu_s * 1e3);
         out << line;
-        if (tb.rows > 0) {
+        if (tb.cases > 0) {
           std::snprintf(line, sizeof line,
                         "  measured on comparable rows (%s, %lld timed on the H200): the step took %.0f %% less to "
                         "%.0f %% more than predicted\n",
-                        tb.key.c_str(), static_cast<long long>(tb.rows), 100 * tb.over_fraction, 100 * tb.under_fraction);
+                        tb.key.c_str(), static_cast<long long>(tb.cases), 100 * tb.over_fraction, 100 * tb.under_fraction);
           out << line;
         }
         // Measured: host-bound steps moved by up to 1.9x between device calls of one case, decode per token alike

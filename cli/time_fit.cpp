@@ -227,7 +227,7 @@ std::string time_bands_tsv(const std::vector<TimeRow>& rows, const timing::Coeff
          "# under- and over-prediction of the step / prefill / decode time, parts per million of the predicted time,\n"
          "# and the row that showed it; every measured row (tuning and held out) at the fitted coefficients.\n"
          "# Written by memplan calibrate --fit-time from " + source + "; do not edit by hand.\n" +
-         timing::time_bands_text(timing::build_time_bands(samples));
+         error_bands_text(timing::build_time_bands(samples));
 }
 
 void run_time_fit(const std::vector<std::string>& files, const std::string& out_dir, std::ostream& out) {

@@ -100,11 +100,11 @@ int64_t parse_count(const std::string& s, const std::string& field) {
 }
 }  // namespace
 
-ErrorBandTable parse_error_bands(std::string_view text) {
+ErrorBandTable parse_error_bands(std::string_view text, std::string_view what) {
   ErrorBandTable t;
   bool header = false;
   for_each_row(text, [&](int64_t lineno, const std::string& line) {
-    const std::string where = "error-bands line " + std::to_string(lineno);
+    const std::string where = std::string(what) + " line " + std::to_string(lineno);
     if (!header) {
       if (line != kHeader) throw InputError(where, line, "must be the header: " + std::string(kHeader));
       header = true;
@@ -123,7 +123,7 @@ ErrorBandTable parse_error_bands(std::string_view text) {
     b.worst_over_case = cols[5] == "-" ? "" : cols[5];
     t.classes.push_back(std::move(b));
   });
-  if (!header) throw InputError("error-bands", "(no header)", "holds no table");
+  if (!header) throw InputError(std::string(what), "(no header)", "holds no table");
   return t;
 }
 

@@ -64,7 +64,8 @@ struct ErrorBandTable {
 // The table's text format (tab-separated; '#' lines are comments): one header line
 // `class cases under_ppm over_ppm worst_under worst_over`, then one line per class with the fractions in parts
 // per million. Throws InputError naming the line for anything else.
-ErrorBandTable parse_error_bands(std::string_view text);
+// `what` names the table in errors (the step-time bands share the format: engine/time/time_band.h).
+ErrorBandTable parse_error_bands(std::string_view text, std::string_view what = "error-bands");
 std::string error_bands_text(const ErrorBandTable& t);  // the inverse (the generator writes with it)
 // The table compiled in from data/validation/error-bands.tsv.
 const ErrorBandTable& builtin_error_bands();

@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const TimeBandTable t = parse_time_bands(text);
     (void)time_band_for(t, "step", true, true);
-    (void)time_bands_text(t);
+    (void)error_bands_text(t);
   } catch (const InputError&) {
   }
   return 0;

@@ -1,5 +1,5 @@
 // The step-time band (engine/time/time_band.h): classes and fractions built from timed rows, the fallback to a
-// coarser class below kMinTimeBandRows, the text format, the embedded table's reproducibility from the committed
+// coarser class below kMinTimeBandRows, the text format (the memory bands': engine/verdict.h), the embedded table's reproducibility from the committed
 // fit inputs, and its keys in `estimate --json`. Expected values are derived by hand next to each check.
 #include <catch2/catch.hpp>
 
@@ -49,11 +49,11 @@ TEST_CASE("time bands: the largest under- and over-prediction per class, as frac
     INFO(w.key);
     const TimeBand* b = t.find(w.key);
     REQUIRE(b != nullptr);
-    CHECK(b->rows == w.rows);
+    CHECK(b->cases == w.rows);
     CHECK(b->under_fraction == Approx(w.under));
     CHECK(b->over_fraction == Approx(w.over));
-    CHECK(b->worst_under_row == w.worst_under);
-    CHECK(b->worst_over_row == w.worst_over);
+    CHECK(b->worst_under_case == w.worst_under);
+    CHECK(b->worst_over_case == w.worst_over);
   }
 }
 
@@ -73,12 +73,14 @@ TEST_CASE("time bands: a class below kMinTimeBandRows rows gives way to the next
 
 TEST_CASE("time bands: the text format round-trips; anything else is an input error", "[time][band]") {
   const TimeBandTable t = build_time_bands({{"a", "step", true, true, 0.1, 0.125}, {"b", "prefill", false, false, 0.2, 0.1}});
-  const std::string text = time_bands_text(t);
-  CHECK(time_bands_text(parse_time_bands("# a comment\n" + text)) == text);
+  const std::string text = error_bands_text(t);
+  CHECK(error_bands_text(parse_time_bands("# a comment\n" + text)) == text);
   CHECK(parse_time_bands(text).find("step/vision/host")->under_fraction == Approx(0.25));
-  const std::string header = "class\trows\tunder_ppm\tover_ppm\tworst_under\tworst_over\n";
-  for (const std::string bad : {std::string("all 1 0 0 - -\n"), header + "all 1 0 0 -\n", header + "all 0 0 0 - -\n",
-                                header + "all 1 -5 0 - -\n", header + "all 1 x 0 - -\n"}) {
+  const std::string header = "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\n";
+  // no header; five columns; a class without a row; a negative and a non-numeric ppm
+  for (const std::string bad : {std::string("all\t1\t0\t0\t-\t-\n"), header + "all\t1\t0\t0\t-\n",
+                                header + "all\t0\t0\t0\t-\t-\n", header + "all\t1\t-5\t0\t-\t-\n",
+                                header + "all\t1\tx\t0\t-\t-\n"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse_time_bands(bad), InputError);
   }
@@ -92,10 +94,10 @@ TEST_CASE("time bands: the embedded table is the committed fit inputs' at the em
   ss << in.rdbuf();
   const auto rows = cli::rows_from_json(nlohmann::json::parse(ss.str()));
   const std::string again = cli::time_bands_tsv(rows, h200_coefficients(), "h200-timing.jsonl");
-  CHECK(time_bands_text(parse_time_bands(again)) == time_bands_text(h200_time_bands()));
+  CHECK(error_bands_text(parse_time_bands(again)) == error_bands_text(h200_time_bands()));
   // every timed row is in the "all" class; the step classes split by family and bound
   REQUIRE(h200_time_bands().find("all") != nullptr);
-  CHECK(h200_time_bands().find("all")->rows == static_cast<int64_t>(rows.size()));
+  CHECK(h200_time_bands().find("all")->cases == static_cast<int64_t>(rows.size()));
 }
 
 TEST_CASE("time bands: estimate --json carries the step's band", "[time][band][cli]") {
