@@ -34,6 +34,11 @@ std::string_view dtype_key(DType d) {
 int dtype_slot(DType d) { return d == DType::bf16 ? 1 : d == DType::f16 ? 2 : 0; }
 int dtype_slot(std::string_view key) { return key == "bf16" ? 1 : key == "fp16" ? 2 : key == "fp32" ? 0 : -1; }
 
+// The measured elementwise bandwidth of a dtype's ops: fp32's, or the 16-bit one (bf16 and fp16 alike).
+double elementwise_bw(const OpRates& r, DType d) {
+  return d == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+}
+
 double num(const std::vector<std::string>& f, size_t i, const std::string& line) {
   if (i >= f.size()) throw InputError("op rates", line, "has too few fields");
   if (f[i] == "-") return -1;
@@ -227,7 +232,7 @@ double gemm_s(const OpRates& r, DType dt, double m, double n, double k) {
   // operands dominates, so the GEMM is costed as the smallest measured shape when m is small (decode: the
   // weights are read whatever the rows), and by its true FLOPs but at least its traffic when n or k is small
   // (LoRA's rank-r factors: inflating r to the grid's edge would cost 128 / r times the FLOPs).
-  const double bw = dt == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+  const double bw = elementwise_bw(r, dt);
   const double traffic_s = (m * k + k * n + m * n) * static_cast<double>(dtype_bytes(dt)) / bw;
   return std::max(2.0 * std::max(m, lo) * n * k / rate, traffic_s);
 }
@@ -351,9 +356,9 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     // writes over the first; its backward runs a kernel only where it makes a fresh gradient (threshold_backward
     // of relu_ reads the output gradient and the saved result); add_ passes its gradient through
     const TensorInfo& self = T(op.outs[0]);
-    const double bw = self.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+    const double bw = elementwise_bw(r, self.dtype);
     c.fwd[kKernels] = 1;
-    c.fwd[kMem] = (in_bytes + nbytes(self)) / (bw * layout_ratio(name, self, r));
+    c.fwd[kMem] = (in_bytes + nbytes(self)) / bw;
     if (bwd && fresh_grads > 0) {
       double saved = 0;
       for (TensorId sv : op.saved) saved += nbytes(T(sv));
@@ -407,7 +412,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const bool causal = ctx.causal_attention && sq > 1;
     const double flops = 4 * B * H * sq * sk * d * (causal && sq == sk ? 0.5 : 1.0);
     const OpRates::Sdpa* row = sdpa_row(r, q.dtype, causal, d, sq);
-    const double bw = q.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+    const double bw = elementwise_bw(r, q.dtype);
     const double io = in_bytes + out_bytes;
     c.fwd[kAttn] = std::max(row ? flops / (row->fwd_tflops * 1e12) : 0.0, io / bw);
     if (bwd) {
@@ -430,7 +435,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     // (VGG-16 b64's 13 biased convs: 2.6 ms of adds, 1.5 ms of sums in the profiled step).
     // ATen's native depthwise kernel (conv2d_depthwise) adds its bias itself; its gradient is the same sum.
     if (op.reads.size() >= 3) {
-      const double bw = out.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+      const double bw = elementwise_bw(r, out.dtype);
       if (name != "conv2d_depthwise") c.fwd[kMem] += 2 * out_bytes / bw, c.fwd[kKernels] += 1;
       const TensorInfo& bias = T(op.reads[2]);
       if (bwd && (bias.requires_grad || bias.trainable)) c.bwd[kMem] += out_bytes / bw, c.bwd[kKernels] += 1;
@@ -486,7 +491,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
   }
   // Memory-bound: bytes at the measured elementwise bandwidth of the op's dtype.
-  const double bw = out.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+  const double bw = elementwise_bw(r, out.dtype);
   if (name == "max_pool2d" && rank(0) == 4) {
     const double n_in = numel(T(op.reads[0]));
     c.fwd[kPool] = n_in * kMaxPoolFwdSPerElem;
@@ -522,8 +527,8 @@ void add(Features& a, const Features& b, double w = 1) {
 // InputBuffer adds each one after the first into the held one (in place, or into a fresh buffer: engine/
 // step_replay.cpp accumulate), one add kernel each, launched from the autograd engine (no Python) by the node
 // that delivers it. Per op, the sums its backward's deliveries cause: its kernels, their bytes (read both, write
-// one) at the elementwise bandwidth (exact bytes: the forward mem column's rate, like an in-place op) and one
-// dispatched op each on the host. DenseNet's concatenations make them quadratic in a block's depth: DenseNet-201
+// one) at the elementwise bandwidth (exact bytes: the forward mem column's rate, like an in-place op) and each
+// one's measured host seconds (kSumHostS). DenseNet's concatenations make them quadratic in a block's depth: DenseNet-201
 // b24's profiled step runs 1,803 such adds (6.4 ms of kernels; its four blocks of 6, 12, 48 and 32 layers sum
 // 21 + 78 + 1,176 + 528 gradients), which the model had not costed (NOTES-time.md, fourth round). Parameters'
 // sums (a tied embedding) happen in AccumulateGrad's buffer the same way.
@@ -538,13 +543,25 @@ std::vector<Features> gradient_sums(const Graph& g, const OpRates& r) {
       char& d = delivered[static_cast<size_t>(gs.input)];
       if (!d) { d = 1; continue; }
       const TensorInfo& t = g.tensors[static_cast<size_t>(gs.input)];
-      const double bw = t.dtype == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+      const double bw = elementwise_bw(r, t.dtype);
       out[i][kKernels] += 1;
       out[i][kMem] += 3 * nbytes(t) / bw;
       out[i][kCpuHost] += kSumHostS;
     }
   }
   return out;
+}
+
+// Every op's cost (op_cost), a training graph's backward with the gradient sums its deliveries cause.
+std::vector<OpCost> op_costs(const Graph& g, const TimeContext& ctx, const OpRates& r, bool training) {
+  std::vector<OpCost> cost;
+  cost.reserve(g.ops.size());
+  for (size_t i = 0; i < g.ops.size(); ++i) cost.push_back(op_cost(g, i, ctx, r, training));
+  if (training) {
+    const std::vector<Features> sums = gradient_sums(g, r);
+    for (size_t i = 0; i < g.ops.size(); ++i) add(cost[i].bwd, sums[i]);
+  }
+  return cost;
 }
 
 std::string opt_name(OptimizerKind k) {
@@ -640,11 +657,7 @@ Features optimizer_cost(const Graph& g, const RunConfig& cfg, const OpRates& r) 
 }  // namespace
 
 Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
-  std::vector<OpCost> cost;
-  cost.reserve(g.ops.size());
-  for (size_t i = 0; i < g.ops.size(); ++i) cost.push_back(op_cost(g, i, ctx, r, true));
-  const std::vector<Features> sums = gradient_sums(g, r);
-  for (size_t i = 0; i < g.ops.size(); ++i) add(cost[i].bwd, sums[i]);
+  const std::vector<OpCost> cost = op_costs(g, ctx, r, true);
   ChunkBuilder b;
   const int64_t micro_batches = std::max<int64_t>(1, cfg.grad_accum_steps);
   for (int64_t m = 0; m < micro_batches; ++m) {
@@ -675,16 +688,14 @@ Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeConte
 std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r,
                                      bool training) {
   std::vector<OpNameCost> out;
-  const std::vector<Features> sums = training ? gradient_sums(g, r) : std::vector<Features>{};
+  const std::vector<OpCost> cost = op_costs(g, ctx, r, training);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const std::string& name = g.name_of(g.ops[i].name);
     auto it = std::find_if(out.begin(), out.end(), [&](const OpNameCost& o) { return o.name == name; });
     if (it == out.end()) it = out.insert(out.end(), OpNameCost{name, 0, {}, {}});
-    const OpCost c = op_cost(g, i, ctx, r, training);
     it->count += 1;
-    add(it->fwd, c.fwd);
-    add(it->bwd, c.bwd);
-    if (training) add(it->bwd, sums[i]);
+    add(it->fwd, cost[i].fwd);
+    add(it->bwd, cost[i].bwd);
   }
   if (training) out.push_back({"optimizer.step", 1, optimizer_cost(g, cfg, r), {}});
   return out;
