@@ -9,6 +9,7 @@ step is host-bound, so the question is how many ops the host dispatches per toke
 
 Per inference case (its own forked process, timing_corpus.run_forked): the model built as timing_corpus builds it,
 one warm-up generate(N); then generate(1) and generate(N) unprofiled (wall), then each once under torch.profiler.
+The generate(1) run's kernels by name are kept too (prefill_kernels): the prefill's GPU work.
 Per token = (N-run - 1-run) / (N - 1) of: wall ms, top-level aten ops (CPU events without a parent), CUDA kernels,
 kernel time (us) and the union of kernel intervals (gpu busy). The 40 top-level aten op names by per-token count
 are kept, so the model's dispatch count can be checked name by name.
@@ -41,15 +42,19 @@ def _profiled(torch, fn):
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         fn()
         torch.cuda.synchronize()
-    ops, kernels, intervals, kernel_us = {}, 0, [], 0.0
+    ops, kernels, intervals, kernel_us, by_name = {}, 0, [], 0.0, {}
     for e in prof.events():
         if str(getattr(e, "device_type", "")).endswith("CUDA"):
             kernels += 1
+            k = by_name.setdefault(e.name, [0, 0.0])
+            k[0] += 1
+            k[1] += e.time_range.elapsed_us()
             kernel_us += e.time_range.elapsed_us()
             intervals.append((e.time_range.start, e.time_range.end))
         elif e.name.startswith("aten::") and e.cpu_parent is None:
             ops[e.name] = ops.get(e.name, 0) + 1
-    return {"ops": ops, "kernels": kernels, "kernel_us": kernel_us, "busy_us": _busy_us(intervals)}
+    return {"ops": ops, "kernels": kernels, "kernel_us": kernel_us, "busy_us": _busy_us(intervals),
+            "by_name": by_name}
 
 
 def profile_decode(case):
@@ -88,6 +93,12 @@ def profile_decode(case):
     res["gpu_busy_us_per_token"] = round((pn["busy_us"] - p1["busy_us"]) / d, 1)
     per_op = {k: round((v - p1["ops"].get(k, 0)) / d, 2) for k, v in pn["ops"].items()}
     res["top_ops_per_token"] = sorted(([k, v] for k, v in per_op.items() if v), key=lambda r: -r[1])[:40]
+    # generate(1) is the prefill alone (one forward over the prompt, then the first token's sampling): its
+    # kernels by name, in step_profile.py's [name, count, us] form, for the prefill's class-by-class check.
+    res["prefill_wall_ms"] = round(walls[1], 3)
+    res["prefill_gpu_busy_us"] = round(p1["busy_us"], 1)
+    res["prefill_kernels"] = sorted(([k, v[0], round(v[1], 1)] for k, v in p1["by_name"].items()),
+                                    key=lambda r: -r[2])
     res["transformers_attn"] = str(getattr(model.config, "_attn_implementation", ""))
     res["cache"] = str(getattr(model.generation_config, "cache_implementation", ""))
     return res
