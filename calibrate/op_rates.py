@@ -350,9 +350,13 @@ def table(inp, outp, extra=None):
             # launch-bound and hide the layout)
             big_rows = [x for x in layout["rows"] if x["dtype"] == dt and x["numel"] >= (1 << 23)]
             contig = statistics.median(x["gb_per_s"] for x in big_rows if x["layout"] in ("contiguous", "contiguous_clone"))
-            # (the broadcast rows are measured too; the engine does not use them: step_time.cpp layout_ratio)
             strided = statistics.median(x["gb_per_s"] for x in big_rows if x["layout"] == "transpose12_to_contiguous")
             lines.append("mem_layout strided_copy %s %.4f" % (dt, strided / contig))
+            # a binary op with a broadcast operand ([C, 1, 1], [N, C, 1, 1], a last-dim [H]): TensorIterator's
+            # offset-calculator kernel, not the vectorized one
+            bcast = statistics.median(x["gb_per_s"] for x in big_rows
+                                      if x["layout"] in ("broadcast_c11", "broadcast_nc11", "broadcast_last_dim"))
+            lines.append("mem_layout broadcast %s %.4f" % (dt, bcast / contig))
     classes = {}
     for row in r["conv"]["rows"]:
         if row["shape"].startswith("bn_"):

@@ -43,11 +43,13 @@ def kernel_class(name):
         return "optimizer"
     if "batch_norm" in low or "bn_fw" in low or "bn_bw" in low:
         return "bn"
-    if any(k in low for k in ("fmha", "flash", "sdpa", "attention")):
+    if any(k in low for k in ("fmha", "flash", "sdpa", "attention", "compute_dot_do_o", "convert_dq_to_16bits")):
+        # the last two: cuDNN SDPA backward's preprocessing (dO . O) and dQ conversion, named cudnn::fusion::*
         return "attn"
     if "pool" in low or "adaptive_average" in low:
         return "pool"
-    if any(k in low for k in ("implicit_gemm", "implicit_convolve", "conv2d_", "dgrad", "wgrad", "fprop", "cudnn")) \
+    if any(k in low for k in ("implicit_gemm", "implicit_convolve", "conv2d_", "depthwise", "dgrad", "wgrad", "fprop",
+                              "cudnn")) \
             and "elementwise" not in low:
         return "conv"
     if any(k in low for k in ("nvjet", "gemm", "cutlass", "cublas", "splitk")):

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "cli/run_cli.h"
@@ -166,11 +168,58 @@ timing::NoiseModel fit_noise() {
   return {0.015, 0.30};
 }
 
-timing::FitResult fit_rows(const std::vector<TimeRow>& rows) {
+std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::string_view profile_tsv) {
+  // kernel ms per (case, profile class)
+  std::map<std::pair<std::string, std::string>, double> ms;
+  std::istringstream in{std::string(profile_tsv)};
+  std::string line;
+  int64_t no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string tag, id, cls, extra;
+    double v = -1;
+    if (!(ls >> tag >> id >> cls >> v) || (ls >> extra) || tag != "profile" || !(v >= 0) || !std::isfinite(v))
+      throw InputError("profile classes line " + std::to_string(no), line, "want 'profile case_id class kernel_ms'");
+    ms[{id, cls}] = v;
+  }
+  const char* mode_env = std::getenv("MEMPLAN_ANCHORS");
+  const std::string mode = mode_env ? mode_env : "gemm,attn,opt,mem";
+  std::vector<ClassAnchor> out;
+  for (const TimeRow& r : rows) {
+    if (r.what != "step") continue;
+    timing::Features sum{};
+    for (const auto& ch : r.timeline)
+      for (size_t j = 0; j < sum.size(); ++j) sum[j] += ch[j];
+    auto anchor = [&](const char* key, const char* cls, std::initializer_list<int> cols) {
+      if (mode.find(key) == std::string::npos) return;
+      const auto it = ms.find({r.id, cls});
+      if (it == ms.end() || it->second < 0.5) return;  // under 0.5 ms: no anchor
+      ClassAnchor a{r.id, cls, r.holdout, {}, it->second * 1e-3};
+      double model = 0;
+      for (int c : cols) a.features[static_cast<size_t>(c)] = sum[static_cast<size_t>(c)], model += sum[static_cast<size_t>(c)];
+      if (model <= 0) return;
+      out.push_back(a);
+    };
+    // profile matmul holds cuBLAS-run 1x1 convolutions too: only where the model has (nearly) no convolution
+    if (sum[timing::kConv] + sum[timing::kConvDw] < 0.05 * sum[timing::kGemm]) anchor("gemm", "matmul", {timing::kGemm});
+    anchor("attn", "attn", {timing::kAttn});
+    anchor("opt", "optimizer", {timing::kOpt});
+    if (!r.vision || mode.find("vmem") != std::string::npos) anchor("mem", "elementwise", {timing::kMem, timing::kMemBwd});
+  }
+  return out;
+}
+
+timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors) {
   std::vector<timing::Timeline> x;
   std::vector<double> y, spread;
   for (const auto& r : rows)
     if (!r.holdout) x.push_back(r.timeline), y.push_back(r.measured_s), spread.push_back(r.spread);
+  const int rep = std::getenv("MEMPLAN_ANCHOR_REP") ? std::atoi(std::getenv("MEMPLAN_ANCHOR_REP")) : 1;
+  for (const auto& a : anchors)
+    for (int k = 0; k < rep; ++k)
+      if (!a.holdout) x.push_back({a.features}), y.push_back(a.kernel_s), spread.push_back(-1);
   // Convolutions and batch norm are timed per shape (engine/time/kernel_tables.h): measured directly, not fitted
   // (their columns are nearly collinear in the conv nets, where a free fit trades one against the other).
   std::array<bool, timing::kCols> fixed{};
@@ -236,7 +285,14 @@ void run_time_fit(const std::vector<std::string>& files, const std::string& out_
   const nlohmann::json inputs = rows_to_json(rows);
   // the fit reads the rows back from their JSON text, as the reproducibility test does
   const std::vector<TimeRow> again = rows_from_json(nlohmann::json::parse(inputs.dump()));
-  const timing::FitResult f = fit_rows(again);
+  std::string anchors_text;
+  if (const char* pf = std::getenv("MEMPLAN_PROFILE_CLASSES")) {
+    std::ifstream pin(pf);
+    std::stringstream ss;
+    ss << pin.rdbuf();
+    anchors_text = ss.str();
+  }
+  const timing::FitResult f = fit_rows(again, class_anchors(again, anchors_text));
   const nlohmann::json rep = fit_report(again, f.coef);
   std::string src;
   for (const auto& p : files) src += (src.empty() ? "" : " ") + p.substr(p.find_last_of('/') + 1);

@@ -38,7 +38,16 @@ std::vector<TimeRow> rows_from_json(const nlohmann::json& j);  // time-fit-input
 // adopted: fit_rows weighs rows 1 / measured, NOTES-time.md).
 timing::NoiseModel fit_noise();
 // The fit over the non-holdout rows, from fixed start values (reproducible: the same rows give the same result).
-timing::FitResult fit_rows(const std::vector<TimeRow>& rows);
+// A profiled step's kernel time in one class (calibrate/profile_classes.py: data/calibration/h200-profile-classes.tsv)
+// as a fit row: the case's timeline summed over the class's columns (every other column zero) should cost it.
+struct ClassAnchor {
+  std::string id, cls;
+  bool holdout = false;
+  timing::Features features{};
+  double kernel_s = 0;
+};
+std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::string_view profile_tsv);
+timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors = {});
 // time-fit.json: coefficients, each row's prediction and residual, summary per set (tuning / holdout).
 nlohmann::json fit_report(const std::vector<TimeRow>& rows, const timing::Coefficients& c);
 std::string coefficients_tsv(const timing::Coefficients& c, const std::string& source);

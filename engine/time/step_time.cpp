@@ -4,6 +4,7 @@
 #include "engine/time/step_time.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -86,8 +87,9 @@ OpRates parse_op_rates(std::string_view tsv) {
     } else if (k == "mem_layout") {
       const double ratio = num(f, 3, line);
       if (!(ratio > 0 && ratio <= 1)) throw InputError("op rates", line, "a layout ratio is in (0, 1]");
-      if (field(1) != "strided_copy") throw InputError("op rates", line, "the only layout is strided_copy");
-      r.mem_strided_copy_ratio[field(2) == "fp32" ? 1 : 0] = ratio;
+      if (field(1) == "strided_copy") r.mem_strided_copy_ratio[field(2) == "fp32" ? 1 : 0] = ratio;
+      else if (field(1) == "broadcast") r.mem_broadcast_ratio[field(2) == "fp32" ? 1 : 0] = ratio;
+      else throw InputError("op rates", line, "the layouts are strided_copy and broadcast");
     } else if (k == "conv") {
       r.conv.push_back({field(1), field(2), num(f, 3, line), num(f, 4, line)});
     } else if (k == "bn") {
@@ -322,8 +324,24 @@ constexpr double kSumHostS = 5.6e-6, kCatNarrowHostS = 2.2e-6;
 // with a broadcast operand runs non-vectorized too (0.41 of the contiguous bandwidth in bf16, 0.64 in fp32:
 // data/calibration/h200-elementwise-layout.json), but costing it so moved the one fitted mem coefficient for every
 // model (RMSNorm's weight mul is one) and left the held-out rows worse (NOTES-time.md, fourth round): not applied.
-double layout_ratio(const std::string& name, const TensorInfo& out, const OpRates& r) {
-  return name == "contiguous" ? r.mem_strided_copy_ratio[out.dtype == DType::f32 ? 1 : 0] : 1.0;
+bool binary_elementwise(const std::string& name) {
+  return name == "add" || name == "add_" || name == "mul" || name == "mul_" || name == "div" || name == "sub";
+}
+// Whether a binary elementwise op reads an operand of fewer elements than its output (and more than one: a
+// one-element operand is a scalar argument of the vectorized kernel).
+bool reads_broadcast(const Graph& g, const Op& op, const TensorInfo& out) {
+  const double n = numel(out);
+  for (TensorId id : op.reads) {
+    const double m = numel(g.tensors[static_cast<size_t>(id)]);
+    if (m > 1 && m < n) return true;
+  }
+  return false;
+}
+double layout_ratio(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out, const OpRates& r) {
+  const size_t slot = out.dtype == DType::f32 ? 1 : 0;
+  if (name == "contiguous") return r.mem_strided_copy_ratio[slot];
+  if (binary_elementwise(name) && std::getenv("MEMPLAN_BCAST") && reads_broadcast(g, op, out)) return r.mem_broadcast_ratio[slot];
+  return 1.0;
 }
 
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
@@ -358,7 +376,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const TensorInfo& self = T(op.outs[0]);
     const double bw = elementwise_bw(r, self.dtype);
     c.fwd[kKernels] = 1;
-    c.fwd[kMem] = (in_bytes + nbytes(self)) / bw;
+    c.fwd[kMem] = (in_bytes + nbytes(self)) / (bw * layout_ratio(g, op, name, self, r));
     if (bwd && fresh_grads > 0) {
       double saved = 0;
       for (TensorId sv : op.saved) saved += nbytes(T(sv));
@@ -502,7 +520,8 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     return c;
   }
-  c.fwd[kMem] = (in_bytes + out_bytes) / (bw * layout_ratio(name, out, r));
+  const double ratio = layout_ratio(g, op, name, out, r);
+  c.fwd[kMem] = (in_bytes + out_bytes) / (bw * ratio);
   if (name == "avg_pool2d" && rank(0) == 4 && bwd) {
     c.bwd[kPool] = numel(T(op.reads[0])) * kAvgPoolBwdSPerElem;
     c.bwd[kKernels] = 1;
@@ -511,7 +530,9 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
   if (bwd) {
     double saved = 0;
     for (TensorId s : op.saved) saved += nbytes(T(s));
-    c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw;
+    // mul / div by a broadcast operand: the full-size input's gradient is a broadcast op again
+    const double bwd_ratio = (name == "mul" || name == "div") && std::getenv("MEMPLAN_BCASTB") ? ratio : 1.0;
+    c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / (bw * bwd_ratio);
     c.bwd[kKernels] = std::max(1.0, fresh_grads);
     // CatBackward hands each input a narrow() of the output gradient: host work per input, no kernel
     if (name == "cat") c.bwd[kCpuHost] += kCatNarrowHostS * static_cast<double>(op.grads.size());
