@@ -317,15 +317,18 @@ def overhead(quick):
 
 def table(inp, outp, extra=None):
     """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it); `extra`:
-    calibrate/sdpa_short.py's OUT.json (its SDPA rows are appended after the main file's) and / or
-    calibrate/elementwise_layout.py's (reduced to the mem_layout ratios below)."""
+    calibrate/sdpa_short.py's or sdpa_headdim.py's OUT.json (their SDPA rows are appended after the main file's),
+    sdpa_masked.py's (sdpa_masked rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
+    below)."""
     r = json.load(open(inp))
-    layout = None
+    layout, masked = None, []
     for e in (extra or []):
         ex = json.load(open(e))
         if ex.get("schema") == "memplan-elementwise-layout/1":
             layout = ex
-        else:
+        elif ex.get("schema") == "memplan-sdpa-masked/1":
+            masked = ex["rows"]
+        else:  # sdpa_short.py, sdpa_headdim.py: rows of the sdpa table
             r["sdpa"]["rows"] = r["sdpa"]["rows"] + ex["rows"]
     lines = ["# memplan op rates: reduced by calibrate/op_rates.py --table from %s (%s, torch %s, CUDA %s, %s)"
              % (inp.split("/")[-1], r["gpu"], r["torch"], r["cuda"], r["date"])]
@@ -336,6 +339,9 @@ def table(inp, outp, extra=None):
     for row in r["sdpa"]["rows"]:
         lines.append("sdpa %s %d %d %d %g %g" % (row["dtype"], row["d"], row["s"], int(row["causal"]),
                                                  row["fwd_tflops"], row["bwd_tflops"]))
+    for row in masked:  # sdpa_masked.py: with an explicit mask, full-square FLOPs
+        lines.append("sdpa_masked %s %d %d %g %g" % (row["dtype"], row["d"], row["s"], row["fwd_tflops"],
+                                                      row["bwd_tflops"]))
     for dt in ("bf16", "fp32"):
         big = [x["gb_per_s"] for x in r["mem"]["rows"] if x["dtype"] == dt and x["pass"] == "fwd"
                and x["numel"] >= (1 << 24)]

@@ -66,8 +66,12 @@ void register_calibrate(CLI::App& app, Context& ctx) {
   cmd->add_option("--fit-time", *fit_time,
                   "no GPU: fit the step-time coefficients to these measured timing cases (cli/time_fit.h)");
   cmd->add_option("--fit-out", *fit_out, "with --fit-time: where time-fit*.json and the coefficients go");
-  cmd->callback([path, device, quick, fit_time, fit_out, &ctx] {
-    if (!fit_time->empty()) return run_time_fit(*fit_time, *fit_out, ctx.out);
+  auto fit_profiles = std::make_shared<std::string>("data/calibration/h200-profile-classes.tsv");
+  cmd->add_option("--fit-profiles", *fit_profiles,
+                  "with --fit-time: profiled steps' kernel time per class, which anchor the rate coefficients "
+                  "(calibrate/profile_classes.py; \"\" for none)");
+  cmd->callback([path, device, quick, fit_time, fit_out, fit_profiles, &ctx] {
+    if (!fit_time->empty()) return run_time_fit(*fit_time, *fit_out, *fit_profiles, ctx.out);
     std::ostream& out = ctx.out;
     const std::string bin = find_calibrator();
     if (bin.empty())

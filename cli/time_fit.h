@@ -6,6 +6,7 @@
 #pragma once
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,34 +27,44 @@ struct TimeRow {
   bool vision = false;  // a torchvision model (the step-time band's family: engine/time/time_band.h)
 };
 
+// A profiled step's kernel time in one class (calibrate/profile_classes.py -> data/calibration/
+// h200-profile-classes.tsv) as a fit row of its own: the case's columns of that class, summed over its whole
+// timeline (every other column zero), should cost what the profile's kernels of the class took. Step times alone
+// let a too-slow GEMM rate and too-fast elementwise and attention rates cancel (the committed fit of the fourth
+// round had gemm 1.14, attn 0.56 where the profiles said 0.87 and 1.1: NOTES-time.md, fifth round).
+struct ClassAnchor {
+  std::string id, cls;  // cls: the profile's class (matmul, attn, elementwise)
+  bool holdout = false;
+  timing::Features features{};
+  double kernel_s = 0;
+};
+// Anchors of the rows' cases found in the table (profile CASE_ID CLASS KERNEL_MS lines): matmul -> gemm where the
+// model has no convolutions, attn -> attn, elementwise -> mem + mem_bwd for transformers.
+std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::string_view profile_tsv);
+
 // Rows of every measured case of the files (cases with an error or no timing are skipped).
 std::vector<TimeRow> time_rows(const std::vector<std::string>& files);
 // Every measured case's first graph costed per op name (timing::case_op_breakdown): time-fit-ops.json, for
 // calibrate/profile_compare.py (where a profiled step's kernels and the model's columns part).
 nlohmann::json op_breakdown_json(const std::vector<std::string>& files);
-nlohmann::json rows_to_json(const std::vector<TimeRow>& rows);
+nlohmann::json rows_to_json(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors);
 std::vector<TimeRow> rows_from_json(const nlohmann::json& j);  // time-fit-inputs.json
+std::vector<ClassAnchor> anchors_from_json(const nlohmann::json& j);
 
 // The noise model studied for the fit's weights (step_time.h NoiseModel; its derivation in cli/time_fit.cpp; not
 // adopted: fit_rows weighs rows 1 / measured, NOTES-time.md).
 timing::NoiseModel fit_noise();
-// The fit over the non-holdout rows, from fixed start values (reproducible: the same rows give the same result).
-// A profiled step's kernel time in one class (calibrate/profile_classes.py: data/calibration/h200-profile-classes.tsv)
-// as a fit row: the case's timeline summed over the class's columns (every other column zero) should cost it.
-struct ClassAnchor {
-  std::string id, cls;
-  bool holdout = false;
-  timing::Features features{};
-  double kernel_s = 0;
-};
-std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::string_view profile_tsv);
-timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors = {});
+// The fit over the non-holdout rows and anchors, from fixed start values (reproducible: the same rows give the same
+// result).
+timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors);
 // time-fit.json: coefficients, each row's prediction and residual, summary per set (tuning / holdout).
 nlohmann::json fit_report(const std::vector<TimeRow>& rows, const timing::Coefficients& c);
 std::string coefficients_tsv(const timing::Coefficients& c, const std::string& source);
 // h200-time-bands.tsv (engine/time/time_band.h): every row, tuning and held out, at coefficients `c`.
 std::string time_bands_tsv(const std::vector<TimeRow>& rows, const timing::Coefficients& c, const std::string& source);
 
-void run_time_fit(const std::vector<std::string>& files, const std::string& out_dir, std::ostream& out);
+// profiles_path: the class table the fit is anchored to ("": no anchors).
+void run_time_fit(const std::vector<std::string>& files, const std::string& out_dir, const std::string& profiles_path,
+                  std::ostream& out);
 
 }  // namespace memplan::cli

@@ -104,7 +104,8 @@ TEST_CASE("the embedded H200 tables cover the zoo's ResNet-50 at 224 x 224", "[t
 }
 
 TEST_CASE("op rates: a keyword line with too few fields is an input error (fuzz_time_tables found it)", "[time][tables]") {
-  for (const char* text : {"gemm\n", "conv bf16\n", "opt adamw foreach\n", "mem\n", "overhead\n", "sdpa\n"}) {
+  for (const char* text : {"gemm\n", "conv bf16\n", "opt adamw foreach\n", "mem\n", "overhead\n", "sdpa\n",
+                           "sdpa_masked bf16 96 4096 230\n"}) {
     INFO(text);
     CHECK_THROWS_AS(parse_op_rates(text), InputError);
   }
@@ -117,17 +118,24 @@ TEST_CASE("op rates: a dimension out of range is an input error, not undefined b
   }
 }
 
-TEST_CASE("op rates: the strided-copy layout ratio is read per dtype; a ratio outside 0 to 1 or another layout is an input error", "[time][tables]") {
+TEST_CASE("op rates: the layout ratios (strided copy, broadcast) are read per dtype; a ratio outside 0 to 1 or another layout is an input error", "[time][tables]") {
   // a minimal table (two grid points, one bf16 GEMM row of 2^3 rates, the two bandwidths) plus the layout lines
   const std::string base = "gemm_dims 128 256\ngemm bf16 1 1 1 1 1 1 1 1\nmem bf16 2900\nmem fp32 4100\n";
-  const auto r = parse_op_rates(base + "mem_layout strided_copy bf16 0.38\nmem_layout strided_copy fp32 0.61\n");
+  const auto r = parse_op_rates(base + "mem_layout strided_copy bf16 0.38\nmem_layout strided_copy fp32 0.61\n" +
+                                "mem_layout broadcast bf16 0.41\nmem_layout broadcast fp32 0.64\n");
   CHECK(r.mem_strided_copy_ratio[0] == Approx(0.38));
   CHECK(r.mem_strided_copy_ratio[1] == Approx(0.61));
+  CHECK(r.mem_broadcast_ratio[0] == Approx(0.41));
+  CHECK(r.mem_broadcast_ratio[1] == Approx(0.64));
   CHECK(parse_op_rates(base).mem_strided_copy_ratio[0] == 1.0);  // no line: the contiguous rate
-  // the embedded table carries the measured ratio (calibrate/elementwise_layout.py: 1409.5 / 3704 GB/s in bf16)
+  CHECK(parse_op_rates(base).mem_broadcast_ratio[1] == 1.0);
+  // the embedded table carries the measured ratios (calibrate/elementwise_layout.py: 1409.5 / 3704 GB/s for the
+  // bf16 transposed copy; the median of the bf16 broadcast rows over the contiguous ones, 1511.7 / 3704)
   CHECK(h200_op_rates().mem_strided_copy_ratio[0] == Approx(0.38).margin(0.01));
+  CHECK(h200_op_rates().mem_broadcast_ratio[0] == Approx(0.41).margin(0.01));
   for (const char* bad : {"mem_layout strided_copy bf16 0\n", "mem_layout strided_copy bf16 1.5\n",
-                          "mem_layout broadcast bf16 0.4\n", "mem_layout strided_copy bf16\n"}) {
+                          "mem_layout permuted bf16 0.4\n", "mem_layout strided_copy bf16\n",
+                          "mem_layout broadcast fp32 0\n"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse_op_rates(base + bad), InputError);
   }

@@ -27,48 +27,58 @@ nlohmann::json read_json(const std::string& path) {
 }
 // Listed misses: the bar is +-10 % (tuning) / +-15 % (held out); these cases are outside it, each with its
 // bound (its error at the committed coefficients, rounded up, plus a point) and what is not modelled:
-//  - host-bound steps (small batches of conv nets, ViT, GPT-2 small at 4 x 512, ResNet-50 amp fp16 with
-//    GradScaler's .item() sync, decode per token): the host's cost per op in a real model differs from
+//  - host-bound steps (small batches of conv nets, ViT, GPT-2 small at 4 x 512, BERT-large amp, ResNet-50 amp fp16
+//    with GradScaler's .item() sync, decode per token): the host's cost per op in a real model differs from
 //    calibrate/host_overhead.py's module chains, and the same case's host-bound step moved by up to 1.9x between
 //    device calls (data/validation/h200-timing-drift.jsonl; held out 3's two calls, observed.runs_*), so their
 //    rows are noisy: no model of the GPU machine alone predicts them closer than that spread;
-//  - ConvNeXt (GPU-bound at b128, -15 %): its layer norms, layer-scale muls, permute copies and casts run 16.9 ms
-//    of elementwise kernels in the b64 profile where the model costs 9 (calibrate/profile_compare.py);
-//  - ViT-B/16 amp at b96 (GPU-bound, -17 %): broadcast binary ops, casts and reductions the model costs at half their
-//    time (ViT-L's profile: 18.5 ms of elementwise kernels, 10.5 modelled), GEMMs it costs 1.5x too long (11.6
-//    profiled, 17.5 modelled); RegNetX-3.2GF b64 (-24 %): grouped convs;
-//  - Gemma-3-1B's prefill (-25 %): sliding-window layers' masks, not traced;
-//  - LoRA (Qwen2 r32 all-linear) and Qwen3-0.6B at b8 s1024: not traced yet.
-// The issue's per-case bar (every tuning case within 10 %) is not met on this corpus (13 of 70 rows outside);
+//  - ConvNeXt and ViT (GPU-bound at large batches, -15 .. -16 %): their profiles run about twice the elementwise
+//    kernel time the model costs (layer norms over channels-last permutes, layer-scale muls, nn.MultiheadAttention's
+//    packed-projection copies and casts: 25.1 ms profiled, 12.6 modelled raw for ViT-B/16 b96); RegNetX-3.2GF b64
+//    (-21 %): measured 52.1 ms in its call, 41.7 in the profiling call of the sixth session (the model's 41.0 sits
+//    on the second: the first call's host was slow and the step nearly host-bound);
+//  - Gemma-3-1B's prefill (-13 %) and decode (-23 %, host-bound); Llama-3.2-3B's decode at b4 s4096 (-19 %,
+//    host-bound: its two passes in one call read 25.7 and 20.8 ms per token);
+//  - ResNet-101 bf16 AdamW (+11 %, GPU-bound): the optimizer's coefficient is now set by the transformers' many
+//    large tensors, while a conv net's many small ones (BN weights) run in fewer, fuller multi_tensor_apply
+//    launches than the per-tensor term says (the profiles' optimizer kernels are 0.2 .. 0.5 of the column there);
+//  - LoRA (Qwen2 r32 all-linear, -19 %) and Qwen3-0.6B amp b8 s1024 (-12 %): GPU-bound, not traced further.
+// The issue's per-case bar (every tuning case within 10 %) is not met on this corpus (15 of 70 rows outside);
 // its median bar (5 %) is met by the tuning rows, not by the held-out sets together (data/validation/NOTES-time.md,
-// fourth round).
+// fifth round).
 struct Miss {
   const char* id;
   double bound_pct;
 };
 constexpr Miss kMisses[] = {
-    {"t-gpt2s-ampbf16-adamw-b4s512", 31},
-    {"t-gpt2s-bf16-sgdmom-b16s1024", 16},
+    {"t-gpt2s-ampbf16-adamw-b4s512", 32},
+    {"t-q05-ampbf16-adamw-b8s1024", 12},
+    {"t-bertl-ampbf16-adamw-b16s512", 12},
+    {"t-resnet101-bf16-adamw-b64", 13},
     {"t-convnext_tiny-ampbf16-adamw-b64", 13},
     {"v-resnet50-ampfp16-adamw-b64", 24},
-    {"v-convnext_tiny-ampbf16-adamw-b128", 16},
+    {"v-convnext_tiny-ampbf16-adamw-b128", 17},
     {"v-convnext_base-ampbf16-adamw-b32", 12},
     {"v-efficientnet_b0-ampbf16-sgdmom-b64", 16},
-    {"v-mobilenet_v2-ampbf16-sgdmom-b32", 21},
+    {"v-efficientnet_v2_s-ampbf16-adamw-b64", 12},
+    {"v-mobilenet_v2-ampbf16-sgdmom-b32", 19},
     {"v-densenet121-ampbf16-sgdmom-b64", 19},
     {"v-wide_resnet50_2-ampbf16-sgdmom-b32", 19},
-    {"v-vit_b_32-ampbf16-adamw-b128", 12},
-    {"l-q05-bf16-lora32all-b8s1024", 19},
-    {"f-q3_06-ampbf16-adamw-b8s1024", 15},
-    {"hv-convnext_small-ampbf16-adamw-b16", 22},
-    {"hv-densenet169-ampbf16-sgdmom-b32", 19},
-    {"hv3-densenet201-ampbf16-sgdmom-b24", 19},
+    {"l-q05-bf16-lora32all-b8s1024", 21},
+    {"f-q3_06-ampbf16-adamw-b8s1024", 14},
+    {"hv-resnet50-ampbf16-sgdmom-b24", 17},
+    {"hv-convnext_small-ampbf16-adamw-b16", 23},
+    {"hv-densenet169-ampbf16-sgdmom-b32", 17},
+    {"hv3-densenet201-ampbf16-sgdmom-b24", 21},
     {"hi3-q3_17-infer-bf16-b4s2048-g32", 34},      // decode per token (host-bound)
-    {"hi3-gemma3_1b-infer-bf16-b8s1024-g32", 27},  // prefill -25 %, decode -23 %
-    {"hv4-vit_b_16-ampbf16-adamw-b96", 18},
-    {"hv4-regnet_x_3_2gf-ampbf16-sgdmom-b64", 25},
-    {"hv5-vit_l_16-ampbf16-adamw-b32", 23},   // ViT's elementwise kernels (above)
-    {"hv5-densenet121-fp32-sgdmom-b32", 29},  // fp32 DenseNet at a small batch, host-bound: not traced
+    {"hi3-gemma3_1b-infer-bf16-b8s1024-g32", 25},  // prefill -13 %, decode -23 %
+    {"hv4-vit_b_16-ampbf16-adamw-b96", 17},
+    {"hv4-regnet_x_3_2gf-ampbf16-sgdmom-b64", 23},
+    {"hv5-vit_l_16-ampbf16-adamw-b32", 21},   // ViT's elementwise kernels (above)
+    {"hv5-densenet121-fp32-sgdmom-b32", 30},  // fp32 DenseNet at a small batch, host-bound: not traced
+    {"hi6-l3b-infer-bf16-b4s4096-g8", 20},    // decode per token (host-bound)
+    {"hv6-vit_b_16-ampbf16-adamw-b192", 17},
+    {"hv6-convnext_tiny-ampbf16-adamw-b192", 17},
 };
 double bound_for(const std::string& id, double dflt) {
   for (const auto& m : kMisses)
@@ -105,11 +115,12 @@ TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {
   }
   std::printf("tuning: %zu rows, median |error| %.2f %%; holdout: %zu rows, median %.2f %%\n", tune.size(), median(tune),
               hold.size(), hold.empty() ? 0.0 : median(hold));
-  CHECK(median(tune) <= 5.0);  // 3.67 % at the committed coefficients
-  // Held out, five sets (all read now): 5.99 % over 84 rows, above the issue's 5 % bar (held out 1 3.92 %, 2 7.00 %,
-  // 3 7.93 %, 4 5.05 %, 5 7.70 %; the pre-registered predictions: set 2 5.88 %, set 3 7.71 % against the mean of two
-  // calls, set 4 5.00 %, set 5 7.65 %). This bound holds what is reached, it does not claim the bar.
-  CHECK(median(hold) <= 6.1);
+  CHECK(median(tune) <= 5.0);  // 4.63 % at the committed coefficients
+  // Held out, six sets (all read now): 5.73 % over 102 rows, above the issue's 5 % bar. The pre-registered
+  // predictions: set 2 5.88 %, set 3 7.71 % against the mean of two calls, set 4 5.00 %, set 5 7.65 %, set 6 4.50 %
+  // (the model adopted from its three candidates; NOTES-time.md, fifth round). This bound holds what is reached,
+  // it does not claim the bar.
+  CHECK(median(hold) <= 5.9);
 }
 
 TEST_CASE("step time: the measured order of plan variants is kept", "[time][fidelity]") {
@@ -151,8 +162,9 @@ TEST_CASE("step time: the measured order of plan variants is kept", "[time][fide
 
 TEST_CASE("step time: the fit is reproducible from its committed inputs", "[time][fit]") {
   const std::string dir = std::string(MEMPLAN_DATA_DIR) + "/calibration/";
-  const auto rows = memplan::cli::rows_from_json(read_json(dir + "time-fit-inputs.json"));
-  const auto fit = memplan::cli::fit_rows(rows);
+  const auto inputs = read_json(dir + "time-fit-inputs.json");
+  const auto rows = memplan::cli::rows_from_json(inputs);
+  const auto fit = memplan::cli::fit_rows(rows, memplan::cli::anchors_from_json(inputs));
   const auto committed = read_json(dir + "time-fit.json").at("coefficients");
   const auto& embedded = memplan::timing::h200_coefficients();
   for (size_t j = 0; j < memplan::timing::kColNames.size(); ++j) {

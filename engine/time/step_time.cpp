@@ -4,7 +4,6 @@
 #include "engine/time/step_time.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -82,6 +81,8 @@ OpRates parse_op_rates(std::string_view tsv) {
     } else if (k == "sdpa") {
       r.sdpa.push_back({field(1), dim(2), dim(3),
                         num(f, 4, line) != 0, num(f, 5, line), num(f, 6, line)});
+    } else if (k == "sdpa_masked") {
+      r.sdpa_masked.push_back({field(1), dim(2), dim(3), false, num(f, 4, line), num(f, 5, line)});
     } else if (k == "mem") {
       (field(1) == "bf16" ? r.mem_bf16_bytes_per_s : r.mem_fp32_bytes_per_s) = num(f, 2, line) * 1e9;
     } else if (k == "mem_layout") {
@@ -240,11 +241,11 @@ double gemm_s(const OpRates& r, DType dt, double m, double n, double k) {
 }
 
 // Nearest measured SDPA row (dtype, causal, head dim, then sequence in log distance).
-const OpRates::Sdpa* sdpa_row(const OpRates& r, DType dt, bool causal, double d, double s) {
+const OpRates::Sdpa* sdpa_row(const std::vector<OpRates::Sdpa>& rows, DType dt, bool causal, double d, double s) {
   const std::string_view key = dtype_key(dt);
   const OpRates::Sdpa* best = nullptr;
   double bd = std::numeric_limits<double>::infinity();
-  for (const auto& row : r.sdpa) {
+  for (const auto& row : rows) {
     if (row.dtype != key) continue;
     const double dist = (row.causal != causal ? 100.0 : 0.0) + 10.0 * std::fabs(std::log2(static_cast<double>(row.d) / d)) +
                         std::fabs(std::log2(static_cast<double>(row.s) / std::max(1.0, s)));
@@ -319,15 +320,20 @@ constexpr double kMaxPoolFwdSPerElem = 3.5e-12, kMaxPoolBwdSPerElem = 10.3e-12, 
 // Python-dispatched op's count): the autograd engine issues both from C++.
 constexpr double kSumHostS = 5.6e-6, kCatNarrowHostS = 2.2e-6;
 
-// The fraction of the contiguous elementwise bandwidth op `i` runs at: contiguous() copies a transposed view (the
-// graph emits it only for a non-contiguous input) at OpRates::mem_strided_copy_ratio; other ops at 1. A binary op
-// with a broadcast operand runs non-vectorized too (0.41 of the contiguous bandwidth in bf16, 0.64 in fp32:
-// data/calibration/h200-elementwise-layout.json), but costing it so moved the one fitted mem coefficient for every
-// model (RMSNorm's weight mul is one) and left the held-out rows worse (NOTES-time.md, fourth round): not applied.
+// The fraction of the contiguous elementwise bandwidth op `i` runs at (data/calibration/h200-elementwise-layout.json,
+// outputs of 2^23+ elements): contiguous() copies a transposed view (the graph emits it only for a non-contiguous
+// input) at OpRates::mem_strided_copy_ratio (0.38 in bf16, 0.61 in fp32); a binary op with a broadcast operand
+// (RMSNorm's x * rsqrt(var) and weight * x, RoPE's cos / sin, a bias, a layer scale) runs TensorIterator's
+// offset-calculator kernel, not the vectorized one, at OpRates::mem_broadcast_ratio (0.41 / 0.64): the largest
+// elementwise kernels of the profiled amp transformer steps (Qwen3-0.6B: 676 non-vectorized fp32 muls, 25.5 ms of
+// 130 ms of elementwise kernels). Tried alone in the fourth round, the broadcast rate moved the one fitted mem
+// coefficient instead; with the fit anchored to the profiles' class times (cli/time_fit.cpp) it was pre-registered
+// on held out 6 and adopted (NOTES-time.md, fifth round). Forward only: the backward of a broadcast mul is one
+// broadcast mul, one contiguous mul and a reduction, left at the contiguous rate.
 bool binary_elementwise(const std::string& name) {
   return name == "add" || name == "add_" || name == "mul" || name == "mul_" || name == "div" || name == "sub";
 }
-// Whether a binary elementwise op reads an operand of fewer elements than its output (and more than one: a
+// Whether the op reads an operand of fewer elements than its output (and more than one: a
 // one-element operand is a scalar argument of the vectorized kernel).
 bool reads_broadcast(const Graph& g, const Op& op, const TensorInfo& out) {
   const double n = numel(out);
@@ -340,7 +346,7 @@ bool reads_broadcast(const Graph& g, const Op& op, const TensorInfo& out) {
 double layout_ratio(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out, const OpRates& r) {
   const size_t slot = out.dtype == DType::f32 ? 1 : 0;
   if (name == "contiguous") return r.mem_strided_copy_ratio[slot];
-  if (binary_elementwise(name) && std::getenv("MEMPLAN_BCAST") && reads_broadcast(g, op, out)) return r.mem_broadcast_ratio[slot];
+  if (binary_elementwise(name) && reads_broadcast(g, op, out)) return r.mem_broadcast_ratio[slot];
   return 1.0;
 }
 
@@ -427,9 +433,15 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const double B = static_cast<double>(q.shape[0]), H = static_cast<double>(q.shape[1]);
     const double sq = static_cast<double>(q.shape[2]), d = static_cast<double>(q.shape[3]);
     const double sk = static_cast<double>(k.shape[2]);
-    const bool causal = ctx.causal_attention && sq > 1;
+    // A fourth read is the additive mask SDPA made of a boolean one (a sliding window, padding): the fused kernel
+    // then computes every score block, causal or not, and reads the bias (calibrate/sdpa_masked.py: Phi-3-mini's
+    // sliding-window layers at s4096 ran 2.9x the is_causal kernel's time): the full square's FLOPs at the masked
+    // rows' rate, else (a dtype they lack) at the unmasked non-causal rate.
+    const bool masked = op.reads.size() >= 4;
+    const bool causal = ctx.causal_attention && sq > 1 && !masked;
     const double flops = 4 * B * H * sq * sk * d * (causal && sq == sk ? 0.5 : 1.0);
-    const OpRates::Sdpa* row = sdpa_row(r, q.dtype, causal, d, sq);
+    const OpRates::Sdpa* row = masked ? sdpa_row(r.sdpa_masked, q.dtype, false, d, sq) : nullptr;
+    if (!row) row = sdpa_row(r.sdpa, q.dtype, causal, d, sq);
     const double bw = elementwise_bw(r, q.dtype);
     const double io = in_bytes + out_bytes;
     c.fwd[kAttn] = std::max(row ? flops / (row->fwd_tflops * 1e12) : 0.0, io / bw);
@@ -520,8 +532,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     return c;
   }
-  const double ratio = layout_ratio(g, op, name, out, r);
-  c.fwd[kMem] = (in_bytes + out_bytes) / (bw * ratio);
+  c.fwd[kMem] = (in_bytes + out_bytes) / (bw * layout_ratio(g, op, name, out, r));
   if (name == "avg_pool2d" && rank(0) == 4 && bwd) {
     c.bwd[kPool] = numel(T(op.reads[0])) * kAvgPoolBwdSPerElem;
     c.bwd[kKernels] = 1;
@@ -530,9 +541,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
   if (bwd) {
     double saved = 0;
     for (TensorId s : op.saved) saved += nbytes(T(s));
-    // mul / div by a broadcast operand: the full-size input's gradient is a broadcast op again
-    const double bwd_ratio = (name == "mul" || name == "div") && std::getenv("MEMPLAN_BCASTB") ? ratio : 1.0;
-    c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / (bw * bwd_ratio);
+    c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw;
     c.bwd[kKernels] = std::max(1.0, fresh_grads);
     // CatBackward hands each input a narrow() of the output gradient: host work per input, no kernel
     if (name == "cat") c.bwd[kCpuHost] += kCatNarrowHostS * static_cast<double>(op.grads.size());

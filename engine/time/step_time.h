@@ -69,6 +69,9 @@ struct OpRates {
     double fwd_tflops = 0, bwd_tflops = 0;
   };
   std::vector<Sdpa> sdpa;
+  // SDPA given an explicit mask ("sdpa_masked dtype d s fwd bwd": calibrate/sdpa_masked.py), TFLOP/s of the full
+  // square (no causal halving): causal is false in these rows.
+  std::vector<Sdpa> sdpa_masked;
   double mem_bf16_bytes_per_s = 0, mem_fp32_bytes_per_s = 0;
   // contiguous() of a transposed view (attention heads, windows) runs ATen's non-vectorized copy kernel: its
   // bandwidth as a fraction of the contiguous one (calibrate/elementwise_layout.py, "mem_layout strided_copy"

@@ -1,0 +1,88 @@
+// The step-time model's layout and mask rates on graphs small enough to cost by hand (engine/time/step_time.h):
+// an SDPA op given a mask is the full square's FLOPs at the measured masked rate (calibrate/sdpa_masked.py), a
+// causal one half the square at the causal rate; a binary op with a broadcast operand moves its bytes at the
+// measured broadcast fraction of the contiguous bandwidth (calibrate/elementwise_layout.py). Expected values are
+// the formulas below applied to the embedded table's measured rows, looked up here by their keys.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "engine/graph_builder.h"
+#include "engine/time/step_time.h"
+
+using namespace memplan;
+using namespace memplan::timing;
+
+namespace {
+
+RunConfig inference_cfg() {
+  RunConfig c;
+  c.mode = Mode::inference;
+  c.precision = Precision::bf16;
+  return c;
+}
+
+const OpRates::Sdpa& row(const std::vector<OpRates::Sdpa>& rows, int64_t d, int64_t s, bool causal) {
+  for (const auto& r : rows)
+    if (r.dtype == "bf16" && r.d == d && r.s == s && r.causal == causal) return r;
+  FAIL("no bf16 row d " << d << " s " << s);
+  return rows.front();
+}
+
+// The forward columns of the graph's ops of one name, summed.
+Features forward_of(const Graph& g, const std::string& name) {
+  for (const auto& o : op_breakdown(g, inference_cfg(), TimeContext{}, h200_op_rates(), false))
+    if (o.name == name) return o.fwd;
+  FAIL("no op " << name);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("step time: SDPA with a mask is the full square at the masked rate, without one half at the causal rate", "[time][layout]") {
+  struct Case {
+    int64_t b, h, s, d;
+  };
+  const OpRates& r = h200_op_rates();
+  REQUIRE(!r.sdpa_masked.empty());
+  for (const Case& c : {Case{1, 32, 4096, 96}, Case{4, 16, 1024, 128}, Case{2, 8, 2048, 256}}) {
+    INFO("b " << c.b << " h " << c.h << " s " << c.s << " d " << c.d);
+    const double square = 4.0 * c.b * c.h * c.s * c.s * c.d;
+    for (const bool with_mask : {false, true}) {
+      GraphBuilder b(inference_cfg());
+      const TensorId q = b.input({c.b, c.h, c.s, c.d}, DType::bf16);
+      const TensorId k = b.input({c.b, c.h, c.s, c.d}, DType::bf16);
+      const TensorId v = b.input({c.b, c.h, c.s, c.d}, DType::bf16);
+      const TensorId mask = with_mask ? b.input({c.b, 1, c.s, c.s}, DType::boolean) : kNoTensor;
+      b.sdpa(q, k, v, 0.0, !with_mask, mask);
+      const Graph g = b.finish();
+      const double expected = with_mask ? square / (row(r.sdpa_masked, c.d, c.s, false).fwd_tflops * 1e12)
+                                        : 0.5 * square / (row(r.sdpa, c.d, c.s, true).fwd_tflops * 1e12);
+      CHECK(forward_of(g, "sdpa_flash")[kAttn] == Approx(expected).epsilon(1e-9));
+    }
+  }
+}
+
+TEST_CASE("step time: a binary op with a broadcast operand moves its bytes at the broadcast fraction", "[time][layout]") {
+  const OpRates& r = h200_op_rates();
+  REQUIRE(r.mem_broadcast_ratio[0] < 0.6);  // measured 0.41 in bf16 (h200-elementwise-layout.json)
+  struct Case {
+    Shape other;
+    bool broadcast;
+  };
+  const Shape x_shape{8, 1024, 2048};
+  for (const Case& c : {Case{{2048}, true}, Case{{8, 1024, 1}, true}, Case{{8, 1024, 2048}, false}, Case{{1}, false}}) {
+    INFO("other of " << c.other.size() << " dims, broadcast " << c.broadcast);
+    GraphBuilder b(inference_cfg());
+    const TensorId x = b.input(x_shape, DType::bf16);
+    const TensorId y = b.input(c.other, DType::bf16);
+    b.mul(x, y);
+    const Graph g = b.finish();
+    double other_elems = 1;
+    for (int64_t d : c.other) other_elems *= static_cast<double>(d);
+    const double full = 8.0 * 1024 * 2048;
+    const double bytes = 2 * (full + other_elems + full);  // read both operands, write the output (bf16)
+    const double expected = bytes / (r.mem_bf16_bytes_per_s * (c.broadcast ? r.mem_broadcast_ratio[0] : 1.0));
+    CHECK(forward_of(g, "mul")[kMem] == Approx(expected).epsilon(1e-9));
+  }
+}
