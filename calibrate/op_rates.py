@@ -358,6 +358,10 @@ def table(inp, outp, extra=None):
             contig = statistics.median(x["gb_per_s"] for x in big_rows if x["layout"] in ("contiguous", "contiguous_clone"))
             strided = statistics.median(x["gb_per_s"] for x in big_rows if x["layout"] == "transpose12_to_contiguous")
             lines.append("mem_layout strided_copy %s %.4f" % (dt, strided / contig))
+            # a copy of a permute that moves the inner dimension (ConvNeXt's channels-last permute before its
+            # LayerNorm: [N, C, H, W] -> [N, H, W, C])
+            permuted = statistics.median(x["gb_per_s"] for x in big_rows if x["layout"] == "permuted_to_contiguous")
+            lines.append("mem_layout permuted_copy %s %.4f" % (dt, permuted / contig))
             # a binary op with a broadcast operand ([C, 1, 1], [N, C, 1, 1], a last-dim [H]): TensorIterator's
             # offset-calculator kernel, not the vectorized one
             bcast = statistics.median(x["gb_per_s"] for x in big_rows

@@ -5,7 +5,8 @@
 
 Reads the committed step profiles (calibrate/step_profile.py's output, data/calibration/raw/h200-step-profiles*.json.gz)
 and sums each case's kernels by profile_compare.kernel_class (matmul, conv, bn, attn, pool, optimizer,
-elementwise): milliseconds of kernel time in one profiled step. memplan calibrate --fit-time reads the table: a
+elementwise): milliseconds of kernel time in one profiled step; and the step's unprofiled wall time and the GPU's
+idle milliseconds in it (wall - gpu busy). memplan calibrate --fit-time reads the table: a
 tuning case's class totals anchor the rate coefficients of its columns (cli/time_fit.cpp), where the step times
 alone let a too-slow GEMM rate and a too-fast elementwise rate cancel. Held-out cases' rows are written too; the
 fit skips them. stdlib only.
@@ -40,6 +41,10 @@ def main():
                     ms[cls] += us / 1e3
             for k in profile_compare.CLASSES:
                 print("profile %s %s %.4f" % (c["id"], k, ms[k]))
+            # the step's wall time (unprofiled) and the GPU's idle time within it (wall less the union of the
+            # profiled step's kernel intervals): between kernels where the step is GPU-bound
+            print("profile %s wall %.4f" % (c["id"], c["wall_ms"]))
+            print("profile %s idle %.4f" % (c["id"], max(0.0, c["wall_ms"] - c["gpu_busy_us"] / 1e3)))
 
 
 if __name__ == "__main__":

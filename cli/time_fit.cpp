@@ -229,6 +229,17 @@ std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::st
     // held out 6's conv nets worse). Not the optimizer: its per-tensor seconds were measured with the host's
     // share in them (the profile's multi_tensor_apply kernels are 0.2 .. 0.9 of the column), a fit of its own.
     if (!r.vision) anchor("elementwise", {timing::kMem, timing::kMemBwd});
+    // The GPU's idle time between kernels (the kernels column: a gap per launch) where the profiled step was
+    // GPU-bound (kernels busy for 90 % of its wall time or more): there the idle time is the launch gaps, not the
+    // host. Without it the fit priced a launch anywhere from 0.6 to 5 us as other mechanisms moved, trading it
+    // against the host columns (NOTES-time.md, fifth round); the GPU-bound profiles idle 0.5 .. 1.4 us per kernel.
+    const auto wall = ms.find({r.id, "wall"}), idle = ms.find({r.id, "idle"});
+    if (wall != ms.end() && idle != ms.end() && wall->second > 0 && idle->second <= 0.1 * wall->second &&
+        sum[timing::kKernels] > 0) {
+      ClassAnchor a{r.id, "idle", r.holdout, {}, std::max(idle->second, 0.01) * 1e-3};
+      a.features[timing::kKernels] = sum[timing::kKernels];
+      out.push_back(a);
+    }
   }
   return out;
 }

@@ -33,13 +33,14 @@ struct TimeRow {
 // let a too-slow GEMM rate and too-fast elementwise and attention rates cancel (the committed fit of the fourth
 // round had gemm 1.14, attn 0.56 where the profiles said 0.87 and 1.1: NOTES-time.md, fifth round).
 struct ClassAnchor {
-  std::string id, cls;  // cls: the profile's class (matmul, attn, elementwise)
+  std::string id, cls;  // cls: the profile's class (matmul, attn, elementwise) or idle
   bool holdout = false;
   timing::Features features{};
   double kernel_s = 0;
 };
 // Anchors of the rows' cases found in the table (profile CASE_ID CLASS KERNEL_MS lines): matmul -> gemm where the
-// model has no convolutions, attn -> attn, elementwise -> mem + mem_bwd for transformers.
+// model has no convolutions, attn -> attn, elementwise -> mem + mem_bwd for transformers, and the GPU's idle time
+// (wall - busy) -> kernels where the profiled step was GPU-bound.
 std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::string_view profile_tsv);
 
 // Rows of every measured case of the files (cases with an error or no timing are skipped).

@@ -86,3 +86,36 @@ TEST_CASE("step time: a binary op with a broadcast operand moves its bytes at th
     CHECK(forward_of(g, "mul")[kMem] == Approx(expected).epsilon(1e-9));
   }
 }
+
+TEST_CASE("step time: a LayerNorm of a non-contiguous input adds its copy at the rate of the view's layout", "[time][layout]") {
+  // ViT's residual stream is a transpose that keeps the inner dimension ([B, L, E] read as [L, B, E]); ConvNeXt's
+  // LayerNorm reads a channels-last permute of a [N, C, H, W] tensor, whose inner dimension moved.
+  const OpRates& r = h200_op_rates();
+  REQUIRE(r.mem_permuted_copy_ratio[1] < r.mem_strided_copy_ratio[1]);  // measured 0.29 and 0.61 in fp32
+  struct Case {
+    Shape base, viewed;
+    double ratio;
+  };
+  for (const Case& c : {Case{{64, 197, 768}, {197, 64, 768}, r.mem_strided_copy_ratio[1]},
+                        Case{{32, 96, 56, 56}, {32, 56, 56, 96}, r.mem_permuted_copy_ratio[1]}}) {
+    INFO("view of " << c.viewed.size() << " dims");
+    GraphBuilder b(inference_cfg());
+    const int64_t e = c.viewed.back();
+    const TensorId w = b.param("ln.weight", {e}, true, DType::f32);
+    const TensorId bias = b.param("ln.bias", {e}, true, DType::f32);
+    const TensorId x = b.input(c.base, DType::f32);
+    b.layer_norm(b.view(x, c.viewed), w, bias, /*contiguous_copy=*/true);
+    const Graph g = b.finish();
+    const Op* ln = nullptr;
+    for (const Op& op : g.ops)
+      if (g.name_of(op.name) == "layer_norm") ln = &op;
+    REQUIRE(ln != nullptr);
+    REQUIRE(ln->fwd_temp_bytes.size() == 1);
+    double moved = 0;  // the op's own traffic: its reads and its outputs (y, mean, rstd)
+    for (TensorId t : ln->reads) moved += nbytes(g.tensors[static_cast<size_t>(t)]);
+    for (TensorId t : ln->outs) moved += nbytes(g.tensors[static_cast<size_t>(t)]);
+    const double copy = 2.0 * static_cast<double>(ln->fwd_temp_bytes[0]);  // read the view, write the copy
+    const double expected = moved / r.mem_fp32_bytes_per_s + copy / (r.mem_fp32_bytes_per_s * c.ratio);
+    CHECK(forward_of(g, "layer_norm")[kMem] == Approx(expected).epsilon(1e-9));
+  }
+}

@@ -88,9 +88,11 @@ OpRates parse_op_rates(std::string_view tsv) {
     } else if (k == "mem_layout") {
       const double ratio = num(f, 3, line);
       if (!(ratio > 0 && ratio <= 1)) throw InputError("op rates", line, "a layout ratio is in (0, 1]");
-      if (field(1) == "strided_copy") r.mem_strided_copy_ratio[field(2) == "fp32" ? 1 : 0] = ratio;
-      else if (field(1) == "broadcast") r.mem_broadcast_ratio[field(2) == "fp32" ? 1 : 0] = ratio;
-      else throw InputError("op rates", line, "the layouts are strided_copy and broadcast");
+      const size_t slot = field(2) == "fp32" ? 1 : 0;
+      if (field(1) == "strided_copy") r.mem_strided_copy_ratio[slot] = ratio;
+      else if (field(1) == "permuted_copy") r.mem_permuted_copy_ratio[slot] = ratio;
+      else if (field(1) == "broadcast") r.mem_broadcast_ratio[slot] = ratio;
+      else throw InputError("op rates", line, "the layouts are strided_copy, permuted_copy and broadcast");
     } else if (k == "conv") {
       r.conv.push_back({field(1), field(2), num(f, 3, line), num(f, 4, line)});
     } else if (k == "bn") {
@@ -343,6 +345,16 @@ bool reads_broadcast(const Graph& g, const Op& op, const TensorInfo& out) {
   }
   return false;
 }
+// The copy rate of a non-contiguous tensor by what its view did to the storage's layout (the graph has no
+// strides): a view whose last dimension is not its storage's moved the inner dimension (a channels-last permute,
+// 0.18 / 0.29 of the contiguous bandwidth), else a transpose that kept it (0.38 / 0.61).
+double copy_ratio(const Graph& g, const TensorInfo& x, const OpRates& r) {
+  const size_t slot = x.dtype == DType::f32 ? 1 : 0;
+  const TensorInfo* base = x.storage >= 0 ? &g.tensors[static_cast<size_t>(x.storage)] : nullptr;
+  const bool inner_moved = base && !base->shape.empty() && !x.shape.empty() && base->shape.back() != x.shape.back();
+  return inner_moved ? r.mem_permuted_copy_ratio[slot] : r.mem_strided_copy_ratio[slot];
+}
+
 double layout_ratio(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out, const OpRates& r) {
   const size_t slot = out.dtype == DType::f32 ? 1 : 0;
   if (name == "contiguous") return r.mem_strided_copy_ratio[slot];
@@ -533,6 +545,17 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     return c;
   }
   c.fwd[kMem] = (in_bytes + out_bytes) / (bw * layout_ratio(g, op, name, out, r));
+  // layer_norm of a non-contiguous input (GraphBuilder::layer_norm's contiguous_copy: ViT's transposed residual
+  // stream, ConvNeXt's channels-last permute) copies it first, and its backward copies the input and the incoming
+  // gradient again: its fwd / bwd temps, each read and written at the strided-copy rate of its layout.
+  double copy_fwd = 0, copy_bwd = 0;
+  if (name == "layer_norm" && !op.fwd_temp_bytes.empty()) {
+    const double cbw = bw * copy_ratio(g, T(op.reads[0]), r);
+    for (int64_t t : op.fwd_temp_bytes) copy_fwd += 2 * static_cast<double>(t) / cbw;
+    for (int64_t t : op.bwd_temp_bytes) copy_bwd += 2 * static_cast<double>(t) / cbw;
+    c.fwd[kMem] += copy_fwd;
+    c.fwd[kKernels] += static_cast<double>(op.fwd_temp_bytes.size());
+  }
   if (name == "avg_pool2d" && rank(0) == 4 && bwd) {
     c.bwd[kPool] = numel(T(op.reads[0])) * kAvgPoolBwdSPerElem;
     c.bwd[kKernels] = 1;
@@ -541,8 +564,8 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
   if (bwd) {
     double saved = 0;
     for (TensorId s : op.saved) saved += nbytes(T(s));
-    c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw;
-    c.bwd[kKernels] = std::max(1.0, fresh_grads);
+    c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw + copy_bwd;
+    c.bwd[kKernels] = std::max(1.0, fresh_grads) + (copy_bwd > 0 ? static_cast<double>(op.bwd_temp_bytes.size()) : 0.0);
     // CatBackward hands each input a narrow() of the output gradient: host work per input, no kernel
     if (name == "cat") c.bwd[kCpuHost] += kCatNarrowHostS * static_cast<double>(op.grads.size());
   }

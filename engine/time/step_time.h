@@ -77,6 +77,8 @@ struct OpRates {
   // bandwidth as a fraction of the contiguous one (calibrate/elementwise_layout.py, "mem_layout strided_copy"
   // lines; [0] 16-bit, [1] fp32; 1 where the table has none).
   std::array<double, 2> mem_strided_copy_ratio{1, 1};
+  // A copy of a permuted view that moved the inner dimension ("mem_layout permuted_copy").
+  std::array<double, 2> mem_permuted_copy_ratio{1, 1};
   // A binary elementwise op with a broadcast operand runs the same non-vectorized kernel ("mem_layout broadcast").
   std::array<double, 2> mem_broadcast_ratio{1, 1};
   struct Conv {
