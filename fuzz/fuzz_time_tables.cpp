@@ -1,6 +1,8 @@
 // The step-time model's tables (engine/time/): per-shape conv and batch-norm times, the op-rate table, host costs
-// per op class, fitted coefficients and the step-time bands, each parsed from the same bytes, then looked up at a few shapes (the
+// per op class, fitted coefficients, the step-time bands and the fit's profile-class table (cli/time_fit.h
+// class_anchors), each parsed from the same bytes, then looked up at a few shapes (the
 // interpolation and the spatial / dtype fallbacks run on whatever the parser accepted).
+#include "cli/time_fit.h"
 #include "engine/errors.h"
 #include "engine/time/kernel_tables.h"
 #include "engine/time/step_time.h"
@@ -39,6 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     parse_host_overhead(text, r);
     parse_gemm_align(text, r);
     (void)parse_coefficients(text);
+  } catch (const InputError&) {
+  }
+  try {
+    (void)cli::class_anchors({}, text);
   } catch (const InputError&) {
   }
   try {
