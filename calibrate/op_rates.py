@@ -92,33 +92,64 @@ def gemm(quick):
     return res
 
 
-def sdpa_rate(name, dt, d, s_, causal, B, H):
+def sdpa_rate(name, dt, d, s_, causal, B, H, masked=False):
     """One SDPA row: forward and forward + backward of F.scaled_dot_product_attention on [B, H, S, D] at the default
-    backend, TFLOP/s by 4 B H S^2 D (half when causal; backward counted as 2.5x the forward's FLOPs)."""
+    backend, TFLOP/s by 4 B H S^2 D (half when causal; backward counted as 2.5x the forward's FLOPs). masked: given a
+    boolean [B, 1, S, S] sliding-window causal mask (window S / 2) instead of is_causal, as transformers passes a
+    sliding window; the fused kernel then computes every block, so its FLOPs are the full square's."""
     import torch
     import torch.nn.functional as F
     q, k, v = (torch.randn(B, H, s_, d, device="cuda", dtype=dt, requires_grad=True) for _ in range(3))
     g = torch.randn(B, H, s_, d, device="cuda", dtype=dt)
+    mask = None
+    if masked:
+        i = torch.arange(s_, device="cuda")
+        mask = ((i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - s_ // 2)).expand(B, 1, s_, s_)
+        causal = False
     try:
-        choice = int(torch._fused_sdp_choice(q, k, v, None, 0.0, causal))
+        choice = int(torch._fused_sdp_choice(q, k, v, mask, 0.0, causal))
     except Exception:  # noqa: BLE001
         choice = -1
 
     def fwd():
         with torch.no_grad():
-            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
 
     def fb():
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
         torch.autograd.grad(o, (q, k, v), g)
 
     tf = timed(fwd, reps=3)
     tfb = timed(fb, reps=3)
     fl = 4.0 * B * H * s_ * s_ * d * (0.5 if causal else 1.0)
-    return {"dtype": name, "d": d, "s": s_, "b": B, "h": H, "causal": causal, "backend": choice,
-            "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
-            "fwd_tflops": round(fl / tf / 1e12, 2),
-            "bwd_tflops": round(2.5 * fl / max(tfb - tf, 1e-9) / 1e12, 2)}
+    row = {"dtype": name, "d": d, "s": s_, "b": B, "h": H, "causal": causal, "backend": choice,
+           "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
+           "fwd_tflops": round(fl / tf / 1e12, 2),
+           "bwd_tflops": round(2.5 * fl / max(tfb - tf, 1e-9) / 1e12, 2)}
+    if masked:
+        row["masked"] = True
+    return row
+
+
+def sdpa_table(tag, schema, plan, out_path, flops_note):
+    """Times every (name, dtype, d, s, causal, B, masked) of `plan` with sdpa_rate, prints each row, writes them."""
+    import torch
+    torch.cuda.init()
+    rows = []
+    t0 = time.time()
+    for name, dt, d, s_, causal, B, masked in plan:
+        try:
+            rows.append(sdpa_rate(name, dt, d, s_, causal, B, 16, masked))
+        except Exception as e:  # noqa: BLE001
+            print("[%s] %s d%d s%d causal=%d FAILED: %s" % (tag, name, d, s_, causal, e), flush=True)
+            continue
+        print("[%s] %s d%d s%d causal=%d b%d backend %s: fwd %.1f bwd %.1f TFLOP/s" % (
+            tag, name, d, s_, causal, B, rows[-1]["backend"], rows[-1]["fwd_tflops"], rows[-1]["bwd_tflops"]),
+            flush=True)
+        torch.cuda.empty_cache()
+    json.dump({"schema": schema, "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
+               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
+               "flops_note": flops_note, "rows": rows}, open(out_path, "w"), indent=1)
 
 
 def sdpa(quick):

@@ -14,34 +14,19 @@ half when causal; backward 2.5x forward).
     python3 calibrate/sdpa_headdim.py OUT.json          (GPU machine, ~1 min)
 Merged into data/calibration/h200-op-rates.tsv by `op_rates.py --table IN.json OUT.tsv --extra OUT.json`.
 """
-import json
 import sys
-import time
 
 import op_rates
 
 
 def main():
     import torch
-    torch.cuda.init()
-    rows, H = [], 16
     plan = [("bf16", torch.bfloat16, d, s_, c) for d in (80, 96, 192, 256) for s_ in (512, 1024, 2048, 4096)
             for c in (True, False)]
     plan += [("fp16", torch.float16, d, s_, True) for d in (80, 96, 192, 256) for s_ in (512, 1024, 2048, 4096)]
-    t0 = time.time()
-    for name, dt, d, s_, causal in plan:
-        try:
-            rows.append(op_rates.sdpa_rate(name, dt, d, s_, causal, max(1, 16384 // s_), H))
-        except Exception as e:  # noqa: BLE001
-            print("[sdpa_headdim] %s d%d s%d causal=%d FAILED: %s" % (name, d, s_, causal, e), flush=True)
-            continue
-        print("[sdpa_headdim] %s d%d s%d causal=%d backend %s: fwd %.1f bwd %.1f TFLOP/s" % (
-            name, d, s_, causal, rows[-1]["backend"], rows[-1]["fwd_tflops"], rows[-1]["bwd_tflops"]), flush=True)
-        torch.cuda.empty_cache()
-    json.dump({"schema": "memplan-sdpa-headdim/1", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
-               "flops_note": "4 B H S^2 D, x0.5 when causal; bwd counted as 2.5 x fwd FLOPs", "rows": rows},
-              open(sys.argv[1], "w"), indent=1)
+    op_rates.sdpa_table("sdpa_headdim", "memplan-sdpa-headdim/1",
+                        [(n, dt, d, s_, c, max(1, 16384 // s_), False) for n, dt, d, s_, c in plan], sys.argv[1],
+                        "4 B H S^2 D, x0.5 when causal; bwd counted as 2.5 x fwd FLOPs")
 
 
 if __name__ == "__main__":

@@ -14,32 +14,22 @@ convention as op_rates.sdpa (4 B H S^2 D, half when causal; backward 2.5x forwar
     python3 calibrate/sdpa_short.py OUT.json          (GPU machine)
 The rows are merged into data/calibration/h200-op-rates.tsv by `op_rates.py --table IN.json OUT.tsv --extra OUT.json`.
 """
-import json
 import math
 import sys
-import time
 
 import op_rates
 
 
 def main():
     import torch
-    torch.cuda.init()
-    rows, H = [], 16
+    H = 16
     plan = [("bf16", torch.bfloat16, d, s_, c) for d in (32, 64, 128) for s_ in (49, 64, 128, 197, 256)
             for c in (False, True)]
     plan += [("fp32", torch.float32, 64, s_, False) for s_ in (64, 197)]
-    t0 = time.time()
-    for name, dt, d, s_, causal in plan:
-        B = max(1, min(8192, int(math.ceil(8e9 / (4.0 * H * s_ * s_ * d)))))
-        rows.append(op_rates.sdpa_rate(name, dt, d, s_, causal, B, H))
-        print("[sdpa_short] %s d%d s%d causal=%d b%d: fwd %.1f bwd %.1f TFLOP/s" % (
-            name, d, s_, causal, B, rows[-1]["fwd_tflops"], rows[-1]["bwd_tflops"]), flush=True)
-        torch.cuda.empty_cache()
-    json.dump({"schema": "memplan-sdpa-short/1", "gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "wall_s": round(time.time() - t0, 1),
-               "flops_note": "4 B H S^2 D, x0.5 when causal; bwd counted as 2.5 x fwd FLOPs", "rows": rows},
-              open(sys.argv[1], "w"), indent=1)
+    plan = [(n, dt, d, s_, c, max(1, min(8192, int(math.ceil(8e9 / (4.0 * H * s_ * s_ * d))))), False)
+            for n, dt, d, s_, c in plan]
+    op_rates.sdpa_table("sdpa_short", "memplan-sdpa-short/1", plan, sys.argv[1],
+                        "4 B H S^2 D, x0.5 when causal; bwd counted as 2.5 x fwd FLOPs")
 
 
 if __name__ == "__main__":
