@@ -2,7 +2,8 @@
 // rate measured on the GPU (calibrate/op_rates.py -> data/calibration/h200-op-rates.tsv, embedded), backward and
 // checkpoint recompute derived from the same op, and a few coefficients that no microbenchmark can give (how
 // well the measured rates carry over to the model's kernels, the per-kernel gaps, Python's dispatch) fitted by
-// non-negative least squares (engine/time/nnls.h) to a timing corpus measured one case at a time
+// non-negative least squares (engine/time/nnls.h), anchored to profiled steps' kernel time per class (cli/time_fit.h
+// ClassAnchor), to a timing corpus measured one case at a time
 // (data/validation/h200-timing.jsonl; the fit's inputs and outputs in data/calibration/time-fit*.json,
 // coefficients embedded from data/calibration/h200-time-coefficients.tsv).
 //
@@ -15,15 +16,18 @@
 //          not a multiple of 8 at most at the measured narrow-alignment rate (GPT-2's and BERT's vocabularies)
 //   attn   fused SDPA: 4 B H Sq Sk D FLOPs (half for causal self-attention) at the measured forward and backward
 //          rates of the nearest (dtype, head dim, sequence) row, but never faster than reading q, k, v and writing
-//          the output at HBM bandwidth (decode: one query against the whole cache)
+//          the output at HBM bandwidth (decode: one query against the whole cache); given a mask (a sliding
+//          window: the op reads the additive bias) the full square at the measured masked rows' rate
 //   conv   conv2d: the measured GPU time of its own shape, layout and dtype (kernel_tables.h: cuDNN's heuristic
 //          engine, ATen's native depthwise kernels, channels-last), forward and backward (dgrad + wgrad); a
 //          shape the table lacks at the table's median FLOP rate of its class (stem, dense 1x1, dense k x k,
 //          grouped, depthwise) and dtype. Depthwise convolutions in their own column (conv_dw)
 //   bn     batch norm: the measured time of its own shape (kernel_tables.h), else by bytes at the measured
 //          batch-norm bandwidth (in the mem columns)
-//   mem    everything else: bytes read + written at the measured elementwise bandwidth; backward reads the
-//          output gradient and the saved tensors and writes the fresh gradients
+//   mem    everything else: bytes read + written at the measured elementwise bandwidth, at its measured fraction
+//          for the non-vectorized layouts (a binary op with a broadcast operand, contiguous() of a transposed view,
+//          LayerNorm's copies of a non-contiguous input); backward reads the output gradient and the saved
+//          tensors and writes the fresh gradients
 //   kernels one per op that allocates (forward), one per fresh gradient (backward)
 //   cpu    Python + autograd dispatch: one per forward op (views included) and per backward node (cpu_ops), and
 //          the measured host seconds of its class (cpu_host: conv dense / with bias / grouped / depthwise, batch
