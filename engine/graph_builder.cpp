@@ -29,6 +29,13 @@ GraphBuilder::GraphBuilder(const RunConfig& cfg) : cfg_(cfg) {
   // (inference_mode / requires_grad=False), see autocast_low.
 }
 
+void GraphBuilder::reserve(size_t ops, size_t tensors) {
+  g_.ops.reserve(ops);
+  g_.tensors.reserve(tensors);
+  explicit_release_.reserve(tensors);
+  cache_entry_of_param_.reserve(tensors);
+}
+
 int64_t GraphBuilder::numel(TensorId t) const {
   int64_t n = 1;
   for (int64_t d : shape(t)) n = checked_mul(n, d, "tensor numel");
