@@ -238,6 +238,13 @@ class GraphBuilder {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, int32_t, NameHash, std::equal_to<>> name_index_;
+  // In front of name_index_: the last name interned from each of a few character addresses (intern()).
+  struct RecentName {
+    const char* chars = nullptr;
+    int32_t id = -1;
+  };
+  static constexpr size_t kRecentNames = 64;
+  RecentName recent_names_[kRecentNames];
   lora::Tracker lora_;  // peft LoRA / bitsandbytes: targets matched, embeddings seen (engine/lora.h)
 };
 
