@@ -275,6 +275,9 @@ class BlockIndex {
                                                   [&](const Entry& e) { return e.minor >= minor; });
     return n - static_cast<size_t>(first_below - run.begin());
   }
+  // In the body of a loop shifting a few array entries: GCC turns such a loop into memmove calls (two per
+  // class made or dropped, one per array), whose call and size dispatch cost more than the few moves.
+  static void keep_loop() { asm volatile("" ::: "memory"); }
   // Inserts into the class of e.major (made when missing); false when that would be one class too many, after
   // moving every entry to the leaves. Most classes made hold one split remainder that is erased again soon:
   // making and dropping a class moves bytes of two small arrays, the runs stay where they are.
@@ -289,6 +292,7 @@ class BlockIndex {
       for (size_t i = n_classes_; i > c; --i) {
         class_major_[i] = class_major_[i - 1];
         class_run_[i] = class_run_[i - 1];
+        keep_loop();
       }
       class_major_[c] = e.major;
       class_run_[c] = run;
@@ -315,6 +319,7 @@ class BlockIndex {
     for (size_t i = c; i + 1 < n_classes_; ++i) {
       class_major_[i] = class_major_[i + 1];
       class_run_[i] = class_run_[i + 1];
+      keep_loop();
     }
     --n_classes_;
     class_major_[n_classes_] = kNoClass;
