@@ -4,8 +4,9 @@
 //
 // Layout: the heap pointer shares the inline storage (a list is on the heap exactly when its capacity exceeds
 // N) and size and capacity are 32-bit, so a list costs N elements (at least one pointer) plus 8 bytes: an Op's
-// seven lists, at the same inline capacities, went from 440 to 328 bytes (an Op from 456 to 344). The graph's op table is the largest table an
-// estimate writes, and every page of it written for the first time is a page fault.
+// seven lists, at the same inline capacities, went from 440 to 328 bytes (an Op from 456 to 344). The graph's op
+// table is one of the largest an estimate writes, and every page of it written for the first time is a page
+// fault.
 #pragma once
 #include <algorithm>
 #include <cstddef>

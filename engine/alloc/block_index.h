@@ -5,7 +5,7 @@
 // Size classes: while at most kMaxClasses distinct majors are held at once (a training replay caches few sizes:
 // in a Llama-2-70B replay at most 17 in the large pool, up to 484 blocks of one size), the entries live in one
 // run per major, its entries by minor descending, the least at the back. The classes' majors sit in a fixed
-// array searched in five halvings; a best fit is that search and the back of a run. Most inserts and erases
+// array searched by two rounds of independent compares; a best fit is that search and the back of a run. Most inserts and erases
 // land within a few entries of the back (a block taken at the lowest address and freed again), so they scan
 // a few entries and move fewer. A split remainder is often a class of its own for a few events: making and
 // dropping a class shifts two small arrays, and the runs keep their capacity. An insert that would make one
