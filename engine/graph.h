@@ -73,12 +73,16 @@ struct GradSpec {
 struct Op {
   int32_t name = -1;                  // index into Graph::names, e.g. "linear", "sdpa"
   int32_t layer = -1;                 // index into Graph::layers, -1 outside any layer
+  // The lists' inline capacities follow what the zoo's graphs hold (training, bf16 / amp / checkpointed):
+  // reads <= 4 in 99.7 % of ops, outs <= 2 in 95 %, saved <= 2 in 95 %, grads <= 2 in 92 %, workspaces 0 or 1
+  // in 99.8 %; a longer list lives on the heap. An Op is 248 bytes: the op table is one of the largest an
+  // estimate writes (3,706 ops for Llama-2-70B), and each of its pages is a page fault on every estimate.
   SmallVec<TensorId, 4> reads;        // tensors the op reads
-  SmallVec<TensorId, 3> outs;         // tensors it creates, allocated in this order
-  SmallVec<int64_t, 2> fwd_temp_bytes;  // workspaces allocated after outs and freed before the op returns
-  SmallVec<TensorId, 5> saved;        // retained for backward
-  SmallVec<GradSpec, 3> grads;        // backward's gradient outputs in allocation order (empty: no backward)
-  SmallVec<int64_t, 2> bwd_temp_bytes;  // backward workspaces, allocated after grads, freed before it returns
+  SmallVec<TensorId, 2> outs;         // tensors it creates, allocated in this order
+  SmallVec<int64_t, 1> fwd_temp_bytes;  // workspaces allocated after outs and freed before the op returns
+  SmallVec<TensorId, 2> saved;        // retained for backward
+  SmallVec<GradSpec, 2> grads;        // backward's gradient outputs in allocation order (empty: no backward)
+  SmallVec<int64_t, 1> bwd_temp_bytes;  // backward workspaces, allocated after grads, freed before it returns
   // Temporaries of a composite backward formula that are alive while the gradient is computed: allocated
   // before the first gradient, freed (last first) after the last (pow: `grad * (e * self.pow(e - 1))`).
   SmallVec<int64_t, 2> bwd_pre_temp_bytes;
@@ -86,6 +90,7 @@ struct Op {
   bool optional_workspaces = false;  // fwd_temp_bytes / then_temp_bytes may be skipped under pressure (cuDNN)
   int32_t conv = -1;                 // conv ops: index into Graph::convs (the arguments shapes do not carry)
 };
+static_assert(sizeof(Op) <= 248, "Op's size is a page-fault budget (see the lists' capacities)");
 
 // A convolution's arguments (stride, padding, dilation, groups, memory format): the step-time model looks its
 // kernels up by them (engine/time/kernel_tables.h). Square kernels, as GraphBuilder::conv2d_ex builds them.

@@ -29,6 +29,13 @@ GraphBuilder::GraphBuilder(const RunConfig& cfg) : cfg_(cfg) {
   // (inference_mode / requires_grad=False), see autocast_low.
 }
 
+void GraphBuilder::reserve(size_t ops, size_t tensors) {
+  g_.ops.reserve(ops);
+  g_.tensors.reserve(tensors);
+  explicit_release_.reserve(tensors);
+  cache_entry_of_param_.reserve(tensors);
+}
+
 int64_t GraphBuilder::numel(TensorId t) const {
   int64_t n = 1;
   for (int64_t d : shape(t)) n = checked_mul(n, d, "tensor numel");
@@ -53,10 +60,20 @@ DType GraphBuilder::promote(DType a, DType b) const {
 }
 
 int32_t GraphBuilder::intern(std::string_view name) {
-  if (const auto it = name_index_.find(name); it != name_index_.end()) return it->second;
-  const auto id = static_cast<int32_t>(g_.names.size());
-  name_index_.emplace(std::string(name), id);
-  g_.names.emplace_back(name);
+  // Op names are mostly string literals, passed again and again from the same address: a small table keyed by
+  // the characters' address answers those without hashing the name. A hit is checked against the interned name
+  // itself, so an address reused for other characters (a temporary string) only misses.
+  RecentName& slot = recent_names_[(reinterpret_cast<uintptr_t>(name.data()) >> 3) % kRecentNames];
+  if (slot.chars == name.data() && slot.id >= 0 && g_.names[static_cast<size_t>(slot.id)] == name) return slot.id;
+  int32_t id;
+  if (const auto it = name_index_.find(name); it != name_index_.end()) {
+    id = it->second;
+  } else {
+    id = static_cast<int32_t>(g_.names.size());
+    name_index_.emplace(std::string(name), id);
+    g_.names.emplace_back(name);
+  }
+  slot = {name.data(), id};
   return id;
 }
 

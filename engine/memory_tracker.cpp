@@ -25,8 +25,9 @@ void MemoryTracker::set_row(int32_t block, Row row) {
   if (b.row == row) return;
   if (block < first_new_block_) old_rows_changed_ = true;
   if (b.live) {
-    ledger_[b.row] -= b.rounded;
-    ledger_[row] += b.rounded;
+    const int64_t rounded = rounded_of(b.requested);
+    ledger_[b.row] -= rounded;
+    ledger_[row] += rounded;
   }
   b.row = row;
 }

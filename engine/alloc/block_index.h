@@ -5,7 +5,7 @@
 // Size classes: while at most kMaxClasses distinct majors are held at once (a training replay caches few sizes:
 // in a Llama-2-70B replay at most 17 in the large pool, up to 484 blocks of one size), the entries live in one
 // run per major, its entries by minor descending, the least at the back. The classes' majors sit in a fixed
-// array searched in five halvings; a best fit is that search and the back of a run. Most inserts and erases
+// array searched by two rounds of independent compares; a best fit is that search and the back of a run. Most inserts and erases
 // land within a few entries of the back (a block taken at the lowest address and freed again), so they scan
 // a few entries and move fewer. A split remainder is often a class of its own for a few events: making and
 // dropping a class shifts two small arrays, and the runs keep their capacity. An insert that would make one
@@ -249,17 +249,18 @@ class BlockIndex {
   }
   const std::vector<Entry>& run_of(size_t c) const { return runs_[class_run_[c]]; }
   std::vector<Entry>& run_of(size_t c) { return runs_[class_run_[c]]; }
-  // The first class whose major is >= major (n_classes_ when none): five halvings of the padded array.
+  // The first class whose major is >= major (n_classes_ when none): how many majors are below it, counted in
+  // two rounds of independent compares (which block of 8 of the padded array, then inside that block). Five
+  // halvings were a chain of dependent loads and compares, each waiting for the previous one, the longest
+  // latency of every insert, erase and best fit (about half of the allocator replay's time, sampled).
   size_t class_at_least(int64_t major) const {
     static_assert(kMaxClasses == 32);
-    size_t i = 0;
-    i += class_major_[i + 15] < major ? 16 : 0;
-    i += class_major_[i + 7] < major ? 8 : 0;
-    i += class_major_[i + 3] < major ? 4 : 0;
-    i += class_major_[i + 1] < major ? 2 : 0;
-    i += class_major_[i] < major ? 1 : 0;
-    i += i < kMaxClasses && class_major_[i] < major ? 1 : 0;
-    return std::min(i, n_classes_);
+    const int64_t* m = class_major_;
+    const size_t block = size_t{m[7] < major} + size_t{m[15] < major} + size_t{m[23] < major} + size_t{m[31] < major};
+    const int64_t* b = m + 8 * block;  // block 4 is the padding: all kNoClass
+    const size_t in_block = (size_t{b[0] < major} + size_t{b[1] < major}) + (size_t{b[2] < major} + size_t{b[3] < major}) +
+                            (size_t{b[4] < major} + size_t{b[5] < major}) + (size_t{b[6] < major} + size_t{b[7] < major});
+    return std::min(8 * block + in_block, n_classes_);
   }
   // How many entries of a run (minor descending) have a minor below `minor`: counted from the back, where
   // nearly every operation of a replay lands, then by halving when that is not close.
@@ -274,6 +275,9 @@ class BlockIndex {
                                                   [&](const Entry& e) { return e.minor >= minor; });
     return n - static_cast<size_t>(first_below - run.begin());
   }
+  // In the body of a loop shifting a few array entries: GCC turns such a loop into memmove calls (two per
+  // class made or dropped, one per array), whose call and size dispatch cost more than the few moves.
+  static void keep_loop() { asm volatile("" ::: "memory"); }
   // Inserts into the class of e.major (made when missing); false when that would be one class too many, after
   // moving every entry to the leaves. Most classes made hold one split remainder that is erased again soon:
   // making and dropping a class moves bytes of two small arrays, the runs stay where they are.
@@ -288,6 +292,7 @@ class BlockIndex {
       for (size_t i = n_classes_; i > c; --i) {
         class_major_[i] = class_major_[i - 1];
         class_run_[i] = class_run_[i - 1];
+        keep_loop();
       }
       class_major_[c] = e.major;
       class_run_[c] = run;
@@ -314,6 +319,7 @@ class BlockIndex {
     for (size_t i = c; i + 1 < n_classes_; ++i) {
       class_major_[i] = class_major_[i + 1];
       class_run_[i] = class_run_[i + 1];
+      keep_loop();
     }
     --n_classes_;
     class_major_[n_classes_] = kNoClass;
@@ -469,11 +475,12 @@ class BlockIndex {
   // The size classes (while classes_): class c holds the entries of major class_major_[c], ascending in c.
   bool classes_ = true;
   size_t n_classes_ = 0, n_class_entries_ = 0;
-  int64_t class_major_[kMaxClasses] = {kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
-                                       kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
-                                       kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
-                                       kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
-                                       kNoClass, kNoClass, kNoClass, kNoClass};
+  // 8 entries of padding past kMaxClasses, always kNoClass (class_at_least reads them as a fifth block).
+  int64_t class_major_[kMaxClasses + 8] = {kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
+                                           kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
+                                           kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
+                                           kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass,
+                                           kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass, kNoClass};
   // The classes' runs: class c's entries are runs_[class_run_[c]]; class_run_ past n_classes_ lists the spare
   // (empty) runs, whose capacity is kept.
   uint8_t class_run_[kMaxClasses] = {0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,

@@ -20,7 +20,6 @@ namespace memplan {
 namespace {
 
 using Layout = CachingAllocator::Layout;
-using AllocTrace = CachingAllocator::AllocTrace;
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
 
 std::vector<int32_t> users_of(const Layout& l) {
@@ -71,8 +70,8 @@ bool grown_layout(const Layout& before, const Layout& after) {
 // cache; a request that cudaMalloc'd a segment must find exactly that segment first (before the cache's own
 // lower bound, which get_free_block refused or which did not exist) and be accepted by get_free_block's
 // oversize rules.
-bool new_segments_unseen(const Layout& after, size_t first_new, const std::vector<AllocTrace>& traces,
-                         int64_t max_split_bytes) {
+bool new_segments_unseen(const Layout& after, size_t first_new, const std::vector<StepRepeat::Trace>& traces,
+                         const std::vector<std::pair<int64_t, int64_t>>& trace_segments, int64_t max_split_bytes) {
   struct Pool {
     bool small;
     int32_t stream;
@@ -93,22 +92,23 @@ bool new_segments_unseen(const Layout& after, size_t first_new, const std::vecto
   }
   for (Pool& p : pools) std::sort(p.unused.begin(), p.unused.end());
   const int64_t max_split = max_split_bytes == 0 ? kNone : max_split_bytes;
-  size_t taken = 0;
-  for (const AllocTrace& t : traces) {
-    if (t.path == AllocTrace::Path::other) return false;
+  size_t taken = 0, next_segment = 0;
+  for (const StepRepeat::Trace& t : traces) {
+    const std::pair<int64_t, int64_t> seg = t.new_segment ? trace_segments[next_segment++] : std::pair<int64_t, int64_t>{};
     Pool* p = find(t.small, t.stream);
     const bool none = !p || p->unused.empty();
-    if (none && t.path == AllocTrace::Path::cache) continue;
+    if (none && !t.new_segment) continue;
     if (none) return false;
     const auto it = std::lower_bound(p->unused.begin(), p->unused.end(), std::pair{t.size, std::numeric_limits<int64_t>::min()});
     const std::pair<int64_t, int64_t> cand{t.cand_size, t.cand_addr};
-    if (t.path == AllocTrace::Path::cache) {
+    if (!t.new_segment) {
       if (it != p->unused.end() && *it < cand) return false;
       continue;
     }
-    if (it == p->unused.end() || *it != std::pair{t.seg_size, t.seg_addr} || !(*it < cand)) return false;
-    if (t.size < max_split && t.seg_size >= max_split) return false;
-    if (t.size >= max_split && t.seg_size >= t.size + kAllocLargeBufferBytes) return false;
+    const int64_t seg_size = seg.first;
+    if (it == p->unused.end() || *it != seg || !(*it < cand)) return false;
+    if (t.size < max_split && seg_size >= max_split) return false;
+    if (t.size >= max_split && seg_size >= t.size + kAllocLargeBufferBytes) return false;
     p->unused.erase(it);
     ++taken;
   }
@@ -205,6 +205,7 @@ bool StepRepeat::at_step_start(CachingAllocator& model, AllocatorStats& s) {
   have_prev_ = true;
   tracing_ = !model.options().expandable_segments;
   traces_.clear();
+  trace_segments_.clear();
   if (tracing_) traces_.reserve(static_cast<size_t>(begins_[next_] - begins_[index]));  // at most one per event
   return false;
 }
@@ -214,7 +215,7 @@ bool StepRepeat::derive_tail(CachingAllocator& model, AllocatorStats& s, const M
   const auto n_steps = (static_cast<int64_t>(events_.size()) - cur.event) / len;  // this step and the later ones
   const bool same = same_layout(prev_.layout, cur.layout);
   if (!same && !(tracing_ && grown_layout(prev_.layout, cur.layout) &&
-                 new_segments_unseen(cur.layout, prev_.layout.segments.size(), traces_,
+                 new_segments_unseen(cur.layout, prev_.layout.segments.size(), traces_, trace_segments_,
                                      model.options().max_split_size_bytes)))
     return false;
   std::vector<int32_t> ua = prev_.users, ub = cur.users, next;

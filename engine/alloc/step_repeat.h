@@ -26,6 +26,7 @@
 // Not taken when an allocated_after_events sample falls inside the derived steps; the replay then goes on.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/alloc/allocator_model.h"
@@ -44,10 +45,27 @@ class [[gnu::visibility("hidden")]] StepRepeat {  // it holds CachingAllocator's
   // was derived; `s` then holds their contributions (curve, skipped workspaces, derived_steps) and the model is
   // where replaying them would have left it (layout, block ids, counters).
   bool at_step_start(CachingAllocator& model, AllocatorStats& s);
-  // After each alloc event: how the model served it (needed for the `grown` case).
+  // After each alloc event: how the model served it (needed for the `grown` case). A request served otherwise
+  // than from the cache or a new segment rules the `grown` case out: tracing stops there.
   void after_alloc(const CachingAllocator& model) {
-    if (tracing_) traces_.push_back(model.last_alloc());
+    if (!tracing_) return;
+    const CachingAllocator::AllocTrace& t = model.last_alloc();
+    if (t.path == CachingAllocator::AllocTrace::Path::other) {
+      tracing_ = false;
+      return;
+    }
+    traces_.push_back({t.size, t.cand_size, t.cand_addr, t.stream, t.path == CachingAllocator::AllocTrace::Path::new_segment, t.small});
+    if (traces_.back().new_segment) trace_segments_.emplace_back(t.seg_size, t.seg_addr);
   }
+  // An alloc of the previous step, as new_segments_unseen reads it: 32 bytes, one per alloc of a step (12,537
+  // for a Llama-2-70B step; AllocTrace's 48 bytes made it the replay's largest buffer, page-faulted in anew on
+  // every estimate). The cudaMalloc'd segment of a new_segment alloc is in trace_segments_, in order.
+  struct Trace {
+    int64_t size, cand_size, cand_addr;
+    int32_t stream;
+    bool new_segment;  // else served from the cache
+    bool small;
+  };
 
  private:
   struct Mark {  // the replay at a step start
@@ -67,7 +85,8 @@ class [[gnu::visibility("hidden")]] StepRepeat {  // it holds CachingAllocator's
   bool have_prev_ = false;
   Mark prev_;  // the previous step's start
   bool tracing_ = false;
-  std::vector<CachingAllocator::AllocTrace> traces_;  // the allocs since prev_
+  std::vector<Trace> traces_;  // the allocs since prev_ (while tracing_)
+  std::vector<std::pair<int64_t, int64_t>> trace_segments_;  // (size, address) of their new segments
 };
 
 }  // namespace memplan

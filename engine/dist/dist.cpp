@@ -14,7 +14,7 @@ void Strategy::tag_streams(MemEventStream& events) const {
   std::vector<int32_t> stream(static_cast<size_t>(max_block) + 1, 0);
   for (const auto& [b, s] : side_blocks_) stream[static_cast<size_t>(b)] = s;
   for (MemEvent& e : events)
-    if (e.block <= max_block) e.stream = stream[static_cast<size_t>(e.block)];
+    if (e.block <= max_block) e.stream = static_cast<int16_t>(stream[static_cast<size_t>(e.block)]);  // ids 0-3
 }
 
 int32_t Strategy::alloc_on(MemoryTracker& mem, int64_t bytes, Row row, int32_t stream) {
