@@ -226,7 +226,7 @@ std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::st
     anchor("attn", {timing::kAttn});
     // Not the conv nets' elementwise kernels: their profiles hold the layout transforms and the non-vectorized
     // channels-first broadcasts the graph does not describe (NOTES-time.md, fifth round: anchoring them too left
-    // held out 6's conv nets worse). Not the optimizer: its per-tensor seconds were measured with the host's
+    // the held-out rows of sets 1-5 worse: GPU-bound within 15 % 47 of 49 -> 43 of 46). Not the optimizer: its per-tensor seconds were measured with the host's
     // share in them (the profile's multi_tensor_apply kernels are 0.2 .. 0.9 of the column), a fit of its own.
     if (!r.vision) anchor("elementwise", {timing::kMem, timing::kMemBwd});
     // The GPU's idle time between kernels (the kernels column: a gap per launch) where the profiled step was
