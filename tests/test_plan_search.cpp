@@ -176,3 +176,26 @@ TEST_CASE("plan: a candidate's compute + recompute is the step-time model of its
     else CHECK(c.time.recompute_s > 0);
   }
 }
+
+TEST_CASE("plan: a closed form optimistic over the whole fastest stretch still yields a confirmed plan", "[plan]") {
+  // Llama-2-70B, s4096, on 1,024 GPUs capped at 74 GiB (bench_plan.cpp's BM_Plan70B_1024 rates): the closed form
+  // puts the fastest candidates near 66 GiB, their confirmation replays near 75, so the first 17 confirmed are all
+  // rejected (measured on this tree) and the 18th fits. With 4k + 4 = 16 confirmations for k = 3 the search
+  // returned no plan at all; while none has fitted it goes on, up to 16k + 16.
+  PlanSpace s;
+  s.gpus = 1024;
+  s.global_batch = 1024;
+  s.capacity_bytes = int64_t{74} << 30;
+  s.non_pytorch_bytes = int64_t{830} << 20;
+  s.rates.matmul_flops_per_s = 0.7 * 989e12;
+  s.rates.fp32_matmul_flops_per_s = 0.7 * 67e12;
+  s.rates.hbm_bytes_per_s = 0.8 * 3.35e12;
+  s.rates.intra_node_bytes_per_s = 450e9;
+  s.rates.host_link_bytes_per_s = 64e9;
+  Planner p(load_zoo_model("llama-2-70b"), lm_base(4096));
+  const PlanResult r = p.search(s, 3);
+  CHECK(r.rejected_on_confirmation > 16);  // the stretch this case is about
+  REQUIRE(!r.top.empty());
+  CHECK(r.top[0].confirmed);
+  CHECK(r.top[0].confirmed_device_bytes <= s.capacity_bytes);
+}

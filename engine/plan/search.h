@@ -15,7 +15,8 @@
 //      Pareto frontier;
 //   5. confirm finalists with the full replay of their local shard (caching allocator included): the
 //      checkpointed layers are placed by optimal_checkpoints(), and the confirmed device bytes replace the
-//      closed form; finalists that do not fit after confirmation are dropped and the next one is confirmed.
+//      closed form; finalists that do not fit after confirmation are dropped and the next one is confirmed
+//      (at most 4k + 4 confirmations for the top k, up to 16k + 16 while none has fitted).
 #pragma once
 #include <cstdint>
 #include <functional>
