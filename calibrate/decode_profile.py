@@ -27,16 +27,6 @@ import harness  # noqa: E402
 import timing_corpus  # noqa: E402
 
 
-def _busy_us(intervals):
-    busy, end = 0.0, -1.0
-    for s, t in sorted(intervals):
-        if s > end:
-            busy, end = busy + t - s, t
-        elif t > end:
-            busy, end = busy + t - end, t
-    return busy
-
-
 def _profiled(torch, fn):
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
@@ -53,7 +43,7 @@ def _profiled(torch, fn):
             intervals.append((e.time_range.start, e.time_range.end))
         elif e.name.startswith("aten::") and e.cpu_parent is None:
             ops[e.name] = ops.get(e.name, 0) + 1
-    return {"ops": ops, "kernels": kernels, "kernel_us": kernel_us, "busy_us": _busy_us(intervals),
+    return {"ops": ops, "kernels": kernels, "kernel_us": kernel_us, "busy_us": timing_corpus.busy_us(intervals),
             "by_name": by_name}
 
 

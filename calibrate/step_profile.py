@@ -59,14 +59,7 @@ def profile_case(case):
             top_aten += 1
         elif e.name.startswith("autograd::engine::evaluate_function"):
             autograd_nodes += 1
-    busy, end = 0.0, -1.0
-    for s, t in sorted(intervals):
-        if s > end:
-            busy += t - s
-            end = t
-        elif t > end:
-            busy += t - end
-            end = t
+    busy = timing_corpus.busy_us(intervals)
     return {"wall_ms": round(wall_ms, 3), "profiled_wall_ms": round(prof_wall_ms, 3), "gpu_busy_us": round(busy, 1),
             "kernel_count": sum(v[0] for v in kernels.values()), "top_level_aten_ops": top_aten,
             "autograd_nodes": autograd_nodes,

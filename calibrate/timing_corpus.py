@@ -203,6 +203,17 @@ def run_forked(case, child_fn, args, workdir, timeout_s, error_chars=1500, trace
     return {"error": no_result_error.format(exitcode=p.exitcode)}
 
 
+def busy_us(intervals):
+    """The length of the union of (start, end) intervals: the time a profiled stretch kept the GPU busy."""
+    busy, end = 0.0, -1.0
+    for s, t in sorted(intervals):
+        if s > end:
+            busy, end = busy + t - s, t
+        elif t > end:
+            busy, end = busy + t - end, t
+    return busy
+
+
 def profile_cases(cases, child_fn, child_args, out_path, schema, timeout_s, describe, deadline_s=0, tag="profile"):
     """The profiling scripts' loop (step_profile.py, host_profile.py, decode_profile.py): each case in its own forked
     process (run_forked), its record {"id", ...child_fn's dict} appended to {"format": schema, "cases": [...]}, written

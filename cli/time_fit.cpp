@@ -11,7 +11,9 @@
 #include "engine/errors.h"
 #include "engine/time/case_time.h"
 #include "engine/time/time_band.h"
+#include "engine/text_rows.h"
 #include "engine/verdict.h"
+#include "models/json_input.h"
 #include "models/validation_case.h"
 
 namespace memplan::cli {
@@ -91,6 +93,16 @@ nlohmann::json sparse(const timing::Features& f) {
     if (f[j] != 0) c.push_back({j, f[j]});
   return c;
 }
+// The inverse of sparse(): [column, value] pairs back into a row of columns; `field` names the JSON array in errors.
+timing::Features from_sparse(const nlohmann::json& pairs, const char* field) {
+  timing::Features f{};
+  for (const auto& p : pairs) {
+    const size_t col = p.at(0).get<size_t>();
+    if (col >= f.size()) throw InputError(field, std::to_string(col), "names no column");
+    f[col] = p.at(1).get<double>();
+  }
+  return f;
+}
 }  // namespace
 
 nlohmann::json op_breakdown_json(const std::vector<std::string>& files) {
@@ -146,11 +158,7 @@ std::vector<ClassAnchor> anchors_from_json(const nlohmann::json& j) {
     c.cls = a.at("class").get<std::string>();
     c.holdout = a.at("holdout").get<bool>();
     c.kernel_s = a.at("profile_s").get<double>();
-    for (const auto& p : a.at("columns")) {
-      const size_t col = p.at(0).get<size_t>();
-      if (col >= c.features.size()) throw InputError("time-fit-inputs.anchors", std::to_string(col), "names no column");
-      c.features[col] = p.at(1).get<double>();
-    }
+    c.features = from_sparse(a.at("columns"), "time-fit-inputs.anchors");
     out.push_back(c);
   }
   return out;
@@ -169,15 +177,7 @@ std::vector<TimeRow> rows_from_json(const nlohmann::json& j) {
     const auto v = r.at("features").get<std::vector<double>>();
     if (v.size() != t.x.size()) throw InputError("time-fit-inputs.features", std::to_string(v.size()), "wrong length");
     std::copy(v.begin(), v.end(), t.x.begin());
-    for (const auto& ch : r.at("timeline")) {
-      timing::Features f{};
-      for (const auto& p : ch) {
-        const size_t j = p.at(0).get<size_t>();
-        if (j >= f.size()) throw InputError("time-fit-inputs.timeline", std::to_string(j), "names no column");
-        f[j] = p.at(1).get<double>();
-      }
-      t.timeline.push_back(f);
-    }
+    for (const auto& ch : r.at("timeline")) t.timeline.push_back(from_sparse(ch, "time-fit-inputs.timeline"));
     rows.push_back(t);
   }
   return rows;
@@ -193,19 +193,14 @@ timing::NoiseModel fit_noise() {
 
 std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::string_view profile_tsv) {
   std::map<std::pair<std::string, std::string>, double> ms;  // kernel ms per (case, profile class)
-  std::istringstream in{std::string(profile_tsv)};
-  std::string line;
-  int64_t no = 0;
-  while (std::getline(in, line)) {
-    ++no;
-    if (line.empty() || line[0] == '#') continue;
+  for_each_row(profile_tsv, [&](int64_t no, const std::string& line) {
     std::istringstream ls(line);
     std::string tag, id, cls, extra;
     double v = -1;
     if (!(ls >> tag >> id >> cls >> v) || (ls >> extra) || tag != "profile" || !(v >= 0) || !std::isfinite(v))
       throw InputError("profile classes line " + std::to_string(no), line, "want 'profile case_id class kernel_ms'");
     ms[{id, cls}] = v;
-  }
+  });
   std::vector<ClassAnchor> out;
   for (const TimeRow& r : rows) {
     if (r.what != "step") continue;
@@ -316,14 +311,7 @@ void run_time_fit(const std::vector<std::string>& files, const std::string& out_
                   std::ostream& out) {
   const std::vector<TimeRow> rows = time_rows(files);
   if (rows.empty()) throw InputError("--fit-time", files.empty() ? "" : files[0], "holds no timed cases");
-  std::string profiles;
-  if (!profiles_path.empty()) {
-    std::ifstream pin(profiles_path);
-    if (!pin) throw InputError("--fit-profiles", profiles_path, "cannot be read");
-    std::stringstream ss;
-    ss << pin.rdbuf();
-    profiles = ss.str();
-  }
+  const std::string profiles = profiles_path.empty() ? "" : read_input_file(profiles_path, "--fit-profiles");
   const nlohmann::json inputs = rows_to_json(rows, class_anchors(rows, profiles));
   // the fit reads the rows back from their JSON text, as the reproducibility test does
   const nlohmann::json parsed = nlohmann::json::parse(inputs.dump());
