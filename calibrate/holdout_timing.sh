@@ -6,8 +6,9 @@
 # Timings are printed nowhere (--quiet): read them only from the tarball. A second pass of the same cases follows
 # (REPEAT=0 skips it): the spread within one call. Packed: the JSONL results (and .partial files of a cut pass),
 # their logs, env.json (harness.env_probe: versions, driver, SDPA choices), versions.txt (peft, CPU, load),
-# nvidia-smi before and after, the checksum.
+# nvidia-smi before and after, the checksum. DEADLINE (seconds, default 200): the first pass's case deadline.
 set -u
+D1=${DEADLINE:-200}
 NAME=$1 CASES=$2 EXPECT=$3
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p "$R"
@@ -22,8 +23,8 @@ nvidia-smi --query-compute-apps=pid,used_memory --format=csv >> "$R/nvidia-smi-b
  { for m in torch torchvision transformers peft; do python3 -c "import $m; print('$m', $m.__version__)"; done
    nproc; grep -m1 "model name" /proc/cpuinfo; cat /proc/loadavg; free -m | head -2; date -u +%FT%TZ
  } > "$R/versions.txt" 2>&1
- timeout 270 python3 timing_corpus.py "$CASES" --out "$R/$BASE.jsonl" --env "$R/env.json" --quiet \
-   --warmup 2 --steps 4 --timeout 90 --deadline-s 200 2>&1 | tee "$R/$BASE.log" | cut -c1-120
+ timeout $((D1 + 70)) python3 timing_corpus.py "$CASES" --out "$R/$BASE.jsonl" --env "$R/env.json" --quiet \
+   --warmup 2 --steps 4 --timeout 90 --deadline-s "$D1" 2>&1 | tee "$R/$BASE.log" | cut -c1-120
  if [ "${REPEAT:-1}" != 0 ]; then
    timeout 200 python3 timing_corpus.py "$CASES" --out "$R/$BASE-rep.jsonl" --quiet \
      --warmup 2 --steps 4 --timeout 90 --deadline-s 130 2>&1 | tee "$R/$BASE-rep.log" | cut -c1-120

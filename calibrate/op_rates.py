@@ -349,16 +349,18 @@ def overhead(quick):
 def table(inp, outp, extra=None):
     """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it); `extra`:
     calibrate/sdpa_short.py's or sdpa_headdim.py's OUT.json (their SDPA rows are appended after the main file's),
-    sdpa_masked.py's (sdpa_masked rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
+    sdpa_masked.py's (sdpa_masked rows), norm_reduce.py's (norm rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
     below)."""
     r = json.load(open(inp))
-    layout, masked = None, []
+    layout, masked, norm = None, [], []
     for e in (extra or []):
         ex = json.load(open(e))
         if ex.get("schema") == "memplan-elementwise-layout/1":
             layout = ex
         elif ex.get("schema") == "memplan-sdpa-masked/1":
             masked = ex["rows"]
+        elif ex.get("schema") == "memplan-norm-reduce/1":
+            norm = ex["rows"]
         else:  # sdpa_short.py, sdpa_headdim.py: rows of the sdpa table
             r["sdpa"]["rows"] = r["sdpa"]["rows"] + ex["rows"]
     lines = ["# memplan op rates: reduced by calibrate/op_rates.py --table from %s (%s, torch %s, CUDA %s, %s)"
@@ -373,6 +375,9 @@ def table(inp, outp, extra=None):
     for row in masked:  # sdpa_masked.py: with an explicit mask, full-square FLOPs
         lines.append("sdpa_masked %s %d %d %g %g" % (row["dtype"], row["d"], row["s"], row["fwd_tflops"],
                                                       row["bwd_tflops"]))
+    for row in norm:  # norm_reduce.py: LayerNorm and column sums by row length, us per call
+        if row["op"] in ("ln_fwd", "ln_bwd_input", "ln_bwd_all", "colsum"):
+            lines.append("norm %s %s %d %d %g" % (row["op"], row["dtype"], row["n"], row["n"] * row["m"], row["us"]))
     for dt in ("bf16", "fp32"):
         big = [x["gb_per_s"] for x in r["mem"]["rows"] if x["dtype"] == dt and x["pass"] == "fwd"
                and x["numel"] >= (1 << 24)]

@@ -165,8 +165,9 @@ timing::TimeSplit timed_on(const timing::Features& f, const DeviceRates& r, bool
   timing::Features g = f;
   const double flops = fp32 ? r.time_scale_fp32_matmul : r.time_scale_matmul;
   for (int j : {timing::kGemm, timing::kAttn, timing::kConv}) g[static_cast<size_t>(j)] *= flops;
-  // depthwise convolutions and batch norm are memory-bound kernels (step_time.h), the optimizer streams its tensors
-  for (int j : {timing::kConvDw, timing::kBn, timing::kMem, timing::kMemBwd, timing::kOpt}) g[static_cast<size_t>(j)] *= r.time_scale_hbm;
+  // depthwise convolutions, batch / layer norm and reductions are memory-bound kernels (step_time.h), the optimizer
+  // streams its tensors
+  for (int j : {timing::kConvDw, timing::kBn, timing::kMem, timing::kMemBwd, timing::kOpt, timing::kNorm}) g[static_cast<size_t>(j)] *= r.time_scale_hbm;
   return timing::predict(g, timing::h200_coefficients());
 }
 

@@ -98,6 +98,10 @@ OpRates parse_op_rates(std::string_view tsv) {
     } else if (k == "bn") {
       if (field(1) == "bf16") r.bn_bf16_fwd = num(f, 2, line) * 1e9, r.bn_bf16_fwd_bwd = num(f, 3, line) * 1e9;
       else r.bn_fp32_fwd = num(f, 2, line) * 1e9, r.bn_fp32_fwd_bwd = num(f, 3, line) * 1e9;
+    } else if (k == "norm") {
+      const double us = num(f, 5, line);
+      if (!(us > 0)) throw InputError("op rates", line, "a norm row's microseconds are positive");
+      r.norm.push_back({field(1), field(2), dim(3), dim(4), us * 1e-6});
     } else if (k == "opt") {
       r.opt.push_back({field(1), field(2), field(3), num(f, 4, line) * 1e-9, num(f, 5, line) * 1e-6});
     } else if (k == "overhead") {
@@ -181,6 +185,43 @@ const OpRates& h200_op_rates() {
     return o;
   }();
   return r;
+}
+
+double norm_time_s(const OpRates& r, std::string_view op, DType dtype, double n, double numel) {
+  const std::string_view dt = dtype == DType::f32 ? "fp32" : "bf16";
+  if (!(n > 0) || !(numel > 0)) return -1;
+  // the weight of the upper of two bracketing points in log space
+  const auto weight = [](double lo, double hi, double x) { return hi > lo ? std::log(x / lo) / std::log(hi / lo) : 0.0; };
+  // The per-element seconds of the rows of length `rn` at `numel` elements: interpolated between that length's
+  // measured sizes (each length was measured at its own element counts: rows x n), clamped to them.
+  const auto per_elem_at = [&](int64_t rn) {
+    const OpRates::Norm *below = nullptr, *above = nullptr;
+    for (const OpRates::Norm& x : r.norm) {
+      if (x.op != op || x.dtype != dt || x.n != rn) continue;
+      const double sz = static_cast<double>(x.numel);
+      if (sz <= numel && (!below || x.numel > below->numel)) below = &x;
+      if (sz >= numel && (!above || x.numel < above->numel)) above = &x;
+    }
+    if (!below) below = above;  // smaller than every measured size
+    if (!above) above = below;  // larger than every measured size
+    const double lo = below->s / static_cast<double>(below->numel), hi = above->s / static_cast<double>(above->numel);
+    const double w = weight(static_cast<double>(below->numel), static_cast<double>(above->numel), numel);
+    return lo + w * (hi - lo);
+  };
+  // the measured row lengths bracketing n (clamped)
+  int64_t n_lo = -1, n_hi = -1;
+  for (const OpRates::Norm& x : r.norm) {
+    if (x.op != op || x.dtype != dt) continue;
+    const double xn = static_cast<double>(x.n);
+    if (xn <= n && (n_lo < 0 || x.n > n_lo)) n_lo = x.n;
+    if (xn >= n && (n_hi < 0 || x.n < n_hi)) n_hi = x.n;
+  }
+  if (n_lo < 0 && n_hi < 0) return -1;
+  if (n_lo < 0) n_lo = n_hi;
+  if (n_hi < 0) n_hi = n_lo;
+  const double a = per_elem_at(n_lo), b = per_elem_at(n_hi);
+  const double w = weight(static_cast<double>(n_lo), static_cast<double>(n_hi), n);
+  return (a + w * (b - a)) * numel;
 }
 
 Coefficients parse_coefficients(std::string_view tsv) {
@@ -314,6 +355,12 @@ bool is_in_place(const Graph& g, const Op& op, const std::string& name) {
 // avg_pool2d_backward_out_cuda_frame 8.6 ps (DenseNet-121's 2x2/2 transitions). The bytes at HBM bandwidth would
 // give 0.7 .. 1.4 ps forward and 3 .. 4 ps backward.
 constexpr double kMaxPoolFwdSPerElem = 3.5e-12, kMaxPoolBwdSPerElem = 10.3e-12, kAvgPoolBwdSPerElem = 8.6e-12;
+// torch.roll (Swin's shifted windows) runs roll_cuda_kernel, an index-bound kernel: in Swin-T amp b128's profiled
+// step (h200-step-profiles-6.json.gz) its 20 fp32 calls took 1,719 us and its 20 bf16 calls 1,583 us over
+// 173.4 M elements each (five shifted blocks, two rolls each forward and their rolls back in backward, on
+// [128, 56, 56, 96], [128, 28, 28, 192] and 3 x [128, 14, 14, 384]): 9.9 and 9.1 ps per element, per element
+// rather than per byte (fp32 0.20 and bf16 0.15 of the elementwise bandwidth). Forward and backward alike.
+constexpr double kRollSPerElem = 9.5e-12;
 
 // Host seconds of one sum and of one CatBackward narrow, from calibrate/host_profile.py's DenseNet-201 amp b24
 // step (2026-12-01, data/calibration/raw/h200-host-profile.json): aten::add_ 1,906 calls, 18.3 ms of CPU
@@ -435,6 +482,14 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
       if (a.requires_grad) c.bwd[kGemm] += timed(m, k, n, true);          // dgrad [m, k]
       if (b.requires_grad || b.trainable) c.bwd[kGemm] += timed(n, k, m, true);  // wgrad [n, k]
       c.bwd[kKernels] = std::max(1.0, fresh_grads);
+      // addmm's bias: the forward adds it in the GEMM's epilogue, but its gradient is the output gradient summed
+      // over the rows (a reduce kernel of its own: the profiled ConvNeXt and Swin steps' bf16 reduce_kernel sums),
+      // at the measured column-sum time of rows of n
+      if (op.reads.size() >= 3) {
+        const TensorInfo& bias = T(op.reads[2]);
+        const double t = (bias.requires_grad || bias.trainable) ? norm_time_s(r, "colsum", out.dtype, n, numel(out)) : -1;
+        if (t > 0) c.bwd[kNorm] += t;
+      }
     }
     return c;
   }
@@ -544,6 +599,14 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     return c;
   }
+  if (name == "roll") {
+    c.fwd[kPool] = numel(out) * kRollSPerElem;
+    if (bwd) {
+      c.bwd[kPool] = numel(out) * kRollSPerElem;
+      c.bwd[kKernels] = std::max(1.0, fresh_grads);
+    }
+    return c;
+  }
   c.fwd[kMem] = (in_bytes + out_bytes) / (bw * layout_ratio(g, op, name, out, r));
   // layer_norm of a non-contiguous input (GraphBuilder::layer_norm's contiguous_copy: ViT's transposed residual
   // stream, ConvNeXt's channels-last permute) copies it first, and its backward copies the input and the incoming
@@ -556,6 +619,24 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     c.fwd[kMem] += copy_fwd;
     c.fwd[kKernels] += static_cast<double>(op.fwd_temp_bytes.size());
   }
+  // LayerNorm's own kernels at their measured time for its row length (the last dimension) and size, in place
+  // of its bytes: at rows of 96 .. 768 channels (ConvNeXt, Swin) they run at 0.1 .. 0.6 of the elementwise
+  // bandwidth (calibrate/norm_reduce.py). Backward: the input gradient, and the weight / bias gradients' kernel
+  // when the affine parameters train. Where the table has no row the bytes above stay.
+  double ln_bwd_s = -1;
+  if (name == "layer_norm" && rank(0) >= 1) {
+    const TensorInfo& x = T(op.reads[0]);
+    const double n = static_cast<double>(x.shape.back()), elems = numel(x);
+    const double f = norm_time_s(r, "ln_fwd", x.dtype, n, elems);
+    if (f >= 0) {
+      c.fwd[kMem] = copy_fwd;
+      c.fwd[kNorm] = f;
+      bool affine_grad = false;
+      for (const GradSpec& gs : op.grads)
+        if (gs.input >= 0 && gs.input != op.reads[0]) affine_grad = true;
+      if (bwd) ln_bwd_s = norm_time_s(r, affine_grad ? "ln_bwd_all" : "ln_bwd_input", x.dtype, n, elems);
+    }
+  }
   if (name == "avg_pool2d" && rank(0) == 4 && bwd) {
     c.bwd[kPool] = numel(T(op.reads[0])) * kAvgPoolBwdSPerElem;
     c.bwd[kKernels] = 1;
@@ -565,6 +646,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     double saved = 0;
     for (TensorId s : op.saved) saved += nbytes(T(s));
     c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw + copy_bwd;
+    if (ln_bwd_s >= 0) c.bwd[kMemBwd] = copy_bwd, c.bwd[kNorm] = ln_bwd_s;
     c.bwd[kKernels] = std::max(1.0, fresh_grads) + (copy_bwd > 0 ? static_cast<double>(op.bwd_temp_bytes.size()) : 0.0);
     // CatBackward hands each input a narrow() of the output gradient: host work per input, no kernel
     if (name == "cat") c.bwd[kCpuHost] += kCatNarrowHostS * static_cast<double>(op.grads.size());

@@ -97,6 +97,16 @@ struct OpRates {
     double s_per_param = 0, s_per_tensor = 0;
   };
   std::vector<Opt> opt;
+  // LayerNorm and column sums by row length ("norm OP DTYPE N NUMEL US": calibrate/norm_reduce.py): the measured
+  // microseconds of one call of OP (ln_fwd, ln_bwd_input, ln_bwd_all, colsum) over NUMEL elements in rows of N.
+  // Their kernels run far below the elementwise bandwidth at short rows (fp32 LayerNorm forward over rows of 96:
+  // 0.13 of it), which bytes cannot say. norm_time_s reads them.
+  struct Norm {
+    std::string op, dtype;  // dtype: fp32 | bf16 (fp16 reads bf16's rows: the same bytes)
+    int64_t n = 0, numel = 0;
+    double s = 0;
+  };
+  std::vector<Norm> norm;
   double dispatch_s = 0;  // CPU time of one tiny op with autograd (overhead add_autograd)
   // Per-shape kernel times (kernel_tables.h); null: every conv / batch norm by its class rate. h200_op_rates()
   // carries the H200 tables.
@@ -141,28 +151,35 @@ OpRates parse_op_rates(std::string_view tsv);  // InputError naming the line on 
 void parse_host_overhead(std::string_view tsv, OpRates& r);  // fp32 rows (the classes' host cost)
 void parse_gemm_align(std::string_view tsv, OpRates& r);     // "gemm_align dtype class fwd_tflops bwd_tflops cases"
 const OpRates& h200_op_rates();                 // data/calibration/h200-op-rates.tsv, parsed once
+// Seconds of one `op` call (OpRates::Norm) on `numel` elements in rows of `n`: the per-element time of the measured
+// rows of that op and dtype interpolated linearly in (log n, log numel) and clamped to their ends (past the largest
+// measured size the per-element time stays; a call below the smallest keeps its per-element time too: the
+// kernels column prices the launch). -1 when the table has no row of that op and dtype.
+double norm_time_s(const OpRates& r, std::string_view op, DType dtype, double n, double numel);
 
 // Feature columns (seconds at the measured rates, or counts), in the fit's column order.
 // conv_dw: depthwise convolutions (memory-bound kernels, rates far from the dense ones'); mem_bwd: the backward
 // of memory-bound ops (its bytes are an estimate from the saved tensors and gradients, not a kernel's count).
 // micro: a constant per micro-batch (the loss, the batch, autograd's start and end: what accumulation repeats).
-// bn: training-mode batch norm at its measured per-shape times (engine/time/kernel_tables.h). cpu_host: the
+// bn: training-mode batch norm at its measured per-shape times (engine/time/kernel_tables.h). norm: LayerNorm
+// forward / backward and the column sums of bias gradients at their measured times by row length (OpRates::Norm);
+// fixed at 1 like bn, appended last like pool. cpu_host: the
 // host seconds of each op's class measured by calibrate/host_overhead.py (forward and backward; a cuDNN
 // convolution or a batch norm costs the host several times what an elementwise op does), next to cpu_ops, the
 // plain count; cpu_infer: the count of an inference pass's ops (under torch.inference_mode no autograd graph is
 // recorded, so the training host costs do not carry over).
-// pool: ATen's pooling kernels at the per-element times of the profiled steps (max_pool2d forward and backward,
+// pool: ATen's pooling kernels and torch.roll at the per-element times of the profiled steps (max_pool2d forward and backward,
 // avg_pool2d backward: several times slower than their bytes at HBM bandwidth); measured, fixed at 1 like conv
 // and bn. Appended last, so the columns before it keep their indices in time-fit-inputs.json.
 enum Col : int {
   kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels,
   kCpu, kCpuHost, kCpuInfer,
-  kStep, kMicro, kPass, kToken, kPool, kCols
+  kStep, kMicro, kPass, kToken, kPool, kNorm, kCols
 };
 constexpr std::array<std::string_view, kCols> kColNames = {
     "gemm", "attn", "conv", "conv_dw", "bn", "mem", "mem_bwd", "opt", "kernels",
-    "cpu_ops", "cpu_host", "cpu_infer", "step", "micro", "pass", "token", "pool"};
-constexpr std::array<int, 10> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels, kPool};
+    "cpu_ops", "cpu_host", "cpu_infer", "step", "micro", "pass", "token", "pool", "norm"};
+constexpr std::array<int, 11> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels, kPool, kNorm};
 constexpr std::array<int, 3> kCpuCols = {kCpu, kCpuHost, kCpuInfer};
 using Features = std::array<double, kCols>;
 
