@@ -32,49 +32,49 @@ nlohmann::json read_json(const std::string& path) {
 //    calibrate/host_overhead.py's module chains, and the same case's host-bound step moved by up to 1.9x between
 //    device calls (data/validation/h200-timing-drift.jsonl; held out 3's two calls, observed.runs_*), so their
 //    rows are noisy: no model of the GPU machine alone predicts them closer than that spread;
-//  - ConvNeXt (GPU-bound at large batches, -16 .. -17 %): its profile runs about twice the elementwise kernel
-//    time the model costs even with its LayerNorms' permuted copies at their measured rate (layer-scale muls
-//    over channels-last, casts); RegNetX-3.2GF b64 (-24 %): measured 52.1 ms in its call, 41.7 in the profiling
-//    call of the sixth session (the model's 39.6 sits near the second: the first call's host was slow and the
-//    step nearly host-bound);
-//  - Gemma-3-1B's prefill (-18 %) and decode (-23 %, host-bound); Llama-3.2-3B's decode at b4 s4096 (-19 %,
-//    host-bound: its two passes in one call read 25.7 and 20.8 ms per token);
-//  - LoRA (Qwen2 r32 all-linear, -21 %, host-bound in the model) and Qwen3-0.6B amp b8 s1024 (-16 %,
-//    GPU-bound: its profile's elementwise kernels 130 ms, the model's 99 after the broadcast rate).
+//  - Swin / Swin-V2 (-11 .. -16 % at b48 .. b192, GPU-bound): the window partition's permuted copies and the
+//    device-to-device copies of the padded windows run slower than the layouts the graph can name (it has no
+//    strides); ConvNeXt's LayerNorms over 96 .. 768 channels were the same kind of miss until they were timed by
+//    row length (calibrate/norm_reduce.py, NOTES-time.md sixth round); RegNetX-3.2GF b64 (-24 %): measured
+//    52.1 ms in its call, 41.7 in the profiling call of the sixth session (the host of the first call was slow);
+//  - Gemma-3-1B's decode (host-bound); Llama-3.2-3B's decode at b4 s4096 (host-bound: its two passes in one call
+//    read 25.7 and 20.8 ms per token);
+//  - LoRA (Qwen2 r32 all-linear, -21 %, host-bound in the model) and Qwen3-0.6B amp b8 s1024 (-17 %,
+//    GPU-bound: its profile's elementwise kernels 130 ms, fp32 muls of RMSNorm and RoPE over broadcast operands).
 // The per-case bar (every tuning case within 10 %) is not met on this corpus (12 of 70 rows outside);
-// its median bar (5 %) is met by the tuning rows, not by the held-out sets together (data/validation/NOTES-time.md,
-// fifth round).
+// its median bar (5 %) is met by the tuning rows and, just, by the nine held-out sets together (4.98 %;
+// data/validation/NOTES-time.md, sixth round).
 struct Miss {
   const char* id;
   double bound_pct;
 };
 constexpr Miss kMisses[] = {
-    {"t-gpt2s-ampbf16-adamw-b4s512", 33},
-    {"t-bertl-ampbf16-adamw-b16s512", 15},
-    {"t-convnext_tiny-ampbf16-adamw-b64", 13},
-    {"v-resnet50-ampfp16-adamw-b64", 23},
-    {"v-convnext_tiny-ampbf16-adamw-b128", 19},
-    {"v-efficientnet_b0-ampbf16-sgdmom-b64", 17},
-    {"v-efficientnet_v2_s-ampbf16-adamw-b64", 13},
+    {"t-gpt2s-ampbf16-adamw-b4s512", 30},
+    {"t-bertl-ampbf16-adamw-b16s512", 16},
+    {"t-convnext_tiny-ampbf16-adamw-b64", 15},
+    {"v-resnet50-ampfp16-adamw-b64", 24},
+    {"v-convnext_base-ampbf16-adamw-b32", 12},
+    {"v-efficientnet_b0-ampbf16-sgdmom-b64", 18},
+    {"v-efficientnet_v2_s-ampbf16-adamw-b64", 12},
     {"v-mobilenet_v2-ampbf16-sgdmom-b32", 20},
     {"v-densenet121-ampbf16-sgdmom-b64", 18},
-    {"v-wide_resnet50_2-ampbf16-sgdmom-b32", 19},
+    {"v-wide_resnet50_2-ampbf16-sgdmom-b32", 20},
     {"l-q05-bf16-lora32all-b8s1024", 22},
-    {"f-q3_06-ampbf16-adamw-b8s1024", 17},
-    {"hv-convnext_small-ampbf16-adamw-b16", 23},
-    {"hv-densenet169-ampbf16-sgdmom-b32", 20},
-    {"hv3-densenet201-ampbf16-sgdmom-b24", 18},
-    {"hi3-q3_17-infer-bf16-b4s2048-g32", 34},      // decode per token (host-bound)
-    {"hi3-gemma3_1b-infer-bf16-b8s1024-g32", 24},  // prefill -18 %, decode -23 %
-    {"hv4-regnet_x_3_2gf-ampbf16-sgdmom-b64", 25},
-    {"hv5-vit_l_16-ampbf16-adamw-b32", 18},   // host-bound in the model at b32
-    {"hv5-densenet121-fp32-sgdmom-b32", 28},  // fp32 DenseNet at a small batch, host-bound: not traced
-    {"hi6-l3b-infer-bf16-b4s4096-g8", 20},    // decode per token (host-bound)
-    {"hv6-convnext_tiny-ampbf16-adamw-b192", 18},
-    {"hi7-phi3mini-infer-bf16-b4s4096-g8", 28},   // decode per token (host-bound; prefill -5.7 %)
-    {"hi7-gemma3_1b-infer-bf16-b8s2048-g8", 41},  // decode per token (host-bound, 56 ms; prefill -9.9 %)
-    {"hv7-convnext_small-ampbf16-adamw-b128", 18},
-    {"hv7-swin_t-ampbf16-adamw-b128", 19},  // Swin's elementwise kernels: window rolls and permutes, not traced
+    {"f-q3_06-ampbf16-adamw-b8s1024", 19},
+    {"hv-resnet50-ampbf16-sgdmom-b24", 17},
+    {"hv-convnext_small-ampbf16-adamw-b16", 20},
+    {"hv-densenet169-ampbf16-sgdmom-b32", 23},
+    {"hv3-swin_v2_t-ampbf16-adamw-b48", 17},  // Swin's window copies and rolls' layouts: not traced
+    {"hi3-q3_17-infer-bf16-b4s2048-g32", 33},  // decode per token (host-bound)
+    {"hi3-gemma3_1b-infer-bf16-b8s1024-g32", 23},  // prefill -9 %, decode -21 %
+    {"hv4-densenet201-ampbf16-sgdmom-b64", 17},
+    {"hv4-regnet_x_3_2gf-ampbf16-sgdmom-b64", 26},
+    {"hv5-vit_l_16-ampbf16-adamw-b32", 18},  // host-bound in the model at b32
+    {"hv5-densenet121-fp32-sgdmom-b32", 26},  // fp32 DenseNet at a small batch, host-bound: not traced
+    {"hi6-l3b-infer-bf16-b4s4096-g8", 20},  // decode per token (host-bound)
+    {"hi7-phi3mini-infer-bf16-b4s4096-g8", 27},  // decode per token (host-bound; prefill -2.9 %)
+    {"hi7-gemma3_1b-infer-bf16-b8s2048-g8", 40},  // decode per token (host-bound, 56 ms; prefill -1.1 %)
+    {"hv8-swin_s-ampbf16-adamw-b96", 17},  // the same; its two passes read 101 / 114 ms
 };
 double bound_for(const std::string& id, double dflt) {
   for (const auto& m : kMisses)
@@ -111,12 +111,12 @@ TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {
   }
   std::printf("tuning: %zu rows, median |error| %.2f %%; holdout: %zu rows, median %.2f %%\n", tune.size(), median(tune),
               hold.size(), hold.empty() ? 0.0 : median(hold));
-  CHECK(median(tune) <= 5.0);  // 4.55 % at the committed coefficients
-  // Held out, seven sets (all read now): 5.53 % over 118 rows, above the 5 % bar. The pre-registered
-  // predictions: set 2 5.88 %, set 3 7.71 % against the mean of two calls, set 4 5.00 %, set 5 7.65 %, set 6 4.50 %
-  // (the model adopted from its three candidates), set 7 6.22 % (the final model; NOTES-time.md, fifth round). This
-  // bound holds what is reached, it does not claim the bar.
-  CHECK(median(hold) <= 5.6);
+  CHECK(median(tune) <= 5.0);  // 3.13 % at the committed coefficients
+  // Held out, nine sets (all read now): 4.98 % over 148 rows. The pre-registered predictions: set 2 5.88 %, set 3
+  // 7.71 % against the mean of two calls, set 4 5.00 %, set 5 7.65 %, set 6 4.50 % (the model adopted from its three
+  // candidates), set 7 6.22 %, set 8 3.71 % (the LayerNorm / column-sum / roll model), set 9 4.96 % (the final model,
+  // blind; NOTES-time.md, sixth round). Sets 1 .. 8 are no longer blind to the final model.
+  CHECK(median(hold) <= 5.0);
 }
 
 TEST_CASE("step time: the measured order of plan variants is kept", "[time][fidelity]") {
