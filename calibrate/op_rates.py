@@ -349,10 +349,10 @@ def overhead(quick):
 def table(inp, outp, extra=None):
     """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it); `extra`:
     calibrate/sdpa_short.py's or sdpa_headdim.py's OUT.json (their SDPA rows are appended after the main file's),
-    sdpa_masked.py's (sdpa_masked rows), norm_reduce.py's (norm rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
+    sdpa_masked.py's (sdpa_masked rows), norm_reduce.py's (norm rows), mixed_dtype.py's (mem_layout mixed rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
     below)."""
     r = json.load(open(inp))
-    layout, masked, norm = None, [], []
+    layout, masked, norm, mixed = None, [], [], []
     for e in (extra or []):
         ex = json.load(open(e))
         if ex.get("schema") == "memplan-elementwise-layout/1":
@@ -361,6 +361,8 @@ def table(inp, outp, extra=None):
             masked = ex["rows"]
         elif ex.get("schema") == "memplan-norm-reduce/1":
             norm = ex["rows"]
+        elif ex.get("schema") == "memplan-mixed-dtype/1":
+            mixed = ex["rows"]
         else:  # sdpa_short.py, sdpa_headdim.py: rows of the sdpa table
             r["sdpa"]["rows"] = r["sdpa"]["rows"] + ex["rows"]
     lines = ["# memplan op rates: reduced by calibrate/op_rates.py --table from %s (%s, torch %s, CUDA %s, %s)"
@@ -407,6 +409,22 @@ def table(inp, outp, extra=None):
             bcast = statistics.median(x["gb_per_s"] for x in big_rows
                                       if x["layout"] in ("broadcast_c11", "broadcast_nc11", "broadcast_last_dim"))
             lines.append("mem_layout broadcast %s %.4f" % (dt, bcast / contig))
+        if mixed and dt == "fp32":
+            # mixed_dtype.py: binary ops of an fp32 and a bf16 operand (fp32 result) run TensorIterator's casting
+            # kernels; their GB/s over the same run's fp32 + fp32 add of the same size, median over the sizes.
+            # mixed: same shapes; mixed_broadcast: the full-size operand fp32, the broadcast one bf16;
+            # mixed_broadcast_cast: the full-size operand bf16 (cast on every read), the broadcast one fp32
+            def ratio(dtypes):
+                out = []
+                for n in sorted({x["numel"] for x in mixed}):
+                    ref = [x["gb_per_s"] for x in mixed if x["numel"] == n and x["dtypes"] == "fp32+fp32"]
+                    got = [x["gb_per_s"] for x in mixed if x["numel"] == n and x["dtypes"] in dtypes]
+                    if ref and got:
+                        out.append(statistics.median(got) / ref[0])
+                return statistics.median(out)
+            lines.append("mem_layout mixed fp32 %.4f" % ratio(("fp32+bf16", "bf16+fp32", "fp32*bf16")))
+            lines.append("mem_layout mixed_broadcast fp32 %.4f" % ratio(("fp32*bf16[H]",)))
+            lines.append("mem_layout mixed_broadcast_cast fp32 %.4f" % ratio(("bf16*fp32[H]",)))
     classes = {}
     for row in r["conv"]["rows"]:
         if row["shape"].startswith("bn_"):

@@ -92,7 +92,13 @@ OpRates parse_op_rates(std::string_view tsv) {
       if (field(1) == "strided_copy") r.mem_strided_copy_ratio[slot] = ratio;
       else if (field(1) == "permuted_copy") r.mem_permuted_copy_ratio[slot] = ratio;
       else if (field(1) == "broadcast") r.mem_broadcast_ratio[slot] = ratio;
-      else throw InputError("op rates", line, "the layouts are strided_copy, permuted_copy and broadcast");
+      else if (field(1) == "mixed") r.mem_mixed_ratio = ratio;
+      else if (field(1) == "mixed_broadcast") r.mem_mixed_broadcast_ratio = ratio;
+      else if (field(1) == "mixed_broadcast_cast") r.mem_mixed_broadcast_cast_ratio = ratio;
+      else
+        throw InputError("op rates", line,
+                         "the layouts are strided_copy, permuted_copy, broadcast, mixed, mixed_broadcast and "
+                         "mixed_broadcast_cast");
     } else if (k == "conv") {
       r.conv.push_back({field(1), field(2), num(f, 3, line), num(f, 4, line)});
     } else if (k == "bn") {
@@ -378,7 +384,9 @@ constexpr double kSumHostS = 5.6e-6, kCatNarrowHostS = 2.2e-6;
 // 130 ms of elementwise kernels). Tried alone in the fourth round, the broadcast rate moved the one fitted mem
 // coefficient instead; with the fit anchored to the profiles' class times (cli/time_fit.cpp) it was pre-registered
 // on held out 6 and adopted (NOTES-time.md, fifth round). Forward only: the backward of a broadcast mul is one
-// broadcast mul, one contiguous mul and a reduction, left at the contiguous rate.
+// broadcast mul, one contiguous mul and a reduction, left at the contiguous rate. Operands of two dtypes (autocast's
+// fp32 residual stream plus a bf16 branch) run the casting kernels at their measured fractions (mixed_dtype.py:
+// 0.64 same shapes, 0.50 / 0.33 with a broadcast operand; seventh session, NOTES-time.md sixth round).
 bool binary_elementwise(const std::string& name) {
   return name == "add" || name == "add_" || name == "mul" || name == "mul_" || name == "div" || name == "sub";
 }
@@ -405,8 +413,24 @@ double copy_ratio(const Graph& g, const TensorInfo& x, const OpRates& r) {
 double layout_ratio(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out, const OpRates& r) {
   const size_t slot = out.dtype == DType::f32 ? 1 : 0;
   if (name == "contiguous") return r.mem_strided_copy_ratio[slot];
-  if (binary_elementwise(name) && reads_broadcast(g, op, out)) return r.mem_broadcast_ratio[slot];
-  return 1.0;
+  if (!binary_elementwise(name)) return 1.0;
+  // operands of more than one element (a one-element operand is a scalar argument): whether one differs from the
+  // result's dtype, and whether the full-size one does
+  const double n = numel(out);
+  bool mixed = false, full_cast = false;
+  for (TensorId id : op.reads) {
+    const TensorInfo& t = g.tensors[static_cast<size_t>(id)];
+    const double m = numel(t);
+    if (m <= 1 || t.dtype == out.dtype) continue;
+    mixed = true;
+    if (m >= n) full_cast = true;
+  }
+  const bool broadcast = reads_broadcast(g, op, out);
+  if (mixed) {
+    if (!broadcast) return r.mem_mixed_ratio;
+    return full_cast ? r.mem_mixed_broadcast_cast_ratio : r.mem_mixed_broadcast_ratio;
+  }
+  return broadcast ? r.mem_broadcast_ratio[slot] : 1.0;
 }
 
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one

@@ -85,6 +85,11 @@ struct OpRates {
   std::array<double, 2> mem_permuted_copy_ratio{1, 1};
   // A binary elementwise op with a broadcast operand runs the same non-vectorized kernel ("mem_layout broadcast").
   std::array<double, 2> mem_broadcast_ratio{1, 1};
+  // A binary op whose operands differ in dtype (an fp32 and a bf16 operand under autocast: the residual adds, GELU's
+  // products) runs TensorIterator's casting kernels (calibrate/mixed_dtype.py, fp32 results): same shapes
+  // ("mem_layout mixed fp32"), a broadcast operand of the other dtype ("mixed_broadcast"), or the full-size operand
+  // of the other dtype, cast on every read ("mixed_broadcast_cast"). 1 where the table has none.
+  double mem_mixed_ratio = 1, mem_mixed_broadcast_ratio = 1, mem_mixed_broadcast_cast_ratio = 1;
   struct Conv {
     std::string cls, dtype;
     double fwd_tflops = 0, bwd_tflops = 0;
