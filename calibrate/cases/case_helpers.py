@@ -46,3 +46,14 @@ def print_cases(cases, argv, caps):
         if c["id"] in predicted:
             for cc in caps(c, float(predicted[c["id"]])):
                 print(json.dumps(cc))
+
+
+def write_holdout(path, cases):
+    """Writes `cases` to the JSONL file `path`, one per line, each marked held out (never fitted); returns the count.
+    The make_timing*.py held-out sets' writer."""
+    import json
+    with open(path, "w") as f:
+        for c in cases:
+            c["holdout"] = True
+            f.write(json.dumps(c) + "\n")
+    return len(cases)

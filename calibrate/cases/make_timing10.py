@@ -6,9 +6,9 @@ mixed_dtype.py, refit), committed, then measured by calibrate/holdout_timing.sh 
 the final model. Every case is a model / setting absent from h200-timing.jsonl: amp and bf16 transformers at
 lengths and batches the corpus lacks, vision at large batches, two inference runs (prefill and decode).
 """
-import json
 import os
 
+from case_helpers import write_holdout
 from make_timing import tv
 from make_timing3 import infer, train
 
@@ -32,8 +32,4 @@ HOLD = [
 ]
 
 if __name__ == "__main__":
-    with open(os.path.join(HERE, "timing10-holdout-input.jsonl"), "w") as f:
-        for c in HOLD:
-            c["holdout"] = True
-            f.write(json.dumps(c) + "\n")
-    print(len(HOLD))
+    print(write_holdout(os.path.join(HERE, "timing10-holdout-input.jsonl"), HOLD))

@@ -8,9 +8,9 @@ setting absent from h200-timing.jsonl: ConvNeXt / Swin / ViT at batch sizes and 
 96 .. 1536 channels), a pure-bf16 vision transformer (bf16 LayerNorm rows), transformers with LayerNorm and biased
 linears (GPT-2, BERT, Pythia, StarCoder2), and RMSNorm transformers whose backward coefficient moved with the fit.
 """
-import json
 import os
 
+from case_helpers import write_holdout
 from make_timing import tv
 from make_timing3 import train
 
@@ -34,8 +34,4 @@ HOLD = [
 ]
 
 if __name__ == "__main__":
-    with open(os.path.join(HERE, "timing8-holdout-input.jsonl"), "w") as f:
-        for c in HOLD:
-            c["holdout"] = True
-            f.write(json.dumps(c) + "\n")
-    print(len(HOLD))
+    print(write_holdout(os.path.join(HERE, "timing8-holdout-input.jsonl"), HOLD))

@@ -7,9 +7,9 @@ the blind figure for the final model. Every case is a model / setting absent fro
 models at widths and batches the corpus lacks, pure-bf16 vision and GPT-2 / BERT / Pythia steps (bf16 streaming
 kernels), RMSNorm transformers.
 """
-import json
 import os
 
+from case_helpers import write_holdout
 from make_timing import tv
 from make_timing3 import train
 
@@ -35,8 +35,4 @@ HOLD = [
 ]
 
 if __name__ == "__main__":
-    with open(os.path.join(HERE, "timing9-holdout-input.jsonl"), "w") as f:
-        for c in HOLD:
-            c["holdout"] = True
-            f.write(json.dumps(c) + "\n")
-    print(len(HOLD))
+    print(write_holdout(os.path.join(HERE, "timing9-holdout-input.jsonl"), HOLD))
