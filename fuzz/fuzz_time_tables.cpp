@@ -1,5 +1,5 @@
 // The step-time model's tables (engine/time/): per-shape conv and batch-norm times, the op-rate table, host costs
-// per op class, fitted coefficients, the step-time bands and the fit's profile-class table (cli/time_fit.h
+// per op class (and the norm rows' interpolation), fitted coefficients, the step-time bands and the fit's profile-class table (cli/time_fit.h
 // class_anchors), each parsed from the same bytes, then looked up at a few shapes (the
 // interpolation and the spatial / dtype fallbacks run on whatever the parser accepted).
 #include "cli/time_fit.h"
@@ -33,7 +33,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const InputError&) {
   }
   try {
-    (void)parse_op_rates(text);
+    const OpRates r = parse_op_rates(text);
+    // the norm rows' interpolation on whatever rows parsed: on the grid, between, below and past it
+    for (const char* op : {"ln_fwd", "ln_bwd_all", "colsum"})
+      for (const DType d : {DType::f32, DType::bf16})
+        for (const double n : {1.0, 96.0, 1600.0, 1e6})
+          for (const double numel : {1.0, 4194304.0, 3e7, 1e12}) (void)norm_time_s(r, op, d, n, numel);
   } catch (const InputError&) {
   }
   try {

@@ -2,6 +2,8 @@
 // the comment next to it), the embedded H200 tables' coverage, and refusals of malformed rows.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "engine/errors.h"
 #include "engine/text_rows.h"
 #include "engine/time/kernel_tables.h"
@@ -136,6 +138,33 @@ TEST_CASE("op rates: the layout ratios (strided copy, broadcast) are read per dt
   for (const char* bad : {"mem_layout strided_copy bf16 0\n", "mem_layout strided_copy bf16 1.5\n",
                           "mem_layout permuted bf16 0.4\n", "mem_layout strided_copy bf16\n",
                           "mem_layout broadcast fp32 0\n"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_op_rates(base + bad), InputError);
+  }
+}
+
+TEST_CASE("op rates: norm rows and the mixed-dtype ratios parse; a bad microsecond or field is an input error", "[time][tables]") {
+  const std::string base = "gemm_dims 128 256\ngemm bf16 1 1 1 1 1 1 1 1\nmem bf16 2900\nmem fp32 4100\n";
+  const auto r = parse_op_rates(base + "norm ln_fwd fp32 96 33554400 529.6\nnorm ln_fwd fp32 96 4194240 64.3\n" +
+                                "mem_layout mixed fp32 0.64\nmem_layout mixed_broadcast fp32 0.5\n" +
+                                "mem_layout mixed_broadcast_cast fp32 0.33\n");
+  REQUIRE(r.norm.size() == 2);
+  CHECK(r.norm[0].op == "ln_fwd");
+  CHECK(r.norm[0].n == 96);
+  CHECK(r.norm[0].numel == 33554400);
+  CHECK(r.norm[0].s == Approx(529.6e-6));
+  CHECK(r.mem_mixed_ratio == Approx(0.64));
+  CHECK(r.mem_mixed_broadcast_ratio == Approx(0.5));
+  CHECK(r.mem_mixed_broadcast_cast_ratio == Approx(0.33));
+  // one measured length: any n reads it; between the two sizes the per-element time is interpolated in log numel
+  // (529.6 us / 33554400 = 15.78 ps, 64.3 us / 4194240 = 15.33 ps; at the geometric mean, halfway: 15.56 ps)
+  const double mid = std::sqrt(33554400.0 * 4194240.0);
+  CHECK(norm_time_s(r, "ln_fwd", DType::f32, 768, mid) ==
+        Approx(0.5 * (529.6e-6 / 33554400 + 64.3e-6 / 4194240) * mid).epsilon(1e-12));
+  CHECK(norm_time_s(r, "ln_fwd", DType::bf16, 96, mid) == -1);  // no bf16 row
+  CHECK(norm_time_s(r, "colsum", DType::f32, 96, mid) == -1);
+  for (const char* bad : {"norm ln_fwd fp32 96 33554400 0\n", "norm ln_fwd fp32 96 33554400 -3\n",
+                          "norm ln_fwd fp32 0 33554400 5\n", "norm ln_fwd fp32 96\n", "mem_layout mixed fp32 2\n"}) {
     INFO(bad);
     CHECK_THROWS_AS(parse_op_rates(base + bad), InputError);
   }
