@@ -378,7 +378,7 @@ def table(inp, outp, extra=None):
         lines.append("sdpa_masked %s %d %d %g %g" % (row["dtype"], row["d"], row["s"], row["fwd_tflops"],
                                                       row["bwd_tflops"]))
     for row in norm:  # norm_reduce.py: LayerNorm and column sums by row length, us per call
-        if row["op"] in ("ln_fwd", "ln_bwd_input", "ln_bwd_all", "colsum"):
+        if row["op"] in ("ln_fwd", "ln_bwd_input", "ln_bwd_all", "colsum", "rowmean"):
             lines.append("norm %s %s %d %d %g" % (row["op"], row["dtype"], row["n"], row["n"] * row["m"], row["us"]))
     for dt in ("bf16", "fp32"):
         # the streaming kernels (binary ops, activations, dropout): not the reductions (softmax, layer_norm,

@@ -433,6 +433,49 @@ double layout_ratio(const Graph& g, const Op& op, const std::string& name, const
   return broadcast ? r.mem_broadcast_ratio[slot] : 1.0;
 }
 
+// The reductions a binary op's backward runs for its broadcast operands that need a gradient: the full-size
+// gradient summed back to the operand's shape (autograd's sum_to_size), a reduce kernel of its own. An operand that
+// keeps the last dimension ([H]: RMSNorm's weight, a bias) is a sum over the rows, at the measured column-sum time
+// of rows of that length; one that keeps every dimension but a last one of 1 ([B, S, 1]: RMSNorm's rsqrt factor) is
+// a sum along the rows, at the measured row-reduction time (norm_reduce.py's rowmean: a mean is the same kernel).
+// Other patterns (a broadcast middle dimension: ConvNeXt's [C, 1, 1] layer scale) stay in the backward's bytes. Qwen3-0.6B amp's profiled step: 113 column sums of
+// 7.0 ms (its q / k norms' rows are 128 long: 0.16 of the bandwidth) and 113 row sums of 2.6 ms, which the bytes
+// had costed at the contiguous rate. Seconds in the norm column; 0 without table rows.
+double broadcast_grad_reductions_s(const Graph& g, const Op& op, const TensorInfo& out, const OpRates& r) {
+  const double n = numel(out);
+  if (out.shape.empty()) return 0;
+  const double last = static_cast<double>(out.shape.back());
+  double s = 0;
+  for (const GradSpec& gs : op.grads) {
+    if (gs.input < 0) continue;
+    const TensorInfo& t = g.tensors[static_cast<size_t>(gs.input)];
+    const double m = numel(t);
+    if (!(m > 1 && m < n) || t.shape.empty()) continue;
+    // align the operand's dimensions to the output's from the right (broadcasting's rule)
+    const size_t ro = out.shape.size(), rt = t.shape.size();
+    if (rt > ro) continue;
+    const auto dim_t = [&](size_t i) { return i + rt >= ro ? t.shape[i + rt - ro] : int64_t{1}; };  // i: output's dim
+    // kept trailing dims, then only 1s: a sum over the leading rows ([H], [1, 1, H])
+    size_t k = ro;
+    while (k > 0 && dim_t(k - 1) == out.shape[k - 1]) --k;
+    bool ones_before = true;
+    for (size_t i = 0; i < k; ++i) ones_before = ones_before && dim_t(i) == 1;
+    // every dim kept but the last, which is 1: a sum along each row ([B, S, 1])
+    bool row = dim_t(ro - 1) == 1 && last > 1;
+    for (size_t i = 0; i + 1 < ro; ++i) row = row && dim_t(i) == out.shape[i];
+    double x = -1;
+    if (ones_before && k < ro && k > 0) {
+      double kept = 1;
+      for (size_t i = k; i < ro; ++i) kept *= static_cast<double>(out.shape[i]);
+      x = norm_time_s(r, "colsum", out.dtype, kept, n);
+    } else if (row) {
+      x = norm_time_s(r, "rowmean", out.dtype, last, n);
+    }
+    if (x > 0) s += x;
+  }
+  return s;
+}
+
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
 // and the graph is a training graph.
 OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& r, bool training) {
@@ -471,6 +514,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
       for (TensorId sv : op.saved) saved += nbytes(T(sv));
       c.bwd[kMem] = (nbytes(self) + saved + grad_bytes) / bw;  // exact bytes: the forward column's rate
       c.bwd[kKernels] = fresh_grads;
+      if (binary_elementwise(name)) c.bwd[kNorm] += broadcast_grad_reductions_s(g, op, self, r);
     }
     return c;
   }
@@ -671,6 +715,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     for (TensorId s : op.saved) saved += nbytes(T(s));
     c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw + copy_bwd;
     if (ln_bwd_s >= 0) c.bwd[kMemBwd] = copy_bwd, c.bwd[kNorm] = ln_bwd_s;
+    if (binary_elementwise(name)) c.bwd[kNorm] += broadcast_grad_reductions_s(g, op, out, r);
     c.bwd[kKernels] = std::max(1.0, fresh_grads) + (copy_bwd > 0 ? static_cast<double>(op.bwd_temp_bytes.size()) : 0.0);
     // CatBackward hands each input a narrow() of the output gradient: host work per input, no kernel
     if (name == "cat") c.bwd[kCpuHost] += kCatNarrowHostS * static_cast<double>(op.grads.size());

@@ -103,7 +103,7 @@ struct OpRates {
   };
   std::vector<Opt> opt;
   // LayerNorm and column sums by row length ("norm OP DTYPE N NUMEL US": calibrate/norm_reduce.py): the measured
-  // microseconds of one call of OP (ln_fwd, ln_bwd_input, ln_bwd_all, colsum) over NUMEL elements in rows of N.
+  // microseconds of one call of OP (ln_fwd, ln_bwd_input, ln_bwd_all, colsum, rowmean) over NUMEL elements in rows of N.
   // Their kernels run far below the elementwise bandwidth at short rows (fp32 LayerNorm forward over rows of 96:
   // 0.13 of it), which bytes cannot say. norm_time_s reads them.
   struct Norm {
