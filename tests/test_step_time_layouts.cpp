@@ -189,3 +189,37 @@ TEST_CASE("step time: torch.roll costs its profiled per-element time", "[time][l
   CHECK(f[kPool] == Approx(128.0 * 56 * 56 * 96 * 9.5e-12).epsilon(1e-9));
   CHECK(f[kMem] == 0);
 }
+
+TEST_CASE("step time: a broadcast operand's gradient costs the reduction that sums it back", "[time][layout]") {
+  // x [8, 1024, H] * w: autograd sums the full-size gradient back to w's shape. w [H] (RMSNorm's weight): a sum
+  // over the 8192 rows, at the measured column-sum time of rows of H; w [8, 1024, 1] (its rsqrt factor): a sum
+  // along each row, at the measured row-reduction time; w [8, 1, H]: a middle broadcast, no reduction costed.
+  RunConfig cfg;
+  cfg.mode = Mode::training;
+  cfg.precision = Precision::fp32;
+  const OpRates& r = h200_op_rates();
+  struct Case {
+    Shape w;
+    const char* table;  // the norm rows' op, or nullptr: none
+  };
+  for (const int64_t H : {128, 1024}) {
+    const double n = 8.0 * 1024 * static_cast<double>(H);
+    for (const Case& c : {Case{{H}, "colsum"}, Case{{8, 1024, 1}, "rowmean"}, Case{{8, 1, H}, nullptr}}) {
+      INFO("H " << H << ", operand of " << c.w.size() << " dims, " << (c.table ? c.table : "none"));
+      GraphBuilder b(cfg);
+      const TensorId x = b.param("x", {8, 1024, H}, true, DType::f32);  // trainable: the op has a backward
+      const TensorId w = b.param("w", c.w, true, DType::f32);
+      b.mul(x, w);
+      const Graph g = b.finish();
+      double norm_bwd = -1;
+      for (const auto& o : op_breakdown(g, cfg, TimeContext{}, r, true))
+        if (o.name == "mul") norm_bwd = o.bwd[kNorm];
+      const double expected = c.table ? norm_time_s(r, c.table, DType::f32, static_cast<double>(H), n) : 0.0;
+      REQUIRE(expected >= 0);
+      CHECK(norm_bwd == Approx(expected).epsilon(1e-12));
+    }
+  }
+  // rows of 128 sum over the rows at a fraction of rows of 1024's rate (calibrate/norm_reduce.py: 203 vs 61 us per
+  // 2^25 fp32 elements): why Qwen3's q / k norms' weight gradients cost what they do
+  CHECK(norm_time_s(r, "colsum", DType::f32, 128, 1 << 25) > 2.5 * norm_time_s(r, "colsum", DType::f32, 1024, 1 << 25));
+}
