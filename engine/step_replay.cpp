@@ -25,8 +25,8 @@ bool is_gemm(const std::string& name) { return name == "linear" || name == "addm
 // buffer of every graph of one model is the same tensor), their gradients, the optimizer state and the library
 // workspaces. Replaying steps of different shapes (dynamic sequence lengths) shares one session.
 struct ReplaySession {
-  explicit ReplaySession(const RunConfig& cfg)
-      : optimizer(cfg.optimizer, cfg.optimizer_impl, cfg.gpu_sm_count, cfg.gpu_max_threads_per_sm) {}
+  ReplaySession(const RunConfig& cfg, MemoryTracker::Storage lent)
+      : mem(std::move(lent)), optimizer(cfg.optimizer, cfg.optimizer_impl, cfg.gpu_sm_count, cfg.gpu_max_threads_per_sm) {}
   MemoryTracker mem;
   OptimizerModel optimizer;
   std::vector<TrainableParam> params;
@@ -639,14 +639,14 @@ class Replayer {
 
 }  // namespace
 
-ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt) {
+ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt, MemoryTracker::Storage* lent) {
   std::vector<const Graph*> steps(static_cast<size_t>(std::max(1, opt.steps)), &g);
-  return replay_training_sequence(steps, cfg, opt);
+  return replay_training_sequence(steps, cfg, opt, lent);
 }
 
 ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_graphs, const RunConfig& cfg,
-                                      const ReplayOptions& opt) {
-  ReplaySession session(cfg);
+                                      const ReplayOptions& opt, MemoryTracker::Storage* lent) {
+  ReplaySession session(cfg, lent ? std::move(*lent) : MemoryTracker::Storage{});
   session.mem.record_timeline(opt.record_timeline);
   size_t total_ops = 0;
   for (const Graph* g : step_graphs) total_ops += g->ops.size();
@@ -699,6 +699,7 @@ ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_grap
   }
   res.peak = res.steps.back().peak;
   res.events = session.mem.take_events();
+  if (lent) lent->blocks = session.mem.take_blocks();
   res.timeline = session.mem.timeline();
   res.timeline_where = session.mem.timeline_where();
   res.timeline_ledgers = session.mem.timeline_ledgers();
