@@ -19,8 +19,6 @@ int64_t numel_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
-bool is_gemm(const std::string& name) { return name == "linear" || name == "addmm" || name == "matmul"; }
-
 // What outlives one graph: the allocator-visible memory, the parameters (by ordinal: the k-th parameter or
 // buffer of every graph of one model is the same tensor), their gradients, the optimizer state and the library
 // workspaces. Replaying steps of different shapes (dynamic sequence lengths) shares one session.
@@ -53,6 +51,12 @@ class Replayer {
       if (op.has_backward)
         for (const GradSpec& gs : op.grads)
           if (g.tensors[static_cast<size_t>(gs.input)].kind == TensorKind::param) ++param_edges_[static_cast<size_t>(gs.input)];
+    name_kind_.assign(g.names.size(), 0);
+    for (size_t i = 0; i < g.names.size(); ++i) {
+      const std::string& name = g.names[i];
+      if (name == "linear" || name == "matmul") name_kind_[i] = kGemm;
+      if (name == "addmm") name_kind_[i] = kGemm | kAddmm;
+    }
     ordinal_.assign(n, -1);
     int32_t next_ordinal = 0;
     for (size_t t = 0; t < n; ++t)
@@ -271,12 +275,12 @@ class Replayer {
   void maybe_workspace(const Op& op, bool autograd_thread, bool forward_kernel) {
     bool& done = autograd_thread ? session_.bwd_workspace : session_.fwd_workspace;
     bool& lt_done = autograd_thread ? session_.bwd_lt_workspace : session_.fwd_lt_workspace;
-    const std::string& name = g_.name_of(op.name);
-    if (!done && is_gemm(name)) {
+    const uint8_t kind = name_kind_[static_cast<size_t>(op.name)];
+    if (!done && (kind & kGemm)) {
       done = true;
       mem_.alloc(opt_.cublas_workspace_bytes, Row::library_workspace);
     }
-    if (!lt_done && forward_kernel && name == "addmm") {
+    if (!lt_done && forward_kernel && (kind & kAddmm)) {
       lt_done = true;
       mem_.alloc(opt_.cublaslt_workspace_bytes, Row::library_workspace);
     }
@@ -597,6 +601,10 @@ class Replayer {
 
   const Graph& g_;
   const RunConfig& cfg_;
+  // By Graph::names index: whether an op of that name runs a GEMM (linear, addmm, matmul) and whether it is an
+  // addmm, so that maybe_workspace, called for every op, reads a byte instead of comparing strings.
+  static constexpr uint8_t kGemm = 1, kAddmm = 2;
+  std::vector<uint8_t> name_kind_;
   const ReplayOptions& opt_;
   ReplaySession& session_;
   MemoryTracker& mem_;
