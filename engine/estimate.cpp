@@ -95,17 +95,21 @@ namespace {
 // `samples`: event counts to read allocated bytes at (the measured prefill's start and end, for the KV figure).
 // `step_begins`: the training steps' first events (a step repeating the previous one is derived, not replayed:
 // engine/alloc/step_repeat.h).
+// `lent`: storage both replays reuse (EstimateWorkspace), or null.
 void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt, int64_t window_begin,
-                         std::vector<int64_t> samples = {}, std::vector<int64_t> step_begins = {}) {
+                         std::vector<int64_t> samples = {}, std::vector<int64_t> step_begins = {},
+                         AllocatorReplayStorage* lent = nullptr) {
   if (!opt.simulate_allocator) return;
   AllocatorOptions unlimited = opt.allocator;
   unlimited.capacity_bytes = 0;
-  CachingAllocator alloc(unlimited);
+  CachingAllocator alloc(unlimited, lent ? std::move(lent->live) : std::vector<int32_t>{});
   e.allocator = replay_allocator(alloc, events,
                                  AllocatorReplayOptions{.record_reserved_curve = opt.replay.record_timeline,
                                                         .window_begin_event = window_begin,
                                                         .allocated_after_events = std::move(samples),
-                                                        .step_begin_events = step_begins});
+                                                        .step_begin_events = step_begins,
+                                                        .lent = lent});
+  if (lent) lent->live = alloc.take_live();
   if (opt.allocator.capacity_bytes > 0) {
     e.capacity_bytes = opt.allocator.capacity_bytes;
     e.expandable_segments = opt.allocator.expandable_segments;
@@ -118,8 +122,10 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
       e.capped = e.allocator;
       e.capped->reserved_curve_bytes.clear();
     } else {
-      CachingAllocator capped(opt.allocator);
-      e.capped = replay_allocator(capped, events, AllocatorReplayOptions{.step_begin_events = std::move(step_begins)});
+      CachingAllocator capped(opt.allocator, lent ? std::move(lent->live) : std::vector<int32_t>{});
+      e.capped = replay_allocator(capped, events,
+                                  AllocatorReplayOptions{.step_begin_events = std::move(step_begins), .lent = lent});
+      if (lent) lent->live = capped.take_live();
     }
   }
 }
@@ -127,7 +133,8 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
 
 namespace {
 // `rank`: a distributed strategy whose side-stream blocks are tagged on the events before the allocator runs.
-Estimate estimate_graph_impl(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt, const dist::Strategy* rank) {
+Estimate estimate_graph_impl(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt, const dist::Strategy* rank,
+                             EstimateWorkspace* ws) {
   const int64_t replay_ops = checked_mul(checked_mul(static_cast<int64_t>(g.ops.size()), cfg.grad_accum_steps,
                                                    "grad_accum_steps"), opt.replay.steps, "grad_accum_steps");
   if (replay_ops > kMaxReplayOps)
@@ -142,7 +149,7 @@ Estimate estimate_graph_impl(const Graph& g, const RunConfig& cfg, const Estimat
     e.params = checked_add(e.params, n, "parameter count");
     if (t.trainable) e.trainable_params += n;
   }
-  e.replay = replay_training(g, cfg, opt.replay);
+  e.replay = replay_training(g, cfg, opt.replay, ws ? &ws->tracker : nullptr);
   e.weights_bytes = e.replay.weights_bytes;
   if (rank) {
     rank->tag_streams(e.replay.events);
@@ -151,7 +158,7 @@ Estimate estimate_graph_impl(const Graph& g, const RunConfig& cfg, const Estimat
   std::vector<int64_t> step_begins;
   for (const StepStats& st : e.replay.steps) step_begins.push_back(st.event_begin);
   simulate_allocators(e, e.replay.events, opt, e.replay.steps.empty() ? 0 : e.replay.steps.front().event_begin, {},
-                      std::move(step_begins));
+                      std::move(step_begins), ws ? &ws->allocator : nullptr);
   return e;
 }
 
@@ -160,12 +167,12 @@ DType built_param_dtype(Precision p) {
 }
 
 // One rank: the graph that rank runs (rank_graph), replayed with the strategy's hooks (engine/dist/dist.h).
-Estimate estimate_rank(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
+Estimate estimate_rank(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt, EstimateWorkspace* ws) {
   const RankGraph r = rank_graph(spec, cfg);
   std::unique_ptr<dist::Strategy> rank = dist::make_rank_hooks(r.compute, r.graph, r.built_dtype);
   EstimateOptions o = opt;
   o.replay.rank_hooks = rank.get();
-  return estimate_graph_impl(r.graph, r.compute, o, rank.get());
+  return estimate_graph_impl(r.graph, r.compute, o, rank.get(), ws);
 }
 }  // namespace
 
@@ -191,10 +198,11 @@ RankGraph rank_graph(const ModelSpec& spec, const RunConfig& cfg) {
 }
 
 Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt) {
-  return estimate_graph_impl(g, cfg, opt, nullptr);
+  return estimate_graph_impl(g, cfg, opt, nullptr, nullptr);
 }
 
-Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
+namespace {
+Estimate estimate_impl(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt, EstimateWorkspace* ws) {
   validate_run_config(cfg, spec);
   if (cfg.mode == Mode::inference) {
     Estimate e;
@@ -211,9 +219,18 @@ Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOpt
     e.replay.events = std::move(e.inference.events);
     return e;
   }
-  if (cfg.distributed.enabled()) return estimate_rank(spec, cfg, opt);
+  if (cfg.distributed.enabled()) return estimate_rank(spec, cfg, opt, ws);
   Graph g = build_graph(spec, cfg);
-  return estimate_graph(g, cfg, opt);
+  return estimate_graph_impl(g, cfg, opt, nullptr, ws);
+}
+}  // namespace
+
+Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt) {
+  return estimate_impl(spec, cfg, opt, nullptr);
+}
+
+Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt, EstimateWorkspace& ws) {
+  return estimate_impl(spec, cfg, opt, &ws);
 }
 
 }  // namespace memplan

@@ -2,10 +2,12 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "engine/alloc/allocator_model.h"
 #include "engine/alloc/caching_allocator.h"
+#include "engine/alloc/step_repeat.h"
 #include "engine/arch/spec.h"
 #include "engine/dist/dist.h"
 #include "engine/graph.h"
@@ -65,6 +67,37 @@ struct Estimate {
 };
 
 Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt = {});
+
+// Memory that estimates reuse from one call to the next, for a caller that runs many (the planner confirms
+// candidate after candidate, a benchmark repeats one). An estimate writes several MB of tables (Llama-2-70B
+// training: 77,393 events of 16 B, 38,697 tracker blocks of 16 B, 12,537 StepRepeat traces of 32 B, the
+// allocator's id map); freed at its end, they leave more free memory at the top of the heap than glibc's trim
+// threshold, glibc returns it to the kernel, and the next estimate page-faults every page in again: 924
+// faults, about 1 ms of a 6 ms estimate on the development VM. With a workspace those tables are written into
+// memory the previous estimate wrote, and (measured, glibc 2.36) what an estimate still frees stays below the
+// threshold: no page faults after the first estimate (bench/README.md, part 8).
+//
+// What it lends: the step replay's event stream and block table (MemoryTracker::Storage), the caching
+// allocator's user-id map and StepRepeat's traces (AllocatorReplayStorage), to training estimates (one rank
+// of a distributed run included); an inference estimate does not use it.
+// Contract: an estimate's result never depends on the workspace: only the buffers' capacity carries over, each
+// is emptied before use. The estimate returned still owns its event stream; recycle() hands it back once the
+// caller is done with it (without that, the next estimate writes a fresh stream). One workspace serves one
+// estimate at a time: one per thread. An estimate that throws leaves the workspace valid (some buffers then
+// empty). The first estimate with a fresh workspace costs what estimate() without one costs.
+struct EstimateWorkspace {
+  // Takes back the event stream of an estimate the caller is done with (`e` keeps its other figures), for the
+  // next estimate to write its stream into.
+  void recycle(Estimate&& e) {
+    tracker.events = std::move(e.replay.events);
+    e.replay.events.clear();
+  }
+
+  MemoryTracker::Storage tracker;    // the step replay's (replay_training's `lent`)
+  AllocatorReplayStorage allocator;  // the caching-allocator replays' (AllocatorReplayOptions::lent)
+};
+Estimate estimate(const ModelSpec& spec, const RunConfig& cfg, const EstimateOptions& opt, EstimateWorkspace& ws);
+
 Estimate estimate_graph(const Graph& g, const RunConfig& cfg, const EstimateOptions& opt = {});
 
 // The graph one rank of a distributed training step runs (cfg.distributed.enabled()): tensor parallel's local

@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/checked.h"
@@ -34,6 +35,28 @@ struct PeakInfo {
 
 class MemoryTracker {
  public:
+  // 16 bytes, one per block ever allocated (38,697 in a Llama-2-70B training run): the rounded size is derived
+  // from the requested one when needed, not stored.
+  struct Block {
+    int64_t requested = 0;
+    Row row = Row::transient;
+    bool live = false;
+  };
+  // The tracker's two large tables, lent by a caller that replays again and again (EstimateWorkspace): a table
+  // the tracker writes into memory it has written before costs no page faults. Only the capacity carries over:
+  // the tracker empties both before its first event.
+  struct Storage {
+    MemEventStream events;
+    std::vector<Block> blocks;
+  };
+  MemoryTracker() = default;
+  explicit MemoryTracker(Storage lent) : blocks_(std::move(lent.blocks)), events_(std::move(lent.events)) {
+    blocks_.clear();
+    events_.clear();
+  }
+  // The block table back to the lender (the event stream goes with the result: take_events).
+  std::vector<Block> take_blocks() { return std::move(blocks_); }
+
   void reserve(size_t events) {
     events_.reserve(events);
     blocks_.reserve(events / 2);
@@ -93,13 +116,6 @@ class MemoryTracker {
   void set_peak(const PeakInfo& p) { peak_ = p; }
 
  private:
-  // 16 bytes, one per block ever allocated (38,697 in a Llama-2-70B training run): the rounded size is derived
-  // from the requested one when needed, not stored.
-  struct Block {
-    int64_t requested = 0;
-    Row row = Row::transient;
-    bool live = false;
-  };
   // torch.cuda.memory_allocated's bytes of a request: rounded up to 512 B, at least 512 (an overflow is caught
   // when the block is allocated, so a block's rounding cannot overflow later).
   static int64_t rounded_of(int64_t requested) { return round_up(requested > 0 ? requested : 1, 512, "allocation bytes"); }

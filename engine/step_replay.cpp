@@ -19,14 +19,12 @@ int64_t numel_of(const std::vector<int64_t>& shape) {
   return n;
 }
 
-bool is_gemm(const std::string& name) { return name == "linear" || name == "addmm" || name == "matmul"; }
-
 // What outlives one graph: the allocator-visible memory, the parameters (by ordinal: the k-th parameter or
 // buffer of every graph of one model is the same tensor), their gradients, the optimizer state and the library
 // workspaces. Replaying steps of different shapes (dynamic sequence lengths) shares one session.
 struct ReplaySession {
-  explicit ReplaySession(const RunConfig& cfg)
-      : optimizer(cfg.optimizer, cfg.optimizer_impl, cfg.gpu_sm_count, cfg.gpu_max_threads_per_sm) {}
+  ReplaySession(const RunConfig& cfg, MemoryTracker::Storage lent)
+      : mem(std::move(lent)), optimizer(cfg.optimizer, cfg.optimizer_impl, cfg.gpu_sm_count, cfg.gpu_max_threads_per_sm) {}
   MemoryTracker mem;
   OptimizerModel optimizer;
   std::vector<TrainableParam> params;
@@ -53,6 +51,12 @@ class Replayer {
       if (op.has_backward)
         for (const GradSpec& gs : op.grads)
           if (g.tensors[static_cast<size_t>(gs.input)].kind == TensorKind::param) ++param_edges_[static_cast<size_t>(gs.input)];
+    name_kind_.assign(g.names.size(), 0);
+    for (size_t i = 0; i < g.names.size(); ++i) {
+      const std::string& name = g.names[i];
+      if (name == "linear" || name == "matmul") name_kind_[i] = kGemm;
+      if (name == "addmm") name_kind_[i] = kGemm | kAddmm;
+    }
     ordinal_.assign(n, -1);
     int32_t next_ordinal = 0;
     for (size_t t = 0; t < n; ++t)
@@ -271,12 +275,12 @@ class Replayer {
   void maybe_workspace(const Op& op, bool autograd_thread, bool forward_kernel) {
     bool& done = autograd_thread ? session_.bwd_workspace : session_.fwd_workspace;
     bool& lt_done = autograd_thread ? session_.bwd_lt_workspace : session_.fwd_lt_workspace;
-    const std::string& name = g_.name_of(op.name);
-    if (!done && is_gemm(name)) {
+    const uint8_t kind = name_kind_[static_cast<size_t>(op.name)];
+    if (!done && (kind & kGemm)) {
       done = true;
       mem_.alloc(opt_.cublas_workspace_bytes, Row::library_workspace);
     }
-    if (!lt_done && forward_kernel && name == "addmm") {
+    if (!lt_done && forward_kernel && (kind & kAddmm)) {
       lt_done = true;
       mem_.alloc(opt_.cublaslt_workspace_bytes, Row::library_workspace);
     }
@@ -597,6 +601,10 @@ class Replayer {
 
   const Graph& g_;
   const RunConfig& cfg_;
+  // By Graph::names index: whether an op of that name runs a GEMM (linear, addmm, matmul) and whether it is an
+  // addmm, so that maybe_workspace, called for every op, reads a byte instead of comparing strings.
+  static constexpr uint8_t kGemm = 1, kAddmm = 2;
+  std::vector<uint8_t> name_kind_;
   const ReplayOptions& opt_;
   ReplaySession& session_;
   MemoryTracker& mem_;
@@ -639,14 +647,14 @@ class Replayer {
 
 }  // namespace
 
-ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt) {
+ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt, MemoryTracker::Storage* lent) {
   std::vector<const Graph*> steps(static_cast<size_t>(std::max(1, opt.steps)), &g);
-  return replay_training_sequence(steps, cfg, opt);
+  return replay_training_sequence(steps, cfg, opt, lent);
 }
 
 ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_graphs, const RunConfig& cfg,
-                                      const ReplayOptions& opt) {
-  ReplaySession session(cfg);
+                                      const ReplayOptions& opt, MemoryTracker::Storage* lent) {
+  ReplaySession session(cfg, lent ? std::move(*lent) : MemoryTracker::Storage{});
   session.mem.record_timeline(opt.record_timeline);
   size_t total_ops = 0;
   for (const Graph* g : step_graphs) total_ops += g->ops.size();
@@ -699,6 +707,7 @@ ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_grap
   }
   res.peak = res.steps.back().peak;
   res.events = session.mem.take_events();
+  if (lent) lent->blocks = session.mem.take_blocks();
   res.timeline = session.mem.timeline();
   res.timeline_where = session.mem.timeline_where();
   res.timeline_ledgers = session.mem.timeline_ledgers();

@@ -74,12 +74,15 @@ struct ReplayResult {
   int32_t repeated_steps = 0;  // steps not replayed (ReplayOptions::repeat_steps)
 };
 
-ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt = {});
+// `lent`: storage to write the event stream and the block table into (MemoryTracker::Storage; not owned, may be
+// null): the stream ends in ReplayResult::events, the block table goes back to `lent`. Results never depend on it.
+ReplayResult replay_training(const Graph& g, const RunConfig& cfg, const ReplayOptions& opt = {},
+                             MemoryTracker::Storage* lent = nullptr);
 
 // Dynamic shapes: step k runs step_graphs[k] (graphs of one model at different sequence lengths, built with the
 // same RunConfig otherwise). Memory, parameters, gradients and optimizer state carry across steps, so the
 // allocator sees the real history. `opt.steps` is ignored.
 ReplayResult replay_training_sequence(const std::vector<const Graph*>& step_graphs, const RunConfig& cfg,
-                                      const ReplayOptions& opt = {});
+                                      const ReplayOptions& opt = {}, MemoryTracker::Storage* lent = nullptr);
 
 }  // namespace memplan

@@ -87,6 +87,9 @@ AllocatorStats replay(Model& model, const MemEventStream& events, const Allocato
     if (options.record_reserved_curve) s.reserved_curve_bytes.push_back(reserved);
   }
   take_samples(INT64_MAX);
+  if constexpr (kRepeats) {
+    if (repeat) repeat->give_back_storage();
+  }
   s.reserved_at_end_bytes = model.reserved_bytes();
   s.allocated_at_end_bytes = model.allocated_bytes();
   s.num_alloc_retries = model.num_alloc_retries() - retries_at_start;

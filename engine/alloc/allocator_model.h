@@ -19,6 +19,8 @@
 
 namespace memplan {
 
+struct AllocatorReplayStorage;  // step_repeat.h
+
 class AllocatorModel {
  public:
   virtual ~AllocatorModel() = default;
@@ -84,6 +86,9 @@ struct AllocatorReplayOptions {
   // steps known. The caching allocator then derives, rather than replays, steps that provably repeat their
   // predecessor (step_repeat.h), with the same figures; the model ends in the same layout, block ids included.
   std::vector<int64_t> step_begin_events{};
+  // Storage a caching-allocator replay writes into instead of fresh memory (EstimateWorkspace; not owned, may
+  // be null): only its capacity carries over, the figures never depend on it. Other models ignore it.
+  AllocatorReplayStorage* lent = nullptr;
 };
 
 // Drives `model` over `events` from the model's current state. Peaks start from the model's state at entry.

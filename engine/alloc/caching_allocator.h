@@ -25,6 +25,7 @@
 #pragma once
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "engine/alloc/allocator_model.h"
@@ -67,6 +68,13 @@ struct AllocatorOptions {
 class [[gnu::visibility("hidden")]] CachingAllocator final : public AllocatorModel {
  public:
   explicit CachingAllocator(const AllocatorOptions& options = {});
+  // `lent_live`: capacity for the user-id map (one int per block id the replay allocates; its contents are
+  // dropped), handed back by take_live() for the next allocator (EstimateWorkspace).
+  CachingAllocator(const AllocatorOptions& options, std::vector<int32_t> lent_live) : CachingAllocator(options) {
+    live_ = std::move(lent_live);
+    live_.clear();
+  }
+  std::vector<int32_t> take_live() { return std::move(live_); }
 
   // PyTorch's round_size(): requests below 512 B take 512 B; otherwise the next multiple of 512 B or, with
   // divisions > 1 and size > 512 * divisions, the next power-of-2 division. Throws InputError if negative.

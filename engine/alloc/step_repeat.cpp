@@ -161,6 +161,10 @@ bool events_repeat(const MemEventStream& ev, int64_t a, int64_t b, int64_t len, 
 
 StepRepeat::StepRepeat(const MemEventStream& events, const AllocatorReplayOptions& options)
     : events_(events), options_(options), begins_(options.step_begin_events) {
+  if (options.lent) {
+    traces_ = std::move(options.lent->traces);
+    traces_.clear();
+  }
   const auto end = static_cast<int64_t>(events.size());
   for (size_t i = 0; i < begins_.size(); ++i) {
     const int64_t b = begins_[i];
@@ -177,6 +181,10 @@ StepRepeat::StepRepeat(const MemEventStream& events, const AllocatorReplayOption
     for (int64_t n : options.allocated_after_events) ok = ok && !(n > begins_[i] && n < end);
     attempt_[i] = ok;
   }
+}
+
+void StepRepeat::give_back_storage() {
+  if (options_.lent) options_.lent->traces = std::move(traces_);
 }
 
 bool StepRepeat::at_step_start(CachingAllocator& model, AllocatorStats& s) {

@@ -35,9 +35,21 @@
 
 namespace memplan {
 
+// An alloc of the previous step, as StepRepeat's new_segments_unseen reads it: 32 bytes, one per alloc of a step
+// (12,537 for a Llama-2-70B step; AllocTrace's 48 bytes made it the replay's largest buffer, page-faulted in anew
+// on every estimate). The cudaMalloc'd segment of a new_segment alloc is in trace_segments_, in order.
+struct StepRepeatTrace {
+  int64_t size, cand_size, cand_addr;
+  int32_t stream;
+  bool new_segment;  // else served from the cache
+  bool small;
+};
+
 class [[gnu::visibility("hidden")]] StepRepeat {  // it holds CachingAllocator's (hidden) types
  public:
+  // The trace buffer comes from options.lent when one is lent, and goes back there with give_back_storage().
   StepRepeat(const MemEventStream& events, const AllocatorReplayOptions& options);
+  void give_back_storage();
 
   // Event index of the next step start not yet reached, or -1.
   int64_t next_boundary() const { return next_ < begins_.size() ? begins_[next_] : -1; }
@@ -57,15 +69,7 @@ class [[gnu::visibility("hidden")]] StepRepeat {  // it holds CachingAllocator's
     traces_.push_back({t.size, t.cand_size, t.cand_addr, t.stream, t.path == CachingAllocator::AllocTrace::Path::new_segment, t.small});
     if (traces_.back().new_segment) trace_segments_.emplace_back(t.seg_size, t.seg_addr);
   }
-  // An alloc of the previous step, as new_segments_unseen reads it: 32 bytes, one per alloc of a step (12,537
-  // for a Llama-2-70B step; AllocTrace's 48 bytes made it the replay's largest buffer, page-faulted in anew on
-  // every estimate). The cudaMalloc'd segment of a new_segment alloc is in trace_segments_, in order.
-  struct Trace {
-    int64_t size, cand_size, cand_addr;
-    int32_t stream;
-    bool new_segment;  // else served from the cache
-    bool small;
-  };
+  using Trace = StepRepeatTrace;
 
  private:
   struct Mark {  // the replay at a step start
@@ -87,6 +91,14 @@ class [[gnu::visibility("hidden")]] StepRepeat {  // it holds CachingAllocator's
   bool tracing_ = false;
   std::vector<Trace> traces_;  // the allocs since prev_ (while tracing_)
   std::vector<std::pair<int64_t, int64_t>> trace_segments_;  // (size, address) of their new segments
+};
+
+// What a caching-allocator replay lends out and takes back between replays (AllocatorReplayOptions::lent): the
+// allocator's user-id map (CachingAllocator's lent_live / take_live) and StepRepeat's traces (about 400 KB for a
+// Llama-2-70B step). Only the capacity is reused.
+struct AllocatorReplayStorage {
+  std::vector<int32_t> live;
+  std::vector<StepRepeatTrace> traces;
 };
 
 }  // namespace memplan

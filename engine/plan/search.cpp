@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "engine/arch/builders.h"
 #include "engine/errors.h"
@@ -391,7 +392,7 @@ void Planner::confirm(PlanCandidate& c, const PlanSpace& s) {
   validate_run_config(rc, shard);
   EstimateOptions opt;
   opt.replay.steps = 1;
-  const Estimate e = estimate(shard, rc, opt);
+  Estimate e = estimate(shard, rc, opt, workspace_);
   ++replays_;
   const Ledger& led = e.replay.peak.ledger;
   ShardActivations a;
@@ -430,6 +431,7 @@ void Planner::confirm(PlanCandidate& c, const PlanSpace& s) {
   const int64_t slack = e.allocator.reserved_at_peak_reserved_bytes - e.allocator.allocated_at_peak_reserved_bytes;
   c.confirmed = true;
   c.confirmed_device_bytes = m.gpu_total() + std::max<int64_t>(0, slack) + s.non_pytorch_bytes;
+  workspace_.recycle(std::move(e));
 }
 
 }  // namespace memplan::plan

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "engine/arch/spec.h"
+#include "engine/estimate.h"
 #include "engine/plan/distributed.h"
 #include "engine/plan/shard_fit.h"
 #include "engine/plan/time_model.h"
@@ -113,6 +114,7 @@ class Planner {
   std::map<std::tuple<int, int64_t, bool>, ShardFit> fits_;
   mutable std::map<std::tuple<int, int64_t, int64_t>, TimedShard> timed_;  // eval_fast is const; a cache
   int replays_ = 0;
+  EstimateWorkspace workspace_;  // the confirmation replays', one after another (engine/estimate.h)
 };
 
 // True when `a` is no worse than `b` in memory and time and better in one.
