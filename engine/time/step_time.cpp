@@ -438,9 +438,10 @@ double layout_ratio(const Graph& g, const Op& op, const std::string& name, const
 // keeps the last dimension ([H]: RMSNorm's weight, a bias) is a sum over the rows, at the measured column-sum time
 // of rows of that length; one that keeps every dimension but a last one of 1 ([B, S, 1]: RMSNorm's rsqrt factor) is
 // a sum along the rows, at the measured row-reduction time (norm_reduce.py's rowmean: a mean is the same kernel).
-// Other patterns (a broadcast middle dimension: ConvNeXt's [C, 1, 1] layer scale) stay in the backward's bytes. Qwen3-0.6B amp's profiled step: 113 column sums of
-// 7.0 ms (its q / k norms' rows are 128 long: 0.16 of the bandwidth) and 113 row sums of 2.6 ms, which the bytes
-// had costed at the contiguous rate. Seconds in the norm column; 0 without table rows.
+// Other patterns (a broadcast middle dimension: ConvNeXt's [C, 1, 1] layer scale) stay in the backward's bytes.
+// Qwen3-0.6B amp's profiled step: 113 column sums of 7.0 ms (its q / k norms' rows are 128 long: 0.16 of the
+// bandwidth) and 113 row sums of 2.6 ms, which the bytes had costed at the contiguous rate. Seconds in the norm
+// column; 0 without table rows.
 double broadcast_grad_reductions_s(const Graph& g, const Op& op, const TensorInfo& out, const OpRates& r) {
   const double n = numel(out);
   if (out.shape.empty()) return 0;
