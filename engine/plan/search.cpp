@@ -98,8 +98,8 @@ std::vector<ParallelConfig> Planner::factorisations(const PlanSpace& s) const {
   return out;
 }
 
-const Planner::TimedShard& Planner::timed(const Fits& f, Precision p, int64_t tp, int64_t b) const {
-  const auto key = std::make_tuple(static_cast<int>(p), tp, b);
+const Planner::TimedShard& Planner::timed(const Fits& f, Precision p, int64_t tp, int64_t b, const DeviceRates& r) const {
+  const auto key = std::make_tuple(static_cast<int>(p), tp, b, r.time_scale_matmul, r.time_scale_fp32_matmul, r.time_scale_hbm);
   auto it = timed_.find(key);
   if (it != timed_.end()) return it->second;
   using timing::Features;
@@ -121,9 +121,14 @@ const Planner::TimedShard& Planner::timed(const Fits& f, Precision p, int64_t tp
       c.frozen_layers.clear();
       validate_run_config(c, shard);
       const Graph g = build_graph(shard, c);
-      const Features f1 = timing::training_features(g, c, ctx, timing::h200_op_rates());
+      const bool fp32 = p == Precision::fp32;
+      const timing::Coefficients& coef = timing::h200_coefficients();
+      const auto on_gpu = [&](const RunConfig& rc) {
+        return timing::critical_path(scaled_timeline(timing::training_timeline(g, rc, ctx, timing::h200_op_rates()), r, fp32), coef);
+      };
+      const Features f1 = on_gpu(c);
       c.grad_accum_steps = 2;
-      const Features f2 = timing::training_features(g, c, ctx, timing::h200_op_rates());
+      const Features f2 = on_gpu(c);
       for (size_t j = 0; j < f1.size(); ++j) {
         micro[li][ck][j] = f2[j] - f1[j];
         if (li == 0 && ck == 0) step[j] = f1[j] - micro[0][0][j];
@@ -227,15 +232,17 @@ PlanCandidate Planner::eval_fast(const PlanSpace& s, const Fits& f, const Parall
   w.grad_bytes_per = st.grad_bytes_per;
   w.optimizer_state_bytes = st.optimizer_state_bytes;
   {  // compute + recompute of the G micro-batches on this GPU: the step-time model on the local shard
-    const TimedShard& t = timed(f, prec, par.tp, b);
+    const TimedShard& t = timed(f, prec, par.tp, b, s.rates);
     const double G = static_cast<double>(c.par.micro_batches);
     timing::Features plain = t.step, with = t.step;
     for (size_t j = 0; j < plain.size(); ++j) {
       plain[j] += G * (t.micro_c0[j] + t.micro_cl[j] * Lf);
       with[j] = plain[j] + G * static_cast<double>(ck ? k : 0) * t.recompute_per_layer[j];
     }
-    w.timed_compute_s = timed_on(plain, s.rates, w.fp32).total_s;
-    w.timed_recompute_s = timed_on(with, s.rates, w.fp32).total_s - w.timed_compute_s;
+    // the features are this GPU's already (timed(): scaled before the critical path)
+    const timing::Coefficients& coef = timing::h200_coefficients();
+    w.timed_compute_s = timing::predict(plain, coef).total_s;
+    w.timed_recompute_s = timing::predict(with, coef).total_s - w.timed_compute_s;
   }
   c.time = step_time(w, s.rates);
   return c;

@@ -106,13 +106,16 @@ class Planner {
     timing::Features step{};                  // once per step (optimizer column zeroed: kept in closed form)
     timing::Features recompute_per_layer{};   // what checkpointing one layer adds per micro-batch
   };
-  const TimedShard& timed(const Fits& f, Precision p, int64_t tp, int64_t b) const;
+  // The shard's step-time features on the GPU of `r`: each replayed timeline scaled to it before its critical
+  // path is taken (time_model.h scaled_timeline), so the features are already that GPU's (no timed_on after).
+  const TimedShard& timed(const Fits& f, Precision p, int64_t tp, int64_t b, const DeviceRates& r) const;
 
   ModelSpec model_;
   RunConfig base_;
   int64_t layers_ = 0;
   std::map<std::tuple<int, int64_t, bool>, ShardFit> fits_;
-  mutable std::map<std::tuple<int, int64_t, int64_t>, TimedShard> timed_;  // eval_fast is const; a cache
+  // eval_fast is const; a cache by precision, tp, micro-batch and the GPU's three time scales
+  mutable std::map<std::tuple<int, int64_t, int64_t, double, double, double>, TimedShard> timed_;
   int replays_ = 0;
   EstimateWorkspace workspace_;  // the confirmation replays', one after another (engine/estimate.h)
 };

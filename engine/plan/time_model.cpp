@@ -161,20 +161,35 @@ StepTime single_gpu_step_time(const Graph& g, const RunConfig& cfg, int64_t trai
   return step_time(w, r);
 }
 
-timing::TimeSplit timed_on(const timing::Features& f, const DeviceRates& r, bool fp32) {
-  timing::Features g = f;
+namespace {
+// The GPU columns of `f` scaled to the GPU of `r` (DeviceRates::time_scale_*).
+void scale_to(timing::Features& g, const DeviceRates& r, bool fp32) {
   const double flops = fp32 ? r.time_scale_fp32_matmul : r.time_scale_matmul;
   for (int j : {timing::kGemm, timing::kAttn, timing::kConv}) g[static_cast<size_t>(j)] *= flops;
   // depthwise convolutions, batch / layer norm and reductions are memory-bound kernels (step_time.h), the optimizer
-  // streams its tensors
-  for (int j : {timing::kConvDw, timing::kBn, timing::kMem, timing::kMemBwd, timing::kOpt, timing::kNorm}) g[static_cast<size_t>(j)] *= r.time_scale_hbm;
+  // streams its tensors; pooling is per element (index-bound), left as measured like the host columns
+  for (int j : {timing::kConvDw, timing::kBn, timing::kMem, timing::kMemBwd, timing::kOpt, timing::kNorm})
+    g[static_cast<size_t>(j)] *= r.time_scale_hbm;
+}
+}  // namespace
+
+timing::TimeSplit timed_on(const timing::Features& f, const DeviceRates& r, bool fp32) {
+  timing::Features g = f;
+  scale_to(g, r, fp32);
   return timing::predict(g, timing::h200_coefficients());
+}
+
+timing::Timeline scaled_timeline(timing::Timeline t, const DeviceRates& r, bool fp32) {
+  for (timing::Features& chunk : t) scale_to(chunk, r, fp32);
+  return t;
 }
 
 double timed_single_gpu_step_s(const ModelSpec& spec, const Graph& g, const RunConfig& cfg, const DeviceRates& r) {
   if (cfg.mode != Mode::training) throw InputError("mode", "inference", "the timed single-GPU step is for training runs");
-  const timing::Features f = timing::training_features(g, cfg, timing::time_context(spec), timing::h200_op_rates());
-  return timed_on(f, r, cfg.precision == Precision::fp32).total_s;
+  const bool fp32 = cfg.precision == Precision::fp32;
+  const timing::Timeline t = timing::training_timeline(g, cfg, timing::time_context(spec), timing::h200_op_rates());
+  const timing::Coefficients& c = timing::h200_coefficients();
+  return timing::predict(timing::critical_path(scaled_timeline(t, r, fp32), c), c).total_s;
 }
 
 }  // namespace memplan::plan

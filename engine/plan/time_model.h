@@ -66,6 +66,12 @@ struct DeviceRates {
 // Seconds of the step-time model (engine/time/step_time.h, H200 coefficients) for features measured at the
 // H200's rates, scaled to the GPU of `r` as described at DeviceRates::time_scale_*.
 timing::TimeSplit timed_on(const timing::Features& f, const DeviceRates& r, bool fp32);
+// A step's timeline with every chunk's GPU columns scaled to the GPU of `r` (as timed_on scales them). Its
+// critical path is the step on that GPU: which chunks the host or the GPU bounds depends on the GPU, so a path
+// taken on the H200 and scaled afterwards is wrong wherever the two differ (a step host-bound on the H200 whose
+// GPU work, six times slower on another GPU, then bounds it: Llama-2-7B LoRA b1 s2048 on an RTX 4090 read 281 ms,
+// its critical path there 1.0 s).
+timing::Timeline scaled_timeline(timing::Timeline t, const DeviceRates& r, bool fp32);
 
 struct StepWork {
   ParallelConfig par;
