@@ -147,6 +147,13 @@ OpRates parse_op_rates(std::string_view tsv) {
     const int slot = dtype_slot(r.gemm_tflops[i].first);
     if (slot >= 0) r.gemm_table[static_cast<size_t>(slot)] = static_cast<int>(i);
   }
+  for (size_t i = 0; i < r.norm.size(); ++i) {
+    const OpRates::Norm& x = r.norm[i];
+    const auto op = std::find(OpRates::kNormOps.begin(), OpRates::kNormOps.end(), x.op);
+    if (op == OpRates::kNormOps.end() || (x.dtype != "bf16" && x.dtype != "fp32")) continue;
+    r.norm_rows[static_cast<size_t>(op - OpRates::kNormOps.begin())][x.dtype == "fp32" ? 1 : 0].push_back(
+        static_cast<uint32_t>(i));
+  }
   return r;
 }
 
@@ -194,16 +201,20 @@ const OpRates& h200_op_rates() {
 }
 
 double norm_time_s(const OpRates& r, std::string_view op, DType dtype, double n, double numel) {
-  const std::string_view dt = dtype == DType::f32 ? "fp32" : "bf16";
-  if (!(n > 0) || !(numel > 0)) return -1;
+  const auto op_it = std::find(OpRates::kNormOps.begin(), OpRates::kNormOps.end(), op);
+  if (op_it == OpRates::kNormOps.end() || !(n > 0) || !(numel > 0)) return -1;
+  // this op's and dtype's rows (fp16 reads bf16's: the same bytes)
+  const std::vector<uint32_t>& rows =
+      r.norm_rows[static_cast<size_t>(op_it - OpRates::kNormOps.begin())][dtype == DType::f32 ? 1 : 0];
   // the weight of the upper of two bracketing points in log space
   const auto weight = [](double lo, double hi, double x) { return hi > lo ? std::log(x / lo) / std::log(hi / lo) : 0.0; };
   // The per-element seconds of the rows of length `rn` at `numel` elements: interpolated between that length's
   // measured sizes (each length was measured at its own element counts: rows x n), clamped to them.
   const auto per_elem_at = [&](int64_t rn) {
     const OpRates::Norm *below = nullptr, *above = nullptr;
-    for (const OpRates::Norm& x : r.norm) {
-      if (x.op != op || x.dtype != dt || x.n != rn) continue;
+    for (uint32_t i : rows) {
+      const OpRates::Norm& x = r.norm[i];
+      if (x.n != rn) continue;
       const double sz = static_cast<double>(x.numel);
       if (sz <= numel && (!below || x.numel > below->numel)) below = &x;
       if (sz >= numel && (!above || x.numel < above->numel)) above = &x;
@@ -216,8 +227,8 @@ double norm_time_s(const OpRates& r, std::string_view op, DType dtype, double n,
   };
   // the measured row lengths bracketing n (clamped)
   int64_t n_lo = -1, n_hi = -1;
-  for (const OpRates::Norm& x : r.norm) {
-    if (x.op != op || x.dtype != dt) continue;
+  for (uint32_t i : rows) {
+    const OpRates::Norm& x = r.norm[i];
     const double xn = static_cast<double>(x.n);
     if (xn <= n && (n_lo < 0 || x.n > n_lo)) n_lo = x.n;
     if (xn >= n && (n_hi < 0 || x.n < n_hi)) n_hi = x.n;

@@ -112,6 +112,12 @@ struct OpRates {
     double s = 0;
   };
   std::vector<Norm> norm;
+  // Resolved by parse_op_rates, for norm_time_s (op_cost calls it for every LayerNorm, biased addmm and broadcast
+  // binary op of every graph costed): the indices into `norm` of each op of kNormOps and dtype slot ([0] bf16,
+  // [1] fp32), in file order; rows of another op name are kept in `norm` and indexed nowhere.
+  static constexpr std::array<std::string_view, 5> kNormOps = {"ln_fwd", "ln_bwd_input", "ln_bwd_all", "colsum",
+                                                               "rowmean"};
+  std::array<std::array<std::vector<uint32_t>, 2>, kNormOps.size()> norm_rows{};
   double dispatch_s = 0;  // CPU time of one tiny op with autograd (overhead add_autograd)
   // Per-shape kernel times (kernel_tables.h); null: every conv / batch norm by its class rate. h200_op_rates()
   // carries the H200 tables.
