@@ -48,6 +48,7 @@ def train_step_fn(case, model, kind):
     else:
         L = int(case["seq_len"])
         V = int(model.config.vocab_size)
+        T = int(case.get("target_len") or L)  # seq2seq (T5): labels of the target length, as harness.py draws
 
     def step():
         for _ in range(G):
@@ -58,8 +59,9 @@ def train_step_fn(case, model, kind):
                     loss = F.cross_entropy(model(x), y) / G
             else:
                 x = torch.randint(0, V, (B, L), device="cuda")
+                y = torch.randint(0, V, (B, T), device="cuda") if kind == "seq2seq" else x
                 with ac():
-                    loss = model(input_ids=x, labels=x).loss / G
+                    loss = model(input_ids=x, labels=y).loss / G
             if scaler is not None:
                 scaler.scale(loss).backward()
             else:
