@@ -42,7 +42,7 @@ def grouped_row(torch, E, K, N, T, top_k, dt=None):
     tf = op_rates.timed(fwd, reps=3)
     tfb = op_rates.timed(fb, reps=3)
     fl = 2.0 * R * K * N
-    return {"kind": "grouped_mm", "dtype": str(dt).split(".")[-1], "E": E, "K": K, "N": N, "R": R, "T": T,
+    return {"kind": "grouped_mm", "dtype": {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}[dt], "E": E, "K": K, "N": N, "R": R, "T": T,
             "top_k": top_k, "rows_per_expert_max": int(counts.max()), "rows_per_expert_min": int(counts.min()),
             "fwd_ms": round(tf * 1e3, 4), "fwd_bwd_ms": round(tfb * 1e3, 4),
             "fwd_tflops": round(fl / tf / 1e12, 2), "bwd_tflops": round(2 * fl / max(tfb - tf, 1e-9) / 1e12, 2)}

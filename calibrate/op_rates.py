@@ -349,10 +349,11 @@ def overhead(quick):
 def table(inp, outp, extra=None):
     """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it); `extra`:
     calibrate/sdpa_short.py's or sdpa_headdim.py's OUT.json (their SDPA rows are appended after the main file's),
-    sdpa_masked.py's (sdpa_masked rows), norm_reduce.py's (norm rows), mixed_dtype.py's (mem_layout mixed rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
+    sdpa_masked.py's (sdpa_masked rows), norm_reduce.py's (norm rows), mixed_dtype.py's (mem_layout mixed rows),
+    moe_attn_kernels.py's (grouped_mm rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
     below)."""
     r = json.load(open(inp))
-    layout, masked, norm, mixed = None, [], [], []
+    layout, masked, norm, mixed, grouped, dropout = None, [], [], [], [], []
     for e in (extra or []):
         ex = json.load(open(e))
         if ex.get("schema") == "memplan-elementwise-layout/1":
@@ -363,6 +364,9 @@ def table(inp, outp, extra=None):
             norm = ex["rows"]
         elif ex.get("schema") == "memplan-mixed-dtype/1":
             mixed = ex["rows"]
+        elif ex.get("schema") == "memplan-moe-attn-kernels/1":
+            grouped = [x for x in ex["rows"] if x["kind"] == "grouped_mm"]
+            dropout = [x for x in ex["rows"] if x["kind"] == "sdpa_dropout" and x["p"] > 0]
         else:  # sdpa_short.py, sdpa_headdim.py: rows of the sdpa table
             r["sdpa"]["rows"] = r["sdpa"]["rows"] + ex["rows"]
     lines = ["# memplan op rates: reduced by calibrate/op_rates.py --table from %s (%s, torch %s, CUDA %s, %s)"
@@ -377,6 +381,16 @@ def table(inp, outp, extra=None):
     for row in masked:  # sdpa_masked.py: with an explicit mask, full-square FLOPs
         lines.append("sdpa_masked %s %d %d %g %g" % (row["dtype"], row["d"], row["s"], row["fwd_tflops"],
                                                       row["bwd_tflops"]))
+    for row in grouped:  # moe_attn_kernels.py: torch._grouped_mm, TFLOP/s by 2 R K N (backward 2x)
+        dt = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(row["dtype"], row["dtype"])
+        lines.append("grouped_mm %s %d %d %d %d %g %g" % (dt, row["E"], row["K"], row["N"], row["R"],
+                                                         row["fwd_tflops"], row["bwd_tflops"]))
+    for row in dropout:  # moe_attn_kernels.py: SDPA at dropout_p 0.1, TFLOP/s as the op counts them
+        mode = "masked" if row["masked"] else ("causal" if row["causal"] else "full")
+        fl = 4.0 * row["b"] * row["h"] * row["s"] ** 2 * row["d"] * (0.5 if mode == "causal" else 1.0)
+        lines.append("sdpa_dropout %s %d %d %s %.2f %.2f" % (row["dtype"], row["d"], row["s"], mode,
+                                                             fl / (row["fwd_ms"] * 1e-3) / 1e12,
+                                                             2.5 * fl / ((row["fwd_bwd_ms"] - row["fwd_ms"]) * 1e-3) / 1e12))
     for row in norm:  # norm_reduce.py: LayerNorm and column sums by row length, us per call
         if row["op"] in ("ln_fwd", "ln_bwd_input", "ln_bwd_all", "colsum", "rowmean"):
             lines.append("norm %s %s %d %d %g" % (row["op"], row["dtype"], row["n"], row["n"] * row["m"], row["us"]))

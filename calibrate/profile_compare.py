@@ -16,7 +16,7 @@ compare it with wall - gpu_busy.
 
 Classes: matmul (GEMMs, and the cuBLAS kernels cuDNN runs for 1x1 convolutions), conv (cuDNN / ATen convolution
 kernels with their NCHW <-> NHWC layout transforms), bn, attn, pool, optimizer, elementwise (every other kernel:
-activations, adds, casts, copies, reductions, fills). The model's rows are classed by op name: linear / addmm /
+activations, adds, casts, copies, reductions, fills). The model's rows are classed by op name: linear / addmm / grouped_mm /
 matmul -> matmul, conv2d* -> conv (their bias add and bias-gradient sum -> elementwise), batch_norm -> bn, sdpa* ->
 attn, *pool* -> pool, optimizer.step -> optimizer, the rest -> elementwise.
 The committed time-fit-ops.json and time-fit.json are the embedded model's (scripts/fit-time-model.sh writes both);
@@ -73,7 +73,7 @@ def elementwise_kind(name):
 
 
 def op_class(name):
-    if name in ("linear", "addmm", "matmul") or name.startswith("lora"):
+    if name in ("linear", "addmm", "matmul", "grouped_mm", "bmm") or name.startswith("lora"):
         return "matmul"
     if name.startswith("conv2d"):
         return "conv"

@@ -88,6 +88,7 @@ struct Op {
   SmallVec<int64_t, 2> bwd_pre_temp_bytes;
   bool has_backward = false;
   bool optional_workspaces = false;  // fwd_temp_bytes / then_temp_bytes may be skipped under pressure (cuDNN)
+  bool dropout = false;  // SDPA ops: dropout_p > 0 while training (the kernel draws the mask: step-time model)
   int32_t conv = -1;                 // conv ops: index into Graph::convs (the arguments shapes do not carry)
 };
 static_assert(sizeof(Op) <= 248, "Op's size is a page-fault budget (see the lists' capacities)");

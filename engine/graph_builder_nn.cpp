@@ -261,6 +261,7 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
   if (bias != kNoTensor) reads.push_back(bias);
   Op& op = emit(fused_low ? "sdpa_flash" : "sdpa_efficient", reads);
   op.outs = outs;
+  op.dropout = dropout_p > 0 && training();
   if (fused_low) op.fwd_temp_bytes = {256};
   finish_outs(op);
   op.saved = {q, k, v, out};

@@ -83,6 +83,18 @@ OpRates parse_op_rates(std::string_view tsv) {
                         num(f, 4, line) != 0, num(f, 5, line), num(f, 6, line)});
     } else if (k == "sdpa_masked") {
       r.sdpa_masked.push_back({field(1), dim(2), dim(3), false, num(f, 4, line), num(f, 5, line)});
+    } else if (k == "sdpa_dropout") {
+      const std::string& mode = field(4);
+      if (mode != "full" && mode != "causal" && mode != "masked")
+        throw InputError("op rates", line, "an sdpa_dropout row's mode is full, causal or masked");
+      const OpRates::Sdpa row{field(1), dim(2), dim(3), mode == "causal", num(f, 5, line), num(f, 6, line)};
+      if (!(row.fwd_tflops > 0 && row.bwd_tflops > 0))
+        throw InputError("op rates", line, "an sdpa_dropout row's rates are positive");
+      (mode == "masked" ? r.sdpa_dropout_masked : r.sdpa_dropout).push_back(row);
+    } else if (k == "grouped_mm") {
+      const double fwd = num(f, 6, line), bwd = num(f, 7, line);
+      if (!(fwd > 0 && bwd > 0)) throw InputError("op rates", line, "a grouped_mm row's rates are positive");
+      r.grouped_mm.push_back({field(1), dim(2), dim(3), dim(4), dim(5), fwd, bwd});
     } else if (k == "mem") {
       (field(1) == "bf16" ? r.mem_bf16_bytes_per_s : r.mem_fp32_bytes_per_s) = num(f, 2, line) * 1e9;
     } else if (k == "mem_layout") {
@@ -198,6 +210,27 @@ const OpRates& h200_op_rates() {
     return o;
   }();
   return r;
+}
+
+double grouped_mm_flops_per_s(const OpRates& r, DType dtype, double experts, double k, double n, double rows,
+                              bool backward) {
+  if (!(experts >= 1 && k >= 1 && n >= 1 && rows >= 1)) return -1;
+  const std::string_view key = dtype == DType::f32 ? "fp32" : "bf16";
+  const double rpe = rows / experts;
+  double wsum = 0, lsum = 0;
+  for (const OpRates::GroupedMm& g : r.grouped_mm) {
+    if (g.dtype != key) continue;
+    const double rate = (backward ? g.bwd_tflops : g.fwd_tflops) * 1e12;
+    const double d_rpe = std::log2(static_cast<double>(g.rows) / static_cast<double>(g.experts) / rpe);
+    const double d_k = std::log2(static_cast<double>(g.k) / k), d_n = std::log2(static_cast<double>(g.n) / n);
+    const double d_e = std::log2(static_cast<double>(g.experts) / experts);
+    const double d2 = d_rpe * d_rpe + d_k * d_k + d_n * d_n + d_e * d_e;
+    if (d2 < 1e-12) return rate;
+    const double w = 1.0 / (d2 * d2);
+    wsum += w;
+    lsum += w * std::log(rate);
+  }
+  return wsum > 0 ? std::exp(lsum / wsum) : -1.0;
 }
 
 double norm_time_s(const OpRates& r, std::string_view op, DType dtype, double n, double numel) {
@@ -411,6 +444,13 @@ bool reads_broadcast(const Graph& g, const Op& op, const TensorInfo& out) {
   }
   return false;
 }
+// masked_fill / masked_fill_ with a mask of fewer elements than its result (the MoE experts' sentinel rows: an
+// [R, 1] mask over [R, N]): the broadcast operand's non-vectorized kernel, forward and in its backward (the output
+// gradient masked_fill-ed with the same mask). Held out 12's Qwen3-30B-A3B-shape profile: 24 masked_fill kernels
+// of 8.3 ms, the bytes at the broadcast rate 7.6 ms, at the contiguous rate 3.1.
+bool masked_fill_broadcast(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out) {
+  return (name == "masked_fill" || name == "masked_fill_") && reads_broadcast(g, op, out);
+}
 // The copy rate of a non-contiguous tensor by what its view did to the storage's layout (the graph has no
 // strides): a view whose last dimension is not its storage's moved the inner dimension (a channels-last permute,
 // 0.18 / 0.29 of the contiguous bandwidth), else a transpose that kept it (0.38 / 0.61).
@@ -424,6 +464,7 @@ double copy_ratio(const Graph& g, const TensorInfo& x, const OpRates& r) {
 double layout_ratio(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out, const OpRates& r) {
   const size_t slot = out.dtype == DType::f32 ? 1 : 0;
   if (name == "contiguous") return r.mem_strided_copy_ratio[slot];
+  if (masked_fill_broadcast(g, op, name, out)) return r.mem_broadcast_ratio[slot];
   if (!binary_elementwise(name)) return 1.0;
   // operands of more than one element (a one-element operand is a scalar argument): whether one differs from the
   // result's dtype, and whether the full-size one does
@@ -525,6 +566,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
       double saved = 0;
       for (TensorId sv : op.saved) saved += nbytes(T(sv));
       c.bwd[kMem] = (nbytes(self) + saved + grad_bytes) / bw;  // exact bytes: the forward column's rate
+      if (masked_fill_broadcast(g, op, name, self)) c.bwd[kMem] /= r.mem_broadcast_ratio[self.dtype == DType::f32 ? 1 : 0];
       c.bwd[kKernels] = fresh_grads;
       if (binary_elementwise(name)) c.bwd[kNorm] += broadcast_grad_reductions_s(g, op, self, r);
     }
@@ -573,6 +615,36 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     return c;
   }
+  // torch._grouped_mm (transformers' experts: the experts' weight [E, N, K], gpt_oss [E, K, N], the routed rows
+  // [R, K], the offsets): 2 R K N FLOPs at the measured grouped rate of its shape (grouped_mm_flops_per_s); its
+  // backward a grad input when the rows need one and a grad weight when the experts train, each 2 R K N at the
+  // backward rate. Costed by bytes, as before, it read as 3 .. 8x too fast (held out 12's profiled MoE steps: the
+  // GroupProblem kernels ran 14 ms where the bytes said 8 in Qwen3-30B-A3B's shape, 25 against 7 in Mixtral's).
+  // A dtype without rows (fp32: grouped_mm is not autocast, so under amp the rows are cast to the fp32 weight):
+  // E GEMMs of the mean rows per expert at the dense table's rate.
+  if (name == "grouped_mm" && rank(0) == 3 && rank(1) == 2 && out.shape.size() == 2) {
+    const TensorInfo& w = T(op.reads[0]);
+    const TensorInfo& x = T(op.reads[1]);
+    const double E = static_cast<double>(w.shape[0]), R = static_cast<double>(out.shape[0]);
+    const double N = static_cast<double>(out.shape[1]), K = static_cast<double>(x.shape[1]);
+    const double flops = 2 * R * K * N;
+    const double floor_s = (in_bytes + out_bytes) / elementwise_bw(r, out.dtype);
+    const auto seconds = [&](bool backward) {
+      const double rate = grouped_mm_flops_per_s(r, out.dtype, E, K, N, R, backward);
+      const double t = rate > 0 ? flops / rate : E * gemm_s(r, out.dtype, std::max(1.0, R / E), N, K);
+      return std::max(t, floor_s);
+    };
+    c.fwd[kGemm] = seconds(false);
+    c.fwd[kKernels] = 1;
+    if (bwd) {
+      const double grads = (x.requires_grad ? 1.0 : 0.0) + ((w.requires_grad || w.trainable) ? 1.0 : 0.0);
+      if (grads > 0) {
+        c.bwd[kGemm] = grads * seconds(true);
+        c.bwd[kKernels] = grads;
+      }
+    }
+    return c;
+  }
   if ((name.rfind("sdpa_flash", 0) == 0 || name.rfind("sdpa_efficient", 0) == 0 || name.rfind("sdpa_cudnn", 0) == 0) &&
       rank(0) == 4 && rank(1) == 4) {
     const TensorInfo& q = T(op.reads[0]);
@@ -587,7 +659,16 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const bool masked = op.reads.size() >= 4;
     const bool causal = ctx.causal_attention && sq > 1 && !masked;
     const double flops = 4 * B * H * sq * sk * d * (causal && sq == sk ? 0.5 : 1.0);
-    const OpRates::Sdpa* row = masked ? sdpa_row(r.sdpa_masked, q.dtype, false, d, sq) : nullptr;
+    // With dropout (op.dropout: dropout_p > 0 while training) the measured dropout rows of that mode, where the
+    // table has them (StarCoder2-3B's profiled masked layers at s4096 ran 1.23 ms forward, 2.73 backward; the
+    // p = 0.1 rows 1.28 / 2.83, the p = 0 ones 0.66 / 1.74).
+    const OpRates::Sdpa* row = nullptr;
+    if (op.dropout) {
+      const auto& rows = masked ? r.sdpa_dropout_masked : r.sdpa_dropout;
+      row = sdpa_row(rows, q.dtype == DType::f16 ? DType::bf16 : q.dtype, causal, d, sq);  // fp16: bf16's kernels
+      if (row && row->causal != causal) row = nullptr;  // no row of this mode
+    }
+    if (!row && masked) row = sdpa_row(r.sdpa_masked, q.dtype, false, d, sq);
     if (!row) row = sdpa_row(r.sdpa, q.dtype, causal, d, sq);
     const double bw = elementwise_bw(r, q.dtype);
     const double io = in_bytes + out_bytes;
@@ -726,6 +807,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     double saved = 0;
     for (TensorId s : op.saved) saved += nbytes(T(s));
     c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw + copy_bwd;
+    if (masked_fill_broadcast(g, op, name, out)) c.bwd[kMemBwd] /= r.mem_broadcast_ratio[out.dtype == DType::f32 ? 1 : 0];
     if (ln_bwd_s >= 0) c.bwd[kMemBwd] = copy_bwd, c.bwd[kNorm] = ln_bwd_s;
     if (binary_elementwise(name)) c.bwd[kNorm] += broadcast_grad_reductions_s(g, op, out, r);
     c.bwd[kKernels] = std::max(1.0, fresh_grads) + (copy_bwd > 0 ? static_cast<double>(op.bwd_temp_bytes.size()) : 0.0);

@@ -76,6 +76,22 @@ struct OpRates {
   // SDPA given an explicit mask ("sdpa_masked dtype d s fwd bwd": calibrate/sdpa_masked.py), TFLOP/s of the full
   // square (no causal halving): causal is false in these rows.
   std::vector<Sdpa> sdpa_masked;
+  // SDPA with dropout_p > 0 ("sdpa_dropout dtype d s mode fwd bwd", mode full | causal | masked:
+  // calibrate/moe_attn_kernels.py at p = 0.1): the kernel draws the dropout mask as it goes, which doubles the
+  // forward (1.8 .. 2.4x the p = 0 call) and slows the backward by 0 .. 60 %. TFLOP/s counted as the op counts
+  // them (half the square when causal, the full square when masked). sdpa_dropout_masked holds the masked rows.
+  std::vector<Sdpa> sdpa_dropout, sdpa_dropout_masked;
+  // torch._grouped_mm as transformers' experts run it ("grouped_mm dtype E K N R fwd bwd": calibrate/
+  // moe_attn_kernels.py): E experts' weights, K x N each, against R routed rows split by a uniform random router;
+  // TFLOP/s by 2 R K N forward, 2x that backward (grad input and grad weight together). The rate rises with the
+  // rows per expert (R / E: 64 rows ~0.27 of a dense GEMM of the same total shape, 1024 rows 0.8 .. 0.95), which a
+  // byte count cannot say. grouped_mm_s reads them.
+  struct GroupedMm {
+    std::string dtype;
+    int64_t experts = 0, k = 0, n = 0, rows = 0;
+    double fwd_tflops = 0, bwd_tflops = 0;
+  };
+  std::vector<GroupedMm> grouped_mm;
   double mem_bf16_bytes_per_s = 0, mem_fp32_bytes_per_s = 0;
   // contiguous() of a transposed view (attention heads, windows) runs ATen's non-vectorized copy kernel: its
   // bandwidth as a fraction of the contiguous one (calibrate/elementwise_layout.py, "mem_layout strided_copy"
@@ -167,6 +183,12 @@ const OpRates& h200_op_rates();                 // data/calibration/h200-op-rate
 // measured size the per-element time stays; a call below the smallest keeps its per-element time too: the
 // kernels column prices the launch). -1 when the table has no row of that op and dtype.
 double norm_time_s(const OpRates& r, std::string_view op, DType dtype, double n, double numel);
+// FLOP/s of torch._grouped_mm over `experts` weights of k x n against `rows` routed rows (OpRates::GroupedMm),
+// forward or backward: the measured rows of that dtype (fp16 reads bf16's: the same tensor-core kernels) weighted
+// by inverse distance to the fourth power in log2 of (rows per expert, k, n, experts), the log rates averaged; a
+// measured shape returns its own rate. -1 when the table has no row of that dtype.
+double grouped_mm_flops_per_s(const OpRates& r, DType dtype, double experts, double k, double n, double rows,
+                              bool backward);
 
 // Feature columns (seconds at the measured rates, or counts), in the fit's column order.
 // conv_dw: depthwise convolutions (memory-bound kernels, rates far from the dense ones'); mem_bwd: the backward
