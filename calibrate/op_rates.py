@@ -346,6 +346,22 @@ def overhead(quick):
     return res
 
 
+def solve_normal(A, b):
+    """Least squares of A x = b by the normal equations (a few columns; stdlib only)."""
+    n = len(A[0])
+    M = [[sum(r[i] * r[j] for r in A) for j in range(n)] for i in range(n)]
+    v = [sum(r[i] * y for r, y in zip(A, b)) for i in range(n)]
+    for i in range(n):
+        for j in range(i + 1, n):
+            f = M[j][i] / M[i][i]
+            M[j] = [mj - f * mi for mj, mi in zip(M[j], M[i])]
+            v[j] -= f * v[i]
+    x = [0.0] * n
+    for i in reversed(range(n)):
+        x[i] = (v[i] - sum(M[i][k] * x[k] for k in range(i + 1, n))) / M[i][i]
+    return x
+
+
 def table(inp, outp, extra=None):
     """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it); `extra`:
     calibrate/sdpa_short.py's or sdpa_headdim.py's OUT.json (their SDPA rows are appended after the main file's),
@@ -353,7 +369,7 @@ def table(inp, outp, extra=None):
     moe_attn_kernels.py's (grouped_mm rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
     below)."""
     r = json.load(open(inp))
-    layout, masked, norm, mixed, grouped, dropout = None, [], [], [], [], []
+    layout, masked, norm, mixed, grouped, dropout, index_rows = None, [], [], [], [], [], []
     for e in (extra or []):
         ex = json.load(open(e))
         if ex.get("schema") == "memplan-elementwise-layout/1":
@@ -364,6 +380,8 @@ def table(inp, outp, extra=None):
             norm = ex["rows"]
         elif ex.get("schema") == "memplan-mixed-dtype/1":
             mixed = ex["rows"]
+        elif ex.get("schema") == "memplan-moe-odd-kernels/1":
+            index_rows = [x for x in ex["rows"] if x["kind"] == "index_bwd"]
         elif ex.get("schema") == "memplan-moe-attn-kernels/1":
             grouped = [x for x in ex["rows"] if x["kind"] == "grouped_mm"]
             dropout = [x for x in ex["rows"] if x["kind"] == "sdpa_dropout" and x["p"] > 0]
@@ -391,6 +409,19 @@ def table(inp, outp, extra=None):
         lines.append("sdpa_dropout %s %d %d %s %.2f %.2f" % (row["dtype"], row["d"], row["s"], mode,
                                                              fl / (row["fwd_ms"] * 1e-3) / 1e12,
                                                              2.5 * fl / ((row["fwd_bwd_ms"] - row["fwd_ms"]) * 1e-3) / 1e12))
+    if index_rows:
+        # moe_odd_kernels.py: the backward of x[idx] (zero fill, sort, index_put_ with accumulate) by least squares
+        # t = a + bytes / bw + c * dup over the timed patterns; bytes = the output gradient read plus the source-sized
+        # gradient filled and written, dup = rows / source rows. The intercept a (~0.18 ms) is the host's: the
+        # profiled steps ran these kernels in 10 us (Swin's relative-position table) .. 0.33 ms (65536 x 2048), so
+        # only bw and c are the GPU's
+        A, b = [], []
+        for x in index_rows:
+            by = (x["R"] * x["W"] + 2 * x["n_src"] * x["W"]) * 2.0
+            A.append([1.0, by, x["R"] / x["n_src"]])
+            b.append(x["bwd_ms"] * 1e-3)
+        a0, per_byte, per_dup = solve_normal(A, b)
+        lines.append("index_bwd %.4g %.4g" % (1e-9 / per_byte, per_dup * 1e6))
     for row in norm:  # norm_reduce.py: LayerNorm and column sums by row length, us per call
         if row["op"] in ("ln_fwd", "ln_bwd_input", "ln_bwd_all", "colsum", "rowmean"):
             lines.append("norm %s %s %d %d %g" % (row["op"], row["dtype"], row["n"], row["n"] * row["m"], row["us"]))

@@ -91,6 +91,11 @@ OpRates parse_op_rates(std::string_view tsv) {
       if (!(row.fwd_tflops > 0 && row.bwd_tflops > 0))
         throw InputError("op rates", line, "an sdpa_dropout row's rates are positive");
       (mode == "masked" ? r.sdpa_dropout_masked : r.sdpa_dropout).push_back(row);
+    } else if (k == "index_bwd") {
+      r.index_bwd_bytes_per_s = num(f, 1, line) * 1e9;
+      r.index_bwd_dup_s = num(f, 2, line) * 1e-6;
+      if (!(r.index_bwd_bytes_per_s > 0 && r.index_bwd_dup_s >= 0))
+        throw InputError("op rates", line, "index_bwd needs a positive bandwidth and a non-negative repeat cost");
     } else if (k == "grouped_mm") {
       const double fwd = num(f, 6, line), bwd = num(f, 7, line);
       if (!(fwd > 0 && bwd > 0)) throw InputError("op rates", line, "a grouped_mm row's rates are positive");
@@ -215,7 +220,7 @@ const OpRates& h200_op_rates() {
 double grouped_mm_flops_per_s(const OpRates& r, DType dtype, double experts, double k, double n, double rows,
                               bool backward) {
   if (!(experts >= 1 && k >= 1 && n >= 1 && rows >= 1)) return -1;
-  const std::string_view key = dtype == DType::f32 ? "fp32" : "bf16";
+  const std::string_view key = dtype_key(dtype);
   const double rpe = rows / experts;
   double wsum = 0, lsum = 0;
   for (const OpRates::GroupedMm& g : r.grouped_mm) {
@@ -631,16 +636,17 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     const double floor_s = (in_bytes + out_bytes) / elementwise_bw(r, out.dtype);
     const auto seconds = [&](bool backward) {
       const double rate = grouped_mm_flops_per_s(r, out.dtype, E, K, N, R, backward);
-      const double t = rate > 0 ? flops / rate : E * gemm_s(r, out.dtype, std::max(1.0, R / E), N, K);
+      const double t = rate > 0 ? flops / rate : E * gemm_s(r, out.dtype, std::max(1.0, R / E), N, K);  // the loop
       return std::max(t, floor_s);
     };
+    const bool grouped_kernel = grouped_mm_flops_per_s(r, out.dtype, E, K, N, R, false) > 0;
     c.fwd[kGemm] = seconds(false);
-    c.fwd[kKernels] = 1;
+    c.fwd[kKernels] = grouped_kernel ? 1 : E;
     if (bwd) {
       const double grads = (x.requires_grad ? 1.0 : 0.0) + ((w.requires_grad || w.trainable) ? 1.0 : 0.0);
       if (grads > 0) {
         c.bwd[kGemm] = grads * seconds(true);
-        c.bwd[kKernels] = grads;
+        c.bwd[kKernels] = grads * (grouped_kernel ? 1 : E);
       }
     }
     return c;
@@ -808,6 +814,16 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     for (TensorId s : op.saved) saved += nbytes(T(s));
     c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw + copy_bwd;
     if (masked_fill_broadcast(g, op, name, out)) c.bwd[kMemBwd] /= r.mem_broadcast_ratio[out.dtype == DType::f32 ? 1 : 0];
+    // x[idx]'s backward (OpRates::index_bwd_*): a measured time in the norm column, for the source's gradient
+    if (name == "index" && r.index_bwd_bytes_per_s > 0 && op.reads.size() >= 2 && !out.shape.empty()) {
+      const TensorInfo& src = T(op.reads[0]);
+      if (!src.shape.empty() && (src.requires_grad || src.trainable)) {
+        const double rows = static_cast<double>(out.shape[0]), src_rows = static_cast<double>(src.shape[0]);
+        const double dup = std::max(1.0, rows / std::max(1.0, src_rows));
+        c.bwd[kMemBwd] = copy_bwd;
+        c.bwd[kNorm] += (nbytes(out) + 2 * nbytes(src)) / r.index_bwd_bytes_per_s + dup * r.index_bwd_dup_s;
+      }
+    }
     if (ln_bwd_s >= 0) c.bwd[kMemBwd] = copy_bwd, c.bwd[kNorm] = ln_bwd_s;
     if (binary_elementwise(name)) c.bwd[kNorm] += broadcast_grad_reductions_s(g, op, out, r);
     c.bwd[kKernels] = std::max(1.0, fresh_grads) + (copy_bwd > 0 ? static_cast<double>(op.bwd_temp_bytes.size()) : 0.0);

@@ -92,6 +92,13 @@ struct OpRates {
     double fwd_tflops = 0, bwd_tflops = 0;
   };
   std::vector<GroupedMm> grouped_mm;
+  // The backward of advanced indexing x[idx] ("index_bwd GB_PER_S DUP_US": calibrate/moe_odd_kernels.py through
+  // op_rates.py's least squares): a zero fill of x's gradient, a sort of idx and index_put_ with accumulate, which
+  // reads the output gradient and serialises the rows that land on the same source row: bytes (the output gradient
+  // plus twice x's gradient) at index_bwd_bytes_per_s, plus index_bwd_dup_s per repeat (rows / source rows: the
+  // MoE experts' per-row bias gathers repeat each expert's row R / E times, Swin's relative-position table 14x).
+  // 0: costed by bytes at the elementwise bandwidth.
+  double index_bwd_bytes_per_s = 0, index_bwd_dup_s = 0;
   double mem_bf16_bytes_per_s = 0, mem_fp32_bytes_per_s = 0;
   // contiguous() of a transposed view (attention heads, windows) runs ATen's non-vectorized copy kernel: its
   // bandwidth as a fraction of the contiguous one (calibrate/elementwise_layout.py, "mem_layout strided_copy"
@@ -184,9 +191,11 @@ const OpRates& h200_op_rates();                 // data/calibration/h200-op-rate
 // kernels column prices the launch). -1 when the table has no row of that op and dtype.
 double norm_time_s(const OpRates& r, std::string_view op, DType dtype, double n, double numel);
 // FLOP/s of torch._grouped_mm over `experts` weights of k x n against `rows` routed rows (OpRates::GroupedMm),
-// forward or backward: the measured rows of that dtype (fp16 reads bf16's: the same tensor-core kernels) weighted
+// forward or backward: the measured rows of that dtype weighted
 // by inverse distance to the fourth power in log2 of (rows per expert, k, n, experts), the log rates averaged; a
-// measured shape returns its own rate. -1 when the table has no row of that dtype.
+// measured shape returns its own rate. -1 when the table has no row of that dtype: ATen runs its grouped kernel for
+// bf16 only, fp16 and fp32 fall back to one mm per expert (moe_odd_kernels.py: the fallback's time is the loop's
+// to within 4 %).
 double grouped_mm_flops_per_s(const OpRates& r, DType dtype, double experts, double k, double n, double rows,
                               bool backward);
 
