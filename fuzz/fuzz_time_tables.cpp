@@ -39,6 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const DType d : {DType::f32, DType::bf16})
         for (const double n : {1.0, 96.0, 1600.0, 1e6})
           for (const double numel : {1.0, 4194304.0, 3e7, 1e12}) (void)norm_time_s(r, op, d, n, numel);
+    // the grouped_mm rows' inverse-distance weighting on whatever rows parsed: a measured shape, between, far off
+    for (const DType d : {DType::bf16, DType::f32})
+      for (const double rows : {1.0, 8192.0, 1e9})
+        for (const bool bwd : {false, true}) (void)grouped_mm_flops_per_s(r, d, 8, 1024, 2048, rows, bwd);
   } catch (const InputError&) {
   }
   try {
