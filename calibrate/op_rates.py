@@ -366,10 +366,11 @@ def table(inp, outp, extra=None):
     """Reduces a measured OUT.json to data/calibration/h200-op-rates.tsv (engine/time/step_time.h reads it); `extra`:
     calibrate/sdpa_short.py's or sdpa_headdim.py's OUT.json (their SDPA rows are appended after the main file's),
     sdpa_masked.py's (sdpa_masked rows), norm_reduce.py's (norm rows), mixed_dtype.py's (mem_layout mixed rows),
-    moe_attn_kernels.py's (grouped_mm rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
+    moe_attn_kernels.py's (grouped_mm and sdpa_dropout rows), moe_odd_kernels.py's (index_bwd), gemm_grid.py's (its
+    dims and tables replace the main file's gemm section), softmax_rows.py's (norm softmax rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
     below)."""
     r = json.load(open(inp))
-    layout, masked, norm, mixed, grouped, dropout, index_rows = None, [], [], [], [], [], []
+    layout, masked, norm, mixed, grouped, dropout, index_rows, softmax = None, [], [], [], [], [], [], []
     for e in (extra or []):
         ex = json.load(open(e))
         if ex.get("schema") == "memplan-elementwise-layout/1":
@@ -380,6 +381,10 @@ def table(inp, outp, extra=None):
             norm = ex["rows"]
         elif ex.get("schema") == "memplan-mixed-dtype/1":
             mixed = ex["rows"]
+        elif ex.get("schema") == "memplan-gemm-grid/1":
+            r["gemm"] = {"dims": ex["dims"], "tflops": ex["tflops"]}
+        elif ex.get("schema") == "memplan-softmax-rows/1":
+            softmax = ex["rows"]
         elif ex.get("schema") == "memplan-moe-odd-kernels/1":
             index_rows = [x for x in ex["rows"] if x["kind"] == "index_bwd"]
         elif ex.get("schema") == "memplan-moe-attn-kernels/1":
@@ -425,6 +430,12 @@ def table(inp, outp, extra=None):
     for row in norm:  # norm_reduce.py: LayerNorm and column sums by row length, us per call
         if row["op"] in ("ln_fwd", "ln_bwd_input", "ln_bwd_all", "colsum", "rowmean"):
             lines.append("norm %s %s %d %d %g" % (row["op"], row["dtype"], row["n"], row["n"] * row["m"], row["us"]))
+    for row in softmax:  # softmax_rows.py: softmax over rows of L, aligned to the 16-byte vector or not, us per call
+        vec = 8 if row["dtype"] == "bf16" else 4
+        odd = "" if row["L"] % vec == 0 else "_odd"
+        for pas in ("fwd", "bwd"):
+            lines.append("norm softmax_%s%s %s %d %d %g" % (pas, odd, row["dtype"], row["L"], row["L"] * row["rows"],
+                                                         row[pas + "_ms"] * 1e3))
     for dt in ("bf16", "fp32"):
         # the streaming kernels (binary ops, activations, dropout): not the reductions (softmax, layer_norm,
         # pow_mean, which run their own kernels: LayerNorm is timed by row length in the norm rows) nor the
