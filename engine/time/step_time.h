@@ -193,9 +193,9 @@ double norm_time_s(const OpRates& r, std::string_view op, DType dtype, double n,
 // FLOP/s of torch._grouped_mm over `experts` weights of k x n against `rows` routed rows (OpRates::GroupedMm),
 // forward or backward: the measured rows of that dtype weighted
 // by inverse distance to the fourth power in log2 of (rows per expert, k, n, experts), the log rates averaged; a
-// measured shape returns its own rate. -1 when the table has no row of that dtype: ATen runs its grouped kernel for
-// bf16 only, fp16 and fp32 fall back to one mm per expert (moe_odd_kernels.py: the fallback's time is the loop's
-// to within 4 %).
+// measured shape returns its own rate. -1 when the table has no row of that dtype. ATen runs its grouped kernel for
+// bf16 only; fp16 and fp32 fall back to one mm per expert (moe_odd_kernels.py: the op's time is the loop's to
+// within 4 %), whose rows are the op timed in those dtypes.
 double grouped_mm_flops_per_s(const OpRates& r, DType dtype, double experts, double k, double n, double rows,
                               bool backward);
 
