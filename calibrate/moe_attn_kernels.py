@@ -21,8 +21,10 @@ import time
 import op_rates
 
 
-def grouped_row(torch, E, K, N, T, top_k, dt=None):
-    dt = dt or torch.bfloat16
+def routed_operands(torch, E, K, N, T, top_k, dt):
+    """The operands of one grouped_mm as transformers' experts run it: R = T x top_k rows split over E experts by a
+    uniform random router (seeded), their int32 cumulative offsets, x [R, K], the weight [E, N, K], an output
+    gradient [R, N]. Returns (R, counts, offs, x, w, go)."""
     R = T * top_k
     g = torch.Generator(device="cpu").manual_seed(0)
     counts = torch.bincount(torch.randint(0, E, (R,), generator=g), minlength=E)
@@ -30,6 +32,12 @@ def grouped_row(torch, E, K, N, T, top_k, dt=None):
     x = torch.randn(R, K, device="cuda", dtype=dt, requires_grad=True)
     w = torch.randn(E, N, K, device="cuda", dtype=dt, requires_grad=True)
     go = torch.randn(R, N, device="cuda", dtype=dt)
+    return R, counts, offs, x, w, go
+
+
+def grouped_row(torch, E, K, N, T, top_k, dt=None):
+    dt = dt or torch.bfloat16
+    R, counts, offs, x, w, go = routed_operands(torch, E, K, N, T, top_k, dt)
 
     def fwd():
         with torch.no_grad():

@@ -19,17 +19,12 @@ import json
 import sys
 import time
 
+import moe_attn_kernels
 import op_rates
 
 
 def grouped(torch, E, K, N, T, top_k, dt):
-    R = T * top_k
-    g = torch.Generator(device="cpu").manual_seed(0)
-    counts = torch.bincount(torch.randint(0, E, (R,), generator=g), minlength=E)
-    offs = torch.cumsum(counts, 0).to(torch.int32).cuda()
-    x = torch.randn(R, K, device="cuda", dtype=dt, requires_grad=True)
-    w = torch.randn(E, N, K, device="cuda", dtype=dt, requires_grad=True)
-    go = torch.randn(R, N, device="cuda", dtype=dt)
+    R, counts, offs, x, w, go = moe_attn_kernels.routed_operands(torch, E, K, N, T, top_k, dt)
     bounds = [0] + torch.cumsum(counts, 0).tolist()
 
     def fwd():
