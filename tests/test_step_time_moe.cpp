@@ -25,11 +25,12 @@ RunConfig cfg_of(Mode m, Precision p) {
   return c;
 }
 
-const OpNameCost& cost_of(const std::vector<OpNameCost>& ops, const std::string& name) {
+// A copy: callers pass op_breakdown's result as a temporary.
+OpNameCost cost_of(const std::vector<OpNameCost>& ops, const std::string& name) {
   for (const auto& o : ops)
     if (o.name == name) return o;
   FAIL("no op " << name);
-  return ops.front();
+  return {};
 }
 
 const OpRates::GroupedMm& grouped_row(const OpRates& r, int64_t e, int64_t k, int64_t n, int64_t rows) {
@@ -76,7 +77,7 @@ TEST_CASE("step time: a bf16 grouped_mm is 2 R K N FLOPs at its measured grouped
     INFO("E " << c.e << " K " << c.k << " N " << c.n << " R " << c.rows);
     const Graph g = grouped_graph(Mode::training, Precision::bf16, DType::bf16, c.e, c.k, c.n, c.rows);
     const auto ops = op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true);
-    const OpNameCost& o = cost_of(ops, "grouped_mm");
+    const OpNameCost o = cost_of(ops, "grouped_mm");
     const OpRates::GroupedMm& row = grouped_row(r, c.e, c.k, c.n, c.rows);
     const double flops = 2.0 * c.rows * c.k * c.n;
     CHECK(o.fwd[kGemm] == Approx(flops / (row.fwd_tflops * 1e12)).epsilon(1e-9));
@@ -114,7 +115,7 @@ TEST_CASE("step time: masked_fill with a broadcast mask moves its bytes at the b
     const TensorId mask = b.input(broadcast ? Shape{R, 1} : Shape{R, N}, DType::boolean);
     b.generic({"masked_fill", {w, mask}, {{{R, N}, DType::bf16}}, {1}, {}, {}, {}});
     const Graph g = b.finish();
-    const OpNameCost& o =
+    const OpNameCost o =
         cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true), "masked_fill");
     const double x = static_cast<double>(R) * N * 2, m = broadcast ? static_cast<double>(R) : static_cast<double>(R) * N;
     const double ratio = broadcast ? r.mem_broadcast_ratio[0] : 1.0;
@@ -138,7 +139,7 @@ TEST_CASE("step time: x[idx]'s backward is its bytes at the measured rate plus a
     const TensorId idx = b.input({c.rows}, DType::i64);
     b.generic({"index", {src, idx}, {{{c.rows, c.width}, DType::bf16}}, {1}, {}, {}, {}});
     const Graph g = b.finish();
-    const OpNameCost& o = cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true), "index");
+    const OpNameCost o = cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true), "index");
     const double bytes = (static_cast<double>(c.rows) + 2.0 * c.src_rows) * c.width * 2;
     const double dup = static_cast<double>(c.rows) / c.src_rows;
     CHECK(o.bwd[kNorm] == Approx(bytes / r.index_bwd_bytes_per_s + dup * r.index_bwd_dup_s).epsilon(1e-9));
