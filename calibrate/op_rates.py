@@ -367,11 +367,11 @@ def table(inp, outp, extra=None):
     calibrate/sdpa_short.py's or sdpa_headdim.py's OUT.json (their SDPA rows are appended after the main file's),
     sdpa_masked.py's (sdpa_masked rows), norm_reduce.py's (norm rows), mixed_dtype.py's (mem_layout mixed rows),
     moe_attn_kernels.py's (grouped_mm and sdpa_dropout rows), moe_odd_kernels.py's (index_bwd), gemm_grid.py's (its
-    dims and tables replace the main file's gemm section), softmax_rows.py's (norm softmax rows) and / or calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
+    dims and tables replace the main file's gemm section; measured, not embedded) and / or
+    calibrate/elementwise_layout.py's (reduced to the mem_layout ratios
     below)."""
     r = json.load(open(inp))
-    layout, masked, norm, mixed, grouped, dropout, index_rows, softmax = None, [], [], [], [], [], [], []
-    grouped_loop = []
+    layout, masked, norm, mixed, grouped, dropout, index_rows, grouped_loop = None, [], [], [], [], [], [], []
     for e in (extra or []):
         ex = json.load(open(e))
         if ex.get("schema") == "memplan-elementwise-layout/1":
@@ -384,13 +384,11 @@ def table(inp, outp, extra=None):
             mixed = ex["rows"]
         elif ex.get("schema") == "memplan-gemm-grid/1":
             r["gemm"] = {"dims": ex["dims"], "tflops": ex["tflops"]}
-        elif ex.get("schema") == "memplan-softmax-rows/1":
-            softmax = ex["rows"]
         elif ex.get("schema") == "memplan-moe-odd-kernels/1":
             index_rows = [x for x in ex["rows"] if x["kind"] == "index_bwd"]
-            # fp32 / fp16 grouped_mm: ATen's per-expert loop, timed as the op (not the loop's estimate)
-            # (fp32 only: its loop's rate stays within 24 .. 43 TFLOP/s over the shapes timed; fp16's spans 54 .. 695,
-            # which three rows cannot interpolate, so fp16 keeps the per-expert estimate from the dense table)
+            # grouped_mm in fp32: ATen's per-expert loop, timed as the op (not the loop's estimate); fp32 only: its
+            # loop's rate stays within 24 .. 43 TFLOP/s over the shapes timed; fp16's spans 54 .. 695,
+            # which three rows cannot interpolate, so fp16 keeps the per-expert estimate from the dense table
             grouped_loop = [x for x in ex["rows"] if x["kind"] == "grouped_mm" and "fwd_tflops" in x
                             and x["dtype"] == "fp32"]
         elif ex.get("schema") == "memplan-moe-attn-kernels/1":
@@ -410,7 +408,7 @@ def table(inp, outp, extra=None):
     for row in masked:  # sdpa_masked.py: with an explicit mask, full-square FLOPs
         lines.append("sdpa_masked %s %d %d %g %g" % (row["dtype"], row["d"], row["s"], row["fwd_tflops"],
                                                       row["bwd_tflops"]))
-    for row in grouped + grouped_loop:  # moe_attn_kernels.py (bf16), moe_odd_kernels.py (fp32, fp16): torch._grouped_mm, TFLOP/s by 2 R K N (backward 2x)
+    for row in grouped + grouped_loop:  # torch._grouped_mm, TFLOP/s by 2 R K N (backward 2x): bf16 and fp32 rows
         dt = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}.get(row["dtype"], row["dtype"])
         lines.append("grouped_mm %s %d %d %d %d %g %g" % (dt, row["E"], row["K"], row["N"], row["R"],
                                                          row["fwd_tflops"], row["bwd_tflops"]))
@@ -436,12 +434,6 @@ def table(inp, outp, extra=None):
     for row in norm:  # norm_reduce.py: LayerNorm and column sums by row length, us per call
         if row["op"] in ("ln_fwd", "ln_bwd_input", "ln_bwd_all", "colsum", "rowmean"):
             lines.append("norm %s %s %d %d %g" % (row["op"], row["dtype"], row["n"], row["n"] * row["m"], row["us"]))
-    for row in softmax:  # softmax_rows.py: softmax over rows of L, aligned to the 16-byte vector or not, us per call
-        vec = 8 if row["dtype"] == "bf16" else 4
-        odd = "" if row["L"] % vec == 0 else "_odd"
-        for pas in ("fwd", "bwd"):
-            lines.append("norm softmax_%s%s %s %d %d %g" % (pas, odd, row["dtype"], row["L"], row["L"] * row["rows"],
-                                                         row[pas + "_ms"] * 1e3))
     for dt in ("bf16", "fp32"):
         # the streaming kernels (binary ops, activations, dropout): not the reductions (softmax, layer_norm,
         # pow_mean, which run their own kernels: LayerNorm is timed by row length in the norm rows) nor the

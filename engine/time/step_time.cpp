@@ -453,8 +453,11 @@ bool reads_broadcast(const Graph& g, const Op& op, const TensorInfo& out) {
 // [R, 1] mask over [R, N]): the broadcast operand's non-vectorized kernel, forward and in its backward (the output
 // gradient masked_fill-ed with the same mask). Held out 12's Qwen3-30B-A3B-shape profile: 24 masked_fill kernels
 // of 8.3 ms, the bytes at the broadcast rate 7.6 ms, at the contiguous rate 3.1.
-bool masked_fill_broadcast(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out) {
-  return (name == "masked_fill" || name == "masked_fill_") && reads_broadcast(g, op, out);
+// Returns that fraction of the contiguous bandwidth, 1 for any other op.
+double masked_fill_ratio(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out,
+                         const OpRates& r) {
+  if ((name != "masked_fill" && name != "masked_fill_") || !reads_broadcast(g, op, out)) return 1.0;
+  return r.mem_broadcast_ratio[out.dtype == DType::f32 ? 1 : 0];
 }
 // The copy rate of a non-contiguous tensor by what its view did to the storage's layout (the graph has no
 // strides): a view whose last dimension is not its storage's moved the inner dimension (a channels-last permute,
@@ -469,8 +472,7 @@ double copy_ratio(const Graph& g, const TensorInfo& x, const OpRates& r) {
 double layout_ratio(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out, const OpRates& r) {
   const size_t slot = out.dtype == DType::f32 ? 1 : 0;
   if (name == "contiguous") return r.mem_strided_copy_ratio[slot];
-  if (masked_fill_broadcast(g, op, name, out)) return r.mem_broadcast_ratio[slot];
-  if (!binary_elementwise(name)) return 1.0;
+  if (!binary_elementwise(name)) return masked_fill_ratio(g, op, name, out, r);
   // operands of more than one element (a one-element operand is a scalar argument): whether one differs from the
   // result's dtype, and whether the full-size one does
   const double n = numel(out);
@@ -571,7 +573,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
       double saved = 0;
       for (TensorId sv : op.saved) saved += nbytes(T(sv));
       c.bwd[kMem] = (nbytes(self) + saved + grad_bytes) / bw;  // exact bytes: the forward column's rate
-      if (masked_fill_broadcast(g, op, name, self)) c.bwd[kMem] /= r.mem_broadcast_ratio[self.dtype == DType::f32 ? 1 : 0];
+      c.bwd[kMem] /= masked_fill_ratio(g, op, name, self, r);
       c.bwd[kKernels] = fresh_grads;
       if (binary_elementwise(name)) c.bwd[kNorm] += broadcast_grad_reductions_s(g, op, self, r);
     }
@@ -625,8 +627,9 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
   // backward a grad input when the rows need one and a grad weight when the experts train, each 2 R K N at the
   // backward rate. Costed by bytes, as before, it read as 3 .. 8x too fast (held out 12's profiled MoE steps: the
   // GroupProblem kernels ran 14 ms where the bytes said 8 in Qwen3-30B-A3B's shape, 25 against 7 in Mixtral's).
-  // A dtype without rows (fp32: grouped_mm is not autocast, so under amp the rows are cast to the fp32 weight):
-  // E GEMMs of the mean rows per expert at the dense table's rate.
+  // ATen has the grouped kernel for bf16 only; fp16 and fp32 loop one mm per expert (fp32 is what amp runs:
+  // grouped_mm is not autocast, so the rows are cast to the fp32 weight). fp32's rows are that loop timed; a dtype
+  // without rows (fp16) is E GEMMs of the mean rows per expert at the dense table's rate.
   if (name == "grouped_mm" && rank(0) == 3 && rank(1) == 2 && out.shape.size() == 2) {
     const TensorInfo& w = T(op.reads[0]);
     const TensorInfo& x = T(op.reads[1]);
@@ -639,8 +642,10 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     // inner dimension the rows: held out 13's amp DeepSeek-V2-Lite profile, E 64 at 384 rows, ran its fp32 loop
     // 28 % over the forward-shaped estimate).
     const double rpe = std::max(1.0, R / E);
+    const double fwd_rate = grouped_mm_flops_per_s(r, out.dtype, E, K, N, R, false);
+    const double bwd_rate = grouped_mm_flops_per_s(r, out.dtype, E, K, N, R, true);
     const auto seconds = [&](int pass) {
-      const double rate = grouped_mm_flops_per_s(r, out.dtype, E, K, N, R, pass > 0);
+      const double rate = pass > 0 ? bwd_rate : fwd_rate;
       double t = 0;
       if (rate > 0) t = flops / rate;
       else if (pass == 0) t = E * gemm_s(r, out.dtype, rpe, N, K);
@@ -820,7 +825,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     double saved = 0;
     for (TensorId s : op.saved) saved += nbytes(T(s));
     c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw + copy_bwd;
-    if (masked_fill_broadcast(g, op, name, out)) c.bwd[kMemBwd] /= r.mem_broadcast_ratio[out.dtype == DType::f32 ? 1 : 0];
+    c.bwd[kMemBwd] /= masked_fill_ratio(g, op, name, out, r);
     // x[idx]'s backward (OpRates::index_bwd_*): a measured time in the norm column, for the source's gradient
     if (name == "index" && r.index_bwd_bytes_per_s > 0 && op.reads.size() >= 2 && !out.shape.empty()) {
       const TensorInfo& src = T(op.reads[0]);

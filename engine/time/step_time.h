@@ -84,8 +84,9 @@ struct OpRates {
   // torch._grouped_mm as transformers' experts run it ("grouped_mm dtype E K N R fwd bwd": calibrate/
   // moe_attn_kernels.py): E experts' weights, K x N each, against R routed rows split by a uniform random router;
   // TFLOP/s by 2 R K N forward, 2x that backward (grad input and grad weight together). The rate rises with the
-  // rows per expert (R / E: 64 rows ~0.27 of a dense GEMM of the same total shape, 1024 rows 0.8 .. 0.95), which a
-  // byte count cannot say. grouped_mm_s reads them.
+  // rows per expert (R / E: 64 rows ~0.27 of a dense GEMM of the same total shape, 1024 rows 0.69 .. 0.96), which a
+  // byte count cannot say; fp32 rows are ATen's per-expert loop (calibrate/moe_odd_kernels.py).
+  // grouped_mm_flops_per_s reads them.
   struct GroupedMm {
     std::string dtype;
     int64_t experts = 0, k = 0, n = 0, rows = 0;
