@@ -9,7 +9,9 @@ far more than an elementwise op. One per-op constant cannot price both, so the c
 How: a chain of L identical modules on a tiny input (GPU work negligible: the step is host-bound), L = 16 and 48;
 seconds per forward (grad enabled, as in training) and per forward + backward (loss = y.sum()), synchronised,
 median of 15 after warm-up; the cost of one module is the slope between the two chain lengths (the loss, the
-backward's start and the synchronisation cancel). Under fp32 and under autocast bf16.
+backward's start and the synchronisation cancel). Under fp32, pure bf16 (module and input cast) and autocast bf16
+(the first run, 2026-12-01, stopped at its sdpa class, whose view of SDPA's non-contiguous output failed: fp32
+only; fixed and re-run with all three precisions in the ninth session).
 
 Usage (GPU machine): python3 calibrate/host_overhead.py OUT.json
        (anywhere)     python3 calibrate/host_overhead.py --table IN.json OUT.tsv
@@ -41,7 +43,7 @@ def classes(torch):
 
     class Sdpa(nn.Module):
         def forward(self, x):
-            q = x.view(x.shape[0], 4, -1, 16)
+            q = x.reshape(x.shape[0], 4, -1, 16)  # SDPA's output is not contiguous: the next block's input
             return torch.nn.functional.scaled_dot_product_attention(q, q, q).reshape(x.shape)
 
     class Scale(nn.Module):  # ConvNeXt's layer scale, CaiT / Swin-V2 parameters used by multiplication
@@ -83,9 +85,9 @@ def classes(torch):
     }
 
 
-def chain_times(torch, make, shape, L, ac):
-    model = torch.nn.Sequential(*[make() for _ in range(L)]).cuda().train()
-    x = torch.randn(*shape, device="cuda", requires_grad=True)  # chains without parameters need a graph too
+def chain_times(torch, make, shape, L, ac, dtype):
+    model = torch.nn.Sequential(*[make() for _ in range(L)]).cuda().to(dtype).train()
+    x = torch.randn(*shape, device="cuda", dtype=dtype, requires_grad=True)  # parameter-free chains need a graph
 
     def fwd():
         with ac():
@@ -128,11 +130,12 @@ def main():
     import contextlib
     import torch
     res = {}
-    for prec, ac in (("fp32", contextlib.nullcontext),
-                     ("amp_bf16", lambda: torch.autocast("cuda", dtype=torch.bfloat16))):
+    for prec, ac, dt in (("fp32", contextlib.nullcontext, torch.float32),
+                         ("bf16", contextlib.nullcontext, torch.bfloat16),
+                         ("amp_bf16", lambda: torch.autocast("cuda", dtype=torch.bfloat16), torch.float32)):
         for cname, (make, shape) in classes(torch).items():
-            a = chain_times(torch, make, shape, 16, ac)
-            b = chain_times(torch, make, shape, 48, ac)
+            a = chain_times(torch, make, shape, 16, ac, dt)
+            b = chain_times(torch, make, shape, 48, ac, dt)
             res.setdefault(cname, {})[prec] = {k: round(1e6 * (b[k] - a[k]) / 32, 2) for k in a}
             print(f"[host] {cname:15s} {prec:8s} " + " ".join(f"{k}={v}" for k, v in res[cname][prec].items()),
                   flush=True)

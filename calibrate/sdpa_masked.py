@@ -3,7 +3,7 @@
 
 Why: Phi-3-mini (sliding_window 2047) trained at s4096 (held out 6, 2026-12-02) ran 0.77 ms of forward and
 2.24 ms of backward attention kernels per layer in its profiled step; the same shape timed alone with is_causal
-(calibrate/timing15_run.sh) took 0.26 and 0.74. With a sliding window (or padding) transformers hands SDPA a
+(calibrate/runs/timing15_run.sh) took 0.26 and 0.74. With a sliding window (or padding) transformers hands SDPA a
 boolean mask instead of is_causal, SDPA turns it into an additive bias, and the fused kernel computes every
 score block (no causal skipping) and reads the bias.
 

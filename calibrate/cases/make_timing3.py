@@ -2,7 +2,7 @@
 """Third step-time set, held out (issue 17 part 3; written 2026-12-01 with no GPU lent): writes
 calibrate/cases/timing3-holdout-input.jsonl. Pre-registered: predicted by the committed model
 (data/validation/predictions/timing3-holdout-at-650648d.json) and committed before anything is measured; measured
-by calibrate/timing7_run.sh with --quiet. Both earlier held-out sets have been read, so this is the only blind one.
+by calibrate/runs/timing7_run.sh with --quiet. Both earlier held-out sets have been read, so this is the only blind one.
 
 Every model or setting here is absent from data/validation/h200-timing.jsonl (tuning, held out 1, held out 2):
 other torchvision sizes and families, odd batch sizes, amp fp16 convolutions, zoo transformer families timed never

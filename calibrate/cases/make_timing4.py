@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fourth step-time set, held out (issue 17 part 3; written 2026-12-01, fifth session): writes
 calibrate/cases/timing4-holdout-input.jsonl. Pre-registered: predicted by two candidate models before anything was
-measured, committed, then measured by calibrate/timing10_run.sh with --quiet:
+measured, committed, then measured by calibrate/runs/timing10_run.sh with --quiet:
   - the adopted third-round model (time-round3 mechanisms, coefficients data/calibration/time-fit-round3.json);
   - the same plus autograd's gradient sums (engine/time/step_time.cpp gradient_sums: one add kernel per gradient
     beyond a tensor's first, DenseNet's concatenations make them quadratic in a block's depth), refitted.

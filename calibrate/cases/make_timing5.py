@@ -3,7 +3,7 @@
 changes): writes calibrate/cases/timing5-holdout-input.jsonl. Pre-registered: predicted by the model at the commit
 that adds it (the gradient sums, the short-sequence SDPA rows and the strided-copy rate included: the two last were
 adopted after held out 4 was read, so only this set is blind to them), committed, then measured by
-calibrate/timing11_run.sh with --quiet. Every case is a model / setting absent from h200-timing.jsonl: vision
+calibrate/runs/timing11_run.sh with --quiet. Every case is a model / setting absent from h200-timing.jsonl: vision
 transformers and Swin at new batches (the SDPA and copy changes), conv nets in fp32 and amp, BERT, full fine-tunes
 of Llama-3.2-3B and Qwen3-1.7B, GPT-2 large with SGD, a small-model decode.
 """

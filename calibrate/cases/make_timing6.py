@@ -3,7 +3,7 @@
 calibrate/cases/timing6-holdout-input.jsonl. Pre-registered: predicted by three models before it is measured
 (data/validation/predictions/timing6-holdout.json): the committed one (M0), the fit anchored to the profiled steps'
 kernel time per class (M1: gemm, attention and elementwise coefficients held to what the tuning profiles' kernels
-took), and M1 with broadcast binary ops at their measured rate (M2). Then measured by calibrate/timing13_run.sh with
+took), and M1 with broadcast binary ops at their measured rate (M2). Then measured by calibrate/runs/timing13_run.sh with
 --quiet. The set leans on GPU-bound steps (they repeat within 1 % between device calls, so they can tell models
 apart; host-bound rows move up to 1.9x with the host) and on shapes the tuning set lacks: sequences of 4096 and
 8192 (attention's share grows with S: the fitted attention coefficient matters most there), pure bf16 and amp

@@ -3,7 +3,7 @@
 changes): writes calibrate/cases/timing7-holdout-input.jsonl. Pre-registered: predicted by the model at the commit
 that adds it (the profile-anchored fit, broadcast ops, masked SDPA, LayerNorm copies and the idle-time gap anchor:
 the last three were found on held out 6 after it was read, so this set is the first blind to them), committed, then
-measured by calibrate/timing17_run.sh with --quiet. Every case is a model / setting absent from h200-timing.jsonl:
+measured by calibrate/runs/timing17_run.sh with --quiet. Every case is a model / setting absent from h200-timing.jsonl:
 sliding-window attention at and past its window (Gemma-2, StarCoder2, Phi-3 LoRA and prefill), Gemma-3 prefill,
 vision transformers and ConvNeXt / Swin at large batches (the copies), transformers in amp and bf16.
 """

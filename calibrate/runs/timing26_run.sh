@@ -2,7 +2,7 @@
 # Held out 12 (the first MoE and T5 step times, predictions committed in 0919114), then the grouped_mm and SDPA
 # dropout rates (calibrate/moe_attn_kernels.py) and profiles of four of its cases (after they were timed), issue
 # 17 part 3, eighth session.
-#   OUT=dir bash calibrate/timing26_run.sh     (one device call, ~9 min; $OUT/timing12.tgz, $OUT/h200-moe-attn-kernels.json,
+#   OUT=dir bash calibrate/runs/timing26_run.sh     (one device call, ~9 min; $OUT/timing12.tgz, $OUT/h200-moe-attn-kernels.json,
 #                                               $OUT/timing26.tgz)
 set -u
 export PYTHONUNBUFFERED=1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GEMM grid at factor-2 spacing (calibrate/gemm_grid.py) and softmax by row length (calibrate/softmax_rows.py),
 # issue 17 part 3, eighth session.
-#   OUT=dir bash calibrate/timing28_run.sh     (one device call, ~4 min; $OUT/h200-gemm-grid.json, $OUT/h200-softmax-rows.json)
+#   OUT=dir bash calibrate/runs/timing28_run.sh     (one device call, ~4 min; $OUT/h200-gemm-grid.json, $OUT/h200-softmax-rows.json)
 set -u
 export PYTHONUNBUFFERED=1
 cd calibrate

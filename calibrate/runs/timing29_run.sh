@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Held out 13 (predictions committed with its input), measured blind, then profiles of three of its cases (after
 # they were timed), issue 17 part 3, eighth session.
-#   OUT=dir bash calibrate/timing29_run.sh     (one device call, ~5 min; $OUT/timing13.tgz, $OUT/timing29.tgz)
+#   OUT=dir bash calibrate/runs/timing29_run.sh     (one device call, ~5 min; $OUT/timing13.tgz, $OUT/timing29.tgz)
 set -u
 export PYTHONUNBUFFERED=1
 DEADLINE=200 bash calibrate/holdout_timing.sh timing13 cases/timing13-holdout-input.jsonl \

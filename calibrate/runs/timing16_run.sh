@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SDPA with an explicit (sliding-window) mask: calibrate/sdpa_masked.py (issue 17 part 3, sixth session).
-#   OUT=dir bash calibrate/timing16_run.sh        (one device call, ~1 min; $OUT/h200-sdpa-masked.json)
+#   OUT=dir bash calibrate/runs/timing16_run.sh        (one device call, ~1 min; $OUT/h200-sdpa-masked.json)
 set -u
 export PYTHONUNBUFFERED=1
 cd calibrate

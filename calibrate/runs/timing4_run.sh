@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fourth step-time device run (issue 17 part 3): host cost per module class (host_overhead.py, after the
 # third run's crashed on parameter-free chains) and one profiled step of six tuning cases the model missed.
-#   OUT=dir bash calibrate/timing4_run.sh      (everything packed into $OUT/timing4.tgz)
+#   OUT=dir bash calibrate/runs/timing4_run.sh      (everything packed into $OUT/timing4.tgz)
 set -u
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p $R

@@ -4,7 +4,7 @@
 # GPU-bound controls (issue time against wall, hidden syncs, Python time per function); then profiles of its two
 # largest host-bound misses (GPT-2 XL bf16 checkpointed b2, T5-base bf16). Issue 17 part 3, written in the eighth
 # session, first run in the ninth.
-#   OUT=dir bash calibrate/timing30_run.sh     (one device call, ~6 min; $OUT/timing13b.tgz, $OUT/timing30.tgz)
+#   OUT=dir bash calibrate/runs/timing30_run.sh     (one device call, ~6 min; $OUT/timing13b.tgz, $OUT/timing30.tgz)
 set -u
 export PYTHONUNBUFFERED=1
 REPEAT=0 DEADLINE=150 bash calibrate/holdout_timing.sh timing13b cases/timing13-holdout-input.jsonl \

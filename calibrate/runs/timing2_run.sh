@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The second step-time device run (issue 17 part 3: vision and LoRA), repo root on the GPU machine, nothing else
-# on the GPU:   OUT=dir bash calibrate/timing2_run.sh
+# on the GPU:   OUT=dir bash calibrate/runs/timing2_run.sh
 # 1. cuDNN workspaces of the ResNets at the odd batch sizes (calibrate/conv_workspace.py --batches)
 # 2. per-shape convolution times (calibrate/conv_time.py)
 # 3. one profiled step of the profile cases (calibrate/step_profile.py)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two checks of the step-time model's inputs (issue 17 part 3): GEMM time by operand layout (gemm_layout.py) and
-# isolated vs in-model conv time (conv_check.py, ResNet-50 b128 and VGG-16 b64).  OUT=dir bash calibrate/timing6_run.sh
+# isolated vs in-model conv time (conv_check.py, ResNet-50 b128 and VGG-16 b64).  OUT=dir bash calibrate/runs/timing6_run.sh
 set -u
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p $R

@@ -2,7 +2,7 @@
 # Reserved memory of held out 8's two amp training cases under the validation protocol (harness.py), where the
 # timing harness's run maximum read +2.5 / +2.9 % against the prediction (allocated exact); and their whole-run
 # allocator streams (record_case_events.py) for calibrate/diff_events.py.
-#   OUT=dir bash calibrate/timing25_run.sh        (one device call, ~3 min)
+#   OUT=dir bash calibrate/runs/timing25_run.sh        (one device call, ~3 min)
 set -u
 export PYTHONUNBUFFERED=1
 cd calibrate

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # After held out 3 (timing7_run.sh) missed low on most rows: is it the host's speed today, or mechanisms?
-#   OUT=dir bash calibrate/timing8_run.sh        (one device call, ~6 min on an H200; nothing else on the GPU)
+#   OUT=dir bash calibrate/runs/timing8_run.sh        (one device call, ~6 min on an H200; nothing else on the GPU)
 # 1. drift: 12 cases measured in earlier calls (timing-drift-input.jsonl), timed again as they were then;
 # 2. decode_profile.py on held out 3's two inference cases and two tuning / held-out 1 decode cases;
 # 3. step_profile.py on held out 3's training cases (kernels by name, GPU busy vs wall);

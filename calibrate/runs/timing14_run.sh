@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Profiles of held out 6's GPU-bound misses, after the set was measured (issue 17 part 3, sixth session):
 # Phi-3-mini bf16 checkpointed b1 s4096 (-25 %), ViT-B/16 amp b192 and ConvNeXt-T amp b192 (-15 %, -16 %).
-#   OUT=dir bash calibrate/timing14_run.sh        (one device call, ~1 min; packed into $OUT/timing14.tgz)
+#   OUT=dir bash calibrate/runs/timing14_run.sh        (one device call, ~1 min; packed into $OUT/timing14.tgz)
 set -u
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p "$R"

@@ -2,7 +2,7 @@
 # fp32 / fp16 grouped_mm, index backward by repeat pattern, odd-length rows (calibrate/moe_odd_kernels.py), and
 # profiles of held out 12's amp MoE step and two over-predicted GPU-bound LayerNorm models (BERT-large bf16 b32,
 # GPT-2 medium bf16 b16), issue 17 part 3, eighth session.
-#   OUT=dir bash calibrate/timing27_run.sh     (one device call, ~3 min; $OUT/h200-moe-odd-kernels.json, $OUT/timing27.tgz)
+#   OUT=dir bash calibrate/runs/timing27_run.sh     (one device call, ~3 min; $OUT/h200-moe-odd-kernels.json, $OUT/timing27.tgz)
 set -u
 export PYTHONUNBUFFERED=1
 R=$OUT/r27; mkdir -p "$R"

@@ -2,7 +2,7 @@
 # Profiles of the GPU-bound step-time misses (issue 17 part 3, sixth session): six training steps
 # (step_profile.py: Qwen3-0.6B and Qwen2.5-0.5B amp, Qwen2.5-0.5B bf16 LoRA, GPT-2 small bf16 SGD, RegNetX-3.2GF,
 # ViT-B/16 b96) and two prefills (decode_profile.py's generate(1) kernels: Gemma-3-1B, Qwen3-1.7B).
-#   OUT=dir bash calibrate/timing12_run.sh        (one device call, ~5 min; packed into $OUT/timing12.tgz)
+#   OUT=dir bash calibrate/runs/timing12_run.sh        (one device call, ~5 min; packed into $OUT/timing12.tgz)
 set -u
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p "$R"

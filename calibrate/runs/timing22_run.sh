@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Strided copies by inner run and broadcasts by broadcast dims (calibrate/copy_runs.py), issue 17 part 3, seventh
-# session.   OUT=dir bash calibrate/timing22_run.sh     (one device call, ~1 min; $OUT/h200-copy-runs.json)
+# session.   OUT=dir bash calibrate/runs/timing22_run.sh     (one device call, ~1 min; $OUT/h200-copy-runs.json)
 set -u
 export PYTHONUNBUFFERED=1
 cd calibrate

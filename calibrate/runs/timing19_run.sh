@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # LayerNorm and reductions by row length (calibrate/norm_reduce.py), and profiles of three held-out-7 misses measured
 # earlier (StarCoder2-3B -13.6 %, ConvNeXt-S b128 -16.7 %, Swin-T b128 -17.4 %), issue 17 part 3, seventh session.
-#   OUT=dir bash calibrate/timing19_run.sh        (one device call, ~4 min; $OUT/h200-norm-reduce.json, $OUT/timing19.tgz)
+#   OUT=dir bash calibrate/runs/timing19_run.sh        (one device call, ~4 min; $OUT/h200-norm-reduce.json, $OUT/timing19.tgz)
 set -u
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p "$R"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Held out 3 in a second device call (timing7_run.sh measured it in the first: host-bound rows move by up to 1.9x
 # between calls, NOTES-time.md fourth round), and a host profile of the DenseNets, ViT-L and Swin-V2-T.
-#   OUT=dir bash calibrate/timing9_run.sh        (one device call, ~3 min; packed into $OUT/timing9.tgz)
+#   OUT=dir bash calibrate/runs/timing9_run.sh        (one device call, ~3 min; packed into $OUT/timing9.tgz)
 set -u
 export PYTHONUNBUFFERED=1
 R=$OUT/r; mkdir -p "$R"

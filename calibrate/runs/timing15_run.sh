@@ -2,7 +2,7 @@
 # SDPA at head dims 80 / 96 / 192 / 256 (calibrate/sdpa_headdim.py), and Phi-3-mini's own attention shape
 # ([1, 32, 4096, 96], q / k / v as transposed views of [B, S, H, D], causal) timed the same way, against its
 # profiled step's kernels (held out 6: 0.77 ms forward, 2.24 ms backward per layer).
-#   OUT=dir bash calibrate/timing15_run.sh        (one device call, ~1.5 min; $OUT/h200-sdpa-headdim.json)
+#   OUT=dir bash calibrate/runs/timing15_run.sh        (one device call, ~1.5 min; $OUT/h200-sdpa-headdim.json)
 set -u
 export PYTHONUNBUFFERED=1
 cd calibrate

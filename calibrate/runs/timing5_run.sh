@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The held-out step-time run of the second set (issue 17 part 3), after its predictions were committed
-# (data/validation/predictions/timing2-holdout-at-c26cb67.json):  OUT=dir bash calibrate/timing5_run.sh
+# (data/validation/predictions/timing2-holdout-at-c26cb67.json):  OUT=dir bash calibrate/runs/timing5_run.sh
 # Then ten tuning cases again (run-to-run spread) and host_overhead.py complete. Held-out timings are not
 # printed (--quiet); everything is packed into $OUT/timing5.tgz (at most 8 files come back).
 set -u

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The third step-time device run (issue 17 part 3), repo root on the GPU machine, nothing else on the GPU:
-#   OUT=dir bash calibrate/timing3_run.sh
+#   OUT=dir bash calibrate/runs/timing3_run.sh
 # 1. host cost per module class (host_overhead.py), 2. batch-norm times per shape (bn_time.py), 3. the fp32
 # conv rows the first run's deadline cut (conv_time.py --from-sig) and fp16, 4. the distributed held-out set
 # (record_dist_cases.sh, 11 cases at a time: last, since it shares the GPU). Everything is packed into

@@ -3,7 +3,7 @@
 # prefill + generate, as memplan validate predicts it), where the timing harness's max over its repeated
 # generate() calls read +3.5 / +3.6 % against the prediction for the two small models; and the whole-run
 # allocator streams of those two (record_case_events.py) for calibrate/diff_events.py.
-#   OUT=dir bash calibrate/timing18_run.sh        (one device call, ~2 min)
+#   OUT=dir bash calibrate/runs/timing18_run.sh        (one device call, ~2 min)
 set -u
 export PYTHONUNBUFFERED=1
 cd calibrate

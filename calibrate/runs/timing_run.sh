@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The step-time corpus's device run (issue 17 part 3), repo root on the GPU machine, nothing else on the GPU:
-#   OUT=dir bash calibrate/timing_run.sh
+#   OUT=dir bash calibrate/runs/timing_run.sh
 # 1. op-level rates (calibrate/op_rates.py -> $OUT/op-rates.json), 2. the tuning cases, 3. the held-out cases
 # (--quiet: their timings are not printed; they are read only after the predictions are committed).
 set -u
