@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "engine/errors.h"
@@ -17,6 +18,7 @@ std::string_view h200_op_rates();
 std::string_view h200_coefficients();
 std::string_view h200_host_overhead();
 std::string_view h200_gemm_align();
+std::string_view h200_ckpt_host();
 }  // namespace memplan::time_embedded
 
 namespace memplan::timing {
@@ -205,6 +207,43 @@ void parse_gemm_align(std::string_view tsv, OpRates& r) {
   });
 }
 
+namespace {
+// y = a + b x by least squares over (x, y), both >= 0: a negative slope gives b = 0 and a = mean(y); a negative
+// intercept gives a = 0 and b through the origin. One distinct x: b = 0.
+std::pair<double, double> nonneg_line(const std::vector<std::pair<double, double>>& pts) {
+  if (pts.empty()) return {0, 0};
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : pts) n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+  const double den = n * sxx - sx * sx;
+  double b = den > 1e-12 * std::max(1.0, n * sxx) ? (n * sxy - sx * sy) / den : 0;
+  if (b < 0) b = 0;
+  double a = (sy - b * sx) / n;
+  if (a < 0) a = 0, b = sxx > 0 ? std::max(0.0, sxy / sxx) : 0;
+  return {a, b};
+}
+}  // namespace
+
+void parse_ckpt_host(std::string_view tsv, OpRates& r) {
+  std::vector<std::pair<double, double>> fwd, bwd;
+  for_each_row(tsv, [&](int64_t, const std::string& line) {
+    const auto f = split_ws(line);
+    if (f.size() != 8)
+      throw InputError("checkpoint host", line,
+                       "want 'block precision ops saved plain_fwd_us plain_fwd_bwd_us ckpt_fwd_us ckpt_fwd_bwd_us'");
+    if (f[1] != "fp32" && f[1] != "amp_bf16") throw InputError("checkpoint host", line, "precision: fp32 or amp_bf16");
+    const double saved = num(f, 3, line), pf = num(f, 4, line), pfb = num(f, 5, line), cf = num(f, 6, line),
+                 cfb = num(f, 7, line);
+    if (!(saved >= 0) || !(pf >= 0) || !(pfb >= 0) || !(cf >= 0) || !(cfb >= 0))
+      throw InputError("checkpoint host", line, "counts and times must be >= 0");
+    if (f[1] != "fp32") return;
+    fwd.push_back({saved, (cf - pf) * 1e-6});
+    bwd.push_back({saved, (cfb - pfb - cf) * 1e-6});
+  });
+  const auto [fa, fb] = nonneg_line(fwd);
+  const auto [ba, bb] = nonneg_line(bwd);
+  r.ckpt_host = {fa, fb, ba, bb};
+}
+
 const OpRates& h200_op_rates() {
   static const OpRates r = [] {
     OpRates o = parse_op_rates(time_embedded::h200_op_rates());
@@ -212,6 +251,7 @@ const OpRates& h200_op_rates() {
     o.bn_time = &h200_bn_time();
     parse_host_overhead(time_embedded::h200_host_overhead(), o);
     parse_gemm_align(time_embedded::h200_gemm_align(), o);
+    parse_ckpt_host(time_embedded::h200_ckpt_host(), o);
     return o;
   }();
   return r;
@@ -982,15 +1022,43 @@ Features optimizer_cost(const Graph& g, const RunConfig& cfg, const OpRates& r) 
 }
 }  // namespace
 
+namespace {
+// What non-reentrant checkpointing costs the host in each checkpointed layer beyond re-issuing its forward
+// (OpRates::CkptHost), by layer: the forward's part (issued with the layer's first op) and the backward's (with
+// the recompute, before its ops). Saved tensors are counted as the graph's ops save them for backward, the
+// weights included (a pack hook runs for every tensor autograd saves).
+std::map<int32_t, std::pair<Features, Features>> checkpoint_host(const Graph& g, const OpRates& r) {
+  std::map<int32_t, std::pair<Features, Features>> out;
+  const OpRates::CkptHost& h = r.ckpt_host;
+  for (size_t l = 0; l < g.layers.size(); ++l) {
+    const LayerInfo& L = g.layers[l];
+    if (!L.checkpointed) continue;
+    double saved = 0;
+    for (int32_t j = L.first_op; j < L.end_op; ++j) saved += static_cast<double>(g.ops[static_cast<size_t>(j)].saved.size());
+    Features f{}, b{};
+    f[kCpuHost] = h.fwd_layer_s + h.fwd_saved_s * saved;
+    b[kCpuHost] = h.bwd_layer_s + h.bwd_saved_s * saved;
+    out[static_cast<int32_t>(l)] = {f, b};
+  }
+  return out;
+}
+}  // namespace
+
 Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
   const std::vector<OpCost> cost = op_costs(g, ctx, r, true);
+  const std::map<int32_t, std::pair<Features, Features>> ckpt = checkpoint_host(g, r);
   ChunkBuilder b;
   const int64_t micro_batches = std::max<int64_t>(1, cfg.grad_accum_steps);
   for (int64_t m = 0; m < micro_batches; ++m) {
     Features start{};
     start[kMicro] = 1;  // the batch, the loss, autograd's start and end: host work per micro-batch
     b.add_alone(start);
-    for (size_t i = 0; i < g.ops.size(); ++i) b.add_op(cost[i].fwd, g.ops[i].layer);
+    for (size_t i = 0; i < g.ops.size(); ++i) {
+      const Op& op = g.ops[i];
+      if (op.layer >= 0 && g.layers[static_cast<size_t>(op.layer)].first_op == static_cast<int32_t>(i))
+        if (const auto it = ckpt.find(op.layer); it != ckpt.end()) b.add_op(it->second.first, op.layer);
+      b.add_op(cost[i].fwd, op.layer);
+    }
     b.flush();
     // backward in reverse order; a checkpointed layer's forward runs again right before its backward
     for (size_t i = g.ops.size(); i-- > 0;) {
@@ -999,6 +1067,7 @@ Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeConte
         const LayerInfo& L = g.layers[static_cast<size_t>(op.layer)];
         if (L.checkpointed && static_cast<int32_t>(i) == L.end_op - 1) {
           b.flush();
+          if (const auto it = ckpt.find(op.layer); it != ckpt.end()) b.add_op(it->second.second, op.layer);
           for (int32_t j = L.first_op; j < L.end_op; ++j) b.add_op(cost[static_cast<size_t>(j)].fwd, op.layer);
           b.flush();
         }

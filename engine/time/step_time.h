@@ -168,6 +168,17 @@ struct OpRates {
     double fwd_s = 0, bwd_s = 0;
   };
   std::array<HostSeconds, kHostClasses> host_by_class{};
+  // Host seconds non-reentrant activation checkpointing adds to a checkpointed layer beyond re-issuing its forward
+  // (calibrate/ckpt_host.py): per layer and per tensor its ops save for backward, in the forward (a pack hook per
+  // saved tensor) and in the backward (the recompute's pack hooks, an unpack hook per tensor, the metadata check).
+  // Measured without autocast, used for every precision: under autocast the benchmark's linear blocks cost more
+  // only because the recompute casts their weights again (its sin blocks cost the same within 8 %), and the
+  // recomputed forward's own to_copy ops already price that. Merged in by parse_ckpt_host; zero: checkpointing
+  // costs the host only the recomputed ops.
+  struct CkptHost {
+    double fwd_layer_s = 0, fwd_saved_s = 0, bwd_layer_s = 0, bwd_saved_s = 0;
+  };
+  CkptHost ckpt_host{};
   // 16-bit GEMMs whose layer has an n or k that is not a multiple of 8 (a vocabulary of 50257): cuBLAS's
   // narrow-alignment kernels cap the rate (calibrate/gemm_align.py: ~95 TFLOP/s forward when odd, ~230 when even;
   // merged in by parse_gemm_align). Empty: no cap.
@@ -185,6 +196,12 @@ struct OpRates {
 OpRates parse_op_rates(std::string_view tsv);  // InputError naming the line on malformed text
 void parse_host_overhead(std::string_view tsv, OpRates& r);  // fp32 rows (the classes' host cost)
 void parse_gemm_align(std::string_view tsv, OpRates& r);     // "gemm_align dtype class fwd_tflops bwd_tflops cases"
+// calibrate/ckpt_host.py's rows ("block precision ops saved plain_fwd_us plain_fwd_bwd_us ckpt_fwd_us
+// ckpt_fwd_bwd_us"; precision fp32 or amp_bf16): over the fp32 rows, the forward's extra (ckpt_fwd - plain_fwd)
+// and the backward's (ckpt_fwd_bwd - plain_fwd_bwd - ckpt_fwd) are each fitted as layer + saved x per-tensor by
+// least squares, both terms >= 0 (a negative slope: 0, the mean as the layer term). amp_bf16 rows are checked and
+// kept for people (OpRates::CkptHost says why they are not used).
+void parse_ckpt_host(std::string_view tsv, OpRates& r);
 const OpRates& h200_op_rates();                 // data/calibration/h200-op-rates.tsv, parsed once
 // Seconds of one `op` call (OpRates::Norm) on `numel` elements in rows of `n`: the per-element time of the measured
 // rows of that op and dtype interpolated linearly in (log n, log numel) and clamped to their ends (past the largest
