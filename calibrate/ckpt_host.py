@@ -18,9 +18,10 @@ forward alone and forward + backward (loss = y.sum()), synchronised, median of 1
 autocast bf16.
 
 Usage (GPU machine): python3 calibrate/ckpt_host.py OUT.json
-       (anywhere)     python3 calibrate/ckpt_host.py --table IN.json OUT.tsv
-The table (data/calibration/h200-ckpt-host.tsv): per block kind and precision, ops and saved tensors per block,
-microseconds per block plain and checkpointed (forward; forward + backward).
+       (anywhere)     python3 calibrate/ckpt_host.py --table IN.json[,IN2.json...] OUT.tsv
+The table (data/calibration/h200-ckpt-host.tsv): per block kind, precision and run, ops and saved tensors per
+block, microseconds per block plain and checkpointed (forward; forward + backward). One run's slopes move by
+up to 2x between device calls (two calls, 2026-12-02: linear2's extra 394 and 847 us), so the table pools runs.
 """
 import json
 import statistics
@@ -84,17 +85,26 @@ def chain_times(torch, op, k, L, ckpt, ac):
     return out
 
 
-def write_table(in_path, out_path):
-    with open(in_path) as f:
-        run = json.load(f)
-    lines = table_io.header("memplan-ckpt-host/1: host microseconds per block of a training step, plain and under "
-                            "non-reentrant checkpointing (calibrate/ckpt_host.py)", run["environment"],
-                            "block precision ops saved plain_fwd_us plain_fwd_bwd_us ckpt_fwd_us ckpt_fwd_bwd_us")
-    for bname in sorted(run["us_per_block"]):
-        op, k, per = BLOCKS[bname]
-        for prec, v in sorted(run["us_per_block"][bname].items()):
-            lines.append(f"{bname} {prec} {k} {k * per} {v['plain']['fwd']:.2f} {v['plain']['fwd_bwd']:.2f} "
-                         f"{v['ckpt']['fwd']:.2f} {v['ckpt']['fwd_bwd']:.2f}")
+def write_table(in_paths, out_path):
+    """IN: one run's JSON, or several joined by commas (runs in different device calls: their rows are pooled, a
+    column naming the run)."""
+    runs = []
+    for p in in_paths.split(","):
+        with open(p) as f:
+            runs.append(json.load(f))
+    env = dict(runs[0]["environment"])
+    env["runs"] = len(runs)
+    env["dates"] = "/".join(sorted({r["environment"]["date"] for r in runs}))
+    env.pop("date", None)
+    lines = table_io.header("memplan-ckpt-host/2: host microseconds per block of a training step, plain and under "
+                            "non-reentrant checkpointing (calibrate/ckpt_host.py)", env,
+                            "block precision run ops saved plain_fwd_us plain_fwd_bwd_us ckpt_fwd_us ckpt_fwd_bwd_us")
+    for i, run in enumerate(runs, 1):
+        for bname in sorted(run["us_per_block"]):
+            op, k, per = BLOCKS[bname]
+            for prec, v in sorted(run["us_per_block"][bname].items()):
+                lines.append(f"{bname} {prec} {i} {k} {k * per} {v['plain']['fwd']:.2f} {v['plain']['fwd_bwd']:.2f} "
+                             f"{v['ckpt']['fwd']:.2f} {v['ckpt']['fwd_bwd']:.2f}")
     table_io.write(out_path, lines)
 
 

@@ -227,14 +227,17 @@ void parse_ckpt_host(std::string_view tsv, OpRates& r) {
   std::vector<std::pair<double, double>> fwd, bwd;
   for_each_row(tsv, [&](int64_t, const std::string& line) {
     const auto f = split_ws(line);
-    if (f.size() != 8)
+    if (f.size() != 9)
       throw InputError("checkpoint host", line,
-                       "want 'block precision ops saved plain_fwd_us plain_fwd_bwd_us ckpt_fwd_us ckpt_fwd_bwd_us'");
+                       "want 'block precision run ops saved plain_fwd_us plain_fwd_bwd_us ckpt_fwd_us ckpt_fwd_bwd_us'");
     if (f[1] != "fp32" && f[1] != "amp_bf16") throw InputError("checkpoint host", line, "precision: fp32 or amp_bf16");
-    const double saved = num(f, 3, line), pf = num(f, 4, line), pfb = num(f, 5, line), cf = num(f, 6, line),
-                 cfb = num(f, 7, line);
-    if (!(saved >= 0) || !(pf >= 0) || !(pfb >= 0) || !(cf >= 0) || !(cfb >= 0))
-      throw InputError("checkpoint host", line, "counts and times must be >= 0");
+    const double saved = num(f, 4, line), pf = num(f, 5, line), pfb = num(f, 6, line), cf = num(f, 7, line),
+                 cfb = num(f, 8, line);
+    // The times are slopes between two chain lengths: noise can make a small one negative (a run of 2026-12-02
+    // read -44 us for a forward); finite is all a row must be.
+    if (!(saved >= 0) || !std::isfinite(saved) || !std::isfinite(pf) || !std::isfinite(pfb) || !std::isfinite(cf) ||
+        !std::isfinite(cfb))
+      throw InputError("checkpoint host", line, "saved must be >= 0 and the times finite");
     if (f[1] != "fp32") return;
     fwd.push_back({saved, (cf - pf) * 1e-6});
     bwd.push_back({saved, (cfb - pfb - cf) * 1e-6});

@@ -196,8 +196,8 @@ struct OpRates {
 OpRates parse_op_rates(std::string_view tsv);  // InputError naming the line on malformed text
 void parse_host_overhead(std::string_view tsv, OpRates& r);  // fp32 rows (the classes' host cost)
 void parse_gemm_align(std::string_view tsv, OpRates& r);     // "gemm_align dtype class fwd_tflops bwd_tflops cases"
-// calibrate/ckpt_host.py's rows ("block precision ops saved plain_fwd_us plain_fwd_bwd_us ckpt_fwd_us
-// ckpt_fwd_bwd_us"; precision fp32 or amp_bf16): over the fp32 rows, the forward's extra (ckpt_fwd - plain_fwd)
+// calibrate/ckpt_host.py's rows ("block precision run ops saved plain_fwd_us plain_fwd_bwd_us ckpt_fwd_us
+// ckpt_fwd_bwd_us"; precision fp32 or amp_bf16): over the fp32 rows of every run, the forward's extra (ckpt_fwd - plain_fwd)
 // and the backward's (ckpt_fwd_bwd - plain_fwd_bwd - ckpt_fwd) are each fitted as layer + saved x per-tensor by
 // least squares, both terms >= 0 (a negative slope: 0, the mean as the layer term). amp_bf16 rows are checked and
 // kept for people (OpRates::CkptHost says why they are not used).
