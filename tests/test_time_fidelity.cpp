@@ -41,9 +41,9 @@ nlohmann::json read_json(const std::string& path) {
 //    read 25.7 and 20.8 ms per token);
 //  - LoRA (Qwen2 r32 all-linear, -21 %, host-bound in the model) and Qwen3-0.6B amp b8 s1024 (-17 %,
 //    GPU-bound: its profile's elementwise kernels 130 ms, fp32 muls of RMSNorm and RoPE over broadcast operands).
-// The per-case bar (every tuning case within 10 %) is not met on this corpus (12 of 70 rows outside; 49 of 224 held-out rows outside 10 %);
-// its median bar (5 %) is met by the tuning rows (4.17 %) and by the thirteen timing sets together (4.98 %), not
-// with the host-tiny set added (5.21 %; data/validation/NOTES-time.md, eighth round).
+// The per-case bar (every tuning case within 10 %) is not met on this corpus (12 of 70 rows outside; 52 of 239 held-out rows outside 10 %);
+// its median bar (5 %) is met by the tuning rows (4.17 %) and by the fourteen timing sets together (4.96 %), not
+// with the host-tiny set added (5.20 %; data/validation/NOTES-time.md, eighth round).
 struct Miss {
   const char* id;
   double bound_pct;
@@ -86,6 +86,7 @@ constexpr Miss kMisses[] = {
     {"hv13-swin_t-ampbf16-adamw-b96", 17},  // Swin's copies (above); 55.6 .. 63.6 ms in three passes
     {"ht-l1b-bf16-adamw-b1s64", 19},  // host-tiny (b1 x 64 tokens: the host alone); its steps read 70 .. 88 ms in one process
     {"ht-pythia1_4b-ampbf16-adamw-b1s64-ckpt", 25},  // host-tiny: GPT-NeoX's checkpointed layer costs the host 3.1 .. 4.0 ms in situ, the model 2.7 (not traced)
+    {"hf14-pythia1_4b-bf16-adamw-b2s1024-ckpt", 17},  // blind -15.6 %: its passes read 136 / 159 ms; GPT-NeoX's checkpointed layers cost the host more in situ than the model says (host-tiny above)
 };
 double bound_for(const std::string& id, double dflt) {
   for (const auto& m : kMisses)
@@ -133,6 +134,8 @@ TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {
   // Set 13 (blind to this model): 9.9 % over 15 rows, c14e140's model 17.4 %; all thirteen sets 5.22 %.
   // Checkpointing's hooks costed (ninth session, NOTES-time.md eighth round): the thirteen sets 4.98 %; with the
   // host-tiny set (16 rows at b1 x 64 tokens, blind at 25be207 7.3 %, now 7.6 %) 5.21 % over 224 rows.
+  // Set 14 (blind, predicted at 07593af, mostly checkpointed at small batches): 4.44 % over 15 rows, ae2e62f's model
+  // 22.5 %. The fourteen timing sets 4.96 % (223 rows); with host-tiny 5.20 % (239).
   CHECK(median(hold) <= 5.3);
 }
 
