@@ -1,7 +1,9 @@
 // The step-time model's tables (engine/time/): per-shape conv and batch-norm times, the op-rate table, host costs
-// per op class (and the norm rows' interpolation), fitted coefficients, the step-time bands and the fit's profile-class table (cli/time_fit.h
+// per op class (and the norm rows' interpolation), checkpointing's host rows, fitted coefficients, the step-time bands and the fit's profile-class table (cli/time_fit.h
 // class_anchors), each parsed from the same bytes, then looked up at a few shapes (the
 // interpolation and the spatial / dtype fallbacks run on whatever the parser accepted).
+#include <cmath>
+
 #include "cli/time_fit.h"
 #include "engine/errors.h"
 #include "engine/time/kernel_tables.h"
@@ -50,6 +52,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     parse_host_overhead(text, r);
     parse_gemm_align(text, r);
     (void)parse_coefficients(text);
+  } catch (const InputError&) {
+  }
+  try {
+    // checkpointing's host rows: the two-parameter fits on whatever rows parsed (one row, equal saved counts,
+    // negative or huge slopes) must come out finite and >= 0
+    OpRates r = OpRates();
+    parse_ckpt_host(text, r);
+    const OpRates::CkptHost& h = r.ckpt_host;
+    for (const double v : {h.fwd_layer_s, h.fwd_saved_s, h.bwd_layer_s, h.bwd_saved_s})
+      if (!(v >= 0) || !std::isfinite(v)) __builtin_trap();
   } catch (const InputError&) {
   }
   try {

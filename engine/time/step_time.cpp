@@ -234,10 +234,11 @@ void parse_ckpt_host(std::string_view tsv, OpRates& r) {
     const double saved = num(f, 4, line), pf = num(f, 5, line), pfb = num(f, 6, line), cf = num(f, 7, line),
                  cfb = num(f, 8, line);
     // The times are slopes between two chain lengths: noise can make a small one negative (a run of 2026-12-02
-    // read -44 us for a forward); finite is all a row must be.
-    if (!(saved >= 0) || !std::isfinite(saved) || !std::isfinite(pf) || !std::isfinite(pfb) || !std::isfinite(cf) ||
-        !std::isfinite(cfb))
-      throw InputError("checkpoint host", line, "saved must be >= 0 and the times finite");
+    // read -44 us for a forward). Bounded so that the fit's sums of squares stay finite.
+    constexpr double kMax = 1e9;  // us (17 minutes a block) and tensors
+    const auto within = [](double v, double lo) { return v >= lo && v <= kMax; };
+    if (!within(saved, 0) || !within(pf, -kMax) || !within(pfb, -kMax) || !within(cf, -kMax) || !within(cfb, -kMax))
+      throw InputError("checkpoint host", line, "saved must be in [0, 1e9] and the times in [-1e9, 1e9] us");
     if (f[1] != "fp32") return;
     fwd.push_back({saved, (cf - pf) * 1e-6});
     bwd.push_back({saved, (cfb - pfb - cf) * 1e-6});
