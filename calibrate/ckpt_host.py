@@ -24,11 +24,11 @@ block, microseconds per block plain and checkpointed (forward; forward + backwar
 up to 2x between device calls (two calls, 2026-12-02: linear2's extra 394 and 847 us), so the table pools runs.
 """
 import json
-import statistics
 import sys
 import time
 
 import table_io
+from host_overhead import fwd_bwd_medians
 
 BLOCKS = {  # name: (op, ops per block, saved tensors per op)
     "linear2": ("linear", 2, 2),
@@ -70,17 +70,7 @@ def chain_times(torch, op, k, L, ckpt, ac):
             y = run()
         y.float().sum().backward()
 
-    out = {}
-    for name, fn in (("fwd", fwd), ("fwd_bwd", fwd_bwd)):
-        ts = []
-        for _ in range(20):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            r = fn()
-            torch.cuda.synchronize()
-            ts.append(time.perf_counter() - t0)
-            del r
-        out[name] = statistics.median(ts[5:])
+    out = fwd_bwd_medians(torch, fwd, fwd_bwd)
     blocks.zero_grad(set_to_none=True)
     return out
 

@@ -24,7 +24,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-import harness  # noqa: E402
 import timing_corpus  # noqa: E402
 
 
@@ -33,14 +32,7 @@ def issue_case(case, steps, top):
     import pstats
     import warnings
     import torch
-    torch.cuda.init()
-    torch.manual_seed(0)
-    model, kind = harness.build_model(case)
-    model.train()
-    harness.apply_training_options(model, kind, case)
-    step = timing_corpus.train_step_fn(case, model, kind)
-    for _ in range(2):
-        step()
+    step = timing_corpus.warm_train_step(case)
     issue, wall = [], []
     for _ in range(steps):
         torch.cuda.synchronize()

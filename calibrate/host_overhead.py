@@ -98,10 +98,18 @@ def chain_times(torch, make, shape, L, ac, dtype):
             y = model(x)
         y.float().sum().backward()
 
+    out = fwd_bwd_medians(torch, fwd, fwd_bwd)
+    model.zero_grad(set_to_none=True)
+    return out
+
+
+def fwd_bwd_medians(torch, fwd, fwd_bwd):
+    """Seconds of each of the two callables, synchronised before and after: the median of 15 runs after 5 warm-up
+    runs ({"fwd": s, "fwd_bwd": s}; ckpt_host.py times its chains the same way)."""
     out = {}
     for name, fn in (("fwd", fwd), ("fwd_bwd", fwd_bwd)):
         ts = []
-        for i in range(20):
+        for _ in range(20):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             r = fn()
@@ -109,7 +117,6 @@ def chain_times(torch, make, shape, L, ac, dtype):
             ts.append(time.perf_counter() - t0)
             del r
         out[name] = statistics.median(ts[5:])
-    model.zero_grad(set_to_none=True)
     return out
 
 

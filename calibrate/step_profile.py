@@ -18,24 +18,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-import harness  # noqa: E402
 import timing_corpus  # noqa: E402
 
 
 def profile_case(case):
     import torch
     from torch.profiler import ProfilerActivity, profile
-    torch.cuda.init()
-    torch.manual_seed(0)
-    model, kind = harness.build_model(case)
-    model.train()
-    harness.apply_training_options(model, kind, case)
-    if case.get("lora"):
-        model = harness.apply_lora(model, case)
-        model.train()
-    step = timing_corpus.train_step_fn(case, model, kind)
-    for _ in range(2):
-        step()
+    step = timing_corpus.warm_train_step(case)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     step()

@@ -77,6 +77,25 @@ def train_step_fn(case, model, kind):
     return step
 
 
+def warm_train_step(case, warmup=2):
+    """A training case's model built as time_case builds it (seeded, training options, LoRA) and its step
+    (train_step_fn) after `warmup` steps: what the profiling scripts (step_profile.py, host_profile.py,
+    host_issue.py) time or profile next."""
+    import torch
+    torch.cuda.init()
+    torch.manual_seed(0)
+    model, kind = harness.build_model(case)
+    model.train()
+    harness.apply_training_options(model, kind, case)
+    if case.get("lora"):
+        model = harness.apply_lora(model, case)
+        model.train()
+    step = train_step_fn(case, model, kind)
+    for _ in range(warmup):
+        step()
+    return step
+
+
 def _train_times(case, model, kind, warmup, steps):
     import torch
     step = train_step_fn(case, model, kind)
