@@ -113,7 +113,8 @@ TEST_CASE("checkpoint host: a checkpointed layer costs its recompute plus layer 
   const LayerInfo& L = ckpt.layers[1];
   REQUIRE(L.checkpointed);
   double saved = 0;
-  for (int32_t j = L.first_op; j < L.end_op; ++j) saved += static_cast<double>(ckpt.ops[static_cast<size_t>(j)].saved.size());
+  for (int32_t j = L.first_op; j < L.end_op; ++j)
+    saved += static_cast<double>(ckpt.ops[static_cast<size_t>(j)].saved.size());
   CHECK(saved == 2);
   // the recompute re-issues the layer's forward (the difference to the plain graph, > 0); what this case pins is
   // the hooks' part on top of it: the forward's and the backward's terms at the graph's saved count

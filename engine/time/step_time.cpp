@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <sstream>
 
 #include "engine/errors.h"
@@ -1028,21 +1027,25 @@ Features optimizer_cost(const Graph& g, const RunConfig& cfg, const OpRates& r) 
 
 namespace {
 // What non-reentrant checkpointing costs the host in each checkpointed layer beyond re-issuing its forward
-// (OpRates::CkptHost), by layer: the forward's part (issued with the layer's first op) and the backward's (with
-// the recompute, before its ops). Saved tensors are counted as the graph's ops save them for backward, the
-// weights included (a pack hook runs for every tensor autograd saves).
-std::map<int32_t, std::pair<Features, Features>> checkpoint_host(const Graph& g, const OpRates& r) {
-  std::map<int32_t, std::pair<Features, Features>> out;
+// (OpRates::CkptHost), indexed by layer (empty when none is checkpointed; zero for a layer that is not): the
+// forward's part (issued with the layer's first op) and the backward's (with the recompute, before its ops).
+// Saved tensors are counted as the graph's ops save them for backward, the weights included (a pack hook runs for
+// every tensor autograd saves).
+struct CkptHostCost {
+  Features fwd{}, bwd{};
+};
+std::vector<CkptHostCost> checkpoint_host(const Graph& g, const OpRates& r) {
+  std::vector<CkptHostCost> out;
   const OpRates::CkptHost& h = r.ckpt_host;
   for (size_t l = 0; l < g.layers.size(); ++l) {
     const LayerInfo& L = g.layers[l];
     if (!L.checkpointed) continue;
+    out.resize(g.layers.size());
     double saved = 0;
-    for (int32_t j = L.first_op; j < L.end_op; ++j) saved += static_cast<double>(g.ops[static_cast<size_t>(j)].saved.size());
-    Features f{}, b{};
-    f[kCpuHost] = h.fwd_layer_s + h.fwd_saved_s * saved;
-    b[kCpuHost] = h.bwd_layer_s + h.bwd_saved_s * saved;
-    out[static_cast<int32_t>(l)] = {f, b};
+    for (int32_t j = L.first_op; j < L.end_op; ++j)
+      saved += static_cast<double>(g.ops[static_cast<size_t>(j)].saved.size());
+    out[l].fwd[kCpuHost] = h.fwd_layer_s + h.fwd_saved_s * saved;
+    out[l].bwd[kCpuHost] = h.bwd_layer_s + h.bwd_saved_s * saved;
   }
   return out;
 }
@@ -1050,7 +1053,7 @@ std::map<int32_t, std::pair<Features, Features>> checkpoint_host(const Graph& g,
 
 Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
   const std::vector<OpCost> cost = op_costs(g, ctx, r, true);
-  const std::map<int32_t, std::pair<Features, Features>> ckpt = checkpoint_host(g, r);
+  const std::vector<CkptHostCost> ckpt = checkpoint_host(g, r);
   ChunkBuilder b;
   const int64_t micro_batches = std::max<int64_t>(1, cfg.grad_accum_steps);
   for (int64_t m = 0; m < micro_batches; ++m) {
@@ -1059,8 +1062,11 @@ Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeConte
     b.add_alone(start);
     for (size_t i = 0; i < g.ops.size(); ++i) {
       const Op& op = g.ops[i];
-      if (op.layer >= 0 && g.layers[static_cast<size_t>(op.layer)].first_op == static_cast<int32_t>(i))
-        if (const auto it = ckpt.find(op.layer); it != ckpt.end()) b.add_op(it->second.first, op.layer);
+      if (op.layer >= 0) {
+        const LayerInfo& L = g.layers[static_cast<size_t>(op.layer)];
+        if (L.checkpointed && L.first_op == static_cast<int32_t>(i))
+          b.add_op(ckpt[static_cast<size_t>(op.layer)].fwd, op.layer);
+      }
       b.add_op(cost[i].fwd, op.layer);
     }
     b.flush();
@@ -1071,7 +1077,7 @@ Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeConte
         const LayerInfo& L = g.layers[static_cast<size_t>(op.layer)];
         if (L.checkpointed && static_cast<int32_t>(i) == L.end_op - 1) {
           b.flush();
-          if (const auto it = ckpt.find(op.layer); it != ckpt.end()) b.add_op(it->second.second, op.layer);
+          b.add_op(ckpt[static_cast<size_t>(op.layer)].bwd, op.layer);
           for (int32_t j = L.first_op; j < L.end_op; ++j) b.add_op(cost[static_cast<size_t>(j)].fwd, op.layer);
           b.flush();
         }
