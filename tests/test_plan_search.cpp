@@ -181,8 +181,8 @@ TEST_CASE("plan: a closed form optimistic over the whole fastest stretch still y
   // Llama-2-70B, s4096, on 1,024 GPUs capped at 74 GiB (bench_plan.cpp's BM_Plan70B_1024 rates): the closed form
   // puts the fastest candidates near 66 GiB, their confirmation replays near 75, so the first 15 confirmed are all
   // rejected (measured on this tree, k = 2; 17 for k = 3 before checkpointing's host cost moved the ranking) and the
-  // next fits. With 4k + 4 = 12 confirmations for k = 2 the search returned no plan at all; while none has fitted
-  // it goes on, up to 16k + 16.
+  // next fits. The old budget of 4k + 4 = 12 confirmations for k = 2 would end before any fits (derived: 15 > 12);
+  // while none has fitted the search goes on, up to 16k + 16.
   PlanSpace s;
   s.gpus = 1024;
   s.global_batch = 1024;
