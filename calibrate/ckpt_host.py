@@ -28,7 +28,7 @@ import sys
 import time
 
 import table_io
-from host_overhead import fwd_bwd_medians
+from host_overhead import chain_slope_us, fwd_bwd_medians
 
 BLOCKS = {  # name: (op, ops per block, saved tensors per op)
     "linear2": ("linear", 2, 2),
@@ -109,9 +109,7 @@ def main():
         for bname, (op, k, _) in BLOCKS.items():
             row = {}
             for mode in ("plain", "ckpt"):
-                a = chain_times(torch, op, k, 16, mode == "ckpt", ac)
-                b = chain_times(torch, op, k, 48, mode == "ckpt", ac)
-                row[mode] = {key: round(1e6 * (b[key] - a[key]) / 32, 2) for key in a}
+                row[mode] = chain_slope_us(lambda L: chain_times(torch, op, k, L, mode == "ckpt", ac))
             res.setdefault(bname, {})[prec] = row
             print(f"[ckpt] {bname:8s} {prec:8s} plain {row['plain']} ckpt {row['ckpt']}", flush=True)
     env = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d")}

@@ -103,6 +103,13 @@ def chain_times(torch, make, shape, L, ac, dtype):
     return out
 
 
+def chain_slope_us(times_at):
+    """Microseconds one link of a chain adds: times_at(L) gives a chain of L links' {"fwd", "fwd_bwd"} seconds;
+    the slope between L = 16 and 48 (the loss, the backward's start and the synchronisation cancel)."""
+    a, b = times_at(16), times_at(48)
+    return {k: round(1e6 * (b[k] - a[k]) / 32, 2) for k in a}
+
+
 def fwd_bwd_medians(torch, fwd, fwd_bwd):
     """Seconds of each of the two callables, synchronised before and after: the median of 15 runs after 5 warm-up
     runs ({"fwd": s, "fwd_bwd": s}; ckpt_host.py times its chains the same way)."""
@@ -141,9 +148,7 @@ def main():
                          ("bf16", contextlib.nullcontext, torch.bfloat16),
                          ("amp_bf16", lambda: torch.autocast("cuda", dtype=torch.bfloat16), torch.float32)):
         for cname, (make, shape) in classes(torch).items():
-            a = chain_times(torch, make, shape, 16, ac, dt)
-            b = chain_times(torch, make, shape, 48, ac, dt)
-            res.setdefault(cname, {})[prec] = {k: round(1e6 * (b[k] - a[k]) / 32, 2) for k in a}
+            res.setdefault(cname, {})[prec] = chain_slope_us(lambda L: chain_times(torch, make, shape, L, ac, dt))
             print(f"[host] {cname:15s} {prec:8s} " + " ".join(f"{k}={v}" for k, v in res[cname][prec].items()),
                   flush=True)
     env = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "date": time.strftime("%Y-%m-%d")}

@@ -77,19 +77,26 @@ def train_step_fn(case, model, kind):
     return step
 
 
-def warm_train_step(case, warmup=2):
-    """A training case's model built as time_case builds it (seeded, training options, LoRA) and its step
-    (train_step_fn) after `warmup` steps: what the profiling scripts (step_profile.py, host_profile.py,
-    host_issue.py) time or profile next."""
-    import torch
-    torch.cuda.init()
-    torch.manual_seed(0)
+def train_model(case):
+    """A training case's model in train mode with its training options (checkpointing, ...) and LoRA applied:
+    (model, kind, what apply_training_options observed). time_case and warm_train_step build through it."""
     model, kind = harness.build_model(case)
     model.train()
-    harness.apply_training_options(model, kind, case)
+    observed = harness.apply_training_options(model, kind, case)
     if case.get("lora"):
         model = harness.apply_lora(model, case)
         model.train()
+    return model, kind, observed
+
+
+def warm_train_step(case, warmup=2):
+    """A training case's model built as time_case builds it (seeded, train_model) and its step (train_step_fn)
+    after `warmup` steps: what the profiling scripts (step_profile.py, host_profile.py, host_issue.py) time or
+    profile next."""
+    import torch
+    torch.cuda.init()
+    torch.manual_seed(0)
+    model, kind, _ = train_model(case)
     step = train_step_fn(case, model, kind)
     for _ in range(warmup):
         step()
@@ -154,15 +161,12 @@ def time_case(case, warmup, steps):
     torch.cuda.init()
     torch.manual_seed(0)
     t_build = time.perf_counter()
-    model, kind = harness.build_model(case)
     observed = {}
     if case["mode"] == "training":
-        model.train()
-        observed.update(harness.apply_training_options(model, kind, case))
-        if case.get("lora"):
-            model = harness.apply_lora(model, case)
-            model.train()
+        model, kind, opts = train_model(case)
+        observed.update(opts)
     else:
+        model, kind = harness.build_model(case)
         model.eval()
     torch.cuda.synchronize()
     observed["build_s"] = round(time.perf_counter() - t_build, 2)
