@@ -2,7 +2,7 @@
 """Packs the installed library sources the builders mirror (transformers modeling files of the families memplan
 models, peft's LoRA tuner, torchvision's classification models, torch's FSDP2 / DDP python side) into one tar.gz,
 to read on a machine without these packages. Reading material only: nothing of it is committed.
-Usage (GPU machine): python3 calibrate/dump_sources.py OUT.tar.gz"""
+Usage (GPU machine): python3 calibrate/dump_sources.py OUT.tar.gz [FAMILY ...]  (extra transformers model folders)"""
 import os
 import sys
 import tarfile
@@ -20,7 +20,7 @@ def main():
     import torch
     paths = []
     tr = os.path.dirname(transformers.__file__)
-    for f in FAMILIES:
+    for f in FAMILIES + sys.argv[2:]:
         d = os.path.join(tr, "models", f)
         for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             if n.startswith(("modeling_", "configuration_")) and n.endswith(".py"):

@@ -35,7 +35,8 @@ STEPS = 3
 PHASE_KEYS = ["start_mib", "batch_mib", "fwd_peak_mib", "after_fwd_mib", "bwd_peak_mib", "micro_rest_peak_mib",
               "after_bwd_mib", "opt_peak_mib", "end_mib", "step_peak_mib"]
 HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "qwen3", "qwen3_moe", "gemma",
-            "gemma3_text", "phi3", "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5")
+            "gemma3_text", "phi3", "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5",
+            "granite", "phi", "stablelm", "cohere")
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
             "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "convnext_tiny",
             "convnext_small", "convnext_base", "convnext_large", "efficientnet_b0", "efficientnet_b1",
