@@ -136,6 +136,14 @@ TransformerSpec import_qwen3(const ConfigReader& r, const std::string& type);   
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text
 TransformerSpec import_phi3(const ConfigReader& r);
+// int(head_dim * factor) for a partial rotary embedding; refused unless a positive even number of dimensions
+// (models/hf_import_phi3.cpp; phi3, gpt_neox, phi, stablelm).
+int64_t rotary_dim_from_factor(const ConfigReader& r, const std::string& key, double factor, int64_t head_dim);
+// partial_rotary_factor from the rope dict (rope_scaling, else rope_parameters), else the top-level key, else
+// dflt; `key` receives the field it came from (phi, phi3, stablelm).
+double partial_rotary_factor(const ConfigReader& r, double dflt, std::string& key);
+TransformerSpec import_phi(const ConfigReader& r);
+TransformerSpec import_stablelm(const ConfigReader& r);
 TransformerSpec import_gpt_neox(const ConfigReader& r);
 TransformerSpec import_starcoder2(const ConfigReader& r);
 // deepseek_v2 / deepseek_v3 (models/hf_import_deepseek_v2.cpp, _v3.cpp): the MLA + MoE keys both read, with
@@ -149,5 +157,6 @@ TransformerSpec import_deepseek_v2(const ConfigReader& r);
 TransformerSpec import_deepseek_v3(const ConfigReader& r);
 TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);
+TransformerSpec import_granite(const ConfigReader& r);
 
 }  // namespace memplan::hf

@@ -13,8 +13,6 @@
 
 namespace memplan::hf {
 
-int64_t rotary_dim_from_factor(const ConfigReader& r, const std::string& key, double factor, int64_t head_dim);
-
 TransformerSpec import_gpt_neox(const ConfigReader& r) {
   TransformerSpec s;
   s.family = TransformerSpec::Family::llama;

@@ -45,6 +45,27 @@ int64_t rotary_dim_from_factor(const ConfigReader& r, const std::string& key, do
   return rot;
 }
 
+// Shared with the phi and stablelm importers: partial_rotary_factor from the rope dict (rope_scaling, else
+// rope_parameters), else the top-level key, else `dflt` (the class's default); `key` names where it was read.
+double partial_rotary_factor(const ConfigReader& r, double dflt, std::string& key) {
+  std::string dict_key;
+  key = "partial_rotary_factor";
+  double factor = dflt;
+  if (const json* rope = rope_dict(r, dict_key)) {
+    auto f = rope->find("partial_rotary_factor");
+    if (f != rope->end() && !f->is_null()) {
+      if (!f->is_number()) throw InputError(r.name(dict_key + ".partial_rotary_factor"), dump_short(*f), "must be a number");
+      key = dict_key + ".partial_rotary_factor";
+      return f->get<double>();
+    }
+  }
+  if (const json* f = r.raw("partial_rotary_factor")) {
+    if (!f->is_number()) throw InputError(r.name("partial_rotary_factor"), dump_short(*f), "must be a number");
+    factor = f->get<double>();
+  }
+  return factor;
+}
+
 TransformerSpec import_phi3(const ConfigReader& r) {
   TransformerSpec s;
   s.family = TransformerSpec::Family::llama;
@@ -74,10 +95,7 @@ TransformerSpec import_phi3(const ConfigReader& r) {
                      "per-layer attention types are not modelled for phi3");
 
   std::string key;
-  double factor = 1.0;
-  std::string factor_key = "partial_rotary_factor";
-  const json* rope = rope_dict(r, key);
-  if (rope) {
+  if (const json* rope = rope_dict(r, key)) {
     auto t = rope->find("rope_type");
     if (t == rope->end()) t = rope->find("type");
     if (t != rope->end() && !t->is_null()) {
@@ -85,19 +103,9 @@ TransformerSpec import_phi3(const ConfigReader& r) {
       if (type != "default" && type != "longrope" && type != "su" && type != "yarn")
         throw InputError(r.name(key + ".rope_type"), dump_short(*t), "must be default or longrope (Phi3Config.validate_rope)");
     }
-    auto f = rope->find("partial_rotary_factor");
-    if (f != rope->end() && !f->is_null()) {
-      if (!f->is_number()) throw InputError(r.name(key + ".partial_rotary_factor"), dump_short(*f), "must be a number");
-      factor = f->get<double>();
-      factor_key = key + ".partial_rotary_factor";
-    }
   }
-  if (factor_key == "partial_rotary_factor") {
-    if (const json* f = r.raw("partial_rotary_factor")) {
-      if (!f->is_number()) throw InputError(r.name("partial_rotary_factor"), dump_short(*f), "must be a number");
-      factor = f->get<double>();
-    }
-  }
+  std::string factor_key;
+  const double factor = partial_rotary_factor(r, 1.0, factor_key);
   s.rotary_dim = rotary_dim_from_factor(r, factor_key, factor, s.head_dim);
   return s;
 }

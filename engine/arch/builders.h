@@ -35,6 +35,9 @@ void build_deepseek_v2(GraphBuilder& b, const TransformerSpec& s); // engine/arc
 void build_deepseek_v3(GraphBuilder& b, const TransformerSpec& s); // engine/arch/deepseek_v3.cpp
 void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/gpt_oss.cpp
 void build_t5(GraphBuilder& b, const TransformerSpec& s);          // engine/arch/t5.cpp
+void build_granite(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/granite.cpp
+void build_phi(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/phi.cpp
+void build_stablelm(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/stablelm.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)
@@ -49,6 +52,9 @@ TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w);
 bool layer_checkpointed(const RunConfig& cfg, int64_t i);
 bool layer_frozen(const RunConfig& cfg, int64_t i);
 
+// ACT2FN["gelu_new"] (NewGELUActivation): the tanh formula written out in Python, each operator a kernel of its own
+// (x^3, two scalar products, a sum, tanh saving its result, 1 + t, the final product): gpt2, t5, phi.
+TensorId gelu_new(GraphBuilder& b, TensorId x);
 // ---- inference (GraphBuilder::pass())
 // One inference forward of `spec` (cfg.mode must be inference).
 Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const InferencePass& pass);

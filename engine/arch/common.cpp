@@ -80,6 +80,18 @@ TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype) {
   return b.generic({"sdpa_mask", {}, {{{P, 1, q, kv}, DType::boolean}}, {}, {}, {}, {}})[0];
 }
 
+// NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right.
+TensorId gelu_new(GraphBuilder& b, TensorId x) {
+  TensorId half_x = b.scalar_op("mul_scalar", x, false);
+  TensorId cube = b.pow_scalar(x);
+  TensorId scaled = b.scalar_op("mul_scalar", cube, false);
+  TensorId inner = b.add(x, scaled);
+  TensorId arg = b.scalar_op("mul_scalar", inner, false);
+  TensorId th = b.unary("tanh", arg, false, /*save_out=*/true);
+  TensorId one_plus = b.add_scalar(th);
+  return b.mul(half_x, one_plus);
+}
+
 TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias) {
   Shape hs = b.shape(hidden);  // [B, S, H]
   const int64_t keep = b.config().logits_to_keep;
@@ -102,7 +114,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"qwen3_moe", build_qwen3_moe}, {"olmo2", build_olmo2},         {"gemma", build_gemma},
       {"gemma3_text", build_gemma3},  {"phi3", build_phi3},           {"gpt_neox", build_gpt_neox},
       {"starcoder2", build_starcoder2}, {"deepseek_v3", build_deepseek_v3}, {"gpt_oss", build_gpt_oss},
-      {"t5", build_t5},
+      {"t5", build_t5},               {"granite", build_granite},     {"phi", build_phi},
+      {"stablelm", build_stablelm},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -13,18 +13,6 @@ namespace memplan {
 
 namespace {
 
-// NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right.
-TensorId gelu_new(GraphBuilder& b, TensorId x) {
-  TensorId half_x = b.scalar_op("mul_scalar", x, false);
-  TensorId cube = b.pow_scalar(x);
-  TensorId scaled = b.scalar_op("mul_scalar", cube, false);
-  TensorId inner = b.add(x, scaled);
-  TensorId arg = b.scalar_op("mul_scalar", inner, false);
-  TensorId th = b.unary("tanh", arg, false, /*save_out=*/true);
-  TensorId one_plus = b.add_scalar(th);
-  return b.mul(half_x, one_plus);
-}
-
 // `weights` receives eager attention's probabilities, held: GPT2Block binds them (`attn_output,
 // self_attn_weights = self.attn(...)`) until it returns (whole-run stream, amp eager + checkpointing: the
 // post-dropout probabilities are freed with the block's other locals). kNoTensor for SDPA.

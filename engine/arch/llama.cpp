@@ -124,25 +124,11 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, 
   return ctx;
 }
 
-namespace {
-
-struct LayerParams {
-  TensorId in_norm, post_norm, q, k, v, o, qb, kb, vb, ob;
-};
-
-// A decoder layer's parameters in the order the module registers them (and from_config allocates them):
-// self_attn (q, k, v, o, each weight then bias), the MLP or MoE block, then the norms. model.parameters()
-// follows it, so the optimizer's per-parameter temporaries come in this order (Adafactor whole-run stream).
-struct DecoderParams {
-  LayerParams attn;
-  FfnParams ffn;
-};
-
-DecoderParams decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
+LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
   const int64_t H = s.hidden_size, I = s.intermediate_size, nh = s.num_heads, nkv = s.num_kv_heads,
                 hd = s.head_dim;
-  DecoderParams d;
-  LayerParams& w = d.attn;
+  LlamaDecoderParams d;
+  LlamaLayerParams& w = d.attn;
   auto linear_bias = [&](const std::string& name, int64_t n, bool has) {
     return has ? b.param(p + name + ".bias", {n}, train) : kNoTensor;
   };
@@ -173,9 +159,7 @@ DecoderParams decoder_params(GraphBuilder& b, const TransformerSpec& s, const st
   return d;
 }
 
-// `weights` receives eager attention's probabilities, held: the decoder layer binds them to `_`
-// (`hidden_states, _ = self.self_attn(...)`) until it returns. kNoTensor for SDPA.
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams& w, TensorId x, TensorId cos,
+TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
                    TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
@@ -208,8 +192,6 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const LayerParams&
   if (!inf) b.drop(v_proj);
   return out;
 }
-
-}  // namespace
 
 // transformers 5.17 MixtralSparseMoeBlock with its default experts_implementation "grouped_mm"
 // (integrations/moe.py grouped_mm_experts_forward, read from the installed package on the H200): the TopK router
@@ -343,8 +325,8 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
-    const DecoderParams d = decoder_params(b, s, p, train);
-    const LayerParams& w = d.attn;
+    const LlamaDecoderParams d = llama_decoder_params(b, s, p, train);
+    const LlamaLayerParams& w = d.attn;
 
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
@@ -353,7 +335,7 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = sliding_mask != kNoTensor && layer_is_sliding(s, i);
     TensorId attn_weights = kNoTensor;
-    TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
+    TensorId a = llama_attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
                            attn_weights);
     b.drop(n1);
     TensorId h1 = b.add(h, a);

@@ -3,6 +3,7 @@
 // code runs the same statements; where it differs (a norm before the rotary embedding, softcapping, fused
 // projections) the builder writes its own and says why.
 #pragma once
+#include <string>
 #include <utility>
 
 #include "engine/arch/builders.h"
@@ -41,6 +42,26 @@ struct FfnParams {
   TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor, gate_b = kNoTensor, up_b = kNoTensor,
            down_b = kNoTensor;
 };
+// LlamaDecoderLayer's attention parameters. Registration order: self_attn q, k, v, o (each weight then its bias
+// where the config sets one), the MLP or MoE block, then input_layernorm and post_attention_layernorm:
+// model.parameters() follows it, so the optimizer's per-parameter temporaries come in this order (Adafactor
+// whole-run stream).
+struct LlamaLayerParams {
+  TensorId in_norm, post_norm, q, k, v, o, qb, kb, vb, ob;
+};
+struct LlamaDecoderParams {
+  LlamaLayerParams attn;
+  FfnParams ffn;
+};
+// Creates layer `p`'s parameters (p = "layers.<i>."): q/k/v biases with qkv_bias, o's with o_bias, MLP biases
+// with mlp_bias; the MoE block's router and 3-d expert weights when num_experts > 0.
+LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
+// LlamaAttention.forward on the normed input x: projections, head views, rotary embedding, attention_core, o_proj.
+// `weights` receives eager attention's probabilities, held: the decoder layer binds them to `_`
+// (`hidden_states, _ = self.self_attn(...)`) until it returns. kNoTensor for SDPA.
+TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
+                         TensorId sin, TensorId mask, int64_t window, TensorId& weights);
+
 // MixtralSparseMoeBlock with transformers 5.17's default experts implementation grouped_mm (llama.cpp); generate()'s
 // decode steps run batched_mm instead (deepseek_parts.h experts_grouped_mm dispatches to it).
 TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x);

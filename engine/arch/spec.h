@@ -95,7 +95,14 @@ struct TransformerSpec {
   // 0: the whole head (every other family).
   int64_t rotary_dim = 0;
   // gpt_neox use_parallel_residual (default true): x + attn(ln1(x)) + mlp(ln2(x)); false: sequential.
+  // stablelm use_parallel_residual (default false): x + attn(ln1(x)) + mlp(ln1(x)), one norm.
   bool parallel_residual = false;
+  // [phi / stablelm]
+  // qk_layernorm (default false): nn.LayerNorm over head_dim on the query and key heads before the rotary
+  // embedding (phi: one LayerNorm each, on the [B, H, S, D] head views; stablelm: one LayerNorm per head).
+  bool qk_layernorm = false;
+  // lm_head has a bias (PhiForCausalLM: nn.Linear(hidden, vocab, bias=True)).
+  bool lm_head_bias = false;
   // [deepseek_v2 / deepseek_v3 / gpt_oss]
   // MoE router of deepseek_v2 (DeepseekV2TopkRouter): config.topk_method, "greedy" (default) or
   // "group_limited_greedy" (adds the per-group max, a group mask and a masked score copy); deepseek_v3 routes

@@ -55,19 +55,6 @@ TensorId t5_norm(GraphBuilder& b, TensorId x, TensorId w) {
   return y;
 }
 
-// NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right
-// (the same statements as gpt2.cpp's gelu_new, which is local to that file).
-TensorId gelu_new(GraphBuilder& b, TensorId x) {
-  TensorId half_x = b.scalar_op("mul_scalar", x, false);
-  TensorId cube = b.pow_scalar(x);
-  TensorId scaled = b.scalar_op("mul_scalar", cube, false);
-  TensorId inner = b.add(x, scaled);
-  TensorId arg = b.scalar_op("mul_scalar", inner, false);
-  TensorId th = b.unary("tanh", arg, false, /*save_out=*/true);
-  TensorId one_plus = b.add_scalar(th);
-  return b.mul(half_x, one_plus);
-}
-
 TensorId t5_act(GraphBuilder& b, const std::string& act, TensorId x) {
   if (act == "relu") return b.unary("relu", x, false, true);  // nn.ReLU saves its result
   if (act == "gelu_new") return gelu_new(b, x);
