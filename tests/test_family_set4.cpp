@@ -11,6 +11,7 @@
 
 #include "engine/errors.h"
 #include "engine/estimate.h"
+#include "family_test_helpers.h"
 #include "fidelity_cases.h"
 #include "models/hf_config.h"
 #include "models/load_model.h"
@@ -23,18 +24,10 @@ using nlohmann::json;
 
 namespace {
 
-TransformerSpec import(const std::string& text) { return memplan::import_hf_config(json::parse(text)); }
+TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
+std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-double mib(int64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+double mib(int64_t bytes) { return memplan::testing::to_mib(bytes); }
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // published checkpoints (5.17 always ties lm_head to `shared`), and training estimates that replay.
 #include <catch2/catch.hpp>
 
+#include "family_test_helpers.h"
+
 #include <functional>
 #include <string>
 
@@ -19,16 +21,8 @@ using nlohmann::json;
 
 namespace {
 
-TransformerSpec import(const std::string& text) { return memplan::import_hf_config(json::parse(text)); }
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
+std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
 
 memplan::ModelSpec model_of(const TransformerSpec& s) {
   memplan::ModelSpec m;

@@ -65,27 +65,11 @@ TensorId phi_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorI
     q = b.layer_norm(q, qlw, qlb, /*contiguous_copy=*/true);
     k = b.layer_norm(k, klw, klb, /*contiguous_copy=*/true);
   }
-  b.hold(q);  // query_pass / key_pass are views of these, bound until the attention returns
-  b.hold(k);
-  TensorId q_pass = kNoTensor, k_pass = kNoTensor;
-  TensorId qr = partial_rope(b, q, c.cos, c.sin, rot, false, &q_pass);
-  TensorId kr = partial_rope(b, k, c.cos, c.sin, rot, false, &k_pass);
-  b.hold(qr);  // `query_rot, key_rot = apply_rotary_pos_emb(...)`: bound until the attention returns
-  b.hold(kr);
-  TensorId qe = cat_rotary(b, qr, q_pass);
-  b.hold(qe);
-  TensorId ke = cat_rotary(b, kr, k_pass);
-  b.hold(ke);
   TensorId weights = kNoTensor;
-  TensorId ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
+  const SlicedRotaryAttention att = sliced_rotary_attention(b, s, q, k, v, v_proj, c, rot, weights);
+  const TensorId ctx = att.ctx;
   TensorId a = b.linear(b.view(ctx, {B, S, nh * hd}), wd, bd);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
-  b.drop(q);
-  b.drop(k);
-  b.drop(qr);
-  b.drop(kr);
+  release_attention_locals(b, att);
   a = b.dropout(a, s.resid_dropout);
   // ---- MLP on the same normed input
   TensorId m = b.linear(phi_act(b, s.hidden_act, b.linear(n, w1, b1)), w2, b2);

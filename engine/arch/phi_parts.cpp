@@ -112,6 +112,32 @@ TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv)
 
 }  // namespace
 
+SlicedRotaryAttention sliced_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k,
+                                              TensorId v, TensorId v_proj, const SkeletonContext& c, int64_t rot,
+                                              TensorId& weights) {
+  b.hold(q);  // query_pass / key_pass are views of these, bound until the attention returns
+  b.hold(k);
+  TensorId q_pass = kNoTensor, k_pass = kNoTensor;
+  TensorId qr = partial_rope(b, q, c.cos, c.sin, rot, false, &q_pass);
+  TensorId kr = partial_rope(b, k, c.cos, c.sin, rot, false, &k_pass);
+  b.hold(qr);  // `query_rot, key_rot = apply_rotary_pos_emb(...)`: bound until the attention returns
+  b.hold(kr);
+  TensorId qe = cat_rotary(b, qr, q_pass);
+  b.hold(qe);
+  TensorId ke = cat_rotary(b, kr, k_pass);
+  b.hold(ke);
+  SlicedRotaryAttention a;
+  a.ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
+  a.locals = {qe, ke};
+  if (b.training()) a.locals.push_back(v_proj);
+  a.locals.insert(a.locals.end(), {q, k, qr, kr});
+  return a;
+}
+
+void release_attention_locals(GraphBuilder& b, const SlicedRotaryAttention& a) {
+  for (TensorId t : a.locals) b.drop(t);
+}
+
 void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const SkeletonSpec& k) {
   const auto& cfg = b.config();
   const bool inf = !b.training();

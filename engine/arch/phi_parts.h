@@ -4,6 +4,7 @@
 // phi3 / gpt_neox, and the activations their MLPs call through ACT2FN.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "engine/arch/builders.h"
 
@@ -49,6 +50,21 @@ struct SkeletonContext {
   int64_t window = 0;         // sliding window of the cache and mask (0: full attention)
   TensorId cos = kNoTensor, sin = kNoTensor;
 };
+// The attention of phi and stablelm from the (normed) head views on: apply_rotary_pos_emb on the slices
+// q[..., :rot] / k[..., :rot] of both, then torch.cat of each with its pass-through slice (gpt_neox's order),
+// cat_rotary_attention and cudnn_output_copy. `locals`: what the attention's frame keeps bound until it returns
+// (query_states / key_states, which the pass-through views hold, the rotated halves `query_rot` / `key_rot`, the
+// cat outputs, and value_states in training), in the order they are released by release_attention_locals once
+// the output projection has run. In inference k and v are rebound by the cache update (attention_core).
+struct SlicedRotaryAttention {
+  TensorId ctx = kNoTensor;
+  std::vector<TensorId> locals;
+};
+SlicedRotaryAttention sliced_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k,
+                                              TensorId v, TensorId v_proj, const SkeletonContext& c, int64_t rot,
+                                              TensorId& weights);
+void release_attention_locals(GraphBuilder& b, const SlicedRotaryAttention& a);
+
 using LayerFn = TensorId (*)(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h,
                              const SkeletonContext& ctx);
 
