@@ -383,6 +383,34 @@ TensorId GraphBuilder::add(TensorId a, TensorId b) {
   return y;
 }
 
+TensorId GraphBuilder::sub(TensorId a, TensorId b) {
+  Shape s = broadcast(shape(a), shape(b));
+  TensorId y = new_tensor(s, promote(dtype(a), dtype(b)), TensorKind::activation);
+  Op& op = emit("sub", {a, b});
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward) {
+    if (info(a).requires_grad) {  // as add: passed through, reduced / cast by validate_outputs when needed
+      GradSpec g{a, 0, 0};
+      if (dtype(a) != dtype(y) || shape(a) != s) {
+        g.cast_to_bytes = bytes_of(shape(a), dtype(a));
+        set_reduce_workspace(g, a, y);
+      }
+      op.grads.push_back(g);
+    }
+    if (info(b).requires_grad) {  // -grad: computed at the output's size, then reduced / cast
+      GradSpec g{b, -1, bytes_of(s, dtype(y))};
+      g.input_slot = 1;
+      if (numel(b) < numel(y) || dtype(b) != dtype(y)) {
+        g.cast_to_bytes = bytes_of(shape(b), dtype(b));
+        set_reduce_workspace(g, b, y);
+      }
+      op.grads.push_back(g);
+    }
+  }
+  return y;
+}
+
 TensorId GraphBuilder::scalar_op(std::string_view name, TensorId x, bool save_x) {
   TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
   Op& op = emit(name, {x});

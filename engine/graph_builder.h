@@ -93,6 +93,9 @@ class GraphBuilder {
   // a + b (or a - b): AddBackward hands the incoming gradient to both operands without a copy, except where
   // an operand was broadcast (sum_to) or has another dtype (the engine casts the gradient to it).
   TensorId add(TensorId a, TensorId b);
+  // a - b: SubBackward0 hands the incoming gradient to a (as add does) and computes -grad for b, a fresh
+  // full-size buffer, reduced (sum_to) when b was broadcast (CohereLayerNorm's x - mean).
+  TensorId sub(TensorId a, TensorId b);
   // a * b: MulBackward saves an operand only when the other one needs a gradient.
   TensorId mul(TensorId a, TensorId b) { return binary("mul", a, b, info(b).requires_grad, info(a).requires_grad); }
   TensorId scalar_op(std::string_view name, TensorId x, bool save_x);  // x (op) python-scalar: a fresh gradient

@@ -207,7 +207,7 @@ const std::vector<std::string>& supported_hf_model_types() {
   static const std::vector<std::string> kTypes = {
       "gpt2",      "llama",       "mistral",   "qwen2", "mixtral", "bert",        "deepseek_v2", "gemma2",
       "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
-      "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm"};
+      "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere"};
   return kTypes;
 }
 
@@ -262,6 +262,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_phi(r);
   else if (type == "stablelm")
     s = import_stablelm(r);
+  else if (type == "cohere")
+    s = import_cohere(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

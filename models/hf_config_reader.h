@@ -144,6 +144,7 @@ int64_t rotary_dim_from_factor(const ConfigReader& r, const std::string& key, do
 double partial_rotary_factor(const ConfigReader& r, double dflt, std::string& key);
 TransformerSpec import_phi(const ConfigReader& r);
 TransformerSpec import_stablelm(const ConfigReader& r);
+TransformerSpec import_cohere(const ConfigReader& r);
 TransformerSpec import_gpt_neox(const ConfigReader& r);
 TransformerSpec import_starcoder2(const ConfigReader& r);
 // deepseek_v2 / deepseek_v3 (models/hf_import_deepseek_v2.cpp, _v3.cpp): the MLA + MoE keys both read, with

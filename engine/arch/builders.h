@@ -38,6 +38,7 @@ void build_t5(GraphBuilder& b, const TransformerSpec& s);          // engine/arc
 void build_granite(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/granite.cpp
 void build_phi(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/phi.cpp
 void build_stablelm(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/stablelm.cpp
+void build_cohere(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/cohere.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

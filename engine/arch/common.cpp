@@ -115,7 +115,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"gemma3_text", build_gemma3},  {"phi3", build_phi3},           {"gpt_neox", build_gpt_neox},
       {"starcoder2", build_starcoder2}, {"deepseek_v3", build_deepseek_v3}, {"gpt_oss", build_gpt_oss},
       {"t5", build_t5},               {"granite", build_granite},     {"phi", build_phi},
-      {"stablelm", build_stablelm},
+      {"stablelm", build_stablelm},   {"cohere", build_cohere},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -97,9 +97,10 @@ struct TransformerSpec {
   // gpt_neox use_parallel_residual (default true): x + attn(ln1(x)) + mlp(ln2(x)); false: sequential.
   // stablelm use_parallel_residual (default false): x + attn(ln1(x)) + mlp(ln1(x)), one norm.
   bool parallel_residual = false;
-  // [phi / stablelm]
+  // [phi / stablelm / cohere]
   // qk_layernorm (default false): nn.LayerNorm over head_dim on the query and key heads before the rotary
-  // embedding (phi: one LayerNorm each, on the [B, H, S, D] head views; stablelm: one LayerNorm per head).
+  // embedding (phi: one LayerNorm each, on the [B, H, S, D] head views; stablelm: one LayerNorm per head;
+  // cohere use_qk_norm: its Python LayerNorm over (heads, head_dim) on the [B, S, H, D] views).
   bool qk_layernorm = false;
   // lm_head has a bias (PhiForCausalLM: nn.Linear(hidden, vocab, bias=True)).
   bool lm_head_bias = false;
