@@ -4,7 +4,7 @@
 //   the frequencies where Llama cats them: the same [P, S, D] tensor) -> N x CohereDecoderLayer -> norm.
 //   CohereLayerNorm (Python, no bias): x.to(f32); mean = x.mean(-1); variance = (x - mean).pow(2).mean(-1);
 //     x = (x - mean) * rsqrt(variance + eps); x = weight.to(f32) * x; x.to(input dtype). `x - mean` is computed
-//     twice (two statements); mean and variance stay bound until forward returns, the fp32 input until its
+//     twice (two statements, the second before the rsqrt); mean and variance stay bound until forward returns, the fp32 input until its
 //     rebinding. With use_qk_norm the same over (heads, head_dim) on the [B, S, H, D] projection views.
 //   CohereAttention: q/k/v views [B, S, H, D] (q/k normed there), transposed; apply_rotary_pos_emb in fp32:
 //     q.float(), k.float() (locals until it returns), q * cos + rotate_half(q) * sin with rotate_half =
@@ -25,20 +25,26 @@ namespace memplan {
 
 namespace {
 
-TensorId cohere_layer_norm(GraphBuilder& b, TensorId x, TensorId w) {
+// `held_input`: x is referenced by the caller only as this call's argument (the q / k projections' views: the
+// attention's query_states / key_states are rebound once the norm returns), so it lives until then.
+TensorId cohere_layer_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input = false) {
   const DType in_dt = b.dtype(x);
+  if (held_input) b.hold(x);
   const TensorId x32 = b.to(x, DType::f32);
   if (x32 != x) b.hold(x32);  // `hidden_states` (fp32) until it is rebound to the normalised product
   const TensorId mean = b.reduce_last("mean", x32, false);
   b.hold(mean);  // locals until forward returns
   const TensorId var = b.reduce_last("mean", b.pow_scalar(b.sub(x32, mean)), false);
   b.hold(var);
+  // `(x - mean) * torch.rsqrt(variance + eps)`: Python evaluates the difference first.
+  const TensorId centred = b.sub(x32, mean);
   const TensorId r = b.unary("rsqrt", b.add_scalar(var), false, true, true);
-  const TensorId n = b.mul(b.sub(x32, mean), r);
+  const TensorId n = b.mul(centred, r);
   if (x32 != x) b.drop(x32);
   const TensorId y = b.to(b.mul(b.to(w, DType::f32), n), in_dt);
   b.drop(mean);
   b.drop(var);
+  if (held_input) b.drop(x);
   return y;
 }
 
@@ -48,7 +54,8 @@ TensorId cohere_rotate_half(GraphBuilder& b, TensorId x) {
   half.back() /= 2;
   const TensorId x1 = b.split(x, 1, half)[0];  // x[..., ::2]
   const TensorId x2 = b.split(x, 1, half)[0];  // x[..., 1::2]
-  return b.cat_last("stack", {b.unary("neg", x2, false, false), x1});
+  const TensorId neg = b.unary("neg", x2, false, false);
+  return b.cat_last("stack", {neg, x1});
 }
 
 struct CohereLayer {
@@ -91,11 +98,18 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const CohereLayer&
   TensorId k = b.view(b.linear(x, w.k, w.kb), {B, S, nkv, hd});
   TensorId vp = b.linear(x, w.v, w.vb);
   if (s.qk_layernorm) {
-    q = cohere_layer_norm(b, q, w.q_norm);
-    k = cohere_layer_norm(b, k, w.k_norm);
+    q = cohere_layer_norm(b, q, w.q_norm, true);
+    k = cohere_layer_norm(b, k, w.k_norm, true);
   }
-  q = b.view_copying_grad(q, {B, nh, S, hd});
-  k = b.view_copying_grad(k, {B, nkv, S, hd});
+  // The transposed head views: the rotary backward's contiguous [B, H, S, D] gradient reaches a linear (which
+  // needs it in the projection's layout: a copy) unless the q / k norm's elementwise backward takes it as it is.
+  if (s.qk_layernorm) {
+    q = b.view(q, {B, nh, S, hd});
+    k = b.view(k, {B, nkv, S, hd});
+  } else {
+    q = b.view_copying_grad(q, {B, nh, S, hd});
+    k = b.view_copying_grad(k, {B, nkv, S, hd});
+  }
   const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;  // as in llama.cpp attention
   TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
   const TensorId v_proj = v;
@@ -107,9 +121,16 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const CohereLayer&
   const TensorId q32 = b.to(q, DType::f32), k32 = b.to(k, DType::f32);
   for (TensorId t : {q32, k32})
     if (t != q && t != k) b.hold(t);
-  const TensorId qe32 = b.add(b.mul(q32, cos), b.mul(cohere_rotate_half(b, q32), sin));
+  // (x * cos) + (rotate_half(x) * sin), left to right (statements, not one expression: C++ leaves the order of
+  // function arguments unspecified).
+  auto rotate = [&](TensorId x) {
+    const TensorId a = b.mul(x, cos);
+    const TensorId c = b.mul(cohere_rotate_half(b, x), sin);
+    return b.add(a, c);
+  };
+  const TensorId qe32 = rotate(q32);
   b.hold(qe32);
-  const TensorId ke32 = b.add(b.mul(k32, cos), b.mul(cohere_rotate_half(b, k32), sin));
+  const TensorId ke32 = rotate(k32);
   b.hold(ke32);
   TensorId qe = b.to(qe32, dt);
   b.hold(qe);
