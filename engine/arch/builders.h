@@ -81,6 +81,7 @@ TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype);
 // training, Llama-3.2-1B inference prefill, 4 MiB bool then 32 MiB bf16 for b4 s2048).
 TensorId eager_mask(GraphBuilder& b, int64_t bool_rows, int64_t q, int64_t kv, DType dtype);
 // lm_head over hidden[:, -logits_to_keep:, :] (a view); the logits stay referenced by the output to the end.
-TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias = kNoTensor);
+TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias = kNoTensor,
+                        TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
 
 }  // namespace memplan

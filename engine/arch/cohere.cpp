@@ -19,6 +19,7 @@
 #include "engine/arch/builders.h"
 
 #include "engine/arch/llama_parts.h"
+#include "engine/arch/phi_parts.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -148,73 +149,36 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const CohereLayer&
   return out;
 }
 
+// CohereDecoderLayer.forward (the skeleton holds its input until it returns).
+TensorId cohere_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
+  const CohereLayer w = layer_params(b, s, "layers." + std::to_string(i) + ".", !layer_frozen(b.config(), i));
+  TensorId n = cohere_layer_norm(b, h, w.in_norm);
+  b.hold(n);  // hidden_states: both branches' input, bound until the layer returns
+  TensorId attn_weights = kNoTensor;
+  TensorId a = attention(b, s, w, n, c.cos, c.sin, c.mask, attn_weights);
+  b.hold(a);
+  TensorId m = swiglu_mlp(b, n, w.gate, w.up, w.down);
+  b.hold(m);
+  TensorId out = b.add(b.add(h, a), m);
+  b.drop(a);
+  b.drop(m);
+  b.drop(n);
+  if (attn_weights != kNoTensor) b.drop(attn_weights);
+  return out;
+}
+
+TensorId final_norm(GraphBuilder& b, TensorId x, TensorId w) { return cohere_layer_norm(b, x, w); }
+TensorId logit_scale(GraphBuilder& b, TensorId x) { return b.scalar_op("mul_scalar", x, false); }
+
 }  // namespace
 
 void build_cohere(GraphBuilder& b, const TransformerSpec& s) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
   if (s.sliding_window > 0) throw InputError("model.sliding_window", std::to_string(s.sliding_window),
                                              "cohere has no sliding-window attention");
-  const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
-  const TensorId inputs_embeds = h;
-  TensorId mask = kNoTensor;
-  if (!inf && cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
-  if (inf) mask = inference_mask(b, 0, b.dtype(h));
-  if (mask != kNoTensor) b.hold(mask);
-  const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
-  b.hold(inputs_embeds);
-  b.hold(cos);
-  b.hold(sin);
-  for (int64_t i = 0; i < s.num_layers; ++i) {
-    const CohereLayer w = layer_params(b, s, "layers." + std::to_string(i) + ".", !layer_frozen(cfg, i));
-    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // residual, and the model's loop variable, until the layer returns
-    TensorId n = cohere_layer_norm(b, h, w.in_norm);
-    b.hold(n);  // hidden_states: both branches' input, bound until the layer returns
-    TensorId attn_weights = kNoTensor;
-    TensorId a = attention(b, s, w, n, cos, sin, mask, attn_weights);
-    b.hold(a);
-    TensorId m = swiglu_mlp(b, n, w.gate, w.up, w.down);
-    b.hold(m);
-    h = b.add(b.add(h, a), m);
-    b.drop(a);
-    b.drop(m);
-    b.drop(n);
-    if (attn_weights != kNoTensor) b.drop(attn_weights);
-    if (layer_in != inputs_embeds) b.drop(layer_in);
-    b.end_layer();
-  }
-  b.hold(h);
-  TensorId hn = cohere_layer_norm(b, h, b.param("norm.weight", {H}, emb_train));
-  for (TensorId t : {h, inputs_embeds, cos, sin, mask})
-    if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);  // the head's own weight before tie_weights()
-  if (inf) {
-    Shape hs = b.shape(hn);
-    const int64_t keep = cfg.logits_to_keep;
-    if (keep > 0 && keep < hs[1]) hs[1] = keep;
-    TensorId logits = b.scalar_op("mul_scalar", b.linear(b.view(hn, hs), head), false);
-    b.hold(logits);  // the output holds the logits
-    b.mark_model_end();
-    return;
-  }
-  b.hold(hn);  // the CausalLM forward keeps hidden_states bound until it returns, after the loss
-  TensorId logits = b.scalar_op("mul_scalar", b.linear(hn, head), false);
-  b.mark_model_end();
-  TensorId loss = causal_lm_loss(b, logits, ids);
-  b.drop(hn);
-  b.exit_autocast();
-  b.set_loss(loss);
+  SkeletonSpec k{"embed_tokens.weight", "norm", false, false, cohere_layer};
+  k.final_norm = final_norm;
+  k.logits_op = logit_scale;
+  build_causal_lm_skeleton(b, s, k);
 }
 
 }  // namespace memplan

@@ -92,12 +92,14 @@ TensorId gelu_new(GraphBuilder& b, TensorId x) {
   return b.mul(half_x, one_plus);
 }
 
-TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias) {
+TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias,
+                        TensorId (*logits_op)(GraphBuilder&, TensorId)) {
   Shape hs = b.shape(hidden);  // [B, S, H]
   const int64_t keep = b.config().logits_to_keep;
   if (keep > 0 && keep < hs[1]) hs[1] = keep;
   TensorId last = b.view(hidden, hs);  // hidden_states[:, -keep:, :]: a strided view, no copy
   TensorId logits = b.linear(last, head_weight, bias);
+  if (logits_op) logits = logits_op(b, logits);  // a rebinding statement: the head's output dies
   b.hold(logits);
   b.mark_model_end();
   return logits;

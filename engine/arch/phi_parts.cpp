@@ -152,6 +152,7 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
   const int64_t P = inf && b.pass().from_generate ? B : 1;
   if (P > 1) b.input({B, S}, DType::i64);
   TensorId h = b.embedding(ids, embed);
+  if (k.embed_op) h = k.embed_op(b, h);
   const TensorId inputs_embeds = h;
 
   // The mask is made before the embedding dropout and the rotary embedding (every *Model.forward here).
@@ -195,7 +196,9 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   const std::string np = k.norm_prefix;
   TensorId hn;
-  if (k.layer_norm_final) {
+  if (k.final_norm) {
+    hn = k.final_norm(b, h, b.param(np + ".weight", {H}, emb_train));
+  } else if (k.layer_norm_final) {
     TensorId w = b.param(np + ".weight", {H}, emb_train);
     TensorId bias = b.param(np + ".bias", {H}, emb_train);
     hn = b.layer_norm(h, w, bias);
@@ -209,11 +212,12 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
   // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
   if (inf) {
-    inference_head(b, hn, head, head_bias);
+    inference_head(b, hn, head, head_bias, k.logits_op);
     return;
   }
   b.hold(hn);  // the CausalLM forward keeps hidden_states bound until it returns, after the loss
   TensorId logits = b.linear(hn, head, head_bias);
+  if (k.logits_op) logits = k.logits_op(b, logits);
   b.mark_model_end();
   TensorId loss = causal_lm_loss(b, logits, ids);
   b.drop(hn);

@@ -1,5 +1,5 @@
-// Pieces shared by the phi3, gpt_neox and starcoder2 builders (engine/arch/phi3.cpp, gpt_neox.cpp,
-// starcoder2.cpp): the CausalLM skeleton their transformers 5.17 modeling files have in common (embedding, masks,
+// Pieces shared by the phi3, gpt_neox, starcoder2, phi, stablelm, granite and cohere builders (engine/arch/<type>.cpp):
+// the CausalLM skeleton their transformers 5.17 modeling files have in common (embedding, masks,
 // rotary embedding, the layer loop, the final norm, lm_head and the loss), the partial rotary embedding of
 // phi3 / gpt_neox, and the activations their MLPs call through ACT2FN.
 #pragma once
@@ -68,12 +68,23 @@ void release_attention_locals(GraphBuilder& b, const SlicedRotaryAttention& a);
 using LayerFn = TensorId (*)(GraphBuilder& b, const TransformerSpec& s, int64_t layer, TensorId h,
                              const SkeletonContext& ctx);
 
+// Optional per-family statements around the shared ones (nullptr: none).
+using TensorFn = TensorId (*)(GraphBuilder& b, TensorId x);
+using NormFn = TensorId (*)(GraphBuilder& b, TensorId x, TensorId weight);
+
 struct SkeletonSpec {
   const char* embed_name;       // e.g. "model.embed_tokens.weight"
   const char* norm_prefix;      // final norm, e.g. "model.norm"
   bool layer_norm_final;        // nn.LayerNorm (weight + bias) instead of the RMSNorm (weight)
   bool sliding_mask_function;   // create_sliding_window_causal_mask when config.sliding_window is set
   LayerFn layer;
+  // Applied to the embedding's output before the mask is made (granite's `inputs_embeds * embedding_multiplier`):
+  // its result is what the model keeps bound as inputs_embeds.
+  TensorFn embed_op = nullptr;
+  // The final norm when it is neither RMSNorm nor nn.LayerNorm (cohere's Python LayerNorm; weight only).
+  NormFn final_norm = nullptr;
+  // Applied to lm_head's output (granite's `/ logits_scaling`, cohere's `* logit_scale`), in training and inference.
+  TensorFn logits_op = nullptr;
 };
 
 // The CausalLM forward of the three modeling files: embed, the causal mask (before the rotary embedding), the
