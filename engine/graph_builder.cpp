@@ -344,17 +344,8 @@ TensorId GraphBuilder::binary(std::string_view name, TensorId a, TensorId b, boo
     const TensorId order[2] = {other_first ? b : a, other_first ? a : b};
     for (TensorId t : order) {
       if (!info(t).requires_grad) continue;
-      GradSpec g{t, -1, bytes_of(shape(t), dtype(t))};
+      GradSpec g = fresh_elementwise_grad(t, y);
       g.input_slot = t == a ? 0 : 1;
-      // The gradient is computed full-size in the promoted dtype; the engine's validate_outputs sums a
-      // broadcast operand's back to its shape and casts a mixed-dtype one (bf16 * fp32 under autocast) once
-      // the node has returned both (traces: fp32, fp32, bf16 cast, fp32 freed; RMSNorm weight: product,
-      // other gradient, column-sum workspace, product freed).
-      if (numel(t) < numel(y) || dtype(t) != dtype(y)) {
-        g.cast_to_bytes = g.bytes;
-        g.bytes = bytes_of(s, dtype(y));
-        set_reduce_workspace(g, t, y);
-      }
       op.grads.push_back(g);
     }
   }
@@ -368,17 +359,8 @@ TensorId GraphBuilder::add(TensorId a, TensorId b) {
   op.outs = {y};
   finish_outs(op);
   if (op.has_backward) {
-    for (TensorId t : {a, b}) {
-      if (!info(t).requires_grad) continue;
-      if (dtype(t) == dtype(y) && shape(t) == s) {
-        op.grads.push_back({t, 0, 0});
-      } else {  // passed through, then reduced (sum_to) and / or cast by validate_outputs
-        GradSpec g{t, 0, 0};
-        g.cast_to_bytes = bytes_of(shape(t), dtype(t));
-        set_reduce_workspace(g, t, y);
-        op.grads.push_back(g);
-      }
-    }
+    for (TensorId t : {a, b})
+      if (info(t).requires_grad) op.grads.push_back(passed_through_grad(t, y));
   }
   return y;
 }
@@ -390,25 +372,37 @@ TensorId GraphBuilder::sub(TensorId a, TensorId b) {
   op.outs = {y};
   finish_outs(op);
   if (op.has_backward) {
-    if (info(a).requires_grad) {  // as add: passed through, reduced / cast by validate_outputs when needed
-      GradSpec g{a, 0, 0};
-      if (dtype(a) != dtype(y) || shape(a) != s) {
-        g.cast_to_bytes = bytes_of(shape(a), dtype(a));
-        set_reduce_workspace(g, a, y);
-      }
-      op.grads.push_back(g);
-    }
-    if (info(b).requires_grad) {  // -grad: computed at the output's size, then reduced / cast
-      GradSpec g{b, -1, bytes_of(s, dtype(y))};
+    if (info(a).requires_grad) op.grads.push_back(passed_through_grad(a, y));
+    if (info(b).requires_grad) {  // -grad
+      GradSpec g = fresh_elementwise_grad(b, y);
       g.input_slot = 1;
-      if (numel(b) < numel(y) || dtype(b) != dtype(y)) {
-        g.cast_to_bytes = bytes_of(shape(b), dtype(b));
-        set_reduce_workspace(g, b, y);
-      }
       op.grads.push_back(g);
     }
   }
   return y;
+}
+
+GradSpec GraphBuilder::passed_through_grad(TensorId t, TensorId y) {
+  GradSpec g{t, 0, 0};
+  if (dtype(t) != dtype(y) || shape(t) != shape(y)) {  // reduced (sum_to) and / or cast by validate_outputs
+    g.cast_to_bytes = bytes_of(shape(t), dtype(t));
+    set_reduce_workspace(g, t, y);
+  }
+  return g;
+}
+
+GradSpec GraphBuilder::fresh_elementwise_grad(TensorId t, TensorId y) {
+  GradSpec g{t, -1, bytes_of(shape(t), dtype(t))};
+  // The gradient is computed full-size in the promoted dtype; the engine's validate_outputs sums a broadcast
+  // operand's back to its shape and casts a mixed-dtype one (bf16 * fp32 under autocast) once the node has
+  // returned both (traces: fp32, fp32, bf16 cast, fp32 freed; RMSNorm weight: product, other gradient,
+  // column-sum workspace, product freed).
+  if (numel(t) < numel(y) || dtype(t) != dtype(y)) {
+    g.cast_to_bytes = g.bytes;
+    g.bytes = bytes_of(shape(y), dtype(y));
+    set_reduce_workspace(g, t, y);
+  }
+  return g;
 }
 
 TensorId GraphBuilder::scalar_op(std::string_view name, TensorId x, bool save_x) {

@@ -222,6 +222,11 @@ class GraphBuilder {
   // Backward of a gradient summed over the rows of [rows, cols] (bias grads, broadcast operands).
   // A broadcast row-vector operand's sum_to in validate_outputs: its column-sum workspace on g.
   void set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out);
+  // An elementwise op's gradient for `operand` of output `out`: the incoming gradient passed through (add, sub's
+  // first operand), or a fresh buffer at the output's size (mul, div, sub's second operand); either is reduced
+  // (sum_to) and / or cast by validate_outputs when the operand was broadcast or has another dtype.
+  GradSpec passed_through_grad(TensorId operand, TensorId out);
+  GradSpec fresh_elementwise_grad(TensorId operand, TensorId out);
   int64_t bytes_of(const Shape& s, DType t) const;
   DType promote(DType a, DType b) const;
 
