@@ -43,6 +43,23 @@ void check_kv_heads(const TransformerSpec& s) {
                      "must divide num_attention_heads (" + std::to_string(s.num_heads) + ")");
 }
 
+TransformerSpec read_decoder_sizes(const ConfigReader& r, const DecoderDefaults& d) {
+  TransformerSpec s;
+  s.family = TransformerSpec::Family::llama;
+  s.vocab_size = r.positive({"vocab_size"}, d.vocab);
+  s.hidden_size = r.positive({"hidden_size"}, d.hidden);
+  s.intermediate_size = r.positive({"intermediate_size"}, d.intermediate);
+  s.num_layers = r.positive({"num_hidden_layers"}, d.layers, kMaxLayers);
+  s.num_heads = r.positive({"num_attention_heads"}, d.heads);
+  s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(d.kv > 0 ? d.kv : s.num_heads);
+  check_kv_heads(s);
+  if (auto hd = r.opt_positive({"head_dim"}))
+    s.head_dim = *hd;
+  else
+    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  return s;
+}
+
 namespace {
 
 // GPT2Config: vocab 50257, n_positions 1024, n_embd 768, n_layer 12, n_head 12, n_inner None (=> 4*n_embd),

@@ -130,6 +130,15 @@ int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_ke
 // num_attention_heads % num_key_value_heads == 0, as every GQA attention requires.
 void check_kv_heads(const TransformerSpec& s);
 
+// The decoder sizes the llama-derived configs name alike, with a class's defaults: vocab_size, hidden_size,
+// intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (absent or null: `kv`, or the
+// head count when kv is 0; checked), and head_dim as the modeling files read it, getattr(config, "head_dim",
+// hidden // heads): the key, else hidden / heads, which must then divide. Returns a spec of family llama.
+struct DecoderDefaults {
+  int64_t vocab, hidden, intermediate, layers, heads, kv = 0;
+};
+TransformerSpec read_decoder_sizes(const ConfigReader& r, const DecoderDefaults& d);
+
 // Importers of the families added after the first six (one file each, models/hf_import_<family>.cpp). Each sets
 // family, model_type-specific fields and every memory-relevant key; hf_config.cpp sets model_type afterwards.
 TransformerSpec import_qwen3(const ConfigReader& r, const std::string& type);       // qwen3, qwen3_moe

@@ -10,19 +10,7 @@
 namespace memplan::hf {
 
 TransformerSpec import_cohere(const ConfigReader& r) {
-  TransformerSpec s;
-  s.family = TransformerSpec::Family::llama;
-  s.vocab_size = r.positive({"vocab_size"}, 256000);
-  s.hidden_size = r.positive({"hidden_size"}, 8192);
-  s.intermediate_size = r.positive({"intermediate_size"}, 22528);
-  s.num_layers = r.positive({"num_hidden_layers"}, 40, kMaxLayers);
-  s.num_heads = r.positive({"num_attention_heads"}, 64);
-  s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(s.num_heads);
-  check_kv_heads(s);
-  if (auto hd = r.opt_positive({"head_dim"}))
-    s.head_dim = *hd;
-  else
-    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  TransformerSpec s = read_decoder_sizes(r, {256000, 8192, 22528, 40, 64});
   if (s.head_dim % 2 != 0)
     throw InputError(r.name("head_dim"), std::to_string(s.head_dim), "must be even (rotate_half pairs dimensions)");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 8192);

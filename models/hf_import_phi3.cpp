@@ -67,19 +67,7 @@ double partial_rotary_factor(const ConfigReader& r, double dflt, std::string& ke
 }
 
 TransformerSpec import_phi3(const ConfigReader& r) {
-  TransformerSpec s;
-  s.family = TransformerSpec::Family::llama;
-  s.vocab_size = r.positive({"vocab_size"}, 32064);
-  s.hidden_size = r.positive({"hidden_size"}, 3072);
-  s.intermediate_size = r.positive({"intermediate_size"}, 8192);
-  s.num_layers = r.positive({"num_hidden_layers"}, 32, kMaxLayers);
-  s.num_heads = r.positive({"num_attention_heads"}, 32);
-  s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(s.num_heads);
-  check_kv_heads(s);
-  if (auto hd = r.opt_positive({"head_dim"}))
-    s.head_dim = *hd;
-  else
-    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  TransformerSpec s = read_decoder_sizes(r, {32064, 3072, 8192, 32, 32});
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 4096);
   s.hidden_act = r.string({"hidden_act"}, "silu");
   if (!is_single_kernel_activation(s.hidden_act))

@@ -11,19 +11,11 @@
 namespace memplan::hf {
 
 TransformerSpec import_stablelm(const ConfigReader& r) {
-  TransformerSpec s;
-  s.family = TransformerSpec::Family::llama;
-  s.vocab_size = r.positive({"vocab_size"}, 50304);
-  s.hidden_size = r.positive({"hidden_size"}, 2560);
-  s.intermediate_size = r.positive({"intermediate_size"}, 6912);
-  s.num_layers = r.positive({"num_hidden_layers"}, 32, kMaxLayers);
-  s.num_heads = r.positive({"num_attention_heads"}, 32);
-  s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(32);
-  check_kv_heads(s);
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
-  if (auto hd = r.opt_positive({"head_dim"}); hd && *hd != s.head_dim)
-    throw InputError(r.name("head_dim"), std::to_string(*hd),
-                     "must equal hidden_size / num_attention_heads (" + std::to_string(s.head_dim) +
+  TransformerSpec s = read_decoder_sizes(r, {50304, 2560, 6912, 32, 32, 32});
+  if (const int64_t derived = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+      s.head_dim != derived)
+    throw InputError(r.name("head_dim"), std::to_string(s.head_dim),
+                     "must equal hidden_size / num_attention_heads (" + std::to_string(derived) +
                          "): StableLmAttention derives its heads from hidden_size");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 4096);
   s.hidden_act = r.string({"hidden_act"}, "silu");
