@@ -36,7 +36,8 @@ PHASE_KEYS = ["start_mib", "batch_mib", "fwd_peak_mib", "after_fwd_mib", "bwd_pe
               "after_bwd_mib", "opt_peak_mib", "end_mib", "step_peak_mib"]
 HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "qwen3", "qwen3_moe", "gemma",
             "gemma3_text", "phi3", "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5",
-            "granite", "phi", "stablelm", "cohere")
+            "granite", "phi", "stablelm", "cohere", "qwen2_moe", "opt", "roberta", "xlm-roberta", "gptj", "falcon")
+MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta")
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
             "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "convnext_tiny",
             "convnext_small", "convnext_base", "convnext_large", "efficientnet_b0", "efficientnet_b1",
@@ -145,7 +146,7 @@ def build_model(case, device="cuda"):
             if case["mode"] == "training":
                 cfg.use_cache = False
             attn = m.get("attn_implementation", "sdpa")
-            if mt == "bert":
+            if mt in MASKED_LM_TYPES:
                 model = transformers.AutoModelForMaskedLM.from_config(cfg, attn_implementation=attn)
                 kind = "masked_lm"
             elif mt == "t5":
@@ -647,7 +648,7 @@ def _preimport():
     import torch  # noqa: F401
     import torch.nn.functional  # noqa: F401
     for mod in ["transformers", "transformers.optimization", "transformers.modeling_layers", "torchvision", "peft"] + \
-               ["transformers.models.%s.modeling_%s" % (t, t) for t in HF_TYPES]:
+               ["transformers.models.%s.modeling_%s" % (t.replace("-", "_"), t.replace("-", "_")) for t in HF_TYPES]:
         try:
             importlib.import_module(mod)
         except Exception as e:  # noqa: BLE001
