@@ -25,7 +25,7 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
                                  (spec.transformer.family == TransformerSpec::Family::gpt2 ||
                                   spec.transformer.family == TransformerSpec::Family::bert);
   if (learned_positions && cfg.seq_len > 0 && spec.transformer.max_position_embeddings > 0) {
-    const int64_t limit = spec.transformer.max_position_embeddings;
+    const int64_t limit = spec.transformer.max_position_embeddings - spec.transformer.position_id_offset;
     const std::string why = "exceeds the model's position embeddings (" + std::to_string(limit) + ")";
     if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
     const int64_t fed_back = cfg.mode == Mode::inference ? std::max<int64_t>(0, cfg.generate_tokens - 1) : 0;

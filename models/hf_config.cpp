@@ -84,29 +84,6 @@ TransformerSpec import_gpt2(const ConfigReader& r) {
   return s;
 }
 
-// BertConfig: vocab 30522, hidden 768, 12 layers, 12 heads, intermediate 3072, gelu, hidden/attention dropout
-// 0.1, max_position_embeddings 512, type_vocab_size 2, tie True (BertForMaskedLM decoder shares word embeddings).
-TransformerSpec import_bert(const ConfigReader& r) {
-  TransformerSpec s;
-  s.family = TransformerSpec::Family::bert;
-  s.vocab_size = r.positive({"vocab_size"}, 30522);
-  s.hidden_size = r.positive({"hidden_size"}, 768);
-  s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
-  s.num_heads = r.positive({"num_attention_heads"}, 12);
-  s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
-  s.intermediate_size = r.positive({"intermediate_size"}, 3072);
-  s.hidden_act = r.string({"hidden_act"}, "gelu");
-  s.resid_dropout = r.probability({"hidden_dropout_prob"}, 0.1);
-  s.embd_dropout = s.resid_dropout;  // BertEmbeddings applies hidden_dropout_prob
-  s.attn_dropout = r.probability({"attention_probs_dropout_prob"}, 0.1);
-  s.max_position_embeddings = r.positive({"max_position_embeddings"}, 512);
-  s.type_vocab_size = r.positive({"type_vocab_size"}, 2);
-  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
-  s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
-  return s;
-}
-
 // Per-class defaults of the llama family (transformers 5.x dataclass fields).
 struct LlamaDefaults {
   int64_t vocab, hidden, intermediate, layers, heads;
@@ -185,6 +162,31 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
 // deepseek_v2: models/hf_import_deepseek_v2.cpp.
 
 }  // namespace
+
+// BertConfig: vocab 30522, hidden 768, 12 layers, 12 heads, intermediate 3072, gelu, hidden/attention dropout
+// 0.1, max_position_embeddings 512, type_vocab_size 2, tie True (BertForMaskedLM decoder shares word embeddings).
+// RobertaConfig and XLMRobertaConfig have the same fields and defaults but the vocabulary (hf_import_roberta.cpp).
+TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab) {
+  TransformerSpec s;
+  s.family = TransformerSpec::Family::bert;
+  s.vocab_size = r.positive({"vocab_size"}, default_vocab);
+  s.hidden_size = r.positive({"hidden_size"}, 768);
+  s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
+  s.num_heads = r.positive({"num_attention_heads"}, 12);
+  s.num_kv_heads = s.num_heads;
+  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.intermediate_size = r.positive({"intermediate_size"}, 3072);
+  s.hidden_act = r.string({"hidden_act"}, "gelu");
+  s.resid_dropout = r.probability({"hidden_dropout_prob"}, 0.1);
+  s.embd_dropout = s.resid_dropout;  // BertEmbeddings applies hidden_dropout_prob
+  s.attn_dropout = r.probability({"attention_probs_dropout_prob"}, 0.1);
+  s.max_position_embeddings = r.positive({"max_position_embeddings"}, 512);
+  s.type_vocab_size = r.positive({"type_vocab_size"}, 2);
+  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
+  s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
+  return s;
+}
+
 }  // namespace hf
 
 using hf::ConfigReader;
@@ -224,7 +226,8 @@ const std::vector<std::string>& supported_hf_model_types() {
   static const std::vector<std::string> kTypes = {
       "gpt2",      "llama",       "mistral",   "qwen2", "mixtral", "bert",        "deepseek_v2", "gemma2",
       "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
-      "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere"};
+      "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
+      "roberta",   "xlm-roberta"};
   return kTypes;
 }
 
@@ -248,7 +251,7 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   if (type == "gpt2")
     s = import_gpt2(r);
   else if (type == "bert")
-    s = import_bert(r);
+    s = import_bert(r, 30522);
   else if (type == "deepseek_v2")
     s = import_deepseek_v2(r);
   else if (type == "qwen3" || type == "qwen3_moe")
@@ -281,6 +284,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_stablelm(r);
   else if (type == "cohere")
     s = import_cohere(r);
+  else if (type == "roberta" || type == "xlm-roberta")
+    s = import_roberta(r, type);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

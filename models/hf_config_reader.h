@@ -154,6 +154,9 @@ double partial_rotary_factor(const ConfigReader& r, double dflt, std::string& ke
 TransformerSpec import_phi(const ConfigReader& r);
 TransformerSpec import_stablelm(const ConfigReader& r);
 TransformerSpec import_cohere(const ConfigReader& r);
+TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
+// BertConfig's fields with its defaults but the vocabulary's (hf_config.cpp; bert, roberta, xlm-roberta).
+TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab);
 TransformerSpec import_gpt_neox(const ConfigReader& r);
 TransformerSpec import_starcoder2(const ConfigReader& r);
 // deepseek_v2 / deepseek_v3 (models/hf_import_deepseek_v2.cpp, _v3.cpp): the MLA + MoE keys both read, with

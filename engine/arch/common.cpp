@@ -117,7 +117,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"gemma3_text", build_gemma3},  {"phi3", build_phi3},           {"gpt_neox", build_gpt_neox},
       {"starcoder2", build_starcoder2}, {"deepseek_v3", build_deepseek_v3}, {"gpt_oss", build_gpt_oss},
       {"t5", build_t5},               {"granite", build_granite},     {"phi", build_phi},
-      {"stablelm", build_stablelm},   {"cohere", build_cohere},
+      {"stablelm", build_stablelm},   {"cohere", build_cohere},       {"roberta", build_roberta},
+      {"xlm-roberta", build_roberta},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

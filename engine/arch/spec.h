@@ -123,6 +123,11 @@ struct TransformerSpec {
   // transformers 5.17 always ties lm_head to the shared embedding; scale_decoder_outputs (sequence_output *
   // d_model**-0.5 before lm_head) is true unless the config says tie_word_embeddings false (v1.1, flan, mT5).
   bool scale_decoder_outputs = false;
+  // [roberta / xlm-roberta]
+  // Learned position ids start at pad_token_id + 1 (create_position_ids_from_input_ids): of the
+  // max_position_embeddings rows the first position_id_offset are never used, so a sequence may hold
+  // max_position_embeddings - position_id_offset tokens (514 - 2 = 512 for roberta-base). 0 elsewhere.
+  int64_t position_id_offset = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
