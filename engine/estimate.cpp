@@ -23,7 +23,8 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
   // generated token need one (generate() feeds back all but the last; torch asserts on the device otherwise).
   const bool learned_positions = spec.kind == ModelSpec::Kind::transformer &&
                                  (spec.transformer.family == TransformerSpec::Family::gpt2 ||
-                                  spec.transformer.family == TransformerSpec::Family::bert);
+                                  spec.transformer.family == TransformerSpec::Family::bert ||
+                                  spec.transformer.learned_positions);
   if (learned_positions && cfg.seq_len > 0 && spec.transformer.max_position_embeddings > 0) {
     const int64_t limit = spec.transformer.max_position_embeddings - spec.transformer.position_id_offset;
     const std::string why = "exceeds the model's position embeddings (" + std::to_string(limit) + ")";

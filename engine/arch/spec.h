@@ -128,6 +128,19 @@ struct TransformerSpec {
   // max_position_embeddings rows the first position_id_offset are never used, so a sequence may hold
   // max_position_embeddings - position_id_offset tokens (514 - 2 = 512 for roberta-base). 0 elsewhere.
   int64_t position_id_offset = 0;
+  // [opt]
+  // word_embed_proj_dim (None -> hidden_size): the token embedding's and lm_head's width; when it differs from
+  // hidden_size, project_in / project_out (no bias) map between the two. 0: hidden_size.
+  int64_t word_embed_proj_dim = 0;
+  // do_layer_norm_before false (OPT-350M): each LayerNorm runs after its residual add, and there is no final
+  // norm. no_final_norm: no final_layer_norm (post-LN, or _remove_final_layer_norm).
+  bool post_layer_norm = false;
+  bool no_final_norm = false;
+  // layer_norm_elementwise_affine (default true): the LayerNorms have weight and bias.
+  bool norm_affine = true;
+  // Learned absolute positions in a family other than gpt2 / bert (opt): seq_len plus fed-back tokens may not
+  // pass max_position_embeddings (estimate.cpp checks it).
+  bool learned_positions = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
