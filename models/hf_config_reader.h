@@ -142,6 +142,14 @@ TransformerSpec read_decoder_sizes(const ConfigReader& r, const DecoderDefaults&
 // Importers of the families added after the first six (one file each, models/hf_import_<family>.cpp). Each sets
 // family, model_type-specific fields and every memory-relevant key; hf_config.cpp sets model_type afterwards.
 TransformerSpec import_qwen3(const ConfigReader& r, const std::string& type);       // qwen3, qwen3_moe
+// The MoE keys Qwen3MoeConfig and Qwen2MoeConfig share (models/hf_import_qwen3.cpp): num_experts,
+// num_experts_per_tok, moe_intermediate_size (with the class's defaults), norm_topk_prob, output_router_logits
+// (refused), decoder_sparse_step and mlp_only_layers, which decide s.moe_layers.
+struct QwenMoeDefaults {
+  int64_t experts, experts_per_tok, moe_intermediate;
+};
+void read_qwen_moe(const ConfigReader& r, TransformerSpec& s, const QwenMoeDefaults& d);
+TransformerSpec import_qwen2_moe(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text
 TransformerSpec import_phi3(const ConfigReader& r);

@@ -47,6 +47,40 @@ std::vector<uint8_t> read_layer_types(const json& lt, int64_t layers) {
 
 }  // namespace
 
+void read_qwen_moe(const ConfigReader& r, TransformerSpec& s, const QwenMoeDefaults& d) {
+  s.num_experts = r.non_negative({"num_experts"}, d.experts);
+  if (s.num_experts > kMaxExperts)
+    throw InputError("config.num_experts", std::to_string(s.num_experts),
+                     "exceeds the limit of " + std::to_string(kMaxExperts));
+  s.num_experts_per_tok = r.positive({"num_experts_per_tok"}, d.experts_per_tok);
+  if (s.num_experts > 0 && s.num_experts_per_tok > s.num_experts)
+    throw InputError("config.num_experts_per_tok", std::to_string(s.num_experts_per_tok),
+                     "must not exceed num_experts (" + std::to_string(s.num_experts) + ")");
+  s.moe_intermediate_size = r.positive({"moe_intermediate_size"}, d.moe_intermediate);
+  s.norm_topk_prob = r.boolean({"norm_topk_prob"}, false);
+  if (r.boolean({"output_router_logits"}, false))
+    throw InputError("config.output_router_logits", "true",
+                     "the router auxiliary loss (load_balancing_loss_func) is not modelled");
+  const int64_t step = r.positive({"decoder_sparse_step"}, 1);
+  std::vector<uint8_t> dense(static_cast<size_t>(s.num_layers), 0);
+  if (const json* mp = list_value(r, "mlp_only_layers")) {
+    const json& m = *mp;
+    if (!m.is_array()) throw InputError("config.mlp_only_layers", dump_short(m), "must be a list of layer indices");
+    for (const json& e : m) {
+      // Python's `layer_idx not in mlp_only_layers`: an index outside [0, layers) simply matches no layer.
+      if (!e.is_number_integer())
+        throw InputError("config.mlp_only_layers", dump_short(m), "must be a list of integer layer indices");
+      const int64_t i = e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT64_MAX) ? -1 : e.get<int64_t>();
+      if (i >= 0 && i < s.num_layers) dense[static_cast<size_t>(i)] = 1;
+    }
+  }
+  if (s.num_experts > 0) {
+    s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
+    for (int64_t i = 0; i < s.num_layers; ++i)
+      s.moe_layers[static_cast<size_t>(i)] = !dense[static_cast<size_t>(i)] && (i + 1) % step == 0;
+  }
+}
+
 TransformerSpec import_qwen3(const ConfigReader& r, const std::string& type) {
   const bool moe = type == "qwen3_moe";
   TransformerSpec s;
@@ -108,37 +142,7 @@ TransformerSpec import_qwen3(const ConfigReader& r, const std::string& type) {
       s.sliding_window = window;
       s.sliding_layers.assign(static_cast<size_t>(s.num_layers), 1);
     }
-    s.num_experts = r.non_negative({"num_experts"}, 128);
-    if (s.num_experts > kMaxExperts)
-      throw InputError("config.num_experts", std::to_string(s.num_experts),
-                       "exceeds the limit of " + std::to_string(kMaxExperts));
-    s.num_experts_per_tok = r.positive({"num_experts_per_tok"}, 8);
-    if (s.num_experts > 0 && s.num_experts_per_tok > s.num_experts)
-      throw InputError("config.num_experts_per_tok", std::to_string(s.num_experts_per_tok),
-                       "must not exceed num_experts (" + std::to_string(s.num_experts) + ")");
-    s.moe_intermediate_size = r.positive({"moe_intermediate_size"}, 768);
-    s.norm_topk_prob = r.boolean({"norm_topk_prob"}, false);
-    if (r.boolean({"output_router_logits"}, false))
-      throw InputError("config.output_router_logits", "true",
-                       "the router auxiliary loss (load_balancing_loss_func) is not modelled");
-    const int64_t step = r.positive({"decoder_sparse_step"}, 1);
-    std::vector<uint8_t> dense(static_cast<size_t>(s.num_layers), 0);
-    if (const json* mp = list_value(r, "mlp_only_layers")) {
-      const json& m = *mp;
-      if (!m.is_array()) throw InputError("config.mlp_only_layers", dump_short(m), "must be a list of layer indices");
-      for (const json& e : m) {
-        // Python's `layer_idx not in mlp_only_layers`: an index outside [0, layers) simply matches no layer.
-        if (!e.is_number_integer())
-          throw InputError("config.mlp_only_layers", dump_short(m), "must be a list of integer layer indices");
-        const int64_t i = e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT64_MAX) ? -1 : e.get<int64_t>();
-        if (i >= 0 && i < s.num_layers) dense[static_cast<size_t>(i)] = 1;
-      }
-    }
-    if (s.num_experts > 0) {
-      s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
-      for (int64_t i = 0; i < s.num_layers; ++i)
-        s.moe_layers[static_cast<size_t>(i)] = !dense[static_cast<size_t>(i)] && (i + 1) % step == 0;
-    }
+    read_qwen_moe(r, s, {128, 8, 768});
   }
   return s;
 }

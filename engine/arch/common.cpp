@@ -118,7 +118,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"starcoder2", build_starcoder2}, {"deepseek_v3", build_deepseek_v3}, {"gpt_oss", build_gpt_oss},
       {"t5", build_t5},               {"granite", build_granite},     {"phi", build_phi},
       {"stablelm", build_stablelm},   {"cohere", build_cohere},       {"roberta", build_roberta},
-      {"xlm-roberta", build_roberta}, {"opt", build_opt},
+      {"xlm-roberta", build_roberta}, {"opt", build_opt},         {"qwen2_moe", build_qwen2_moe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

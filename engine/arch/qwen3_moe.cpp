@@ -18,17 +18,8 @@
 
 namespace memplan {
 
-TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x) {
-  const int64_t H = s.hidden_size, I = s.moe_intermediate_size, E = s.num_experts, K = s.num_experts_per_tok;
-  const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens;
-  const int64_t T = checked_mul(B, Sq), R = checked_mul(T, K);
-  const DType dt = b.dtype(x);
-  TensorId flat = b.view(x, {T, H});
-  const TensorId router = w.gate, gate_up = w.up, down = w.down;
-  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t,
-                 std::vector<int> saved_reads = {}) {
-    return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
-  };
+QwenMoeRoute qwen_moe_router(GraphBuilder& b, const TransformerSpec& s, TensorId router, TensorId flat) {
+  const int64_t T = b.shape(flat)[0], K = s.num_experts_per_tok;
   // Qwen3MoeTopKRouter.forward: F.linear, softmax(dtype=float), topk, optional renormalisation, cast back.
   // router_logits is returned and bound to `_` in Qwen3MoeSparseMoeBlock.forward until the block returns;
   // router_probs is a local until the router returns (whole-run inference stream: the [T, E] logits and fp32
@@ -50,9 +41,25 @@ TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnPar
   TensorId weights = b.to(top_w, logits_dt);
   b.drop(probs);
   // routing_weights and selected_experts are bound in the block's forward until it returns.
-  const TensorId selected_experts = top[1];
   b.hold(weights);
-  b.hold(selected_experts);
+  b.hold(top[1]);
+  return {logits, weights, top[1]};
+}
+
+void release_route(GraphBuilder& b, const QwenMoeRoute& r) {
+  for (TensorId t : {r.logits, r.weights, r.selected}) b.drop(t);
+}
+
+TensorId qwen_moe_experts(GraphBuilder& b, const TransformerSpec& s, TensorId gate_up, TensorId down, TensorId flat,
+                          const QwenMoeRoute& route) {
+  const int64_t H = s.hidden_size, I = s.moe_intermediate_size, E = s.num_experts, K = s.num_experts_per_tok;
+  const int64_t T = b.shape(flat)[0], R = checked_mul(T, K);
+  const DType dt = b.dtype(flat), logits_dt = b.dtype(route.weights);
+  const TensorId weights = route.weights, selected_experts = route.selected;
+  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t,
+                 std::vector<int> saved_reads = {}) {
+    return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
+  };
   if (!b.training() && b.pass().from_generate && b.pass().past_len > 0) {
     // generate()'s decode steps run batched_mm_experts_forward (GenerationMixin._optimize_model_for_decode swaps
     // grouped_mm for batched_mm on CUDA after the prefill): per-row copies of the routed experts' weights,
@@ -63,12 +70,10 @@ TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnPar
     e.inter = I;
     e.gate_up = gate_up;
     e.down = down;
-    TensorId result = b.view(experts_grouped_mm(b, e, flat, weights, selected_experts), {B, Sq, H});
-    for (TensorId t : {logits, weights, selected_experts}) b.drop(t);
-    return result;
+    return experts_grouped_mm(b, e, flat, weights, selected_experts);
   }
   // grouped_mm_experts_forward, as in moe_grouped_mm.
-  auto sorted = b.generic({"sort", {top[1]}, {{{R}, DType::i64}, {{R}, DType::i64}}, {}, {}, {}, {}});
+  auto sorted = b.generic({"sort", {selected_experts}, {{{R}, DType::i64}, {{R}, DType::i64}}, {}, {}, {}, {}});
   TensorId perm = sorted[1];
   b.hold(perm);
   b.hold(sorted[0]);
@@ -101,10 +106,19 @@ TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnPar
   TensorId summed = op1("sum_topk", {weighted}, {T, H}, b.dtype(weighted));
   TensorId out = b.to(summed, dt);
   for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, sorted[0], histc_input}) b.drop(t);
-  TensorId result = b.view(out, {B, Sq, H});
-  for (TensorId t : {logits, weights, selected_experts}) b.drop(t);
+  return out;
+}
+
+TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x) {
+  const int64_t H = s.hidden_size;
+  const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens;
+  TensorId flat = b.view(x, {checked_mul(B, Sq), H});
+  const QwenMoeRoute route = qwen_moe_router(b, s, w.gate, flat);
+  TensorId result = b.view(qwen_moe_experts(b, s, w.up, w.down, flat, route), {B, Sq, H});
+  release_route(b, route);
   return result;
 }
+
 
 void build_qwen3_moe(GraphBuilder& b, const TransformerSpec& s) {
   if (s.num_experts > 0 && (s.moe_intermediate_size <= 0 || s.num_experts_per_tok <= 0))

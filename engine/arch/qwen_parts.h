@@ -17,4 +17,17 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s);
 // down = experts.down_proj [E, H, I] (I = moe_intermediate_size).
 TensorId qwen3_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x);
 
+// The two halves of that block, which Qwen2MoeSparseMoeBlock (qwen2_moe.cpp) runs with a shared expert around
+// them. qwen_moe_router: the TopK router over flat [T, H] (router [E, H]); what it returns (router_logits,
+// routing_weights, selected_experts) is held, bound in the block's forward until release_route.
+// qwen_moe_experts: the experts over the routed rows (grouped_mm; batched_mm in generate()'s decode steps),
+// [T, H] in flat's dtype.
+struct QwenMoeRoute {
+  TensorId logits, weights, selected;
+};
+QwenMoeRoute qwen_moe_router(GraphBuilder& b, const TransformerSpec& s, TensorId router, TensorId flat);
+TensorId qwen_moe_experts(GraphBuilder& b, const TransformerSpec& s, TensorId gate_up, TensorId down, TensorId flat,
+                          const QwenMoeRoute& route);
+void release_route(GraphBuilder& b, const QwenMoeRoute& r);
+
 }  // namespace memplan

@@ -77,6 +77,9 @@ struct TransformerSpec {
   std::vector<uint8_t> moe_layers;
   // qwen3_moe config.norm_topk_prob (default false): the router renormalises its top-k weights to sum to 1.
   bool norm_topk_prob = false;
+  // qwen2_moe: Qwen2MoeSparseMoeBlock's always-on shared expert, a SwiGLU of shared_expert_intermediate_size
+  // (default 5632) gated by sigmoid(shared_expert_gate(x)). 0: none.
+  int64_t shared_expert_intermediate_size = 0;
   // [gemma / gemma2 / gemma3_text]
   // Final logit softcapping, logits = tanh(logits / cap) * cap after lm_head (Gemma2/Gemma3ForCausalLM.forward):
   // config.final_logit_softcapping, gemma2 default 30.0, gemma3_text default None; 0: none (gemma).
