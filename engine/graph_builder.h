@@ -183,6 +183,12 @@ class GraphBuilder {
     std::vector<int64_t> bwd_temp_bytes;
   };
   std::vector<TensorId> generic(const GenericOp& op);
+  // generic() with one output and no temporaries: the rare single-kernel ops builders spell by name (integer
+  // index arithmetic, sorts, gathers). `saved_reads`: indices into reads the backward keeps.
+  TensorId generic_one(std::string_view name, std::vector<TensorId> reads, Shape shape, DType dtype,
+                       std::vector<int> saved_reads = {}) {
+    return generic({name, std::move(reads), {{std::move(shape), dtype}}, std::move(saved_reads), {}, {}, {}})[0];
+  }
 
   // A tensor model construction allocates and frees after all parameters (Graph::build_temp_bytes).
   void construction_temp(int64_t bytes) { g_.build_temp_bytes.push_back(bytes); }

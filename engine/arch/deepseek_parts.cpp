@@ -26,11 +26,6 @@ namespace memplan {
 
 namespace {
 
-TensorId op1(GraphBuilder& b, std::string_view name, std::vector<TensorId> reads, Shape shape, DType t,
-             std::vector<int> saved_reads = {}) {
-  return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
-}
-
 // A tensor computed without autograd history (routing bookkeeping under no_grad or used only for indices).
 TensorId no_grad(GraphBuilder& b, std::string_view name, Shape shape, DType t) {
   return b.generic({name, {}, {{std::move(shape), t}}, {}, {}, {}, {}})[0];
@@ -68,27 +63,27 @@ TensorId experts_batched_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
   const Shape fs = b.shape(flat);
   const int64_t T = fs[0], H = fs[1], K = e.top_k, I = e.inter, R = checked_mul(T, K);
   const DType in_dt = b.dtype(flat), w_dt = b.dtype(e.gate_up);
-  const TensorId rows = op1(b, "repeat_interleave", {flat}, {R, H}, in_dt);
+  const TensorId rows = b.generic_one("repeat_interleave", {flat}, {R, H}, in_dt);
   b.hold(rows);  // selected_hidden_states: bound until the function returns
-  const TensorId ids = op1(b, "clamp", {b.view(top_idx, {R})}, {R}, DType::i64);
+  const TensorId ids = b.generic_one("clamp", {b.view(top_idx, {R})}, {R}, DType::i64);
   b.hold(ids);
-  TensorId w_up = op1(b, "index", {e.gate_up, ids}, {R, 2 * I, H}, w_dt, {1});
+  TensorId w_up = b.generic_one("index", {e.gate_up, ids}, {R, 2 * I, H}, w_dt, {1});
   b.hold(w_up);
-  TensorId bias = e.gate_up_bias != kNoTensor ? op1(b, "index", {e.gate_up_bias, ids}, {R, 2 * I}, w_dt, {1}) : kNoTensor;
+  TensorId bias = e.gate_up_bias != kNoTensor ? b.generic_one("index", {e.gate_up_bias, ids}, {R, 2 * I}, w_dt, {1}) : kNoTensor;
   if (bias != kNoTensor) b.hold(bias);
-  TensorId proj = op1(b, "bmm", {w_up, rows}, {R, 2 * I}, w_dt, {0, 1});
+  TensorId proj = b.generic_one("bmm", {w_up, rows}, {R, 2 * I}, w_dt, {0, 1});
   if (bias != kNoTensor) proj = b.inplace("add_", proj, false, {bias});
   proj = apply_gate(b, e, proj, R);
-  TensorId w_dn = op1(b, "index", {e.down, ids}, {R, H, I}, w_dt, {1});
+  TensorId w_dn = b.generic_one("index", {e.down, ids}, {R, H, I}, w_dt, {1});
   b.hold(w_dn);
   b.drop(w_up);  // `selected_weights` rebinds
-  TensorId dbias = e.down_bias != kNoTensor ? op1(b, "index", {e.down_bias, ids}, {R, H}, w_dt, {1}) : kNoTensor;
+  TensorId dbias = e.down_bias != kNoTensor ? b.generic_one("index", {e.down_bias, ids}, {R, H}, w_dt, {1}) : kNoTensor;
   if (dbias != kNoTensor) b.hold(dbias);
   if (bias != kNoTensor) b.drop(bias);
-  proj = op1(b, "bmm", {w_dn, proj}, {R, H}, w_dt, {0, 1});
+  proj = b.generic_one("bmm", {w_dn, proj}, {R, H}, w_dt, {0, 1});
   if (dbias != kNoTensor) proj = b.inplace("add_", proj, false, {dbias});
   TensorId weighted = b.mul(proj, b.view(top_w, {R, 1}));
-  TensorId out = b.to(op1(b, "sum_topk", {weighted}, {T, H}, b.dtype(weighted)), in_dt);
+  TensorId out = b.to(b.generic_one("sum_topk", {weighted}, {T, H}, b.dtype(weighted)), in_dt);
   for (TensorId t : {rows, ids, w_dn, dbias})
     if (t != kNoTensor) b.drop(t);
   return out;
@@ -108,18 +103,18 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
   const TensorId ids_g = sorted[0], perm = sorted[1];
   b.hold(ids_g);
   b.hold(perm);
-  TensorId rows = op1(b, "floor_divide", {perm}, {R}, DType::i64);
-  const TensorId selected_g = op1(b, "index", {flat, rows}, {R, H}, in_dt, {1});
+  TensorId rows = b.generic_one("floor_divide", {perm}, {R}, DType::i64);
+  const TensorId selected_g = b.generic_one("index", {flat, rows}, {R, H}, in_dt, {1});
   b.hold(selected_g);  // selected_hidden_states_g: a local until the function returns
-  const TensorId sample_w = op1(b, "index", {b.view(top_w, {R}), perm}, {R}, b.dtype(top_w), {1});
+  const TensorId sample_w = b.generic_one("index", {b.view(top_w, {R}), perm}, {R}, b.dtype(top_w), {1});
   b.hold(sample_w);
-  const TensorId offsets = op1(b, "cumsum", {op1(b, "histc", {ids_g}, {E}, DType::i32)}, {E}, DType::i32);
+  const TensorId offsets = b.generic_one("cumsum", {b.generic_one("histc", {ids_g}, {E}, DType::i32)}, {E}, DType::i32);
   b.hold(offsets);
-  const TensorId sentinel = op1(b, "sentinel_mask", {ids_g}, {R, 1}, DType::boolean);
+  const TensorId sentinel = b.generic_one("sentinel_mask", {ids_g}, {R, 1}, DType::boolean);
   b.hold(sentinel);
   TensorId gu_bias = kNoTensor;
   if (e.gate_up_bias != kNoTensor) {  // gate_up_proj_bias[expert_ids_g]: bound until the function returns
-    gu_bias = op1(b, "index", {e.gate_up_bias, ids_g}, {R, 2 * I}, b.dtype(e.gate_up_bias), {1});
+    gu_bias = b.generic_one("index", {e.gate_up_bias, ids_g}, {R, 2 * I}, b.dtype(e.gate_up_bias), {1});
     b.hold(gu_bias);
   }
   const TensorId selected = b.inplace_fresh_grad("masked_fill_", selected_g, {sentinel});
@@ -132,24 +127,24 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
   };
   TensorId proj = grouped_mm(e.gate_up, b.to(selected, w_dt), 2 * I);
   if (gu_bias != kNoTensor) proj = b.inplace("add_", proj, false, {gu_bias});
-  proj = op1(b, "masked_fill", {proj, sentinel}, {R, 2 * I}, w_dt);
+  proj = b.generic_one("masked_fill", {proj, sentinel}, {R, 2 * I}, w_dt);
   proj = apply_gate(b, e, proj, R);
   TensorId dn_bias = kNoTensor;
   if (e.down_bias != kNoTensor) {
-    dn_bias = op1(b, "index", {e.down_bias, ids_g}, {R, H}, b.dtype(e.down_bias), {1});
+    dn_bias = b.generic_one("index", {e.down_bias, ids_g}, {R, H}, b.dtype(e.down_bias), {1});
     b.hold(dn_bias);
     if (gu_bias != kNoTensor) b.drop(gu_bias);  // `selected_biases` rebinds to the down projection's rows
   }
   proj = grouped_mm(e.down, proj, H);
   if (dn_bias != kNoTensor) proj = b.inplace("add_", proj, false, {dn_bias});
-  proj = op1(b, "masked_fill", {proj, sentinel}, {R, H}, w_dt);
+  proj = b.generic_one("masked_fill", {proj, sentinel}, {R, H}, w_dt);
   b.hold(proj);  // not rebound after the weighting: bound until the function returns
   TensorId weighted = b.mul(proj, b.view(sample_w, {R, 1}));
   // inv_perm = empty_like(perm); inv_perm[perm] = arange(R): the arange is a temporary.
   TensorId inv_perm = b.generic({"inv_perm", {perm}, {{{R}, DType::i64}}, {}, {}, {checked_mul(R, 8)}, {}})[0];
-  weighted = op1(b, "index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
+  weighted = b.generic_one("index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
   b.hold(weighted);
-  TensorId summed = op1(b, "sum_topk", {weighted}, {T, H}, b.dtype(weighted));  // view(T, k, H).sum(1)
+  TensorId summed = b.generic_one("sum_topk", {weighted}, {T, H}, b.dtype(weighted));  // view(T, k, H).sum(1)
   TensorId out = b.to(summed, in_dt);
   for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, ids_g, dn_bias})
     if (t != kNoTensor) b.drop(t);
@@ -381,7 +376,7 @@ RouterOut route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, Tensor
     local(masked);
     auto top = topk_ng({T, K}, false, true);
     r.indices = top[1];
-    w = op1(b, "gather", {scores, r.indices}, {T, K}, DType::f32, {1});
+    w = b.generic_one("gather", {scores, r.indices}, {T, K}, DType::f32, {1});
     if (s.moe_norm_topk_prob) {
       const TensorId den = local(b.add_scalar(b.reduce_last("sum", w, false)));
       w = b.inplace("div_", w, true, {den});

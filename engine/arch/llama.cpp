@@ -209,9 +209,6 @@ TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnPara
   const DType dt = b.dtype(x);
   TensorId flat = b.view(x, {T, H});
   const TensorId router = w.gate, gate_up = w.up, down = w.down;
-  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t, std::vector<int> saved_reads = {}) {
-    return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
-  };
   // Router.
   TensorId logits = b.linear(flat, router);
   TensorId probs = b.softmax_last(b.to(logits, DType::f32));
@@ -234,30 +231,30 @@ TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnPara
   TensorId perm = sorted[1];
   b.hold(perm);
   b.hold(sorted[0]);
-  TensorId rows = op1("floor_divide", {perm}, {R}, DType::i64);
-  const TensorId selected_g = op1("index", {flat, rows}, {R, H}, dt, {1});
+  TensorId rows = b.generic_one("floor_divide", {perm}, {R}, DType::i64);
+  const TensorId selected_g = b.generic_one("index", {flat, rows}, {R, H}, dt, {1});
   b.hold(selected_g);  // selected_hidden_states_g: a local until the function returns
-  TensorId sample_w = op1("index", {b.view(weights, {R}), perm}, {R}, DType::f32, {1});
+  TensorId sample_w = b.generic_one("index", {b.view(weights, {R}), perm}, {R}, DType::f32, {1});
   b.hold(sample_w);
-  TensorId offsets = op1("cumsum", {op1("histc", {sorted[0]}, {E}, DType::i32)}, {E}, DType::i32);
+  TensorId offsets = b.generic_one("cumsum", {b.generic_one("histc", {sorted[0]}, {E}, DType::i32)}, {E}, DType::i32);
   b.hold(offsets);
-  TensorId sentinel = op1("sentinel_mask", {sorted[0]}, {R, 1}, DType::boolean);
+  TensorId sentinel = b.generic_one("sentinel_mask", {sorted[0]}, {R, 1}, DType::boolean);
   b.hold(sentinel);
   const TensorId selected = b.inplace_fresh_grad("masked_fill_", selected_g, {sentinel});
   // Experts: proj_out is rebound at every step, so each intermediate goes once the next exists (unless saved).
   // Reads weight first: its backward computes the weight gradient before the input's (whole-run stream).
-  TensorId proj = op1("grouped_mm", {gate_up, selected, offsets}, {R, 2 * I}, dt, {0, 1});
-  proj = op1("masked_fill", {proj, sentinel}, {R, 2 * I}, dt);
+  TensorId proj = b.generic_one("grouped_mm", {gate_up, selected, offsets}, {R, 2 * I}, dt, {0, 1});
+  proj = b.generic_one("masked_fill", {proj, sentinel}, {R, 2 * I}, dt);
   const auto halves = b.split(proj, 2, {R, I});
   proj = b.mul(b.unary("silu", halves[0], true, false), halves[1]);
-  proj = op1("grouped_mm", {down, proj, offsets}, {R, H}, dt, {0, 1});
-  proj = op1("masked_fill", {proj, sentinel}, {R, H}, dt);
+  proj = b.generic_one("grouped_mm", {down, proj, offsets}, {R, H}, dt, {0, 1});
+  proj = b.generic_one("masked_fill", {proj, sentinel}, {R, H}, dt);
   b.hold(proj);  // not rebound after the weighting: bound until the function returns
   TensorId weighted = b.mul(proj, b.view(sample_w, {R, 1}));
-  TensorId inv_perm = op1("inv_perm", {perm}, {R}, DType::i64);
-  weighted = op1("index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
+  TensorId inv_perm = b.generic_one("inv_perm", {perm}, {R}, DType::i64);
+  weighted = b.generic_one("index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
   b.hold(weighted);
-  TensorId summed = op1("sum_topk", {weighted}, {T, H}, b.dtype(weighted));  // view(T, k, H).sum(1)
+  TensorId summed = b.generic_one("sum_topk", {weighted}, {T, H}, b.dtype(weighted));  // view(T, k, H).sum(1)
   TensorId out = b.to(summed, dt);
   for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, sorted[0]}) b.drop(t);
   return b.view(out, {B, Sq, H});

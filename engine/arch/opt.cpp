@@ -107,15 +107,12 @@ void build_opt(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(inputs_embeds);
   // attention_mask = torch.ones(B, past + S) and the position ids made from it: locals of the forward.
   const int64_t L = past + S;
-  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t) {
-    return b.generic({name, std::move(reads), {{std::move(shape), t}}, {}, {}, {}, {}})[0];
-  };
-  TensorId attention_mask = op1("ones", {}, {B, L}, DType::f32);
+  TensorId attention_mask = b.generic_one("ones", {}, {B, L}, DType::f32);
   b.hold(attention_mask);
-  TensorId positions = op1("cumsum", {attention_mask}, {B, L}, DType::f32);
-  positions = op1("mul", {positions, attention_mask}, {B, L}, DType::f32);
-  positions = op1("sub_scalar", {positions}, {B, L}, DType::f32);
-  const TensorId position_ids = op1("to_long", {positions}, {B, L}, DType::i64);
+  TensorId positions = b.generic_one("cumsum", {attention_mask}, {B, L}, DType::f32);
+  positions = b.generic_one("mul", {positions, attention_mask}, {B, L}, DType::f32);
+  positions = b.generic_one("sub_scalar", {positions}, {B, L}, DType::f32);
+  const TensorId position_ids = b.generic_one("to_long", {positions}, {B, L}, DType::i64);
   b.hold(position_ids);
   TensorId mask = kNoTensor;
   if (cfg.attn == AttnImpl::eager) mask = inf ? inference_mask(b, 0, b.dtype(inputs_embeds))
@@ -123,7 +120,7 @@ void build_opt(GraphBuilder& b, const TransformerSpec& s) {
   else if (inf) mask = inference_mask(b, 0, b.dtype(inputs_embeds));
   if (mask != kNoTensor) b.hold(mask);
   // OPTLearnedPositionalEmbedding: embedding(position_ids + offset), the sum a temporary the embedding saves.
-  TensorId pos_embeds = b.embedding(op1("add_scalar", {position_ids}, {B, S}, DType::i64), pos_w);
+  TensorId pos_embeds = b.embedding(b.generic_one("add_scalar", {position_ids}, {B, S}, DType::i64), pos_w);
   b.hold(pos_embeds);
   TensorId x = inputs_embeds;
   if (project_in != kNoTensor) x = b.linear(inputs_embeds, project_in);

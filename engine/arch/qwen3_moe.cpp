@@ -56,10 +56,6 @@ TensorId qwen_moe_experts(GraphBuilder& b, const TransformerSpec& s, TensorId ga
   const int64_t T = b.shape(flat)[0], R = checked_mul(T, K);
   const DType dt = b.dtype(flat), logits_dt = b.dtype(route.weights);
   const TensorId weights = route.weights, selected_experts = route.selected;
-  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t,
-                 std::vector<int> saved_reads = {}) {
-    return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
-  };
   if (!b.training() && b.pass().from_generate && b.pass().past_len > 0) {
     // generate()'s decode steps run batched_mm_experts_forward (GenerationMixin._optimize_model_for_decode swaps
     // grouped_mm for batched_mm on CUDA after the prefill): per-row copies of the routed experts' weights,
@@ -77,33 +73,33 @@ TensorId qwen_moe_experts(GraphBuilder& b, const TransformerSpec& s, TensorId ga
   TensorId perm = sorted[1];
   b.hold(perm);
   b.hold(sorted[0]);
-  TensorId rows = op1("floor_divide", {perm}, {R}, DType::i64);
-  const TensorId selected_g = op1("index", {flat, rows}, {R, H}, dt, {1});
+  TensorId rows = b.generic_one("floor_divide", {perm}, {R}, DType::i64);
+  const TensorId selected_g = b.generic_one("index", {flat, rows}, {R, H}, dt, {1});
   b.hold(selected_g);
-  TensorId sample_w = op1("index", {b.view(weights, {R}), perm}, {R}, logits_dt, {1});
+  TensorId sample_w = b.generic_one("index", {b.view(weights, {R}), perm}, {R}, logits_dt, {1});
   b.hold(sample_w);
   // histc_input = expert_ids_g.int() on CUDA: a local int32 copy until the function returns.
-  TensorId histc_input = op1("to_int", {sorted[0]}, {R}, DType::i32);
+  TensorId histc_input = b.generic_one("to_int", {sorted[0]}, {R}, DType::i32);
   b.hold(histc_input);
-  TensorId offsets = op1("cumsum", {op1("histc", {histc_input}, {E}, DType::i32)}, {E}, DType::i32);
+  TensorId offsets = b.generic_one("cumsum", {b.generic_one("histc", {histc_input}, {E}, DType::i32)}, {E}, DType::i32);
   b.hold(offsets);
-  TensorId sentinel = op1("sentinel_mask", {sorted[0]}, {R, 1}, DType::boolean);
+  TensorId sentinel = b.generic_one("sentinel_mask", {sorted[0]}, {R, 1}, DType::boolean);
   b.hold(sentinel);
   const TensorId selected = b.inplace_fresh_grad("masked_fill_", selected_g, {sentinel});
-  TensorId proj = op1("grouped_mm", {gate_up, selected, offsets}, {R, 2 * I}, dt, {0, 1});
-  proj = op1("masked_fill", {proj, sentinel}, {R, 2 * I}, dt);
+  TensorId proj = b.generic_one("grouped_mm", {gate_up, selected, offsets}, {R, 2 * I}, dt, {0, 1});
+  proj = b.generic_one("masked_fill", {proj, sentinel}, {R, 2 * I}, dt);
   const auto halves = b.split(proj, 2, {R, I});
   proj = b.mul(b.unary("silu", halves[0], true, false), halves[1]);
-  proj = op1("grouped_mm", {down, proj, offsets}, {R, H}, dt, {0, 1});
-  proj = op1("masked_fill", {proj, sentinel}, {R, H}, dt);
+  proj = b.generic_one("grouped_mm", {down, proj, offsets}, {R, H}, dt, {0, 1});
+  proj = b.generic_one("masked_fill", {proj, sentinel}, {R, H}, dt);
   b.hold(proj);
   TensorId weighted = b.mul(proj, b.view(sample_w, {R, 1}));
   // inv_perm = empty_like(perm); inv_perm[perm] = arange(R): the arange is a temporary of R int64.
   TensorId inv_perm =
       b.generic({"inv_perm", {perm}, {{{R}, DType::i64}}, {}, {}, {checked_mul(R, int64_t{8})}, {}})[0];
-  weighted = op1("index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
+  weighted = b.generic_one("index", {weighted, inv_perm}, {R, H}, b.dtype(weighted), {1});
   b.hold(weighted);
-  TensorId summed = op1("sum_topk", {weighted}, {T, H}, b.dtype(weighted));
+  TensorId summed = b.generic_one("sum_topk", {weighted}, {T, H}, b.dtype(weighted));
   TensorId out = b.to(summed, dt);
   for (TensorId t : {weighted, proj, selected_g, sample_w, offsets, sentinel, perm, sorted[0], histc_input}) b.drop(t);
   return out;

@@ -29,8 +29,9 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
   TensorId ids = b.input({B, S}, DType::i64);
 
+  // Every intermediate below is [B, S].
   auto op1 = [&](std::string_view name, std::vector<TensorId> reads, DType t) {
-    return b.generic({name, std::move(reads), {{{B, S}, t}}, {}, {}, {}, {}})[0];
+    return b.generic_one(name, std::move(reads), {B, S}, t);
   };
   // create_position_ids_from_input_ids: `mask` is bound until the function returns; every other
   // intermediate is a temporary of the expression it sits in.

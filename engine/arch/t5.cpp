@@ -32,11 +32,6 @@ namespace memplan {
 
 namespace {
 
-TensorId op1(GraphBuilder& b, std::string_view name, std::vector<TensorId> reads, Shape shape, DType t,
-             std::vector<int> saved_reads = {}) {
-  return b.generic({name, std::move(reads), {{std::move(shape), t}}, std::move(saved_reads), {}, {}, {}})[0];
-}
-
 bool low_precision(DType t) { return t == DType::bf16 || t == DType::f16; }
 
 // T5LayerNorm.forward: variance = h.to(f32).pow(2).mean(-1, keepdim); h = h * rsqrt(variance + eps) (a 16-bit
@@ -68,11 +63,11 @@ TensorId t5_act(GraphBuilder& b, const std::string& act, TensorId x) {
 TensorId fp16_clamp(GraphBuilder& b, TensorId h) {
   if (b.dtype(h) != DType::f16) return h;
   const Shape hs = b.shape(h);
-  TensorId inf = op1(b, "isinf", {h}, hs, DType::boolean);
-  TensorId any = op1(b, "any", {inf}, {}, DType::boolean);
-  TensorId bound = op1(b, "where", {any}, {}, DType::f16);
+  TensorId inf = b.generic_one("isinf", {h}, hs, DType::boolean);
+  TensorId any = b.generic_one("any", {inf}, {}, DType::boolean);
+  TensorId bound = b.generic_one("where", {any}, {}, DType::f16);
   b.hold(bound);  // clamp_value: bound until the block returns
-  TensorId lo = op1(b, "neg", {bound}, {}, DType::f16);
+  TensorId lo = b.generic_one("neg", {bound}, {}, DType::f16);
   TensorId out = b.generic({"clamp", {h, lo, bound}, {{hs, DType::f16}}, {0, 1, 2}, {}, {}, {}})[0];
   b.drop(bound);
   return out;
@@ -83,38 +78,38 @@ TensorId fp16_clamp(GraphBuilder& b, TensorId h) {
 // relative_attention_bias lookup [q, k, H] and values.permute([2, 0, 1]).unsqueeze(0), a view.
 TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int64_t heads, bool bidirectional) {
   const Shape qk{q, k};
-  TensorId ctx = op1(b, "add_scalar", {op1(b, "arange", {}, {q}, DType::i64)}, {q, 1}, DType::i64);
-  TensorId mem = op1(b, "arange", {}, {1, k}, DType::i64);
-  const TensorId rel = op1(b, "sub", {mem, ctx}, qk, DType::i64);
+  TensorId ctx = b.generic_one("add_scalar", {b.generic_one("arange", {}, {q}, DType::i64)}, {q, 1}, DType::i64);
+  TensorId mem = b.generic_one("arange", {}, {1, k}, DType::i64);
+  const TensorId rel = b.generic_one("sub", {mem, ctx}, qk, DType::i64);
   b.hold(rel);  // relative_position: bound in compute_bias until it returns
   TensorId buckets = kNoTensor, relp;
   if (bidirectional) {
-    TensorId gt = op1(b, "gt", {rel}, qk, DType::boolean);
-    TensorId as_long = op1(b, "to_copy", {gt}, qk, DType::i64);
-    buckets = op1(b, "mul_scalar", {as_long}, qk, DType::i64);  // 0 + tensor: the sum is a new tensor
-    buckets = op1(b, "add_scalar", {buckets}, qk, DType::i64);
-    relp = op1(b, "abs", {rel}, qk, DType::i64);
+    TensorId gt = b.generic_one("gt", {rel}, qk, DType::boolean);
+    TensorId as_long = b.generic_one("to_copy", {gt}, qk, DType::i64);
+    buckets = b.generic_one("mul_scalar", {as_long}, qk, DType::i64);  // 0 + tensor: the sum is a new tensor
+    buckets = b.generic_one("add_scalar", {buckets}, qk, DType::i64);
+    relp = b.generic_one("abs", {rel}, qk, DType::i64);
   } else {
-    TensorId zeros = op1(b, "zeros_like", {rel}, qk, DType::i64);
-    relp = op1(b, "neg", {op1(b, "minimum", {rel, zeros}, qk, DType::i64)}, qk, DType::i64);
+    TensorId zeros = b.generic_one("zeros_like", {rel}, qk, DType::i64);
+    relp = b.generic_one("neg", {b.generic_one("minimum", {rel, zeros}, qk, DType::i64)}, qk, DType::i64);
   }
   if (buckets != kNoTensor) b.hold(buckets);
   b.hold(relp);
-  const TensorId is_small = op1(b, "lt", {relp}, qk, DType::boolean);
+  const TensorId is_small = b.generic_one("lt", {relp}, qk, DType::boolean);
   b.hold(is_small);
-  TensorId f = op1(b, "to_copy", {relp}, qk, DType::f32);
-  f = op1(b, "div_scalar", {f}, qk, DType::f32);
-  f = op1(b, "log", {f}, qk, DType::f32);
-  f = op1(b, "div_scalar", {f}, qk, DType::f32);
-  f = op1(b, "mul_scalar", {f}, qk, DType::f32);
-  TensorId large = op1(b, "add_scalar", {op1(b, "to_copy", {f}, qk, DType::i64)}, qk, DType::i64);
-  TensorId full = op1(b, "full_like", {large}, qk, DType::i64);
-  large = op1(b, "minimum", {large, full}, qk, DType::i64);
-  TensorId chosen = op1(b, "where", {is_small, relp, large}, qk, DType::i64);
+  TensorId f = b.generic_one("to_copy", {relp}, qk, DType::f32);
+  f = b.generic_one("div_scalar", {f}, qk, DType::f32);
+  f = b.generic_one("log", {f}, qk, DType::f32);
+  f = b.generic_one("div_scalar", {f}, qk, DType::f32);
+  f = b.generic_one("mul_scalar", {f}, qk, DType::f32);
+  TensorId large = b.generic_one("add_scalar", {b.generic_one("to_copy", {f}, qk, DType::i64)}, qk, DType::i64);
+  TensorId full = b.generic_one("full_like", {large}, qk, DType::i64);
+  large = b.generic_one("minimum", {large, full}, qk, DType::i64);
+  TensorId chosen = b.generic_one("where", {is_small, relp, large}, qk, DType::i64);
   if (bidirectional) {
     buckets = b.inplace("add_", buckets, false, {chosen});
   } else {
-    buckets = op1(b, "add_scalar", {chosen}, qk, DType::i64);
+    buckets = b.generic_one("add_scalar", {chosen}, qk, DType::i64);
   }
   b.drop(is_small);
   b.drop(relp);
@@ -203,7 +198,7 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     probs = b.dropout(probs, dropout_p);
     TensorId weights = kNoTensor;
     if (up) {
-      weights = op1(b, "to_copy", {probs}, {B, H, L, Lk}, dt);
+      weights = b.generic_one("to_copy", {probs}, {B, H, L, Lk}, dt);
       b.hold(weights);
     }
     TensorId out = matmul_no_autocast(b, probs, v32, {B, H, L, D}, false, true);
@@ -335,7 +330,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       // require grad (that gradient, d floats, lands in the weight's .grad). The real leaf keeps its accumulated .grad until `del loss` frees the graph after
       // backward; here it is released at decoder block 0's backward (the encoder's backward runs without it).
       const bool leaf = cfg.grad_checkpointing && b.training() && b.info(norm_w).requires_grad;
-      bias = op1(b, "zeros", leaf ? std::vector<TensorId>{norm_w} : std::vector<TensorId>{}, {1, nh, Lq, Lk},
+      bias = b.generic_one("zeros", leaf ? std::vector<TensorId>{norm_w} : std::vector<TensorId>{}, {1, nh, Lq, Lk},
                  b.dtype(q));
     }
   }
@@ -346,9 +341,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       // create_position_bias_mask: arange(q)[:, None] >= arange(k)[None, :] -> bool [q, k], then
       // torch.where(causal, position_bias, finfo.min): a new [1, H, q, k] in the bias dtype, laid out like
       // the permuted bias (TensorIterator follows its strides). WhereBackward saves the condition.
-      TensorId cond = op1(b, "ge", {op1(b, "arange", {}, {Lq}, DType::i64), op1(b, "arange", {}, {Lk}, DType::i64)},
+      TensorId cond = b.generic_one("ge", {b.generic_one("arange", {}, {Lq}, DType::i64), b.generic_one("arange", {}, {Lk}, DType::i64)},
                           {Lq, Lk}, DType::boolean);
-      m = op1(b, "where", {cond, bias}, {1, nh, Lq, Lk}, b.dtype(bias), {0});
+      m = b.generic_one("where", {cond, bias}, {1, nh, Lq, Lk}, b.dtype(bias), {0});
     }
     bool heads_contiguous = false;
     ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous);
@@ -528,7 +523,7 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
       // context_position = arange(q)[:, None] + past_seen_tokens: one more [q, 1] int64 temporary
       bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/false);
     } else {
-      bias = op1(b, "zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
+      bias = b.generic_one("zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
     }
   }
   TensorId ctx;
@@ -638,9 +633,9 @@ void build_t5(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
   b.hold(enc);  // encoder_outputs: bound until T5ForConditionalGeneration.forward returns
   // _shift_right(labels): new_zeros [B, T], labels[..., :-1].clone() copied in, masked_fill_(== -100, pad).
-  TensorId dec_ids = op1(b, "new_zeros", {}, {B, T}, DType::i64);
-  TensorId shifted = op1(b, "clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
-  TensorId eq = op1(b, "eq", {dec_ids, shifted}, {B, T}, DType::boolean);
+  TensorId dec_ids = b.generic_one("new_zeros", {}, {B, T}, DType::i64);
+  TensorId shifted = b.generic_one("clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
+  TensorId eq = b.generic_one("eq", {dec_ids, shifted}, {B, T}, DType::boolean);
   dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
   b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
   const StackParams dec_params = stack_params(b, s, true);
