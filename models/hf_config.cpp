@@ -103,22 +103,11 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
   else  // mixtral
     d = {32000, 4096, 14336, 32, 32, 8, 4096 * 32, 0};
 
-  TransformerSpec s;
-  s.family = TransformerSpec::Family::llama;
-  s.vocab_size = r.positive({"vocab_size"}, d.vocab);
-  s.hidden_size = r.positive({"hidden_size"}, d.hidden);
-  s.intermediate_size = r.positive({"intermediate_size"}, d.intermediate);
-  s.num_layers = r.positive({"num_hidden_layers"}, d.layers, kMaxLayers);
-  s.num_heads = r.positive({"num_attention_heads"}, d.heads);
-  // num_key_value_heads: null in config.json means None => num_attention_heads, for every class.
-  s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(d.kv_heads.value_or(s.num_heads));
-  check_kv_heads(s);
-  // head_dim: a config field for llama/mistral/mixtral; qwen2's modeling reads getattr(config, "head_dim", ...),
-  // which an extra config.json key sets too. Absent => hidden // heads, which must then divide evenly.
-  if (auto hd = r.opt_positive({"head_dim"}))
-    s.head_dim = *hd;
-  else
-    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  // num_key_value_heads: null in config.json means None => num_attention_heads, for every class. head_dim: a
+  // config field for llama/mistral/mixtral; qwen2's modeling reads getattr(config, "head_dim", ...), which an
+  // extra config.json key sets too. Absent => hidden // heads, which must then divide evenly.
+  TransformerSpec s = read_decoder_sizes(r, {d.vocab, d.hidden, d.intermediate, d.layers, d.heads,
+                                             d.kv_heads.value_or(0)});
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, d.max_positions);
   s.hidden_act = r.string({"hidden_act"}, "silu");
   s.attn_dropout = r.probability({"attention_dropout"}, 0.0);
