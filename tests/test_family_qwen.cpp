@@ -26,7 +26,6 @@ namespace {
 TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
 
-double mib(int64_t bytes) { return memplan::testing::to_mib(bytes); }
 
 }  // namespace
 
@@ -158,19 +157,8 @@ TEST_CASE("qwen parameter counts: measured cases and published checkpoints", "[f
 
 TEST_CASE("qwen family set 1: measured H200 cases", "[family][qwen]") {
   // Peak allocated within 1 % per case, reserved within 5 %, the inference KV figure within 1 %.
-  int seen = 0;
-  for (const auto& c : memplan::testing::load_cases("h200-families.jsonl")) {
-    if ((c.id.rfind("f1-qwen3", 0) != 0 && c.id.rfind("f1-olmo2", 0) != 0) || !c.measured) continue;
-    ++seen;
-    const auto& m = *c.measured;
-    const memplan::Estimate e = memplan::estimate(c.model, c.run, memplan::estimate_options_for(c));
-    const double alloc = mib(e.torch_peak_allocated_bytes()), reserved = mib(e.run_peak_reserved_bytes());
-    INFO(c.id << ": allocated " << alloc << " vs " << *m.peak_allocated_mib << ", reserved " << reserved << " vs "
-              << *m.peak_reserved_mib);
-    CHECK(std::abs(alloc / *m.peak_allocated_mib - 1.0) <= 0.01);
-    CHECK(std::abs(reserved / *m.peak_reserved_mib - 1.0) <= 0.05);
-    if (m.kv_cache_mib) CHECK(std::abs(mib(e.torch_kv_cache_bytes()) / *m.kv_cache_mib - 1.0) <= 0.01);
-    if (m.params) CHECK(memplan::param_count(c.model) == *m.params);
-  }
-  CHECK(seen == 8);
+  const auto checked = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return memplan::testing::has_any_prefix(c.id, {"f1-qwen3", "f1-olmo2"}); },
+      [](const std::string&) { return memplan::testing::FamilyBounds{0.01, 0.05}; });
+  CHECK(checked.size() == 8);
 }

@@ -22,7 +22,6 @@ namespace {
 
 TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
-double mib(int64_t bytes) { return memplan::testing::to_mib(bytes); }
 
 }  // namespace
 
@@ -145,21 +144,11 @@ TEST_CASE("roberta's sequence limit: positions start at pad_token_id + 1", "[fam
 TEST_CASE("qwen2_moe / opt / roberta: measured H200 cases of family sets 7 and 8", "[family][set7]") {
   // Peak allocated within 0.1 % per case (every case is within 0.05 %), reserved within 1 % (set 7: 0.19 % at
   // most; set 8, predicted blind: 0.24 %), the KV cache within 1 %, and the measured `params` exactly.
+  const auto checked = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return memplan::testing::has_any_prefix(c.id, {"f7-", "f8-"}); },
+      [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
   int tuning = 0, held_out = 0;
-  for (const auto& c : memplan::testing::load_cases("h200-families.jsonl")) {
-    const bool ours = c.id.rfind("f7-", 0) == 0 || c.id.rfind("f8-", 0) == 0;
-    if (!ours || !c.measured) continue;
-    (c.holdout ? held_out : tuning) += 1;
-    const auto& m = *c.measured;
-    const memplan::Estimate e = memplan::estimate(c.model, c.run, memplan::estimate_options_for(c));
-    const double alloc = mib(e.torch_peak_allocated_bytes()), reserved = mib(e.run_peak_reserved_bytes());
-    INFO(c.id << ": allocated " << alloc << " vs " << *m.peak_allocated_mib << ", reserved " << reserved << " vs "
-              << *m.peak_reserved_mib);
-    CHECK(std::abs(alloc / *m.peak_allocated_mib - 1.0) <= 0.001);
-    CHECK(std::abs(reserved / *m.peak_reserved_mib - 1.0) <= 0.01);
-    if (m.kv_cache_mib) CHECK(std::abs(mib(e.torch_kv_cache_bytes()) / *m.kv_cache_mib - 1.0) <= 0.01);
-    if (m.params) CHECK(e.params == *m.params);
-  }
+  for (const auto& r : checked) (r.holdout ? held_out : tuning) += 1;
   CHECK(tuning == 12);
   CHECK(held_out == 12);
 }

@@ -11,6 +11,7 @@
 #include "models/load_model.h"
 #include "models/param_count.h"
 #include "models/torchvision.h"
+#include "family_test_helpers.h"
 #include "fidelity_cases.h"
 
 using memplan::VisionSpec;
@@ -79,24 +80,14 @@ TEST_CASE("torchvision families: predicted vs measured on the H200", "[family]")
       {"vreq2-efficientnet_b2-ampbf16-adamw-b16-i288", 0.015, 0.05},
       {"vreq2-swin_v2_t-ampfp16-sgdmom-b16", 0.07, 0.05},
   };
-  const auto cases = memplan::testing::load_cases("h200-families.jsonl");
-  int seen = 0;
-  for (const auto& c : cases) {
-    if (c.model.kind != memplan::ModelSpec::Kind::vision || !c.measured) continue;
-    ++seen;
-    double alloc_tol = 0.01, reserved_tol = 0.05;
-    for (const Pending& p : pending)
-      if (c.id == p.id) alloc_tol = p.alloc, reserved_tol = p.reserved;
-    const memplan::Estimate e = memplan::estimate(c.model, c.run, memplan::estimate_options_for(c));
-    const double alloc = static_cast<double>(e.torch_peak_allocated_bytes()) / 1048576.0;
-    const double reserved = static_cast<double>(e.run_peak_reserved_bytes()) / 1048576.0;
-    INFO(c.id << ": allocated " << alloc << " vs " << *c.measured->peak_allocated_mib << " MiB, reserved " << reserved
-              << " vs " << *c.measured->peak_reserved_mib << " MiB");
-    CHECK(std::abs(alloc / *c.measured->peak_allocated_mib - 1) <= alloc_tol);
-    CHECK(std::abs(reserved / *c.measured->peak_reserved_mib - 1) <= reserved_tol);
-    CHECK(memplan::param_count(c.model) == *c.measured->params);
-  }
-  CHECK(seen == 61);
+  const auto checked = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return c.model.kind == memplan::ModelSpec::Kind::vision; },
+      [&](const std::string& id) {
+        for (const Pending& p : pending)
+          if (id == p.id) return memplan::testing::FamilyBounds{p.alloc, p.reserved};
+        return memplan::testing::FamilyBounds{0.01, 0.05};
+      });
+  CHECK(checked.size() == 61);
 }
 
 TEST_CASE("torchvision family inputs are validated", "[family]") {
