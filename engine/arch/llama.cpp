@@ -125,21 +125,13 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, 
 }
 
 LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
-  const int64_t H = s.hidden_size, I = s.intermediate_size, nh = s.num_heads, nkv = s.num_kv_heads,
-                hd = s.head_dim;
+  const int64_t H = s.hidden_size, I = s.intermediate_size;
   LlamaDecoderParams d;
   LlamaLayerParams& w = d.attn;
   auto linear_bias = [&](const std::string& name, int64_t n, bool has) {
     return has ? b.param(p + name + ".bias", {n}, train) : kNoTensor;
   };
-  w.q = b.param(p + "self_attn.q_proj.weight", {nh * hd, H}, train);
-  w.qb = linear_bias("self_attn.q_proj", nh * hd, s.qkv_bias);
-  w.k = b.param(p + "self_attn.k_proj.weight", {nkv * hd, H}, train);
-  w.kb = linear_bias("self_attn.k_proj", nkv * hd, s.qkv_bias);
-  w.v = b.param(p + "self_attn.v_proj.weight", {nkv * hd, H}, train);
-  w.vb = linear_bias("self_attn.v_proj", nkv * hd, s.qkv_bias);
-  w.o = b.param(p + "self_attn.o_proj.weight", {H, nh * hd}, train);
-  w.ob = linear_bias("self_attn.o_proj", H, s.o_bias);
+  attention_projection_params(b, s, p, train, s.qkv_bias, s.o_bias, w);
   FfnParams& f = d.ffn;
   if (s.num_experts > 0) {
     const int64_t E = s.num_experts;

@@ -53,6 +53,26 @@ struct LlamaDecoderParams {
   LlamaLayerParams attn;
   FfnParams ffn;
 };
+// The q / k / v / o projections of a Llama-derived attention under "<p>self_attn.", registered as nn.Linear
+// creates them, each weight then its bias where the flag says: q [nh * hd, H], k and v [nkv * hd, H], o
+// [H, nh * hd]. L: a layer struct with members q, qb, k, kb, v, vb, o, ob (biases left kNoTensor when absent).
+template <class L>
+void attention_projection_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train,
+                                 bool qkv_bias, bool o_bias, L& w) {
+  const int64_t H = s.hidden_size, nh = s.num_heads, nkv = s.num_kv_heads, hd = s.head_dim;
+  auto bias = [&](const char* name, int64_t n, bool has) {
+    return has ? b.param(p + "self_attn." + name + ".bias", {n}, train) : kNoTensor;
+  };
+  w.q = b.param(p + "self_attn.q_proj.weight", {nh * hd, H}, train);
+  w.qb = bias("q_proj", nh * hd, qkv_bias);
+  w.k = b.param(p + "self_attn.k_proj.weight", {nkv * hd, H}, train);
+  w.kb = bias("k_proj", nkv * hd, qkv_bias);
+  w.v = b.param(p + "self_attn.v_proj.weight", {nkv * hd, H}, train);
+  w.vb = bias("v_proj", nkv * hd, qkv_bias);
+  w.o = b.param(p + "self_attn.o_proj.weight", {H, nh * hd}, train);
+  w.ob = bias("o_proj", H, o_bias);
+}
+
 // Creates layer `p`'s parameters (p = "layers.<i>."): q/k/v biases with qkv_bias, o's with o_bias, MLP biases
 // with mlp_bias; the MoE block's router and 3-d expert weights when num_experts > 0.
 LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);

@@ -50,17 +50,7 @@ Olmo2Layer layer_params(GraphBuilder& b, const TransformerSpec& s, const std::st
   const int64_t H = s.hidden_size, I = s.intermediate_size, nh = s.num_heads, nkv = s.num_kv_heads,
                 hd = s.head_dim;
   Olmo2Layer w;
-  auto bias = [&](const std::string& name, int64_t n) {
-    return s.attention_bias ? b.param(p + name + ".bias", {n}, train) : kNoTensor;
-  };
-  w.q = b.param(p + "self_attn.q_proj.weight", {nh * hd, H}, train);
-  w.qb = bias("self_attn.q_proj", nh * hd);
-  w.k = b.param(p + "self_attn.k_proj.weight", {nkv * hd, H}, train);
-  w.kb = bias("self_attn.k_proj", nkv * hd);
-  w.v = b.param(p + "self_attn.v_proj.weight", {nkv * hd, H}, train);
-  w.vb = bias("self_attn.v_proj", nkv * hd);
-  w.o = b.param(p + "self_attn.o_proj.weight", {H, nh * hd}, train);
-  w.ob = bias("self_attn.o_proj", H);
+  attention_projection_params(b, s, p, train, s.attention_bias, s.attention_bias, w);
   w.q_norm = b.param(p + "self_attn.q_norm.weight", {nh * hd}, train);
   w.k_norm = b.param(p + "self_attn.k_norm.weight", {nkv * hd}, train);
   w.gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);

@@ -34,20 +34,10 @@ struct Qwen2MoeLayerParams {
 
 Qwen2MoeLayerParams layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train) {
   const std::string p = "layers." + std::to_string(i) + ".";
-  const int64_t H = s.hidden_size, nh = s.num_heads, nkv = s.num_kv_heads, hd = s.head_dim;
+  const int64_t H = s.hidden_size;
   Qwen2MoeLayerParams w;
   LlamaLayerParams& a = w.attn;
-  auto bias = [&](const std::string& name, int64_t n) {
-    return s.qkv_bias ? b.param(p + name + ".bias", {n}, train) : kNoTensor;
-  };
-  a.q = b.param(p + "self_attn.q_proj.weight", {nh * hd, H}, train);
-  a.qb = bias("self_attn.q_proj", nh * hd);
-  a.k = b.param(p + "self_attn.k_proj.weight", {nkv * hd, H}, train);
-  a.kb = bias("self_attn.k_proj", nkv * hd);
-  a.v = b.param(p + "self_attn.v_proj.weight", {nkv * hd, H}, train);
-  a.vb = bias("self_attn.v_proj", nkv * hd);
-  a.o = b.param(p + "self_attn.o_proj.weight", {H, nh * hd}, train);
-  a.ob = kNoTensor;
+  attention_projection_params(b, s, p, train, s.qkv_bias, /*o_bias=*/false, a);  // Qwen2MoeAttention: o_proj bias=False
   const bool sparse = !s.moe_layers.empty() && s.moe_layers[static_cast<size_t>(i)] != 0;
   if (sparse) {
     const int64_t E = s.num_experts, I = s.moe_intermediate_size, Is = s.shared_expert_intermediate_size;
