@@ -49,6 +49,11 @@ void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/a
 // Shared pieces of HF causal LMs.
 // ForCausalLMLoss: logits.float(), labels padded by one and shifted (.contiguous()), cross entropy (mean).
 TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels);
+// The training tail of a CausalLM forward: lm_head over the final hidden states (with `bias`; `logits_op` applied
+// to its output, a rebinding statement), the model's end, ForCausalLMLoss against the input ids, the autocast
+// cache cleared, the loss set. The forward keeps hidden_states bound until it returns, after the loss (traces).
+void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId ids,
+                             TensorId bias = kNoTensor, TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
 // LlamaRMSNorm as written in Python: x.to(f32), pow(2).mean(-1), x * rsqrt(var + eps), weight * x.to(input dtype),
 // one kernel per step. Shared by llama.cpp and native graphs' rms_norm.
 TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w);

@@ -32,6 +32,18 @@ TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels) {
   return loss;
 }
 
+void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId ids, TensorId bias,
+                             TensorId (*logits_op)(GraphBuilder&, TensorId)) {
+  b.hold(hidden);
+  TensorId logits = b.linear(hidden, head_weight, bias);
+  if (logits_op) logits = logits_op(b, logits);
+  b.mark_model_end();
+  TensorId loss = causal_lm_loss(b, logits, ids);
+  b.drop(hidden);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
 void hf_construction_scalar(GraphBuilder& b) { b.construction_persistent(dtype_bytes(b.param_dtype())); }
 
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {

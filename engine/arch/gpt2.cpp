@@ -149,13 +149,7 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
     inference_head(b, hf, wte);
     return;
   }
-  b.hold(hf);  // GPT2LMHeadModel.forward keeps hidden_states bound until it returns, after the loss (traces)
-  TensorId logits = b.linear(hf, wte);  // lm_head is tied to wte, no bias
-  b.mark_model_end();
-  TensorId loss = causal_lm_loss(b, logits, ids);
-  b.drop(hf);
-  b.exit_autocast();
-  b.set_loss(loss);
+  causal_lm_training_head(b, hf, wte, ids);
 }
 
 }  // namespace memplan

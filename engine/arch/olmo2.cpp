@@ -155,13 +155,7 @@ void build_olmo2(GraphBuilder& b, const TransformerSpec& s) {
     inference_head(b, hn, head);
     return;
   }
-  b.hold(hn);
-  TensorId logits = b.linear(hn, head);
-  b.mark_model_end();
-  TensorId loss = causal_lm_loss(b, logits, ids);
-  b.drop(hn);
-  b.exit_autocast();
-  b.set_loss(loss);
+  causal_lm_training_head(b, hn, head, ids);
 }
 
 }  // namespace memplan

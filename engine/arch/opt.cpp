@@ -79,8 +79,6 @@ TensorId opt_attention(GraphBuilder& b, const TransformerSpec& s, const OptLayer
   return out;
 }
 
-TensorId opt_layer_norm(GraphBuilder& b, TensorId x, TensorId w, TensorId wb) { return b.layer_norm(x, w, wb); }
-
 }  // namespace
 
 void build_opt(GraphBuilder& b, const TransformerSpec& s) {
@@ -122,12 +120,13 @@ void build_opt(GraphBuilder& b, const TransformerSpec& s) {
   // OPTLearnedPositionalEmbedding: embedding(position_ids + offset), the sum a temporary the embedding saves.
   TensorId pos_embeds = b.embedding(b.generic_one("add_scalar", {position_ids}, {B, S}, DType::i64), pos_w);
   b.hold(pos_embeds);
-  TensorId x = inputs_embeds;
-  if (project_in != kNoTensor) x = b.linear(inputs_embeds, project_in);
-  const TensorId projected = x;
-  if (projected != inputs_embeds) b.hold(projected);  // inputs_embeds is rebound to project_in's output
-  if (projected != inputs_embeds) b.drop(inputs_embeds);
-  TensorId h = b.add(x, pos_embeds);
+  if (project_in != kNoTensor) {  // `inputs_embeds = self.project_in(inputs_embeds)`: rebound, still a local
+    const TensorId projected = b.linear(inputs_embeds, project_in);
+    b.hold(projected);
+    b.drop(inputs_embeds);
+    inputs_embeds = projected;
+  }
+  TensorId h = b.add(inputs_embeds, pos_embeds);
 
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "decoder.layers." + std::to_string(i) + ".";
@@ -135,21 +134,21 @@ void build_opt(GraphBuilder& b, const TransformerSpec& s) {
     b.begin_layer("decoder.layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);  // the decoder's loop variable (and `residual`) hold the layer input until it returns
-    TensorId n1 = pre_ln ? opt_layer_norm(b, h, w.attn_ln_w, w.attn_ln_b) : h;
+    TensorId n1 = pre_ln ? b.layer_norm(h, w.attn_ln_w, w.attn_ln_b) : h;
     if (n1 != h) b.hold(n1);  // bound to hidden_states until self_attn returns
     TensorId attn_weights = kNoTensor;
     TensorId a = b.dropout(opt_attention(b, s, w, n1, mask, attn_weights), s.resid_dropout);
     if (n1 != h) b.drop(n1);
     TensorId h1 = b.add(h, a);
-    if (!pre_ln) h1 = opt_layer_norm(b, h1, w.attn_ln_w, w.attn_ln_b);
+    if (!pre_ln) h1 = b.layer_norm(h1, w.attn_ln_w, w.attn_ln_b);
     const TensorId residual = b.view(h1, {B * S, H});
     b.hold(residual);  // `residual = hidden_states` (the reshaped view) until the sum
-    TensorId n2 = pre_ln ? opt_layer_norm(b, residual, w.ffn_ln_w, w.ffn_ln_b) : residual;
+    TensorId n2 = pre_ln ? b.layer_norm(residual, w.ffn_ln_w, w.ffn_ln_b) : residual;
     TensorId m = activation(b, s.hidden_act, b.linear(n2, w.fc1, w.fc1_b));
     m = b.dropout(b.linear(m, w.fc2, w.fc2_b), s.resid_dropout);
     h = b.view(b.add(residual, m), {B, S, H});
     b.drop(residual);
-    if (!pre_ln) h = opt_layer_norm(b, h, w.ffn_ln_w, w.ffn_ln_b);
+    if (!pre_ln) h = b.layer_norm(h, w.ffn_ln_w, w.ffn_ln_b);
     if (attn_weights != kNoTensor) b.drop(attn_weights);
     b.drop(layer_in);
     b.end_layer();
@@ -161,20 +160,14 @@ void build_opt(GraphBuilder& b, const TransformerSpec& s) {
     h = hn;
   }
   if (project_out != kNoTensor) h = b.linear(h, project_out);
-  for (TensorId t : {projected, pos_embeds, attention_mask, position_ids, mask})
+  for (TensorId t : {inputs_embeds, pos_embeds, attention_mask, position_ids, mask})
     if (t != kNoTensor) b.drop(t);
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, P}, emb_train);
   if (inf) {
     inference_head(b, h, head);
     return;
   }
-  b.hold(h);  // the CausalLM forward keeps hidden_states bound until it returns, after the loss
-  TensorId logits = b.linear(h, head);
-  b.mark_model_end();
-  TensorId loss = causal_lm_loss(b, logits, ids);
-  b.drop(h);
-  b.exit_autocast();
-  b.set_loss(loss);
+  causal_lm_training_head(b, h, head, ids);
 }
 
 }  // namespace memplan

@@ -215,14 +215,7 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
     inference_head(b, hn, head, head_bias, k.logits_op);
     return;
   }
-  b.hold(hn);  // the CausalLM forward keeps hidden_states bound until it returns, after the loss
-  TensorId logits = b.linear(hn, head, head_bias);
-  if (k.logits_op) logits = k.logits_op(b, logits);
-  b.mark_model_end();
-  TensorId loss = causal_lm_loss(b, logits, ids);
-  b.drop(hn);
-  b.exit_autocast();
-  b.set_loss(loss);
+  causal_lm_training_head(b, hn, head, ids, head_bias, k.logits_op);
 }
 
 }  // namespace memplan
