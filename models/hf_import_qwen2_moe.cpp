@@ -12,6 +12,9 @@
 namespace memplan::hf {
 
 TransformerSpec import_qwen2_moe(const ConfigReader& r) {
+  // num_key_value_heads null stays None (no __post_init__ fills it) and Qwen2MoeAttention divides by it.
+  if (r.explicit_null("num_key_value_heads"))
+    throw InputError(r.name("num_key_value_heads"), "null", "must be a positive integer (Qwen2MoeConfig: int)");
   TransformerSpec s = read_decoder_sizes(r, {151936, 2048, 5632, 24, 16, 16});
   if (s.head_dim % 2 != 0)
     throw InputError(r.name("head_dim"), std::to_string(s.head_dim), "must be even (rotate_half pairs dimensions)");

@@ -80,6 +80,7 @@ TEST_CASE("qwen2_moe / opt / roberta importers: bad values name their field", "[
       {R"({"model_type": "qwen2_moe", "num_experts_per_tok": 61})", "config.num_experts_per_tok:"},
       {R"({"model_type": "qwen2_moe", "shared_expert_intermediate_size": 0})", "config.shared_expert_intermediate_size:"},
       {R"({"model_type": "qwen2_moe", "hidden_act": "gelu"})", "config.hidden_act:"},
+      {R"({"model_type": "qwen2_moe", "num_key_value_heads": null})", "config.num_key_value_heads:"},
       {R"({"model_type": "opt", "layerdrop": 0.1})", "config.layerdrop:"},
       {R"({"model_type": "opt", "activation_function": "quick_gelu"})", "config.activation_function:"},
       {R"({"model_type": "opt", "hidden_size": 100, "num_attention_heads": 12})", "config.num_attention_heads:"},
