@@ -36,8 +36,9 @@ PHASE_KEYS = ["start_mib", "batch_mib", "fwd_peak_mib", "after_fwd_mib", "bwd_pe
               "after_bwd_mib", "opt_peak_mib", "end_mib", "step_peak_mib"]
 HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "qwen3", "qwen3_moe", "gemma",
             "gemma3_text", "phi3", "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5",
-            "granite", "phi", "stablelm", "cohere", "qwen2_moe", "opt", "roberta", "xlm-roberta", "gptj", "falcon")
-MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta")
+            "granite", "phi", "stablelm", "cohere", "qwen2_moe", "opt", "roberta", "xlm-roberta", "gptj", "falcon",
+            "smollm3", "distilbert", "gpt_bigcode", "olmoe", "bloom", "glm4", "nemotron", "olmo")
+MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert")
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
             "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "convnext_tiny",
             "convnext_small", "convnext_base", "convnext_large", "efficientnet_b0", "efficientnet_b1",
@@ -117,7 +118,7 @@ def _decoder_layers(model):
     enc, dec = getattr(base, "encoder", None), getattr(base, "decoder", None)
     if isinstance(getattr(enc, "block", None), nn.ModuleList) and isinstance(getattr(dec, "block", None), nn.ModuleList):
         return nn.ModuleList(list(enc.block) + list(dec.block))  # T5: encoder blocks, then decoder blocks
-    for path in ("layers", "h", "encoder.layer", "decoder.layers", "model.layers", "gpt_neox.layers"):
+    for path in ("layers", "h", "encoder.layer", "transformer.layer", "decoder.layers", "model.layers", "gpt_neox.layers"):
         obj = base
         for a in path.split("."):
             obj = getattr(obj, a, None)
