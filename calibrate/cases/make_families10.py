@@ -5,10 +5,11 @@ lengths) and options than the tuning rows: amp fp16 with accumulation, fp32 eage
 of 16 tokens, the options each family's config has that set 9 left at their defaults (smollm3 untied with 8 layers,
 gpt_bigcode multi-head, Falcon-11B's grouped kv, OLMoE's clip_qkv and renormalised routing, multilingual
 distilbert). Predicted at a named commit before it is measured (data/validation/predictions/families10-holdout.json).
-Usage: python3 make_families10.py > families10-holdout-input.jsonl"""
-import json
+Ten training rows, one a family, are also timed one at a time (held-out step-time set 18, ids ht18-...).
+Usage: python3 make_families10.py families10-holdout-input.jsonl timing18-holdout-input.jsonl"""
+import sys
 
-from case_helpers import hf, inference, training
+from case_helpers import hf, inference, training, write_holdout
 
 tr = training
 SMOLLM3_8L = {"hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 8, "num_attention_heads": 16,
@@ -75,6 +76,12 @@ CASES = [
        ckpt=True),
 ]
 
+TIMED = ["f10-smollm3-8l-ampfp16-adamw-b3s1000-acc2", "f10-olmo7-bf16-adamw-b1s2048", "f10-glm4-32-bf16-adamw-b1s2048",
+         "f10-nemotron8-ampfp16-adamw-b2s1000-acc2", "f10-bigcode-star-bf16-adamw-b1s2048",
+         "f10-gptj-small-ampfp16-adamw-b3s1000-eager-acc2", "f10-falcon11-bf16-adamw-b2s2048",
+         "f10-bloom7-bf16-adamw-b1s2048-eager", "f10-olmoe-clip-bf16-adamw-b1s2048",
+         "f10-distilbert-ml-ampbf16-adamw-b24s384"]
+
 if __name__ == "__main__":
-    for c in CASES:
-        print(json.dumps(c))
+    write_holdout(sys.argv[1], [dict(c) for c in CASES])
+    write_holdout(sys.argv[2], [dict(c, id="ht18-" + c["id"][4:]) for c in CASES if c["id"] in TIMED])
