@@ -37,8 +37,9 @@ PHASE_KEYS = ["start_mib", "batch_mib", "fwd_peak_mib", "after_fwd_mib", "bwd_pe
 HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "qwen3", "qwen3_moe", "gemma",
             "gemma3_text", "phi3", "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5",
             "granite", "phi", "stablelm", "cohere", "qwen2_moe", "opt", "roberta", "xlm-roberta", "gptj", "falcon",
-            "smollm3", "distilbert", "gpt_bigcode", "olmoe", "bloom", "glm4", "nemotron", "olmo")
-MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert")
+            "smollm3", "distilbert", "gpt_bigcode", "olmoe", "bloom", "glm4", "nemotron", "olmo",
+            "modernbert", "deberta-v2", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe")
+MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2")
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
             "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "convnext_tiny",
             "convnext_small", "convnext_base", "convnext_large", "efficientnet_b0", "efficientnet_b1",
