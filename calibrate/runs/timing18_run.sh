@@ -1,16 +1,11 @@
 #!/usr/bin/env bash
-# Reserved memory of held out 6 / 7's four inference cases under the validation protocol (harness.py: one
-# prefill + generate, as memplan validate predicts it), where the timing harness's max over its repeated
-# generate() calls read +3.5 / +3.6 % against the prediction for the two small models; and the whole-run
-# allocator streams of those two (record_case_events.py) for calibrate/diff_events.py.
-#   OUT=dir bash calibrate/runs/timing18_run.sh        (one device call, ~2 min)
+# Held-out step-time sets 18 and 19 (training rows of family sets 10 and 12; predictions committed in
+# data/validation/predictions/timing18-holdout.json, timing19-holdout.json before this ran), timed one at a time,
+# one pass. ~4 min.
+#   OUT=dir bash calibrate/runs/timing18_run.sh SHA18 [SHA19]   ($OUT/timing18.tgz, $OUT/timing19.tgz)
 set -u
-export PYTHONUNBUFFERED=1
-cd calibrate
-C=cases/infer-reserved-check-input.jsonl
-timeout 200 python3 harness.py $C --out "$OUT/infer-reserved-check.jsonl" --env "$OUT/env.json" --timeout 120 2>&1 |
-  grep -v "^\[transformers\]" | tail -12
-for id in ir6-q3_06-infer-bf16-b16s2048-g8 ir7-gemma3_1b-infer-bf16-b8s2048-g8; do
-  timeout 100 python3 record_case_events.py $C $id "$OUT/$id.events.json.gz" 2>&1 | grep -v "^\[transformers\]" | tail -2
-done
-ls -la "$OUT"
+here=$(cd "$(dirname "$0")/.." && pwd)
+REPEAT=0 DEADLINE=170 bash "$here/holdout_timing.sh" timing18 cases/timing18-holdout-input.jsonl "${1:?sha256}"
+if [ -n "${2:-}" ]; then
+  REPEAT=0 DEADLINE=50 bash "$here/holdout_timing.sh" timing19 cases/timing19-holdout-input.jsonl "$2"
+fi
