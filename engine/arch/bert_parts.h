@@ -15,6 +15,16 @@ struct BertLinear {
 // nn.Linear(in, out) with its bias: weight then bias, as model.parameters() lists them.
 BertLinear bert_linear(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool train);
 
+// The attention core BERT's modeling file defines and DistilBERT's copies (eager_attention_forward, or
+// integrations/sdpa_attention.py), over head-split q / k / v views [B, heads, S, head_dim] with no mask (none is
+// passed: create_bidirectional_mask returns None for both). `output` is the context [B, S, heads, head_dim]
+// (contiguous); `weights` the attention probabilities after dropout that eager returns (kNoTensor for SDPA),
+// which the callers bind as `attn_weights` / `_`.
+struct BertAttentionOut {
+  TensorId output, weights;
+};
+BertAttentionOut bert_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v);
+
 // BertEncoder over the embeddings' output h: every BertLayer ("encoder.layer.<i>."), its parameters registered
 // in module order, checkpointed / frozen per the run. BertModel.forward keeps h (embedding_output) bound until
 // the encoder returns. Returns the last layer's output.
