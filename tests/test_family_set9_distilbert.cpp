@@ -84,6 +84,8 @@ TEST_CASE("distilbert importer: bad values name their field", "[family][set9]") 
       {R"({"model_type": "distilbert", "dropout": 1.0})", "config.dropout:"},
       {R"({"model_type": "distilbert", "attention_dropout": -0.1})", "config.attention_dropout:"},
       {R"({"model_type": "distilbert", "pad_token_id": 30522})", "config.pad_token_id:"},
+      {R"({"model_type": "distilbert", "pad_token_id": -30523})", "config.pad_token_id:"},
+      {R"({"model_type": "distilbert", "pad_token_id": 1.5})", "config.pad_token_id:"},
       {R"({"model_type": "distilbert", "chunk_size_feed_forward": 64})", "config.chunk_size_feed_forward:"},
       {R"({"model_type": "distilbert", "sinusoidal_pos_embds": "yes"})", "config.sinusoidal_pos_embds:"},
       {R"({"model_type": "distilbert", "tie_word_embeddings": 1})", "config.tie_word_embeddings:"},
@@ -92,8 +94,10 @@ TEST_CASE("distilbert importer: bad values name their field", "[family][set9]") 
     INFO(c.config);
     CHECK(error_of([&] { import(c.config); }).rfind(c.field, 0) == 0);
   }
-  // pad_token_id None is allowed (nn.Embedding without a padding index).
+  // pad_token_id None is allowed (nn.Embedding without a padding index), and so is a negative index inside the
+  // table (nn.Embedding counts it from the end).
   CHECK(error_of([&] { import(R"({"model_type": "distilbert", "pad_token_id": null})"); }) == "no error");
+  CHECK(error_of([&] { import(R"({"model_type": "distilbert", "pad_token_id": -1})"); }) == "no error");
 }
 
 TEST_CASE("distilbert parameter counts: published checkpoints", "[family][set9]") {
