@@ -27,7 +27,9 @@ void check_transformer(const TransformerSpec& s) {
   in_range("model.head_dim", s.head_dim, kMaxDim);
   in_range("model.intermediate_size", s.intermediate_size, kMaxDim);
   in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
-  if (s.family == TransformerSpec::Family::bert) in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
+  // DistilBERT is an encoder without token types (type_vocab_size 0).
+  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert")
+    in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
   if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers), in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   at_most("model.sliding_window", s.sliding_window, kMaxDim);
   at_most("model.rotary_dim", s.rotary_dim, s.head_dim);

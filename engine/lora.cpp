@@ -56,7 +56,8 @@ bool is_router(std::string_view module) {
 
 bool is_head(const Tracker& t, std::string_view module, TensorId weight) {
   const std::string_view leaf = last_component(module);
-  if (leaf == "lm_head" || leaf == "embed_out") return true;
+  // get_output_embeddings() of the causal LMs, gpt_neox and DistilBertForMaskedLM (an untied vocab_projector).
+  if (leaf == "lm_head" || leaf == "embed_out" || leaf == "vocab_projector") return true;
   return std::find(t.embedding_weights.begin(), t.embedding_weights.end(), weight) != t.embedding_weights.end();
 }
 }  // namespace

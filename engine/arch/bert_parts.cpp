@@ -11,6 +11,21 @@ namespace {
 TensorId apply(GraphBuilder& b, const BertLinear& l, TensorId x) { return b.linear(x, l.w, l.b); }
 }  // namespace
 
+BertAttentionOut bert_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, nh = s.num_heads, hd = s.head_dim;
+  if (cfg.attn == AttnImpl::sdpa) return {b.sdpa(q, k, v, s.attn_dropout, false), kNoTensor};
+  // torch.matmul copies each head-split view (batch and head dims cannot merge) before bmm, and
+  // bmm saves the copies (as GPT-2's eager attention, gpt2.cpp).
+  TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
+  // nn.functional.softmax without a dtype: fp32 under autocast (its fp32 policy), the scores' own dtype in
+  // a pure 16-bit model; dropout runs on that, and the second matmul's autocast casts the result.
+  TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+  TensorId out = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd},
+                                   /*grad_copied=*/true);
+  return {out, probs};
+}
+
 TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, I = s.intermediate_size;
@@ -40,19 +55,7 @@ TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h) {
     TensorId vs = b.view(apply(b, v, h), {B, nh, S, hd});
     const TensorId proj[3] = {qs, ks, vs};
     for (TensorId t : proj) b.hold(t);  // query/key/value_layer stay bound until the self-attention returns
-    TensorId ctx;
-    if (cfg.attn == AttnImpl::sdpa) {
-      ctx = b.sdpa(qs, ks, vs, s.attn_dropout, false);
-    } else {
-      // torch.matmul copies each head-split view (batch and head dims cannot merge) before bmm, and
-      // bmm saves the copies (as GPT-2's eager attention, gpt2.cpp).
-      TensorId scores = b.scalar_op("mul_scalar", b.matmul(qs, ks, {B, nh, S, S}, true, true), false);
-      // nn.functional.softmax without a dtype: fp32 under autocast (its fp32 policy), the scores' own dtype in
-      // a pure 16-bit model; dropout runs on that, and the second matmul's autocast casts the result.
-      TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
-      ctx = b.contiguous_copy(b.matmul(probs, vs, {B, nh, S, hd}, false, true), {B, S, nh, hd},
-                              /*grad_copied=*/true);
-    }
+    const TensorId ctx = bert_attention(b, s, qs, ks, vs).output;
     for (TensorId t : proj) b.drop(t);
     // BertSelfOutput / BertOutput: `LayerNorm(hidden_states + input_tensor)`, both operands bound until the
     // module returns, after the norm (whole-run stream).

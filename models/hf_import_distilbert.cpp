@@ -1,0 +1,60 @@
+// DistilBertConfig (transformers 5.17 models/distilbert/configuration_distilbert.py) and what
+// DistilBertForMaskedLM reads of it.
+//
+// Class defaults: vocab 30522, max_position_embeddings 512, sinusoidal_pos_embds False, n_layers 6, n_heads 12,
+// dim 768, hidden_dim 3072, dropout 0.1, attention_dropout 0.1, activation "gelu", pad_token_id 0, tie True.
+// attribute_map: hidden_size -> dim, num_attention_heads -> n_heads, num_hidden_layers -> n_layers (either
+// spelling is read). dim must be a multiple of n_heads (DistilBertSelfAttention raises otherwise). qa_dropout and
+// seq_classif_dropout belong to heads the masked LM does not build. sinusoidal_pos_embds only changes the
+// position table's initial values (_init_weights copies the sines into the still trainable weight).
+#include "models/hf_config_reader.h"
+
+namespace memplan::hf {
+
+TransformerSpec import_distilbert(const ConfigReader& r) {
+  TransformerSpec s;
+  s.family = TransformerSpec::Family::bert;  // an encoder: non-causal attention, training only
+  s.vocab_size = r.positive({"vocab_size"}, 30522);
+  s.hidden_size = r.positive({"dim", "hidden_size"}, 768);
+  s.num_layers = r.positive({"n_layers", "num_hidden_layers"}, 6, kMaxLayers);
+  s.num_heads = r.positive({"n_heads", "num_attention_heads"}, 12);
+  s.num_kv_heads = s.num_heads;
+  if (s.hidden_size % s.num_heads != 0) {
+    const char* key = r.present("n_heads") || !r.present("num_attention_heads") ? "n_heads" : "num_attention_heads";
+    throw InputError(r.name(key), std::to_string(s.num_heads),
+                     "must divide dim (" + std::to_string(s.hidden_size) + ")");
+  }
+  s.head_dim = s.hidden_size / s.num_heads;
+  s.intermediate_size = r.positive({"hidden_dim"}, 4 * 768);
+  s.max_position_embeddings = r.positive({"max_position_embeddings"}, 512);
+  s.type_vocab_size = 0;  // no token-type embeddings
+  s.resid_dropout = r.probability({"dropout"}, 0.1);  // FFN dropout
+  s.embd_dropout = s.resid_dropout;                   // Embeddings.dropout uses config.dropout too
+  s.attn_dropout = r.probability({"attention_dropout"}, 0.1);
+  s.hidden_act = r.string({"activation"}, "gelu");
+  if (s.hidden_act != "gelu")
+    throw InputError(r.name("activation"), "\"" + s.hidden_act + "\"",
+                     "is not modelled (distilbert is modelled with gelu, in the FFN and the MLM head)");
+  r.boolean({"sinusoidal_pos_embds"}, false);  // read for its type only: initialisation, no memory effect
+  // nn.Embedding(vocab_size, dim, padding_idx=pad_token_id) raises unless -vocab_size <= index < vocab_size
+  // (None: no padding index). The index changes no memory.
+  if (const json* pad = r.raw("pad_token_id")) {
+    const bool in_table = pad->is_number_integer() &&
+                          (pad->is_number_unsigned() ? pad->get<uint64_t>() < uint64_t(s.vocab_size)
+                                                     : pad->get<int64_t>() >= -s.vocab_size &&
+                                                           pad->get<int64_t>() < s.vocab_size);
+    if (!in_table)
+      throw InputError(r.name("pad_token_id"), dump_short(*pad),
+                       "must be an integer in [-vocab_size, vocab_size) (vocab_size " + std::to_string(s.vocab_size) +
+                           ") or null");
+  }
+  // apply_chunking_to_forward splits the FFN over the sequence when chunk_size_feed_forward > 0.
+  if (r.non_negative({"chunk_size_feed_forward"}, 0) != 0)
+    throw InputError(r.name("chunk_size_feed_forward"), dump_short(*r.raw("chunk_size_feed_forward")),
+                     "a chunked feed-forward is not modelled (0 only)");
+  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
+  s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
+  return s;
+}
+
+}  // namespace memplan::hf
