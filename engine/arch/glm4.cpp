@@ -23,6 +23,7 @@
 
 #include "engine/arch/llama_parts.h"
 #include "engine/arch/phi_parts.h"
+#include "engine/arch/rotary_slices.h"
 
 namespace memplan {
 
@@ -94,19 +95,13 @@ TensorId glm4_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLa
   b.hold(cos);
   const TensorId sin = repeat_interleave_half(b, c.sin);
   b.hold(sin);
-  TensorId q_pass = kNoTensor, k_pass = kNoTensor;
-  Shape rs = b.shape(q), ps = b.shape(q), krs = b.shape(k), kps = b.shape(k);
-  rs.back() = krs.back() = rot;
-  ps.back() = kps.back() = hd - rot;
-  const TensorId q_rot = b.split(q, 1, rs)[0];
-  q_pass = b.split(q, 1, ps)[0];
-  const TensorId k_rot = b.split(k, 1, krs)[0];
-  k_pass = b.split(k, 1, kps)[0];
-  const TensorId qr = interleaved_rope(b, q_rot, cos, sin);
-  const TensorId kr = interleaved_rope(b, k_rot, cos, sin);
-  TensorId qe = cat_rotary(b, qr, q_pass);  // rebinding q_embed: the rotated half goes after the cat
+  const auto slices = rotary_slices(b, q, k, rot);
+  const TensorId qr = interleaved_rope(b, slices.q_rot, cos, sin);
+  const TensorId kr = interleaved_rope(b, slices.k_rot, cos, sin);
+  // `q_embed = torch.cat([q_embed, q_pass], dim=-1)`: a rebinding, the rotated half goes once the cat exists.
+  TensorId qe = b.cat("cat", {qr, slices.q_pass}, -1, std::nullopt, /*cast_part_grads=*/true);
   b.hold(qe);
-  TensorId ke = cat_rotary(b, kr, k_pass);
+  TensorId ke = b.cat("cat", {kr, slices.k_pass}, -1, std::nullopt, /*cast_part_grads=*/true);
   b.hold(ke);
   b.drop(cos);
   b.drop(sin);

@@ -24,6 +24,7 @@
 
 #include "engine/arch/llama_parts.h"
 #include "engine/arch/phi_parts.h"
+#include "engine/arch/rotary_slices.h"
 
 namespace memplan {
 
@@ -87,14 +88,16 @@ TensorId nemotron_attention(GraphBuilder& b, const TransformerSpec& s, const Lla
   b.hold(v_proj);
   b.hold(q);  // query_states / key_states: rebound once apply_rotary_pos_emb has returned both
   b.hold(k);
-  TensorId q_pass = kNoTensor, k_pass = kNoTensor;
-  const TensorId qr = partial_rope(b, q, c.cos, c.sin, rot, false, &q_pass);
+  // `q, q_pass = q[..., :rot], q[..., rot:]` and the same for k, all four slices before either rotation (the
+  // backward reaches k's slices after q's rotation: autograd runs the later-created node first).
+  const auto slices = rotary_slices(b, q, k, rot);
+  const TensorId qr = rope(b, slices.q_rot, c.cos, c.sin);
   b.hold(qr);  // q_embed / k_embed: locals until the return statement has made both cats
-  const TensorId kr = partial_rope(b, k, c.cos, c.sin, rot, false, &k_pass);
+  const TensorId kr = rope(b, slices.k_rot, c.cos, c.sin);
   b.hold(kr);
-  TensorId qe = cat_rotary(b, qr, q_pass);
+  TensorId qe = b.cat("cat", {qr, slices.q_pass}, -1, std::nullopt, /*cast_part_grads=*/true);
   b.hold(qe);
-  TensorId ke = cat_rotary(b, kr, k_pass);
+  TensorId ke = b.cat("cat", {kr, slices.k_pass}, -1, std::nullopt, /*cast_part_grads=*/true);
   b.hold(ke);
   b.drop(qr);
   b.drop(kr);
