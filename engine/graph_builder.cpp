@@ -463,7 +463,7 @@ TensorId GraphBuilder::reduce_last(std::string_view name, TensorId x, bool save_
 }
 
 TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId> parts, int dim,
-                           std::optional<DType> also_dtype) {
+                           std::optional<DType> also_dtype, bool cast_part_grads) {
   Shape s = shape(*parts.begin());
   const size_t d = dim < 0 ? s.size() - static_cast<size_t>(-dim) : static_cast<size_t>(dim);
   s[d] = 0;
@@ -481,6 +481,7 @@ TensorId GraphBuilder::cat(std::string_view name, std::initializer_list<TensorId
       if (info(p).requires_grad) {
         GradSpec g{p, 0, 0};
         g.narrow_of_out = true;
+        if (cast_part_grads && dtype(p) != dt) g.cast_to_bytes = bytes_of(shape(p), dtype(p));  // p may be a view
         op.grads.push_back(g);
       }
   return y;

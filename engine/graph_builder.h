@@ -109,9 +109,12 @@ class GraphBuilder {
   TensorId reduce_last(std::string_view name, TensorId x, bool save_in);  // mean/sum over last dim, keepdim
   TensorId cat_last(std::string_view name, std::initializer_list<TensorId> parts) { return cat(name, parts, -1); }
   // torch.cat promotes over its inputs' dtypes; `also_dtype` stands for an input with no elements that still
-  // takes part (the empty tensor a DynamicCache layer starts from).
+  // takes part (the empty tensor a DynamicCache layer starts from). `cast_part_grads`: CatBackward's narrow
+  // views are in the output's dtype, so validate_outputs casts the gradient of each part of another dtype to
+  // its own (a fresh buffer; the view goes): an fp32 rotated half cat with a bf16 pass-through slice under
+  // autocast (whole-run glm4 / nemotron amp streams: a q_pass-sized bf16 buffer at the q cat's backward).
   TensorId cat(std::string_view name, std::initializer_list<TensorId> parts, int dim,
-               std::optional<DType> also_dtype = std::nullopt);
+               std::optional<DType> also_dtype = std::nullopt, bool cast_part_grads = false);
   // .contiguous()/.reshape() of a non-contiguous view. Its backward hands the gradient back as a view;
   // `grad_copied`: the producer cannot use that view as it is (an eager attention's bmm output, reshaped
   // to 3-d by matmul's backward), so the gradient becomes a fresh contiguous copy and the incoming one is

@@ -217,7 +217,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
-      "distilbert"};
+      "distilbert", "glm4", "nemotron"};
   return kTypes;
 }
 
@@ -282,6 +282,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_qwen2_moe(r);
   else if (type == "distilbert")
     s = import_distilbert(r);
+  else if (type == "glm4")
+    s = import_glm4(r);
+  else if (type == "nemotron")
+    s = import_nemotron(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

@@ -43,6 +43,8 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_opt(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/opt.cpp
 void build_qwen2_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/qwen2_moe.cpp
 void build_distilbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/distilbert.cpp
+void build_glm4(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/glm4.cpp
+void build_nemotron(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/nemotron.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

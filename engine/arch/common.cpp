@@ -132,6 +132,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"stablelm", build_stablelm},   {"cohere", build_cohere},       {"roberta", build_roberta},
       {"xlm-roberta", build_roberta}, {"opt", build_opt},         {"qwen2_moe", build_qwen2_moe},
       {"distilbert", build_distilbert},
+      {"glm4", build_glm4},           {"nemotron", build_nemotron},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
