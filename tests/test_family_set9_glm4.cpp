@@ -77,14 +77,15 @@ TEST_CASE("glm4 parameter counts: published checkpoints", "[family][set9]") {
   // + gate_up (H * 2I) + down (I * H) + four RMSNorms 4H.
   //  9B:  q 16,781,312 + k, v 2 x 1,048,832 + o 16,777,216 + MLP 168,296,448 + 16,384 = 203,969,024 per layer;
   //       40 layers 8,158,760,960 + 2 x 151552 x 4096 = 1,241,513,984 + 4096 = 9,400,279,040 (card: 9.4B).
-  //  32B: q 37,754,880 + k, v 2 x 6,292,480 + o 37,748,736 + MLP 424,673,280 + 24,576 = 512,786,432 per layer;
-  //       61 layers 31,279,972,352 + 2 x 151552 x 6144 = 1,862,270,976 + 6144 = 33,142,249,472 (card: 33.1B).
+  //  32B (48 heads / 2 kv heads, as the published config): q 37,754,880 + k, v 2 x 1,573,120 + o 37,748,736
+  //       + MLP 424,673,280 + 24,576 = 503,347,712 per layer; 61 layers 30,704,210,432 + 2 x 151552 x 6144
+  //       = 1,862,270,976 + 6144 = 32,566,487,552 (card: 32B class).
   const struct {
     const char* name;
     int64_t params;
   } zoo[] = {
       {"glm-4-9b-0414", 9'400'279'040},
-      {"glm-4-32b-0414", 33'142'249'472},
+      {"glm-4-32b-0414", 32'566'487'552},
   };
   for (const auto& z : zoo) {
     INFO(z.name);
