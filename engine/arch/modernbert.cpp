@@ -237,8 +237,16 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
 
   // ModernBertForMaskedLM.forward: outputs (last_hidden_state) bound until it returns, after the loss.
   b.hold(last);
-  const TensorId t = apply(b, head_norm, activation(b, s.classifier_activation, apply(b, head_dense, last)));
+  // decoder(head(h)), head = norm(act(dense(h))): each module's output is the next call's argument and stays
+  // referenced until that call returns (whole-run amp stream: the bf16 activation freed after the norm's
+  // output exists, the fp32 head output after the logits).
+  const TensorId act = activation(b, s.classifier_activation, apply(b, head_dense, last));
+  b.hold(act);
+  const TensorId t = apply(b, head_norm, act);
+  b.drop(act);
+  b.hold(t);
   const TensorId logits = b.linear(t, decoder, decoder_bias);
+  b.drop(t);
   b.mark_model_end();
   b.hold(logits);  // MaskedLMOutput.logits
   const TensorId f = b.to(logits, DType::f32);
