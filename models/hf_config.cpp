@@ -217,7 +217,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
-      "distilbert", "glm4", "nemotron"};
+      "distilbert", "glm4", "nemotron", "modernbert"};
   return kTypes;
 }
 
@@ -276,6 +276,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_cohere(r);
   else if (type == "roberta" || type == "xlm-roberta")
     s = import_roberta(r, type);
+  else if (type == "modernbert")
+    s = import_modernbert(r);
   else if (type == "opt")
     s = import_opt(r);
   else if (type == "qwen2_moe")

@@ -133,6 +133,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"xlm-roberta", build_roberta}, {"opt", build_opt},         {"qwen2_moe", build_qwen2_moe},
       {"distilbert", build_distilbert},
       {"glm4", build_glm4},           {"nemotron", build_nemotron},
+      {"modernbert", build_modernbert},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

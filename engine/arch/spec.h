@@ -144,6 +144,17 @@ struct TransformerSpec {
   // Learned absolute positions in a family other than gpt2 / bert (opt): seq_len plus fed-back tokens may not
   // pass max_position_embeddings (estimate.cpp checks it).
   bool learned_positions = false;
+  // [modernbert]
+  // ModernBertConfig (5.17). The attention pattern is sliding_layers (layer_types, default every
+  // global_attn_every_n_layers-th layer full) with sliding_window = config.sliding_window = local_attention // 2,
+  // the half-width: a token attends to those at distance <= sliding_window, and the mask exists once the
+  // sequence holds sliding_window tokens or more. attention_bias covers Wqkv and Wo, mlp_bias Wi and Wo;
+  // embd_dropout = embedding_dropout, attn_dropout = attention_dropout (SDPA and out_drop), resid_dropout =
+  // mlp_dropout; hidden_act = hidden_activation.
+  bool norm_bias = false;                // norm_bias (default false): every LayerNorm has a bias
+  bool classifier_bias = false;          // classifier_bias (default false): head.dense has a bias
+  bool decoder_bias = false;             // decoder_bias (default true): the MLM decoder has a [V] bias
+  std::string classifier_activation;     // classifier_activation (default "gelu"): the head's activation
 };
 
 // Whether decoder layer i attends through the sliding window.
