@@ -144,6 +144,11 @@ struct TransformerSpec {
   // Learned absolute positions in a family other than gpt2 / bert (opt): seq_len plus fed-back tokens may not
   // pass max_position_embeddings (estimate.cpp checks it).
   bool learned_positions = false;
+  // [olmoe]
+  // config.clip_qkv is set (default None): OlmoeAttention clamps the normed query, normed key and value
+  // projections in place (clamp_(-clip, clip)) before the head views. Under autograd each clamp_ saves a clone
+  // of its input (the in-place op's `self`) for ClampBackward. The value itself does not change memory.
+  bool clip_qkv = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
