@@ -60,14 +60,16 @@ TensorId normed_projection(GraphBuilder& b, TensorId x, TensorId wt, TensorId bi
 }
 
 // `states.clamp_(min=-clip, max=clip)`. Under autograd the generated in-place kernel saves a clone of `self`
-// taken before it writes (ClampBackward1 needs the unclamped values: clamp_backward = where(min <= self <= max,
-// grad, 0), a fresh gradient); without autograd it allocates nothing. The clone has no autograd history and
-// lives as long as the node.
+// taken before it writes (torch's gen_variable_type: `original_self = self.clone()` for an in-place op whose
+// formula reads self); without autograd it allocates nothing. The clone has no autograd history and lives as
+// long as the node. ClampBackward1 runs clamp_backward: a scalar zero, the bool mask (self >= min) combined in
+// place with (self <= max) (a second mask freed before the where), then where(mask, grad, zero), a fresh
+// gradient.
 TensorId clamp_in_place(GraphBuilder& b, TensorId x) {
   if (!b.training() || !b.info(x).requires_grad) return b.inplace("clamp_", x, false);
   const Shape shape = b.shape(x);
   const TensorId original_self = b.generic_one("clone", {}, shape, b.dtype(x));
-  return b.inplace_fresh_grad("clamp_", x, {original_self});
+  return b.inplace_fresh_grad("clamp_", x, {original_self}, {dtype_bytes(b.dtype(x)), b.numel(x)});
 }
 
 // OlmoeAttention.forward. `weights`: eager attention's probabilities, held (see attention_core).
