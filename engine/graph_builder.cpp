@@ -252,11 +252,15 @@ Op& GraphBuilder::emit_inplace(std::string_view name, TensorId x, std::initializ
   return op;
 }
 
-TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads) {
+TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
+                                          std::initializer_list<int64_t> bwd_pre_temp_bytes) {
   TensorId r = kNoTensor;
   Op& op = emit_inplace(name, x, other_reads, r);
   for (TensorId t : other_reads) op.saved.push_back(t);
-  if (op.has_backward) add_grads(op, {x});
+  if (op.has_backward) {
+    add_grads(op, {x});
+    op.bwd_pre_temp_bytes = bwd_pre_temp_bytes;
+  }
   return r;
 }
 

@@ -80,8 +80,11 @@ class GraphBuilder {
   // An in-place op's result: aliases x's storage. `saves_result` for ops like relu_ that save their output.
   TensorId inplace(std::string_view name, TensorId x, bool saves_result, std::initializer_list<TensorId> other_reads = {});
   // An in-place op whose backward writes a fresh gradient from the other operands alone (masked_fill_ saves only
-  // its mask: grad.masked_fill(mask, 0)).
-  TensorId inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads);
+  // its mask: grad.masked_fill(mask, 0)). `bwd_pre_temp_bytes`: temporaries of that backward formula alive while
+  // the gradient is computed (Op::bwd_pre_temp_bytes; clamp_: where(min <= self <= max, grad, 0)'s scalar zero
+  // and bool mask).
+  TensorId inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
+                              std::initializer_list<int64_t> bwd_pre_temp_bytes = {});
 
   // ---- dtype
   TensorId to(TensorId x, DType dtype);  // .to(dtype): no-op when equal, else a copy with ToCopyBackward

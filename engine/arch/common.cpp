@@ -134,6 +134,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"distilbert", build_distilbert},
       {"glm4", build_glm4},           {"nemotron", build_nemotron},
       {"modernbert", build_modernbert},
+      {"olmoe", build_olmoe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

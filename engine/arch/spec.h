@@ -155,6 +155,11 @@ struct TransformerSpec {
   bool classifier_bias = false;          // classifier_bias (default false): head.dense has a bias
   bool decoder_bias = false;             // decoder_bias (default true): the MLM decoder has a [V] bias
   std::string classifier_activation;     // classifier_activation (default "gelu"): the head's activation
+  // [olmoe]
+  // config.clip_qkv is set (default None): OlmoeAttention clamps the normed query, normed key and value
+  // projections in place (clamp_(-clip, clip)) before the head views. Under autograd each clamp_ saves a clone
+  // of its input (the in-place op's `self`) for ClampBackward. The value itself does not change memory.
+  bool clip_qkv = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
