@@ -215,10 +215,10 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
-TensorId GraphBuilder::view_copying_grad(TensorId x, Shape s) {
+TensorId GraphBuilder::view_copying_grad(TensorId x, Shape s, int64_t grad_bytes) {
   TensorId v = view(x, std::move(s));
   Op& op = g_.ops.back();
-  if (op.has_backward) op.grads[0] = {x, -1, info(x).bytes};
+  if (op.has_backward) op.grads[0] = {x, -1, grad_bytes >= 0 ? grad_bytes : info(x).bytes};
   return v;
 }
 
@@ -252,11 +252,15 @@ Op& GraphBuilder::emit_inplace(std::string_view name, TensorId x, std::initializ
   return op;
 }
 
-TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads) {
+TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
+                                          std::initializer_list<int64_t> bwd_pre_temp_bytes) {
   TensorId r = kNoTensor;
   Op& op = emit_inplace(name, x, other_reads, r);
   for (TensorId t : other_reads) op.saved.push_back(t);
-  if (op.has_backward) add_grads(op, {x});
+  if (op.has_backward) {
+    add_grads(op, {x});
+    for (int64_t b : bwd_pre_temp_bytes) op.bwd_pre_temp_bytes.push_back(b);
+  }
   return r;
 }
 

@@ -144,6 +144,14 @@ struct TransformerSpec {
   // Learned absolute positions in a family other than gpt2 / bert (opt): seq_len plus fed-back tokens may not
   // pass max_position_embeddings (estimate.cpp checks it).
   bool learned_positions = false;
+  // [smollm3 / olmo]
+  // smollm3: per decoder layer, whether SmolLM3Attention applies the rotary embedding (config.no_rope_layers[i]
+  // truthy; SmolLM3Config.__post_init__ derives it as (i + 1) % no_rope_layer_interval != 0, interval 4). A 0
+  // entry is a NoPE layer: q and k go to the attention as the projections' head views. Empty: every layer rotary.
+  std::vector<uint8_t> rope_layers;
+  // olmo: config.clip_qkv (default None -> 0): OlmoAttention clamps the q, k and v projections' outputs in place
+  // to [-clip_qkv, clip_qkv] (clamp_, whose autograd node keeps a clone of the unclamped input). 0: no clamp.
+  double clip_qkv = 0.0;
 };
 
 // Whether decoder layer i attends through the sliding window.
