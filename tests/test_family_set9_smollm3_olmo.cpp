@@ -136,7 +136,8 @@ TEST_CASE("smollm3 / olmo parameter counts: published checkpoints", "[family][se
 
 TEST_CASE("smollm3 / olmo: configurations beyond the measured ones estimate", "[family][set9]") {
   // Sliding NoPE layers (training SDPA with the window shorter than the sequence, eager, inference with
-  // generate), untied heads, clip_qkv under every precision and eager attention: no refusal, a positive peak.
+  // generate), untied heads, fp32 SDPA with grouped KV heads (the math backend), clip_qkv with eager attention
+  // and in inference: no refusal, a positive peak.
   const struct {
     const char* config;
     memplan::Mode mode;
@@ -154,6 +155,9 @@ TEST_CASE("smollm3 / olmo: configurations beyond the measured ones estimate", "[
           "sliding_window": 64})", memplan::Mode::inference, memplan::Precision::bf16, memplan::AttnImpl::sdpa},
       {R"({"model_type": "smollm3", "num_hidden_layers": 2, "tie_word_embeddings": false, "vocab_size": 1000})",
        memplan::Mode::training, memplan::Precision::amp_fp16, memplan::AttnImpl::sdpa},
+      {R"({"model_type": "smollm3", "num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8,
+          "num_key_value_heads": 2, "intermediate_size": 1024, "vocab_size": 1000})", memplan::Mode::training,
+       memplan::Precision::fp32, memplan::AttnImpl::sdpa},
       {R"({"model_type": "olmo", "num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8,
           "intermediate_size": 1024, "vocab_size": 1000, "clip_qkv": 6.0})", memplan::Mode::training,
        memplan::Precision::fp32, memplan::AttnImpl::eager},

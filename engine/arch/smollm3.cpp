@@ -31,8 +31,11 @@ TensorId smollm3_attention(GraphBuilder& b, const TransformerSpec& s, const Llam
                 nkv = s.num_kv_heads, hd = s.head_dim;
   // As in llama_attention: the rotary backward hands q and k contiguous [B, H, S, D] gradients, which the
   // transposed head views copy back; without the rotary embedding q and k are like v, whose gradient comes in
-  // its own layout from the fused SDPA kernel and as a contiguous tensor from a bmm or repeat_kv's sum.
-  const bool grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
+  // its own layout from the fused SDPA kernel and as a contiguous tensor from a bmm or repeat_kv's sum. Fused
+  // means unmasked SDPA but for fp32 with grouped KV heads, which runs the math backend (GraphBuilder::sdpa):
+  // its q gradient comes from the scaled copy's backward and k's / v's from repeat_kv's sum, all contiguous.
+  const bool math_backend = b.dtype(x) == DType::f32 && !b.autocast() && nkv != nh;
+  const bool grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor && !math_backend;
   auto head_view = [&](TensorId t, int64_t heads, bool copying) {
     return copying ? b.view_copying_grad(t, {B, heads, S, hd}) : b.view(t, {B, heads, S, hd});
   };
