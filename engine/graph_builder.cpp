@@ -215,10 +215,10 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
-TensorId GraphBuilder::view_copying_grad(TensorId x, Shape s) {
+TensorId GraphBuilder::view_copying_grad(TensorId x, Shape s, int64_t grad_bytes) {
   TensorId v = view(x, std::move(s));
   Op& op = g_.ops.back();
-  if (op.has_backward) op.grads[0] = {x, -1, info(x).bytes};
+  if (op.has_backward) op.grads[0] = {x, -1, grad_bytes >= 0 ? grad_bytes : info(x).bytes};
   return v;
 }
 
@@ -259,7 +259,7 @@ TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std
   for (TensorId t : other_reads) op.saved.push_back(t);
   if (op.has_backward) {
     add_grads(op, {x});
-    op.bwd_pre_temp_bytes = bwd_pre_temp_bytes;
+    for (int64_t b : bwd_pre_temp_bytes) op.bwd_pre_temp_bytes.push_back(b);
   }
   return r;
 }

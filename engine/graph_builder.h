@@ -73,7 +73,9 @@ class GraphBuilder {
   TensorId view(TensorId x, Shape shape);
   // A view whose gradient arrives in another memory layout than the view's (a head-split, transposed q or k
   // whose rotary backward returns a contiguous [B, H, S, D] gradient): ViewBackward's reshape copies it.
-  TensorId view_copying_grad(TensorId x, Shape shape);
+  // `grad_bytes`: the copy's size when x is itself an alias (an in-place op's result, whose own bytes are 0);
+  // -1: x's bytes.
+  TensorId view_copying_grad(TensorId x, Shape shape, int64_t grad_bytes = -1);
   // param[i] of a stacked parameter: a view whose backward (SelectBackward) allocates a zero-filled gradient
   // of the whole parameter.
   TensorId select_param(TensorId param, Shape slice_shape);
@@ -81,8 +83,8 @@ class GraphBuilder {
   TensorId inplace(std::string_view name, TensorId x, bool saves_result, std::initializer_list<TensorId> other_reads = {});
   // An in-place op whose backward writes a fresh gradient from the other operands alone (masked_fill_ saves only
   // its mask: grad.masked_fill(mask, 0)). `bwd_pre_temp_bytes`: temporaries of that backward formula alive while
-  // the gradient is computed (Op::bwd_pre_temp_bytes; clamp_: where(min <= self <= max, grad, 0)'s scalar zero
-  // and bool mask).
+  // the gradient is computed (Op::bwd_pre_temp_bytes; clamp_: the two bool masks of
+  // where((self >= min).logical_and_(self <= max), grad, 0), measured on OLMo clip_qkv).
   TensorId inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
                               std::initializer_list<int64_t> bwd_pre_temp_bytes = {});
 

@@ -172,6 +172,8 @@ TransformerSpec import_nemotron(const ConfigReader& r);
 // Refuses a rope dict (rope_scaling, else rope_parameters) whose rope_type changes more than inv_freq's values
 // (models/hf_import_glm4.cpp; glm4, nemotron).
 void check_rope_type(const ConfigReader& r, const char* family);
+TransformerSpec import_smollm3(const ConfigReader& r);
+TransformerSpec import_olmo(const ConfigReader& r);
 // BertConfig's fields with its defaults but the vocabulary's (hf_config.cpp; bert, roberta, xlm-roberta).
 TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab);
 TransformerSpec import_gpt_neox(const ConfigReader& r);

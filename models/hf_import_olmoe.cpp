@@ -29,10 +29,7 @@ TransformerSpec import_olmoe(const ConfigReader& r) {
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
   s.attention_bias = r.boolean({"attention_bias"}, false);
   s.qkv_bias = s.o_bias = s.attention_bias;
-  if (const json* c = r.raw("clip_qkv")) {
-    if (!c->is_number()) throw InputError(r.name("clip_qkv"), dump_short(*c), "must be a number or null");
-    s.clip_qkv = true;
-  }
+  s.clip_qkv = r.opt_positive_number({"clip_qkv"}).value_or(0.0);
   // OlmoeConfig has no sliding window; a key in config.json would still reach the cache (DynamicCache reads
   // config.sliding_window) and the attention call's sliding_window argument.
   if (r.present("sliding_window"))

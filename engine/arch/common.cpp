@@ -135,6 +135,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"glm4", build_glm4},           {"nemotron", build_nemotron},
       {"modernbert", build_modernbert},
       {"olmoe", build_olmoe},
+      {"smollm3", build_smollm3},     {"olmo", build_olmo},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

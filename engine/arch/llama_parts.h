@@ -79,6 +79,11 @@ LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& 
 // LlamaAttention.forward on the normed input x: projections, head views, rotary embedding, attention_core, o_proj.
 // `weights` receives eager attention's probabilities, held: the decoder layer binds them to `_`
 // (`hidden_states, _ = self.self_attn(...)`) until it returns. kNoTensor for SDPA.
+// `t.clamp_(-clip_qkv, clip_qkv)` on a q / k / v projection's output (olmo, olmoe): the result aliases t. Under
+// autograd the in-place node keeps a clone of the unclamped t, and its backward holds two bool masks of t's size
+// while it writes a fresh gradient (engine/arch/olmo.cpp; measured on OLMo clip_qkv). A view of the result that
+// copies its gradient back copies t's full size (view_copying_grad's grad_bytes).
+TensorId clamp_qkv_inplace(GraphBuilder& b, TensorId t);
 TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
                          TensorId sin, TensorId mask, int64_t window, TensorId& weights);
 

@@ -23,6 +23,8 @@
 #include "engine/arch/llama_parts.h"
 #include "engine/arch/phi_parts.h"
 #include "engine/arch/qwen_parts.h"
+#include "engine/checked.h"
+#include "engine/dtype.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -59,19 +61,6 @@ TensorId normed_projection(GraphBuilder& b, TensorId x, TensorId wt, TensorId bi
   return n;
 }
 
-// `states.clamp_(min=-clip, max=clip)`. Under autograd the generated in-place kernel saves a clone of `self`
-// taken before it writes (torch's gen_variable_type: `original_self = self.clone()` for an in-place op whose
-// formula reads self); without autograd it allocates nothing. The clone has no autograd history and lives as
-// long as the node. ClampBackward1 runs clamp_backward: a scalar zero, the bool mask (self >= min) combined in
-// place with (self <= max) (a second mask freed before the where), then where(mask, grad, zero), a fresh
-// gradient.
-TensorId clamp_in_place(GraphBuilder& b, TensorId x) {
-  if (!b.training() || !b.info(x).requires_grad) return b.inplace("clamp_", x, false);
-  const Shape shape = b.shape(x);
-  const TensorId original_self = b.generic_one("clone", {}, shape, b.dtype(x));
-  return b.inplace_fresh_grad("clamp_", x, {original_self}, {dtype_bytes(b.dtype(x)), b.numel(x)});
-}
-
 // OlmoeAttention.forward. `weights`: eager attention's probabilities, held (see attention_core).
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const OlmoeLayer& w, TensorId x,
                    const SkeletonContext& c, TensorId& weights) {
@@ -88,7 +77,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const OlmoeLayer& 
   if (s.clip_qkv) {
     for (TensorId* t : {&q, &k, &vp}) {
       const TensorId before = *t;
-      *t = clamp_in_place(b, before);
+      *t = clamp_qkv_inplace(b, before);
       b.hold(*t);
       b.drop(before);
     }
@@ -97,11 +86,13 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const OlmoeLayer& 
   // ViewBackward copies back into the [B, S, H * D] layout of the norm outputs (as llama.cpp's head views).
   // v's gradient arrives in its own layout from the fused SDPA kernel, else contiguous (llama.cpp attention).
   const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && c.mask == kNoTensor;
-  TensorId qh = b.view_copying_grad(q, {B, nh, S, hd});
+  // After clamp_ the projections are aliases of the norm / projection outputs: the copies are their full size.
+  const auto full_bytes = [&](TensorId t) { return checked_mul(b.numel(t), dtype_bytes(b.dtype(t))); };
+  TensorId qh = b.view_copying_grad(q, {B, nh, S, hd}, full_bytes(q));
   b.hold(qh);
-  TensorId kh = b.view_copying_grad(k, {B, nkv, S, hd});
+  TensorId kh = b.view_copying_grad(k, {B, nkv, S, hd}, full_bytes(k));
   b.hold(kh);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
+  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd}, full_bytes(vp));
   const TensorId v_proj = v;
   b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
   for (TensorId t : {q, k, vp}) b.drop(t);  // rebound to the views (which keep the storage)

@@ -155,11 +155,14 @@ struct TransformerSpec {
   bool classifier_bias = false;          // classifier_bias (default false): head.dense has a bias
   bool decoder_bias = false;             // decoder_bias (default true): the MLM decoder has a [V] bias
   std::string classifier_activation;     // classifier_activation (default "gelu"): the head's activation
-  // [olmoe]
-  // config.clip_qkv is set (default None): OlmoeAttention clamps the normed query, normed key and value
-  // projections in place (clamp_(-clip, clip)) before the head views. Under autograd each clamp_ saves a clone
-  // of its input (the in-place op's `self`) for ClampBackward. The value itself does not change memory.
-  bool clip_qkv = false;
+  // [smollm3 / olmo / olmoe]
+  // smollm3: per decoder layer, whether SmolLM3Attention applies the rotary embedding (config.no_rope_layers[i]
+  // truthy; SmolLM3Config.__post_init__ derives it as (i + 1) % no_rope_layer_interval != 0, interval 4). A 0
+  // entry is a NoPE layer: q and k go to the attention as the projections' head views. Empty: every layer rotary.
+  std::vector<uint8_t> rope_layers;
+  // olmo, olmoe: config.clip_qkv (default None -> 0): OlmoAttention / OlmoeAttention clamp the q, k and v projections' outputs in place
+  // to [-clip_qkv, clip_qkv] (clamp_, whose autograd node keeps a clone of the unclamped input). 0: no clamp.
+  double clip_qkv = 0.0;
 };
 
 // Whether decoder layer i attends through the sliding window.
