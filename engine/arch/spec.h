@@ -144,6 +144,12 @@ struct TransformerSpec {
   // Learned absolute positions in a family other than gpt2 / bert (opt): seq_len plus fed-back tokens may not
   // pass max_position_embeddings (estimate.cpp checks it).
   bool learned_positions = false;
+  // [gpt_bigcode / gptj]
+  // gpt_bigcode config.multi_query (default true): c_attn projects q (hidden) plus one shared key and value head
+  // ([B, S, H + 2 * head_dim], split on its last dim); false: num_heads key / value heads, c_attn's output viewed
+  // [B, S, heads, 3 * head_dim] and split per head. num_kv_heads is 1 or num_heads accordingly. gptj leaves it
+  // false (its rotary_dim, lm_head_bias and parallel residual are the fields above).
+  bool multi_query = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
