@@ -24,6 +24,8 @@
 // tie_word_embeddings).
 #include "engine/arch/builders.h"
 
+#include <algorithm>
+
 #include "engine/arch/phi_parts.h"
 #include "engine/errors.h"
 
@@ -128,7 +130,13 @@ TensorId gptj_attention(GraphBuilder& b, const TransformerSpec& s, const GptjLay
   const TensorId qq = b.view(query, {B, nh, S, hd});
   int64_t Lk = S;
   if (inf) {
+    // `key, value = layer_past.update(key, value)` rebinds both: the key cat output and the value projection die
+    // with the statement (q_pass / k_pass keep the q and k projections).
     auto [kc, vc] = kv_update(b, kq, v, 0);
+    for (TensorId t : {key, v}) {
+      locals.erase(std::find(locals.begin(), locals.end(), t));
+      b.drop(t);
+    }
     kq = bound(kc);
     v = bound(vc);
     Lk = b.shape(kc)[2];
