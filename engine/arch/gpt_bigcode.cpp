@@ -61,10 +61,11 @@ TensorId eager_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, 
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
                 nkv = s.num_kv_heads, hd = s.head_dim, Lk = b.shape(k)[2];
   // repeat_kv with one KV head: expand(B, 1, nh, L, hd) + reshape merges the size-1 dim with the stride-0 one, a
-  // view whose backward sums the heads' gradients into a fresh [B, 1, L, hd]. With nh KV heads it is k itself.
+  // view whose backward sums the heads' gradients into a fresh [B, 1, L, hd] (the replay's rule for a view larger
+  // than its base). With nh KV heads it is k itself.
   const bool expanded = nkv != nh;
-  TensorId kr = expanded ? b.view_copying_grad(k, {B, nh, Lk, hd}) : k;
-  TensorId vr = expanded ? b.view_copying_grad(v, {B, nh, Lk, hd}) : v;
+  TensorId kr = expanded ? b.view(k, {B, nh, Lk, hd}) : k;
+  TensorId vr = expanded ? b.view(v, {B, nh, Lk, hd}) : v;
   b.hold(kr);  // key_states / value_states: bound until the function returns
   b.hold(vr);
   // matmul copies an operand whose batch and head dims cannot merge: q (a strided view of c_attn's output),
@@ -100,10 +101,13 @@ TensorId bigcode_attention(GraphBuilder& b, const TransformerSpec& s, const BigC
     // unsqueeze(1).split((H, kv, kv), dim=3): SplitWithSizesBackward writes the three gradients into one fresh
     // [B, 1, S, H + 2 kv] buffer; q's head view and transpose are views of its slice.
     const TensorId qkv = b.linear(x, w.attn_w, w.attn_b);
-    parts = b.split(qkv, 3, {B, nh, S, hd});
-    q = parts[0];
-    k = b.view(parts[1], {B, nkv, S, hd});
-    v = b.view(parts[2], {B, nkv, S, hd});
+    parts = b.split(qkv, {{B, nh, S, hd}, {B, nkv, S, hd}, {B, nkv, S, hd}});
+    // Eager attention's bmm hands q a contiguous [B, nh, S, hd] gradient, which the reshape back through the
+    // transposed head view copies (the fused kernels return it in q's own layout).
+    // (split with one part: a view whose backward writes a fresh gradient of its base's shape).
+    q = cfg.attn == AttnImpl::eager ? b.split(parts[0], 1, {B, nh, S, hd})[0] : parts[0];
+    k = parts[1];
+    v = parts[2];
   } else {
     const TensorId qkv = b.view_copying_grad(b.linear(x, w.attn_w, w.attn_b), {B, nh, S, 3 * hd});
     parts = b.split(qkv, 3, {B, nh, S, hd});
@@ -131,12 +135,13 @@ TensorId bigcode_attention(GraphBuilder& b, const TransformerSpec& s, const BigC
     }
     ctx = eager_attention(b, s, q, k, v, mask, weights);
   }
-  TensorId out = b.linear(b.view(ctx, {B, S, H}), w.proj_w, w.proj_b);
+  TensorId out = b.dropout(b.linear(b.view(ctx, {B, S, H}), w.proj_w, w.proj_b), s.resid_dropout);
+  // The locals die when forward returns, after resid_dropout (fp32 eager stream: c_attn's output freed after it).
   b.drop(q);
   b.drop(k);
   b.drop(v);
   if (!inf) b.drop(v_bound);
-  return b.dropout(out, s.resid_dropout);
+  return out;
 }
 
 TensorId bigcode_mlp(GraphBuilder& b, const TransformerSpec& s, const BigCodeLayer& w, TensorId x) {
