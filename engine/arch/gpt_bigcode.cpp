@@ -149,7 +149,10 @@ TensorId bigcode_mlp(GraphBuilder& b, const TransformerSpec& s, const BigCodeLay
   b.hold(fc);  // `hidden_states = self.act(hidden_states)` rebinds only once the activation returns
   TensorId act = s.hidden_act == "gelu_new" ? gelu_new(b, fc) : activation(b, s.hidden_act, fc);
   b.drop(fc);
-  return b.dropout(b.linear(act, w.fc2_w, w.fc2_b), s.resid_dropout);
+  b.hold(act);  // bound until c_proj returns
+  const TensorId out = b.linear(act, w.fc2_w, w.fc2_b);
+  b.drop(act);
+  return b.dropout(out, s.resid_dropout);
 }
 
 }  // namespace

@@ -168,7 +168,10 @@ TensorId gptj_mlp(GraphBuilder& b, const TransformerSpec& s, const GptjLayer& w,
   b.hold(fc);  // `hidden_states = self.act(hidden_states)` rebinds only once the activation returns
   TensorId act = s.hidden_act == "gelu_new" ? gelu_new(b, fc) : activation(b, s.hidden_act, fc);
   b.drop(fc);
-  return b.dropout(b.linear(act, w.fc_out, w.fc_out_b), s.resid_dropout);
+  b.hold(act);  // bound until fc_out returns (amp: its fp32 result outlives autocast's bf16 cast for the GEMM)
+  const TensorId out = b.linear(act, w.fc_out, w.fc_out_b);
+  b.drop(act);
+  return b.dropout(out, s.resid_dropout);
 }
 
 }  // namespace
