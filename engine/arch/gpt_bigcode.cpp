@@ -103,8 +103,8 @@ TensorId bigcode_attention(GraphBuilder& b, const TransformerSpec& s, const BigC
     const TensorId qkv = b.linear(x, w.attn_w, w.attn_b);
     parts = b.split(qkv, {{B, nh, S, hd}, {B, nkv, S, hd}, {B, nkv, S, hd}});
     // Eager attention's bmm hands q a contiguous [B, nh, S, hd] gradient, which the reshape back through the
-    // transposed head view copies (the fused kernels return it in q's own layout).
-    // (split with one part: a view whose backward writes a fresh gradient of its base's shape).
+    // transposed head view copies (the fused kernels return it in q's own layout): a split with one part is a
+    // view whose backward writes a fresh gradient of its base's shape.
     q = cfg.attn == AttnImpl::eager ? b.split(parts[0], 1, {B, nh, S, hd})[0] : parts[0];
     k = parts[1];
     v = parts[2];
