@@ -232,6 +232,16 @@ std::vector<TensorId> GraphBuilder::split(TensorId x, int parts, const Shape& ea
   return views;
 }
 
+std::vector<TensorId> GraphBuilder::split(TensorId x, const std::vector<Shape>& parts) {
+  std::vector<TensorId> views;
+  for (const Shape& s : parts) views.push_back(new_tensor(s, dtype(x), TensorKind::activation, x));
+  Op& op = emit("split", {x});
+  for (TensorId v : views) op.outs.push_back(v);
+  finish_outs(op);
+  if (op.has_backward) add_grads(op, {x});
+  return views;
+}
+
 TensorId GraphBuilder::select_param(TensorId param, Shape slice_shape) {
   TensorId v = new_tensor(std::move(slice_shape), dtype(param), TensorKind::activation, param);
   Op& op = emit("select", {param});

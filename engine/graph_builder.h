@@ -128,6 +128,10 @@ class GraphBuilder {
   // x.split(...) into `parts` equal views of shape `each` (later views / transposes folded in): one
   // SplitBackward node, whose backward concatenates the parts' gradients into one fresh x-sized buffer.
   std::vector<TensorId> split(TensorId x, int parts, const Shape& each);
+  // x.split((n0, n1, ...)) into views of differing shapes (gpt_bigcode's multi-query c_attn: q, then one k and one
+  // v head): one SplitWithSizesBackward node, whose backward writes the parts' gradients into one fresh x-sized
+  // buffer, as split().
+  std::vector<TensorId> split(TensorId x, const std::vector<Shape>& parts);
 
   // ---- nn
   TensorId embedding(TensorId ids, TensorId weight);

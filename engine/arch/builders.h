@@ -49,6 +49,8 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arc
 void build_olmoe(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/olmoe.cpp
 void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/smollm3.cpp
 void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/olmo.cpp
+void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/gpt_bigcode.cpp
+void build_gptj(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/gptj.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

@@ -163,6 +163,12 @@ struct TransformerSpec {
   // olmo, olmoe: config.clip_qkv (default None -> 0): OlmoAttention / OlmoeAttention clamp the q, k and v projections' outputs in place
   // to [-clip_qkv, clip_qkv] (clamp_, whose autograd node keeps a clone of the unclamped input). 0: no clamp.
   double clip_qkv = 0.0;
+  // [gpt_bigcode / gptj]
+  // gpt_bigcode config.multi_query (default true): c_attn projects q (hidden) plus one shared key and value head
+  // ([B, S, H + 2 * head_dim], split on its last dim); false: num_heads key / value heads, c_attn's output viewed
+  // [B, S, heads, 3 * head_dim] and split per head. num_kv_heads is 1 or num_heads accordingly. gptj leaves it
+  // false (its rotary_dim, lm_head_bias and parallel residual are the fields above).
+  bool multi_query = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
