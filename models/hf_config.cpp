@@ -216,7 +216,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "gpt2",      "llama",       "mistral",   "qwen2", "mixtral", "bert",        "deepseek_v2", "gemma2",
       "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
-      "roberta",   "xlm-roberta", "opt", "qwen2_moe"};
+      "roberta",   "xlm-roberta", "opt", "qwen2_moe", "falcon", "bloom"};
   return kTypes;
 }
 
@@ -279,6 +279,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_opt(r);
   else if (type == "qwen2_moe")
     s = import_qwen2_moe(r);
+  else if (type == "falcon")
+    s = import_falcon(r);
+  else if (type == "bloom")
+    s = import_bloom(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

@@ -164,6 +164,8 @@ TransformerSpec import_stablelm(const ConfigReader& r);
 TransformerSpec import_cohere(const ConfigReader& r);
 TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
 TransformerSpec import_opt(const ConfigReader& r);
+TransformerSpec import_falcon(const ConfigReader& r);
+TransformerSpec import_bloom(const ConfigReader& r);
 // BertConfig's fields with its defaults but the vocabulary's (hf_config.cpp; bert, roberta, xlm-roberta).
 TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab);
 TransformerSpec import_gpt_neox(const ConfigReader& r);

@@ -42,6 +42,8 @@ void build_cohere(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_roberta(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/roberta.cpp (and xlm-roberta)
 void build_opt(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/opt.cpp
 void build_qwen2_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/qwen2_moe.cpp
+void build_falcon(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/falcon.cpp
+void build_bloom(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/bloom.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

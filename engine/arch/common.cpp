@@ -131,6 +131,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"t5", build_t5},               {"granite", build_granite},     {"phi", build_phi},
       {"stablelm", build_stablelm},   {"cohere", build_cohere},       {"roberta", build_roberta},
       {"xlm-roberta", build_roberta}, {"opt", build_opt},         {"qwen2_moe", build_qwen2_moe},
+      {"falcon", build_falcon},       {"bloom", build_bloom},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
