@@ -128,9 +128,10 @@ TensorId bloom_attention(GraphBuilder& b, const TransformerSpec& s, const BloomL
   auto ctx = b.generic({"matmul", {pc, vcst}, {{{B * nh, S, hd}, b.dtype(pc)}}, {0, 1}, {}, {}, {}});
   // _merge_heads: view, permute, reshape: a copy of the [B, nh, S, hd] context into [B, S, H].
   const TensorId merged = b.contiguous_copy(ctx[0], {B, S, H}, /*grad_copied=*/true);
+  b.hold(merged);  // context_layer: bound until the attention returns
   TensorId out = b.linear(merged, w.dense, w.dense_b);
   out = b.add(residual, b.dropout(out, s.resid_dropout));
-  for (TensorId t : {fused, qr, kr, vr, scores, weights}) b.drop(t);
+  for (TensorId t : {fused, qr, kr, vr, scores, weights, merged}) b.drop(t);
   return out;
 }
 
@@ -208,8 +209,11 @@ void build_bloom(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(ln1);
     b.hold(ln2);
     const TensorId residual2 = s.residual_post_layernorm ? ln2 : a;
-    TensorId m = b.linear(bloom_gelu(b, b.linear(ln2, w.fc1, w.fc1_b)), w.fc2, w.fc2_b);
+    const TensorId act = bloom_gelu(b, b.linear(ln2, w.fc1, w.fc1_b));
+    b.hold(act);  // BloomMLP's hidden_states: bound until the MLP returns
+    TensorId m = b.linear(act, w.fc2, w.fc2_b);
     const TensorId out = b.add(residual2, b.dropout(m, s.resid_dropout));
+    b.drop(act);
     b.drop(ln2);
     b.drop(a);
     if (prev_probs != kNoTensor) b.drop(prev_probs);

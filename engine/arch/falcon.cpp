@@ -145,9 +145,13 @@ TensorId falcon_attention(GraphBuilder& b, const TransformerSpec& s, const Falco
     const TensorId qs = b.split(fused, 1, {B, S, nkv, g, hd})[0];
     const TensorId ki = b.generic_one("index", {fused}, {B, S, nkv, 1, hd}, b.dtype(fused));
     const TensorId vi = b.generic_one("index", {fused}, {B, S, nkv, 1, hd}, b.dtype(fused));
+    b.hold(ki);  // key / value: rebound by the list comprehension once all three are flattened
+    b.hold(vi);
     q = b.contiguous_copy(qs, {B, S, nh, hd});
     k = b.contiguous_copy(ki, {B, S, nh, hd});
     v = b.contiguous_copy(vi, {B, S, nh, hd});
+    b.drop(ki);
+    b.drop(vi);
     q = b.view(q, {B, nh, S, hd});
     k = b.view(k, {B, nh, S, hd});
     v = b.view(v, {B, nh, S, hd});
@@ -221,7 +225,8 @@ TensorId falcon_attention(GraphBuilder& b, const TransformerSpec& s, const Falco
     ctx = b.contiguous_copy(b.matmul(probs, vcopy, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
   }
   TensorId out = falcon_linear(b, b.view(ctx, {B, S, H}), w.dense, w.dense_b);
-  for (TensorId t : {fused, qe, ke, v, kc, vc}) b.drop(t);
+  // drop() releases at the current op: a tensor already dropped (the cache update's rebinding) stays dropped.
+  for (TensorId t : {fused, qe, kc, vc}) b.drop(t);
   return out;
 }
 
