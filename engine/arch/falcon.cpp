@@ -74,9 +74,13 @@ FalconLayerParams falcon_layer_params(GraphBuilder& b, const TransformerSpec& s,
 }
 
 // FalconLinear: `input @ self.weight.T`, then `+ self.bias` as a separate op. Under autocast the transposed
-// weight is cast afresh at every call (no autocast cache for a non-leaf), and the GEMM saves that cast.
+// weight is cast afresh at every call (no autocast cache for a non-leaf), and the GEMM saves that cast. A frozen
+// weight (frozen layers, peft LoRA / QLoRA bases) is never cached anyway: GraphBuilder::linear casts it afresh and
+// applies the adapter or the quantised base by the weight's name.
 TensorId falcon_linear(GraphBuilder& b, TensorId x, TensorId w, TensorId bias) {
-  const TensorId wc = b.autocast() ? b.to(w, b.low_dtype()) : w;
+  const auto& cfg = b.config();
+  const bool fresh_cast = b.autocast() && b.info(w).requires_grad && !cfg.lora.enabled() && !cfg.quant.enabled();
+  const TensorId wc = fresh_cast ? b.to(w, b.low_dtype()) : w;
   TensorId y = b.linear(x, wc);
   if (bias != kNoTensor) y = b.add(y, bias);
   return y;
