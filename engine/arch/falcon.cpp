@@ -116,8 +116,11 @@ TensorId falcon_sdpa_math(GraphBuilder& b, TensorId q, TensorId k, TensorId v, T
   b.hold(qsc);
   TensorId ksc = b.scalar_op("mul_scalar", b.view(k32, {B, b.shape(k)[1], D, Lk}), false);
   b.hold(ksc);  // a temporary of the matmul's argument list: alive until the matmul returns
-  TensorId qc = L > 1 ? b.contiguous_copy(qsc, {B, H, L, D}) : qsc;
-  TensorId kc = b.contiguous_copy(ksc, {B, H, D, Lk});
+  // torch.matmul merges the batch and head dims: q's [B, S, nh, hd] memory merges only with one sequence row or
+  // one batch row, the broadcast (stride-0) heads of k and v only with one batch row (f9-falcon-fp32 eager, b1:
+  // no copies; f7-falcon bf16, b2: all three).
+  TensorId qc = B > 1 && L > 1 ? b.contiguous_copy(qsc, {B, H, L, D}) : qsc;
+  TensorId kc = B > 1 ? b.contiguous_copy(ksc, {B, H, D, Lk}) : ksc;
   TensorId scores = math_bmm(b, qc, kc, {B, H, L, Lk});
   b.drop(ksc);
   scores = b.inplace("add_", scores, false, {bias});
@@ -127,7 +130,7 @@ TensorId falcon_sdpa_math(GraphBuilder& b, TensorId q, TensorId k, TensorId v, T
   b.hold(probs);  // `attn`: a local of the math function until it returns
   TensorId returned = b.to(probs, origin);  // the second output, discarded by F.scaled_dot_product_attention
   if (returned != probs) b.hold(returned);
-  TensorId vc = b.contiguous_copy(v32, {B, H, Lk, D});
+  TensorId vc = B > 1 ? b.contiguous_copy(v32, {B, H, Lk, D}) : v32;
   TensorId out = b.to(math_bmm(b, probs, vc, {B, H, L, D}), origin);
   for (TensorId t : {returned, q32, qsc, k32, v32, bias, probs}) b.drop(t);
   return out;
@@ -209,11 +212,14 @@ TensorId falcon_attention(GraphBuilder& b, const TransformerSpec& s, const Falco
     TensorId qt = b.autocast_low(qe);
     if (kt != kc) b.hold(kt);
     if (qt != qe) b.hold(qt);
-    TensorId kcopy = (kv_heads != nh || !inf) ? b.contiguous_copy(kt, {B, nh, hd, Lk}) : kt;
-    TensorId scores = b.matmul(qt, kcopy, {B, nh, S, Lk}, S > 1, false);
+    // torch.matmul merges batch and heads: a copy where they cannot merge (as in falcon_sdpa_math); cache
+    // tensors are cat outputs, contiguous.
+    const bool copy_kv = B > 1 && (kv_heads != nh || (!inf && S > 1));
+    TensorId kcopy = copy_kv ? b.contiguous_copy(kt, {B, nh, hd, Lk}) : kt;
+    TensorId scores = b.matmul(qt, kcopy, {B, nh, S, Lk}, B > 1 && S > 1, false);
     if (kt != kc) b.drop(kt);
     if (qt != qe) b.drop(qt);
-    scores = b.inplace("div_", scores, false);
+    scores = b.inplace_fresh_grad("div_", scores, {});  // DivBackward: grad / scalar, a fresh buffer
     b.hold(scores);  // rebound to the softmax's result only once the statement returns
     TensorId summed = b.add(scores, mask);
     b.hold(summed);
@@ -225,7 +231,7 @@ TensorId falcon_attention(GraphBuilder& b, const TransformerSpec& s, const Falco
     weights = probs;
     b.hold(weights);
     TensorId vt = b.autocast_low(vc);
-    TensorId vcopy = (kv_heads != nh || !inf) ? b.contiguous_copy(vt, {B, nh, Lk, hd}) : vt;
+    TensorId vcopy = copy_kv ? b.contiguous_copy(vt, {B, nh, Lk, hd}) : vt;
     ctx = b.contiguous_copy(b.matmul(probs, vcopy, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
   }
   TensorId out = falcon_linear(b, b.view(ctx, {B, S, H}), w.dense, w.dense_b);
