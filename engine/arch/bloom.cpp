@@ -104,11 +104,14 @@ TensorId bloom_attention(GraphBuilder& b, const TransformerSpec& s, const BloomL
     L = b.shape(kc)[2];
     kv_views = true;
   }
-  const TensorId qr = S > 1 ? b.contiguous_copy(q, {B * nh, S, hd}) : b.view(q, {B * nh, S, hd});
+  // reshape(B * nh, -1, hd) of a select of [B, S, nh, 3, hd]: batch and heads merge only when one of B and S is 1
+  // (a view then; the GEMMs take the strided rows), else a copy. Cache tensors are contiguous cat outputs.
+  const bool merge = B == 1 || S == 1;
+  const TensorId qr = merge ? b.view(q, {B * nh, S, hd}) : b.contiguous_copy(q, {B * nh, S, hd});
   b.hold(qr);
-  const TensorId kr = kv_views ? b.view(k, {B * nh, hd, L}) : b.contiguous_copy(k, {B * nh, hd, L});
+  const TensorId kr = kv_views || merge ? b.view(k, {B * nh, hd, L}) : b.contiguous_copy(k, {B * nh, hd, L});
   b.hold(kr);
-  const TensorId vr = kv_views ? b.view(v, {B * nh, L, hd}) : b.contiguous_copy(v, {B * nh, L, hd});
+  const TensorId vr = kv_views || merge ? b.view(v, {B * nh, L, hd}) : b.contiguous_copy(v, {B * nh, L, hd});
   b.hold(vr);
   // alibi.baddbmm(batch1=q, batch2=k^T): autocast casts its arguments (alibi under amp), the output takes the
   // operands' dtype; BaddbmmBackward saves batch1 and batch2 (alibi needs no gradient).
