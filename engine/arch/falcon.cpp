@@ -196,15 +196,15 @@ TensorId falcon_attention(GraphBuilder& b, const TransformerSpec& s, const Falco
   }
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {
+    // attn_output.transpose(1, 2).reshape(B, S, H): the math backend's output is a bmm's [B, nh, S, hd], so the
+    // reshape copies; cuDNN (and the memory-efficient kernel) lay theirs out like q, whose memory keeps the
+    // projection's [B, S, nh, hd] order through the rotary: a view (whole-run stream f9-falcon40-infer: the dense
+    // output follows SDPA's directly).
     if (kv_heads != nh) {
-      ctx = falcon_sdpa_math(b, qe, kc, vc, mask);
+      ctx = b.contiguous_copy(falcon_sdpa_math(b, qe, kc, vc, mask), {B, S, nh, hd});
     } else {
       ctx = b.sdpa(qe, kc, vc, 0.0, false, mask);
     }
-    // attn_output.transpose(1, 2).reshape(B, S, H): SDPA's output is [B, nh, S, hd] contiguous, so the reshape
-    // copies.
-    TensorId t = b.contiguous_copy(ctx, {B, S, nh, hd});
-    ctx = t;
   } else {
     // query_layer @ key_layer.transpose(-1, -2): torch.matmul copies q (the projection's memory order) and the
     // transposed k (broadcast over the heads for one KV head, else in its projection order).
