@@ -217,7 +217,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
-      "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj"};
+      "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
+      "falcon", "bloom"};
   return kTypes;
 }
 
@@ -298,6 +299,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_gpt_bigcode(r);
   else if (type == "gptj")
     s = import_gptj(r);
+  else if (type == "falcon")
+    s = import_falcon(r);
+  else if (type == "bloom")
+    s = import_bloom(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

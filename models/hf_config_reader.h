@@ -176,6 +176,8 @@ TransformerSpec import_smollm3(const ConfigReader& r);
 TransformerSpec import_olmo(const ConfigReader& r);
 TransformerSpec import_gpt_bigcode(const ConfigReader& r);
 TransformerSpec import_gptj(const ConfigReader& r);
+TransformerSpec import_falcon(const ConfigReader& r);
+TransformerSpec import_bloom(const ConfigReader& r);
 // BertConfig's fields with its defaults but the vocabulary's (hf_config.cpp; bert, roberta, xlm-roberta).
 TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab);
 TransformerSpec import_gpt_neox(const ConfigReader& r);

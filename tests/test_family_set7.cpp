@@ -146,7 +146,10 @@ TEST_CASE("qwen2_moe / opt / roberta: measured H200 cases of family sets 7 and 8
   // Peak allocated within 0.1 % per case (every case is within 0.05 %), reserved within 1 % (set 7: 0.19 % at
   // most; set 8, predicted blind: 0.24 %), the KV cache within 1 %, and the measured `params` exactly.
   const auto checked = memplan::testing::check_family_cases(
-      [](const memplan::ValidationCase& c) { return memplan::testing::has_any_prefix(c.id, {"f7-", "f8-"}); },
+      [](const memplan::ValidationCase& c) {
+        // set 7's two falcon rows are checked with falcon (tests/test_family_set9_falcon.cpp)
+        return memplan::testing::has_any_prefix(c.id, {"f7-", "f8-"}) && c.model.transformer.model_type != "falcon";
+      },
       [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
   int tuning = 0, held_out = 0;
   for (const auto& r : checked) (r.holdout ? held_out : tuning) += 1;

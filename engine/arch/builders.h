@@ -51,6 +51,8 @@ void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/olmo.cpp
 void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/gpt_bigcode.cpp
 void build_gptj(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/gptj.cpp
+void build_falcon(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/falcon.cpp
+void build_bloom(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/bloom.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

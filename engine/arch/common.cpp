@@ -137,6 +137,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"olmoe", build_olmoe},
       {"smollm3", build_smollm3},     {"olmo", build_olmo},
       {"gpt_bigcode", build_gpt_bigcode}, {"gptj", build_gptj},
+      {"falcon", build_falcon},       {"bloom", build_bloom},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

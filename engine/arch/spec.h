@@ -169,6 +169,20 @@ struct TransformerSpec {
   // [B, S, heads, 3 * head_dim] and split per head. num_kv_heads is 1 or num_heads accordingly. gptj leaves it
   // false (its rotary_dim, lm_head_bias and parallel residual are the fields above).
   bool multi_query = false;
+  // [falcon / bloom]
+  // falcon new_decoder_architecture (default false; Falcon-40B / 11B): query_key_value holds num_kv_heads groups
+  // of (num_heads / num_kv_heads queries, one key, one value); _split_heads copies q and broadcasts k / v to all
+  // num_heads heads (the cache then holds num_heads heads). num_kv_heads is the groups' count here, 1 for
+  // multi_query (one key and one value head after the queries), else num_heads ([nh, 3, hd] per position).
+  bool falcon_new_decoder_architecture = false;
+  // falcon parallel_attn (default true): attention and MLP read the same normed input and add to one residual;
+  // false: sequential, with post_attention_layernorm between them (the old architecture only).
+  bool falcon_parallel_attn = true;
+  // falcon num_ln_in_parallel_attn (None -> 2 under new_decoder_architecture, else 1): 2 gives ln_attn and ln_mlp.
+  int64_t falcon_num_ln_in_parallel_attn = 1;
+  // bloom apply_residual_connection_post_layernorm (default false): the residual of both blocks is the LayerNorm's
+  // output instead of its input.
+  bool residual_post_layernorm = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
