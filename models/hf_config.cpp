@@ -216,7 +216,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "gpt2",      "llama",       "mistral",   "qwen2", "mixtral", "bert",        "deepseek_v2", "gemma2",
       "qwen3",     "qwen3_moe",   "olmo2",     "gemma", "gemma3_text", "phi3",  "gpt_neox",    "starcoder2",
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
-      "roberta",   "xlm-roberta", "opt", "qwen2_moe"};
+      "roberta",   "xlm-roberta", "opt", "qwen2_moe",
+      "ernie4_5", "exaone4", "seed_oss", "arcee"};
   return kTypes;
 }
 
@@ -279,6 +280,14 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_opt(r);
   else if (type == "qwen2_moe")
     s = import_qwen2_moe(r);
+  else if (type == "ernie4_5")
+    s = import_ernie4_5(r);
+  else if (type == "exaone4")
+    s = import_exaone4(r);
+  else if (type == "seed_oss")
+    s = import_seed_oss(r);
+  else if (type == "arcee")
+    s = import_arcee(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

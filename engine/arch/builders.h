@@ -42,6 +42,10 @@ void build_cohere(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_roberta(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/roberta.cpp (and xlm-roberta)
 void build_opt(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/opt.cpp
 void build_qwen2_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/qwen2_moe.cpp
+void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/ernie4_5.cpp
+void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/exaone4.cpp
+void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/seed_oss.cpp
+void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/arcee.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

@@ -131,6 +131,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"t5", build_t5},               {"granite", build_granite},     {"phi", build_phi},
       {"stablelm", build_stablelm},   {"cohere", build_cohere},       {"roberta", build_roberta},
       {"xlm-roberta", build_roberta}, {"opt", build_opt},         {"qwen2_moe", build_qwen2_moe},
+      {"ernie4_5", build_ernie4_5},   {"exaone4", build_exaone4},     {"seed_oss", build_seed_oss},
+      {"arcee", build_arcee},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
