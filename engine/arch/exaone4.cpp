@@ -89,19 +89,27 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Exaone4Layer
   // the attention hands to the norm output: contiguous [B, H, S, D] from the rotary backward or from a bmm /
   // masked kernel (copied back by the view, as Llama's), q's own layout from the fused unmasked SDPA kernel.
   const bool grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  auto normed_heads = [&](TensorId wt, TensorId norm_w, int64_t heads, bool layout_kept) {
+  // The three projections run first (query / key / value_states bound to their head views), then
+  // `query_states = self.q_norm(query_states)` and the same for k (whole-run stream: k_proj and v_proj are
+  // allocated before the q norm's fp32 temporaries).
+  auto head_view = [&](TensorId wt, int64_t heads, bool layout_kept) {
     TensorId proj = b.linear(x, wt);
-    TensorId view = layout_kept ? b.view(proj, {B, heads, S, hd}) : b.view_copying_grad(proj, {B, heads, S, hd});
-    return exaone_rms_norm(b, view, norm_w, true);
+    return layout_kept ? b.view(proj, {B, heads, S, hd}) : b.view_copying_grad(proj, {B, heads, S, hd});
   };
-  TensorId q = normed_heads(w.q, w.q_norm, nh, grad_in_layout && !rotary);
-  b.hold(q);  // query_states until rebound (by the rotary embedding) or the module returns
-  TensorId k = normed_heads(w.k, w.k_norm, nkv, grad_in_layout && !rotary);
-  b.hold(k);
-  TensorId vp = b.linear(x, w.v);
-  TensorId v = grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
+  const bool qk_layout_kept = grad_in_layout && !rotary;
+  TensorId qv = head_view(w.q, nh, qk_layout_kept);
+  b.hold(qv);
+  TensorId kv = head_view(w.k, nkv, qk_layout_kept);
+  b.hold(kv);
+  TensorId v = head_view(w.v, nkv, grad_in_layout);
   const TensorId v_proj = v;
   b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
+  TensorId q = exaone_rms_norm(b, qv, w.q_norm, false);
+  b.hold(q);  // query_states until rebound (by the rotary embedding) or the module returns
+  b.drop(qv);
+  TensorId k = exaone_rms_norm(b, kv, w.k_norm, false);
+  b.hold(k);
+  b.drop(kv);
   TensorId qe = q, ke = k;
   if (rotary) {
     qe = rope(b, q, cos, sin);
