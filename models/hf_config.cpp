@@ -218,7 +218,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
-      "falcon", "bloom"};
+      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee"};
   return kTypes;
 }
 
@@ -303,6 +303,14 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_falcon(r);
   else if (type == "bloom")
     s = import_bloom(r);
+  else if (type == "ernie4_5")
+    s = import_ernie4_5(r);
+  else if (type == "exaone4")
+    s = import_exaone4(r);
+  else if (type == "seed_oss")
+    s = import_seed_oss(r);
+  else if (type == "arcee")
+    s = import_arcee(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

@@ -151,6 +151,10 @@ struct QwenMoeDefaults {
 void read_qwen_moe(const ConfigReader& r, TransformerSpec& s, const QwenMoeDefaults& d);
 TransformerSpec import_qwen2_moe(const ConfigReader& r);
 TransformerSpec import_olmoe(const ConfigReader& r);
+TransformerSpec import_ernie4_5(const ConfigReader& r);
+TransformerSpec import_exaone4(const ConfigReader& r);
+TransformerSpec import_seed_oss(const ConfigReader& r);
+TransformerSpec import_arcee(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text
 TransformerSpec import_phi3(const ConfigReader& r);

@@ -53,6 +53,10 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arc
 void build_gptj(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/gptj.cpp
 void build_falcon(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/falcon.cpp
 void build_bloom(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/bloom.cpp
+void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/ernie4_5.cpp
+void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/exaone4.cpp
+void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/seed_oss.cpp
+void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/arcee.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

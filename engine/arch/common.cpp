@@ -138,6 +138,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"smollm3", build_smollm3},     {"olmo", build_olmo},
       {"gpt_bigcode", build_gpt_bigcode}, {"gptj", build_gptj},
       {"falcon", build_falcon},       {"bloom", build_bloom},
+      {"ernie4_5", build_ernie4_5},   {"exaone4", build_exaone4},     {"seed_oss", build_seed_oss},
+      {"arcee", build_arcee},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
