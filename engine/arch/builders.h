@@ -69,6 +69,14 @@ TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels);
 // cache cleared, the loss set. The forward keeps hidden_states bound until it returns, after the loss (traces).
 void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId ids,
                              TensorId bias = kNoTensor, TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
+// The end of a CausalLM forward once the final norm has returned its output `hidden` (the model's locals dropped
+// by the caller): lm_head, "lm_head.weight" [V, H] (trainable unless cfg.freeze_embeddings), or the embedding
+// `embed` itself when s.tie_word_embeddings, where nn.Linear creates the head's own weight before tie_weights()
+// replaces it (a construction temporary of the embedding's size, whole runs); "lm_head.bias" [V] after the weight
+// when `head_bias` (phi). Then inference_head in inference, causal_lm_training_head against `ids` in training,
+// `logits_op` applied to lm_head's output in both.
+void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids,
+                    bool head_bias = false, TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
 // LlamaRMSNorm as written in Python: x.to(f32), pow(2).mean(-1), x * rsqrt(var + eps), weight * x.to(input dtype),
 // one kernel per step. Shared by llama.cpp and native graphs' rms_norm.
 TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w);

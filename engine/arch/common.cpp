@@ -44,6 +44,20 @@ void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_wei
   b.set_loss(loss);
 }
 
+void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids,
+                    bool head_bias, TensorId (*logits_op)(GraphBuilder&, TensorId)) {
+  const bool emb_train = !b.config().freeze_embeddings;
+  const int64_t H = s.hidden_size, V = s.vocab_size;
+  const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  const TensorId bias = head_bias ? b.param("lm_head.bias", {V}, emb_train) : kNoTensor;
+  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
+  if (!b.training()) {
+    inference_head(b, hidden, head, bias, logits_op);
+    return;
+  }
+  causal_lm_training_head(b, hidden, head, ids, bias, logits_op);
+}
+
 void hf_construction_scalar(GraphBuilder& b) { b.construction_persistent(dtype_bytes(b.param_dtype())); }
 
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {

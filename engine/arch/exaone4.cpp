@@ -199,14 +199,7 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
   TensorId hn = exaone_rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding.
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 }  // namespace memplan

@@ -165,13 +165,7 @@ void build_olmo(GraphBuilder& b, const TransformerSpec& s) {
   TensorId hn = olmo_layer_norm(b, h);
   for (TensorId t : {h, inputs_embeds, cos, sin, mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 }  // namespace memplan

@@ -207,15 +207,7 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
   }
   for (TensorId t : {h, inputs_embeds, cos, sin, ctx.mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  const TensorId head_bias = s.lm_head_bias ? b.param("lm_head.bias", {V}, emb_train) : kNoTensor;  // phi
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head, head_bias, k.logits_op);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids, head_bias, k.logits_op);
+  causal_lm_tail(b, s, hn, embed, ids, s.lm_head_bias /* phi */, k.logits_op);
 }
 
 }  // namespace memplan
