@@ -68,11 +68,7 @@ TensorId ernie_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
   b.drop(sin_i);
   b.drop(q);
   b.drop(k);
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, 0, w.o, w.ob, weights);
   return out;
 }
 

@@ -119,11 +119,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Exaone4Layer
     b.drop(q);
     b.drop(k);
   }
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, kNoTensor, weights);
   return out;
 }
 

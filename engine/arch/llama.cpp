@@ -177,8 +177,17 @@ TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
   b.hold(ke);
   b.drop(q);
   b.drop(k);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
+  return out;
+}
+
+TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                          TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob, TensorId& weights) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len;
   TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
+  TensorId out = b.linear(b.view(ctx, {B, S, s.num_heads * s.head_dim}), o, ob);
   b.drop(qe);
   b.drop(ke);
   if (!inf) b.drop(v_proj);

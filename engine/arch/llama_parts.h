@@ -87,6 +87,13 @@ TensorId clamp_qkv_inplace(GraphBuilder& b, TensorId t);
 TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
                          TensorId sin, TensorId mask, int64_t window, TensorId& weights);
 
+// A Llama-derived attention from the cache update on: attention_core (qe / ke / v / v_proj as there), o_proj
+// (weight `o`, bias `ob` or kNoTensor) over attn_output.reshape(B, S, nh * hd), then the module's frame returns:
+// query_states / key_states (qe / ke, held by the caller; ke as the cache update rebinds it) released, and
+// value_states (v_proj) too in training (in inference the cache update released it). `weights` as attention_core.
+TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                          TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob, TensorId& weights);
+
 // MixtralSparseMoeBlock with transformers 5.17's default experts implementation grouped_mm (llama.cpp); generate()'s
 // decode steps run batched_mm instead (deepseek_parts.h experts_grouped_mm dispatches to it).
 TensorId moe_grouped_mm(GraphBuilder& b, const TransformerSpec& s, const FfnParams& w, TensorId x);

@@ -58,11 +58,7 @@ TensorId smollm3_attention(GraphBuilder& b, const TransformerSpec& s, const Llam
     b.hold(qe);  // query_states / key_states: the head views, bound until the attention module returns
     b.hold(ke);
   }
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
   return out;
 }
 
