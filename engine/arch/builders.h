@@ -78,8 +78,11 @@ void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_wei
 void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids,
                     bool head_bias = false, TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
 // LlamaRMSNorm as written in Python: x.to(f32), pow(2).mean(-1), x * rsqrt(var + eps), weight * x.to(input dtype),
-// one kernel per step. Shared by llama.cpp and native graphs' rms_norm.
-TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w);
+// one kernel per step. Shared by llama.cpp and native graphs' rms_norm, and by the modeling files that copy it
+// (Qwen3RMSNorm, Exaone4RMSNorm). `held_input`: the caller's frame binds x (the call's argument) until the norm
+// returns, for an input nothing else holds (a projection's head view, the attention's or the MLP's output;
+// measured in the olmo2 whole-run streams, olmo2.cpp).
+TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input = false);
 // Whether layer `i` is activation-checkpointed / frozen under `cfg`.
 bool layer_checkpointed(const RunConfig& cfg, int64_t i);
 bool layer_frozen(const RunConfig& cfg, int64_t i);

@@ -24,26 +24,6 @@ namespace memplan {
 
 namespace {
 
-// LlamaRMSNorm's statements with the caller's binding of the input: `held_input` for a module input nothing else
-// holds (the projections' head views, the attention's and the MLP's outputs), alive until the norm returns.
-TensorId exaone_rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input) {
-  const DType in_dt = b.dtype(x);
-  if (held_input) b.hold(x);
-  TensorId x32 = b.to(x, DType::f32);
-  TensorId sq = b.pow_scalar(x32);
-  TensorId var = b.reduce_last("mean", sq, false);
-  b.hold(var);  // `variance` is a local until forward returns
-  TensorId ve = b.add_scalar(var);
-  TensorId r = b.unary("rsqrt", ve, false, true, true);
-  TensorId n = b.mul(x32, r);
-  b.hold(n);  // `hidden_states` (fp32) stays bound until forward returns, after the weight product
-  TensorId y = b.mul(w, b.to(n, in_dt));
-  b.drop(n);
-  b.drop(var);
-  if (held_input) b.drop(x);
-  return y;
-}
-
 // SDPA's bool sliding-window mask as masking_utils.sdpa_mask evaluates and_masks(sliding_window_overlay,
 // causal_mask_function) on broadcast index tensors: each comparison and each & a fresh [1, 1, q, kv] bool; inside
 // generate() the padding mask adds & a [B, 1, 1, kv] gather (as qwen3.cpp and gemma_parts.cpp write it).
@@ -104,10 +84,10 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Exaone4Layer
   TensorId v = head_view(w.v, nkv, grad_in_layout);
   const TensorId v_proj = v;
   b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
-  TensorId q = exaone_rms_norm(b, qv, w.q_norm, false);
+  TensorId q = rms_norm(b, qv, w.q_norm, false);
   b.hold(q);  // query_states until rebound (by the rotary embedding) or the module returns
   b.drop(qv);
-  TensorId k = exaone_rms_norm(b, kv, w.k_norm, false);
+  TensorId k = rms_norm(b, kv, w.k_norm, false);
   b.hold(k);
   b.drop(kv);
   TensorId qe = q, ke = k;
@@ -181,10 +161,10 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
     TensorId attn_weights = kNoTensor;
     TensorId a = attention(b, s, w, h, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
                            rotary, attn_weights);
-    a = exaone_rms_norm(b, a, w.post_attn_norm, true);
+    a = rms_norm(b, a, w.post_attn_norm, true);
     TensorId h1 = b.add(h, a);
     b.hold(h1);  // residual of the MLP half
-    TensorId m = exaone_rms_norm(b, swiglu_mlp(b, h1, w.gate, w.up, w.down), w.post_ffn_norm, true);
+    TensorId m = rms_norm(b, swiglu_mlp(b, h1, w.gate, w.up, w.down), w.post_ffn_norm, true);
     h = b.add(h1, m);
     b.drop(h1);
     if (attn_weights != kNoTensor) b.drop(attn_weights);
@@ -192,7 +172,7 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
     b.end_layer();
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
-  TensorId hn = exaone_rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
+  TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
   causal_lm_tail(b, s, hn, embed, ids);

@@ -17,8 +17,9 @@
 
 namespace memplan {
 
-TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
+TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input) {
   const DType in_dt = b.dtype(x);
+  if (held_input) b.hold(x);
   TensorId x32 = b.to(x, DType::f32);
   TensorId sq = b.pow_scalar(x32);
   TensorId var = b.reduce_last("mean", sq, false);
@@ -30,6 +31,7 @@ TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   TensorId y = b.mul(w, b.to(n, in_dt));
   b.drop(n);
   b.drop(var);
+  if (held_input) b.drop(x);
   return y;
 }
 

@@ -18,28 +18,6 @@ namespace memplan {
 
 namespace {
 
-// Qwen3RMSNorm.forward: the statements of LlamaRMSNorm (builders.h rms_norm) with two Python lifetimes that
-// one leaves out: `variance` is a local until forward returns, and the module's input stays referenced by the
-// caller's frame (the call's argument) until the call returns - `held_input` for an input nothing else holds
-// (q_proj(x).view(...) of the q / k norms). Both measured in the olmo2 whole-run streams (olmo2.cpp).
-TensorId qwen3_rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input) {
-  const DType in_dt = b.dtype(x);
-  if (held_input) b.hold(x);
-  TensorId x32 = b.to(x, DType::f32);
-  TensorId sq = b.pow_scalar(x32);
-  TensorId var = b.reduce_last("mean", sq, false);
-  b.hold(var);
-  TensorId ve = b.add_scalar(var);
-  TensorId r = b.unary("rsqrt", ve, false, true, true);
-  TensorId n = b.mul(x32, r);
-  b.hold(n);  // `hidden_states` (fp32) stays bound until forward returns, after the weight product
-  TensorId y = b.mul(w, b.to(n, in_dt));
-  b.drop(n);
-  b.drop(var);
-  if (held_input) b.drop(x);
-  return y;
-}
-
 // The SDPA sliding-window bool mask as masking_utils.sdpa_mask evaluates sliding_window_causal_mask_function =
 // and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors (model-independent code):
 // ones(()) & (kv > q - window), then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside
@@ -100,7 +78,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Qwen3Layer& 
   // receives a gradient in another memory order and ViewBackward's reshape copies it (as Llama's head view does).
   auto normed_heads = [&](TensorId wt, TensorId bias, TensorId norm_w, int64_t heads) {
     TensorId proj = b.view_copying_grad(b.linear(x, wt, bias), {B, S, heads, hd});
-    TensorId n = qwen3_rms_norm(b, proj, norm_w, true);
+    TensorId n = rms_norm(b, proj, norm_w, true);
     return b.view(n, {B, heads, S, hd});  // .transpose(1, 2)
   };
   TensorId q = normed_heads(w.q, w.qb, w.q_norm, nh);
@@ -185,7 +163,7 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
-    TensorId n1 = qwen3_rms_norm(b, h, w.in_norm, false);  // h: the layer input, held
+    TensorId n1 = rms_norm(b, h, w.in_norm, false);  // h: the layer input, held
     b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = layer_is_sliding(s, i);
     TensorId attn_weights = kNoTensor;
@@ -193,7 +171,7 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
                            attn_weights);
     b.drop(n1);
     TensorId h1 = b.add(h, a);
-    TensorId n2 = qwen3_rms_norm(b, h1, w.post_norm, false);  // h1: the residual, read again below
+    TensorId n2 = rms_norm(b, h1, w.post_norm, false);  // h1: the residual, read again below
     b.hold(n2);
     TensorId m = moe ? qwen3_moe_block(b, s, w.ffn, n2) : swiglu_mlp(b, n2, w.ffn.gate, w.ffn.up, w.ffn.down);
     b.drop(n2);
@@ -203,7 +181,7 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
     b.end_layer();
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
-  TensorId hn = qwen3_rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
+  TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
   causal_lm_tail(b, s, hn, embed, ids);
