@@ -114,6 +114,13 @@ TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype);
 // [B, 1, q, kv] additive mask in `dtype` built from it, the bool freed at once (whole-run streams: GPT-2 small
 // training, Llama-3.2-1B inference prefill, 4 MiB bool then 32 MiB bf16 for b4 s2048).
 TensorId eager_mask(GraphBuilder& b, int64_t bool_rows, int64_t q, int64_t kv, DType dtype);
+// The SDPA sliding-window bool mask as masking_utils.sdpa_mask evaluates sliding_window_causal_mask_function =
+// and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors (model-independent code):
+// ones(()) & (kv > q - window), then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside
+// generate() (rows > 1) the padding mask adds & a [rows, 1, 1, kv] gather, giving [rows, 1, q, kv]. Whole-run
+// gemma3 streams: 1 MiB a, a, f, a, a, f, f for s1024. Used by gemma_parts, qwen3 and exaone4; phi_parts keeps its
+// own (generate() nests one more & there).
+TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv);
 // lm_head over hidden[:, -logits_to_keep:, :] (a view); the logits stay referenced by the output to the end.
 TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias = kNoTensor,
                         TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);

@@ -58,6 +58,16 @@ void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, 
   causal_lm_training_head(b, hidden, head, ids, bias, logits_op);
 }
 
+TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
+  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
+    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
+  };
+  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
+  return r;
+}
+
 void hf_construction_scalar(GraphBuilder& b) { b.construction_persistent(dtype_bytes(b.param_dtype())); }
 
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {

@@ -24,19 +24,6 @@ namespace memplan {
 
 namespace {
 
-// SDPA's bool sliding-window mask as masking_utils.sdpa_mask evaluates and_masks(sliding_window_overlay,
-// causal_mask_function) on broadcast index tensors: each comparison and each & a fresh [1, 1, q, kv] bool; inside
-// generate() the padding mask adds & a [B, 1, 1, kv] gather (as qwen3.cpp and gemma_parts.cpp write it).
-TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-  return r;
-}
-
 struct Exaone4Layer {
   TensorId q, k, v, o, qb, kb, vb, ob, q_norm, k_norm, gate, up, down, post_attn_norm, post_ffn_norm;
 };

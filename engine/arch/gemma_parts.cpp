@@ -202,20 +202,6 @@ TensorId final_softcap(GraphBuilder& b, const TransformerSpec& s, TensorId logit
   return b.scalar_op("mul_scalar", logits, false);
 }
 
-// The SDPA sliding-window bool mask as sdpa_mask evaluates sliding_window_causal_mask_function =
-// and_masks(sliding_window_overlay, causal_mask_function) on index tensors: ones(()) & (kv > q - window), then
-// & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool (generate() adds its padding mask: & a
-// [B, 1, 1, kv] gather, giving [B, 1, q, kv]). Whole-run gemma3 streams: 1 MiB a, a, f, a, a, f, f for s1024.
-TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-  return r;
-}
-
 }  // namespace
 
 void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion v) {

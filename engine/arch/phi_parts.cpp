@@ -92,9 +92,9 @@ namespace {
 // and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors: ones(()) & (kv > q - window),
 // then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside generate() the padding mask adds
 // & a [B, 1, 1, kv] gather, giving [B, 1, q, kv], see below (whole-run phi3 streams past the window, rq-phi3-infer /
-// f2-phi3med-infer: 8.58 MiB a, a, f, a, a, f, f for s3000; the same construction gemma_parts.cpp and qwen3.cpp
-// model, file-local there).
-TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
+// f2-phi3med-infer: 8.58 MiB a, a, f, a, a, f, f for s3000). builders.h sliding_sdpa_mask (gemma, qwen3, exaone4)
+// is the same but for the nested & in generate() below.
+TensorId sliding_sdpa_mask_nested(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
   auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
     return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
   };
@@ -165,14 +165,14 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
       ctx.mask = eager_mask(b, 1, S, S, b.dtype(h));
     } else if (ctx.window > 0 && S >= ctx.window) {
       // _ignore_causal_mask_sdpa holds only while kv_length < the window: then a [1, 1, S, S] bool mask.
-      ctx.mask = sliding_sdpa_mask(b, 1, S, S);
+      ctx.mask = sliding_sdpa_mask_nested(b, 1, S, S);
     }
   } else if (ctx.window > 0 && cfg.attn == AttnImpl::sdpa) {
     // As inference_mask (common.cpp) decides, with the mask built as sdpa_mask evaluates it.
     const auto& p = b.pass();
     const int64_t w = ctx.window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
     const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
-    if (!skip) ctx.mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
+    if (!skip) ctx.mask = sliding_sdpa_mask_nested(b, P, p.new_tokens, kv);
   } else {
     ctx.mask = inference_mask(b, ctx.window, b.dtype(h));
   }

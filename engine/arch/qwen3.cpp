@@ -18,21 +18,6 @@ namespace memplan {
 
 namespace {
 
-// The SDPA sliding-window bool mask as masking_utils.sdpa_mask evaluates sliding_window_causal_mask_function =
-// and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors (model-independent code):
-// ones(()) & (kv > q - window), then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside
-// generate() the padding mask adds & a [B, 1, 1, kv] gather, giving [B, 1, q, kv]. The gemma engineer matched this
-// on whole-run gemma3 streams (gemma_parts.cpp sliding_sdpa_mask, file-local there, hence this mirror).
-TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-  return r;
-}
-
 struct Qwen3Layer {
   TensorId q, k, v, o, qb, kb, vb, ob, q_norm, k_norm, in_norm, post_norm;
   FfnParams ffn;
