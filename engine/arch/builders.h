@@ -121,6 +121,9 @@ TensorId eager_mask(GraphBuilder& b, int64_t bool_rows, int64_t q, int64_t kv, D
 // gemma3 streams: 1 MiB a, a, f, a, a, f, f for s1024. Used by gemma_parts, qwen3 and exaone4; phi_parts keeps its
 // own (generate() nests one more & there).
 TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv);
+// create_sliding_window_causal_mask in one inference pass (window > 0): eager, inference_mask's float mask; SDPA,
+// skipped as inference_mask decides, else sliding_sdpa_mask over [rows, 1, q, kv] (rows = B inside generate()).
+TensorId inference_sliding_mask(GraphBuilder& b, int64_t window, DType model_dtype);
 // lm_head over hidden[:, -logits_to_keep:, :] (a view); the logits stay referenced by the output to the end.
 TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias = kNoTensor,
                         TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);

@@ -116,6 +116,15 @@ TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype) {
   return b.generic({"sdpa_mask", {}, {{{P, 1, q, kv}, DType::boolean}}, {}, {}, {}, {}})[0];
 }
 
+TensorId inference_sliding_mask(GraphBuilder& b, int64_t window, DType model_dtype) {
+  if (b.config().attn == AttnImpl::eager) return inference_mask(b, window, model_dtype);
+  const auto& p = b.pass();
+  const int64_t kv = std::min(p.past_len, window - 1) + p.new_tokens;
+  const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < window;
+  if (skip) return kNoTensor;
+  return sliding_sdpa_mask(b, p.from_generate ? b.config().batch_size : 1, p.new_tokens, kv);
+}
+
 // NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right.
 TensorId gelu_new(GraphBuilder& b, TensorId x) {
   TensorId half_x = b.scalar_op("mul_scalar", x, false);

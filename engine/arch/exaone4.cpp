@@ -122,13 +122,7 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
     }
   } else {
     mask = inference_mask(b, 0, b.dtype(h));
-    if (any_sliding) {
-      const auto& p = b.pass();
-      const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
-      const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
-      if (cfg.attn == AttnImpl::eager) sliding_mask = inference_mask(b, w, b.dtype(h));
-      else if (!skip) sliding_mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
-    }
+    if (any_sliding) sliding_mask = inference_sliding_mask(b, s.sliding_window, b.dtype(h));
   }
   for (TensorId m : {mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives until the model's forward returns

@@ -237,14 +237,7 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
     }
   } else {
     mask = inference_mask(b, 0, dt);
-    if (hybrid && s.sliding_window > 0) {
-      // As inference_mask (common.cpp) decides, with the sliding mask built as sdpa_mask evaluates it.
-      const auto& p = b.pass();
-      const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
-      const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
-      if (cfg.attn == AttnImpl::eager) sliding_mask = inference_mask(b, w, dt);
-      else if (!skip) sliding_mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
-    }
+    if (hybrid && s.sliding_window > 0) sliding_mask = inference_sliding_mask(b, s.sliding_window, dt);
   }
   for (TensorId m : {mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);  // the mask mapping lives until the model's forward returns
