@@ -34,18 +34,10 @@ TensorId ernie_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
                          TensorId cos, TensorId sin, TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, hd = s.head_dim;
   const int64_t P = b.shape(cos)[0];
-  // Head views as in llama_attention: q / k receive contiguous gradients from the rotary backward and copy them
-  // back; v's gradient comes in its own layout from the fused SDPA kernel only.
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
-  TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
-  TensorId vp = b.linear(x, w.v, w.vb);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
+  auto [q, k, v] = llama_qkv_views(b, s, w, x, mask);
+  const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
   b.hold(q);
   b.hold(k);
   const DType q_dt = b.dtype(q), k_dt = b.dtype(k);

@@ -163,16 +163,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, GemmaVersion ver, 
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
-  // Gradient layouts at the head-split views as in the llama attention (llama.cpp): q / k get contiguous
-  // gradients back (copied by the transposed view); v only from a bmm or repeat_kv (eager, masked SDPA).
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
-  TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
-  TensorId vp = b.linear(x, w.v, w.vb);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states stays bound until the attention returns (or the cache rebinds it)
+                hd = s.head_dim;
+  auto [q, k, v] = llama_qkv_views(b, s, w, x, mask);
+  const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
   if (ver == GemmaVersion::v3) {  // query_states = self.q_norm(query_states); the same for the keys
     q = norm_rebinding(b, q, w.q_norm);
     k = norm_rebinding(b, k, w.k_norm);

@@ -155,22 +155,8 @@ LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& 
 
 TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
                    TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
-  // q and k reach the projections' views with contiguous gradients from the rotary backward (slice_backward
-  // zero-fills [B, H, S, D]), which the transposed head view must copy back (whole-run stream: a copy per
-  // projection). v's gradient comes from the fused SDPA kernel in v's own layout, but from a bmm or
-  // repeat_kv's sum (eager attention, masked SDPA) as a contiguous [B, H, S, D] tensor that is copied back
-  // too (whole-run streams: biased MHA Llama eager, Mistral-shape sliding window).
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
-  TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
-  TensorId vp = b.linear(x, w.v, w.vb);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
+  auto [q, k, v] = llama_qkv_views(b, s, w, x, mask);
+  const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
   b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
   b.hold(k);
   TensorId qe = rope(b, q, cos, sin);

@@ -73,6 +73,30 @@ void attention_projection_params(GraphBuilder& b, const TransformerSpec& s, cons
   w.ob = bias("o_proj", H, o_bias);
 }
 
+// LlamaAttention's projections and their head views [B, H, S, D] (`self.q_proj(x).view(hidden_shape)
+// .transpose(1, 2)`, then k, then v). q and k reach the views with contiguous gradients from the rotary backward
+// (slice_backward zero-fills [B, H, S, D]), which the transposed view must copy back (whole-run stream: a copy per
+// projection). v's gradient comes from the fused SDPA kernel in v's own layout, but from a bmm or repeat_kv's sum
+// (eager attention, masked SDPA) as a contiguous [B, H, S, D] tensor that is copied back too (whole-run streams:
+// biased MHA Llama eager, Mistral-shape sliding window). v (value_states) is held: bound until the attention
+// module returns (or the cache update rebinds it). L: as attention_projection_params.
+struct QkvViews {
+  TensorId q, k, v;
+};
+template <class L>
+QkvViews llama_qkv_views(GraphBuilder& b, const TransformerSpec& s, const L& w, TensorId x, TensorId mask) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, hd = s.head_dim;
+  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
+  const TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, s.num_heads, S, hd});
+  const TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, s.num_kv_heads, S, hd});
+  const TensorId vp = b.linear(x, w.v, w.vb);
+  const Shape vs{B, s.num_kv_heads, S, hd};
+  const TensorId v = v_grad_in_layout ? b.view(vp, vs) : b.view_copying_grad(vp, vs);
+  b.hold(v);
+  return {q, k, v};
+}
+
 // Creates layer `p`'s parameters (p = "layers.<i>."): q/k/v biases with qkv_bias, o's with o_bias, MLP biases
 // with mlp_bias; the MoE block's router and 3-d expert weights when num_experts > 0.
 LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
