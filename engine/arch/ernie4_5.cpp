@@ -95,25 +95,9 @@ void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s) {
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const LlamaDecoderParams d = llama_decoder_params(b, s, p, !layer_frozen(cfg, i));
-    const LlamaLayerParams& w = d.attn;
-    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
-    TensorId n1 = rms_norm(b, h, w.in_norm);
-    b.hold(n1);  // bound to hidden_states until self_attn returns
-    TensorId attn_weights = kNoTensor;
-    TensorId a = ernie_attention(b, s, w, n1, cos, sin, mask, attn_weights);
-    b.drop(n1);
-    TensorId h1 = b.add(h, a);
-    TensorId n2 = rms_norm(b, h1, w.post_norm);
-    b.hold(n2);
-    const FfnParams& f = d.ffn;
-    TensorId m = swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
-    b.drop(n2);
-    h = b.add(h1, m);
-    if (attn_weights != kNoTensor) b.drop(attn_weights);
-    if (layer_in != inputs_embeds) b.drop(layer_in);
-    b.end_layer();
+    h = llama_decoder_layer(b, s, i, d, h, inputs_embeds, [&](TensorId x, TensorId& weights) {
+      return ernie_attention(b, s, d.attn, x, cos, sin, mask, weights);
+    });
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));

@@ -182,6 +182,31 @@ TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe
   return out;
 }
 
+TensorId llama_decoder_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, const LlamaDecoderParams& d,
+                             TensorId h, TensorId inputs_embeds, const LlamaAttentionFn& attention) {
+  const LlamaLayerParams& w = d.attn;
+  b.begin_layer("layers." + std::to_string(i), layer_checkpointed(b.config(), i));
+  const TensorId layer_in = h;
+  b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
+  TensorId n1 = rms_norm(b, h, w.in_norm);
+  b.hold(n1);  // bound to hidden_states until self_attn returns
+  TensorId attn_weights = kNoTensor;
+  TensorId a = attention(n1, attn_weights);
+  b.drop(n1);
+  TensorId h1 = b.add(h, a);
+  TensorId n2 = rms_norm(b, h1, w.post_norm);
+  b.hold(n2);
+  const FfnParams& f = d.ffn;
+  TensorId m = s.num_experts > 0 ? moe_grouped_mm(b, s, f, n2)
+                                 : swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
+  b.drop(n2);
+  h = b.add(h1, m);
+  if (attn_weights != kNoTensor) b.drop(attn_weights);
+  if (layer_in != inputs_embeds) b.drop(layer_in);
+  b.end_layer();
+  return h;
+}
+
 // transformers 5.17 MixtralSparseMoeBlock with its default experts_implementation "grouped_mm"
 // (integrations/moe.py grouped_mm_experts_forward, read from the installed package on the H200): the TopK router
 // (linear, fp32 softmax, topk, renormalised in place; the routing weights stay fp32), then, over the R = T * k
@@ -312,29 +337,11 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
     const LlamaDecoderParams d = llama_decoder_params(b, s, p, train);
-    const LlamaLayerParams& w = d.attn;
-
-    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
-    TensorId n1 = rms_norm(b, h, w.in_norm);
-    b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = sliding_mask != kNoTensor && layer_is_sliding(s, i);
-    TensorId attn_weights = kNoTensor;
-    TensorId a = llama_attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
-                           attn_weights);
-    b.drop(n1);
-    TensorId h1 = b.add(h, a);
-    TensorId n2 = rms_norm(b, h1, w.post_norm);
-    b.hold(n2);
-    const FfnParams& f = d.ffn;
-    TensorId m = s.num_experts > 0 ? moe_grouped_mm(b, s, f, n2)
-                                   : swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
-    b.drop(n2);
-    h = b.add(h1, m);
-    if (attn_weights != kNoTensor) b.drop(attn_weights);
-    if (layer_in != inputs_embeds) b.drop(layer_in);
-    b.end_layer();
+    h = llama_decoder_layer(b, s, i, d, h, inputs_embeds, [&](TensorId x, TensorId& weights) {
+      return llama_attention(b, s, d.attn, x, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
+                             weights);
+    });
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));

@@ -3,6 +3,7 @@
 // code runs the same statements; where it differs (a norm before the rotary embedding, softcapping, fused
 // projections) the builder writes its own and says why.
 #pragma once
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -117,6 +118,16 @@ TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
 // value_states (v_proj) too in training (in inference the cache update released it). `weights` as attention_core.
 TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
                           TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob, TensorId& weights);
+
+// LlamaDecoderLayer.forward as layer `i` of the model's loop (its parameters `d` created by the caller), around
+// the family's attention: `attention(x, weights)` runs self_attn on the normed input x and returns its output,
+// `weights` receiving eager attention's probabilities (held; bound to `_` until the layer returns) or kNoTensor.
+// The layer input stays held by the model's loop variable until the layer returns (unless it is inputs_embeds,
+// which the model holds itself); input_layernorm's output is bound to hidden_states until self_attn returns,
+// post_attention_layernorm's until the MLP (MoE block when num_experts > 0) returns. Checkpointed per the run.
+using LlamaAttentionFn = std::function<TensorId(TensorId x, TensorId& weights)>;
+TensorId llama_decoder_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, const LlamaDecoderParams& d,
+                             TensorId h, TensorId inputs_embeds, const LlamaAttentionFn& attention);
 
 // MixtralSparseMoeBlock with transformers 5.17's default experts implementation grouped_mm (llama.cpp); generate()'s
 // decode steps run batched_mm instead (deepseek_parts.h experts_grouped_mm dispatches to it).
