@@ -74,11 +74,7 @@ TensorId repeat_interleave_half(GraphBuilder& b, TensorId cs) {
 
 TensorId glm4_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x,
                         const SkeletonContext& c, TensorId& weights) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                hd = s.head_dim;
-  const int64_t rot = s.rotary_dim > 0 ? s.rotary_dim : hd;
+  const int64_t rot = s.rotary_dim > 0 ? s.rotary_dim : s.head_dim;
   auto [q, k, v] = llama_qkv_views(b, s, w, x, c.mask);
   const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
   b.hold(q);       // query_states / key_states: rebound once apply_rotary_pos_emb has returned both
@@ -100,11 +96,7 @@ TensorId glm4_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLa
   b.drop(sin);
   b.drop(q);
   b.drop(k);
-  TensorId ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = cat_rotary_o_proj(b, s, qe, ke, v, v_proj, c, w.o, w.ob, weights);
   return out;
 }
 

@@ -134,6 +134,19 @@ SlicedRotaryAttention sliced_rotary_attention(GraphBuilder& b, const Transformer
   return a;
 }
 
+TensorId cat_rotary_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                           TensorId v_proj, const SkeletonContext& c, TensorId o, TensorId ob, TensorId& weights) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len;
+  TensorId ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
+  TensorId out = b.linear(b.view(ctx, {B, S, s.num_heads * s.head_dim}), o, ob);
+  b.drop(qe);
+  b.drop(ke);
+  if (!inf) b.drop(v_proj);
+  return out;
+}
+
 void release_attention_locals(GraphBuilder& b, const SlicedRotaryAttention& a) {
   for (TensorId t : a.locals) b.drop(t);
 }

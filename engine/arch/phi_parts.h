@@ -50,6 +50,13 @@ struct SkeletonContext {
   int64_t window = 0;         // sliding window of the cache and mask (0: full attention)
   TensorId cos = kNoTensor, sin = kNoTensor;
 };
+// The end of an attention whose q / k are torch.cat outputs (glm4, nemotron, phi3): cat_rotary_attention,
+// cudnn_output_copy, o_proj (weight `o`, bias `ob` or kNoTensor) over the [B, S, nh * hd] view, then
+// query_states / key_states (qe / ke, held by the caller) and, in training, value_states (v_proj) released as
+// the module returns (attention_o_proj of llama_parts.h for rotated q / k).
+TensorId cat_rotary_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                           TensorId v_proj, const SkeletonContext& c, TensorId o, TensorId ob, TensorId& weights);
+
 // The attention of phi and stablelm from the (normed) head views on: apply_rotary_pos_emb on the slices
 // q[..., :rot] / k[..., :rot] of both, then torch.cat of each with its pass-through slice (gpt_neox's order),
 // cat_rotary_attention and cudnn_output_copy. `locals`: what the attention's frame keeps bound until it returns
