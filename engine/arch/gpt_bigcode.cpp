@@ -144,17 +144,6 @@ TensorId bigcode_attention(GraphBuilder& b, const TransformerSpec& s, const BigC
   return out;
 }
 
-TensorId bigcode_mlp(GraphBuilder& b, const TransformerSpec& s, const BigCodeLayer& w, TensorId x) {
-  TensorId fc = b.linear(x, w.fc_w, w.fc_b);
-  b.hold(fc);  // `hidden_states = self.act(hidden_states)` rebinds only once the activation returns
-  TensorId act = s.hidden_act == "gelu_new" ? gelu_new(b, fc) : activation(b, s.hidden_act, fc);
-  b.drop(fc);
-  b.hold(act);  // bound until c_proj returns
-  const TensorId out = b.linear(act, w.fc2_w, w.fc2_b);
-  b.drop(act);
-  return b.dropout(out, s.resid_dropout);
-}
-
 }  // namespace
 
 void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
@@ -202,7 +191,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(n1);
     const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
     b.hold(n2);
-    const TensorId m = bigcode_mlp(b, s, w, n2);
+    const TensorId m = fc_act_proj_mlp(b, s, n2, w.fc_w, w.fc_b, w.fc2_w, w.fc2_b);
     b.hold(m);
     h = b.add(h1, m);
     b.drop(n2);

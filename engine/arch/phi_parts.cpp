@@ -19,6 +19,22 @@ TensorId activation(GraphBuilder& b, const std::string& name, TensorId x) {
   return b.unary(name, x, /*save_in=*/true, false);
 }
 
+TensorId activation_or_gelu_new(GraphBuilder& b, const std::string& name, TensorId x) {
+  return name == "gelu_new" ? gelu_new(b, x) : activation(b, name, x);
+}
+
+TensorId fc_act_proj_mlp(GraphBuilder& b, const TransformerSpec& s, TensorId x, TensorId fc_w, TensorId fc_b,
+                         TensorId proj_w, TensorId proj_b) {
+  TensorId fc = b.linear(x, fc_w, fc_b);
+  b.hold(fc);
+  TensorId act = activation_or_gelu_new(b, s.hidden_act, fc);
+  b.drop(fc);
+  b.hold(act);
+  const TensorId out = b.linear(act, proj_w, proj_b);
+  b.drop(act);
+  return b.dropout(out, s.resid_dropout);
+}
+
 TensorId partial_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin, int64_t rot, bool cat_now,
                       TensorId* pass) {
   Shape rs = b.shape(x);
