@@ -95,8 +95,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Exaone4Layer
 void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   if (s.num_experts > 0) throw InputError("model.num_experts", std::to_string(s.num_experts), "exaone4 has no experts");
   if (!s.sliding_layers.empty() && static_cast<int64_t>(s.sliding_layers.size()) != s.num_layers)
     throw InputError("model.sliding_layers", std::to_string(s.sliding_layers.size()) + " entries",
@@ -104,12 +103,7 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
   bool any_sliding = false;
   for (int64_t i = 0; i < s.num_layers; ++i) any_sliding = any_sliding || layer_is_sliding(s, i);
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // causal_mask_mapping: the full mask always, the sliding one when a layer slides; before the rotary embedding.
   TensorId mask = kNoTensor, sliding_mask = kNoTensor;

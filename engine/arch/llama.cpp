@@ -153,6 +153,18 @@ LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& 
   return d;
 }
 
+LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len;
+  hf_construction_scalar(b);
+  const TensorId embed = b.param("embed_tokens.weight", {s.vocab_size, s.hidden_size}, !cfg.freeze_embeddings);
+  const TensorId ids = b.input({B, S}, DType::i64);
+  const int64_t P = inf && b.pass().from_generate ? B : 1;
+  if (P > 1) b.input({B, S}, DType::i64);
+  return {embed, ids, b.embedding(ids, embed), P};
+}
+
 TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
                    TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
   auto [q, k, v] = llama_qkv_views(b, s, w, x, mask);
@@ -296,16 +308,9 @@ std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_
 void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  // position_ids: [1, S] from cache_position in a plain forward, [B, S] from the attention mask in generate().
-  const int64_t P = inf && b.pass().from_generate ? B : 1;
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // The attention masks come before the rotary embedding (LlamaModel.forward; whole-run stream of an eager
   // Llama: bool + float mask, then the rotary GEMM and its cuBLAS workspace).

@@ -28,6 +28,17 @@ TensorId swiglu_mlp(GraphBuilder& b, TensorId x, TensorId gate, TensorId up, Ten
 std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_rows, int64_t seq, int64_t rot_dim,
                                              DType out_dtype);
 
+// The start of LlamaForCausalLM.forward as its copies write it: the model's construction scalar
+// (hf_construction_scalar), "embed_tokens.weight" [V, H] (trainable unless cfg.freeze_embeddings), input_ids
+// [B, S], position_ids [B, S] when `position_rows` P > 1 ([1, S] from cache_position in a plain forward, nothing
+// allocated; [B, S] from the attention mask in generate()), then embed_tokens(input_ids), which the model binds
+// as inputs_embeds.
+struct LlamaInputs {
+  TensorId embed, ids, inputs_embeds;
+  int64_t position_rows;
+};
+LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s);
+
 // The attention from the cache update on (LlamaAttention.forward after apply_rotary_pos_emb, then
 // sdpa_attention_forward / eager_attention_forward): qe / ke rotated [B, H, S, D] / [B, Hkv, S, D] (held by the
 // caller), v [B, Hkv, S, D] and v_proj the view the caller holds as value_states. In inference ke and v are

@@ -103,17 +103,11 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& 
 void build_olmo2(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   if (s.sliding_window > 0) throw InputError("model.sliding_window", std::to_string(s.sliding_window),
                                              "olmo2 has no sliding-window attention");
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   TensorId mask = kNoTensor;
   if (!inf && cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));

@@ -90,8 +90,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Qwen3Layer& 
 void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
   // Per-layer vectors come from the importer with one entry per layer; a spec made in code must match too.
   if (!s.moe_layers.empty() && static_cast<int64_t>(s.moe_layers.size()) != s.num_layers)
@@ -102,12 +101,7 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
                      "must have one entry per layer (" + std::to_string(s.num_layers) + ")");
   bool any_sliding = false;
   for (int64_t i = 0; i < s.num_layers; ++i) any_sliding = any_sliding || layer_is_sliding(s, i);
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // Masks before the rotary embedding. Qwen3Model.forward always builds the full-attention mask and adds the
   // sliding one when layer_types has sliding layers; Qwen3MoeModel.forward builds one mask, sliding when

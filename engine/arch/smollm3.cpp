@@ -67,19 +67,13 @@ TensorId smollm3_attention(GraphBuilder& b, const TransformerSpec& s, const Llam
 void build_smollm3(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   if (s.num_experts > 0) throw InputError("model.num_experts", std::to_string(s.num_experts), "smollm3 has no experts");
   if (!s.rope_layers.empty() && static_cast<int64_t>(s.rope_layers.size()) < s.num_layers)
     throw InputError("model.no_rope_layers", std::to_string(s.rope_layers.size()) + " entries",
                      "must cover every layer (" + std::to_string(s.num_layers) + ")");
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // causal_mask_mapping: "full_attention" always, "sliding_attention" when a layer slides; as build_llama
   // materialises them (the same masking_utils calls).
