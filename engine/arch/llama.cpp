@@ -153,6 +153,23 @@ LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& 
   return d;
 }
 
+std::pair<TensorId, TensorId> rope_cast_back(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin) {
+  const DType q_dt = b.dtype(q), k_dt = b.dtype(k);
+  TensorId qe32 = rope(b, q, cos, sin);
+  b.hold(qe32);
+  TensorId ke32 = rope(b, k, cos, sin);
+  b.hold(ke32);
+  TensorId qe = b.to(qe32, q_dt);
+  b.hold(qe);
+  TensorId ke = b.to(ke32, k_dt);
+  b.hold(ke);
+  if (qe32 != qe) b.drop(qe32);
+  if (ke32 != ke) b.drop(ke32);
+  b.drop(q);
+  b.drop(k);
+  return {qe, ke};
+}
+
 LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();

@@ -39,6 +39,12 @@ struct LlamaInputs {
 };
 LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s);
 
+// apply_rotary_pos_emb of olmo / olmo2, whose rotary embedding keeps cos / sin in fp32: q_embed and k_embed
+// (fp32) are locals until it returns, after both casts back to q's / k's dtype (`.to()` returns the tensor
+// itself under fp32 models, then it stays bound as query_states). q and k (held by the caller) are released once
+// the caller rebinds them; returns (query_states, key_states), held until the attention module returns.
+std::pair<TensorId, TensorId> rope_cast_back(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin);
+
 // The attention from the cache update on (LlamaAttention.forward after apply_rotary_pos_emb, then
 // sdpa_attention_forward / eager_attention_forward): qe / ke rotated [B, H, S, D] / [B, Hkv, S, D] (held by the
 // caller), v [B, Hkv, S, D] and v_proj the view the caller holds as value_states. In inference ke and v are

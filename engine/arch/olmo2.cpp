@@ -79,21 +79,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& 
   TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
   const TensorId v_proj = v;
   b.hold(v_proj);
-  // apply_rotary_pos_emb: q_embed and k_embed (fp32 with the fp32 cos / sin) are locals until it returns,
-  // after both casts back.
-  const DType q_dt = b.dtype(q), k_dt = b.dtype(k);
-  TensorId qe32 = rope(b, q, cos, sin);
-  b.hold(qe32);
-  TensorId ke32 = rope(b, k, cos, sin);
-  b.hold(ke32);
-  TensorId qe = b.to(qe32, q_dt);
-  b.hold(qe);
-  TensorId ke = b.to(ke32, k_dt);
-  b.hold(ke);
-  if (qe32 != qe) b.drop(qe32);  // fp32 models: .to() returns the tensor itself, bound as query_states
-  if (ke32 != ke) b.drop(ke32);
-  b.drop(q);
-  b.drop(k);
+  const auto [qe, ke] = rope_cast_back(b, q, k, cos, sin);  // apply_rotary_pos_emb (fp32 cos / sin)
   TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, 0, w.o, w.ob, weights);
   return out;
 }
