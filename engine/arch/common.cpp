@@ -125,6 +125,27 @@ TensorId inference_sliding_mask(GraphBuilder& b, int64_t window, DType model_dty
   return sliding_sdpa_mask(b, p.from_generate ? b.config().batch_size : 1, p.new_tokens, kv);
 }
 
+CausalMasks full_and_sliding_masks(GraphBuilder& b, const TransformerSpec& s, bool want_full, bool any_sliding,
+                                   DType model_dtype) {
+  const auto& cfg = b.config();
+  CausalMasks m;
+  if (b.training()) {
+    const int64_t S = cfg.seq_len;
+    if (cfg.attn == AttnImpl::eager) {
+      if (want_full) m.full = eager_mask(b, 1, S, S, model_dtype);
+      if (any_sliding) m.sliding = eager_mask(b, 1, S, S, model_dtype);
+    } else if (any_sliding && S >= s.sliding_window) {
+      m.sliding = sliding_sdpa_mask(b, 1, S, S);
+    }
+  } else {
+    if (want_full) m.full = inference_mask(b, 0, model_dtype);
+    if (any_sliding) m.sliding = inference_sliding_mask(b, s.sliding_window, model_dtype);
+  }
+  for (TensorId t : {m.full, m.sliding})
+    if (t != kNoTensor) b.hold(t);
+  return m;
+}
+
 // NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right.
 TensorId gelu_new(GraphBuilder& b, TensorId x) {
   TensorId half_x = b.scalar_op("mul_scalar", x, false);

@@ -106,20 +106,7 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
   auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // causal_mask_mapping: the full mask always, the sliding one when a layer slides; before the rotary embedding.
-  TensorId mask = kNoTensor, sliding_mask = kNoTensor;
-  if (!inf) {
-    if (cfg.attn == AttnImpl::eager) {
-      mask = eager_mask(b, 1, S, S, b.dtype(h));
-      if (any_sliding) sliding_mask = eager_mask(b, 1, S, S, b.dtype(h));
-    } else if (any_sliding && S >= s.sliding_window) {
-      sliding_mask = sliding_sdpa_mask(b, 1, S, S);  // _ignore_causal_mask_sdpa fails once the window is shorter
-    }
-  } else {
-    mask = inference_mask(b, 0, b.dtype(h));
-    if (any_sliding) sliding_mask = inference_sliding_mask(b, s.sliding_window, b.dtype(h));
-  }
-  for (TensorId m : {mask, sliding_mask})
-    if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives until the model's forward returns
+  const auto [mask, sliding_mask] = full_and_sliding_masks(b, s, true, any_sliding, b.dtype(h));
 
   const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
   b.hold(inputs_embeds);

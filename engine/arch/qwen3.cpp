@@ -107,21 +107,7 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
   // sliding one when layer_types has sliding layers; Qwen3MoeModel.forward builds one mask, sliding when
   // config.sliding_window is set (then every layer slides: the importer marks them all).
   const bool want_full = s.model_type != "qwen3_moe" || !any_sliding;
-  TensorId mask = kNoTensor, sliding_mask = kNoTensor;
-  if (!inf) {
-    if (cfg.attn == AttnImpl::eager) {
-      if (want_full) mask = eager_mask(b, 1, S, S, b.dtype(h));
-      if (any_sliding) sliding_mask = eager_mask(b, 1, S, S, b.dtype(h));
-    } else if (any_sliding && S >= s.sliding_window) {
-      // _ignore_causal_mask_sdpa skips the mask only while the window covers the sequence.
-      sliding_mask = sliding_sdpa_mask(b, 1, S, S);
-    }
-  } else {
-    if (want_full) mask = inference_mask(b, 0, b.dtype(h));
-    if (any_sliding) sliding_mask = inference_sliding_mask(b, s.sliding_window, b.dtype(h));
-  }
-  for (TensorId m : {mask, sliding_mask})
-    if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives until the model's forward returns
+  const auto [mask, sliding_mask] = full_and_sliding_masks(b, s, want_full, any_sliding, b.dtype(h));
 
   const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
   b.hold(inputs_embeds);
