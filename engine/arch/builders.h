@@ -77,6 +77,11 @@ void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_wei
 // `logits_op` applied to lm_head's output in both.
 void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids,
                     bool head_bias = false, TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
+// causal_lm_tail's end for builders that registered lm_head's weight `head` (and `bias`) with the other parameters
+// (gpt_bigcode, gptj): the tied embedding's construction temporary, then inference_head / causal_lm_training_head.
+void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId head,
+                            TensorId ids, TensorId bias = kNoTensor,
+                            TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
 // LlamaRMSNorm as written in Python: x.to(f32), pow(2).mean(-1), x * rsqrt(var + eps), weight * x.to(input dtype),
 // one kernel per step. Shared by llama.cpp and native graphs' rms_norm, and by the modeling files that copy it
 // (Qwen3RMSNorm, Exaone4RMSNorm). `held_input`: the caller's frame binds x (the call's argument) until the norm

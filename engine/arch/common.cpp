@@ -50,6 +50,11 @@ void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, 
   const int64_t H = s.hidden_size, V = s.vocab_size;
   const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
   const TensorId bias = head_bias ? b.param("lm_head.bias", {V}, emb_train) : kNoTensor;
+  causal_lm_head_forward(b, s, hidden, embed, head, ids, bias, logits_op);
+}
+
+void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId head,
+                            TensorId ids, TensorId bias, TensorId (*logits_op)(GraphBuilder&, TensorId)) {
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
   if (!b.training()) {
     inference_head(b, hidden, head, bias, logits_op);

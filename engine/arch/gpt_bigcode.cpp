@@ -207,12 +207,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {inputs_embeds, position_embeds, mask})
     if (t != kNoTensor) b.drop(t);
   // nn.Linear creates lm_head's own weight before tie_weights() replaces it with wte (built on the device).
-  if (s.tie_word_embeddings) b.construction_temp(b.info(wte).bytes);
-  if (inf) {
-    inference_head(b, hf, head);
-    return;
-  }
-  causal_lm_training_head(b, hf, head, ids);
+  causal_lm_head_forward(b, s, hf, wte, head, ids);
 }
 
 }  // namespace memplan

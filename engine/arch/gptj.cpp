@@ -220,12 +220,7 @@ void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
   b.drop(h);
   for (TensorId t : {inputs_embeds, mask, prev_weights})
     if (t != kNoTensor) b.drop(t);
-  if (s.tie_word_embeddings) b.construction_temp(b.info(wte).bytes);
-  if (inf) {
-    inference_head(b, hf, head, head_b);
-    return;
-  }
-  causal_lm_training_head(b, hf, head, ids, head_b);
+  causal_lm_head_forward(b, s, hf, wte, head, ids, head_b);
 }
 
 }  // namespace memplan
