@@ -129,8 +129,9 @@ TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv)
 // create_sliding_window_causal_mask in one inference pass (window > 0): eager, inference_mask's float mask; SDPA,
 // skipped as inference_mask decides, else sliding_sdpa_mask over [rows, 1, q, kv] (rows = B inside generate()).
 TensorId inference_sliding_mask(GraphBuilder& b, int64_t window, DType model_dtype);
-// causal_mask_mapping of a model with full and sliding layers (qwen3, exaone4), made before the rotary embedding
-// and held until the model's forward returns: the full mask when `want_full`, the sliding one when `any_sliding`
+// causal_mask_mapping of a model with full and sliding layers (qwen3, exaone4), or create_causal_mask alone
+// (want_full, no sliding: olmo, olmo2, ernie4_5, gpt_bigcode), made before the rotary / position embedding and held
+// until the model's forward returns: the full mask when `want_full`, the sliding one when `any_sliding`
 // (s.sliding_window). Training: eager materialises each as a float mask; SDPA skips the full one and the sliding
 // one while the window covers the sequence (_ignore_causal_mask_sdpa), else sliding_sdpa_mask. Inference:
 // inference_mask / inference_sliding_mask. Each is kNoTensor where not made.

@@ -78,10 +78,8 @@ void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s) {
   const bool emb_train = !cfg.freeze_embeddings;
   auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
-  TensorId mask = kNoTensor;  // create_causal_mask, before the rotary embedding
-  if (!inf && cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
-  if (inf) mask = inference_mask(b, 0, b.dtype(h));
-  if (mask != kNoTensor) b.hold(mask);
+  // create_causal_mask (held), before the rotary embedding: the full mask of full_and_sliding_masks.
+  const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(h)).full;
   const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, DType::f32);
   b.hold(inputs_embeds);
   b.hold(cos);

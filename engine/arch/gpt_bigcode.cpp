@@ -169,10 +169,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId position_ids = b.input({P, S}, DType::i64);
   // create_causal_mask runs before the position embedding: SDPA skips it (no padding, query == kv length),
   // eager materialises [B, 1, S, kv] in the embeddings' dtype.
-  TensorId mask = kNoTensor;
-  if (inf) mask = inference_mask(b, 0, b.dtype(inputs_embeds));
-  else if (cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(inputs_embeds));
-  if (mask != kNoTensor) b.hold(mask);
+  const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(inputs_embeds)).full;  // held
   const TensorId position_embeds = b.embedding(position_ids, wpe);
   b.hold(position_embeds);
   TensorId h = b.dropout(b.add(inputs_embeds, position_embeds), s.embd_dropout);

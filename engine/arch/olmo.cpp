@@ -107,10 +107,8 @@ void build_olmo(GraphBuilder& b, const TransformerSpec& s) {
                      "olmo has no sliding-window attention or experts");
   auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
-  TensorId mask = kNoTensor;
-  if (!inf && cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
-  if (inf) mask = inference_mask(b, 0, b.dtype(h));
-  if (mask != kNoTensor) b.hold(mask);
+  // create_causal_mask (held), before the rotary embedding: the full mask of full_and_sliding_masks.
+  const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(h)).full;
   const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, DType::f32);
   b.hold(inputs_embeds);
   b.hold(cos);
