@@ -16,6 +16,7 @@
 #include "engine/arch/builders.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "engine/arch/llama_parts.h"
 #include "engine/errors.h"
@@ -79,12 +80,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Exaone4Layer
   b.drop(kv);
   TensorId qe = q, ke = k;
   if (rotary) {
-    qe = rope(b, q, cos, sin);
-    b.hold(qe);
-    ke = rope(b, k, cos, sin);
-    b.hold(ke);
-    b.drop(q);
-    b.drop(k);
+    std::tie(qe, ke) = rope_qk(b, q, k, cos, sin);
   }
   TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, kNoTensor, weights);
   return out;

@@ -172,12 +172,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, GemmaVersion ver, 
   }
   b.hold(q);  // apply_rotary_pos_emb(q, k, ...): both rebound once both are rotated
   b.hold(k);
-  TensorId qe = rope(b, q, cos, sin);
-  b.hold(qe);
-  TensorId ke = rope(b, k, cos, sin);
-  b.hold(ke);
-  b.drop(q);
-  b.drop(k);
+  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
   const double softcap = ver == GemmaVersion::v2 ? s.attn_logit_softcapping : 0.0;  // eager only
   TensorId ctx = attention_core_gemma(b, s, softcap, qe, ke, v, v_proj, mask, window, weights);
   TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);

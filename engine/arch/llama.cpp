@@ -153,6 +153,16 @@ LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& 
   return d;
 }
 
+std::pair<TensorId, TensorId> rope_qk(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin) {
+  const TensorId qe = rope(b, q, cos, sin);
+  b.hold(qe);
+  const TensorId ke = rope(b, k, cos, sin);
+  b.hold(ke);
+  b.drop(q);
+  b.drop(k);
+  return {qe, ke};
+}
+
 std::pair<TensorId, TensorId> rope_cast_back(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin) {
   const DType q_dt = b.dtype(q), k_dt = b.dtype(k);
   TensorId qe32 = rope(b, q, cos, sin);
@@ -188,12 +198,7 @@ TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
   const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
   b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
   b.hold(k);
-  TensorId qe = rope(b, q, cos, sin);
-  b.hold(qe);  // query_states / key_states stay bound until the attention module returns
-  TensorId ke = rope(b, k, cos, sin);
-  b.hold(ke);
-  b.drop(q);
-  b.drop(k);
+  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
   TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
   return out;
 }

@@ -39,6 +39,11 @@ struct LlamaInputs {
 };
 LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s);
 
+// apply_rotary_pos_emb(q, k, cos, sin) as Llama's: rope on q, then on k (q and k held by the caller), each result
+// held (query_states / key_states until the attention module returns), then q and k released as the caller
+// rebinds them. Returns (q_embed, k_embed).
+std::pair<TensorId, TensorId> rope_qk(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin);
+
 // apply_rotary_pos_emb of olmo / olmo2, whose rotary embedding keeps cos / sin in fp32: q_embed and k_embed
 // (fp32) are locals until it returns, after both casts back to q's / k's dtype (`.to()` returns the tensor
 // itself under fp32 models, then it stays bound as query_states). q and k (held by the caller) are released once

@@ -75,12 +75,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Qwen3Layer& 
   TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
   const TensorId v_proj = v;
   b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
-  TensorId qe = rope(b, q, cos, sin);
-  b.hold(qe);
-  TensorId ke = rope(b, k, cos, sin);
-  b.hold(ke);
-  b.drop(q);
-  b.drop(k);
+  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
   TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
   return out;
 }

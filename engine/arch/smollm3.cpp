@@ -10,6 +10,8 @@
 // are set), both before the rotary embedding, which runs once for every layer (NoPE layers included).
 #include "engine/arch/builders.h"
 
+#include <tuple>
+
 #include "engine/arch/llama_parts.h"
 #include "engine/errors.h"
 
@@ -48,12 +50,7 @@ TensorId smollm3_attention(GraphBuilder& b, const TransformerSpec& s, const Llam
   if (use_rope) {
     b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
     b.hold(k);
-    qe = rope(b, q, cos, sin);
-    b.hold(qe);
-    ke = rope(b, k, cos, sin);
-    b.hold(ke);
-    b.drop(q);
-    b.drop(k);
+    std::tie(qe, ke) = rope_qk(b, q, k, cos, sin);
   } else {
     b.hold(qe);  // query_states / key_states: the head views, bound until the attention module returns
     b.hold(ke);
