@@ -176,6 +176,10 @@ TransformerSpec import_nemotron(const ConfigReader& r);
 // Refuses a rope dict (rope_scaling, else rope_parameters) whose rope_type changes more than inv_freq's values
 // (models/hf_import_glm4.cpp; glm4, nemotron).
 void check_rope_type(const ConfigReader& r, const char* family);
+// The attention keys glm4 and nemotron read alike (models/hf_import_glm4.cpp): a sliding_window key refused (no
+// sliding-window attention), check_rope_type, then rotary_dim = int(head_dim * partial_rotary_factor), the factor
+// 0.5 unless the rope dict or the top-level key sets it. Reads s.head_dim.
+void read_partial_rope(const ConfigReader& r, const char* family, TransformerSpec& s);
 TransformerSpec import_smollm3(const ConfigReader& r);
 TransformerSpec import_olmo(const ConfigReader& r);
 TransformerSpec import_gpt_bigcode(const ConfigReader& r);

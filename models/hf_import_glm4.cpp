@@ -28,6 +28,16 @@ void check_rope_type(const ConfigReader& r, const char* family) {
   }
 }
 
+void read_partial_rope(const ConfigReader& r, const char* family, TransformerSpec& s) {
+  if (const json* w = r.raw("sliding_window"))
+    throw InputError(r.name("sliding_window"), dump_short(*w),
+                     std::string(family) + " has no sliding-window attention");
+  check_rope_type(r, family);
+  std::string key;
+  const double factor = partial_rotary_factor(r, 0.5, key);
+  s.rotary_dim = rotary_dim_from_factor(r, key, factor, s.head_dim);
+}
+
 TransformerSpec import_glm4(const ConfigReader& r) {
   for (const char* k : {"num_key_value_heads", "head_dim"})
     if (r.explicit_null(k))
@@ -50,12 +60,7 @@ TransformerSpec import_glm4(const ConfigReader& r) {
   s.attn_dropout = r.probability({"attention_dropout"}, 0.0);
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
   s.attention_bias = s.qkv_bias = r.boolean({"attention_bias"}, true);
-  if (const json* w = r.raw("sliding_window"))
-    throw InputError(r.name("sliding_window"), dump_short(*w), "glm4 has no sliding-window attention");
-  check_rope_type(r, "glm4");
-  std::string key;
-  const double factor = partial_rotary_factor(r, 0.5, key);
-  s.rotary_dim = rotary_dim_from_factor(r, key, factor, s.head_dim);
+  read_partial_rope(r, "glm4", s);
   return s;
 }
 

@@ -43,12 +43,7 @@ TransformerSpec import_nemotron(const ConfigReader& r) {
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
   s.attention_bias = s.qkv_bias = s.o_bias = r.boolean({"attention_bias"}, false);
   s.mlp_bias = r.boolean({"mlp_bias"}, false);
-  if (const json* w = r.raw("sliding_window"))
-    throw InputError(r.name("sliding_window"), dump_short(*w), "nemotron has no sliding-window attention");
-  check_rope_type(r, "nemotron");
-  std::string key;
-  const double factor = partial_rotary_factor(r, 0.5, key);
-  s.rotary_dim = rotary_dim_from_factor(r, key, factor, s.head_dim);
+  read_partial_rope(r, "nemotron", s);
   return s;
 }
 

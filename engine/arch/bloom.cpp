@@ -231,14 +231,7 @@ void build_bloom(GraphBuilder& b, const TransformerSpec& s) {
   TensorId hn = b.layer_norm(h, fw, fb);
   for (TensorId t : {h, inputs_embeds, attention_mask, alibi, mask, prev_probs})
     if (t != kNoTensor) b.drop(t);
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding.
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 }  // namespace memplan

@@ -69,9 +69,25 @@ TensorId causal_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels);
 // cache cleared, the loss set. The forward keeps hidden_states bound until it returns, after the loss (traces).
 void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId ids,
                              TensorId bias = kNoTensor, TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
+// The end of a CausalLM forward once the final norm has returned its output `hidden` (the model's locals dropped
+// by the caller): lm_head, "lm_head.weight" [V, H] (trainable unless cfg.freeze_embeddings), or the embedding
+// `embed` itself when s.tie_word_embeddings, where nn.Linear creates the head's own weight before tie_weights()
+// replaces it (a construction temporary of the embedding's size, whole runs); "lm_head.bias" [V] after the weight
+// when `head_bias` (phi). Then inference_head in inference, causal_lm_training_head against `ids` in training,
+// `logits_op` applied to lm_head's output in both.
+void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids,
+                    bool head_bias = false, TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
+// causal_lm_tail's end for builders that registered lm_head's weight `head` (and `bias`) with the other parameters
+// (gpt_bigcode, gptj): the tied embedding's construction temporary, then inference_head / causal_lm_training_head.
+void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId head,
+                            TensorId ids, TensorId bias = kNoTensor,
+                            TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
 // LlamaRMSNorm as written in Python: x.to(f32), pow(2).mean(-1), x * rsqrt(var + eps), weight * x.to(input dtype),
-// one kernel per step. Shared by llama.cpp and native graphs' rms_norm.
-TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w);
+// one kernel per step. Shared by llama.cpp and native graphs' rms_norm, and by the modeling files that copy it
+// (Qwen3RMSNorm, Exaone4RMSNorm). `held_input`: the caller's frame binds x (the call's argument) until the norm
+// returns, for an input nothing else holds (a projection's head view, the attention's or the MLP's output;
+// measured in the olmo2 whole-run streams, olmo2.cpp).
+TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input = false);
 // Whether layer `i` is activation-checkpointed / frozen under `cfg`.
 bool layer_checkpointed(const RunConfig& cfg, int64_t i);
 bool layer_frozen(const RunConfig& cfg, int64_t i);
@@ -103,6 +119,27 @@ TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype);
 // [B, 1, q, kv] additive mask in `dtype` built from it, the bool freed at once (whole-run streams: GPT-2 small
 // training, Llama-3.2-1B inference prefill, 4 MiB bool then 32 MiB bf16 for b4 s2048).
 TensorId eager_mask(GraphBuilder& b, int64_t bool_rows, int64_t q, int64_t kv, DType dtype);
+// The SDPA sliding-window bool mask as masking_utils.sdpa_mask evaluates sliding_window_causal_mask_function =
+// and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors (model-independent code):
+// ones(()) & (kv > q - window), then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside
+// generate() (rows > 1) the padding mask adds & a [rows, 1, 1, kv] gather, giving [rows, 1, q, kv]. Whole-run
+// gemma3 streams: 1 MiB a, a, f, a, a, f, f for s1024. Used by gemma_parts, qwen3 and exaone4; phi_parts keeps its
+// own (generate() nests one more & there).
+TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv);
+// create_sliding_window_causal_mask in one inference pass (window > 0): eager, inference_mask's float mask; SDPA,
+// skipped as inference_mask decides, else sliding_sdpa_mask over [rows, 1, q, kv] (rows = B inside generate()).
+TensorId inference_sliding_mask(GraphBuilder& b, int64_t window, DType model_dtype);
+// causal_mask_mapping of a model with full and sliding layers (qwen3, exaone4), or create_causal_mask alone
+// (want_full, no sliding: olmo, olmo2, ernie4_5, gpt_bigcode), made before the rotary / position embedding and held
+// until the model's forward returns: the full mask when `want_full`, the sliding one when `any_sliding`
+// (s.sliding_window). Training: eager materialises each as a float mask; SDPA skips the full one and the sliding
+// one while the window covers the sequence (_ignore_causal_mask_sdpa), else sliding_sdpa_mask. Inference:
+// inference_mask / inference_sliding_mask. Each is kNoTensor where not made.
+struct CausalMasks {
+  TensorId full = kNoTensor, sliding = kNoTensor;
+};
+CausalMasks full_and_sliding_masks(GraphBuilder& b, const TransformerSpec& s, bool want_full, bool any_sliding,
+                                   DType model_dtype);
 // lm_head over hidden[:, -logits_to_keep:, :] (a view); the logits stay referenced by the output to the end.
 TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias = kNoTensor,
                         TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);

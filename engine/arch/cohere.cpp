@@ -131,11 +131,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const CohereLayer&
     if (t != q && t != k && t != qe && t != ke) b.drop(t);
   b.drop(q);
   b.drop(k);
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, 0, w.o, w.ob, weights);
   return out;
 }
 

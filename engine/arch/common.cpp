@@ -44,6 +44,35 @@ void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_wei
   b.set_loss(loss);
 }
 
+void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids,
+                    bool head_bias, TensorId (*logits_op)(GraphBuilder&, TensorId)) {
+  const bool emb_train = !b.config().freeze_embeddings;
+  const int64_t H = s.hidden_size, V = s.vocab_size;
+  const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  const TensorId bias = head_bias ? b.param("lm_head.bias", {V}, emb_train) : kNoTensor;
+  causal_lm_head_forward(b, s, hidden, embed, head, ids, bias, logits_op);
+}
+
+void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId head,
+                            TensorId ids, TensorId bias, TensorId (*logits_op)(GraphBuilder&, TensorId)) {
+  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
+  if (!b.training()) {
+    inference_head(b, hidden, head, bias, logits_op);
+    return;
+  }
+  causal_lm_training_head(b, hidden, head, ids, bias, logits_op);
+}
+
+TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
+  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
+    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
+  };
+  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
+  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
+  return r;
+}
+
 void hf_construction_scalar(GraphBuilder& b) { b.construction_persistent(dtype_bytes(b.param_dtype())); }
 
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {
@@ -90,6 +119,36 @@ TensorId inference_mask(GraphBuilder& b, int64_t window, DType model_dtype) {
   const bool skip = (q == 1 || kv == q) && (window == 0 || kv < window);
   if (skip) return kNoTensor;
   return b.generic({"sdpa_mask", {}, {{{P, 1, q, kv}, DType::boolean}}, {}, {}, {}, {}})[0];
+}
+
+TensorId inference_sliding_mask(GraphBuilder& b, int64_t window, DType model_dtype) {
+  if (b.config().attn == AttnImpl::eager) return inference_mask(b, window, model_dtype);
+  const auto& p = b.pass();
+  const int64_t kv = std::min(p.past_len, window - 1) + p.new_tokens;
+  const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < window;
+  if (skip) return kNoTensor;
+  return sliding_sdpa_mask(b, p.from_generate ? b.config().batch_size : 1, p.new_tokens, kv);
+}
+
+CausalMasks full_and_sliding_masks(GraphBuilder& b, const TransformerSpec& s, bool want_full, bool any_sliding,
+                                   DType model_dtype) {
+  const auto& cfg = b.config();
+  CausalMasks m;
+  if (b.training()) {
+    const int64_t S = cfg.seq_len;
+    if (cfg.attn == AttnImpl::eager) {
+      if (want_full) m.full = eager_mask(b, 1, S, S, model_dtype);
+      if (any_sliding) m.sliding = eager_mask(b, 1, S, S, model_dtype);
+    } else if (any_sliding && S >= s.sliding_window) {
+      m.sliding = sliding_sdpa_mask(b, 1, S, S);
+    }
+  } else {
+    if (want_full) m.full = inference_mask(b, 0, model_dtype);
+    if (any_sliding) m.sliding = inference_sliding_mask(b, s.sliding_window, model_dtype);
+  }
+  for (TensorId t : {m.full, m.sliding})
+    if (t != kNoTensor) b.hold(t);
+  return m;
 }
 
 // NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right.

@@ -34,18 +34,10 @@ TensorId ernie_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
                          TensorId cos, TensorId sin, TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, hd = s.head_dim;
   const int64_t P = b.shape(cos)[0];
-  // Head views as in llama_attention: q / k receive contiguous gradients from the rotary backward and copy them
-  // back; v's gradient comes in its own layout from the fused SDPA kernel only.
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
-  TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
-  TensorId vp = b.linear(x, w.v, w.vb);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
+  auto [q, k, v] = llama_qkv_views(b, s, w, x, mask);
+  const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
   b.hold(q);
   b.hold(k);
   const DType q_dt = b.dtype(q), k_dt = b.dtype(k);
@@ -68,11 +60,7 @@ TensorId ernie_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
   b.drop(sin_i);
   b.drop(q);
   b.drop(k);
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, 0, w.o, w.ob, weights);
   return out;
 }
 
@@ -81,25 +69,17 @@ TensorId ernie_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
 void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   if (s.sliding_window > 0 || s.num_experts > 0)
     throw InputError("model.sliding_window", std::to_string(s.sliding_window),
                      "ernie4_5 has no sliding-window attention or experts");
   if (hd % 2 != 0)
     throw InputError("model.head_dim", std::to_string(hd), "must be even (the rotary embedding pairs dimensions)");
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
-  TensorId mask = kNoTensor;  // create_causal_mask, before the rotary embedding
-  if (!inf && cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
-  if (inf) mask = inference_mask(b, 0, b.dtype(h));
-  if (mask != kNoTensor) b.hold(mask);
+  // create_causal_mask (held), before the rotary embedding: the full mask of full_and_sliding_masks.
+  const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(h)).full;
   const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, DType::f32);
   b.hold(inputs_embeds);
   b.hold(cos);
@@ -107,38 +87,15 @@ void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s) {
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const LlamaDecoderParams d = llama_decoder_params(b, s, p, !layer_frozen(cfg, i));
-    const LlamaLayerParams& w = d.attn;
-    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
-    TensorId n1 = rms_norm(b, h, w.in_norm);
-    b.hold(n1);  // bound to hidden_states until self_attn returns
-    TensorId attn_weights = kNoTensor;
-    TensorId a = ernie_attention(b, s, w, n1, cos, sin, mask, attn_weights);
-    b.drop(n1);
-    TensorId h1 = b.add(h, a);
-    TensorId n2 = rms_norm(b, h1, w.post_norm);
-    b.hold(n2);
-    const FfnParams& f = d.ffn;
-    TensorId m = swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
-    b.drop(n2);
-    h = b.add(h1, m);
-    if (attn_weights != kNoTensor) b.drop(attn_weights);
-    if (layer_in != inputs_embeds) b.drop(layer_in);
-    b.end_layer();
+    h = llama_decoder_layer(b, s, i, d, h, inputs_embeds, [&](TensorId x, TensorId& weights) {
+      return ernie_attention(b, s, d.attn, x, cos, sin, mask, weights);
+    });
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
   for (TensorId t : {h, inputs_embeds, cos, sin, mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding.
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 }  // namespace memplan

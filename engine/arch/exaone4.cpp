@@ -16,6 +16,7 @@
 #include "engine/arch/builders.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "engine/arch/llama_parts.h"
 #include "engine/errors.h"
@@ -23,39 +24,6 @@
 namespace memplan {
 
 namespace {
-
-// LlamaRMSNorm's statements with the caller's binding of the input: `held_input` for a module input nothing else
-// holds (the projections' head views, the attention's and the MLP's outputs), alive until the norm returns.
-TensorId exaone_rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input) {
-  const DType in_dt = b.dtype(x);
-  if (held_input) b.hold(x);
-  TensorId x32 = b.to(x, DType::f32);
-  TensorId sq = b.pow_scalar(x32);
-  TensorId var = b.reduce_last("mean", sq, false);
-  b.hold(var);  // `variance` is a local until forward returns
-  TensorId ve = b.add_scalar(var);
-  TensorId r = b.unary("rsqrt", ve, false, true, true);
-  TensorId n = b.mul(x32, r);
-  b.hold(n);  // `hidden_states` (fp32) stays bound until forward returns, after the weight product
-  TensorId y = b.mul(w, b.to(n, in_dt));
-  b.drop(n);
-  b.drop(var);
-  if (held_input) b.drop(x);
-  return y;
-}
-
-// SDPA's bool sliding-window mask as masking_utils.sdpa_mask evaluates and_masks(sliding_window_overlay,
-// causal_mask_function) on broadcast index tensors: each comparison and each & a fresh [1, 1, q, kv] bool; inside
-// generate() the padding mask adds & a [B, 1, 1, kv] gather (as qwen3.cpp and gemma_parts.cpp write it).
-TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-  return r;
-}
 
 struct Exaone4Layer {
   TensorId q, k, v, o, qb, kb, vb, ob, q_norm, k_norm, gate, up, down, post_attn_norm, post_ffn_norm;
@@ -104,26 +72,17 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Exaone4Layer
   TensorId v = head_view(w.v, nkv, grad_in_layout);
   const TensorId v_proj = v;
   b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
-  TensorId q = exaone_rms_norm(b, qv, w.q_norm, false);
+  TensorId q = rms_norm(b, qv, w.q_norm, false);
   b.hold(q);  // query_states until rebound (by the rotary embedding) or the module returns
   b.drop(qv);
-  TensorId k = exaone_rms_norm(b, kv, w.k_norm, false);
+  TensorId k = rms_norm(b, kv, w.k_norm, false);
   b.hold(k);
   b.drop(kv);
   TensorId qe = q, ke = k;
   if (rotary) {
-    qe = rope(b, q, cos, sin);
-    b.hold(qe);
-    ke = rope(b, k, cos, sin);
-    b.hold(ke);
-    b.drop(q);
-    b.drop(k);
+    std::tie(qe, ke) = rope_qk(b, q, k, cos, sin);
   }
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, kNoTensor, weights);
   return out;
 }
 
@@ -132,8 +91,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Exaone4Layer
 void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   if (s.num_experts > 0) throw InputError("model.num_experts", std::to_string(s.num_experts), "exaone4 has no experts");
   if (!s.sliding_layers.empty() && static_cast<int64_t>(s.sliding_layers.size()) != s.num_layers)
     throw InputError("model.sliding_layers", std::to_string(s.sliding_layers.size()) + " entries",
@@ -141,34 +99,10 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
   bool any_sliding = false;
   for (int64_t i = 0; i < s.num_layers; ++i) any_sliding = any_sliding || layer_is_sliding(s, i);
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // causal_mask_mapping: the full mask always, the sliding one when a layer slides; before the rotary embedding.
-  TensorId mask = kNoTensor, sliding_mask = kNoTensor;
-  if (!inf) {
-    if (cfg.attn == AttnImpl::eager) {
-      mask = eager_mask(b, 1, S, S, b.dtype(h));
-      if (any_sliding) sliding_mask = eager_mask(b, 1, S, S, b.dtype(h));
-    } else if (any_sliding && S >= s.sliding_window) {
-      sliding_mask = sliding_sdpa_mask(b, 1, S, S);  // _ignore_causal_mask_sdpa fails once the window is shorter
-    }
-  } else {
-    mask = inference_mask(b, 0, b.dtype(h));
-    if (any_sliding) {
-      const auto& p = b.pass();
-      const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
-      const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
-      if (cfg.attn == AttnImpl::eager) sliding_mask = inference_mask(b, w, b.dtype(h));
-      else if (!skip) sliding_mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
-    }
-  }
-  for (TensorId m : {mask, sliding_mask})
-    if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives until the model's forward returns
+  const auto [mask, sliding_mask] = full_and_sliding_masks(b, s, true, any_sliding, b.dtype(h));
 
   const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
   b.hold(inputs_embeds);
@@ -185,10 +119,10 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
     TensorId attn_weights = kNoTensor;
     TensorId a = attention(b, s, w, h, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
                            rotary, attn_weights);
-    a = exaone_rms_norm(b, a, w.post_attn_norm, true);
+    a = rms_norm(b, a, w.post_attn_norm, true);
     TensorId h1 = b.add(h, a);
     b.hold(h1);  // residual of the MLP half
-    TensorId m = exaone_rms_norm(b, swiglu_mlp(b, h1, w.gate, w.up, w.down), w.post_ffn_norm, true);
+    TensorId m = rms_norm(b, swiglu_mlp(b, h1, w.gate, w.up, w.down), w.post_ffn_norm, true);
     h = b.add(h1, m);
     b.drop(h1);
     if (attn_weights != kNoTensor) b.drop(attn_weights);
@@ -196,17 +130,10 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
     b.end_layer();
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
-  TensorId hn = exaone_rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
+  TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding.
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 }  // namespace memplan

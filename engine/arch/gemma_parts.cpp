@@ -163,28 +163,16 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, GemmaVersion ver, 
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
-  // Gradient layouts at the head-split views as in the llama attention (llama.cpp): q / k get contiguous
-  // gradients back (copied by the transposed view); v only from a bmm or repeat_kv (eager, masked SDPA).
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
-  TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
-  TensorId vp = b.linear(x, w.v, w.vb);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states stays bound until the attention returns (or the cache rebinds it)
+                hd = s.head_dim;
+  auto [q, k, v] = llama_qkv_views(b, s, w, x, mask);
+  const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
   if (ver == GemmaVersion::v3) {  // query_states = self.q_norm(query_states); the same for the keys
     q = norm_rebinding(b, q, w.q_norm);
     k = norm_rebinding(b, k, w.k_norm);
   }
   b.hold(q);  // apply_rotary_pos_emb(q, k, ...): both rebound once both are rotated
   b.hold(k);
-  TensorId qe = rope(b, q, cos, sin);
-  b.hold(qe);
-  TensorId ke = rope(b, k, cos, sin);
-  b.hold(ke);
-  b.drop(q);
-  b.drop(k);
+  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
   const double softcap = ver == GemmaVersion::v2 ? s.attn_logit_softcapping : 0.0;  // eager only
   TensorId ctx = attention_core_gemma(b, s, softcap, qe, ke, v, v_proj, mask, window, weights);
   TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
@@ -200,20 +188,6 @@ TensorId final_softcap(GraphBuilder& b, const TransformerSpec& s, TensorId logit
   logits = b.scalar_op("div_scalar", logits, false);
   logits = b.unary("tanh", logits, false, true);
   return b.scalar_op("mul_scalar", logits, false);
-}
-
-// The SDPA sliding-window bool mask as sdpa_mask evaluates sliding_window_causal_mask_function =
-// and_masks(sliding_window_overlay, causal_mask_function) on index tensors: ones(()) & (kv > q - window), then
-// & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool (generate() adds its padding mask: & a
-// [B, 1, 1, kv] gather, giving [B, 1, q, kv]). Whole-run gemma3 streams: 1 MiB a, a, f, a, a, f, f for s1024.
-TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-  return r;
 }
 
 }  // namespace
@@ -251,14 +225,7 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
     }
   } else {
     mask = inference_mask(b, 0, dt);
-    if (hybrid && s.sliding_window > 0) {
-      // As inference_mask (common.cpp) decides, with the sliding mask built as sdpa_mask evaluates it.
-      const auto& p = b.pass();
-      const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
-      const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
-      if (cfg.attn == AttnImpl::eager) sliding_mask = inference_mask(b, w, dt);
-      else if (!skip) sliding_mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
-    }
+    if (hybrid && s.sliding_window > 0) sliding_mask = inference_sliding_mask(b, s.sliding_window, dt);
   }
   for (TensorId m : {mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);  // the mask mapping lives until the model's forward returns

@@ -74,20 +74,9 @@ TensorId repeat_interleave_half(GraphBuilder& b, TensorId cs) {
 
 TensorId glm4_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x,
                         const SkeletonContext& c, TensorId& weights) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
-  const int64_t rot = s.rotary_dim > 0 ? s.rotary_dim : hd;
-  // The head views as in llama.cpp's attention: q and k take contiguous [B, H, S, D] gradients from the rotary
-  // backward (copied back by the transposed view), v's only from a bmm or repeat_kv's sum.
-  TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
-  TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
-  TensorId vp = b.linear(x, w.v, w.vb);
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && c.mask == kNoTensor;
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states: bound until the attention returns (or the cache update rebinds it)
+  const int64_t rot = s.rotary_dim > 0 ? s.rotary_dim : s.head_dim;
+  auto [q, k, v] = llama_qkv_views(b, s, w, x, c.mask);
+  const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
   b.hold(q);       // query_states / key_states: rebound once apply_rotary_pos_emb has returned both
   b.hold(k);
   // apply_rotary_pos_emb: the interleaved cos / sin are locals until it returns.
@@ -107,11 +96,7 @@ TensorId glm4_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLa
   b.drop(sin);
   b.drop(q);
   b.drop(k);
-  TensorId ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = cat_rotary_o_proj(b, s, qe, ke, v, v_proj, c, w.o, w.ob, weights);
   return out;
 }
 

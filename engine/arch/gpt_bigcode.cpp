@@ -144,17 +144,6 @@ TensorId bigcode_attention(GraphBuilder& b, const TransformerSpec& s, const BigC
   return out;
 }
 
-TensorId bigcode_mlp(GraphBuilder& b, const TransformerSpec& s, const BigCodeLayer& w, TensorId x) {
-  TensorId fc = b.linear(x, w.fc_w, w.fc_b);
-  b.hold(fc);  // `hidden_states = self.act(hidden_states)` rebinds only once the activation returns
-  TensorId act = s.hidden_act == "gelu_new" ? gelu_new(b, fc) : activation(b, s.hidden_act, fc);
-  b.drop(fc);
-  b.hold(act);  // bound until c_proj returns
-  const TensorId out = b.linear(act, w.fc2_w, w.fc2_b);
-  b.drop(act);
-  return b.dropout(out, s.resid_dropout);
-}
-
 }  // namespace
 
 void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
@@ -180,10 +169,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId position_ids = b.input({P, S}, DType::i64);
   // create_causal_mask runs before the position embedding: SDPA skips it (no padding, query == kv length),
   // eager materialises [B, 1, S, kv] in the embeddings' dtype.
-  TensorId mask = kNoTensor;
-  if (inf) mask = inference_mask(b, 0, b.dtype(inputs_embeds));
-  else if (cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(inputs_embeds));
-  if (mask != kNoTensor) b.hold(mask);
+  const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(inputs_embeds)).full;  // held
   const TensorId position_embeds = b.embedding(position_ids, wpe);
   b.hold(position_embeds);
   TensorId h = b.dropout(b.add(inputs_embeds, position_embeds), s.embd_dropout);
@@ -202,7 +188,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(n1);
     const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
     b.hold(n2);
-    const TensorId m = bigcode_mlp(b, s, w, n2);
+    const TensorId m = fc_act_proj_mlp(b, s, n2, w.fc_w, w.fc_b, w.fc2_w, w.fc2_b);
     b.hold(m);
     h = b.add(h1, m);
     b.drop(n2);
@@ -218,12 +204,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {inputs_embeds, position_embeds, mask})
     if (t != kNoTensor) b.drop(t);
   // nn.Linear creates lm_head's own weight before tie_weights() replaces it with wte (built on the device).
-  if (s.tie_word_embeddings) b.construction_temp(b.info(wte).bytes);
-  if (inf) {
-    inference_head(b, hf, head);
-    return;
-  }
-  causal_lm_training_head(b, hf, head, ids);
+  causal_lm_head_forward(b, s, hf, wte, head, ids);
 }
 
 }  // namespace memplan

@@ -163,17 +163,6 @@ TensorId gptj_attention(GraphBuilder& b, const TransformerSpec& s, const GptjLay
   return b.dropout(out, s.resid_dropout);
 }
 
-TensorId gptj_mlp(GraphBuilder& b, const TransformerSpec& s, const GptjLayer& w, TensorId x) {
-  TensorId fc = b.linear(x, w.fc_in, w.fc_in_b);
-  b.hold(fc);  // `hidden_states = self.act(hidden_states)` rebinds only once the activation returns
-  TensorId act = s.hidden_act == "gelu_new" ? gelu_new(b, fc) : activation(b, s.hidden_act, fc);
-  b.drop(fc);
-  b.hold(act);  // bound until fc_out returns (amp: its fp32 result outlives autocast's bf16 cast for the GEMM)
-  const TensorId out = b.linear(act, w.fc_out, w.fc_out_b);
-  b.drop(act);
-  return b.dropout(out, s.resid_dropout);
-}
-
 }  // namespace
 
 void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
@@ -215,7 +204,7 @@ void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
     TensorId weights = kNoTensor;
     const TensorId a = gptj_attention(b, s, w, n, position_ids, mask, weights);
     b.hold(a);
-    const TensorId m = gptj_mlp(b, s, w, n);
+    const TensorId m = fc_act_proj_mlp(b, s, n, w.fc_in, w.fc_in_b, w.fc_out, w.fc_out_b);
     b.hold(m);
     h = b.add(b.add(a, m), h);
     b.drop(n);
@@ -231,12 +220,7 @@ void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
   b.drop(h);
   for (TensorId t : {inputs_embeds, mask, prev_weights})
     if (t != kNoTensor) b.drop(t);
-  if (s.tie_word_embeddings) b.construction_temp(b.info(wte).bytes);
-  if (inf) {
-    inference_head(b, hf, head, head_b);
-    return;
-  }
-  causal_lm_training_head(b, hf, head, ids, head_b);
+  causal_lm_head_forward(b, s, hf, wte, head, ids, head_b);
 }
 
 }  // namespace memplan

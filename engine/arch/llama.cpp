@@ -17,8 +17,9 @@
 
 namespace memplan {
 
-TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
+TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input) {
   const DType in_dt = b.dtype(x);
+  if (held_input) b.hold(x);
   TensorId x32 = b.to(x, DType::f32);
   TensorId sq = b.pow_scalar(x32);
   TensorId var = b.reduce_last("mean", sq, false);
@@ -30,6 +31,7 @@ TensorId rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   TensorId y = b.mul(w, b.to(n, in_dt));
   b.drop(n);
   b.drop(var);
+  if (held_input) b.drop(x);
   return y;
 }
 
@@ -151,38 +153,92 @@ LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& 
   return d;
 }
 
-TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
-                   TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
-  // q and k reach the projections' views with contiguous gradients from the rotary backward (slice_backward
-  // zero-fills [B, H, S, D]), which the transposed head view must copy back (whole-run stream: a copy per
-  // projection). v's gradient comes from the fused SDPA kernel in v's own layout, but from a bmm or
-  // repeat_kv's sum (eager attention, masked SDPA) as a contiguous [B, H, S, D] tensor that is copied back
-  // too (whole-run streams: biased MHA Llama eager, Mistral-shape sliding window).
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, nh, S, hd});
-  TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, nkv, S, hd});
-  TensorId vp = b.linear(x, w.v, w.vb);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
-  b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
-  b.hold(k);
-  TensorId qe = rope(b, q, cos, sin);
-  b.hold(qe);  // query_states / key_states stay bound until the attention module returns
-  TensorId ke = rope(b, k, cos, sin);
+std::pair<TensorId, TensorId> rope_qk(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin) {
+  const TensorId qe = rope(b, q, cos, sin);
+  b.hold(qe);
+  const TensorId ke = rope(b, k, cos, sin);
   b.hold(ke);
   b.drop(q);
   b.drop(k);
+  return {qe, ke};
+}
+
+std::pair<TensorId, TensorId> rope_cast_back(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin) {
+  const DType q_dt = b.dtype(q), k_dt = b.dtype(k);
+  TensorId qe32 = rope(b, q, cos, sin);
+  b.hold(qe32);
+  TensorId ke32 = rope(b, k, cos, sin);
+  b.hold(ke32);
+  TensorId qe = b.to(qe32, q_dt);
+  b.hold(qe);
+  TensorId ke = b.to(ke32, k_dt);
+  b.hold(ke);
+  if (qe32 != qe) b.drop(qe32);
+  if (ke32 != ke) b.drop(ke32);
+  b.drop(q);
+  b.drop(k);
+  return {qe, ke};
+}
+
+LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len;
+  hf_construction_scalar(b);
+  const TensorId embed = b.param("embed_tokens.weight", {s.vocab_size, s.hidden_size}, !cfg.freeze_embeddings);
+  const TensorId ids = b.input({B, S}, DType::i64);
+  const int64_t P = inf && b.pass().from_generate ? B : 1;
+  if (P > 1) b.input({B, S}, DType::i64);
+  return {embed, ids, b.embedding(ids, embed), P};
+}
+
+TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
+                   TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
+  auto [q, k, v] = llama_qkv_views(b, s, w, x, mask);
+  const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
+  b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
+  b.hold(k);
+  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
+  return out;
+}
+
+TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                          TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob, TensorId& weights) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len;
   TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
+  TensorId out = b.linear(b.view(ctx, {B, S, s.num_heads * s.head_dim}), o, ob);
   b.drop(qe);
   b.drop(ke);
   if (!inf) b.drop(v_proj);
   return out;
+}
+
+TensorId llama_decoder_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, const LlamaDecoderParams& d,
+                             TensorId h, TensorId inputs_embeds, const LlamaAttentionFn& attention) {
+  const LlamaLayerParams& w = d.attn;
+  b.begin_layer("layers." + std::to_string(i), layer_checkpointed(b.config(), i));
+  const TensorId layer_in = h;
+  b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
+  TensorId n1 = rms_norm(b, h, w.in_norm);
+  b.hold(n1);  // bound to hidden_states until self_attn returns
+  TensorId attn_weights = kNoTensor;
+  TensorId a = attention(n1, attn_weights);
+  b.drop(n1);
+  TensorId h1 = b.add(h, a);
+  TensorId n2 = rms_norm(b, h1, w.post_norm);
+  b.hold(n2);
+  const FfnParams& f = d.ffn;
+  TensorId m = s.num_experts > 0 ? moe_grouped_mm(b, s, f, n2)
+                                 : swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
+  b.drop(n2);
+  h = b.add(h1, m);
+  if (attn_weights != kNoTensor) b.drop(attn_weights);
+  if (layer_in != inputs_embeds) b.drop(layer_in);
+  b.end_layer();
+  return h;
 }
 
 // transformers 5.17 MixtralSparseMoeBlock with its default experts_implementation "grouped_mm"
@@ -274,16 +330,9 @@ std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_
 void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  // position_ids: [1, S] from cache_position in a plain forward, [B, S] from the attention mask in generate().
-  const int64_t P = inf && b.pass().from_generate ? B : 1;
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // The attention masks come before the rotary embedding (LlamaModel.forward; whole-run stream of an eager
   // Llama: bool + float mask, then the rotary GEMM and its cuBLAS workspace).
@@ -315,42 +364,17 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
     const LlamaDecoderParams d = llama_decoder_params(b, s, p, train);
-    const LlamaLayerParams& w = d.attn;
-
-    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
-    TensorId n1 = rms_norm(b, h, w.in_norm);
-    b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = sliding_mask != kNoTensor && layer_is_sliding(s, i);
-    TensorId attn_weights = kNoTensor;
-    TensorId a = llama_attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
-                           attn_weights);
-    b.drop(n1);
-    TensorId h1 = b.add(h, a);
-    TensorId n2 = rms_norm(b, h1, w.post_norm);
-    b.hold(n2);
-    const FfnParams& f = d.ffn;
-    TensorId m = s.num_experts > 0 ? moe_grouped_mm(b, s, f, n2)
-                                   : swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
-    b.drop(n2);
-    h = b.add(h1, m);
-    if (attn_weights != kNoTensor) b.drop(attn_weights);
-    if (layer_in != inputs_embeds) b.drop(layer_in);
-    b.end_layer();
+    h = llama_decoder_layer(b, s, i, d, h, inputs_embeds, [&](TensorId x, TensorId& weights) {
+      return llama_attention(b, s, d.attn, x, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
+                             weights);
+    });
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 }  // namespace memplan

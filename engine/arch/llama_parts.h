@@ -3,6 +3,7 @@
 // code runs the same statements; where it differs (a norm before the rotary embedding, softcapping, fused
 // projections) the builder writes its own and says why.
 #pragma once
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -26,6 +27,28 @@ TensorId swiglu_mlp(GraphBuilder& b, TensorId x, TensorId gate, TensorId up, Ten
 // P: 1 in a plain forward, B inside generate() (position_ids from the attention mask).
 std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_rows, int64_t seq, int64_t rot_dim,
                                              DType out_dtype);
+
+// The start of LlamaForCausalLM.forward as its copies write it: the model's construction scalar
+// (hf_construction_scalar), "embed_tokens.weight" [V, H] (trainable unless cfg.freeze_embeddings), input_ids
+// [B, S], position_ids [B, S] when `position_rows` P > 1 ([1, S] from cache_position in a plain forward, nothing
+// allocated; [B, S] from the attention mask in generate()), then embed_tokens(input_ids), which the model binds
+// as inputs_embeds.
+struct LlamaInputs {
+  TensorId embed, ids, inputs_embeds;
+  int64_t position_rows;
+};
+LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s);
+
+// apply_rotary_pos_emb(q, k, cos, sin) as Llama's: rope on q, then on k (q and k held by the caller), each result
+// held (query_states / key_states until the attention module returns), then q and k released as the caller
+// rebinds them. Returns (q_embed, k_embed).
+std::pair<TensorId, TensorId> rope_qk(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin);
+
+// apply_rotary_pos_emb of olmo / olmo2, whose rotary embedding keeps cos / sin in fp32: q_embed and k_embed
+// (fp32) are locals until it returns, after both casts back to q's / k's dtype (`.to()` returns the tensor
+// itself under fp32 models, then it stays bound as query_states). q and k (held by the caller) are released once
+// the caller rebinds them; returns (query_states, key_states), held until the attention module returns.
+std::pair<TensorId, TensorId> rope_cast_back(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin);
 
 // The attention from the cache update on (LlamaAttention.forward after apply_rotary_pos_emb, then
 // sdpa_attention_forward / eager_attention_forward): qe / ke rotated [B, H, S, D] / [B, Hkv, S, D] (held by the
@@ -73,6 +96,30 @@ void attention_projection_params(GraphBuilder& b, const TransformerSpec& s, cons
   w.ob = bias("o_proj", H, o_bias);
 }
 
+// LlamaAttention's projections and their head views [B, H, S, D] (`self.q_proj(x).view(hidden_shape)
+// .transpose(1, 2)`, then k, then v). q and k reach the views with contiguous gradients from the rotary backward
+// (slice_backward zero-fills [B, H, S, D]), which the transposed view must copy back (whole-run stream: a copy per
+// projection). v's gradient comes from the fused SDPA kernel in v's own layout, but from a bmm or repeat_kv's sum
+// (eager attention, masked SDPA) as a contiguous [B, H, S, D] tensor that is copied back too (whole-run streams:
+// biased MHA Llama eager, Mistral-shape sliding window). v (value_states) is held: bound until the attention
+// module returns (or the cache update rebinds it). L: as attention_projection_params.
+struct QkvViews {
+  TensorId q, k, v;
+};
+template <class L>
+QkvViews llama_qkv_views(GraphBuilder& b, const TransformerSpec& s, const L& w, TensorId x, TensorId mask) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, hd = s.head_dim;
+  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
+  const TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, s.num_heads, S, hd});
+  const TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, s.num_kv_heads, S, hd});
+  const TensorId vp = b.linear(x, w.v, w.vb);
+  const Shape vs{B, s.num_kv_heads, S, hd};
+  const TensorId v = v_grad_in_layout ? b.view(vp, vs) : b.view_copying_grad(vp, vs);
+  b.hold(v);
+  return {q, k, v};
+}
+
 // Creates layer `p`'s parameters (p = "layers.<i>."): q/k/v biases with qkv_bias, o's with o_bias, MLP biases
 // with mlp_bias; the MoE block's router and 3-d expert weights when num_experts > 0.
 LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
@@ -86,6 +133,23 @@ LlamaDecoderParams llama_decoder_params(GraphBuilder& b, const TransformerSpec& 
 TensorId clamp_qkv_inplace(GraphBuilder& b, TensorId t);
 TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
                          TensorId sin, TensorId mask, int64_t window, TensorId& weights);
+
+// A Llama-derived attention from the cache update on: attention_core (qe / ke / v / v_proj as there), o_proj
+// (weight `o`, bias `ob` or kNoTensor) over attn_output.reshape(B, S, nh * hd), then the module's frame returns:
+// query_states / key_states (qe / ke, held by the caller; ke as the cache update rebinds it) released, and
+// value_states (v_proj) too in training (in inference the cache update released it). `weights` as attention_core.
+TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                          TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob, TensorId& weights);
+
+// LlamaDecoderLayer.forward as layer `i` of the model's loop (its parameters `d` created by the caller), around
+// the family's attention: `attention(x, weights)` runs self_attn on the normed input x and returns its output,
+// `weights` receiving eager attention's probabilities (held; bound to `_` until the layer returns) or kNoTensor.
+// The layer input stays held by the model's loop variable until the layer returns (unless it is inputs_embeds,
+// which the model holds itself); input_layernorm's output is bound to hidden_states until self_attn returns,
+// post_attention_layernorm's until the MLP (MoE block when num_experts > 0) returns. Checkpointed per the run.
+using LlamaAttentionFn = std::function<TensorId(TensorId x, TensorId& weights)>;
+TensorId llama_decoder_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, const LlamaDecoderParams& d,
+                             TensorId h, TensorId inputs_embeds, const LlamaAttentionFn& attention);
 
 // MixtralSparseMoeBlock with transformers 5.17's default experts implementation grouped_mm (llama.cpp); generate()'s
 // decode steps run batched_mm instead (deepseek_parts.h experts_grouped_mm dispatches to it).

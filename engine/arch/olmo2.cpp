@@ -79,26 +79,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& 
   TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
   const TensorId v_proj = v;
   b.hold(v_proj);
-  // apply_rotary_pos_emb: q_embed and k_embed (fp32 with the fp32 cos / sin) are locals until it returns,
-  // after both casts back.
-  const DType q_dt = b.dtype(q), k_dt = b.dtype(k);
-  TensorId qe32 = rope(b, q, cos, sin);
-  b.hold(qe32);
-  TensorId ke32 = rope(b, k, cos, sin);
-  b.hold(ke32);
-  TensorId qe = b.to(qe32, q_dt);
-  b.hold(qe);
-  TensorId ke = b.to(ke32, k_dt);
-  b.hold(ke);
-  if (qe32 != qe) b.drop(qe32);  // fp32 models: .to() returns the tensor itself, bound as query_states
-  if (ke32 != ke) b.drop(ke32);
-  b.drop(q);
-  b.drop(k);
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  const auto [qe, ke] = rope_cast_back(b, q, k, cos, sin);  // apply_rotary_pos_emb (fp32 cos / sin)
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, 0, w.o, w.ob, weights);
   return out;
 }
 
@@ -107,22 +89,14 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& 
 void build_olmo2(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   if (s.sliding_window > 0) throw InputError("model.sliding_window", std::to_string(s.sliding_window),
                                              "olmo2 has no sliding-window attention");
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
-  TensorId mask = kNoTensor;
-  if (!inf && cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
-  if (inf) mask = inference_mask(b, 0, b.dtype(h));
-  if (mask != kNoTensor) b.hold(mask);
+  // create_causal_mask (held), before the rotary embedding: the full mask of full_and_sliding_masks.
+  const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(h)).full;
   const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, DType::f32);
   b.hold(inputs_embeds);
   b.hold(cos);
@@ -149,13 +123,7 @@ void build_olmo2(GraphBuilder& b, const TransformerSpec& s) {
   TensorId hn = olmo2_rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);  // h: held above
   for (TensorId t : {h, inputs_embeds, cos, sin, mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 }  // namespace memplan

@@ -71,11 +71,7 @@ TensorId opt_attention(GraphBuilder& b, const TransformerSpec& s, const OptLayer
   TensorId v = heads(b.linear(x, w.v, w.vb));
   const TensorId v_proj = v;
   b.hold(v_proj);
-  TensorId ctx = attention_core(b, s, q, k, v, v_proj, mask, 0, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(q);
-  b.drop(k);
-  if (!inf) b.drop(v_proj);
+  TensorId out = attention_o_proj(b, s, q, k, v, v_proj, mask, 0, w.o, w.ob, weights);
   return out;
 }
 

@@ -21,10 +21,6 @@ namespace memplan {
 
 namespace {
 
-TensorId phi_act(GraphBuilder& b, const std::string& name, TensorId x) {
-  return name == "gelu_new" ? gelu_new(b, x) : activation(b, name, x);
-}
-
 TensorId phi_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
@@ -72,7 +68,7 @@ TensorId phi_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorI
   release_attention_locals(b, att);
   a = b.dropout(a, s.resid_dropout);
   // ---- MLP on the same normed input
-  TensorId m = b.linear(phi_act(b, s.hidden_act, b.linear(n, w1, b1)), w2, b2);
+  TensorId m = b.linear(activation_or_gelu_new(b, s.hidden_act, b.linear(n, w1, b1)), w2, b2);
   m = b.dropout(m, s.resid_dropout);
   b.hold(a);
   b.hold(m);

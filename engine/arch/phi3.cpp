@@ -50,11 +50,7 @@ TensorId phi3_attention(GraphBuilder& b, const TransformerSpec& s, TensorId wqkv
   b.hold(ke);
   b.drop(q);
   b.drop(k);
-  TensorId ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), wo);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = cat_rotary_o_proj(b, s, qe, ke, v, v_proj, c, wo, kNoTensor, weights);
   b.drop(qkv);
   return out;
 }

@@ -19,6 +19,22 @@ TensorId activation(GraphBuilder& b, const std::string& name, TensorId x) {
   return b.unary(name, x, /*save_in=*/true, false);
 }
 
+TensorId activation_or_gelu_new(GraphBuilder& b, const std::string& name, TensorId x) {
+  return name == "gelu_new" ? gelu_new(b, x) : activation(b, name, x);
+}
+
+TensorId fc_act_proj_mlp(GraphBuilder& b, const TransformerSpec& s, TensorId x, TensorId fc_w, TensorId fc_b,
+                         TensorId proj_w, TensorId proj_b) {
+  TensorId fc = b.linear(x, fc_w, fc_b);
+  b.hold(fc);
+  TensorId act = activation_or_gelu_new(b, s.hidden_act, fc);
+  b.drop(fc);
+  b.hold(act);
+  const TensorId out = b.linear(act, proj_w, proj_b);
+  b.drop(act);
+  return b.dropout(out, s.resid_dropout);
+}
+
 TensorId partial_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin, int64_t rot, bool cat_now,
                       TensorId* pass) {
   Shape rs = b.shape(x);
@@ -92,9 +108,9 @@ namespace {
 // and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors: ones(()) & (kv > q - window),
 // then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside generate() the padding mask adds
 // & a [B, 1, 1, kv] gather, giving [B, 1, q, kv], see below (whole-run phi3 streams past the window, rq-phi3-infer /
-// f2-phi3med-infer: 8.58 MiB a, a, f, a, a, f, f for s3000; the same construction gemma_parts.cpp and qwen3.cpp
-// model, file-local there).
-TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
+// f2-phi3med-infer: 8.58 MiB a, a, f, a, a, f, f for s3000). builders.h sliding_sdpa_mask (gemma, qwen3, exaone4)
+// is the same but for the nested & in generate() below.
+TensorId sliding_sdpa_mask_nested(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
   auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
     return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
   };
@@ -134,6 +150,19 @@ SlicedRotaryAttention sliced_rotary_attention(GraphBuilder& b, const Transformer
   return a;
 }
 
+TensorId cat_rotary_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                           TensorId v_proj, const SkeletonContext& c, TensorId o, TensorId ob, TensorId& weights) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len;
+  TensorId ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
+  TensorId out = b.linear(b.view(ctx, {B, S, s.num_heads * s.head_dim}), o, ob);
+  b.drop(qe);
+  b.drop(ke);
+  if (!inf) b.drop(v_proj);
+  return out;
+}
+
 void release_attention_locals(GraphBuilder& b, const SlicedRotaryAttention& a) {
   for (TensorId t : a.locals) b.drop(t);
 }
@@ -165,14 +194,14 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
       ctx.mask = eager_mask(b, 1, S, S, b.dtype(h));
     } else if (ctx.window > 0 && S >= ctx.window) {
       // _ignore_causal_mask_sdpa holds only while kv_length < the window: then a [1, 1, S, S] bool mask.
-      ctx.mask = sliding_sdpa_mask(b, 1, S, S);
+      ctx.mask = sliding_sdpa_mask_nested(b, 1, S, S);
     }
   } else if (ctx.window > 0 && cfg.attn == AttnImpl::sdpa) {
     // As inference_mask (common.cpp) decides, with the mask built as sdpa_mask evaluates it.
     const auto& p = b.pass();
     const int64_t w = ctx.window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
     const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
-    if (!skip) ctx.mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
+    if (!skip) ctx.mask = sliding_sdpa_mask_nested(b, P, p.new_tokens, kv);
   } else {
     ctx.mask = inference_mask(b, ctx.window, b.dtype(h));
   }
@@ -207,15 +236,7 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
   }
   for (TensorId t : {h, inputs_embeds, cos, sin, ctx.mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  const TensorId head_bias = s.lm_head_bias ? b.param("lm_head.bias", {V}, emb_train) : kNoTensor;  // phi
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head, head_bias, k.logits_op);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids, head_bias, k.logits_op);
+  causal_lm_tail(b, s, hn, embed, ids, s.lm_head_bias /* phi */, k.logits_op);
 }
 
 }  // namespace memplan

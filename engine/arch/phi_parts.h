@@ -16,6 +16,15 @@ namespace memplan {
 TensorId activation(GraphBuilder& b, const std::string& name, TensorId x);
 bool is_single_kernel_activation(const std::string& name);
 
+// ACT2FN[name](x) where gelu_new may be configured (phi, gpt_bigcode, gptj): NewGELUActivation written out
+// (builders.h gelu_new), else activation().
+TensorId activation_or_gelu_new(GraphBuilder& b, const std::string& name, TensorId x);
+// GPTBigCodeMLP / GPTJMLP.forward: fc (c_fc / fc_in, with bias), `hidden_states = self.act(hidden_states)` (the fc
+// output held until the activation returns), the activation's output bound until the projection (c_proj / fc_out,
+// with bias) returns (amp: its fp32 result outlives autocast's bf16 cast for the GEMM), then dropout(resid_pdrop).
+TensorId fc_act_proj_mlp(GraphBuilder& b, const TransformerSpec& s, TensorId x, TensorId fc_w, TensorId fc_b,
+                         TensorId proj_w, TensorId proj_b);
+
 // apply_rotary_pos_emb of phi3 / gpt_neox for one tensor x [B, H, S, D] with cos / sin [P, S, rot]: the slices
 // x[..., :rot] and x[..., rot:] (SliceBackward: each gradient is zero-filled at x's full size, even for the empty
 // pass-through slice of a full rotary), rope(x_rot) and, when `cat_now`, torch.cat([rotated, x_pass], -1).
@@ -50,6 +59,13 @@ struct SkeletonContext {
   int64_t window = 0;         // sliding window of the cache and mask (0: full attention)
   TensorId cos = kNoTensor, sin = kNoTensor;
 };
+// The end of an attention whose q / k are torch.cat outputs (glm4, nemotron, phi3): cat_rotary_attention,
+// cudnn_output_copy, o_proj (weight `o`, bias `ob` or kNoTensor) over the [B, S, nh * hd] view, then
+// query_states / key_states (qe / ke, held by the caller) and, in training, value_states (v_proj) released as
+// the module returns (attention_o_proj of llama_parts.h for rotated q / k).
+TensorId cat_rotary_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                           TensorId v_proj, const SkeletonContext& c, TensorId o, TensorId ob, TensorId& weights);
+
 // The attention of phi and stablelm from the (normed) head views on: apply_rotary_pos_emb on the slices
 // q[..., :rot] / k[..., :rot] of both, then torch.cat of each with its pass-through slice (gpt_neox's order),
 // cat_rotary_attention and cudnn_output_copy. `locals`: what the attention's frame keeps bound until it returns

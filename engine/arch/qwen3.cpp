@@ -18,43 +18,6 @@ namespace memplan {
 
 namespace {
 
-// Qwen3RMSNorm.forward: the statements of LlamaRMSNorm (builders.h rms_norm) with two Python lifetimes that
-// one leaves out: `variance` is a local until forward returns, and the module's input stays referenced by the
-// caller's frame (the call's argument) until the call returns - `held_input` for an input nothing else holds
-// (q_proj(x).view(...) of the q / k norms). Both measured in the olmo2 whole-run streams (olmo2.cpp).
-TensorId qwen3_rms_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_input) {
-  const DType in_dt = b.dtype(x);
-  if (held_input) b.hold(x);
-  TensorId x32 = b.to(x, DType::f32);
-  TensorId sq = b.pow_scalar(x32);
-  TensorId var = b.reduce_last("mean", sq, false);
-  b.hold(var);
-  TensorId ve = b.add_scalar(var);
-  TensorId r = b.unary("rsqrt", ve, false, true, true);
-  TensorId n = b.mul(x32, r);
-  b.hold(n);  // `hidden_states` (fp32) stays bound until forward returns, after the weight product
-  TensorId y = b.mul(w, b.to(n, in_dt));
-  b.drop(n);
-  b.drop(var);
-  if (held_input) b.drop(x);
-  return y;
-}
-
-// The SDPA sliding-window bool mask as masking_utils.sdpa_mask evaluates sliding_window_causal_mask_function =
-// and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors (model-independent code):
-// ones(()) & (kv > q - window), then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside
-// generate() the padding mask adds & a [B, 1, 1, kv] gather, giving [B, 1, q, kv]. The gemma engineer matched this
-// on whole-run gemma3 streams (gemma_parts.cpp sliding_sdpa_mask, file-local there, hence this mirror).
-TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  if (rows > 1) r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-  return r;
-}
-
 struct Qwen3Layer {
   TensorId q, k, v, o, qb, kb, vb, ob, q_norm, k_norm, in_norm, post_norm;
   FfnParams ffn;
@@ -100,7 +63,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Qwen3Layer& 
   // receives a gradient in another memory order and ViewBackward's reshape copies it (as Llama's head view does).
   auto normed_heads = [&](TensorId wt, TensorId bias, TensorId norm_w, int64_t heads) {
     TensorId proj = b.view_copying_grad(b.linear(x, wt, bias), {B, S, heads, hd});
-    TensorId n = qwen3_rms_norm(b, proj, norm_w, true);
+    TensorId n = rms_norm(b, proj, norm_w, true);
     return b.view(n, {B, heads, S, hd});  // .transpose(1, 2)
   };
   TensorId q = normed_heads(w.q, w.qb, w.q_norm, nh);
@@ -112,17 +75,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Qwen3Layer& 
   TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
   const TensorId v_proj = v;
   b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
-  TensorId qe = rope(b, q, cos, sin);
-  b.hold(qe);
-  TensorId ke = rope(b, k, cos, sin);
-  b.hold(ke);
-  b.drop(q);
-  b.drop(k);
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
   return out;
 }
 
@@ -131,8 +85,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Qwen3Layer& 
 void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
   // Per-layer vectors come from the importer with one entry per layer; a spec made in code must match too.
   if (!s.moe_layers.empty() && static_cast<int64_t>(s.moe_layers.size()) != s.num_layers)
@@ -143,39 +96,13 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
                      "must have one entry per layer (" + std::to_string(s.num_layers) + ")");
   bool any_sliding = false;
   for (int64_t i = 0; i < s.num_layers; ++i) any_sliding = any_sliding || layer_is_sliding(s, i);
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // Masks before the rotary embedding. Qwen3Model.forward always builds the full-attention mask and adds the
   // sliding one when layer_types has sliding layers; Qwen3MoeModel.forward builds one mask, sliding when
   // config.sliding_window is set (then every layer slides: the importer marks them all).
   const bool want_full = s.model_type != "qwen3_moe" || !any_sliding;
-  TensorId mask = kNoTensor, sliding_mask = kNoTensor;
-  if (!inf) {
-    if (cfg.attn == AttnImpl::eager) {
-      if (want_full) mask = eager_mask(b, 1, S, S, b.dtype(h));
-      if (any_sliding) sliding_mask = eager_mask(b, 1, S, S, b.dtype(h));
-    } else if (any_sliding && S >= s.sliding_window) {
-      // _ignore_causal_mask_sdpa skips the mask only while the window covers the sequence.
-      sliding_mask = sliding_sdpa_mask(b, 1, S, S);
-    }
-  } else {
-    if (want_full) mask = inference_mask(b, 0, b.dtype(h));
-    if (any_sliding) {
-      // As inference_mask (common.cpp) decides, with the SDPA mask built as sdpa_mask evaluates it.
-      const auto& p = b.pass();
-      const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
-      const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
-      if (cfg.attn == AttnImpl::eager) sliding_mask = inference_mask(b, w, b.dtype(h));
-      else if (!skip) sliding_mask = sliding_sdpa_mask(b, P, p.new_tokens, kv);
-    }
-  }
-  for (TensorId m : {mask, sliding_mask})
-    if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives until the model's forward returns
+  const auto [mask, sliding_mask] = full_and_sliding_masks(b, s, want_full, any_sliding, b.dtype(h));
 
   const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
   b.hold(inputs_embeds);
@@ -189,7 +116,7 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
-    TensorId n1 = qwen3_rms_norm(b, h, w.in_norm, false);  // h: the layer input, held
+    TensorId n1 = rms_norm(b, h, w.in_norm, false);  // h: the layer input, held
     b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = layer_is_sliding(s, i);
     TensorId attn_weights = kNoTensor;
@@ -197,7 +124,7 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
                            attn_weights);
     b.drop(n1);
     TensorId h1 = b.add(h, a);
-    TensorId n2 = qwen3_rms_norm(b, h1, w.post_norm, false);  // h1: the residual, read again below
+    TensorId n2 = rms_norm(b, h1, w.post_norm, false);  // h1: the residual, read again below
     b.hold(n2);
     TensorId m = moe ? qwen3_moe_block(b, s, w.ffn, n2) : swiglu_mlp(b, n2, w.ffn.gate, w.ffn.up, w.ffn.down);
     b.drop(n2);
@@ -207,17 +134,10 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
     b.end_layer();
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
-  TensorId hn = qwen3_rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
+  TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train), false);
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding.
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 void build_qwen3(GraphBuilder& b, const TransformerSpec& s) {

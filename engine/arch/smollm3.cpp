@@ -10,6 +10,8 @@
 // are set), both before the rotary embedding, which runs once for every layer (NoPE layers included).
 #include "engine/arch/builders.h"
 
+#include <tuple>
+
 #include "engine/arch/llama_parts.h"
 #include "engine/errors.h"
 
@@ -48,21 +50,12 @@ TensorId smollm3_attention(GraphBuilder& b, const TransformerSpec& s, const Llam
   if (use_rope) {
     b.hold(q);  // apply_rotary_pos_emb(q, k, ...): the caller rebinds q and k only once both are rotated
     b.hold(k);
-    qe = rope(b, q, cos, sin);
-    b.hold(qe);
-    ke = rope(b, k, cos, sin);
-    b.hold(ke);
-    b.drop(q);
-    b.drop(k);
+    std::tie(qe, ke) = rope_qk(b, q, k, cos, sin);
   } else {
     b.hold(qe);  // query_states / key_states: the head views, bound until the attention module returns
     b.hold(ke);
   }
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, window, weights);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
   return out;
 }
 
@@ -71,19 +64,13 @@ TensorId smollm3_attention(GraphBuilder& b, const TransformerSpec& s, const Llam
 void build_smollm3(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   if (s.num_experts > 0) throw InputError("model.num_experts", std::to_string(s.num_experts), "smollm3 has no experts");
   if (!s.rope_layers.empty() && static_cast<int64_t>(s.rope_layers.size()) < s.num_layers)
     throw InputError("model.no_rope_layers", std::to_string(s.rope_layers.size()) + " entries",
                      "must cover every layer (" + std::to_string(s.num_layers) + ")");
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (see build_llama)
-  if (P > 1) b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // causal_mask_mapping: "full_attention" always, "sliding_attention" when a layer slides; as build_llama
   // materialises them (the same masking_utils calls).
@@ -112,41 +99,17 @@ void build_smollm3(GraphBuilder& b, const TransformerSpec& s) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
     const LlamaDecoderParams d = llama_decoder_params(b, s, p, train);
-    const LlamaLayerParams& w = d.attn;
-
-    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
-    TensorId n1 = rms_norm(b, h, w.in_norm);
-    b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = layer_is_sliding(s, i);
-    TensorId attn_weights = kNoTensor;
-    TensorId a = smollm3_attention(b, s, w, n1, cos, sin, layer_uses_rope(s, i), sliding ? sliding_mask : mask,
-                                   sliding ? s.sliding_window : 0, attn_weights);
-    b.drop(n1);
-    TensorId h1 = b.add(h, a);
-    TensorId n2 = rms_norm(b, h1, w.post_norm);
-    b.hold(n2);
-    const FfnParams& f = d.ffn;
-    TensorId m = swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
-    b.drop(n2);
-    h = b.add(h1, m);
-    if (attn_weights != kNoTensor) b.drop(attn_weights);
-    if (layer_in != inputs_embeds) b.drop(layer_in);
-    b.end_layer();
+    h = llama_decoder_layer(b, s, i, d, h, inputs_embeds, [&](TensorId x, TensorId& weights) {
+      return smollm3_attention(b, s, d.attn, x, cos, sin, layer_uses_rope(s, i), sliding ? sliding_mask : mask,
+                               sliding ? s.sliding_window : 0, weights);
+    });
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
-  // nn.Linear creates the head's own weight before tie_weights() replaces it with the embedding (whole runs).
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
-  if (inf) {
-    inference_head(b, hn, head);
-    return;
-  }
-  causal_lm_training_head(b, hn, head, ids);
+  causal_lm_tail(b, s, hn, embed, ids);
 }
 
 }  // namespace memplan

@@ -61,11 +61,7 @@ TensorId sc2_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorI
   b.drop(q);
   b.drop(k);
   TensorId weights = kNoTensor;
-  TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, c.mask, c.window, weights);
-  TensorId a = b.linear(b.view(ctx, {B, S, nh * hd}), wo, bo);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  TensorId a = attention_o_proj(b, s, qe, ke, v, v_proj, c.mask, c.window, wo, bo, weights);
   a = b.dropout(a, s.resid_dropout);
   b.drop(n1);
   TensorId h1 = b.add(h, a);
