@@ -38,8 +38,12 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "gemma3_text", "phi3", "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5",
             "granite", "phi", "stablelm", "cohere", "qwen2_moe", "opt", "roberta", "xlm-roberta", "gptj", "falcon",
             "smollm3", "distilbert", "gpt_bigcode", "olmoe", "bloom", "glm4", "nemotron", "olmo",
-            "modernbert", "deberta-v2", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe")
+            "modernbert", "deberta-v2", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "bart", "mbart",
+            "whisper", "llama4_text", "granitemoeshared", "hunyuan_v1_dense", "apertus")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2")
+SEQ2SEQ_TYPES = ("t5", "bart", "mbart")  # AutoModelForSeq2SeqLM, token ids in, labels of target_len
+SPEECH_TYPES = ("whisper",)  # AutoModelForSpeechSeq2Seq: input_features [B, num_mel_bins, seq_len] in, labels out
+TASKS = ("seq_cls", "token_cls")  # case["task"]: AutoModelFor{Sequence,Token}Classification, case["num_labels"]
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
             "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "convnext_tiny",
             "convnext_small", "convnext_base", "convnext_large", "efficientnet_b0", "efficientnet_b1",
@@ -148,10 +152,22 @@ def build_model(case, device="cuda"):
             if case["mode"] == "training":
                 cfg.use_cache = False
             attn = m.get("attn_implementation", "sdpa")
-            if mt in MASKED_LM_TYPES:
+            task = case.get("task")
+            if task is not None:
+                if task not in TASKS:
+                    raise ValueError("unknown task %r" % task)
+                cfg.num_labels = int(case.get("num_labels", 2))
+                auto = (transformers.AutoModelForSequenceClassification if task == "seq_cls"
+                        else transformers.AutoModelForTokenClassification)
+                model = auto.from_config(cfg, attn_implementation=attn)
+                kind = task
+            elif mt in SPEECH_TYPES:
+                model = transformers.AutoModelForSpeechSeq2Seq.from_config(cfg, attn_implementation=attn)
+                kind = "speech_seq2seq"
+            elif mt in MASKED_LM_TYPES:
                 model = transformers.AutoModelForMaskedLM.from_config(cfg, attn_implementation=attn)
                 kind = "masked_lm"
-            elif mt == "t5":
+            elif mt in SEQ2SEQ_TYPES:
                 model = transformers.AutoModelForSeq2SeqLM.from_config(cfg, attn_implementation=attn)
                 kind = "seq2seq"
             else:
@@ -350,9 +366,19 @@ def _probe_forward(case, model, kind):
         with ac:
             F.cross_entropy(model(x), torch.zeros(B, dtype=torch.long, device="cuda"))
         return
+    if kind == "speech_seq2seq":
+        feats = torch.randn(B, int(model.config.num_mel_bins), int(case["seq_len"]), device="cuda",
+                            dtype=_dtype_of(case["precision"]))
+        lab = torch.randint(0, int(model.config.vocab_size), (B, int(case.get("target_len") or 448)), device="cuda")
+        with ac:
+            model(input_features=feats, labels=lab)
+        return
     ids = torch.randint(0, int(model.config.vocab_size), (B, int(case["seq_len"])), device="cuda")
     if case["mode"] == "training":
         lab = ids
+        if kind in TASKS:
+            nl = int(model.config.num_labels)
+            lab = torch.randint(0, nl, (B,) if kind == "seq_cls" else (B, ids.shape[1]), device="cuda")
         if kind == "seq2seq":
             lab = torch.randint(0, int(model.config.vocab_size), (B, int(case.get("target_len") or ids.shape[1])),
                                 device="cuda")
@@ -393,14 +419,23 @@ def _train(case, model, kind, measured, observed, spy):
             x = torch.randn(B, 3, S, S, device="cuda", dtype=mdtype)
             y = torch.randint(0, ncls, (B,), device="cuda")
             return x, y
+        if kind == "speech_seq2seq":  # log-mel features in the model's dtype (fp32 under amp), then the labels
+            x = torch.randn(B, int(model.config.num_mel_bins), L, device="cuda", dtype=mdtype)
+            return x, torch.randint(0, V, (B, T), device="cuda")
         ids = torch.randint(0, V, (B, L), device="cuda")
         if kind == "seq2seq":
             return ids, torch.randint(0, V, (B, T), device="cuda")
+        if kind == "seq_cls":
+            return ids, torch.randint(0, int(model.config.num_labels), (B,), device="cuda")
+        if kind == "token_cls":
+            return ids, torch.randint(0, int(model.config.num_labels), (B, L), device="cuda")
         return ids, ids
 
     def fwd_loss(x, y):
         if kind == "vision":
             return F.cross_entropy(model(x), y) / G
+        if kind == "speech_seq2seq":
+            return model(input_features=x, labels=y).loss / G
         return model(input_ids=x, labels=y).loss / G
 
     steps, times = [], []

@@ -25,7 +25,7 @@ struct PlanFlags {
   int64_t gpus = 1, gpus_per_node = 8, global_batch = 0, seq_len = 0, image_size = 224, top = 5;
   int64_t max_micro_batch = 64, max_tp = 8, max_pp = 64;
   std::vector<std::string> allow;
-  std::string attn = "sdpa", optimizer_impl = "foreach";
+  std::string attn, optimizer_impl = "foreach";  // attn empty: default_attn
   std::string calibration;  // a profile from `memplan calibrate`: measured rates for the time model
   bool no_checkpointing = false, no_sequence_parallel = false, json = false, stats = false, quiet = false;
 };
@@ -160,7 +160,7 @@ void register_plan(CLI::App& app, Context& ctx) {
   cmd->add_option("--max-micro-batch", f->max_micro_batch, "largest micro-batch tried");
   cmd->add_option("--max-tp", f->max_tp, "largest tensor-parallel degree");
   cmd->add_option("--max-pp", f->max_pp, "largest pipeline-parallel degree");
-  cmd->add_option("--attn", f->attn, "sdpa | eager");
+  cmd->add_option("--attn", f->attn, "sdpa | eager (default: sdpa where the model supports it, else eager)");
   cmd->add_option("--optimizer-impl", f->optimizer_impl, "foreach | fused | forloop (torch optimizers)");
   cmd->add_flag("--no-checkpointing", f->no_checkpointing, "never checkpoint activations");
   cmd->add_flag("--no-sequence-parallel", f->no_sequence_parallel, "tensor parallel without sequence parallel");

@@ -116,6 +116,8 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
                  {"optimizer", optimizer_name(c.optimizer)},
                  {"optimizer_impl", optimizer_impl_name(c.optimizer_impl)},
                  {"attn", attn_name(c.attn)},
+                 {"task", task_name(c.task)},
+                 {"num_labels", c.num_labels},
                  {"grad_checkpointing", c.grad_checkpointing},
                  {"checkpoint_layers", c.checkpoint_layers},
                  {"frozen_layers", c.frozen_layers},

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "engine/arch/builders.h"
 #include "engine/errors.h"
 #include "engine/limits.h"
 #include "models/dist_config.h"
@@ -59,7 +60,12 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
   cmd.add_option("--optimizer", f.optimizer, "sgd | sgd_momentum | adam | adamw | adafactor | adam8bit");
   cmd.add_option("--optimizer-impl", f.optimizer_impl, "foreach | fused | forloop");
-  cmd.add_option("--attn", f.attn, "sdpa | eager");
+  cmd.add_option("--attn", f.attn,
+                 "sdpa | eager (default: sdpa where the model's transformers class supports it, else eager)");
+  cmd.add_option("--task", f.task,
+                 "lm (the family's causal / masked / seq2seq LM head; default) | seq_cls (ForSequenceClassification) "
+                 "| token_cls (ForTokenClassification)");
+  cmd.add_option("--num-labels", f.num_labels, "seq_cls / token_cls: the classifier's labels (default 2)");
   cmd.add_option("--grad-checkpointing", f.grad_checkpointing, "off | all | comma-separated layer indices");
   cmd.add_option("--frozen-layers", f.frozen_layers, "comma-separated layer indices with requires_grad=False");
   cmd.add_flag("--freeze-embeddings", f.freeze_embeddings, "freeze input embeddings (and a tied head)");
@@ -179,7 +185,12 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     throw InputError("--optimizer", f.optimizer, "must be one of sgd, sgd_momentum, adam, adamw, adafactor, adam8bit");
   if (!parse_optimizer_impl(f.optimizer_impl, c.optimizer_impl))
     throw InputError("--optimizer-impl", f.optimizer_impl, "must be one of foreach, fused, forloop");
-  if (!parse_attn(f.attn, c.attn)) throw InputError("--attn", f.attn, "must be sdpa or eager");
+  if (f.attn.empty()) c.attn = default_attn(m);
+  else if (!parse_attn(f.attn, c.attn)) throw InputError("--attn", f.attn, "must be sdpa or eager");
+  if (!parse_task(f.task, c.task)) throw InputError("--task", f.task, "must be lm, seq_cls or token_cls");
+  if (f.num_labels <= 0 || f.num_labels > kMaxDim)
+    throw InputError("--num-labels", std::to_string(f.num_labels), "must be in [1, " + std::to_string(kMaxDim) + "]");
+  c.num_labels = f.num_labels;
   if (f.grad_checkpointing == "all" || f.grad_checkpointing == "on" || f.grad_checkpointing == "true") {
     c.grad_checkpointing = true;
   } else if (f.grad_checkpointing != "off" && f.grad_checkpointing != "false" && !f.grad_checkpointing.empty()) {

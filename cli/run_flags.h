@@ -20,7 +20,9 @@ struct RunFlags {
   std::string precision = "bf16";
   std::string optimizer = "adamw";
   std::string optimizer_impl = "foreach";
-  std::string attn = "sdpa";
+  std::string attn;                         // sdpa | eager; empty: what from_config picks (default_attn)
+  std::string task = "lm";                  // lm | seq_cls | token_cls (RunConfig::task)
+  int64_t num_labels = 2;
   std::string grad_checkpointing = "off";  // off | all | comma-separated layer indices
   std::string frozen_layers;               // comma-separated layer indices
   bool freeze_embeddings = false;

@@ -75,6 +75,7 @@ void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
   at_most("image_size", cfg.image_size, kMaxImageSize);
   at_most("grad_accum_steps", cfg.grad_accum_steps, kMaxGradAccumSteps);
   at_most("generate_tokens", cfg.generate_tokens, kMaxSeqLen);
+  at_most("num_labels", cfg.num_labels, kMaxDim);
   // Layer lists are searched once per layer; longer lists than there can be layers are input errors.
   at_most("checkpoint_layers", static_cast<int64_t>(cfg.checkpoint_layers.size()), kMaxLayers);
   at_most("frozen_layers", static_cast<int64_t>(cfg.frozen_layers.size()), kMaxLayers);

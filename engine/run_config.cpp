@@ -27,6 +27,8 @@ constexpr std::array<std::pair<OptimizerImpl, std::string_view>, 3> kImpl{{
     {OptimizerImpl::foreach, "foreach"}, {OptimizerImpl::fused, "fused"}, {OptimizerImpl::forloop, "forloop"}}};
 constexpr std::array<std::pair<AttnImpl, std::string_view>, 2> kAttn{{
     {AttnImpl::sdpa, "sdpa"}, {AttnImpl::eager, "eager"}}};
+constexpr std::array<std::pair<Task, std::string_view>, 3> kTask{{
+    {Task::lm, "lm"}, {Task::seq_cls, "seq_cls"}, {Task::token_cls, "token_cls"}}};
 constexpr std::array<std::pair<DistStrategy, std::string_view>, 6> kDistStrategy{{
     {DistStrategy::none, "none"}, {DistStrategy::ddp, "ddp"}, {DistStrategy::fsdp2, "fsdp2"},
     {DistStrategy::zero1, "zero1"}, {DistStrategy::zero2, "zero2"}, {DistStrategy::zero3, "zero3"}}};
@@ -56,5 +58,7 @@ bool parse_optimizer_impl(std::string_view s, OptimizerImpl& out) {
   return parse_in(kImpl, s, out);
 }
 bool parse_attn(std::string_view s, AttnImpl& out) { return parse_in(kAttn, s, out); }
+std::string_view task_name(Task t) { return name_in(kTask, t); }
+bool parse_task(std::string_view s, Task& out) { return parse_in(kTask, s, out); }
 
 }  // namespace memplan

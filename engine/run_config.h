@@ -13,6 +13,10 @@ enum class OptimizerKind : uint8_t { sgd, sgd_momentum, adam, adamw, adafactor, 
 enum class OptimizerImpl : uint8_t { foreach, fused, forloop };
 enum class AttnImpl : uint8_t { sdpa, eager };
 enum class Mode : uint8_t { training, inference };
+// The model's head (transformers' AutoModelFor... class): lm, the family's language-modelling head (CausalLM,
+// MaskedLM, Seq2SeqLM); seq_cls, ...ForSequenceClassification (one label per sequence); token_cls,
+// ...ForTokenClassification (one label per token). Which families model which task: engine/arch task_modelled.
+enum class Task : uint8_t { lm, seq_cls, token_cls };
 
 // LoRA as peft 0.21 builds it (peft/tuners/lora: config.py LoraConfig, layer.py Linear / update_layer). Off while
 // r == 0. Every base parameter is frozen; each targeted nn.Linear / Conv1D gains lora_A [r, in] and lora_B [out, r]
@@ -93,6 +97,8 @@ struct RunConfig {
   OptimizerKind optimizer = OptimizerKind::adamw;
   OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
   AttnImpl attn = AttnImpl::sdpa;
+  Task task = Task::lm;
+  int64_t num_labels = 2;                       // seq_cls / token_cls: config.num_labels (the classifier's width)
   int64_t grad_accum_steps = 1;
   bool grad_checkpointing = false;              // every decoder/encoder layer (HF, non-reentrant)
   std::vector<int64_t> checkpoint_layers;       // when non-empty: only these layers
@@ -120,12 +126,14 @@ std::string_view precision_name(Precision p);
 std::string_view optimizer_name(OptimizerKind o);
 std::string_view optimizer_impl_name(OptimizerImpl o);
 std::string_view attn_name(AttnImpl a);
+std::string_view task_name(Task t);
 
 // Parsers return false on an unknown name; callers raise InputError naming their field.
 bool parse_precision(std::string_view s, Precision& out);
 bool parse_optimizer(std::string_view s, OptimizerKind& out);
 bool parse_optimizer_impl(std::string_view s, OptimizerImpl& out);
 bool parse_attn(std::string_view s, AttnImpl& out);
+bool parse_task(std::string_view s, Task& out);
 
 inline bool is_amp(Precision p) { return p == Precision::amp_bf16 || p == Precision::amp_fp16; }
 

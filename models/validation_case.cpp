@@ -98,6 +98,7 @@ Measured parse_measured(const nlohmann::json& m) {
 // if it were absent.
 constexpr std::string_view kCaseKeys[] = {
     "id", "model", "mode", "batch_size", "seq_len", "target_len", "image_size", "num_classes", "precision",
+    "task", "num_labels",  // a classification head (RunConfig::task)
     "optimizer", "optimizer_impl", "grad_checkpointing", "grad_checkpointing_layers", "frozen_layers",
     "freeze_embeddings", "grad_accum_steps", "generate_tokens", "memory_cap_gib", "alloc_conf",
     "lora", "quantization",  // peft LoRA / bitsandbytes base (models/lora_config.h)
@@ -172,6 +173,12 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       c.run.seq_len = get_positive(j, "seq_len", "");
       if (j.contains("target_len") && !j.at("target_len").is_null())
         c.run.target_len = get_positive(j, "target_len", "");
+      if (j.contains("task") && !j.at("task").is_null()) {
+        const std::string t = get_string(j, "task", "");
+        if (!parse_task(t, c.run.task)) throw InputError("task", t, "must be lm, seq_cls or token_cls");
+      }
+      if (j.contains("num_labels") && !j.at("num_labels").is_null())
+        c.run.num_labels = get_positive(j, "num_labels", "");
     } else if (source == "torchvision") {
       c.model.kind = ModelSpec::Kind::vision;
       const std::string name = get_string(m, "name", "model.");

@@ -95,6 +95,15 @@ bool layer_frozen(const RunConfig& cfg, int64_t i);
 // ACT2FN["gelu_new"] (NewGELUActivation): the tanh formula written out in Python, each operator a kernel of its own
 // (x^3, two scalar products, a sum, tanh saving its result, 1 + t, the final product): gpt2, t5, phi.
 TensorId gelu_new(GraphBuilder& b, TensorId x);
+// The attention implementation from_config picks when none is asked for (transformers 5.17): sdpa where the
+// model class supports it (`_supports_sdpa`), else eager (gptj, bloom, gpt_oss). Vision and native models: sdpa.
+AttnImpl default_attn(const ModelSpec& spec);
+// Whether the builder of `model_type` replays `task`'s head (Task::lm: every family). A new (type, task) pair is
+// one row of the table in common.cpp, added with the measured cases that pin it.
+bool task_modelled(std::string_view model_type, Task task);
+// Refuses (InputError naming `task` / `num_labels`) a task the model's builder does not replay, a non-positive
+// num_labels, a vision or native model with a task, and inference with one. Called before every graph build.
+void check_task(const ModelSpec& spec, const RunConfig& cfg);
 // ---- inference (GraphBuilder::pass())
 // One inference forward of `spec` (cfg.mode must be inference).
 Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const InferencePass& pass);
