@@ -80,10 +80,10 @@ TEST_CASE("case keys task and num_labels", "[task][validation]") {
   CHECK(c.run.task == memplan::Task::token_cls);
   CHECK(c.run.num_labels == 7);
   j["task"] = "ner";
-  CHECK(input_error([&] { memplan::parse_validation_case(j); }).field() == "task");
+  CHECK(input_error([&] { memplan::parse_validation_case(j); }).field() == "t: task");  // a case error names its id
   j["task"] = "seq_cls";
   j["num_labels"] = 0;
-  CHECK(input_error([&] { memplan::parse_validation_case(j); }).field() == "num_labels");
+  CHECK(input_error([&] { memplan::parse_validation_case(j); }).field() == "t: num_labels");
 }
 
 TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
