@@ -35,6 +35,7 @@
 // [2 Is, H] and shared_mlp.output_linear [H, Is]. Model: embed_tokens, layers, norm; lm_head (tie default False).
 #include "engine/arch/builders.h"
 
+#include "engine/arch/granite_parts.h"
 #include "engine/arch/llama_parts.h"
 #include "engine/arch/phi_parts.h"
 #include "engine/arch/qwen_parts.h"
@@ -109,15 +110,6 @@ TensorId shared_mlp(GraphBuilder& b, const TransformerSpec& s, const GraniteMoeL
   return out;
 }
 
-// `residual + x * residual_multiplier`: x stays bound (to hidden_states) until the sum exists; the product is a
-// temporary (MulBackward0 by a Python float saves nothing).
-TensorId scaled_residual(GraphBuilder& b, TensorId residual, TensorId x) {
-  b.hold(x);
-  TensorId sum = b.add(residual, b.scalar_op("mul_scalar", x, false));
-  b.drop(x);
-  return sum;
-}
-
 // GraniteMoeDecoderLayer / GraniteMoeSharedDecoderLayer.forward (the skeleton holds the input until it returns).
 TensorId granitemoe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
   const GraniteMoeLayer w = layer_params(b, s, i, !layer_frozen(b.config(), i));
@@ -126,7 +118,7 @@ TensorId granitemoe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, 
   TensorId attn_weights = kNoTensor;
   TensorId a = llama_attention(b, s, w.attn, n1, c.cos, c.sin, c.mask, 0, attn_weights);
   b.drop(n1);
-  TensorId h1 = scaled_residual(b, h, a);
+  TensorId h1 = granite_scaled_residual(b, h, a);
   TensorId n2 = rms_norm(b, h1, w.attn.post_norm);
   b.hold(n2);  // bound to hidden_states until the MoE block returns (shared: until the sum rebinds it)
   TensorId m = moe_block(b, s, w, n2);
@@ -137,15 +129,11 @@ TensorId granitemoe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, 
     m = b.add(moe_out, shared_mlp(b, s, w, n2));
   }
   b.drop(n2);
-  TensorId out = scaled_residual(b, h1, m);
+  TensorId out = granite_scaled_residual(b, h1, m);
   if (moe_out != kNoTensor) b.drop(moe_out);
   if (attn_weights != kNoTensor) b.drop(attn_weights);
   return out;
 }
-
-// `inputs_embeds * embedding_multiplier` and `logits / logits_scaling`: Python floats, fresh tensors.
-TensorId embedding_multiplier(GraphBuilder& b, TensorId x) { return b.scalar_op("mul_scalar", x, false); }
-TensorId logits_scaling(GraphBuilder& b, TensorId x) { return b.scalar_op("div_scalar", x, false); }
 
 }  // namespace
 
@@ -164,9 +152,9 @@ void build_granitemoe(GraphBuilder& b, const TransformerSpec& s) {
     throw InputError("model.shared_intermediate_size", std::to_string(s.granite_shared_intermediate_size),
                      "a shared MLP exists only in granitemoeshared (and must not be negative)");
   SkeletonSpec k{"embed_tokens.weight", "norm", false, false, granitemoe_layer};
-  k.embed_op = embedding_multiplier;
+  k.embed_op = granite_embedding_multiplier;
   k.embed_op_after_mask = true;
-  k.logits_op = logits_scaling;
+  k.logits_op = granite_logits_scaling;
   build_causal_lm_skeleton(b, s, k);
 }
 
