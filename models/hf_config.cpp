@@ -218,7 +218,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
-      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee"};
+      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee",
+      "granitemoe", "granitemoeshared"};
   return kTypes;
 }
 
@@ -291,6 +292,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_nemotron(r);
   else if (type == "olmoe")
     s = import_olmoe(r);
+  else if (type == "granitemoe" || type == "granitemoeshared")
+    s = import_granitemoe(r, type);
   else if (type == "smollm3")
     s = import_smollm3(r);
   else if (type == "olmo")

@@ -151,6 +151,7 @@ struct QwenMoeDefaults {
 void read_qwen_moe(const ConfigReader& r, TransformerSpec& s, const QwenMoeDefaults& d);
 TransformerSpec import_qwen2_moe(const ConfigReader& r);
 TransformerSpec import_olmoe(const ConfigReader& r);
+TransformerSpec import_granitemoe(const ConfigReader& r, const std::string& type);  // granitemoe, granitemoeshared
 TransformerSpec import_ernie4_5(const ConfigReader& r);
 TransformerSpec import_exaone4(const ConfigReader& r);
 TransformerSpec import_seed_oss(const ConfigReader& r);

@@ -47,6 +47,7 @@ void build_glm4(GraphBuilder& b, const TransformerSpec& s);        // engine/arc
 void build_nemotron(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/nemotron.cpp
 void build_modernbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/modernbert.cpp
 void build_olmoe(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/olmoe.cpp
+void build_granitemoe(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/granitemoe.cpp (+ granitemoeshared)
 void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/smollm3.cpp
 void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/olmo.cpp
 void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/gpt_bigcode.cpp

@@ -183,6 +183,11 @@ struct TransformerSpec {
   // bloom apply_residual_connection_post_layernorm (default false): the residual of both blocks is the LayerNorm's
   // output instead of its input.
   bool residual_post_layernorm = false;
+  // [granitemoe / granitemoeshared]
+  // granitemoeshared config.shared_intermediate_size (default 0): > 0 gives every layer GraniteMoeSharedMLP, a
+  // fused input_linear [2 * size, hidden] chunked into silu(gate) * up, then output_linear [hidden, size], added
+  // to the MoE block's output. 0: none (granitemoe, and granitemoeshared's default).
+  int64_t granite_shared_intermediate_size = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
