@@ -183,6 +183,16 @@ struct TransformerSpec {
   // bloom apply_residual_connection_post_layernorm (default false): the residual of both blocks is the LayerNorm's
   // output instead of its input.
   bool residual_post_layernorm = false;
+  // [bart]
+  // BartConfig (5.17): hidden_size = d_model, num_layers / num_heads / intermediate_size the encoder's
+  // (encoder_layers, encoder_attention_heads, encoder_ffn_dim), num_decoder_layers = decoder_layers, embd_dropout
+  // = resid_dropout = dropout, attn_dropout = attention_dropout, hidden_act = activation_function; the position
+  // tables hold max_position_embeddings + 2 rows (ids offset by 2).
+  int64_t decoder_num_heads = 0;          // decoder_attention_heads (self- and cross-attention); 0: num_heads
+  int64_t decoder_intermediate_size = 0;  // decoder_ffn_dim (fc1 / fc2 of the decoder layers); 0: intermediate_size
+  double activation_dropout = 0.0;        // activation_dropout: dropout after the FFN's activation (training)
+  bool scale_embedding = false;           // scale_embedding: the token embeddings are multiplied by sqrt(d_model)
+                                          // (always a multiply: by 1.0 when false)
 };
 
 // Whether decoder layer i attends through the sliding window.
