@@ -134,12 +134,15 @@ TensorId bart_ffn(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorI
   return b.dropout(b.linear(x, fc2, fc2_b), s.resid_dropout);
 }
 
-TensorId bart_positions(GraphBuilder& b, TensorId table, int64_t rows, int64_t len) {
-  TensorId pos = b.generic_one("arange", {}, {len}, DType::i64);
-  b.hold(pos);  // position_ids: bound until forward returns
+TensorId bart_positions(GraphBuilder& b, TensorId table, TensorId position_ids, int64_t rows, int64_t len) {
+  TensorId pos = position_ids;
+  if (pos == kNoTensor) {
+    pos = b.generic_one("arange", {}, {len}, DType::i64);  // expanded to [rows, len]: a view
+    b.hold(pos);  // position_ids: bound until forward returns
+  }
   TensorId ids = b.generic_one("add_scalar", {pos}, {rows, len}, DType::i64);
   TensorId out = b.embedding(ids, table);
-  b.drop(pos);
+  if (position_ids == kNoTensor) b.drop(pos);
   return out;
 }
 
@@ -192,14 +195,12 @@ StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder
   return sp;
 }
 
-// BartEncoderLayer's fp16 check: torch.isinf(h).any() or torch.isnan(h).any() (each a bool copy of h and one
-// element; the clamp itself runs only on overflow).
+// BartEncoderLayer's fp16 check: not torch.isfinite(h).all() (a bool copy of h, then one element; the clamp
+// itself runs only on overflow).
 void fp16_check(GraphBuilder& b, TensorId h) {
   if (b.dtype(h) != DType::f16) return;
-  for (const char* op : {"isinf", "isnan"}) {
-    TensorId m = b.generic_one(op, {h}, b.shape(h), DType::boolean);
-    b.generic_one("any", {m}, {}, DType::boolean);
-  }
+  TensorId m = b.generic_one("isfinite", {h}, b.shape(h), DType::boolean);
+  b.generic_one("all", {m}, {}, DType::boolean);
 }
 
 // One BartEncoder / BartDecoder over `ids` [B, L]. Decoder: `enc` is the encoder output, `past` the positions
@@ -215,13 +216,24 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
   // BartScaledWordEmbedding: embedding(ids) * embed_scale
   const TensorId inputs_embeds = b.scalar_op("mul_scalar", b.embedding(ids, shared), false);
   b.hold(inputs_embeds);  // bound until the stack returns
-  TensorId mask = kNoTensor;
-  if (decoder && cfg.attn == AttnImpl::eager) {
+  TensorId mask = kNoTensor, position_ids = kNoTensor;
+  if (decoder) {
+    // position_ids = arange(L) + past (the sum a local to the end); attention_mask = torch.ones(B, past + L) in
+    // the default dtype, rebound by create_causal_mask's result: eager materialises the padding-and-causal mask
+    // [B, 1, L, kv] (bool, then the float mask); SDPA skips it (no padding, is_causal or one query).
     const int64_t kv = (past < 0 ? 0 : past) + L;
-    mask = eager_mask(b, 1, L, kv, b.dtype(inputs_embeds));
-    b.hold(mask);
+    position_ids = b.generic_one("add_scalar", {b.generic_one("arange", {}, {L}, DType::i64)}, {L}, DType::i64);
+    b.hold(position_ids);
+    const TensorId ones = b.generic_one("ones", {}, {B, kv}, b.param_dtype());
+    b.hold(ones);
+    if (cfg.attn == AttnImpl::eager) {
+      mask = eager_mask(b, B, L, kv, b.dtype(inputs_embeds));
+      b.hold(mask);
+    }
+    b.drop(ones);
   }
-  const TensorId positions = bart_positions(b, sp.pos, decoder ? 1 : B, L);
+  // encoder: embed_positions(ids) over arange(S).expand(B, -1); decoder: position_ids.unsqueeze(0) [1, L]
+  const TensorId positions = bart_positions(b, sp.pos, position_ids, decoder ? 1 : B, L);
   b.hold(positions);
   TensorId h = b.add(inputs_embeds, positions);
   h = b.dropout(b.layer_norm(h, sp.ln_emb_w, sp.ln_emb_b), s.embd_dropout);
@@ -253,7 +265,7 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
     b.drop(layer_in);
     b.end_layer();
   }
-  for (TensorId t : {inputs_embeds, positions, mask})
+  for (TensorId t : {inputs_embeds, positions, mask, position_ids})
     if (t != kNoTensor) b.drop(t);
   return h;
 }
@@ -292,7 +304,7 @@ void build_inference(GraphBuilder& b, const TransformerSpec& s) {
     TensorId ids = b.input({B, S}, DType::i64);
     enc = stack(b, s, enc_params, shared, ids, kNoTensor, -1);
   } else {
-    enc = b.kv_cache_in({B, S, d}, b.autocast() ? DType::f32 : b.param_dtype());
+    enc = b.kv_cache_in({B, S, d}, b.param_dtype());  // layer_norm's output: fp32 under amp
   }
   if (p.from_generate) b.kv_cache_out(enc);
   b.hold(enc);

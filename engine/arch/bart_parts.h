@@ -32,8 +32,9 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
 TensorId bart_ffn(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId fc1, TensorId fc1_b, TensorId fc2,
                   TensorId fc2_b);
 
-// BartLearnedPositionalEmbedding.forward: the position ids (`rows` x len int64 arange, starting at `past`) plus
-// the offset 2, a fresh int64 tensor the embedding saves, looked up in `table` [max + 2, d]: [rows, len, d].
-TensorId bart_positions(GraphBuilder& b, TensorId table, int64_t rows, int64_t len);
+// BartLearnedPositionalEmbedding.forward: `position_ids` (kNoTensor: an arange of len, expanded to `rows`, local to
+// the call, as the encoder passes none) plus the offset 2, a fresh [rows, len] int64 tensor the embedding saves,
+// looked up in `table` [max + 2, d]: [rows, len, d].
+TensorId bart_positions(GraphBuilder& b, TensorId table, TensorId position_ids, int64_t rows, int64_t len);
 
 }  // namespace memplan
