@@ -167,9 +167,10 @@ StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder
   const int64_t d = s.hidden_size, n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
   const int64_t F = decoder ? s.decoder_intermediate_size : s.intermediate_size;
   const std::string prefix = decoder ? "model.decoder." : "model.encoder.";
-  const bool emb_train = !cfg.freeze_embeddings;
+  // freeze_embeddings freezes get_input_embeddings() (model.shared) only: the position tables and
+  // layernorm_embedding stay trainable.
   StackParams sp;
-  sp.pos = b.param(prefix + "embed_positions.weight", {s.max_position_embeddings + 2, d}, emb_train);
+  sp.pos = b.param(prefix + "embed_positions.weight", {s.max_position_embeddings + 2, d}, true);
   for (int64_t i = 0; i < n; ++i) {
     const std::string p = prefix + "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, base + i);
@@ -190,8 +191,8 @@ StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder
     w.ln_b = b.param(p + "final_layer_norm.bias", {d}, train);
     sp.layers.push_back(w);
   }
-  sp.ln_emb_w = b.param(prefix + "layernorm_embedding.weight", {d}, emb_train);
-  sp.ln_emb_b = b.param(prefix + "layernorm_embedding.bias", {d}, emb_train);
+  sp.ln_emb_w = b.param(prefix + "layernorm_embedding.weight", {d}, true);
+  sp.ln_emb_b = b.param(prefix + "layernorm_embedding.bias", {d}, true);
   return sp;
 }
 
@@ -251,6 +252,8 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
       const TensorId residual = h;
       b.hold(residual);
       a = bart_attention(b, s, w.ca, h, enc, false, kNoTensor, heads, cache_past, w2);
+      if (w1 != kNoTensor) b.drop(w1);  // `_` rebound by the cross-attention's result
+      w1 = kNoTensor;
       h = b.layer_norm(b.add(residual, b.dropout(a, s.resid_dropout)), w.ca_ln_w, w.ca_ln_b);
       b.drop(residual);
     }
