@@ -26,10 +26,10 @@
 
 namespace memplan {
 
-BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d, const std::string& p, bool train) {
+BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d, const std::string& p, bool train, bool k_bias) {
   BartAttnParams w;
   w.k = b.param(p + "k_proj.weight", {d, d}, train);
-  w.kb = b.param(p + "k_proj.bias", {d}, train);
+  w.kb = k_bias ? b.param(p + "k_proj.bias", {d}, train) : kNoTensor;
   w.v = b.param(p + "v_proj.weight", {d, d}, train);
   w.vb = b.param(p + "v_proj.bias", {d}, train);
   w.q = b.param(p + "q_proj.weight", {d, d}, train);

@@ -9,12 +9,13 @@
 
 namespace memplan {
 
-// BartAttention's projections (k_proj, v_proj, q_proj, out_proj, registered in that order, each with a bias).
+// BartAttention's projections (k_proj, v_proj, q_proj, out_proj, registered in that order, each with a bias;
+// `k_bias` false leaves k_proj without one, kb kNoTensor, as WhisperAttention builds it).
 struct BartAttnParams {
   TensorId k, kb, v, vb, q, qb, o, ob;
 };
 // `p` ends with the module's name and a dot ("encoder.layers.0.self_attn.").
-BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d_model, const std::string& p, bool train);
+BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d_model, const std::string& p, bool train, bool k_bias = true);
 
 // BartAttention.forward (training, or an inference pass) on `h` [B, Lq, d]. `kv_src`: the encoder output for
 // cross-attention (kNoTensor: self-attention over h). `causal`: the decoder's self-attention (module.is_causal;
