@@ -203,5 +203,6 @@ TransformerSpec import_deepseek_v3(const ConfigReader& r);
 TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);
 TransformerSpec import_granite(const ConfigReader& r);
+TransformerSpec import_bart(const ConfigReader& r);  // models/hf_import_bart.cpp
 
 }  // namespace memplan::hf

@@ -200,6 +200,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"ernie4_5", build_ernie4_5},   {"exaone4", build_exaone4},     {"seed_oss", build_seed_oss},
       {"arcee", build_arcee},
       {"granitemoe", build_granitemoe}, {"granitemoeshared", build_granitemoe},
+      {"bart", build_bart},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

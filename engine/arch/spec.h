@@ -188,6 +188,16 @@ struct TransformerSpec {
   // fused input_linear [2 * size, hidden] chunked into silu(gate) * up, then output_linear [hidden, size], added
   // to the MoE block's output. 0: none (granitemoe, and granitemoeshared's default).
   int64_t granite_shared_intermediate_size = 0;
+  // [bart]
+  // BartConfig (5.17): hidden_size = d_model, num_layers / num_heads / intermediate_size the encoder's
+  // (encoder_layers, encoder_attention_heads, encoder_ffn_dim), num_decoder_layers = decoder_layers, embd_dropout
+  // = resid_dropout = dropout, attn_dropout = attention_dropout, hidden_act = activation_function; the position
+  // tables hold max_position_embeddings + 2 rows (ids offset by 2).
+  int64_t decoder_num_heads = 0;          // decoder_attention_heads (self- and cross-attention); 0: num_heads
+  int64_t decoder_intermediate_size = 0;  // decoder_ffn_dim (fc1 / fc2 of the decoder layers); 0: intermediate_size
+  double activation_dropout = 0.0;        // activation_dropout: dropout after the FFN's activation (training)
+  bool scale_embedding = false;           // scale_embedding: the token embeddings are multiplied by sqrt(d_model)
+                                          // (always a multiply: by 1.0 when false)
 };
 
 // Whether decoder layer i attends through the sliding window.
