@@ -96,18 +96,32 @@ TensorId l4_norm(GraphBuilder& b, TensorId x, TensorId weight) {
 }
 
 // apply_rotary_emb(q, k, freqs_cis) on q [B, S, nh, D], k [B, S, nkv, D] (held by the caller). Returns the
-// rotated q and k (held; the caller rebinds query_states / key_states to them).
-std::pair<TensorId, TensorId> apply_rotary_emb(GraphBuilder& b, TensorId q, TensorId k, TensorId freqs) {
+// rotated q and k (held; the caller rebinds query_states / key_states to them). `q_grad_strided` /
+// `k_grad_strided`: the gradient reaches the rotary output in the attention's [B, H, S, D] memory order (repeat_kv's
+// sum for a masked SDPA or eager k, eager matmul's copy of q or k), so view_as_real's backward,
+// view_as_complex(grad.contiguous()), copies it (fp32, x's size) before the complex product's backward (whole-run
+// amp stream, chunked layers: an 8 MiB copy of k's gradient, none for q, whose SDPA gradient keeps its layout).
+std::pair<TensorId, TensorId> apply_rotary_emb(GraphBuilder& b, TensorId q, TensorId k, TensorId freqs,
+                                               bool q_grad_strided, bool k_grad_strided) {
   const TensorId xq = b.to(q, DType::f32);  // xq_ = view_as_complex(xq.float().reshape(..., -1, 2))
   if (xq != q) b.hold(xq);
   const TensorId xk = b.to(k, DType::f32);
   if (xk != k) b.hold(xk);
   // xq_ * freqs_cis[:, :, None, :]: a complex64 product (8 bytes per pair = fp32 bytes of x); MulBackward saves
-  // freqs_cis only (it needs no gradient, so xq_ is not kept); view_as_real / flatten are views.
-  auto cmul = [&](TensorId x) { return b.generic_one("mul_complex", {x, freqs}, Shape(b.shape(x)), DType::f32, {1}); };
-  const TensorId qo = cmul(xq);
+  // freqs_cis only (it needs no gradient, so xq_ is not kept); view_as_real / flatten are views. Its backward,
+  // grad * freqs_cis.conj(), materialises the conjugate (freq_cis' bytes) while it writes the gradient (whole-run
+  // stream, Scout-width bf16 b1 s2048: 1 MiB allocated before each q / k gradient, freed after it; written here as
+  // a backward workspace of the same size).
+  const int64_t conj_bytes = b.info(freqs).bytes;
+  auto cmul = [&](TensorId x) {
+    return b.generic({"mul_complex", {x, freqs}, {{Shape(b.shape(x)), DType::f32}}, {1}, {}, {}, {conj_bytes}})[0];
+  };
+  auto as_real = [&](TensorId x, bool strided) {  // view_as_real(...).flatten(3): views
+    return strided ? b.view_copying_grad(x, Shape(b.shape(x))) : x;
+  };
+  const TensorId qo = as_real(cmul(xq), q_grad_strided);
   b.hold(qo);
-  const TensorId ko = cmul(xk);
+  const TensorId ko = as_real(cmul(xk), k_grad_strided);
   b.hold(ko);
   const TensorId qr = b.to(qo, b.dtype(q));  // xq_out.type_as(xq)
   b.hold(qr);
@@ -197,28 +211,75 @@ TensorId llama4_moe(GraphBuilder& b, const TransformerSpec& s, const Llama4Layer
   const TensorId gu_w = b.autocast_low(w.gate_up);
   const TensorId xin = b.autocast_low(b.view(routed_in, {E, T, H}));
   const DType edt = b.dtype(gu_w);
-  const TensorId gate_up = b.generic_one("bmm", {xin, gu_w}, {E, T, 2 * I}, edt, {0, 1});
+  // bmm's backward computes mat2's (the weight's) gradient before self's (whole-run stream): reads weight first.
+  const TensorId gate_up = b.generic_one("bmm", {gu_w, xin}, {E, T, 2 * I}, edt, {0, 1});
   b.hold(gate_up);  // gate_up: a local until the experts return
   const auto halves = b.split(gate_up, 2, {E, T, I});
   const TensorId prod = b.mul(halves[1], b.unary("silu", halves[0], true, false));  // up * act_fn(gate)
   const TensorId dn_w = b.autocast_low(w.down);
-  const TensorId next = b.generic_one("bmm", {b.autocast_low(prod), dn_w}, {E, T, H}, edt, {0, 1});
+  const TensorId next = b.generic_one("bmm", {dn_w, b.autocast_low(prod)}, {E, T, H}, edt, {0, 1});
   b.drop(gate_up);
   const TensorId routed_out = b.view(next, {ET, H});
   b.hold(routed_out);
-  // The shared expert on the [T, H] view, then out.add_(routed_out.reshape(E, -1, H).sum(dim=0)). sum runs in
-  // fp32 under autocast: its bf16 input is cast first (a transient [E, T, H] fp32 copy). SumBackward expands the
-  // gradient (a view), which the reshape's backward copies to a fresh [E, T, H] buffer.
+  // The shared expert on the [T, H] view, then out.add_(routed_out.reshape(E, -1, H).sum(dim=0)). Under autocast
+  // sum takes dtype=float32 (fp32_set_opt_dtype: an fp32 [T, H] result, no copy of its input; whole-run amp
+  // stream). SumBackward expands the gradient (a view), which the cast back to bf16 (amp) or the reshape's
+  // backward materialises as a fresh [E, T, H] buffer.
   TensorId out = swiglu_mlp(b, flat, w.mlp.gate, w.mlp.up, w.mlp.down);
   const TensorId r3 = b.view(routed_out, {E, T, H});
-  const bool up_cast = b.autocast() && b.dtype(r3) != DType::f32;
-  std::vector<int64_t> cast_tmp;
-  if (up_cast) cast_tmp.push_back(checked_mul(checked_mul(ET, H), int64_t{4}));
-  const TensorId summed =
-      b.generic({"sum_dim0", {r3}, {{{T, H}, up_cast ? DType::f32 : b.dtype(r3)}}, {}, {}, cast_tmp, {}})[0];
+  const DType sum_dt = b.autocast() ? DType::f32 : b.dtype(r3);
+  const TensorId summed = b.generic_one("sum_dim0", {r3}, {T, H}, sum_dt);
   out = b.inplace("add_", out, false, {summed});
   for (TensorId t : {scores, routed_in, routed_out}) b.drop(t);
   return b.view(out, {B, Sq, H});
+}
+
+// Llama4TextAttention's end from the cache update on: under SDPA llama_parts.h attention_o_proj; under eager,
+// llama4's own eager_attention_forward, which (unlike Llama's) keeps the softmax in the query's dtype:
+// scores = matmul(q, repeat_kv(k)^T) * scaling (+ mask), softmax, dropout, matmul with repeat_kv(v), transposed
+// contiguous copy; then o_proj, and query_states / key_states (held by the caller; key_states as the cache update
+// rebinds it) and, in training, value_states released as the module returns.
+TensorId attention_end(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                       TensorId mask, int64_t window, TensorId o, TensorId ob, TensorId& weights) {
+  const auto& cfg = b.config();
+  if (cfg.attn == AttnImpl::sdpa) return attention_o_proj(b, s, qe, ke, v, v, mask, window, o, ob, weights);
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
+                nkv = s.num_kv_heads, hd = s.head_dim;
+  const TensorId v_proj = v;
+  TensorId k = ke;
+  int64_t Lk = S;
+  if (inf) {  // key_states / value_states rebind to what the cache returns
+    auto [kc, vc] = kv_update(b, ke, v, window);
+    b.drop(ke);
+    b.drop(v_proj);
+    k = kc;
+    v = vc;
+    Lk = b.shape(kc)[2];
+  }
+  TensorId kr = k, vr = v;
+  if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
+    kr = b.contiguous_copy(k, {B, nh, Lk, hd});
+    vr = b.contiguous_copy(v, {B, nh, Lk, hd});
+  }
+  b.hold(kr);  // key_states / value_states stay bound until eager_attention_forward returns
+  b.hold(vr);
+  // torch.matmul copies q (a transposed view of [B, S, H, D] memory) and an uncopied training k (as llama.cpp).
+  TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, true, kr == k && !inf), false);
+  if (mask != kNoTensor) scores = b.add(scores, mask);
+  TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+  weights = probs;
+  b.hold(weights);
+  const TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !inf),
+                                         {B, S, nh, hd}, /*grad_copied=*/true);
+  b.drop(kr);
+  b.drop(vr);
+  const TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), o, ob);
+  b.drop(qe);
+  if (inf) b.drop(k);  // key_states: the cache's full tensor
+  else b.drop(ke);
+  if (!inf) b.drop(v_proj);
+  return out;
 }
 
 // Llama4TextAttention.forward on the normed input x. `weights`: eager attention's probabilities (held).
@@ -242,7 +303,8 @@ TensorId llama4_attention(GraphBuilder& b, const TransformerSpec& s, const Llama
   const TensorId v = v_grad_in_layout ? b.view(vp, vs) : b.view_copying_grad(vp, vs);
   b.hold(v);
   if (rope) {
-    const auto [qr, kr] = apply_rotary_emb(b, q, k, freqs);
+    const bool eager = cfg.attn == AttnImpl::eager;
+    const auto [qr, kr] = apply_rotary_emb(b, q, k, freqs, eager, eager || (mask != kNoTensor && nkv != nh));
     b.drop(q);
     b.drop(k);
     q = qr;
@@ -284,7 +346,7 @@ TensorId llama4_attention(GraphBuilder& b, const TransformerSpec& s, const Llama
   const TensorId kh = b.view(k, {B, nkv, S, hd});
   b.hold(kh);
   b.drop(k);
-  const TensorId out = attention_o_proj(b, s, qh, kh, v, v, mask, window, a.o, a.ob, weights);
+  const TensorId out = attention_end(b, s, qh, kh, v, mask, window, a.o, a.ob, weights);
   if (scales != kNoTensor) b.drop(scales);
   return out;
 }
