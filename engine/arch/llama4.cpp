@@ -291,11 +291,17 @@ TensorId llama4_attention(GraphBuilder& b, const TransformerSpec& s, const Llama
                 nkv = s.num_kv_heads, hd = s.head_dim;
   const LlamaLayerParams& a = w.attn;
   const bool rope = rope_layer(s, i);
-  // query_states / key_states: [B, S, heads, D] views (their gradients arrive in this layout: no copy back);
-  // value_states transposed as Llama's (a copy back unless the fused SDPA kernel returns it in its layout).
-  TensorId q = b.view(b.linear(x, a.q, a.qb), {B, S, nh, hd});
+  // query_states / key_states: [B, S, heads, D] views. Their gradients arrive in this layout (no copy back) on
+  // RoPE layers (view_as_real's backward makes them contiguous) and from SDPA; on a NoPE layer under eager
+  // attention they come from matmul's copies / repeat_kv's sum in [B, H, S, D] order through elementwise
+  // backwards only, so ViewBackward's reshape copies them.
+  const bool strided_grad = !rope && cfg.attn == AttnImpl::eager;
+  auto head_view = [&](TensorId t, Shape shape) {
+    return strided_grad ? b.view_copying_grad(t, std::move(shape)) : b.view(t, std::move(shape));
+  };
+  TensorId q = head_view(b.linear(x, a.q, a.qb), {B, S, nh, hd});
   b.hold(q);
-  TensorId k = b.view(b.linear(x, a.k, a.kb), {B, S, nkv, hd});
+  TensorId k = head_view(b.linear(x, a.k, a.kb), {B, S, nkv, hd});
   b.hold(k);
   const TensorId vp = b.linear(x, a.v, a.vb);
   const Shape vs{B, nkv, S, hd};
