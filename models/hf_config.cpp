@@ -218,7 +218,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
-      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart"};
+      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
+      "llama4_text", "llama4"};
   return kTypes;
 }
 
@@ -315,6 +316,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_arcee(r);
   else if (type == "bart")
     s = import_bart(r);
+  else if (type == "llama4_text" || type == "llama4") {  // llama4: its text_config's decoder, as llama4_text
+    s = import_llama4(r, type);
+    type = "llama4_text";
+  }
   else
     s = import_llama_family(r, type);
   s.model_type = type;

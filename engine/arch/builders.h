@@ -59,6 +59,7 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/seed_oss.cpp
 void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/arcee.cpp
 void build_bart(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/bart.cpp
+void build_llama4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/llama4.cpp (llama4_text)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

@@ -201,6 +201,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"arcee", build_arcee},
       {"granitemoe", build_granitemoe}, {"granitemoeshared", build_granitemoe},
       {"bart", build_bart},
+      {"llama4_text", build_llama4},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -198,6 +198,22 @@ struct TransformerSpec {
   double activation_dropout = 0.0;        // activation_dropout: dropout after the FFN's activation (training)
   bool scale_embedding = false;           // scale_embedding: the token embeddings are multiplied by sqrt(d_model)
                                           // (always a multiply: by 1.0 when false)
+  // [llama4_text]
+  // Llama4TextConfig (5.17). Reused fields: rope_layers = no_rope_layers (0: a NoPE layer); moe_layers = layer i
+  // carries Llama4TextMoe (moe_layers, else every interleave_moe_layer_step-th layer), whose num_experts routed
+  // experts and shared expert are intermediate_size wide (moe_intermediate_size mirrors it); sliding_window =
+  // attention_chunk_size and sliding_layers = the "chunked_attention" layers of layer_types: the cache keeps them
+  // as DynamicSlidingWindowLayer(attention_chunk_size), but their mask is chunked (below), not a sliding window.
+  // chunked_attention: the layers sliding_layers marks attend within aligned chunks of sliding_window tokens
+  // (create_chunked_causal_mask), not through a window. False everywhere but llama4_text.
+  bool chunked_attention = false;
+  // intermediate_size_mlp (default 16384): the width of Llama4TextMLP on the dense (non-MoE) layers.
+  int64_t intermediate_size_mlp = 0;
+  // use_qk_norm (default true): Llama4TextL2Norm (no weight) on q and k after the rotary embedding, RoPE layers only.
+  bool l2_qk_norm = false;
+  // attn_temperature_tuning (default true): NoPE layers scale q by log1p(floor((pos + 1) / floor_scale)) *
+  // attn_scale + 1 (an fp32 [S] vector; the product promotes q to fp32, then casts back).
+  bool attn_temperature_tuning = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
