@@ -155,6 +155,8 @@ TransformerSpec import_ernie4_5(const ConfigReader& r);
 TransformerSpec import_exaone4(const ConfigReader& r);
 TransformerSpec import_seed_oss(const ConfigReader& r);
 TransformerSpec import_arcee(const ConfigReader& r);
+TransformerSpec import_hunyuan_v1_dense(const ConfigReader& r);
+TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text
 TransformerSpec import_phi3(const ConfigReader& r);
