@@ -120,3 +120,14 @@ TEST_CASE("hunyuan_v1_dense and apertus parameter counts: published checkpoints"
     CHECK(memplan::param_count(memplan::load_zoo_model(z.name)) == z.params);
   }
 }
+
+TEST_CASE("hunyuan_v1_dense and apertus: measured H200 cases of family set 13", "[family][set13]") {
+  // Peak allocated within 0.1 % per case, reserved within 1 %, the KV cache within 1 %, and the measured `params`
+  // exactly (3 hunyuan rows: bf16, amp + checkpointing, generate(); 2 apertus rows: bf16, amp).
+  const auto checked = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) {
+        return memplan::testing::has_any_prefix(c.id, {"f13-hunyuan-", "f13-apertus-"});
+      },
+      [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
+  CHECK(checked.size() == 5);
+}

@@ -65,29 +65,40 @@ ApertusLayer layer_params(GraphBuilder& b, const TransformerSpec& s, const std::
   return w;
 }
 
-// XIELUActivation._xielu_python(x) (header): returns torch.where's output.
+// XIELUActivation._xielu_python(x) (header): returns torch.where's output. One builder call per Python operator,
+// in evaluation order (left to right; the ops' creation order is also their backward order).
 TensorId xielu(GraphBuilder& b, const ApertusLayer& w, TensorId x) {
   const Shape shp = b.shape(x);
   const DType dt = b.dtype(x);
-  const int64_t n = b.numel(x);
+  const int64_t n = b.numel(x), x_bytes = checked_mul(n, dtype_bytes(dt));
   const TensorId ap = b.unary("softplus", w.alpha_p, true, false, true);
   const TensorId an = b.add(w.beta, b.unary("softplus", w.alpha_n, true, false, true));
   // `x > 0` (evaluated first, a bool argument of where): no gradient, so no read of x is recorded for autograd.
   const TensorId pos_mask = b.generic_one("gt_scalar", {}, shp, DType::boolean);
-  const TensorId sq = b.mul(b.mul(ap, x), x);
-  const TensorId pos = b.add(sq, b.scalar_op("mul_beta", x, false));  // beta * x: MulBackward keeps beta only
-  // torch.min(x, eps) = minimum: saves x (and the 0-dim eps); its backward
-  // where(self == other, grad / 2, grad).masked_fill_(self > other, 0) holds a bool mask and grad / 2 while it
-  // writes the gradient.
-  const int64_t elem = dtype_bytes(dt);
-  const TensorId lo = b.generic({"minimum", {x}, {{shp, dt}}, {0}, {}, {}, {n, checked_mul(n, elem)}})[0];
+  const TensorId apx = b.mul(ap, x);
+  const TensorId sq = b.mul(apx, x);
+  const TensorId bx_pos = b.scalar_op("mul_beta", x, false);  // beta * x: MulBackward keeps beta only
+  const TensorId pos = b.add(sq, bx_pos);
+  // torch.min(x, eps) = minimum, saving x (and the 0-dim eps). Its backward,
+  // where(self == other, grad / 2, grad).masked_fill_(self > other, 0), is one C++ full-expression: grad / 2 and
+  // the == mask (arguments evaluated right to left) exist before the gradient, the > mask after it, and all
+  // three are destroyed together at its end (whole-run stream: a84 a42 a84 a42 f42 f42 f84, bf16 b1 s2048).
+  const TensorId lo =
+      b.generic({"minimum", {x}, {{shp, dt}}, {0}, {}, {}, {}, {x_bytes, n, n}})[0];
+  // torch.expm1: autocast's fp32 policy casts its argument first; ExpBackward-like formula grad * (result + 1)
+  // makes `result + 1` before the gradient (whole-run stream).
   b.hold(lo);  // expm1's argument until it returns (under amp its fp32 cast is made and freed inside the call)
-  const TensorId em = b.unary("expm1", lo, false, /*save_out=*/true, /*fp32_policy=*/true);
+  const TensorId lo_c = b.autocast_fp32(lo);
+  const int64_t em_bytes = checked_mul(n, dtype_bytes(b.dtype(lo_c)));
+  const TensorId em = b.generic({"expm1", {lo_c}, {{shp, b.dtype(lo_c)}}, {}, {0}, {}, {}, {em_bytes}})[0];
   b.drop(lo);
-  const TensorId neg = b.add(b.mul(b.sub(em, x), an), b.scalar_op("mul_beta", x, false));
+  const TensorId diff = b.sub(em, x);
+  const TensorId scaled = b.mul(diff, an);
+  const TensorId bx_neg = b.scalar_op("mul_beta", x, false);
+  const TensorId neg = b.add(scaled, bx_neg);
   // where(cond, a, b): WhereBackward keeps the condition and writes a fresh gradient for each branch.
-  return b.generic({"where", {pos_mask, pos, neg}, {{shp, b.dtype(pos) == b.dtype(neg) ? b.dtype(pos) : DType::f32}},
-                    {0}, {}, {}, {}})[0];
+  const DType out_dt = b.dtype(pos) == b.dtype(neg) ? b.dtype(pos) : DType::f32;
+  return b.generic({"where", {pos_mask, pos, neg}, {{shp, out_dt}}, {0}, {}, {}, {}})[0];
 }
 
 // ApertusAttention.forward on the normed input x. `weights`: eager attention's probabilities, held.
