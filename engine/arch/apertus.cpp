@@ -127,7 +127,9 @@ TensorId apertus_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, Ten
   TensorId n2 = rms_norm(b, h1, w.post_norm);
   b.hold(n2);  // bound to hidden_states until the MLP returns
   TensorId u = b.linear(n2, w.up);
+  b.hold(u);  // act_fn's argument until it returns (without autograd nothing else keeps it through torch.where)
   TensorId act = s.hidden_act == "xielu" ? xielu(b, w, u) : activation(b, s.hidden_act, u);
+  b.drop(u);
   b.hold(act);  // down_proj's argument until it returns (under amp the fp32 result outlives the bf16 cast)
   TensorId m = b.linear(act, w.down);
   b.drop(act);
