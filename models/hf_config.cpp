@@ -219,7 +219,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
-      "llama4_text", "llama4"};
+      "llama4_text", "llama4", "hunyuan_v1_dense", "apertus"};
   return kTypes;
 }
 
@@ -320,6 +320,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_llama4(r, type);
     type = "llama4_text";
   }
+  else if (type == "hunyuan_v1_dense")
+    s = import_hunyuan_v1_dense(r);
+  else if (type == "apertus")
+    s = import_apertus(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

@@ -202,6 +202,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"granitemoe", build_granitemoe}, {"granitemoeshared", build_granitemoe},
       {"bart", build_bart},
       {"llama4_text", build_llama4},
+      {"hunyuan_v1_dense", build_hunyuan_v1_dense},
+      {"apertus", build_apertus},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
