@@ -183,6 +183,21 @@ struct TransformerSpec {
   // bloom apply_residual_connection_post_layernorm (default false): the residual of both blocks is the LayerNorm's
   // output instead of its input.
   bool residual_post_layernorm = false;
+  // [seq_cls / token_cls heads of decoders: llama, mistral, qwen2, qwen3, gpt2]
+  // The keys ...ForSequenceClassification / ...ForTokenClassification read beyond the base model's
+  // (engine/arch/heads_decoder.cpp); read by the importers of those five model_types only.
+  // config.pad_token_id is not None: the sequence head pools the last token that is not pad_token_id (the value
+  // changes no allocation); without one transformers raises at batch size > 1, so the builder refuses that.
+  bool has_pad_token_id = false;
+  // GenericForTokenClassification's nn.Dropout p: config.classifier_dropout when not None, else
+  // config.hidden_dropout when not None, else 0.1.
+  double token_cls_dropout = 0.1;
+  // getattr(config, "token_classification_bias", True): the token head's score Linear has a [num_labels] bias
+  // (the sequence head's never has).
+  bool token_cls_bias = true;
+  // config.problem_type: "" (None: single-label cross entropy for integer labels and num_labels > 1, regression
+  // for num_labels 1), "regression", "single_label_classification" or "multi_label_classification".
+  std::string problem_type;
 };
 
 // Whether decoder layer i attends through the sliding window.
