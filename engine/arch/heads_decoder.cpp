@@ -86,13 +86,17 @@ void decoder_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden
     b.hold(last);
   }
   // logits[torch.arange(B), last_non_pad_token]: the advanced index keeps its index tensors for the backward,
-  // which scatters the gradient into a zero-filled tensor of logits' size.
+  // which scatters the gradient into a zero-filled tensor of logits' size with index_put_(accumulate=True); its
+  // sort of the linearised indices holds four [B] int64 vectors and a flag at once (whole-run streams: five
+  // small blocks after the zero-filled gradient).
   const TensorId rows = b.generic_one("arange", {}, {B}, DType::i64);
   std::vector<TensorId> reads{logits, rows};
   if (last != kNoTensor) reads.push_back(last);
   std::vector<int> saved{1};
   if (last != kNoTensor) saved.push_back(2);
-  const TensorId pooled = b.generic_one("index", reads, {B, NL}, b.dtype(logits), saved);
+  const int64_t idx = 8 * B;
+  const TensorId pooled =
+      b.generic({"index", reads, {{{B, NL}, b.dtype(logits)}}, saved, {}, {}, {idx, idx, idx, idx, 1}})[0];
   b.hold(pooled);  // the output's logits
   b.mark_model_end();
   const TensorId loss = b.cross_entropy(b.view(pooled, {B, NL}), labels);
