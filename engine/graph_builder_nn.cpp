@@ -294,60 +294,53 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
 
 TensorId GraphBuilder::sdpa_math(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal) {
   // _scaled_dot_product_attention_math: q and k each scaled by sqrt(scale) (copies), k/v repeated for GQA,
-  // scores = q @ k^T [B, H, L, L], causal bias added in place, _safe_softmax (softmax, then where() over fully
-  // masked rows -> a second [B, H, L, L] tensor that is what gets saved), dropout, @ v.
+  // scores = q @ k^T [B, H, L, L], causal bias added in place, _safe_softmax, dropout, @ v.
   const Shape qs = shape(q);
   const int64_t B = qs[0], H = qs[1], L = qs[2], D = qs[3];
   const int64_t Lk = shape(k)[2];
-  // Order and lifetimes as aten's _scaled_dot_product_attention_math writes them (whole-run fp32 gemma2 GQA
-  // prefill stream, rq-gemma2-infer-fp32-b2s2048-g8): `query` scaled, then the causal mask (ones.tril() converted
-  // to an additive [L, S] float mask), the repeated key / value, then key.transpose(-2, -1) * scale (its result
-  // keeps the transposed strides, which matmul copies); query, the repeated K / V and the mask are C++ locals
-  // that live until the function returns. Training keeps the order matched before (bias after the scores, K / V
-  // freed after their last use, no transposed copy): with the inference order the fp32 GQA training cases moved
-  // away from their measurements (q05-fp32 reserved 17922 -> 19110 MiB / 17832, rq-qwen3-fp32 9428 -> 9540 / 9350);
-  // their streams were not diffed.
-  const bool inf = !training();
+  // Order and lifetimes as aten's _scaled_dot_product_attention_math writes them, the same in training and
+  // inference (whole-run fp32 streams: gemma2 GQA prefill rq-gemma2-infer-fp32-b2s2048-g8; Qwen2 GQA training
+  // f13-qwen2-seqcls-fp32-b4s512, every event >= 1 MiB of the run): `query` scaled, then the causal mask
+  // (ones.tril() converted to an additive [L, S] float mask), the repeated key / value, then
+  // key.transpose(-2, -1) * scale (its result keeps the transposed strides, which matmul copies); query, the
+  // repeated K / V and the mask are C++ locals that live until the function returns. With autograd on, the
+  // scaled key lives as long (freed with them, after the context bmm); without, it goes after the scores bmm.
   TensorId qsc = scalar_op("mul_scalar", q, false);
+  hold(qsc);
   TensorId bias = kNoTensor;
-  if (inf) {
-    hold(qsc);
-    if (causal) {
-      bias = generic({"causal_bias", {}, {{{L, Lk}, dtype(qsc)}}, {}, {}, {}, {}})[0];
-      hold(bias);
-    }
+  if (causal) {
+    bias = generic({"causal_bias", {}, {{{L, Lk}, dtype(qsc)}}, {}, {}, {}, {}})[0];
+    hold(bias);
   }
   TensorId kr = shape(k)[1] != H ? contiguous_copy(k, {B, H, Lk, D}) : k;
   TensorId vr = shape(v)[1] != H ? contiguous_copy(v, {B, H, Lk, shape(v)[3]}) : v;
-  if (inf) {
-    hold(kr);
-    hold(vr);
-  }
+  hold(kr);
+  hold(vr);
   TensorId ksc = scalar_op("mul_scalar", kr, false);
-  TensorId scores = matmul(qsc, ksc, {B, H, L, Lk}, false, inf);
-  if (causal) {
-    if (!inf) bias = generic({"causal_bias", {}, {{{L, Lk}, dtype(scores)}}, {}, {}, {}, {}})[0];
-    scores = inplace("add_", scores, false, {bias});
-  }
+  if (training()) hold(ksc);
+  TensorId scores = matmul(qsc, ksc, {B, H, L, Lk}, false, true);
+  if (causal) scores = inplace("add_", scores, false, {bias});
   TensorId probs = new_tensor({B, H, L, Lk}, dtype(scores), TensorKind::activation);
   {
     const int64_t n = checked_mul(checked_mul(checked_mul(B, H), L), Lk);
     Op& op = emit("safe_softmax", {scores});
     op.outs = {probs};
-    // Training (autograd on): softmax result and -inf mask as temporaries besides the output. Inference:
-    // the output plus a 1 B/element mask only (the fp32 GQA prefill case l3b8-infer: peak minus live set
-    // = scores + probs + 1 B/element).
-    if (training()) op.fwd_temp_bytes = {checked_mul(n, dtype_bytes(dtype(scores))), n};  // softmax result, -inf mask
-    else op.fwd_temp_bytes = {n};
+    // The output plus a 1 B/element -inf mask (the fp32 GQA prefill case l3b8-infer: peak minus live set =
+    // scores + probs + 1 B/element; the Qwen2 training stream: a [B, H, L, L] output, a 1 B/element block freed at
+    // once). Its backward holds a second [B, H, L, L] buffer besides the gradient (training stream: two
+    // allocations, then the incoming gradient, the temporary and the saved output freed).
+    op.fwd_temp_bytes = {n};
     finish_outs(op);
     op.saved = {probs};
-    if (op.has_backward) add_grads(op, {scores});
+    if (op.has_backward) {
+      add_grads(op, {scores});
+      op.bwd_temp_bytes = {checked_mul(n, dtype_bytes(dtype(scores)))};
+    }
   }
   probs = dropout(probs, dropout_p);
   TensorId out = matmul(probs, vr, {B, H, L, shape(vr)[3]});
-  if (inf)
-    for (TensorId t : {qsc, kr, vr, bias})
-      if (t != kNoTensor) drop(t);
+  for (TensorId t : {qsc, kr, vr, bias, training() ? ksc : kNoTensor})
+    if (t != kNoTensor) drop(t);
   return out;
 }
 

@@ -326,6 +326,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_apertus(r);
   else
     s = import_llama_family(r, type);
+  for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys
+    if (type == t) read_decoder_cls_keys(r, s);
   s.model_type = type;
   return s;
 }

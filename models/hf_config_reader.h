@@ -207,5 +207,9 @@ TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);
 TransformerSpec import_granite(const ConfigReader& r);
 TransformerSpec import_bart(const ConfigReader& r);  // models/hf_import_bart.cpp
+// The keys the decoder classification heads read (models/hf_import_cls_decoder.cpp; TransformerSpec's section
+// "seq_cls / token_cls heads of decoders"): pad_token_id, classifier_dropout / hidden_dropout,
+// token_classification_bias, problem_type. Called for llama, mistral, qwen2, qwen3 and gpt2.
+void read_decoder_cls_keys(const ConfigReader& r, TransformerSpec& s);
 
 }  // namespace memplan::hf

@@ -59,7 +59,11 @@ double known_miss_bound(const std::string& id) {
 
 // Steady-state phase values a data-dependent GradScaler skip moves while the peak stays within its bar: the
 // scaler skipped the first fp16 optimizer steps, so the measured step-2 optimizer had no momentum buffers yet.
-bool known_phase_miss(const std::string& id) { return id == "vreq-mobilenet_v2-ampfp16-sgdmom-b32"; }
+// f13-gpt2-seqcls-ampfp16: GradScaler skipped the second step's optimizer step (inf gradients at the initial scale
+// 2^16: opt_peak = after_bwd = 1105.2 MiB); steps 1 and 3 ran it (1368.6 / 1366.6 MiB, predicted 1357.0).
+bool known_phase_miss(const std::string& id) {
+  return id == "vreq-mobilenet_v2-ampfp16-sgdmom-b32" || id == "f13-gpt2-seqcls-ampfp16-b16s256";
+}
 
 void check_file(const std::string& file, bool holdout_only_report) {
   Summary tuned, holdout;
@@ -124,10 +128,6 @@ bool known_reserved_miss(const std::string& id) {
       // deepseek_v3 inference: every event >= 1 MiB equals the recording's, which still opens one more 32 MiB
       // segment (placement, or the small-pool sort / router temporaries not modelled).
       "f1-dsv3-infer-bf16-b2s1024-g4",
-      // fp32 training with grouped KV heads runs SDPA's math backend; its op order and C++ lifetimes are matched
-      // in inference only (the inference order made training worse), so the caching differs.
-      "lora2-tl8-fp32-r8-qv-b2s1024",
-      "f3-lora-q05-fp32-r16-all-b2s1024",
       // T5 fp32 with checkpointing: the recording opens two extra 252 MiB logits-sized segments in step 2 (not traced).
       "t5r-t5s-fp32-adamw-b4s512-t512-ckpt",
   };

@@ -79,14 +79,28 @@ void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_wei
 // `embed` itself when s.tie_word_embeddings, where nn.Linear creates the head's own weight before tie_weights()
 // replaces it (a construction temporary of the embedding's size, whole runs); "lm_head.bias" [V] after the weight
 // when `head_bias` (phi). Then inference_head in inference, causal_lm_training_head against `ids` in training,
-// `logits_op` applied to lm_head's output in both.
+// `logits_op` applied to lm_head's output in both. With cfg.task seq_cls / token_cls: decoder_cls_head instead
+// (no lm_head, no tied head's temporary).
 void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids,
                     bool head_bias = false, TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
 // causal_lm_tail's end for builders that registered lm_head's weight `head` (and `bias`) with the other parameters
 // (gpt_bigcode, gptj): the tied embedding's construction temporary, then inference_head / causal_lm_training_head.
+// Task::lm only (their classification classes have no lm_head; a task for them needs the head chosen before the
+// parameters are registered).
 void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId head,
                             TensorId ids, TensorId bias = kNoTensor,
                             TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
+// The classification heads of decoder-only models (engine/arch/heads_decoder.cpp), in place of the CausalLM head
+// when cfg.task is seq_cls or token_cls: "score.weight" [num_labels, H] (and "score.bias" for token_cls with
+// s.token_cls_bias), the head's forward over the last hidden state `hidden`, its loss against `labels` (made by
+// decoder_cls_labels when kNoTensor), the autocast cache cleared, the loss set. transformers 5.17
+// GenericForSequenceClassification / GenericForTokenClassification and GPT2ForSequenceClassification; refuses
+// (InputError) seq_cls without s.has_pad_token_id at batch size > 1, regression and multi-label problem types.
+// causal_lm_tail calls it; a builder that does not end in causal_lm_tail (gpt2) calls it itself.
+void decoder_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId ids,
+                      TensorId labels = kNoTensor);
+// The head's labels, a batch input made after the input ids: [B] int64 (seq_cls) or [B, S] int64 (token_cls).
+TensorId decoder_cls_labels(GraphBuilder& b);
 // LlamaRMSNorm as written in Python: x.to(f32), pow(2).mean(-1), x * rsqrt(var + eps), weight * x.to(input dtype),
 // one kernel per step. Shared by llama.cpp and native graphs' rms_norm, and by the modeling files that copy it
 // (Qwen3RMSNorm, Exaone4RMSNorm). `held_input`: the caller's frame binds x (the call's argument) until the norm

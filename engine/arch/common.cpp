@@ -46,6 +46,10 @@ void causal_lm_training_head(GraphBuilder& b, TensorId hidden, TensorId head_wei
 
 void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids,
                     bool head_bias, TensorId (*logits_op)(GraphBuilder&, TensorId)) {
+  if (b.config().task != Task::lm) {
+    decoder_cls_head(b, s, hidden, ids);
+    return;
+  }
   const bool emb_train = !b.config().freeze_embeddings;
   const int64_t H = s.hidden_size, V = s.vocab_size;
   const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
@@ -55,6 +59,8 @@ void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, 
 
 void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId head,
                             TensorId ids, TensorId bias, TensorId (*logits_op)(GraphBuilder&, TensorId)) {
+  if (b.config().task != Task::lm)  // check_task admits no (type, task) pair that reaches here
+    throw InputError("task", std::string(task_name(b.config().task)), "is not modelled for model_type " + s.model_type);
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
   if (!b.training()) {
     inference_head(b, hidden, head, bias, logits_op);
@@ -232,6 +238,17 @@ struct TaskRow {
 };
 constexpr TaskRow kTasks[] = {
     {"", Task::lm},  // a placeholder (Task::lm is every family's)
+    // GenericForSequenceClassification / GenericForTokenClassification over the shared CausalLM tail
+    // (heads_decoder.cpp; notes-f13/classification-decoders.md), GPT2ForSequenceClassification.
+    {"llama", Task::seq_cls},
+    {"llama", Task::token_cls},
+    {"mistral", Task::seq_cls},
+    {"mistral", Task::token_cls},
+    {"qwen2", Task::seq_cls},
+    {"qwen2", Task::token_cls},
+    {"qwen3", Task::seq_cls},
+    {"qwen3", Task::token_cls},
+    {"gpt2", Task::seq_cls},
 };
 }  // namespace
 

@@ -1,4 +1,5 @@
-// GPT2LMHeadModel (transformers 5.17 modeling_gpt2.py), training forward + causal-LM loss.
+// GPT2LMHeadModel (transformers 5.17 modeling_gpt2.py), training forward + causal-LM loss; with cfg.task
+// seq_cls, GPT2ForSequenceClassification (the same GPT2Model, then decoder_cls_head: heads_decoder.cpp).
 //   wte(ids) + wpe(pos) -> drop -> N x Block -> ln_f -> lm_head (tied to wte) -> ForCausalLMLoss.
 //   Block: h + drop(c_proj(attn(ln_1(h)))), then h + drop(c_proj(gelu_new(c_fc(ln_2(h))))).
 //   Conv1D is addmm(bias, x2d, W[in, out]). gelu_new is the tanh formula written out in Python, so each
@@ -100,6 +101,8 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
   TensorId wte = b.param("wte.weight", {V, H}, !emb_frozen);
   TensorId wpe = b.param("wpe.weight", {s.max_position_embeddings, H}, !emb_frozen);
   TensorId ids = b.input({B, S}, DType::i64);
+  // GPT2ForSequenceClassification: the labels come with the batch, after the ids (heads_decoder.cpp).
+  const TensorId labels = cfg.task != Task::lm ? decoder_cls_labels(b) : kNoTensor;
 
   TensorId tok = b.embedding(ids, wte);
   b.hold(tok);  // inputs_embeds lives until GPT2Model.forward returns
@@ -144,6 +147,10 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
   TensorId hf = b.layer_norm(h, b.param("ln_f.weight", {H}, !emb_frozen), b.param("ln_f.bias", {H}, !emb_frozen));
   b.drop(tok);
   b.drop(pos);
+  if (cfg.task != Task::lm) {  // score over every position, no lm_head (so no tied head's temporary either)
+    decoder_cls_head(b, s, hf, ids, labels);
+    return;
+  }
   b.construction_temp(b.info(wte).bytes);  // lm_head's own weight, until tie_weights() (whole-run streams)
   if (inf) {
     inference_head(b, hf, wte);

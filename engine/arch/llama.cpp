@@ -78,8 +78,11 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, 
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa && mask == kNoTensor) {
     ctx = b.sdpa(qe, ke, v, s.attn_dropout, true);  // GQA handled in the kernel (enable_gqa), no repeat_kv
-    if (inf && b.dtype(qe) == DType::f32 && nkv != nh)  // math backend: transpose(1, 2).contiguous() copies
-      ctx = b.contiguous_copy(ctx, {B, S, nh, hd});
+    // The math backend (fp32 q with grouped KV heads; under amp SDPA gets the bf16 cast) returns [B, H, S, D]
+    // contiguous, so sdpa_attention_forward's transpose(1, 2).contiguous() copies it; in backward the gradient
+    // reaching the context bmm is a transposed view, copied again (whole-run fp32 Qwen2 training stream).
+    if (b.dtype(qe) == DType::f32 && nkv != nh && (inf || !b.autocast()))
+      ctx = b.contiguous_copy(ctx, {B, S, nh, hd}, /*grad_copied=*/true);
   } else if (cfg.attn == AttnImpl::sdpa) {
     // A mask disables enable_gqa (use_gqa_in_sdpa): repeat_kv materialises K and V for every head.
     // One KV head: expand(B, 1, n, L, D) + reshape merges the size-1 dim with the stride-0 one, a view (gemma

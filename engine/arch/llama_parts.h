@@ -110,8 +110,12 @@ template <class L>
 QkvViews llama_qkv_views(GraphBuilder& b, const TransformerSpec& s, const L& w, TensorId x, TensorId mask) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, hd = s.head_dim;
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  const TensorId q = b.view_copying_grad(b.linear(x, w.q, w.qb), {B, s.num_heads, S, hd});
+  const TensorId qp = b.linear(x, w.q, w.qb);
+  // SDPA's math backend (fp32 with grouped KV heads, GraphBuilder::sdpa) repeats K / V, so v's gradient is
+  // repeat's sum as well (whole-run fp32 Qwen2 stream: a [B, S, Hkv * D] copy per layer).
+  const bool math_sdpa = b.dtype(qp) == DType::f32 && s.num_kv_heads != s.num_heads;
+  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor && !math_sdpa;
+  const TensorId q = b.view_copying_grad(qp, {B, s.num_heads, S, hd});
   const TensorId k = b.view_copying_grad(b.linear(x, w.k, w.kb), {B, s.num_kv_heads, S, hd});
   const TensorId vp = b.linear(x, w.v, w.vb);
   const Shape vs{B, s.num_kv_heads, S, hd};

@@ -214,6 +214,21 @@ struct TransformerSpec {
   // attn_temperature_tuning (default true): NoPE layers scale q by log1p(floor((pos + 1) / floor_scale)) *
   // attn_scale + 1 (an fp32 [S] vector; the product promotes q to fp32, then casts back).
   bool attn_temperature_tuning = false;
+  // [seq_cls / token_cls heads of decoders: llama, mistral, qwen2, qwen3, gpt2]
+  // The keys ...ForSequenceClassification / ...ForTokenClassification read beyond the base model's
+  // (engine/arch/heads_decoder.cpp); read by the importers of those five model_types only.
+  // config.pad_token_id is not None: the sequence head pools the last token that is not pad_token_id (the value
+  // changes no allocation); without one transformers raises at batch size > 1, so the builder refuses that.
+  bool has_pad_token_id = false;
+  // GenericForTokenClassification's nn.Dropout p: config.classifier_dropout when not None, else
+  // config.hidden_dropout when not None, else 0.1.
+  double token_cls_dropout = 0.1;
+  // getattr(config, "token_classification_bias", True): the token head's score Linear has a [num_labels] bias
+  // (the sequence head's never has).
+  bool token_cls_bias = true;
+  // config.problem_type: "" (None: single-label cross entropy for integer labels and num_labels > 1, regression
+  // for num_labels 1), "regression", "single_label_classification" or "multi_label_classification".
+  std::string problem_type;
 };
 
 // Whether decoder layer i attends through the sliding window.
