@@ -57,6 +57,7 @@ void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arc
 void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/exaone4.cpp
 void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/seed_oss.cpp
 void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/arcee.cpp
+void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/deberta_v2.cpp (deberta-v2)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

@@ -199,6 +199,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"falcon", build_falcon},       {"bloom", build_bloom},
       {"ernie4_5", build_ernie4_5},   {"exaone4", build_exaone4},     {"seed_oss", build_seed_oss},
       {"arcee", build_arcee},
+      {"deberta-v2", build_deberta_v2},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -213,7 +214,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -227,6 +228,8 @@ struct TaskRow {
 };
 constexpr TaskRow kTasks[] = {
     {"", Task::lm},  // a placeholder (Task::lm is every family's)
+    {"deberta-v2", Task::seq_cls},
+    {"deberta-v2", Task::token_cls},
 };
 }  // namespace
 
