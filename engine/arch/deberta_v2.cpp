@@ -57,7 +57,11 @@ struct EncoderInputs {
 };
 
 // build_relative_position(hidden_states, hidden_states, position_buckets, max_relative_positions) as the
-// encoder's get_rel_pos runs it (make_log_bucket_position is TorchScript: each temporary dies after its last use).
+// encoder's get_rel_pos runs it. make_log_bucket_position is TorchScript: the profiling executor interprets the
+// first call op by op, then fuses the elementwise chain. The steady state (every step after the first in the
+// whole-run streams) is replayed: sign(relative_pos); torch.tensor(mid - 1).type_as(...) (a device scalar); one
+// fused group writing abs_pos / mid (fp32) and abs_pos (int64); log of the former; a second group writing the
+// fp32 bucket_pos from it, abs_pos, sign and relative_pos; then .to(long). Each dies after its last use.
 TensorId relative_position(GraphBuilder& b, const TransformerSpec& s, int64_t S) {
   auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t) {
     return b.generic_one(name, std::move(reads), std::move(shape), t);
@@ -71,22 +75,15 @@ TensorId relative_position(GraphBuilder& b, const TransformerSpec& s, int64_t S)
   if (s.deberta_position_buckets > 0) {
     b.hold(rel);  // relative_pos, an argument of the scripted function, until build_relative_position rebinds it
     const TensorId sign = op("sign", {rel}, sq, DType::i64);
-    const TensorId lt = op("lt", {rel}, sq, DType::boolean);
-    const TensorId gt = op("gt", {rel}, sq, DType::boolean);
-    const TensorId both = op("and", {lt, gt}, sq, DType::boolean);
-    const TensorId mid1 = op("tensor_type_as", {}, {}, DType::i64);  // torch.tensor(mid - 1).type_as(relative_pos)
-    const TensorId absr = op("abs", {rel}, sq, DType::i64);
-    const TensorId abs_pos = op("where", {both, mid1, absr}, sq, DType::i64);
-    TensorId l = op("div", {abs_pos}, sq, DType::f32);  // abs_pos / mid: true division of an integer tensor
-    l = op("log", {l}, sq, DType::f32);
-    l = op("div", {l}, sq, DType::f32);  // / torch.log(torch.tensor(...)): a CPU scalar
-    l = op("mul", {l}, sq, DType::f32);
-    l = op("ceil", {l}, sq, DType::f32);
-    const TensorId log_pos = op("add", {l}, sq, DType::f32);
-    const TensorId small = op("le", {abs_pos}, sq, DType::boolean);
-    const TensorId relf = op("type_as", {rel}, sq, DType::f32);
-    const TensorId signed_log = op("mul", {log_pos, sign}, sq, DType::f32);
-    const TensorId bucket = op("where", {small, relf, signed_log}, sq, DType::f32);
+    b.hold(sign);
+    const TensorId mid1 = op("tensor_type_as", {}, {}, DType::i64);
+    const auto group = b.generic({"fused_abs_pos", {rel, mid1}, {{sq, DType::f32}, {sq, DType::i64}}, {}, {}, {}, {}});
+    const TensorId abs_pos = group[1];
+    b.hold(abs_pos);
+    const TensorId logs = op("log", {group[0]}, sq, DType::f32);
+    const TensorId bucket = op("fused_bucket_pos", {logs, abs_pos, sign, rel}, sq, DType::f32);
+    b.drop(abs_pos);
+    b.drop(sign);
     b.drop(rel);  // rel_pos_ids = make_log_bucket_position(...)
     rel = op("to_long", {bucket}, sq, DType::i64);
   }
@@ -98,8 +95,8 @@ TensorId relative_position(GraphBuilder& b, const TransformerSpec& s, int64_t S)
 // transpose_for_scores: x.view(..., heads, -1).permute(0, 2, 1, 3).contiguous().view(-1, len, head_dim). The
 // gradient comes back through the permuted view, which the view's backward reshapes with a copy.
 TensorId transpose_for_scores(GraphBuilder& b, TensorId x, int64_t batch, int64_t len, int64_t nh, int64_t hd) {
-  return b.view(b.contiguous_copy(b.view(x, {batch, len, nh, hd}), {batch, nh, len, hd}, /*grad_copied=*/true),
-                {batch * nh, len, hd});
+  // (The copy reads x through its [batch, len, nh, hd] view; the gradient copy is x's size.)
+  return b.view(b.contiguous_copy(x, {batch, nh, len, hd}, /*grad_copied=*/true), {batch * nh, len, hd});
 }
 
 // DisentangledSelfAttention.disentangled_attention_bias: returns `score` (kNoTensor when neither term is on:
@@ -193,7 +190,7 @@ TensorId deberta_layer(GraphBuilder& b, const TransformerSpec& s, const LayerWei
   const TensorId probs = b.dropout(b.softmax_last(sm_in), s.attn_dropout);
   b.hold(probs);  // attention_probs, until the function returns (under autocast the bmm saves its bf16 cast)
   const TensorId ctx = b.matmul(b.view(probs, {BH, S, S}), v, {BH, S, hd});
-  const TensorId ctx_c = b.contiguous_copy(b.view(ctx, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
+  const TensorId ctx_c = b.contiguous_copy(ctx, {B, S, nh, hd}, /*grad_copied=*/true);  // view, permute, contiguous
   for (TensorId t : {q, k, v, mask_b, masked, probs}) b.drop(t);
   if (rel_att != kNoTensor) b.drop(rel_att);
   if (rel_d != kNoTensor) b.drop(rel_d);
