@@ -60,13 +60,16 @@ def main():
     def recording(cid):
         return os.path.join(a.out, cid + ".json.gz")
 
-    def write_measured():
+    finished = set()
+
+    def write_measured():  # only finished cases: a running case's recording may be half written
         with open(os.path.join(a.out, "measured.jsonl"), "w") as f:
             for c in cases:
-                if os.path.exists(recording(c["id"])):
+                if c["id"] in finished and os.path.exists(recording(c["id"])):
                     f.write(json.dumps(json.load(gzip.open(recording(c["id"]), "rt"))["case"]) + "\n")
 
     def done(cid, _returncode):
+        finished.add(cid)
         ok = os.path.exists(recording(cid))
         print("%7.1fs %s %s" % (time.time() - t_start, "ok    " if ok else "FAILED", cid), flush=True)
         write_measured()

@@ -1,0 +1,119 @@
+// The task-head surface (thirteenth session): `--task` / `--num-labels` and the case keys `task` / `num_labels` into
+// RunConfig, every bad value refused naming the flag or key, and check_task's refusals (a pair no builder replays,
+// vision and native models, inference, LoRA), each naming `task` or `num_labels`. Also `--attn` left out: the
+// implementation transformers 5.17's from_config picks (sdpa where `_supports_sdpa`, else eager: GPT-J, BLOOM and
+// gpt-oss set it False in their modeling files). Which families replay which head is pinned by the family tests
+// against measured rows (tests/test_family_set13_*.cpp), not here.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/run_flags.h"
+#include "engine/arch/builders.h"
+#include "engine/errors.h"
+#include "models/load_model.h"
+#include "models/validation_case.h"
+
+namespace {
+
+memplan::InputError input_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const memplan::InputError& e) {
+    return e;
+  }
+  FAIL("no InputError");
+  return memplan::InputError("", "", "");
+}
+
+nlohmann::json bert_case() {
+  return nlohmann::json::parse(R"({"id": "t", "model": {"source": "huggingface", "model_type": "bert",
+    "config": {"num_hidden_layers": 2}, "attn_implementation": "sdpa"}, "mode": "training", "batch_size": 2,
+    "seq_len": 128, "precision": "fp32", "optimizer": "adamw"})");
+}
+
+}  // namespace
+
+TEST_CASE("--attn left out: what from_config picks", "[cli][task]") {
+  memplan::cli::RunFlags f;
+  f.seq_len = 512;
+  CHECK(memplan::cli::run_config_from(f, memplan::load_model("llama-2-7b")).attn == memplan::AttnImpl::sdpa);
+  for (const char* m : {"gpt-j-6b", "bloom-560m", "gpt-oss-20b"}) {
+    INFO(m);
+    CHECK(memplan::cli::run_config_from(f, memplan::load_model(m)).attn == memplan::AttnImpl::eager);
+  }
+  f.attn = "sdpa";  // asked for: kept, and the builder refuses it naming attn
+  const memplan::ModelSpec gptj = memplan::load_model("gpt-j-6b");
+  const memplan::RunConfig c = memplan::cli::run_config_from(f, gptj);
+  CHECK(c.attn == memplan::AttnImpl::sdpa);
+  CHECK(input_error([&] { memplan::build_graph(gptj, c); }).field() == "attn");
+  f.attn = "flash";
+  CHECK(input_error([&] { memplan::cli::run_config_from(f, gptj); }).field() == "--attn");
+}
+
+TEST_CASE("--task and --num-labels into RunConfig", "[cli][task]") {
+  const memplan::ModelSpec m = memplan::load_model("bert-base");
+  memplan::cli::RunFlags f;
+  CHECK(memplan::cli::run_config_from(f, m).task == memplan::Task::lm);
+  f.task = "token_cls";
+  f.num_labels = 9;
+  const memplan::RunConfig c = memplan::cli::run_config_from(f, m);
+  CHECK(c.task == memplan::Task::token_cls);
+  CHECK(c.num_labels == 9);
+  f.task = "classification";
+  CHECK(input_error([&] { memplan::cli::run_config_from(f, m); }).field() == "--task");
+  f.task = "seq_cls";
+  for (int64_t bad : {int64_t{0}, int64_t{-3}, int64_t{1} << 40}) {
+    f.num_labels = bad;
+    CHECK(input_error([&] { memplan::cli::run_config_from(f, m); }).field() == "--num-labels");
+  }
+}
+
+TEST_CASE("case keys task and num_labels", "[task][validation]") {
+  nlohmann::json j = bert_case();
+  j["task"] = "token_cls";
+  j["num_labels"] = 7;
+  const memplan::ValidationCase c = memplan::parse_validation_case(j);
+  CHECK(c.run.task == memplan::Task::token_cls);
+  CHECK(c.run.num_labels == 7);
+  j["task"] = "ner";
+  CHECK(input_error([&] { memplan::parse_validation_case(j); }).field() == "t: task");  // a case error names its id
+  j["task"] = "seq_cls";
+  j["num_labels"] = 0;
+  CHECK(input_error([&] { memplan::parse_validation_case(j); }).field() == "t: num_labels");
+}
+
+TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
+  memplan::RunConfig cfg;
+  cfg.seq_len = 128;
+  cfg.task = memplan::Task::seq_cls;
+  SECTION("the language-modelling head is every family's") {
+    CHECK(memplan::task_modelled("anything", memplan::Task::lm));
+    cfg.task = memplan::Task::lm;
+    CHECK_NOTHROW(memplan::check_task(memplan::load_model("resnet50"), cfg));
+  }
+  SECTION("a vision model's classifier is its own head") {
+    CHECK(input_error([&] { memplan::check_task(memplan::load_model("resnet50"), cfg); }).field() == "task");
+  }
+  SECTION("a family without the pair lists the families that have it") {
+    const auto e = input_error([&] { memplan::check_task(memplan::load_model("gpt-j-6b"), cfg); });
+    CHECK(e.field() == "task");
+    CHECK_THAT(std::string(e.what()), Catch::Contains("model_type gptj"));
+  }
+  SECTION("inference and LoRA with a head are not measured") {
+    const memplan::ModelSpec m = memplan::load_model("bert-base");
+    cfg.mode = memplan::Mode::inference;
+    CHECK(input_error([&] { memplan::check_task(m, cfg); }).field() == "task");
+    cfg.mode = memplan::Mode::training;
+    cfg.lora.r = 8;
+    CHECK(input_error([&] { memplan::check_task(m, cfg); }).field() == "task");
+  }
+  SECTION("num_labels must be positive") {
+    cfg.num_labels = 0;
+    CHECK(input_error([&] { memplan::check_task(memplan::load_model("bert-base"), cfg); }).field() ==
+          "num_labels");
+  }
+}
