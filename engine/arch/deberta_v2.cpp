@@ -60,13 +60,16 @@ struct EncoderInputs {
 // encoder's get_rel_pos runs it. make_log_bucket_position is TorchScript: the profiling executor interprets the
 // first call op by op, then fuses the elementwise chain. The steady state (every step after the first in the
 // whole-run streams) is replayed: sign(relative_pos); torch.tensor(mid - 1).type_as(...) (a device scalar); one
-// fused group writing abs_pos / mid (fp32) and abs_pos (int64); log of the former; a second group writing the
-// fp32 bucket_pos from it, abs_pos, sign and relative_pos; then .to(long). Each dies after its last use.
+// fused group writing abs_pos / mid (float) and abs_pos (int64); log of the former; a second group writing the
+// bucket_pos from it, abs_pos, sign and relative_pos; then .to(long). Each dies after its last use. The float
+// intermediates are in the default dtype (true division of int64 makes one): bf16 in a pure-bf16 run
+// (whole-run stream: 0.5 MiB where fp32 has 1 MiB at S = 512).
 TensorId relative_position(GraphBuilder& b, const TransformerSpec& s, int64_t S) {
   auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape, DType t) {
     return b.generic_one(name, std::move(reads), std::move(shape), t);
   };
   const Shape sq = {S, S};
+  const DType fl = b.param_dtype();  // torch.get_default_dtype(): the harness sets the model's dtype
   const TensorId q_ids = op("arange", {}, {S}, DType::i64);
   const TensorId k_ids = op("arange", {}, {S}, DType::i64);
   b.hold(q_ids);
@@ -77,11 +80,11 @@ TensorId relative_position(GraphBuilder& b, const TransformerSpec& s, int64_t S)
     const TensorId sign = op("sign", {rel}, sq, DType::i64);
     b.hold(sign);
     const TensorId mid1 = op("tensor_type_as", {}, {}, DType::i64);
-    const auto group = b.generic({"fused_abs_pos", {rel, mid1}, {{sq, DType::f32}, {sq, DType::i64}}, {}, {}, {}, {}});
+    const auto group = b.generic({"fused_abs_pos", {rel, mid1}, {{sq, fl}, {sq, DType::i64}}, {}, {}, {}, {}});
     const TensorId abs_pos = group[1];
     b.hold(abs_pos);
-    const TensorId logs = op("log", {group[0]}, sq, DType::f32);
-    const TensorId bucket = op("fused_bucket_pos", {logs, abs_pos, sign, rel}, sq, DType::f32);
+    const TensorId logs = op("log", {group[0]}, sq, fl);
+    const TensorId bucket = op("fused_bucket_pos", {logs, abs_pos, sign, rel}, sq, fl);
     b.drop(abs_pos);
     b.drop(sign);
     b.drop(rel);  // rel_pos_ids = make_log_bucket_position(...)
