@@ -194,6 +194,12 @@ TEST_CASE("deberta-v2 parameter counts: published DeBERTa-v3 checkpoints", "[fam
   TransformerSpec unshared = measured;
   unshared.deberta_share_att_key = false;
   CHECK(memplan::param_count(unshared) == 127'848'804 + 4 * 2 * 590'592);
+  unshared.deberta_p2c = false;  // c2p alone: pos_key_proj only
+  CHECK(memplan::param_count(unshared) == 127'848'804 + 4 * 590'592);
+  // legacy false: lm_predictions.lm_head (dense H*H + H, LayerNorm 2H, bias V) registers what the legacy head does.
+  TransformerSpec new_head = measured;
+  new_head.deberta_legacy_mlm_head = false;
+  CHECK(memplan::param_count(new_head) == 127'848'804);
   // The class defaults (deberta-v2-xlarge shape without relative attention): absolute positions 512*H, no
   // rel_embeddings, no encoder LayerNorm.
   //   H 1536, I 6144: layer 4*2,359,296 + 2*9,437,184 + 13,824 + 6,144 = 28,331,520; 24 layers 679,956,480;
