@@ -12,7 +12,8 @@
 //     locals until it returns.
 //   DebertaV2Encoder: get_attention_mask ([B,1,1,S] * [B,1,S,1] -> a [B, 1, S, S] mask in the mask's dtype),
 //     get_rel_pos (build_relative_position: two aranges, their [S, S] int64 difference, and under position
-//     buckets make_log_bucket_position's chain of [S, S] int64 / fp32 / bool temporaries, then .to(long)),
+//     buckets make_log_bucket_position's [S, S] temporaries as TorchScript's fused steady state runs them, then
+//     .to(long)),
 //     get_rel_embedding (LayerNorm over rel_embeddings.weight when norm_rel_ebd has layer_norm), all bound until
 //     the encoder returns; the loop keeps every layer output in all_hidden_states, which DebertaV2Model.forward
 //     holds until it returns.
@@ -227,6 +228,7 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   if (task == Task::seq_cls && cfg.num_labels == 1)
     throw InputError("num_labels", "1", "deberta-v2's regression head (MSELoss on num_labels 1) is not modelled");
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size, I = s.intermediate_size;
+  // --freeze-embeddings freezes get_input_embeddings(), the word embeddings alone (the harness's option).
   const bool emb_train = !cfg.freeze_embeddings;
   const DType model_dt = b.param_dtype();
 
@@ -235,11 +237,11 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId word = b.param("deberta.embeddings.word_embeddings.weight", {V, H}, emb_train);
   TensorId posw = kNoTensor, typew = kNoTensor;
   if (s.deberta_position_biased_input)
-    posw = b.param("deberta.embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
+    posw = b.param("deberta.embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, true);
   if (s.type_vocab_size > 0)
-    typew = b.param("deberta.embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
-  const TensorId eln_w = b.param("deberta.embeddings.LayerNorm.weight", {H}, emb_train);
-  const TensorId eln_b = b.param("deberta.embeddings.LayerNorm.bias", {H}, emb_train);
+    typew = b.param("deberta.embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, true);
+  const TensorId eln_w = b.param("deberta.embeddings.LayerNorm.weight", {H}, true);
+  const TensorId eln_b = b.param("deberta.embeddings.LayerNorm.bias", {H}, true);
   // The non-persistent position_ids buffer, arange(max_position_embeddings).expand((1, -1)).
   const TensorId position_ids =
       b.buffer("deberta.embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
@@ -266,20 +268,20 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   }
   const int64_t span = s.deberta_position_buckets > 0 ? s.deberta_position_buckets : s.deberta_max_relative_positions;
   TensorId relw = kNoTensor, rln_w = kNoTensor, rln_b = kNoTensor;
-  if (s.deberta_relative_attention) relw = b.param("deberta.encoder.rel_embeddings.weight", {2 * span, H}, emb_train);
+  if (s.deberta_relative_attention) relw = b.param("deberta.encoder.rel_embeddings.weight", {2 * span, H}, true);
   if (s.deberta_norm_rel_ebd) {  // created whether or not relative_attention uses it
-    rln_w = b.param("deberta.encoder.LayerNorm.weight", {H}, emb_train);
-    rln_b = b.param("deberta.encoder.LayerNorm.bias", {H}, emb_train);
+    rln_w = b.param("deberta.encoder.LayerNorm.weight", {H}, true);
+    rln_b = b.param("deberta.encoder.LayerNorm.bias", {H}, true);
   }
   // Head parameters.
   BertLinear head_dense{}, classifier{};
   TensorId hln_w = kNoTensor, hln_b = kNoTensor, head_bias = kNoTensor;
   if (task == Task::lm) {
     const std::string p = s.deberta_legacy_mlm_head ? "cls.predictions." : "lm_predictions.lm_head.";
-    head_dense = bert_linear(b, p + (s.deberta_legacy_mlm_head ? "transform.dense" : "dense"), H, H, emb_train);
-    hln_w = b.param(p + (s.deberta_legacy_mlm_head ? "transform.LayerNorm.weight" : "LayerNorm.weight"), {H}, emb_train);
-    hln_b = b.param(p + (s.deberta_legacy_mlm_head ? "transform.LayerNorm.bias" : "LayerNorm.bias"), {H}, emb_train);
-    head_bias = b.param(p + "bias", {V}, emb_train);
+    head_dense = bert_linear(b, p + (s.deberta_legacy_mlm_head ? "transform.dense" : "dense"), H, H, true);
+    hln_w = b.param(p + (s.deberta_legacy_mlm_head ? "transform.LayerNorm.weight" : "LayerNorm.weight"), {H}, true);
+    hln_b = b.param(p + (s.deberta_legacy_mlm_head ? "transform.LayerNorm.bias" : "LayerNorm.bias"), {H}, true);
+    head_bias = b.param(p + "bias", {V}, true);
     // Legacy: the decoder nn.Linear's own weight and bias exist until tie_weights() replaces them (a construction
     // transient when the model is built on the device).
     if (s.deberta_legacy_mlm_head) {
