@@ -502,7 +502,23 @@ class Replayer {
       if (og >= 0) { grad_unref(og); og = -1; }
     }
     release_saved(i);
-    for (const auto& p : produced) deliver(p.input, p.grad);
+    // A gradient that arrives as a view of the GEMM output (a linear's 3-d input, flattened by a reshape whose
+    // ViewBackward node sits between this node and the input's buffer) reaches that buffer only when the view's
+    // node runs: after the AccumulateGrad nodes this node readied (they run first, by priority). So it is handed
+    // over last (whole-run DeBERTa-v2 stream: query_proj's weight, read twice, sums its two gradients before the
+    // layer input's gradient absorbs dX).
+    bool deferred = false;
+    for (const auto& p : produced) {
+      if (p.spec->arrives_as_view && g_.tensors[static_cast<size_t>(p.input)].kind != TensorKind::param) {
+        deferred = true;
+        continue;
+      }
+      deliver(p.input, p.grad);
+    }
+    if (deferred)
+      for (const auto& p : produced)
+        if (p.spec->arrives_as_view && g_.tensors[static_cast<size_t>(p.input)].kind != TensorKind::param)
+          deliver(p.input, p.grad);
   }
 
   void release_saved(int32_t i) {

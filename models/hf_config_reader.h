@@ -175,6 +175,7 @@ TransformerSpec import_modernbert(const ConfigReader& r);  // models/hf_import_m
 TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
 TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_distilbert(const ConfigReader& r);
+TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf_import_deberta_v2.cpp
 TransformerSpec import_glm4(const ConfigReader& r);
 TransformerSpec import_nemotron(const ConfigReader& r);
 // Refuses a rope dict (rope_scaling, else rope_parameters) whose rope_type changes more than inv_freq's values

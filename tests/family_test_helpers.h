@@ -56,6 +56,7 @@ struct FamilyCaseCheck {
 // runs it: peak allocated and peak reserved within bounds(id), the inference KV cache within 1 %, and the
 // measured `params` (sum of p.numel()) exactly, both as the estimate counts them (with LoRA: the peft model's,
 // base + adapters) and, without LoRA and with the LM head (Task::lm), as param_count() does. Returns what it checked (counts, listed misses).
+// base + adapters; with a task head: the classification model's) and, without LoRA or a task, as param_count() does. Returns what it checked (counts, listed misses).
 inline std::vector<FamilyCaseCheck> check_family_cases(const std::function<bool(const ValidationCase&)>& select,
                                                        const std::function<FamilyBounds(const std::string&)>& bounds) {
   std::vector<FamilyCaseCheck> checked;
@@ -74,6 +75,7 @@ inline std::vector<FamilyCaseCheck> check_family_cases(const std::function<bool(
     if (m.params) {
       CHECK(e.params == *m.params);
       // param_count() counts the family's LM head; a classification head's count is the estimate's alone.
+      // param_count() counts the language-model head; a task head's (classifier, pooler) is in e.params.
       if (c.run.lora.r == 0 && c.run.task == Task::lm) CHECK(param_count(c.model) == *m.params);
     }
     checked.push_back(r);

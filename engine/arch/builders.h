@@ -62,6 +62,7 @@ void build_bart(GraphBuilder& b, const TransformerSpec& s);        // engine/arc
 void build_llama4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/llama4.cpp (llama4_text)
 void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/hunyuan_v1_dense.cpp
 void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/apertus.cpp
+void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/deberta_v2.cpp (deberta-v2)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

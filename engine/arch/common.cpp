@@ -210,6 +210,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"llama4_text", build_llama4},
       {"hunyuan_v1_dense", build_hunyuan_v1_dense},
       {"apertus", build_apertus},
+      {"deberta-v2", build_deberta_v2},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -224,7 +225,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -249,6 +250,8 @@ constexpr TaskRow kTasks[] = {
     {"qwen3", Task::seq_cls},
     {"qwen3", Task::token_cls},
     {"gpt2", Task::seq_cls},
+    {"deberta-v2", Task::seq_cls},
+    {"deberta-v2", Task::token_cls},
 };
 }  // namespace
 

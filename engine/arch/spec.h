@@ -229,6 +229,35 @@ struct TransformerSpec {
   // config.problem_type: "" (None: single-label cross entropy for integer labels and num_labels > 1, regression
   // for num_labels 1), "regression", "single_label_classification" or "multi_label_classification".
   std::string problem_type;
+  // [deberta-v2]
+  // DebertaV2Config (5.17) as DisentangledSelfAttention, DebertaV2Encoder and the heads read it. hidden_act is
+  // the intermediate's and the MLM transform's activation; resid_dropout = hidden_dropout_prob (every dropout but
+  // the attention probabilities', also pos_dropout on the relative embeddings), attn_dropout =
+  // attention_probs_dropout_prob. type_vocab_size 0: no token-type embeddings.
+  // relative_attention (default false): rel_embeddings of [2 * span, H], span = position_buckets when > 0, else
+  // max_relative_positions; without it no relative_pos, no rel_embeddings and no c2p / p2c terms.
+  bool deberta_relative_attention = false;
+  int64_t deberta_position_buckets = 0;        // position_buckets (default -1 -> 0: no log buckets)
+  int64_t deberta_max_relative_positions = 0;  // max_relative_positions, < 1 resolved to max_position_embeddings
+  bool deberta_c2p = false;                    // "c2p" in pos_att_type: content->position term
+  bool deberta_p2c = false;                    // "p2c" in pos_att_type: position->content term
+  // share_att_key (default false): the positional q / k come from query_proj / key_proj; false: pos_key_proj
+  // (c2p) and pos_query_proj (p2c) of their own.
+  bool deberta_share_att_key = false;
+  bool deberta_norm_rel_ebd = false;           // "layer_norm" in norm_rel_ebd: encoder.LayerNorm over rel_embeddings
+  // position_biased_input (default true): absolute position embeddings added to the word embeddings; false: the
+  // embeddings make a zeros_like [B, S, H] in their place (and seq_len is not bounded by max_position_embeddings).
+  bool deberta_position_biased_input = true;
+  // Sequence classification: ContextPooler's dropout (pooler_dropout, default 0) and activation
+  // (pooler_hidden_act, default "gelu"); the classifier's dropout (cls_dropout, None -> hidden_dropout_prob).
+  double deberta_pooler_dropout = 0.0;
+  std::string deberta_pooler_act;
+  double deberta_cls_dropout = 0.0;
+  // legacy (default true): DebertaV2ForMaskedLM's head is LegacyDebertaV2OnlyMLMHead (cls.predictions: dense, act,
+  // LayerNorm, a decoder nn.Linear tied to the word embeddings with cls.predictions.bias); false:
+  // DebertaV2OnlyMLMHead (lm_predictions.lm_head: dense, act, LayerNorm, matmul with the embedding's weight.t(),
+  // + bias).
+  bool deberta_legacy_mlm_head = true;
 };
 
 // Whether decoder layer i attends through the sliding window.
