@@ -4,6 +4,7 @@
 // H200 rows (measured before the heads existed and used to write them).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -112,10 +113,11 @@ TEST_CASE("classification heads: bad values name their field", "[family][set13]"
   const ModelSpec one = model_of(R"({"model_type": "modernbert", "num_hidden_layers": 2,
       "problem_type": "single_label_classification"})");
   CHECK(error_of([&] { memplan::estimate(one, training(Task::seq_cls, 1)); }) == "no error");
-  // Inference with a head is refused by check_task, naming the task.
+  // Inference with a head is refused (the encoders have no inference replay: the refusal names the model; check_task
+  // names the task for every family, tests/test_task_surface.cpp).
   RunConfig inf = training(Task::seq_cls, 2);
   inf.mode = memplan::Mode::inference;
-  CHECK(error_of([&] { memplan::estimate(bert, inf); }).rfind("task:", 0) == 0);
+  CHECK(error_of([&] { memplan::estimate(bert, inf); }).rfind("model:", 0) == 0);
 }
 
 TEST_CASE("classification heads: parameter counts derived by hand", "[family][set13]") {
@@ -164,5 +166,31 @@ TEST_CASE("classification heads: parameter counts derived by hand", "[family][se
   for (const auto& r : rows) {
     INFO(r.config << " " << memplan::task_name(r.task) << " " << r.labels);
     CHECK(memplan::estimate(model_of(r.config), training(r.task, r.labels, 1, 64)).params == r.params);
+  }
+}
+
+TEST_CASE("classification heads: measured H200 rows of family set 13", "[family][set13]") {
+  // Peak allocated within 0.1 % per row, reserved within 1 %, and the measured `params` (sum of p.numel()) exactly;
+  // the params equal the hand-derived counts above: bert seq_cls 2 / 3 labels 52,780,802 / 52,781,571, token_cls 9
+  // labels 52,195,593; roberta (4 layers) seq_cls 2 labels 39,000,576 + 28,351,488 + 592,130 = 67,944,194, token_cls
+  // 7 labels 67,357,447; distilbert (4 layers) seq_cls 2 labels 23,835,648 + 28,351,488 + 592,130 = 52,779,266,
+  // token_cls 9 labels 23,835,648 + 28,351,488 + 6,921 = 52,194,057; modernbert (6 layers) seq_cls 2 / 3 labels
+  // 69,365,762 / 69,366,531, token_cls 9 labels 69,371,145.
+  // f13-bert-seqcls-ampbf16-b32s256 is +0.07 % allocated, +0.10 % reserved: the token-type embedding's backward
+  // (8192 indices into 2 rows) stages no [n / 10 + V, H] partial-sum buffer in the recording where the engine
+  // stages 2.4 MiB (a known gap of the shared embedding op, data/validation/NOTES.md); the tensor peak matches.
+  const auto checked = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) {
+        return memplan::testing::has_any_prefix(
+            c.id, {"f13-bert-seqcls", "f13-bert-tokcls", "f13-roberta-seqcls", "f13-roberta-tokcls",
+                   "f13-distilbert-seqcls", "f13-distilbert-tokcls", "f13-modernbert-seqcls", "f13-modernbert-tokcls"});
+      },
+      [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
+  CHECK(checked.size() == 10);
+  for (const auto& r : checked) {
+    INFO(r.id);
+    if (r.id == "f13-bert-seqcls-ampbf16-b32s256") continue;  // the listed miss above
+    CHECK(std::abs(r.allocated_err) <= 0.0005);
+    CHECK(std::abs(r.reserved_err) <= 0.0005);
   }
 }
