@@ -7,7 +7,9 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "engine/arch/builders.h"
 #include "engine/errors.h"
 #include "engine/estimate.h"
 #include "family_test_helpers.h"
@@ -192,5 +194,40 @@ TEST_CASE("classification heads: measured H200 rows of family set 13", "[family]
     if (r.id == "f13-bert-seqcls-ampbf16-b32s256") continue;  // the listed miss above
     CHECK(std::abs(r.allocated_err) <= 0.0005);
     CHECK(std::abs(r.reserved_err) <= 0.0005);
+  }
+}
+
+TEST_CASE("embedding backward: torch 2.11's fused path for a table of few rows", "[family][set13]") {
+  // embedding_backward_cuda_kernel above 3072 indices: the two-pass path stages an fp32 [partials, H] buffer
+  // (partials = n / 10 + min(n, V)); when sum_and_scatter's grid, ceil(min(n, V) * H_warp / min(H_warp, 1024)),
+  // is below 4 blocks per SM (132 SMs) and under a quarter of the partials, one atomic kernel runs instead: a second
+  // [partials] int64 buffer (partial -> segment), and for a 16-bit gradient a zero-filled fp32 [V, H] accumulator.
+  // BERT b32 s256 (n = 8192, H = 768): word embeddings V 30522 -> grid 8192, two-pass (9011 partials); token
+  // types V 2 -> grid 2, 821 partials > 8: fused (the whole-run recordings of family set 13 show two 6568-byte
+  // buffers and no 2,522,112-byte one).
+  const ModelSpec bert = model_of(R"({"model_type": "bert", "num_hidden_layers": 1})");
+  for (auto precision : {memplan::Precision::amp_bf16, memplan::Precision::bf16}) {
+    RunConfig c = training(Task::seq_cls, 2, 32, 256);
+    c.precision = precision;
+    const memplan::Graph g = memplan::build_graph(bert, c);
+    int seen = 0;
+    for (const auto& op : g.ops) {
+      if (g.name_of(op.name) != "embedding") continue;
+      const int64_t rows = g.tensors[static_cast<size_t>(op.reads[1])].shape[0];
+      const std::vector<int64_t> temps(op.bwd_temp_bytes.begin(), op.bwd_temp_bytes.end());
+      const int64_t n8 = 8192 * 8;
+      if (rows == 30522) {
+        CHECK(temps == std::vector<int64_t>{n8, n8, n8, n8, 9011 * 8, int64_t{9011} * 768 * 4});
+        ++seen;
+      } else if (rows == 2) {
+        std::vector<int64_t> want{n8, n8, n8, n8, 821 * 8, 821 * 8};
+        if (precision == memplan::Precision::bf16) want.push_back(2 * 768 * 4);
+        CHECK(temps == want);
+        ++seen;
+      } else {
+        CHECK(temps.empty());  // positions: [1, S], 256 indices, the direct kernel
+      }
+    }
+    CHECK(seen == 2);
   }
 }
