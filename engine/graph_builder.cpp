@@ -549,6 +549,7 @@ std::vector<TensorId> GraphBuilder::generic(const GenericOp& spec) {
   if (op.has_backward) {
     add_grads(op, spec.reads);
     op.bwd_temp_bytes = spec.bwd_temp_bytes;
+    op.bwd_pre_temp_bytes = spec.bwd_pre_temp_bytes;
   }
   return outs;
 }

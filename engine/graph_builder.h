@@ -193,6 +193,9 @@ class GraphBuilder {
     std::vector<int> saved_outs;        // indices into outs
     std::vector<int64_t> fwd_temp_bytes;
     std::vector<int64_t> bwd_temp_bytes;
+    // Temporaries of a composite backward formula alive while the gradients are computed (Op::bwd_pre_temp_bytes:
+    // allocated before the first gradient, freed last first after the last; apertus' expm1 `result + 1`).
+    std::vector<int64_t> bwd_pre_temp_bytes = {};
   };
   std::vector<TensorId> generic(const GenericOp& op);
   // generic() with one output and no temporaries: the rare single-kernel ops builders spell by name (integer

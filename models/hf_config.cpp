@@ -222,7 +222,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
-      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee"};
+      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
+      "llama4_text", "llama4", "hunyuan_v1_dense", "apertus"};
   return kTypes;
 }
 
@@ -295,6 +296,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_nemotron(r);
   else if (type == "olmoe")
     s = import_olmoe(r);
+  else if (type == "granitemoe" || type == "granitemoeshared")
+    s = import_granitemoe(r, type);
   else if (type == "smollm3")
     s = import_smollm3(r);
   else if (type == "olmo")
@@ -315,6 +318,16 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_seed_oss(r);
   else if (type == "arcee")
     s = import_arcee(r);
+  else if (type == "bart")
+    s = import_bart(r);
+  else if (type == "llama4_text" || type == "llama4") {  // llama4: its text_config's decoder, as llama4_text
+    s = import_llama4(r, type);
+    type = "llama4_text";
+  }
+  else if (type == "hunyuan_v1_dense")
+    s = import_hunyuan_v1_dense(r);
+  else if (type == "apertus")
+    s = import_apertus(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

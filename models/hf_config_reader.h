@@ -151,10 +151,14 @@ struct QwenMoeDefaults {
 void read_qwen_moe(const ConfigReader& r, TransformerSpec& s, const QwenMoeDefaults& d);
 TransformerSpec import_qwen2_moe(const ConfigReader& r);
 TransformerSpec import_olmoe(const ConfigReader& r);
+TransformerSpec import_granitemoe(const ConfigReader& r, const std::string& type);  // granitemoe, granitemoeshared
 TransformerSpec import_ernie4_5(const ConfigReader& r);
 TransformerSpec import_exaone4(const ConfigReader& r);
 TransformerSpec import_seed_oss(const ConfigReader& r);
 TransformerSpec import_arcee(const ConfigReader& r);
+TransformerSpec import_llama4(const ConfigReader& r, const std::string& type);  // llama4_text, llama4
+TransformerSpec import_hunyuan_v1_dense(const ConfigReader& r);
+TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text
 TransformerSpec import_phi3(const ConfigReader& r);
@@ -205,5 +209,6 @@ TransformerSpec import_deepseek_v3(const ConfigReader& r);
 TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);
 TransformerSpec import_granite(const ConfigReader& r);
+TransformerSpec import_bart(const ConfigReader& r);  // models/hf_import_bart.cpp
 
 }  // namespace memplan::hf

@@ -47,6 +47,7 @@ void build_glm4(GraphBuilder& b, const TransformerSpec& s);        // engine/arc
 void build_nemotron(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/nemotron.cpp
 void build_modernbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/modernbert.cpp
 void build_olmoe(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/olmoe.cpp
+void build_granitemoe(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/granitemoe.cpp (+ granitemoeshared)
 void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/smollm3.cpp
 void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/olmo.cpp
 void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/gpt_bigcode.cpp
@@ -57,6 +58,10 @@ void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arc
 void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/exaone4.cpp
 void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/seed_oss.cpp
 void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/arcee.cpp
+void build_bart(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/bart.cpp
+void build_llama4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/llama4.cpp (llama4_text)
+void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/hunyuan_v1_dense.cpp
+void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/apertus.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

@@ -199,6 +199,11 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"falcon", build_falcon},       {"bloom", build_bloom},
       {"ernie4_5", build_ernie4_5},   {"exaone4", build_exaone4},     {"seed_oss", build_seed_oss},
       {"arcee", build_arcee},
+      {"granitemoe", build_granitemoe}, {"granitemoeshared", build_granitemoe},
+      {"bart", build_bart},
+      {"llama4_text", build_llama4},
+      {"hunyuan_v1_dense", build_hunyuan_v1_dense},
+      {"apertus", build_apertus},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -12,6 +12,7 @@
 //     rebinding, the loss reads the quotient (DivBackward0 by a Python scalar: a fresh gradient, nothing saved).
 #include "engine/arch/builders.h"
 
+#include "engine/arch/granite_parts.h"
 #include "engine/arch/llama_parts.h"
 #include "engine/arch/phi_parts.h"
 #include "engine/errors.h"
@@ -19,14 +20,6 @@
 namespace memplan {
 
 namespace {
-
-// `residual + x * multiplier`: x stays bound (to hidden_states) until the sum exists.
-TensorId scaled_residual(GraphBuilder& b, TensorId residual, TensorId x) {
-  b.hold(x);
-  TensorId sum = b.add(residual, b.scalar_op("mul_scalar", x, false));
-  b.drop(x);
-  return sum;
-}
 
 // GraniteDecoderLayer.forward (the skeleton holds its input until it returns).
 TensorId granite_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
@@ -37,30 +30,36 @@ TensorId granite_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, Ten
   TensorId attn_weights = kNoTensor;
   TensorId a = llama_attention(b, s, w, n1, c.cos, c.sin, c.mask, 0, attn_weights);
   b.drop(n1);
-  TensorId h1 = scaled_residual(b, h, a);
+  TensorId h1 = granite_scaled_residual(b, h, a);
   TensorId n2 = rms_norm(b, h1, w.post_norm);
   b.hold(n2);
   const FfnParams& f = d.ffn;
   TensorId m = swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
   b.drop(n2);
-  TensorId out = scaled_residual(b, h1, m);
+  TensorId out = granite_scaled_residual(b, h1, m);
   if (attn_weights != kNoTensor) b.drop(attn_weights);
   return out;
 }
 
-// `inputs_embeds * embedding_multiplier` and `logits / logits_scaling`: Python floats, fresh tensors.
-TensorId embedding_multiplier(GraphBuilder& b, TensorId x) { return b.scalar_op("mul_scalar", x, false); }
-TensorId logits_scaling(GraphBuilder& b, TensorId x) { return b.scalar_op("div_scalar", x, false); }
-
 }  // namespace
+
+TensorId granite_scaled_residual(GraphBuilder& b, TensorId residual, TensorId x) {
+  b.hold(x);
+  TensorId sum = b.add(residual, b.scalar_op("mul_scalar", x, false));
+  b.drop(x);
+  return sum;
+}
+
+TensorId granite_embedding_multiplier(GraphBuilder& b, TensorId x) { return b.scalar_op("mul_scalar", x, false); }
+TensorId granite_logits_scaling(GraphBuilder& b, TensorId x) { return b.scalar_op("div_scalar", x, false); }
 
 void build_granite(GraphBuilder& b, const TransformerSpec& s) {
   if (s.sliding_window > 0 || s.num_experts > 0)
     throw InputError("model.sliding_window", std::to_string(s.sliding_window),
                      "granite has no sliding-window attention or experts");
   SkeletonSpec k{"embed_tokens.weight", "norm", false, false, granite_layer};
-  k.embed_op = embedding_multiplier;
-  k.logits_op = logits_scaling;
+  k.embed_op = granite_embedding_multiplier;
+  k.logits_op = granite_logits_scaling;
   build_causal_lm_skeleton(b, s, k);
 }
 

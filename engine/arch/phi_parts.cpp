@@ -181,8 +181,7 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
   const int64_t P = inf && b.pass().from_generate ? B : 1;
   if (P > 1) b.input({B, S}, DType::i64);
   TensorId h = b.embedding(ids, embed);
-  if (k.embed_op) h = k.embed_op(b, h);
-  const TensorId inputs_embeds = h;
+  if (k.embed_op && !k.embed_op_after_mask) h = k.embed_op(b, h);
 
   // The mask is made before the embedding dropout and the rotary embedding (every *Model.forward here).
   // create_sliding_window_causal_mask when the config sets sliding_window (phi3, starcoder2): every layer
@@ -206,6 +205,8 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
     ctx.mask = inference_mask(b, ctx.window, b.dtype(h));
   }
   if (ctx.mask != kNoTensor) b.hold(ctx.mask);  // causal_mask lives until the model's forward returns
+  if (k.embed_op && k.embed_op_after_mask) h = k.embed_op(b, h);
+  const TensorId inputs_embeds = h;
 
   h = b.dropout(h, s.embd_dropout);  // gpt_neox emb_dropout, starcoder2 embedding_dropout (phi3: 0)
   const auto [cos, sin] = rotary_cos_sin(b, P, S, rot, b.dtype(h));

@@ -97,6 +97,9 @@ struct SkeletonSpec {
   // Applied to the embedding's output before the mask is made (granite's `inputs_embeds * embedding_multiplier`):
   // its result is what the model keeps bound as inputs_embeds.
   TensorFn embed_op = nullptr;
+  // embed_op runs after the mask and position ids are made (granitemoe: create_causal_mask, then the multiplier);
+  // the embedding's output stays bound as inputs_embeds until then.
+  bool embed_op_after_mask = false;
   // The final norm when it is neither RMSNorm nor nn.LayerNorm (cohere's Python LayerNorm; weight only).
   NormFn final_norm = nullptr;
   // Applied to lm_head's output (granite's `/ logits_scaling`, cohere's `* logit_scale`), in training and inference.

@@ -183,6 +183,37 @@ struct TransformerSpec {
   // bloom apply_residual_connection_post_layernorm (default false): the residual of both blocks is the LayerNorm's
   // output instead of its input.
   bool residual_post_layernorm = false;
+  // [granitemoe / granitemoeshared]
+  // granitemoeshared config.shared_intermediate_size (default 0): > 0 gives every layer GraniteMoeSharedMLP, a
+  // fused input_linear [2 * size, hidden] chunked into silu(gate) * up, then output_linear [hidden, size], added
+  // to the MoE block's output. 0: none (granitemoe, and granitemoeshared's default).
+  int64_t granite_shared_intermediate_size = 0;
+  // [bart]
+  // BartConfig (5.17): hidden_size = d_model, num_layers / num_heads / intermediate_size the encoder's
+  // (encoder_layers, encoder_attention_heads, encoder_ffn_dim), num_decoder_layers = decoder_layers, embd_dropout
+  // = resid_dropout = dropout, attn_dropout = attention_dropout, hidden_act = activation_function; the position
+  // tables hold max_position_embeddings + 2 rows (ids offset by 2).
+  int64_t decoder_num_heads = 0;          // decoder_attention_heads (self- and cross-attention); 0: num_heads
+  int64_t decoder_intermediate_size = 0;  // decoder_ffn_dim (fc1 / fc2 of the decoder layers); 0: intermediate_size
+  double activation_dropout = 0.0;        // activation_dropout: dropout after the FFN's activation (training)
+  bool scale_embedding = false;           // scale_embedding: the token embeddings are multiplied by sqrt(d_model)
+                                          // (always a multiply: by 1.0 when false)
+  // [llama4_text]
+  // Llama4TextConfig (5.17). Reused fields: rope_layers = no_rope_layers (0: a NoPE layer); moe_layers = layer i
+  // carries Llama4TextMoe (moe_layers, else every interleave_moe_layer_step-th layer), whose num_experts routed
+  // experts and shared expert are intermediate_size wide (moe_intermediate_size mirrors it); sliding_window =
+  // attention_chunk_size and sliding_layers = the "chunked_attention" layers of layer_types: the cache keeps them
+  // as DynamicSlidingWindowLayer(attention_chunk_size), but their mask is chunked (below), not a sliding window.
+  // chunked_attention: the layers sliding_layers marks attend within aligned chunks of sliding_window tokens
+  // (create_chunked_causal_mask), not through a window. False everywhere but llama4_text.
+  bool chunked_attention = false;
+  // intermediate_size_mlp (default 16384): the width of Llama4TextMLP on the dense (non-MoE) layers.
+  int64_t intermediate_size_mlp = 0;
+  // use_qk_norm (default true): Llama4TextL2Norm (no weight) on q and k after the rotary embedding, RoPE layers only.
+  bool l2_qk_norm = false;
+  // attn_temperature_tuning (default true): NoPE layers scale q by log1p(floor((pos + 1) / floor_scale)) *
+  // attn_scale + 1 (an fp32 [S] vector; the product promotes q to fp32, then casts back).
+  bool attn_temperature_tuning = false;
   // [classification heads of encoders: bert, roberta / xlm-roberta, distilbert, modernbert]
   // What ...ForSequenceClassification / ...ForTokenClassification read of the config (engine/arch/heads_encoder.cpp,
   // RunConfig::task). seq_cls_dropout / token_cls_dropout: the nn.Dropout probability the head applies before its

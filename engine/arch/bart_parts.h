@@ -1,0 +1,41 @@
+// Pieces of BartForConditionalGeneration (engine/arch/bart.cpp) that the encoder-decoders copied from it share in
+// transformers 5.17 (mbart and whisper run the same BartAttention and fc1 / activation / fc2 statements around
+// pre-LN layers): the attention module with its EncoderDecoderCache handling, the feed-forward block, the learned
+// positional embedding with its offset, and the layers' parameters in registration order.
+#pragma once
+#include <string>
+
+#include "engine/arch/builders.h"
+
+namespace memplan {
+
+// BartAttention's projections (k_proj, v_proj, q_proj, out_proj, registered in that order, each with a bias;
+// `k_bias` false leaves k_proj without one, kb kNoTensor, as WhisperAttention builds it).
+struct BartAttnParams {
+  TensorId k, kb, v, vb, q, qb, o, ob;
+};
+// `p` ends with the module's name and a dot ("encoder.layers.0.self_attn.").
+BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d_model, const std::string& p, bool train, bool k_bias = true);
+
+// BartAttention.forward (training, or an inference pass) on `h` [B, Lq, d]. `kv_src`: the encoder output for
+// cross-attention (kNoTensor: self-attention over h). `causal`: the decoder's self-attention (module.is_causal;
+// SDPA then runs causal without a mask, eager adds `mask`, the [B, 1, Lq, Lk] float mask, when given). `heads`:
+// the module's head count. Inference: `cache_past` >= 0 appends self-attention k / v to the cache (cat with the
+// `cache_past` cached positions), and cross-attention stores the encoder's k / v at the first step (cache_past
+// 0) and reads them back later (the caller passes kv_src as the encoder output either way); -1: no cache.
+// Returns out_proj's output [B, Lq, d]. `weights` receives eager attention's probabilities (held: the layer
+// binds them until it returns; kNoTensor for SDPA).
+TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAttnParams& w, TensorId h, TensorId kv_src,
+                        bool causal, TensorId mask, int64_t heads, int64_t cache_past, TensorId& weights);
+
+// fc1 -> activation_fn -> dropout(activation_dropout) -> fc2 -> dropout(dropout), each statement rebinding
+// hidden_states (the layer's FFN half without its residual and norm).
+TensorId bart_ffn(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId fc1, TensorId fc1_b, TensorId fc2,
+                  TensorId fc2_b);
+
+// BartLearnedPositionalEmbedding.forward: `position_ids` (kNoTensor: an arange of len, expanded to `rows`, local to
+// the call, as the encoder passes none) plus the offset 2, a fresh [rows, len] int64 tensor the embedding saves,
+// looked up in `table` [max + 2, d]: [rows, len, d].
+TensorId bart_positions(GraphBuilder& b, TensorId table, TensorId position_ids, int64_t rows, int64_t len);
+
+}  // namespace memplan
