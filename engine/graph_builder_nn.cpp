@@ -55,11 +55,29 @@ TensorId GraphBuilder::embedding(TensorId ids, TensorId weight) {
     // positions, int64), keeps per-segment offsets and, sized for the worst case without a device sync,
     // n / 10 + min(n, V) partial segments: their offsets (int64) and an [partials, H] fp32 accumulator
     // (trace, GPT-2 medium b4 s1024: 36040 B and 18452480 B for 4505 partials of 1024 floats).
+    // torch 2.11's embedding_backward_cuda_kernel instead runs one fused atomic-add kernel when the per-segment
+    // sum would be short of blocks (few distinct rows: a token-type table): sum_and_scatter's grid,
+    // ceil(min(n, V) * H_warp / min(H_warp, 1024)) with H_warp = H rounded up to 32, below 4 blocks per SM and
+    // under a quarter of the partials (deterministic algorithms off). That path maps each partial to its segment
+    // (a second [partials] int64 buffer) and accumulates into the gradient itself, through a zero-filled fp32
+    // [V, H] copy when the gradient is 16-bit (whole-run streams, BERT / RoBERTa token types: two [821] int64
+    // buffers, no [821, 768] accumulator).
     const int64_t n = numel(ids);
     if (n > 3072) {
-      const int64_t partials = checked_add(n / 10, std::min(n, shape(weight)[0]));
+      const int64_t rows = shape(weight)[0], width = shape(weight)[1];
+      const int64_t segments = std::min(n, rows);
+      const int64_t partials = checked_add(n / 10, segments);
+      const int64_t warped = (width + 31) / 32 * 32, block = std::min<int64_t>(warped, 1024);
+      const int64_t grid = (checked_mul(segments, warped) + block - 1) / block;
+      const bool fused = grid < 4 * static_cast<int64_t>(cfg_.gpu_sm_count) && partials > 4 * grid;
       op.bwd_temp_bytes = {checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8), checked_mul(n, 8),
-                           checked_mul(partials, 8), checked_mul(checked_mul(partials, shape(weight)[1]), 4)};
+                           checked_mul(partials, 8)};
+      if (!fused) {
+        op.bwd_temp_bytes.push_back(checked_mul(checked_mul(partials, width), 4));
+      } else {
+        op.bwd_temp_bytes.push_back(checked_mul(partials, 8));
+        if (dtype(weight) != DType::f32) op.bwd_temp_bytes.push_back(checked_mul(checked_mul(rows, width), 4));
+      }
     }
   }
   if (input_grad_hook) {  // engine/lora.h input_requires_grad: a leaf its AccumulateGrad node keeps until backward

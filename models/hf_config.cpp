@@ -173,6 +173,10 @@ TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab) {
   s.type_vocab_size = r.positive({"type_vocab_size"}, 2);
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
+  // ...ForSequenceClassification / ...ForTokenClassification: nn.Dropout(classifier_dropout, None ->
+  // hidden_dropout_prob) before the classifier (both heads; RobertaClassificationHead applies it twice).
+  s.seq_cls_dropout = s.token_cls_dropout = r.opt_probability({"classifier_dropout"}).value_or(s.resid_dropout);
+  read_problem_type(r, s);
   return s;
 }
 

@@ -193,6 +193,9 @@ TransformerSpec import_falcon(const ConfigReader& r);
 TransformerSpec import_bloom(const ConfigReader& r);
 // BertConfig's fields with its defaults but the vocabulary's (hf_config.cpp; bert, roberta, xlm-roberta).
 TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab);
+// config.problem_type into s.problem_type, refusing a name PreTrainedConfig rejects (models/hf_import_cls_heads.cpp;
+// the sequence-classification heads of bert, roberta, xlm-roberta, distilbert, modernbert).
+void read_problem_type(const ConfigReader& r, TransformerSpec& s);
 TransformerSpec import_gpt_neox(const ConfigReader& r);
 TransformerSpec import_starcoder2(const ConfigReader& r);
 // deepseek_v2 / deepseek_v3 (models/hf_import_deepseek_v2.cpp, _v3.cpp): the MLA + MoE keys both read, with

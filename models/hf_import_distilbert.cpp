@@ -1,12 +1,13 @@
 // DistilBertConfig (transformers 5.17 models/distilbert/configuration_distilbert.py) and what
-// DistilBertForMaskedLM reads of it.
+// DistilBertForMaskedLM, DistilBertForSequenceClassification and DistilBertForTokenClassification read of it.
 //
 // Class defaults: vocab 30522, max_position_embeddings 512, sinusoidal_pos_embds False, n_layers 6, n_heads 12,
-// dim 768, hidden_dim 3072, dropout 0.1, attention_dropout 0.1, activation "gelu", pad_token_id 0, tie True.
+// dim 768, hidden_dim 3072, dropout 0.1, attention_dropout 0.1, activation "gelu", pad_token_id 0, tie True,
+// seq_classif_dropout 0.2 (the sequence-classification head's dropout; qa_dropout belongs to a head not built).
 // attribute_map: hidden_size -> dim, num_attention_heads -> n_heads, num_hidden_layers -> n_layers (either
-// spelling is read). dim must be a multiple of n_heads (DistilBertSelfAttention raises otherwise). qa_dropout and
-// seq_classif_dropout belong to heads the masked LM does not build. sinusoidal_pos_embds only changes the
-// position table's initial values (_init_weights copies the sines into the still trainable weight).
+// spelling is read). dim must be a multiple of n_heads (DistilBertSelfAttention raises otherwise).
+// sinusoidal_pos_embds only changes the position table's initial values (_init_weights copies the sines into the
+// still trainable weight).
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {
@@ -53,6 +54,11 @@ TransformerSpec import_distilbert(const ConfigReader& r) {
     throw InputError(r.name("chunk_size_feed_forward"), dump_short(*r.raw("chunk_size_feed_forward")),
                      "a chunked feed-forward is not modelled (0 only)");
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
+  // DistilBertForSequenceClassification's nn.Dropout(seq_classif_dropout) after pre_classifier and ReLU;
+  // DistilBertForTokenClassification's nn.Dropout(config.dropout) over the last hidden states.
+  s.seq_cls_dropout = r.probability({"seq_classif_dropout"}, 0.2);
+  s.token_cls_dropout = s.resid_dropout;
+  read_problem_type(r, s);
   s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
   return s;
 }

@@ -1,12 +1,13 @@
 // ModernBertConfig (transformers 5.17 models/modernbert/configuration_modernbert.py) and what
-// ModernBertForMaskedLM reads of it.
+// ModernBertForMaskedLM and its sequence / token classification classes read of it.
 //
 // Class defaults: vocab 50368, hidden 768, intermediate 1152, 22 layers, 12 heads (head_dim = hidden / heads,
 // which must divide), hidden_activation "gelu", max_position_embeddings 8192, norm_bias false, attention_bias
 // false, attention_dropout 0, local_attention 128 (config.sliding_window = local_attention // 2), embedding_dropout
 // 0, mlp_bias false, mlp_dropout 0, decoder_bias true, classifier_bias false, classifier_activation "gelu",
-// sparse_prediction false, tie_word_embeddings true, pad_token_id 50283. layer_types None -> from the legacy
-// global_attn_every_n_layers (default 3): layer i is "sliding_attention" iff i % n != 0.
+// sparse_prediction false, tie_word_embeddings true, pad_token_id 50283, classifier_pooling "cls",
+// classifier_dropout 0. layer_types None -> from the legacy global_attn_every_n_layers (default 3): layer i is
+// "sliding_attention" iff i % n != 0.
 #include "engine/arch/phi_parts.h"
 #include "models/hf_config_reader.h"
 
@@ -69,6 +70,14 @@ TransformerSpec import_modernbert(const ConfigReader& r) {
   s.mlp_bias = r.boolean({"mlp_bias"}, false);
   s.decoder_bias = r.boolean({"decoder_bias"}, true);
   s.classifier_bias = r.boolean({"classifier_bias"}, false);
+  // ModernBertForSequenceClassification / ...ForTokenClassification: drop = nn.Dropout(classifier_dropout) after
+  // the prediction head; classifier_pooling (Literal["cls", "mean"]) picks the first token or the masked mean.
+  s.seq_cls_dropout = s.token_cls_dropout = r.probability({"classifier_dropout"}, 0.0);
+  const std::string pooling = r.string({"classifier_pooling"}, "cls");
+  if (pooling != "cls" && pooling != "mean")
+    throw InputError(r.name("classifier_pooling"), "\"" + pooling + "\"", "must be \"cls\" or \"mean\"");
+  s.cls_mean_pooling = pooling == "mean";
+  read_problem_type(r, s);
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   s.attn_dropout = r.probability({"attention_dropout"}, 0.0);
   s.embd_dropout = r.probability({"embedding_dropout"}, 0.0);

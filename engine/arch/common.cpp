@@ -252,6 +252,16 @@ constexpr TaskRow kTasks[] = {
     {"gpt2", Task::seq_cls},
     {"deberta-v2", Task::seq_cls},
     {"deberta-v2", Task::token_cls},
+    {"bert", Task::seq_cls},            // engine/arch/heads_encoder.cpp (notes-f13/classification-encoders.md)
+    {"bert", Task::token_cls},
+    {"roberta", Task::seq_cls},
+    {"roberta", Task::token_cls},
+    {"xlm-roberta", Task::seq_cls},     // the roberta classes under other names (same Python)
+    {"xlm-roberta", Task::token_cls},
+    {"distilbert", Task::seq_cls},
+    {"distilbert", Task::token_cls},
+    {"modernbert", Task::seq_cls},      // engine/arch/modernbert.cpp
+    {"modernbert", Task::token_cls},
 };
 }  // namespace
 

@@ -13,6 +13,8 @@
 //     output_layer_norm(ffn_output + attention_output)
 //   MLM head, written out in the forward: vocab_transform -> activation -> vocab_layer_norm -> vocab_projector
 //     (weight tied to the word embeddings, own bias) -> nn.CrossEntropyLoss over prediction_logits.view(-1, V).
+//   DistilBertForSequenceClassification / ...ForTokenClassification (RunConfig::task): the same DistilBertModel,
+//     their heads in engine/arch/heads_encoder.cpp.
 #include "engine/arch/bert_parts.h"
 #include "engine/errors.h"
 
@@ -102,6 +104,7 @@ void build_distilbert(GraphBuilder& b, const TransformerSpec& s) {
   // with the model after the module's parameters (whole-run stream: 4 KiB after the LayerNorm's bias).
   TensorId position_ids = b.buffer("distilbert.embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
   TensorId ids = b.input({B, S}, DType::i64);
+  const TensorId labels = task_labels(b, ids);
 
   // Embeddings.forward: inputs_embeds and position_embeddings are locals until it returns.
   TensorId we = b.embedding(ids, word);
@@ -116,6 +119,10 @@ void build_distilbert(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(embeddings);
   h = distilbert_transformer(b, s, h);
   b.drop(embeddings);
+  if (cfg.task != Task::lm) {
+    distilbert_cls_head(b, s, h, labels);  // DistilBertFor{Sequence,Token}Classification (heads_encoder.cpp)
+    return;
+  }
 
   BertLinear transform = bert_linear(b, "vocab_transform", H, H, emb_train);
   TensorId ln_w = b.param("vocab_layer_norm.weight", {H}, emb_train);

@@ -25,8 +25,7 @@
 // unpadding path, rope types other than the default one.
 #include <tuple>
 
-#include "engine/arch/builders.h"
-
+#include "engine/arch/bert_parts.h"
 #include "engine/arch/llama_parts.h"
 #include "engine/arch/phi_parts.h"
 #include "engine/errors.h"
@@ -151,6 +150,58 @@ TensorId mlp(GraphBuilder& b, const TransformerSpec& s, const MbLayer& w, Tensor
   return apply(b, w.mlp_wo, b.dropout(prod, s.resid_dropout));
 }
 
+// ModernBertPredictionHead: norm(act(dense(x))). Each module's output is the next call's argument and stays
+// referenced until that call returns (whole-run amp stream: the bf16 activation freed after the norm's output
+// exists).
+TensorId prediction_head(GraphBuilder& b, const TransformerSpec& s, const MbLinear& dense, const MbNorm& norm,
+                         TensorId x) {
+  const TensorId act = activation(b, s.classifier_activation, apply(b, dense, x));
+  b.hold(act);
+  const TensorId t = apply(b, norm, act);
+  b.drop(act);
+  return t;
+}
+
+struct ClsHead {
+  MbLinear dense;
+  MbNorm norm;
+  MbLinear classifier;
+};
+
+// ModernBertForSequenceClassification / ModernBertForTokenClassification after the final norm's output `last`
+// (outputs[0], bound until the forward returns):
+//   seq_cls, classifier_pooling "cls": last_hidden_state[:, 0] (heads_encoder.cpp first_token);
+//            "mean": attention_mask = torch.ones([B, S], bool) (the harness passes none; a local until return),
+//            (last * mask.unsqueeze(-1)).sum(dim=1) / mask.sum(dim=1, keepdim=True): the [B, S, H] product is a
+//            temporary of the expression (MulBackward keeps only the mask, SumBackward nothing: its gradient is
+//            an expanded view, so backward writes one fresh [B, S, H] gradient, grad * mask), the int64 [B, 1]
+//            count, the division (saving the count);
+//   then the prediction head, drop (classifier_dropout), classifier; token_cls the same on every position, the
+//   head's output bound in the rebound local until return. Cross entropy (heads_encoder.cpp cls_loss).
+void classification_tail(GraphBuilder& b, const TransformerSpec& s, const ClsHead& w, TensorId last,
+                         TensorId labels) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size;
+  b.hold(last);
+  TensorId x = last, mask = kNoTensor;
+  const bool seq = cfg.task == Task::seq_cls;
+  if (seq && s.cls_mean_pooling) {
+    mask = b.generic_one("ones", {}, {B, S}, DType::boolean);
+    b.hold(mask);
+    const DType dt = b.dtype(last);
+    const int64_t product_bytes = B * S * H * static_cast<int64_t>(dtype_bytes(dt));
+    const TensorId sum = b.generic({"mul_sum", {last, mask}, {{{B, H}, dt}}, {1}, {}, {product_bytes}, {}})[0];
+    const TensorId count = b.generic_one("sum", {mask}, {B, 1}, DType::i64);
+    x = b.binary("div", sum, count, false, true);
+  } else if (seq) {
+    x = first_token(b, last);
+  }
+  x = b.dropout(prediction_head(b, s, w.dense, w.norm, x), seq ? s.seq_cls_dropout : s.token_cls_dropout);
+  if (!seq) b.hold(x);  // last_hidden_state = self.drop(self.head(...)): the rebound local until return
+  const TensorId logits = apply(b, w.classifier, x);
+  cls_loss(b, logits, labels, {last, mask, seq ? kNoTensor : x});
+}
+
 }  // namespace
 
 void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
@@ -177,12 +228,24 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
     b.buffer("model.rotary_emb.inv_freq", {hd / 2}, DType::f32);
     b.buffer("model.rotary_emb.original_inv_freq", {hd / 2}, DType::f32);
   }
-  const MbLinear head_dense = mb_linear(b, "head.dense", H, H, s.classifier_bias, emb_train);
-  const MbNorm head_norm = mb_norm(b, s, "head.norm", emb_train);
-  const TensorId decoder = s.tie_word_embeddings ? tok : b.param("decoder.weight", {V, H}, emb_train);
-  const TensorId decoder_bias = s.decoder_bias ? b.param("decoder.bias", {V}, emb_train) : kNoTensor;
+  // The classification models' head and classifier are trained whatever freeze_embeddings says (the masked LM's
+  // head shares the embedding's fate).
+  const bool lm = cfg.task == Task::lm;
+  const bool head_train = emb_train || !lm;
+  const MbLinear head_dense = mb_linear(b, "head.dense", H, H, s.classifier_bias, head_train);
+  const MbNorm head_norm = mb_norm(b, s, "head.norm", head_train);
+  TensorId decoder = kNoTensor, decoder_bias = kNoTensor;
+  MbLinear classifier;
+  if (lm) {
+    decoder = s.tie_word_embeddings ? tok : b.param("decoder.weight", {V, H}, emb_train);
+    decoder_bias = s.decoder_bias ? b.param("decoder.bias", {V}, emb_train) : kNoTensor;
+  } else {
+    check_cls_loss(b, s);
+    classifier = mb_linear(b, "classifier", cfg.num_labels, H, true, true);
+  }
 
   const TensorId ids = b.input({B, S}, DType::i64);
+  const TensorId labels = task_labels(b, ids);
   const TensorId position_ids = b.generic_one("arange", {}, {1, S}, DType::i64);
   b.hold(position_ids);
   const TensorId we = b.embedding(ids, tok);
@@ -235,15 +298,15 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {h, embeds, position_ids, sliding_mask, cos_full, sin_full, cos_sl, sin_sl})
     if (t != kNoTensor) b.drop(t);
 
+  if (!lm) {
+    classification_tail(b, s, {head_dense, head_norm, classifier}, last, labels);
+    return;
+  }
   // ModernBertForMaskedLM.forward: outputs (last_hidden_state) bound until it returns, after the loss.
   b.hold(last);
-  // decoder(head(h)), head = norm(act(dense(h))): each module's output is the next call's argument and stays
-  // referenced until that call returns (whole-run amp stream: the bf16 activation freed after the norm's
-  // output exists, the fp32 head output after the logits).
-  const TensorId act = activation(b, s.classifier_activation, apply(b, head_dense, last));
-  b.hold(act);
-  const TensorId t = apply(b, head_norm, act);
-  b.drop(act);
+  // decoder(head(h)): the head's output is the decoder's argument, referenced until it returns (whole-run amp
+  // stream: the fp32 head output freed after the logits).
+  const TensorId t = prediction_head(b, s, head_dense, head_norm, last);
   b.hold(t);
   const TensorId logits = b.linear(t, decoder, decoder_bias);
   b.drop(t);

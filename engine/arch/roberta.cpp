@@ -13,6 +13,8 @@
 // RobertaLMHead: lm_head.bias is the module's own parameter (listed before its children: dense, layer_norm;
 // decoder.weight is tied to the word embeddings and decoder.bias to lm_head.bias), gelu fixed (not
 // config.hidden_act).
+// RobertaForSequenceClassification / RobertaForTokenClassification (RunConfig::task): the same RobertaModel (no
+// pooler) and their own heads, engine/arch/heads_encoder.cpp.
 #include "engine/arch/bert_parts.h"
 
 namespace memplan {
@@ -22,12 +24,17 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
+  // XLMRobertaFor{Sequence,Token}Classification register their head before the base model (bert_parts.h).
+  const bool head_first = cfg.task != Task::lm && s.model_type == "xlm-roberta";
+  RobertaClsHead head;
+  if (head_first) head = roberta_cls_params(b, s);
   TensorId word = b.param("embeddings.word_embeddings.weight", {V, H}, emb_train);
   TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
   TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
   TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
   TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
   TensorId ids = b.input({B, S}, DType::i64);
+  const TensorId labels = task_labels(b, ids);
 
   // Every intermediate below is [B, S].
   auto op1 = [&](std::string_view name, std::vector<TensorId> reads, DType t) {
@@ -58,6 +65,11 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   for (TensorId t : {we, te, pe, position_ids}) b.drop(t);
   h = bert_encoder(b, s, h);
+  if (cfg.task != Task::lm) {
+    if (!head_first) head = roberta_cls_params(b, s);
+    roberta_cls_head(b, s, head, h, labels);  // RobertaFor{Sequence,Token}Classification (heads_encoder.cpp)
+    return;
+  }
   BertLinear dense = bert_linear(b, "lm_head.dense", H, H, emb_train);
   TensorId ln_w = b.param("lm_head.layer_norm.weight", {H}, emb_train);
   TensorId ln_b = b.param("lm_head.layer_norm.bias", {H}, emb_train);

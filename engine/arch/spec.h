@@ -258,6 +258,20 @@ struct TransformerSpec {
   // DebertaV2OnlyMLMHead (lm_predictions.lm_head: dense, act, LayerNorm, matmul with the embedding's weight.t(),
   // + bias).
   bool deberta_legacy_mlm_head = true;
+  // [classification heads of encoders: bert, roberta / xlm-roberta, distilbert, modernbert]
+  // What ...ForSequenceClassification / ...ForTokenClassification read of the config (engine/arch/heads_encoder.cpp,
+  // RunConfig::task). seq_cls_dropout / token_cls_dropout: the nn.Dropout probability the head applies before its
+  // classifier (bert, roberta: classifier_dropout, None -> hidden_dropout_prob, for both; distilbert:
+  // seq_classif_dropout (0.2) / dropout (0.1); modernbert: classifier_dropout (0.0) for both). 0: no dropout kernel.
+  double seq_cls_dropout = 0.0;
+  double token_cls_dropout = 0.0;
+  // modernbert classifier_pooling "mean" (default "cls"): ModernBertForSequenceClassification averages the last
+  // hidden states over the attention mask (all ones when none is passed) instead of taking the first token's.
+  bool cls_mean_pooling = false;
+  // config.problem_type (PreTrainedConfig, default None -> ""): the loss of ...ForSequenceClassification. "" (with
+  // num_labels > 1 and integer labels) and "single_label_classification" are cross entropy, the one modelled;
+  // the heads refuse "regression" (MSELoss, also what num_labels == 1 picks) and "multi_label_classification"
+  // (BCEWithLogitsLoss over float labels) naming it. ...ForTokenClassification ignores it (cross entropy always).
 };
 
 // Whether decoder layer i attends through the sliding window.
