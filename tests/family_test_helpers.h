@@ -57,8 +57,6 @@ struct FamilyCaseCheck {
 // measured `params` (sum of p.numel()) exactly, both as the estimate counts them (with LoRA: the peft model's,
 // base + adapters; with a task head: the classification model's) and, without LoRA or a task, as param_count()
 // does. Returns what it checked (counts, listed misses).
-// base + adapters) and, without LoRA or a task head, as param_count() does. Returns what it checked (counts,
-// listed misses).
 inline std::vector<FamilyCaseCheck> check_family_cases(const std::function<bool(const ValidationCase&)>& select,
                                                        const std::function<FamilyBounds(const std::string&)>& bounds) {
   std::vector<FamilyCaseCheck> checked;
@@ -77,8 +75,6 @@ inline std::vector<FamilyCaseCheck> check_family_cases(const std::function<bool(
     if (m.params) {
       CHECK(e.params == *m.params);
       // param_count() counts the language-model head; a task head's (classifier, pooler) is in e.params alone.
-      // param_count() counts the family's language-modelling model; a task head's rows are counted by hand in
-      // their test.
       if (c.run.lora.r == 0 && c.run.task == Task::lm) CHECK(param_count(c.model) == *m.params);
     }
     checked.push_back(r);

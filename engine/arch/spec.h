@@ -214,21 +214,6 @@ struct TransformerSpec {
   // attn_temperature_tuning (default true): NoPE layers scale q by log1p(floor((pos + 1) / floor_scale)) *
   // attn_scale + 1 (an fp32 [S] vector; the product promotes q to fp32, then casts back).
   bool attn_temperature_tuning = false;
-  // [seq_cls / token_cls heads of decoders: llama, mistral, qwen2, qwen3, gpt2]
-  // The keys ...ForSequenceClassification / ...ForTokenClassification read beyond the base model's
-  // (engine/arch/heads_decoder.cpp); read by the importers of those five model_types only.
-  // config.pad_token_id is not None: the sequence head pools the last token that is not pad_token_id (the value
-  // changes no allocation); without one transformers raises at batch size > 1, so the builder refuses that.
-  bool has_pad_token_id = false;
-  // GenericForTokenClassification's nn.Dropout p: config.classifier_dropout when not None, else
-  // config.hidden_dropout when not None, else 0.1.
-  double token_cls_dropout = 0.1;
-  // getattr(config, "token_classification_bias", True): the token head's score Linear has a [num_labels] bias
-  // (the sequence head's never has).
-  bool token_cls_bias = true;
-  // config.problem_type: "" (None: single-label cross entropy for integer labels and num_labels > 1, regression
-  // for num_labels 1), "regression", "single_label_classification" or "multi_label_classification".
-  std::string problem_type;
   // [deberta-v2]
   // DebertaV2Config (5.17) as DisentangledSelfAttention, DebertaV2Encoder and the heads read it. hidden_act is
   // the intermediate's and the MLM transform's activation; resid_dropout = hidden_dropout_prob (every dropout but
@@ -258,13 +243,22 @@ struct TransformerSpec {
   // DebertaV2OnlyMLMHead (lm_predictions.lm_head: dense, act, LayerNorm, matmul with the embedding's weight.t(),
   // + bias).
   bool deberta_legacy_mlm_head = true;
-  // [classification heads of encoders: bert, roberta / xlm-roberta, distilbert, modernbert]
-  // What ...ForSequenceClassification / ...ForTokenClassification read of the config (engine/arch/heads_encoder.cpp,
-  // RunConfig::task). seq_cls_dropout / token_cls_dropout: the nn.Dropout probability the head applies before its
-  // classifier (bert, roberta: classifier_dropout, None -> hidden_dropout_prob, for both; distilbert:
-  // seq_classif_dropout (0.2) / dropout (0.1); modernbert: classifier_dropout (0.0) for both). 0: no dropout kernel.
+  // [classification heads: RunConfig::task seq_cls / token_cls]
+  // What ...ForSequenceClassification / ...ForTokenClassification read of the config beyond the base model's keys
+  // (decoders: engine/arch/heads_decoder.cpp, importer models/hf_import_cls_heads.cpp; encoders:
+  // engine/arch/heads_encoder.cpp and modernbert.cpp, read by each family's importer; deberta-v2 has its own).
+  // config.pad_token_id is not None (decoders): the sequence head pools the last token that is not pad_token_id (the
+  // value changes no allocation); without one transformers raises at batch size > 1, so the builder refuses that.
+  bool has_pad_token_id = false;
+  // The nn.Dropout probability the head applies before its classifier; 0: no dropout kernel. Decoders
+  // (GenericForTokenClassification): classifier_dropout, else hidden_dropout, else 0.1 (token head only; the
+  // sequence head has none). bert, roberta: classifier_dropout, None -> hidden_dropout_prob, for both; distilbert:
+  // seq_classif_dropout (0.2) / dropout (0.1); modernbert: classifier_dropout (0.0) for both.
   double seq_cls_dropout = 0.0;
   double token_cls_dropout = 0.0;
+  // getattr(config, "token_classification_bias", True) (decoders): the token head's score Linear has a
+  // [num_labels] bias (the sequence head's never has).
+  bool token_cls_bias = true;
   // modernbert classifier_pooling "mean" (default "cls"): ModernBertForSequenceClassification averages the last
   // hidden states over the attention mask (all ones when none is passed) instead of taking the first token's.
   bool cls_mean_pooling = false;
@@ -272,6 +266,7 @@ struct TransformerSpec {
   // num_labels > 1 and integer labels) and "single_label_classification" are cross entropy, the one modelled;
   // the heads refuse "regression" (MSELoss, also what num_labels == 1 picks) and "multi_label_classification"
   // (BCEWithLogitsLoss over float labels) naming it. ...ForTokenClassification ignores it (cross entropy always).
+  std::string problem_type;
 };
 
 // Whether decoder layer i attends through the sliding window.
