@@ -218,7 +218,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "deepseek_v3", "gpt_oss",   "t5", "gemma3",    "granite", "phi", "stablelm", "cohere",
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
-      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee"};
+      "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee",
+      "mbart", "whisper"};
   return kTypes;
 }
 
@@ -311,6 +312,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_seed_oss(r);
   else if (type == "arcee")
     s = import_arcee(r);
+  else if (type == "mbart")
+    s = import_mbart(r);
+  else if (type == "whisper")
+    s = import_whisper(r);
   else
     s = import_llama_family(r, type);
   s.model_type = type;

@@ -202,5 +202,15 @@ TransformerSpec import_deepseek_v3(const ConfigReader& r);
 TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);
 TransformerSpec import_granite(const ConfigReader& r);
+// The encoder-decoder keys MBartConfig and WhisperConfig spell alike (models/hf_import_mbart.cpp), with a class's
+// defaults: vocab_size, d_model, encoder_/decoder_ layers, attention_heads, ffn_dim, activation_function, dropout,
+// attention_dropout, activation_dropout, the layerdrops (refused above 0), scale_embedding, tie_word_embeddings.
+struct BartDefaults {
+  int64_t vocab, d_model, layers, heads, ffn;
+  double dropout;
+};
+void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefaults& d);
+TransformerSpec import_mbart(const ConfigReader& r);
+TransformerSpec import_whisper(const ConfigReader& r);
 
 }  // namespace memplan::hf

@@ -57,6 +57,8 @@ void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arc
 void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/exaone4.cpp
 void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/seed_oss.cpp
 void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/arcee.cpp
+void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/mbart.cpp
+void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/whisper.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

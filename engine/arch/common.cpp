@@ -199,6 +199,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"falcon", build_falcon},       {"bloom", build_bloom},
       {"ernie4_5", build_ernie4_5},   {"exaone4", build_exaone4},     {"seed_oss", build_seed_oss},
       {"arcee", build_arcee},
+      {"mbart", build_mbart},         {"whisper", build_whisper},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

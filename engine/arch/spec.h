@@ -183,6 +183,18 @@ struct TransformerSpec {
   // bloom apply_residual_connection_post_layernorm (default false): the residual of both blocks is the LayerNorm's
   // output instead of its input.
   bool residual_post_layernorm = false;
+  // [mbart / whisper]
+  // Pre-LN encoder-decoders (family t5): num_layers / num_heads / intermediate_size are the encoder's
+  // (encoder_layers, encoder_attention_heads, encoder_ffn_dim), num_decoder_layers the decoder's; head_dim =
+  // d_model / heads in both stacks. resid_dropout = dropout, attn_dropout = attention_dropout; mbart's
+  // max_position_embeddings is both stacks' learned table size (+ 2 offset rows), whisper's the decoder's
+  // (max_target_positions).
+  int64_t decoder_num_heads = 0;          // decoder_attention_heads
+  int64_t decoder_intermediate_size = 0;  // decoder_ffn_dim
+  double activation_dropout = 0.0;        // activation_dropout: dropout after fc1's activation
+  bool scale_embedding = false;           // scale_embedding: token embeddings times sqrt(d_model)
+  int64_t num_mel_bins = 0;               // whisper: input_features channels (conv1's in_channels)
+  int64_t max_source_positions = 0;       // whisper: encoder positions; input frames must be 2x this
 };
 
 // Whether decoder layer i attends through the sliding window.
