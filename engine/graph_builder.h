@@ -176,6 +176,12 @@ class GraphBuilder {
     bool channels_last = false;
   };
   TensorId conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2dArgs& a);
+  // nn.Conv1d(in, out, k, stride, padding) on x [B, in, L] with w [out, in, k] (groups = dilation = 1): cuDNN runs it
+  // as a 2-d convolution. Under autocast weight, input and bias are cast in that order. Workspaces measured on the
+  // H200 (whisper's convs, fp32 and bf16, torch 2.11): forward and dgrad each take in + out + weight bytes + 147,
+  // wgrad in + out + weight bytes + 16, each allocated after its output and freed at once. The node keeps the
+  // input and the weight.
+  TensorId conv1d(TensorId x, TensorId w, TensorId b, int64_t stride, int64_t pad);
   // F.adaptive_avg_pool2d(x, 1): ATen computes it as x.mean((-1, -2), keepdim=True), whose MeanBackward keeps
   // no tensor (only sizes) and writes a fresh x-sized gradient (grad.expand(...) / n).
   TensorId mean_hw(TensorId x);

@@ -492,6 +492,36 @@ TensorId GraphBuilder::conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2
   return y;
 }
 
+TensorId GraphBuilder::conv1d(TensorId x, TensorId w, TensorId b, int64_t stride, int64_t pad) {
+  TensorId wc = autocast_low(w);
+  TensorId xc = autocast_low(x);
+  TensorId bc = autocast_low(b);
+  const Shape xs = shape(xc);  // copies: new tensors below reallocate the table
+  const Shape ws = shape(wc);
+  if (xs.size() != 3 || ws.size() != 3 || xs[1] != ws[1] || stride < 1)
+    throw InputError("conv1d.in_channels", std::to_string(xs.size() == 3 ? xs[1] : 0), "must equal the weight's");
+  const int64_t len = (xs[2] + 2 * pad - (ws[2] - 1) - 1) / stride + 1;
+  if (len < 1) throw InputError("seq_len", std::to_string(xs[2]), "too short for the model's convolutions");
+  TensorId y = new_tensor({xs[0], ws[0], len}, dtype(xc), TensorKind::activation);
+  std::vector<TensorId> reads{xc, wc};
+  if (bc != kNoTensor) reads.push_back(bc);
+  Op& op = emit("conv1d", reads);
+  op.outs = {y};
+  finish_outs(op);
+  const int64_t io_w = checked_add(checked_add(info(xc).bytes, info(y).bytes), info(wc).bytes);
+  op.fwd_temp_bytes.push_back(checked_add(io_w, 147));
+  op.optional_workspaces = true;
+  op.saved = {xc, wc};
+  if (op.has_backward) {
+    add_grads(op, {xc, wc, bc});
+    for (GradSpec& g : op.grads) {
+      if (g.input == xc) g.then_temp_bytes = checked_add(io_w, 147);
+      if (g.input == wc) g.then_temp_bytes = checked_add(io_w, 16);
+    }
+  }
+  return y;
+}
+
 TensorId GraphBuilder::mean_hw(TensorId x) {
   Shape s = shape(x);
   if (s.size() != 4) throw InputError("mean_hw", std::to_string(s.size()), "expects a 4-d input");

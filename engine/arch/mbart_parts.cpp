@@ -77,8 +77,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BartStyle& s
 // The normed input stays bound to hidden_states until the attention returns; the residual is the caller's.
 TensorId attention_block(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartAttnParams& w,
                          TensorId ln_w, TensorId ln_b, TensorId h, TensorId kv_src, int64_t heads, bool causal,
-                         TensorId mask, TensorId& weights) {
-  const TensorId x = b.layer_norm(h, ln_w, ln_b);
+                         TensorId mask, TensorId& weights, bool permuted) {
+  const TensorId x = b.layer_norm(h, ln_w, ln_b, permuted);
   b.hold(x);
   const TensorId a = attention(b, s, st, w, x, kv_src, heads, causal, mask, weights);
   b.drop(x);
@@ -88,8 +88,9 @@ TensorId attention_block(GraphBuilder& b, const TransformerSpec& s, const BartSt
 // The feed-forward block on the residual stream h: final_layer_norm (bound to hidden_states until
 // activation_fn(fc1(.)) returns), the activation's output (bound until fc2 returns; activation_dropout),
 // fc2, dropout, residual add. h (`residual`) stays bound until the layer returns: the caller holds it.
-TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const BartLayerParams& w, TensorId h) {
-  const TensorId x = b.layer_norm(h, w.ln_w, w.ln_b);
+TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const BartLayerParams& w, TensorId h,
+                      bool permuted) {
+  const TensorId x = b.layer_norm(h, w.ln_w, w.ln_b, permuted);
   b.hold(x);
   const TensorId a = b.dropout(activation(b, s.hidden_act, b.linear(x, w.fc1, w.fc1_b)), s.activation_dropout);
   b.drop(x);
@@ -140,9 +141,9 @@ TensorId bart_encoder_layer(GraphBuilder& b, const TransformerSpec& s, const Bar
   b.hold(layer_in);  // the encoder's loop variable holds the layer input until the layer returns
   TensorId weights = kNoTensor;  // `_`: bound until the layer returns
   const TensorId h1 = attention_block(b, s, st, w.sa, w.sa_ln_w, w.sa_ln_b, h, kNoTensor, s.num_heads, false,
-                                      kNoTensor, weights);
+                                      kNoTensor, weights, st.permuted_encoder_stream);
   b.hold(h1);  // `residual` from the feed-forward block on, until the layer returns
-  h = fp16_clamp(b, feed_forward(b, s, w, h1));
+  h = fp16_clamp(b, feed_forward(b, s, w, h1, st.permuted_encoder_stream));
   for (TensorId t : {weights, h1, layer_in})
     if (t != kNoTensor) b.drop(t);
   b.end_layer();
@@ -156,14 +157,14 @@ TensorId bart_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const Bar
   b.hold(layer_in);
   TensorId w1 = kNoTensor, w2 = kNoTensor;
   const TensorId h1 = attention_block(b, s, st, w.sa, w.sa_ln_w, w.sa_ln_b, h, kNoTensor, s.decoder_num_heads,
-                                      true, mask, w1);
+                                      true, mask, w1, false);
   b.hold(h1);  // `residual` of the cross-attention block
   const TensorId h2 = attention_block(b, s, st, w.ca, w.ca_ln_w, w.ca_ln_b, h1, enc, s.decoder_num_heads, false,
-                                      kNoTensor, w2);
+                                      kNoTensor, w2, false);
   if (w1 != kNoTensor) b.drop(w1);  // `_` rebound by the cross-attention's result
   b.drop(h1);
   b.hold(h2);  // `residual` of the feed-forward block, until the layer returns
-  h = feed_forward(b, s, w, h2);
+  h = feed_forward(b, s, w, h2, false);
   for (TensorId t : {w2, h2, layer_in})
     if (t != kNoTensor) b.drop(t);
   b.end_layer();

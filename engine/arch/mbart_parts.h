@@ -32,6 +32,11 @@ struct BartStyle {
   // WhisperAttention: `(q_proj(x) * scaling).view(...).transpose(1, 2).contiguous()`, k and v likewise made
   // contiguous, and the attention called with scaling 1.0 (MBartAttention: plain head views, scaling passed on).
   bool contiguous_heads = false;
+  // The encoder's residual stream keeps the memory order of a permuted view (whisper: conv2's output
+  // .permute(0, 2, 1) plus the positions; every residual add follows its first operand's layout), so each encoder
+  // LayerNorm works on a transient contiguous copy, forward and backward (H200 recordings: a 35 MiB copy around
+  // every encoder norm of whisper-small b8).
+  bool permuted_encoder_stream = false;
 };
 // Layer `i` (encoder: 0..N-1, decoder: i is the decoder index) of a stack under `prefix` ("model.encoder." ...).
 BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st,

@@ -24,20 +24,7 @@ namespace memplan {
 
 namespace {
 
-constexpr BartStyle kWhisper{/*k_bias=*/false, /*contiguous_heads=*/true};
-
-// nn.Conv1d(in, out, kernel_size=3, stride, padding=1) on x [B, in, L] -> [B, out, (L - 1) / stride + 1]. Under
-// autocast a lower-precision op: weight, input and bias cast (the weight's cast cached) in that order. cuDNN runs
-// it as a 2-d convolution; convolution_backward keeps the input and the weight and writes the input's gradient
-// (when it needs one), then the weight's and the bias's.
-TensorId conv1d(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int64_t stride) {
-  const TensorId wc = b.autocast_low(w);
-  const TensorId xc = b.autocast_low(x);
-  const TensorId bc = b.autocast_low(bias);
-  const Shape xs = b.shape(xc);
-  const int64_t out = b.shape(wc)[0], L = (xs[2] - 1) / stride + 1;
-  return b.generic({"conv1d", {xc, wc, bc}, {{{xs[0], out, L}, b.dtype(xc)}}, {0, 1}, {}, {}, {}})[0];
-}
+constexpr BartStyle kWhisper{/*k_bias=*/false, /*contiguous_heads=*/true, /*permuted_encoder_stream=*/true};
 
 }  // namespace
 
@@ -89,19 +76,22 @@ void build_whisper(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
 
   // encoder: the conv front end; inputs_embeds is rebound by each statement
-  TensorId x = b.unary("gelu", conv1d(b, features, conv1_w, conv1_b, 1), true, false);
+  TensorId x = b.unary("gelu", b.conv1d(features, conv1_w, conv1_b, 1, 1), true, false);
   b.hold(x);
-  const TensorId x2 = b.unary("gelu", conv1d(b, x, conv2_w, conv2_b, 2), true, false);
+  const TensorId x2 = b.unary("gelu", b.conv1d(x, conv2_w, conv2_b, 2, 1), true, false);
   b.drop(x);
   const TensorId all_positions = b.generic_one("arange", {}, {P}, DType::i64);
   b.hold(all_positions);
-  TensorId h = b.add(b.view(x2, {B, P, d}), b.embedding(all_positions, enc_pos));
+  const TensorId inputs_embeds_enc = b.view(x2, {B, P, d});  // permute(0, 2, 1): bound until the encoder returns
+  b.hold(inputs_embeds_enc);
+  TensorId h = b.add(inputs_embeds_enc, b.embedding(all_positions, enc_pos));
   h = b.dropout(h, s.resid_dropout);
   for (int64_t i = 0; i < s.num_layers; ++i) h = bart_encoder_layer(b, s, kWhisper, enc_layers[static_cast<size_t>(i)], i, h);
   b.hold(h);
-  const TensorId enc = b.layer_norm(h, enc_ln_w, enc_ln_b);
+  const TensorId enc = b.layer_norm(h, enc_ln_w, enc_ln_b, /*contiguous_copy=*/true);  // the permuted stream
   b.drop(h);
   b.drop(all_positions);
+  b.drop(inputs_embeds_enc);
   b.hold(enc);  // encoder_outputs: bound until forward returns
 
   // decoder
