@@ -65,6 +65,12 @@ class GraphBuilder {
   void begin_layer(std::string_view name, bool checkpointed);
   void end_layer();
 
+  // gradient_checkpointing_enable() installs enable_input_require_grads() only for models whose main input is
+  // input_ids (or under peft): a builder of a model fed other inputs (whisper's input_features) calls this before
+  // its first embedding, so no embedding output is made to require grad (engine/lora.h input_requires_grad).
+  void no_input_require_grads() { lora_.input_embedding = kNoInputRequireGrads; }
+  static constexpr TensorId kNoInputRequireGrads = -2;
+
   // ---- Python lifetimes
   void hold(TensorId t);   // keep referenced until drop(t) (a Python variable outliving its last use)
   void drop(TensorId t);   // release now (if held) — the variable is rebound or goes out of scope

@@ -44,6 +44,8 @@ void build_whisper(GraphBuilder& b, const TransformerSpec& s) {
                          "): WhisperForConditionalGeneration raises on longer labels");
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
+  // main_input_name is input_features: gradient checkpointing installs no input-embedding hook.
+  b.no_input_require_grads();
   // encoder parameters
   const TensorId conv1_w = b.param("model.encoder.conv1.weight", {d, s.num_mel_bins, 3}, true);
   const TensorId conv1_b = b.param("model.encoder.conv1.bias", {d}, true);
