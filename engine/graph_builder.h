@@ -147,8 +147,9 @@ class GraphBuilder {
   // bmm saves the copy.
   TensorId matmul(TensorId a, TensorId b, Shape out_shape, bool copy_a = false, bool copy_b = false);
   // `contiguous_copy`: x is a non-contiguous view, so the kernel works on a transient contiguous copy (the node
-  // still saves x itself).
-  TensorId layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy = false);
+  // still saves x itself). `grad_contiguous` (with contiguous_copy): the incoming gradient is contiguous, so the
+  // backward copies x only (whisper's permuted encoder stream; ViT's backward copies both).
+  TensorId layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy = false, bool grad_contiguous = false);
   TensorId dropout(TensorId x, double p);
   TensorId softmax_last(TensorId x);
   // Fused SDPA (flash / efficient / cuDNN): q [B,H,L,D], k/v [B,Hkv,L,D]. `bool_mask` (training with a

@@ -158,7 +158,7 @@ TensorId GraphBuilder::matmul(TensorId a, TensorId b, Shape out_shape, bool copy
   return y;
 }
 
-TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy) {
+TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy, bool grad_contiguous) {
   // fp32 autocast policy: a low-precision input is copied to fp32 first (that copy is what gets saved).
   TensorId xc = autocast_fp32(x);
   TensorId wc = autocast_fp32(w);
@@ -175,6 +175,7 @@ TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool conti
   if (contiguous_copy) op.fwd_temp_bytes.push_back(info(y).bytes);
   // layer_norm_backward makes the same copy of x, and one of the incoming gradient (ViT amp trace).
   if (contiguous_copy) op.bwd_temp_bytes = {info(y).bytes, info(y).bytes};
+  if (contiguous_copy && grad_contiguous) op.bwd_temp_bytes = {info(y).bytes};
   finish_outs(op);
   op.saved = {xc, mean, rstd};
   if (wc != kNoTensor) op.saved.push_back(wc);

@@ -78,7 +78,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BartStyle& s
 TensorId attention_block(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartAttnParams& w,
                          TensorId ln_w, TensorId ln_b, TensorId h, TensorId kv_src, int64_t heads, bool causal,
                          TensorId mask, TensorId& weights, bool permuted) {
-  const TensorId x = b.layer_norm(h, ln_w, ln_b, permuted);
+  const TensorId x = b.layer_norm(h, ln_w, ln_b, permuted, permuted);
   b.hold(x);
   const TensorId a = attention(b, s, st, w, x, kv_src, heads, causal, mask, weights);
   b.drop(x);
@@ -90,7 +90,7 @@ TensorId attention_block(GraphBuilder& b, const TransformerSpec& s, const BartSt
 // fc2, dropout, residual add. h (`residual`) stays bound until the layer returns: the caller holds it.
 TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const BartLayerParams& w, TensorId h,
                       bool permuted) {
-  const TensorId x = b.layer_norm(h, w.ln_w, w.ln_b, permuted);
+  const TensorId x = b.layer_norm(h, w.ln_w, w.ln_b, permuted, permuted);
   b.hold(x);
   const TensorId a = b.dropout(activation(b, s.hidden_act, b.linear(x, w.fc1, w.fc1_b)), s.activation_dropout);
   b.drop(x);

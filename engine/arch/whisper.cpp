@@ -90,7 +90,7 @@ void build_whisper(GraphBuilder& b, const TransformerSpec& s) {
   h = b.dropout(h, s.resid_dropout);
   for (int64_t i = 0; i < s.num_layers; ++i) h = bart_encoder_layer(b, s, kWhisper, enc_layers[static_cast<size_t>(i)], i, h);
   b.hold(h);
-  const TensorId enc = b.layer_norm(h, enc_ln_w, enc_ln_b, /*contiguous_copy=*/true);  // the permuted stream
+  const TensorId enc = b.layer_norm(h, enc_ln_w, enc_ln_b, /*contiguous_copy=*/true, /*grad_contiguous=*/true);  // the permuted stream
   b.drop(h);
   b.drop(all_positions);
   b.drop(inputs_embeds_enc);
