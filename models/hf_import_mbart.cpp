@@ -42,7 +42,13 @@ void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefau
     if (r.probability({key}, 0.0) > 0.0)
       throw InputError(r.name(key), dump_short(*r.raw(key)), "LayerDrop skips random layers each step: not modelled (0 only)");
   s.scale_embedding = r.boolean({"scale_embedding"}, false);
+  // An untied head (lm_head / proj_out with its own [V, d] weight) is not measured: refused.
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
+  if (!s.tie_word_embeddings)
+    throw InputError(r.name("tie_word_embeddings"), "false", "an untied output projection is not modelled (true only)");
+  // shift_tokens_right raises without a pad token (MBart wraps the last non-pad token; Whisper fills -100 with it).
+  if (r.explicit_null("pad_token_id"))
+    throw InputError(r.name("pad_token_id"), "null", "shift_tokens_right needs a pad token id");
   s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
 }
 
@@ -51,9 +57,6 @@ TransformerSpec import_mbart(const ConfigReader& r) {
   read_bart_stacks(r, s, {50265, 1024, 12, 16, 4096, 0.1});
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 1024);
   s.learned_positions = true;  // seq_len <= max_position_embeddings (estimate.cpp); target_len: the builder
-  // shift_tokens_right raises without a pad token (it fills -100 labels with it and finds the last non-pad one).
-  if (r.explicit_null("pad_token_id"))
-    throw InputError(r.name("pad_token_id"), "null", "MBart's shift_tokens_right needs a pad token id");
   return s;
 }
 
