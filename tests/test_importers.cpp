@@ -269,7 +269,7 @@ TEST_CASE("malformed HF configs are InputErrors naming the key and value", "[imp
       // Nearest by edit distance: "qwen" is 1 from qwen2 and qwen3 (one insertion), 4 from gpt2 and bert (four
       // substitutions), 5 or more from the rest; ties keep the list order, so gpt2 before bert.
       {R"({"model_type":"qwen"})", "config.model_type",
-       R"(config.model_type: unsupported model_type; nearest supported: qwen2, qwen3, gpt2 (all: gpt2, llama, mistral, qwen2, mixtral, bert, deepseek_v2, gemma2, qwen3, qwen3_moe, olmo2, gemma, gemma3_text, phi3, gpt_neox, starcoder2, deepseek_v3, gpt_oss, t5, gemma3, granite, phi, stablelm, cohere, roberta, xlm-roberta, opt, qwen2_moe, distilbert, glm4, nemotron, modernbert, olmoe, smollm3, olmo, gpt_bigcode, gptj, falcon, bloom, ernie4_5, exaone4, seed_oss, arcee); other architectures can be described in the native JSON format (models/NATIVE-FORMAT.md) (got "qwen"))"},
+       R"(config.model_type: unsupported model_type; nearest supported: qwen2, qwen3, gpt2 (all: gpt2, llama, mistral, qwen2, mixtral, bert, deepseek_v2, gemma2, qwen3, qwen3_moe, olmo2, gemma, gemma3_text, phi3, gpt_neox, starcoder2, deepseek_v3, gpt_oss, t5, gemma3, granite, phi, stablelm, cohere, roberta, xlm-roberta, opt, qwen2_moe, distilbert, glm4, nemotron, modernbert, olmoe, smollm3, olmo, gpt_bigcode, gptj, falcon, bloom, ernie4_5, exaone4, seed_oss, arcee, mbart, whisper); other architectures can be described in the native JSON format (models/NATIVE-FORMAT.md) (got "qwen"))"},
       {R"({"model_type":5})", "config.model_type", "config.model_type: must be a non-empty string (got 5)"},
       {R"({"hidden_size":8})", "config.model_type",
        "config.model_type: must name the architecture (see memplan models) (got absent)"},
