@@ -1,8 +1,8 @@
 // Pieces of the pre-LN BART-derived encoder-decoders mbart (engine/arch/mbart.cpp) and whisper
 // (engine/arch/whisper.cpp), as transformers 5.17 writes them in models/mbart/modeling_mbart.py and
 // models/whisper/modeling_whisper.py: the attention module (BartAttention's projections and head views, then
-// sdpa_attention_forward or the file's eager_attention_forward), the pre-LN encoder and decoder layers, and the
-// seq2seq loss. Layer indices (grad_checkpointing_layers, frozen_layers) follow t5.cpp: encoder layers
+// sdpa_attention_forward or the file's eager_attention_forward) and the pre-LN encoder and decoder layers (the
+// embeddings and the loss are each builder's own). Layer indices (grad_checkpointing_layers, frozen_layers) follow t5.cpp: encoder layers
 // 0..N-1, decoder layers N..N+M-1.
 #pragma once
 #include <string>
