@@ -65,6 +65,12 @@ class GraphBuilder {
   void begin_layer(std::string_view name, bool checkpointed);
   void end_layer();
 
+  // gradient_checkpointing_enable() installs enable_input_require_grads() only for models whose main input is
+  // input_ids (or under peft): a builder of a model fed other inputs (whisper's input_features) calls this before
+  // its first embedding, so no embedding output is made to require grad (engine/lora.h input_requires_grad).
+  void no_input_require_grads() { lora_.input_embedding = kNoInputRequireGrads; }
+  static constexpr TensorId kNoInputRequireGrads = -2;
+
   // ---- Python lifetimes
   void hold(TensorId t);   // keep referenced until drop(t) (a Python variable outliving its last use)
   void drop(TensorId t);   // release now (if held) — the variable is rebound or goes out of scope
@@ -141,8 +147,9 @@ class GraphBuilder {
   // bmm saves the copy.
   TensorId matmul(TensorId a, TensorId b, Shape out_shape, bool copy_a = false, bool copy_b = false);
   // `contiguous_copy`: x is a non-contiguous view, so the kernel works on a transient contiguous copy (the node
-  // still saves x itself).
-  TensorId layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy = false);
+  // still saves x itself). `grad_contiguous` (with contiguous_copy): the incoming gradient is contiguous, so the
+  // backward copies x only (whisper's permuted encoder stream; ViT's backward copies both).
+  TensorId layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy = false, bool grad_contiguous = false);
   TensorId dropout(TensorId x, double p);
   TensorId softmax_last(TensorId x);
   // Fused SDPA (flash / efficient / cuDNN): q [B,H,L,D], k/v [B,Hkv,L,D]. `bool_mask` (training with a
@@ -176,6 +183,12 @@ class GraphBuilder {
     bool channels_last = false;
   };
   TensorId conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2dArgs& a);
+  // nn.Conv1d(in, out, k, stride, padding) on x [B, in, L] with w [out, in, k] (groups = dilation = 1): cuDNN runs it
+  // as a 2-d convolution. Under autocast weight, input and bias are cast in that order. Workspaces measured on the
+  // H200 (whisper's convs, fp32 and bf16, torch 2.11): forward and dgrad each take in + out + weight bytes + 147,
+  // wgrad in + out + weight bytes + 16, each allocated after its output and freed at once. The node keeps the
+  // input and the weight.
+  TensorId conv1d(TensorId x, TensorId w, TensorId b, int64_t stride, int64_t pad);
   // F.adaptive_avg_pool2d(x, 1): ATen computes it as x.mean((-1, -2), keepdim=True), whose MeanBackward keeps
   // no tensor (only sizes) and writes a fresh x-sized gradient (grad.expand(...) / n).
   TensorId mean_hw(TensorId x);

@@ -176,7 +176,7 @@ TensorId GraphBuilder::matmul(TensorId a, TensorId b, Shape out_shape, bool copy
   return y;
 }
 
-TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy) {
+TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool contiguous_copy, bool grad_contiguous) {
   // fp32 autocast policy: a low-precision input is copied to fp32 first (that copy is what gets saved).
   TensorId xc = autocast_fp32(x);
   TensorId wc = autocast_fp32(w);
@@ -193,6 +193,7 @@ TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool conti
   if (contiguous_copy) op.fwd_temp_bytes.push_back(info(y).bytes);
   // layer_norm_backward makes the same copy of x, and one of the incoming gradient (ViT amp trace).
   if (contiguous_copy) op.bwd_temp_bytes = {info(y).bytes, info(y).bytes};
+  if (contiguous_copy && grad_contiguous) op.bwd_temp_bytes = {info(y).bytes};
   finish_outs(op);
   op.saved = {xc, mean, rstd};
   if (wc != kNoTensor) op.saved.push_back(wc);
@@ -499,6 +500,36 @@ TensorId GraphBuilder::conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2
       if (g.input == wc) g.then_temp_bytes = cw.wgrad;
     }
     if (weight_copy) op.bwd_pre_temp_bytes.push_back(bytes_of(ws, dtype(wc)));
+  }
+  return y;
+}
+
+TensorId GraphBuilder::conv1d(TensorId x, TensorId w, TensorId b, int64_t stride, int64_t pad) {
+  TensorId wc = autocast_low(w);
+  TensorId xc = autocast_low(x);
+  TensorId bc = autocast_low(b);
+  const Shape xs = shape(xc);  // copies: new tensors below reallocate the table
+  const Shape ws = shape(wc);
+  if (xs.size() != 3 || ws.size() != 3 || xs[1] != ws[1] || stride < 1)
+    throw InputError("conv1d.in_channels", std::to_string(xs.size() == 3 ? xs[1] : 0), "must equal the weight's");
+  const int64_t len = (xs[2] + 2 * pad - (ws[2] - 1) - 1) / stride + 1;
+  if (len < 1) throw InputError("seq_len", std::to_string(xs[2]), "too short for the model's convolutions");
+  TensorId y = new_tensor({xs[0], ws[0], len}, dtype(xc), TensorKind::activation);
+  std::vector<TensorId> reads{xc, wc};
+  if (bc != kNoTensor) reads.push_back(bc);
+  Op& op = emit("conv1d", reads);
+  op.outs = {y};
+  finish_outs(op);
+  const int64_t io_w = checked_add(checked_add(info(xc).bytes, info(y).bytes), info(wc).bytes);
+  op.fwd_temp_bytes.push_back(checked_add(io_w, 147));
+  op.optional_workspaces = true;
+  op.saved = {xc, wc};
+  if (op.has_backward) {
+    add_grads(op, {xc, wc, bc});
+    for (GradSpec& g : op.grads) {
+      if (g.input == xc) g.then_temp_bytes = checked_add(io_w, 147);
+      if (g.input == wc) g.then_temp_bytes = checked_add(io_w, 16);
+    }
   }
   return y;
 }

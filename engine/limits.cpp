@@ -30,11 +30,17 @@ void check_transformer(const TransformerSpec& s) {
   // DistilBERT is an encoder without token types (type_vocab_size 0).
   if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert")
     in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
-  if (s.family == TransformerSpec::Family::t5 && s.model_type != "bart") in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers), in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
-  if (s.model_type == "bart")  // learned positions, no relative buckets; the decoder's own heads and FFN width
-    in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers),
-        in_range("model.decoder_num_heads", s.decoder_num_heads, kMaxDim),
-        in_range("model.decoder_intermediate_size", s.decoder_intermediate_size, kMaxDim);
+  if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers);
+  // Relative position buckets are T5's; the other encoder-decoders (bart, mbart, whisper) have learned positions
+  // and their decoder's own heads and FFN width.
+  if (s.model_type == "bart" || s.model_type == "mbart" || s.model_type == "whisper") {
+    in_range("model.decoder_num_heads", s.decoder_num_heads, kMaxDim);
+    in_range("model.decoder_intermediate_size", s.decoder_intermediate_size, kMaxDim);
+  } else if (s.family == TransformerSpec::Family::t5) {
+    in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
+  }
+  if (s.model_type == "whisper")
+    in_range("model.num_mel_bins", s.num_mel_bins, kMaxDim), in_range("model.max_source_positions", s.max_source_positions, kMaxDim);
   at_most("model.sliding_window", s.sliding_window, kMaxDim);
   at_most("model.rotary_dim", s.rotary_dim, s.head_dim);
   if (!s.moe_layers.empty()) in_range("model.moe_intermediate_size", s.moe_intermediate_size, kMaxDim);

@@ -215,5 +215,15 @@ TransformerSpec import_bart(const ConfigReader& r);  // models/hf_import_bart.cp
 // "seq_cls / token_cls heads of decoders"): pad_token_id, classifier_dropout / hidden_dropout,
 // token_classification_bias, problem_type. Called for llama, mistral, qwen2, qwen3 and gpt2.
 void read_decoder_cls_keys(const ConfigReader& r, TransformerSpec& s);
+// The encoder-decoder keys MBartConfig and WhisperConfig spell alike (models/hf_import_mbart.cpp), with a class's
+// defaults: vocab_size, d_model, encoder_/decoder_ layers, attention_heads, ffn_dim, activation_function, dropout,
+// attention_dropout, activation_dropout, the layerdrops (refused above 0), scale_embedding, tie_word_embeddings.
+struct BartDefaults {
+  int64_t vocab, d_model, layers, heads, ffn;
+  double dropout;
+};
+void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefaults& d);
+TransformerSpec import_mbart(const ConfigReader& r);
+TransformerSpec import_whisper(const ConfigReader& r);
 
 }  // namespace memplan::hf

@@ -63,6 +63,8 @@ void build_llama4(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/hunyuan_v1_dense.cpp
 void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/apertus.cpp
 void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/deberta_v2.cpp (deberta-v2)
+void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/mbart.cpp
+void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/whisper.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)

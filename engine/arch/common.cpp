@@ -211,6 +211,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"hunyuan_v1_dense", build_hunyuan_v1_dense},
       {"apertus", build_apertus},
       {"deberta-v2", build_deberta_v2},
+      {"mbart", build_mbart},         {"whisper", build_whisper},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

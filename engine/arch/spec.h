@@ -188,16 +188,19 @@ struct TransformerSpec {
   // fused input_linear [2 * size, hidden] chunked into silu(gate) * up, then output_linear [hidden, size], added
   // to the MoE block's output. 0: none (granitemoe, and granitemoeshared's default).
   int64_t granite_shared_intermediate_size = 0;
-  // [bart]
-  // BartConfig (5.17): hidden_size = d_model, num_layers / num_heads / intermediate_size the encoder's
-  // (encoder_layers, encoder_attention_heads, encoder_ffn_dim), num_decoder_layers = decoder_layers, embd_dropout
-  // = resid_dropout = dropout, attn_dropout = attention_dropout, hidden_act = activation_function; the position
-  // tables hold max_position_embeddings + 2 rows (ids offset by 2).
+  // [bart / mbart / whisper] (the encoder-decoders of family t5 beside T5 itself)
+  // BartConfig (5.17), MBartConfig and WhisperConfig alike: hidden_size = d_model, num_layers / num_heads /
+  // intermediate_size the encoder's (encoder_layers, encoder_attention_heads, encoder_ffn_dim), num_decoder_layers =
+  // decoder_layers, embd_dropout = resid_dropout = dropout, attn_dropout = attention_dropout, hidden_act =
+  // activation_function; bart / mbart position tables hold max_position_embeddings + 2 rows (ids offset by 2);
+  // whisper's max_position_embeddings is the decoder's table (max_target_positions).
   int64_t decoder_num_heads = 0;          // decoder_attention_heads (self- and cross-attention); 0: num_heads
   int64_t decoder_intermediate_size = 0;  // decoder_ffn_dim (fc1 / fc2 of the decoder layers); 0: intermediate_size
   double activation_dropout = 0.0;        // activation_dropout: dropout after the FFN's activation (training)
   bool scale_embedding = false;           // scale_embedding: the token embeddings are multiplied by sqrt(d_model)
                                           // (always a multiply: by 1.0 when false)
+  int64_t num_mel_bins = 0;               // whisper: input_features channels (conv1's in_channels)
+  int64_t max_source_positions = 0;       // whisper: encoder positions; input frames must be 2x this
   // [llama4_text]
   // Llama4TextConfig (5.17). Reused fields: rope_layers = no_rope_layers (0: a NoPE layer); moe_layers = layer i
   // carries Llama4TextMoe (moe_layers, else every interleave_moe_layer_step-th layer), whose num_experts routed

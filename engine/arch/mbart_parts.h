@@ -1,0 +1,56 @@
+// Pieces of the pre-LN BART-derived encoder-decoders mbart (engine/arch/mbart.cpp) and whisper
+// (engine/arch/whisper.cpp), as transformers 5.17 writes them in models/mbart/modeling_mbart.py and
+// models/whisper/modeling_whisper.py: the attention module (BartAttention's projections and head views, then
+// sdpa_attention_forward or the file's eager_attention_forward) and the pre-LN encoder and decoder layers (the
+// embeddings and the loss are each builder's own). Layer indices (grad_checkpointing_layers, frozen_layers) follow t5.cpp: encoder layers
+// 0..N-1, decoder layers N..N+M-1.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/arch/builders.h"
+
+namespace memplan {
+
+// One attention module's parameters, registered as its __init__ creates them: k_proj, v_proj, q_proj,
+// out_proj, each weight then its bias (whisper's k_proj has none: kb stays kNoTensor).
+struct BartAttnParams {
+  TensorId k = kNoTensor, kb = kNoTensor, v = kNoTensor, vb = kNoTensor, q = kNoTensor, qb = kNoTensor,
+           o = kNoTensor, ob = kNoTensor;
+};
+// An encoder (decoder) layer's parameters: self_attn, self_attn_layer_norm, [encoder_attn,
+// encoder_attn_layer_norm], fc1, fc2, final_layer_norm.
+struct BartLayerParams {
+  BartAttnParams sa, ca;
+  TensorId sa_ln_w = kNoTensor, sa_ln_b = kNoTensor, ca_ln_w = kNoTensor, ca_ln_b = kNoTensor;
+  TensorId fc1 = kNoTensor, fc1_b = kNoTensor, fc2 = kNoTensor, fc2_b = kNoTensor;
+  TensorId ln_w = kNoTensor, ln_b = kNoTensor;
+};
+// How the two modeling files differ inside the shared layers.
+struct BartStyle {
+  bool k_bias = true;  // whisper: k_proj = nn.Linear(d, d, bias=False)
+  // WhisperAttention: `(q_proj(x) * scaling).view(...).transpose(1, 2).contiguous()`, k and v likewise made
+  // contiguous, and the attention called with scaling 1.0 (MBartAttention: plain head views, scaling passed on).
+  bool contiguous_heads = false;
+  // The encoder's residual stream keeps the memory order of a permuted view (whisper: conv2's output
+  // .permute(0, 2, 1) plus the positions; every residual add follows its first operand's layout), so each encoder
+  // LayerNorm works on a transient contiguous copy, forward and backward (H200 recordings: a 35 MiB copy around
+  // every encoder norm of whisper-small b8).
+  bool permuted_encoder_stream = false;
+};
+// Layer `i` (encoder: 0..N-1, decoder: i is the decoder index) of a stack under `prefix` ("model.encoder." ...).
+BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st,
+                                  const std::string& prefix, int64_t i, bool decoder, bool train);
+
+// The pre-LN encoder layer over `h`, checkpointed / frozen per the run (layer index `i`). Returns its output.
+TensorId bart_encoder_layer(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartLayerParams& w,
+                            int64_t i, TensorId h);
+// The pre-LN decoder layer `i` (decoder index) over `h`, cross-attending to `enc`; `mask` is the eager causal
+// float mask (kNoTensor under SDPA, which runs is_causal).
+TensorId bart_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartLayerParams& w,
+                            int64_t i, TensorId h, TensorId enc, TensorId mask);
+
+// nn.LayerNorm(d) parameters under `name` (weight, bias).
+std::pair<TensorId, TensorId> bart_norm_params(GraphBuilder& b, const std::string& name, int64_t d, bool train);
+
+}  // namespace memplan
