@@ -37,7 +37,7 @@ nlohmann::json bert_case() {
 
 }  // namespace
 
-TEST_CASE("--attn left out: what from_config picks", "[cli][task]") {
+TEST_CASE("attn flag left out: what from_config picks", "[cli][task]") {
   memplan::cli::RunFlags f;
   f.seq_len = 512;
   CHECK(memplan::cli::run_config_from(f, memplan::load_model("llama-2-7b")).attn == memplan::AttnImpl::sdpa);
@@ -54,7 +54,7 @@ TEST_CASE("--attn left out: what from_config picks", "[cli][task]") {
   CHECK(input_error([&] { memplan::cli::run_config_from(f, gptj); }).field() == "--attn");
 }
 
-TEST_CASE("--task and --num-labels into RunConfig", "[cli][task]") {
+TEST_CASE("task flags (--task, --num-labels) into RunConfig", "[cli][task]") {
   const memplan::ModelSpec m = memplan::load_model("bert-base");
   memplan::cli::RunFlags f;
   CHECK(memplan::cli::run_config_from(f, m).task == memplan::Task::lm);

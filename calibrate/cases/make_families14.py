@@ -104,7 +104,7 @@ CASES = [
               16),
     tr("f14-llama4-bf16-b1s4096-chunk1024", hf("llama4_text", LLAMA4), 1, 4096, "bf16", "adamw", _est_gib=85),
     tr("f14-llama4-int2-ampbf16-b2s1024-ckpt", hf("llama4_text", LLAMA4_INT2), 2, 1024, "amp_bf16", "adamw",
-       ckpt=True, _est_gib=90),
+       ckpt=True, _est_gib=100),
     dict(inference("f14-llama4-infer-bf16-b4s2048-g16-chunk1024", hf("llama4_text", LLAMA4_INF), 4, 2048, "bf16", 16),
          _est_gib=45),
     tr("f14-llama4small-fp32-b1s512-eager", hf("llama4_text", LLAMA4_SMALL, "eager"), 1, 512, "fp32", "adamw"),
