@@ -9,10 +9,12 @@
 
 namespace memplan {
 
-// BartAttention's projections (k_proj, v_proj, q_proj, out_proj, registered in that order, each with a bias;
-// `k_bias` false leaves k_proj without one, kb kNoTensor, as WhisperAttention builds it).
+// BartAttention's projections (k_proj, v_proj, q_proj, out_proj, registered in that order by __init__, each
+// weight then its bias; `k_bias` false leaves k_proj without one, kb kNoTensor, as WhisperAttention builds it).
+// One struct for bart, mbart and whisper (their attention modules are copies of BartAttention).
 struct BartAttnParams {
-  TensorId k, kb, v, vb, q, qb, o, ob;
+  TensorId k = kNoTensor, kb = kNoTensor, v = kNoTensor, vb = kNoTensor, q = kNoTensor, qb = kNoTensor,
+           o = kNoTensor, ob = kNoTensor;
 };
 // `p` ends with the module's name and a dot ("encoder.layers.0.self_attn.").
 BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d_model, const std::string& p, bool train, bool k_bias = true);

@@ -9,19 +9,6 @@ namespace memplan {
 
 namespace {
 
-BartAttnParams attn_params(GraphBuilder& b, const std::string& p, int64_t d, bool k_bias, bool train) {
-  BartAttnParams w;
-  w.k = b.param(p + "k_proj.weight", {d, d}, train);
-  if (k_bias) w.kb = b.param(p + "k_proj.bias", {d}, train);
-  w.v = b.param(p + "v_proj.weight", {d, d}, train);
-  w.vb = b.param(p + "v_proj.bias", {d}, train);
-  w.q = b.param(p + "q_proj.weight", {d, d}, train);
-  w.qb = b.param(p + "q_proj.bias", {d}, train);
-  w.o = b.param(p + "out_proj.weight", {d, d}, train);
-  w.ob = b.param(p + "out_proj.bias", {d}, train);
-  return w;
-}
-
 // The attention module on the normed input x (self-attention) or over `kv_src` (cross-attention), `heads`
 // heads. MBartAttention: q / k / v projections and their head views [B, H, L, D] (`.view(...).transpose(1, 2)`:
 // no copy; SDPA returns each gradient in its input's layout). WhisperAttention (st.contiguous_heads): q_proj's
@@ -120,10 +107,10 @@ BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, con
   const int64_t d = s.hidden_size, f = decoder ? s.decoder_intermediate_size : s.intermediate_size;
   const std::string p = prefix + "layers." + std::to_string(i) + ".";
   BartLayerParams w;
-  w.sa = attn_params(b, p + "self_attn.", d, st.k_bias, train);
+  w.sa = bart_attn_params(b, d, p + "self_attn.", train, st.k_bias);
   std::tie(w.sa_ln_w, w.sa_ln_b) = bart_norm_params(b, p + "self_attn_layer_norm", d, train);
   if (decoder) {
-    w.ca = attn_params(b, p + "encoder_attn.", d, st.k_bias, train);
+    w.ca = bart_attn_params(b, d, p + "encoder_attn.", train, st.k_bias);
     std::tie(w.ca_ln_w, w.ca_ln_b) = bart_norm_params(b, p + "encoder_attn_layer_norm", d, train);
   }
   w.fc1 = b.param(p + "fc1.weight", {f, d}, train);

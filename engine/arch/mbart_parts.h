@@ -8,18 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/arch/bart_parts.h"
 #include "engine/arch/builders.h"
 
 namespace memplan {
 
-// One attention module's parameters, registered as its __init__ creates them: k_proj, v_proj, q_proj,
-// out_proj, each weight then its bias (whisper's k_proj has none: kb stays kNoTensor).
-struct BartAttnParams {
-  TensorId k = kNoTensor, kb = kNoTensor, v = kNoTensor, vb = kNoTensor, q = kNoTensor, qb = kNoTensor,
-           o = kNoTensor, ob = kNoTensor;
-};
 // An encoder (decoder) layer's parameters: self_attn, self_attn_layer_norm, [encoder_attn,
-// encoder_attn_layer_norm], fc1, fc2, final_layer_norm.
+// encoder_attn_layer_norm], fc1, fc2, final_layer_norm (the attention modules' BartAttnParams: bart_parts.h).
 struct BartLayerParams {
   BartAttnParams sa, ca;
   TensorId sa_ln_w = kNoTensor, sa_ln_b = kNoTensor, ca_ln_w = kNoTensor, ca_ln_b = kNoTensor;
