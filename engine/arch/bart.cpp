@@ -59,7 +59,8 @@ TensorId cache_cat(GraphBuilder& b, TensorId x, int64_t past) {
 }  // namespace
 
 TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAttnParams& w, TensorId h, TensorId kv_src,
-                        bool causal, TensorId mask, int64_t heads, int64_t cache_past, TensorId& weights) {
+                        bool causal, TensorId mask, int64_t heads, int64_t cache_past, TensorId& weights,
+                        const BartAttnStyle& style) {
   const auto& cfg = b.config();
   weights = kNoTensor;
   const Shape hs = b.shape(h);
@@ -68,13 +69,17 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
   const TensorId src = cross ? kv_src : h;
   const int64_t Ls = b.shape(src)[1];
   const bool eager = cfg.attn == AttnImpl::eager;
+  const bool multi_query = Lq > 1 || !style.one_query_merges;
   // SDPA's fused kernels return each gradient in its input's layout; eager's bmm returns contiguous [B, H, L, D]
-  // gradients, which the transposed head views copy back (as OPT's, the same attention code).
+  // gradients, which the transposed head views copy back (style.view_grad_copies).
   auto heads_view = [&](TensorId t, int64_t L) {
     const Shape v{B, heads, L, hd};
-    return eager && b.training() ? b.view_copying_grad(t, v) : b.view(t, v);
+    if (style.contiguous_heads) return b.contiguous_copy(b.view(t, v), v, /*grad_copied=*/true);
+    return eager && b.training() && style.view_grad_copies ? b.view_copying_grad(t, v) : b.view(t, v);
   };
-  TensorId q = heads_view(b.linear(h, w.q, w.qb), Lq);
+  TensorId qp = b.linear(h, w.q, w.qb);
+  if (style.contiguous_heads) qp = b.scalar_op("mul_scalar", qp, false);  // * scaling
+  TensorId q = heads_view(qp, Lq);
   b.hold(q);  // query_states: bound until the module returns
   TensorId k, v;
   if (cross && cache_past > 0) {
@@ -105,18 +110,19 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
   if (!eager) {
     // sdpa_attention_forward: is_causal for the decoder's self-attention over more than one query, no mask;
     // transpose(1, 2).contiguous() of the fused kernels' output is free (its memory is [B, Lq, H, D]).
-    ctx = b.sdpa(q, k, v, s.attn_dropout, causal && Lq > 1);
+    ctx = b.sdpa(q, k, v, s.attn_dropout, causal && multi_query);
   } else {
     // torch.matmul copies the head-split views whose batch and head dims cannot merge (training's projections;
-    // one query merges, and cached k / v are cat outputs).
-    const bool copy_q = Lq > 1, copy_kv = cache_past < 0;
+    // one query merges, cached k / v are cat outputs, whisper's are contiguous copies).
+    const bool copy_q = multi_query && !style.contiguous_heads;
+    const bool copy_kv = cache_past < 0 && !style.contiguous_heads;
     TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, heads, Lq, Lk}, copy_q, copy_kv), false);
     if (mask != kNoTensor) scores = b.add(scores, mask);
     TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
     weights = probs;
     b.hold(weights);
     ctx = b.matmul(probs, v, {B, heads, Lq, hd}, false, copy_kv);
-    if (Lq > 1) ctx = b.contiguous_copy(ctx, {B, Lq, heads, hd}, /*grad_copied=*/true);
+    if (multi_query) ctx = b.contiguous_copy(ctx, {B, Lq, heads, hd}, /*grad_copied=*/true);
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, d}), w.o, w.ob);
   b.drop(q);

@@ -19,6 +19,25 @@ struct BartAttnParams {
 // `p` ends with the module's name and a dot ("encoder.layers.0.self_attn.").
 BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d_model, const std::string& p, bool train, bool k_bias = true);
 
+// How a copy of BartAttention departs from BART's model of it; the defaults are BART's. The last two fields are
+// not differences between the modeling files: each family's model was checked against its own H200 recordings
+// with eager's gradient copies and the single-query case expressed its own way, and each keeps that event stream.
+struct BartAttnStyle {
+  // WhisperAttention: `(q_proj(x) * scaling).view(...).transpose(1, 2).contiguous()` (the product a new tensor),
+  // k and v likewise made contiguous (each a copy whose backward copies the transposed gradient back), and the
+  // attention called with scaling 1.0 (eager's `* scaling` is still a new tensor). torch.matmul then copies none
+  // of them.
+  bool contiguous_heads = false;
+  // Eager training: the transposed head views copy the contiguous [B, H, L, D] gradients eager's bmm returns
+  // (ViewBackward's reshape; as OPT's, the same attention code). false: the gradients pass through the views,
+  // the copies being matmul's operand copies alone (mbart / whisper).
+  bool view_grad_copies = true;
+  // One query (a decode step): its head view merges, so torch.matmul copies no q and the output needs no
+  // transpose copy, and SDPA runs without is_causal. false: every attention is modelled as multi-query (mbart /
+  // whisper are modelled for training only).
+  bool one_query_merges = true;
+};
+
 // BartAttention.forward (training, or an inference pass) on `h` [B, Lq, d]. `kv_src`: the encoder output for
 // cross-attention (kNoTensor: self-attention over h). `causal`: the decoder's self-attention (module.is_causal;
 // SDPA then runs causal without a mask, eager adds `mask`, the [B, 1, Lq, Lk] float mask, when given). `heads`:
@@ -27,8 +46,10 @@ BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d_model, const std::str
 // 0) and reads them back later (the caller passes kv_src as the encoder output either way); -1: no cache.
 // Returns out_proj's output [B, Lq, d]. `weights` receives eager attention's probabilities (held: the layer
 // binds them until it returns; kNoTensor for SDPA).
+// `style`: the family's departures from BART's model (BartAttnStyle).
 TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAttnParams& w, TensorId h, TensorId kv_src,
-                        bool causal, TensorId mask, int64_t heads, int64_t cache_past, TensorId& weights);
+                        bool causal, TensorId mask, int64_t heads, int64_t cache_past, TensorId& weights,
+                        const BartAttnStyle& style = {});
 
 // fc1 -> activation_fn -> dropout(activation_dropout) -> fc2 -> dropout(dropout), each statement rebinding
 // hidden_states (the layer's FFN half without its residual and norm).

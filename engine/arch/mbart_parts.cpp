@@ -9,57 +9,6 @@ namespace memplan {
 
 namespace {
 
-// The attention module on the normed input x (self-attention) or over `kv_src` (cross-attention), `heads`
-// heads. MBartAttention: q / k / v projections and their head views [B, H, L, D] (`.view(...).transpose(1, 2)`:
-// no copy; SDPA returns each gradient in its input's layout). WhisperAttention (st.contiguous_heads): q_proj's
-// output times scaling (a new tensor), each head view made contiguous (a copy; its backward reshapes the
-// transposed gradient back, a copy too). Then the attention (SDPA: a fused kernel whose output's memory is
-// [B, L, H, D], so the transpose(1, 2).contiguous() and the reshape that follow are views; eager: the file's
-// eager_attention_forward), out_proj. query_states, key_states and value_states are bound until the module
-// returns (after out_proj). `weights` receives eager attention's probabilities, returned to the layer (bound to
-// `_`); kNoTensor for SDPA.
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartAttnParams& w, TensorId x,
-                   TensorId kv_src, int64_t heads, bool causal, TensorId mask, TensorId& weights) {
-  const auto& cfg = b.config();
-  const Shape xs = b.shape(x);
-  const int64_t B = xs[0], Lq = xs[1], d = xs[2], hd = d / heads;
-  const TensorId src = kv_src != kNoTensor ? kv_src : x;
-  const int64_t Lk = b.shape(src)[1];
-  weights = kNoTensor;
-  auto heads_of = [&](TensorId proj, int64_t L) {
-    const Shape hs{B, heads, L, hd};
-    return st.contiguous_heads ? b.contiguous_copy(b.view(proj, hs), hs, /*grad_copied=*/true) : b.view(proj, hs);
-  };
-  TensorId qp = b.linear(x, w.q, w.qb);
-  if (st.contiguous_heads) qp = b.scalar_op("mul_scalar", qp, false);
-  const TensorId q = heads_of(qp, Lq);
-  b.hold(q);
-  const TensorId k = heads_of(b.linear(src, w.k, w.kb), Lk);
-  b.hold(k);
-  const TensorId v = heads_of(b.linear(src, w.v, w.vb), Lk);
-  b.hold(v);
-  TensorId ctx;
-  if (cfg.attn == AttnImpl::sdpa) {
-    ctx = b.sdpa(q, k, v, s.attn_dropout, causal);
-  } else {
-    // eager_attention_forward: torch.matmul copies head-split views whose batch and head dims cannot merge
-    // (MBart's q, k and v; Whisper's are contiguous already) and bmm saves what it multiplies; `* scaling` a new
-    // tensor (also for Whisper's 1.0); + the causal float mask; softmax without a dtype (fp32 under autocast's
-    // policy, else the scores' dtype); dropout; matmul with v; transpose(1, 2).contiguous().
-    const bool copy = !st.contiguous_heads;
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, heads, Lq, Lk}, copy, copy), false);
-    if (mask != kNoTensor) scores = b.add(scores, mask);
-    TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
-    weights = probs;
-    b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, heads, Lq, hd}, false, copy), {B, Lq, heads, hd},
-                            /*grad_copied=*/true);
-  }
-  const TensorId out = b.linear(b.view(ctx, {B, Lq, d}), w.o, w.ob);
-  for (TensorId t : {q, k, v}) b.drop(t);
-  return out;
-}
-
 // One pre-LN attention block: `residual = h; h = norm(h); h, _ = attn(h); h = dropout(h); h = residual + h`.
 // The normed input stays bound to hidden_states until the attention returns; the residual is the caller's.
 TensorId attention_block(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartAttnParams& w,
@@ -67,7 +16,10 @@ TensorId attention_block(GraphBuilder& b, const TransformerSpec& s, const BartSt
                          TensorId mask, TensorId& weights, bool permuted) {
   const TensorId x = b.layer_norm(h, ln_w, ln_b, permuted, permuted);
   b.hold(x);
-  const TensorId a = attention(b, s, st, w, x, kv_src, heads, causal, mask, weights);
+  // MBartAttention / WhisperAttention: BartAttention's statements, modelled as mbart's and whisper's recordings
+  // matched them (BartAttnStyle).
+  const BartAttnStyle style{st.contiguous_heads, /*view_grad_copies=*/false, /*one_query_merges=*/false};
+  const TensorId a = bart_attention(b, s, w, x, kv_src, causal, mask, heads, /*cache_past=*/-1, weights, style);
   b.drop(x);
   return b.add(h, b.dropout(a, s.resid_dropout));
 }

@@ -1,8 +1,7 @@
 // Pieces of the pre-LN BART-derived encoder-decoders mbart (engine/arch/mbart.cpp) and whisper
 // (engine/arch/whisper.cpp), as transformers 5.17 writes them in models/mbart/modeling_mbart.py and
-// models/whisper/modeling_whisper.py: the attention module (BartAttention's projections and head views, then
-// sdpa_attention_forward or the file's eager_attention_forward) and the pre-LN encoder and decoder layers (the
-// embeddings and the loss are each builder's own). Layer indices (grad_checkpointing_layers, frozen_layers) follow t5.cpp: encoder layers
+// models/whisper/modeling_whisper.py: the pre-LN encoder and decoder layers around bart_parts.h's attention
+// module (the embeddings and the loss are each builder's own). Layer indices (grad_checkpointing_layers, frozen_layers) follow t5.cpp: encoder layers
 // 0..N-1, decoder layers N..N+M-1.
 #pragma once
 #include <string>
@@ -24,8 +23,7 @@ struct BartLayerParams {
 // How the two modeling files differ inside the shared layers.
 struct BartStyle {
   bool k_bias = true;  // whisper: k_proj = nn.Linear(d, d, bias=False)
-  // WhisperAttention: `(q_proj(x) * scaling).view(...).transpose(1, 2).contiguous()`, k and v likewise made
-  // contiguous, and the attention called with scaling 1.0 (MBartAttention: plain head views, scaling passed on).
+  // WhisperAttention's contiguous head copies (BartAttnStyle::contiguous_heads; MBartAttention: plain head views).
   bool contiguous_heads = false;
   // The encoder's residual stream keeps the memory order of a permuted view (whisper: conv2's output
   // .permute(0, 2, 1) plus the positions; every residual add follows its first operand's layout), so each encoder
