@@ -134,10 +134,17 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
 }
 
 TensorId bart_ffn(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId fc1, TensorId fc1_b, TensorId fc2,
-                  TensorId fc2_b) {
+                  TensorId fc2_b, bool pre_ln) {
+  if (pre_ln) b.hold(h);
   TensorId x = activation_or_gelu_new(b, s.hidden_act, b.linear(h, fc1, fc1_b));
   x = b.dropout(x, s.activation_dropout);
-  return b.dropout(b.linear(x, fc2, fc2_b), s.resid_dropout);
+  if (pre_ln) {
+    b.drop(h);
+    b.hold(x);
+  }
+  const TensorId y = b.linear(x, fc2, fc2_b);
+  if (pre_ln) b.drop(x);
+  return b.dropout(y, s.resid_dropout);
 }
 
 TensorId bart_positions(GraphBuilder& b, TensorId table, TensorId position_ids, int64_t rows, int64_t len) {

@@ -52,9 +52,13 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
                         const BartAttnStyle& style = {});
 
 // fc1 -> activation_fn -> dropout(activation_dropout) -> fc2 -> dropout(dropout), each statement rebinding
-// hidden_states (the layer's FFN half without its residual and norm).
+// hidden_states (the layer's FFN half without its residual and norm; mbart's and whisper's statements are the
+// same). `pre_ln` false (BART's post-LN layer): h is also the caller's `residual`, which the caller holds, and the
+// activation's output is left to its last read. true (mbart / whisper, whose recordings fixed it): h is the
+// final_layer_norm output that hidden_states alone binds, released once the activation statement (with its
+// dropout) has run, and the activation's output is bound until fc2 returns.
 TensorId bart_ffn(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId fc1, TensorId fc1_b, TensorId fc2,
-                  TensorId fc2_b);
+                  TensorId fc2_b, bool pre_ln = false);
 
 // BartLearnedPositionalEmbedding.forward: `position_ids` (kNoTensor: an arange of len, expanded to `rows`, local to
 // the call, as the encoder passes none) plus the offset 2, a fresh [rows, len] int64 tensor the embedding saves,

@@ -3,8 +3,6 @@
 
 #include <tuple>
 
-#include "engine/arch/phi_parts.h"
-
 namespace memplan {
 
 namespace {
@@ -24,19 +22,12 @@ TensorId attention_block(GraphBuilder& b, const TransformerSpec& s, const BartSt
   return b.add(h, b.dropout(a, s.resid_dropout));
 }
 
-// The feed-forward block on the residual stream h: final_layer_norm (bound to hidden_states until
-// activation_fn(fc1(.)) returns), the activation's output (bound until fc2 returns; activation_dropout),
-// fc2, dropout, residual add. h (`residual`) stays bound until the layer returns: the caller holds it.
+// The feed-forward block on the residual stream h: final_layer_norm, bart_ffn's statements (pre_ln), residual
+// add. h (`residual`) stays bound until the layer returns: the caller holds it.
 TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const BartLayerParams& w, TensorId h,
                       bool permuted) {
   const TensorId x = b.layer_norm(h, w.ln_w, w.ln_b, permuted, permuted);
-  b.hold(x);
-  const TensorId a = b.dropout(activation(b, s.hidden_act, b.linear(x, w.fc1, w.fc1_b)), s.activation_dropout);
-  b.drop(x);
-  b.hold(a);
-  const TensorId y = b.linear(a, w.fc2, w.fc2_b);
-  b.drop(a);
-  return b.add(h, b.dropout(y, s.resid_dropout));
+  return b.add(h, bart_ffn(b, s, x, w.fc1, w.fc1_b, w.fc2, w.fc2_b, /*pre_ln=*/true));
 }
 
 // MBartEncoderLayer / WhisperEncoderLayer's fp16 guard: `torch.clamp(h, min=-c, max=c)` with Python scalars
