@@ -18,6 +18,7 @@
 //     reshape, out_proj.
 // Layer indices (grad_checkpointing_layers, frozen_layers): encoder layers 0..N-1, decoder layers N..N+M-1.
 #include <string>
+#include <tuple>
 
 #include "engine/arch/bart_parts.h"
 #include "engine/arch/phi_parts.h"
@@ -36,6 +37,30 @@ BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d, const std::string& p
   w.qb = b.param(p + "q_proj.bias", {d}, train);
   w.o = b.param(p + "out_proj.weight", {d, d}, train);
   w.ob = b.param(p + "out_proj.bias", {d}, train);
+  return w;
+}
+
+std::pair<TensorId, TensorId> bart_norm_params(GraphBuilder& b, const std::string& name, int64_t d, bool train) {
+  const TensorId w = b.param(name + ".weight", {d}, train);
+  return {w, b.param(name + ".bias", {d}, train)};
+}
+
+BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& prefix, int64_t i,
+                                  bool decoder, bool train, bool k_bias) {
+  const int64_t d = s.hidden_size, f = decoder ? s.decoder_intermediate_size : s.intermediate_size;
+  const std::string p = prefix + "layers." + std::to_string(i) + ".";
+  BartLayerParams w;
+  w.sa = bart_attn_params(b, d, p + "self_attn.", train, k_bias);
+  std::tie(w.sa_ln_w, w.sa_ln_b) = bart_norm_params(b, p + "self_attn_layer_norm", d, train);
+  if (decoder) {
+    w.ca = bart_attn_params(b, d, p + "encoder_attn.", train, k_bias);
+    std::tie(w.ca_ln_w, w.ca_ln_b) = bart_norm_params(b, p + "encoder_attn_layer_norm", d, train);
+  }
+  w.fc1 = b.param(p + "fc1.weight", {f, d}, train);
+  w.fc1_b = b.param(p + "fc1.bias", {f}, train);
+  w.fc2 = b.param(p + "fc2.weight", {d, f}, train);
+  w.fc2_b = b.param(p + "fc2.bias", {d}, train);
+  std::tie(w.ln_w, w.ln_b) = bart_norm_params(b, p + "final_layer_norm", d, train);
   return w;
 }
 
@@ -161,15 +186,9 @@ TensorId bart_positions(GraphBuilder& b, TensorId table, TensorId position_ids, 
 
 namespace {
 
-struct LayerParams {
-  BartAttnParams sa{}, ca{};
-  TensorId sa_ln_w = kNoTensor, sa_ln_b = kNoTensor, ca_ln_w = kNoTensor, ca_ln_b = kNoTensor;
-  TensorId fc1 = kNoTensor, fc1_b = kNoTensor, fc2 = kNoTensor, fc2_b = kNoTensor;
-  TensorId ln_w = kNoTensor, ln_b = kNoTensor;
-};
 struct StackParams {
   TensorId pos = kNoTensor;
-  std::vector<LayerParams> layers;
+  std::vector<BartLayerParams> layers;
   TensorId ln_emb_w = kNoTensor, ln_emb_b = kNoTensor;
 };
 
@@ -178,32 +197,13 @@ struct StackParams {
 StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
   const auto& cfg = b.config();
   const int64_t d = s.hidden_size, n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const int64_t F = decoder ? s.decoder_intermediate_size : s.intermediate_size;
   const std::string prefix = decoder ? "model.decoder." : "model.encoder.";
   // freeze_embeddings freezes get_input_embeddings() (model.shared) only: the position tables and
   // layernorm_embedding stay trainable.
   StackParams sp;
   sp.pos = b.param(prefix + "embed_positions.weight", {s.max_position_embeddings + 2, d}, true);
-  for (int64_t i = 0; i < n; ++i) {
-    const std::string p = prefix + "layers." + std::to_string(i) + ".";
-    const bool train = !layer_frozen(cfg, base + i);
-    LayerParams w;
-    w.sa = bart_attn_params(b, d, p + "self_attn.", train);
-    w.sa_ln_w = b.param(p + "self_attn_layer_norm.weight", {d}, train);
-    w.sa_ln_b = b.param(p + "self_attn_layer_norm.bias", {d}, train);
-    if (decoder) {
-      w.ca = bart_attn_params(b, d, p + "encoder_attn.", train);
-      w.ca_ln_w = b.param(p + "encoder_attn_layer_norm.weight", {d}, train);
-      w.ca_ln_b = b.param(p + "encoder_attn_layer_norm.bias", {d}, train);
-    }
-    w.fc1 = b.param(p + "fc1.weight", {F, d}, train);
-    w.fc1_b = b.param(p + "fc1.bias", {F}, train);
-    w.fc2 = b.param(p + "fc2.weight", {d, F}, train);
-    w.fc2_b = b.param(p + "fc2.bias", {d}, train);
-    w.ln_w = b.param(p + "final_layer_norm.weight", {d}, train);
-    w.ln_b = b.param(p + "final_layer_norm.bias", {d}, train);
-    sp.layers.push_back(w);
-  }
+  for (int64_t i = 0; i < n; ++i)
+    sp.layers.push_back(bart_layer_params(b, s, prefix, i, decoder, !layer_frozen(cfg, base + i)));
   sp.ln_emb_w = b.param(prefix + "layernorm_embedding.weight", {d}, true);
   sp.ln_emb_b = b.param(prefix + "layernorm_embedding.bias", {d}, true);
   return sp;
@@ -253,7 +253,7 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
   h = b.dropout(b.layer_norm(h, sp.ln_emb_w, sp.ln_emb_b), s.embd_dropout);
   const int64_t cache_past = past < 0 ? -1 : past;
   for (size_t i = 0; i < sp.layers.size(); ++i) {
-    const LayerParams& w = sp.layers[i];
+    const BartLayerParams& w = sp.layers[i];
     const int64_t li = base + static_cast<int64_t>(i);
     b.begin_layer(prefix + std::to_string(i), b.training() && layer_checkpointed(cfg, li));
     const TensorId layer_in = h;

@@ -4,6 +4,7 @@
 // positional embedding with its offset, and the layers' parameters in registration order.
 #pragma once
 #include <string>
+#include <utility>
 
 #include "engine/arch/builders.h"
 
@@ -18,6 +19,23 @@ struct BartAttnParams {
 };
 // `p` ends with the module's name and a dot ("encoder.layers.0.self_attn.").
 BartAttnParams bart_attn_params(GraphBuilder& b, int64_t d_model, const std::string& p, bool train, bool k_bias = true);
+
+// An encoder (decoder) layer's parameters: self_attn, self_attn_layer_norm, [encoder_attn,
+// encoder_attn_layer_norm], fc1, fc2, final_layer_norm.
+struct BartLayerParams {
+  BartAttnParams sa, ca;
+  TensorId sa_ln_w = kNoTensor, sa_ln_b = kNoTensor, ca_ln_w = kNoTensor, ca_ln_b = kNoTensor;
+  TensorId fc1 = kNoTensor, fc1_b = kNoTensor, fc2 = kNoTensor, fc2_b = kNoTensor;
+  TensorId ln_w = kNoTensor, ln_b = kNoTensor;
+};
+// Layer `i` (encoder: 0..N-1, decoder: i is the decoder index) of a stack under `prefix` ("model.encoder." ...),
+// as BartEncoderLayer / BartDecoderLayer.__init__ (and mbart's and whisper's copies) register them; `k_bias`
+// as bart_attn_params'.
+BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& prefix, int64_t i,
+                                  bool decoder, bool train, bool k_bias = true);
+
+// nn.LayerNorm(d) parameters under `name` (weight, bias).
+std::pair<TensorId, TensorId> bart_norm_params(GraphBuilder& b, const std::string& name, int64_t d, bool train);
 
 // How a copy of BartAttention departs from BART's model of it; the defaults are BART's. The last two fields are
 // not differences between the modeling files: each family's model was checked against its own H200 recordings

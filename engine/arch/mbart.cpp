@@ -37,7 +37,7 @@ StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder
   StackParams sp;
   sp.positions = b.param(prefix + "embed_positions.weight", {s.max_position_embeddings + 2, d}, emb_train);
   for (int64_t i = 0; i < n; ++i)
-    sp.layers.push_back(bart_layer_params(b, s, BartStyle{}, prefix, i, decoder, !layer_frozen(cfg, base + i)));
+    sp.layers.push_back(bart_layer_params(b, s, prefix, i, decoder, !layer_frozen(cfg, base + i)));
   std::tie(sp.ln_emb_w, sp.ln_emb_b) = bart_norm_params(b, prefix + "layernorm_embedding", d, true);
   std::tie(sp.ln_w, sp.ln_b) = bart_norm_params(b, prefix + "layer_norm", d, true);
   return sp;

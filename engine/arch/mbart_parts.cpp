@@ -1,7 +1,6 @@
 // The pre-LN encoder-decoder layers of mbart and whisper (mbart_parts.h).
 #include "engine/arch/mbart_parts.h"
 
-#include <tuple>
 
 namespace memplan {
 
@@ -39,30 +38,6 @@ TensorId fp16_clamp(GraphBuilder& b, TensorId h) {
 }
 
 }  // namespace
-
-std::pair<TensorId, TensorId> bart_norm_params(GraphBuilder& b, const std::string& name, int64_t d, bool train) {
-  const TensorId w = b.param(name + ".weight", {d}, train);
-  return {w, b.param(name + ".bias", {d}, train)};
-}
-
-BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st,
-                                  const std::string& prefix, int64_t i, bool decoder, bool train) {
-  const int64_t d = s.hidden_size, f = decoder ? s.decoder_intermediate_size : s.intermediate_size;
-  const std::string p = prefix + "layers." + std::to_string(i) + ".";
-  BartLayerParams w;
-  w.sa = bart_attn_params(b, d, p + "self_attn.", train, st.k_bias);
-  std::tie(w.sa_ln_w, w.sa_ln_b) = bart_norm_params(b, p + "self_attn_layer_norm", d, train);
-  if (decoder) {
-    w.ca = bart_attn_params(b, d, p + "encoder_attn.", train, st.k_bias);
-    std::tie(w.ca_ln_w, w.ca_ln_b) = bart_norm_params(b, p + "encoder_attn_layer_norm", d, train);
-  }
-  w.fc1 = b.param(p + "fc1.weight", {f, d}, train);
-  w.fc1_b = b.param(p + "fc1.bias", {f}, train);
-  w.fc2 = b.param(p + "fc2.weight", {d, f}, train);
-  w.fc2_b = b.param(p + "fc2.bias", {d}, train);
-  std::tie(w.ln_w, w.ln_b) = bart_norm_params(b, p + "final_layer_norm", d, train);
-  return w;
-}
 
 TensorId bart_encoder_layer(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartLayerParams& w,
                             int64_t i, TensorId h) {

@@ -12,17 +12,9 @@
 
 namespace memplan {
 
-// An encoder (decoder) layer's parameters: self_attn, self_attn_layer_norm, [encoder_attn,
-// encoder_attn_layer_norm], fc1, fc2, final_layer_norm (the attention modules' BartAttnParams: bart_parts.h).
-struct BartLayerParams {
-  BartAttnParams sa, ca;
-  TensorId sa_ln_w = kNoTensor, sa_ln_b = kNoTensor, ca_ln_w = kNoTensor, ca_ln_b = kNoTensor;
-  TensorId fc1 = kNoTensor, fc1_b = kNoTensor, fc2 = kNoTensor, fc2_b = kNoTensor;
-  TensorId ln_w = kNoTensor, ln_b = kNoTensor;
-};
 // How the two modeling files differ inside the shared layers.
 struct BartStyle {
-  bool k_bias = true;  // whisper: k_proj = nn.Linear(d, d, bias=False)
+  bool k_bias = true;  // whisper: k_proj = nn.Linear(d, d, bias=False) (bart_layer_params' k_bias)
   // WhisperAttention's contiguous head copies (BartAttnStyle::contiguous_heads; MBartAttention: plain head views).
   bool contiguous_heads = false;
   // The encoder's residual stream keeps the memory order of a permuted view (whisper: conv2's output
@@ -31,9 +23,6 @@ struct BartStyle {
   // every encoder norm of whisper-small b8).
   bool permuted_encoder_stream = false;
 };
-// Layer `i` (encoder: 0..N-1, decoder: i is the decoder index) of a stack under `prefix` ("model.encoder." ...).
-BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st,
-                                  const std::string& prefix, int64_t i, bool decoder, bool train);
 
 // The pre-LN encoder layer over `h`, checkpointed / frozen per the run (layer index `i`). Returns its output.
 TensorId bart_encoder_layer(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartLayerParams& w,
@@ -42,8 +31,5 @@ TensorId bart_encoder_layer(GraphBuilder& b, const TransformerSpec& s, const Bar
 // float mask (kNoTensor under SDPA, which runs is_causal).
 TensorId bart_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartLayerParams& w,
                             int64_t i, TensorId h, TensorId enc, TensorId mask);
-
-// nn.LayerNorm(d) parameters under `name` (weight, bias).
-std::pair<TensorId, TensorId> bart_norm_params(GraphBuilder& b, const std::string& name, int64_t d, bool train);
 
 }  // namespace memplan

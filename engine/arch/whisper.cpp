@@ -54,7 +54,8 @@ void build_whisper(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId enc_pos = b.param("model.encoder.embed_positions.weight", {P, d}, false);  // requires_grad_(False)
   std::vector<BartLayerParams> enc_layers, dec_layers;
   for (int64_t i = 0; i < s.num_layers; ++i)
-    enc_layers.push_back(bart_layer_params(b, s, kWhisper, "model.encoder.", i, false, !layer_frozen(cfg, i)));
+    enc_layers.push_back(
+        bart_layer_params(b, s, "model.encoder.", i, false, !layer_frozen(cfg, i), kWhisper.k_bias));
   TensorId enc_ln_w, enc_ln_b;
   std::tie(enc_ln_w, enc_ln_b) = bart_norm_params(b, "model.encoder.layer_norm", d, true);
   // decoder parameters
@@ -62,7 +63,7 @@ void build_whisper(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId dec_pos = b.param("model.decoder.embed_positions.weight", {s.max_position_embeddings, d}, emb_train);
   for (int64_t i = 0; i < s.num_decoder_layers; ++i)
     dec_layers.push_back(
-        bart_layer_params(b, s, kWhisper, "model.decoder.", i, true, !layer_frozen(cfg, s.num_layers + i)));
+        bart_layer_params(b, s, "model.decoder.", i, true, !layer_frozen(cfg, s.num_layers + i), kWhisper.k_bias));
   TensorId dec_ln_w, dec_ln_b;
   std::tie(dec_ln_w, dec_ln_b) = bart_norm_params(b, "model.decoder.layer_norm", d, true);
 
