@@ -1,7 +1,6 @@
 // The pre-LN encoder-decoder layers of mbart and whisper (mbart_parts.h).
 #include "engine/arch/mbart_parts.h"
 
-
 namespace memplan {
 
 namespace {
@@ -13,8 +12,8 @@ TensorId attention_block(GraphBuilder& b, const TransformerSpec& s, const BartSt
                          TensorId mask, TensorId& weights, bool permuted) {
   const TensorId x = b.layer_norm(h, ln_w, ln_b, permuted, permuted);
   b.hold(x);
-  // MBartAttention / WhisperAttention: BartAttention's statements, modelled as mbart's and whisper's recordings
-  // matched them (BartAttnStyle).
+  // MBartAttention / WhisperAttention: BartAttention's statements, with mbart's and whisper's own model of eager's
+  // gradient copies and of a single query (BartAttnStyle), the one their rows were validated with.
   const BartAttnStyle style{st.contiguous_heads, /*view_grad_copies=*/false, /*one_query_merges=*/false};
   const TensorId a = bart_attention(b, s, w, x, kv_src, causal, mask, heads, /*cache_past=*/-1, weights, style);
   b.drop(x);

@@ -1,8 +1,8 @@
 // Pieces of the pre-LN BART-derived encoder-decoders mbart (engine/arch/mbart.cpp) and whisper
 // (engine/arch/whisper.cpp), as transformers 5.17 writes them in models/mbart/modeling_mbart.py and
-// models/whisper/modeling_whisper.py: the pre-LN encoder and decoder layers around bart_parts.h's attention
-// module (the embeddings and the loss are each builder's own). Layer indices (grad_checkpointing_layers, frozen_layers) follow t5.cpp: encoder layers
-// 0..N-1, decoder layers N..N+M-1.
+// models/whisper/modeling_whisper.py: the pre-LN encoder and decoder layers around bart_parts.h's attention,
+// feed-forward statements and parameters (the embeddings and the loss are each builder's own). Layer indices
+// (grad_checkpointing_layers, frozen_layers) follow t5.cpp: encoder layers 0..N-1, decoder layers N..N+M-1.
 #pragma once
 #include <string>
 #include <vector>
