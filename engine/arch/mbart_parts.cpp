@@ -54,6 +54,14 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BartStyle& s
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {
     ctx = b.sdpa(q, k, v, s.attn_dropout, causal);
+    // cuDNN (16-bit) allocates its output in q's layout (alloc_with_matching_layout): Whisper's q is a
+    // contiguous [B, H, L, D], so the output is too and sdpa_attention_forward's transpose(1, 2).contiguous()
+    // copies it: a new [B, L, H, D] tensor that out_proj saves, besides the output the kernel saves. Its
+    // gradient passes through (CloneBackward); cuDNN >= 9.5.1 takes the transposed gradient without copying it
+    // (innermost stride 1). The memory-efficient kernel (fp32) writes [B, L, H, D] memory: no copy.
+    // (Whole-run amp fp16 whisper-medium-width stream: a q-sized block after each attention's, freed after
+    // out_proj's backward; the checkpointed amp bf16 stream shows the same pair in its first forward.)
+    if (st.contiguous_heads && b.dtype(ctx) != DType::f32) ctx = b.contiguous_copy(ctx, {B, Lq, heads, hd});
   } else {
     // eager_attention_forward: torch.matmul copies head-split views whose batch and head dims cannot merge
     // (MBart's q, k and v; Whisper's are contiguous already) and bmm saves what it multiplies; `* scaling` a new
