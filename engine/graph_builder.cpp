@@ -531,7 +531,7 @@ TensorId GraphBuilder::contiguous_copy(TensorId x, Shape s, bool grad_copied) {
   op.outs = {y};
   finish_outs(op);
   if (op.has_backward) {
-    if (grad_copied) op.grads.push_back({x, -1, info(x).bytes});
+    if (grad_copied) op.grads.push_back({x, -1, bytes_of(shape(x), dtype(x))});
     else op.grads.push_back({x, 0, 0});
   }
   return y;

@@ -181,6 +181,18 @@ TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool conti
   TensorId xc = autocast_fp32(x);
   TensorId wc = autocast_fp32(w);
   TensorId bc = autocast_fp32(b);
+  // native_layer_norm makes the input contiguous (expect_contiguous) before it allocates Y, mean and rstd; the
+  // copy dies when the kernel returns (whole-run whisper streams, fp32 / amp bf16 / amp fp16: copy, output, then
+  // the row statistics). Replayed so (a tensor of its own, made just before the op, released after it) only
+  // with grad_contiguous, the whisper encoder's permuted stream: the other contiguous_copy norms keep the copy
+  // as a workspace after the outputs (ordering them all this way moves the torchvision ViT rows, some closer
+  // and some further, and makes the phi qk-LayerNorm row's reserved exact; those streams are not re-read yet).
+  const bool copy_first = contiguous_copy && grad_contiguous;
+  TensorId xcopy = kNoTensor;
+  if (copy_first) {
+    xcopy = generic_one("layer_norm_input_copy", {}, shape(xc), dtype(xc));
+    hold(xcopy);
+  }
   TensorId y = new_tensor(shape(xc), dtype(xc), TensorKind::activation);
   Shape stat = drop_last(shape(xc));
   TensorId mean = new_tensor(stat, DType::f32, TensorKind::activation);
@@ -190,7 +202,7 @@ TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool conti
   if (bc != kNoTensor) reads.push_back(bc);
   Op& op = emit("layer_norm", reads);
   op.outs = {y, mean, rstd};
-  if (contiguous_copy) op.fwd_temp_bytes.push_back(info(y).bytes);
+  if (contiguous_copy && !copy_first) op.fwd_temp_bytes.push_back(info(y).bytes);
   // layer_norm_backward makes the same copy of x, and one of the incoming gradient (ViT amp trace).
   if (contiguous_copy) op.bwd_temp_bytes = {info(y).bytes, info(y).bytes};
   if (contiguous_copy && grad_contiguous) op.bwd_temp_bytes = {info(y).bytes};
@@ -198,6 +210,7 @@ TensorId GraphBuilder::layer_norm(TensorId x, TensorId w, TensorId b, bool conti
   op.saved = {xc, mean, rstd};
   if (wc != kNoTensor) op.saved.push_back(wc);
   if (op.has_backward) add_grads(op, {xc, wc, bc});
+  if (xcopy != kNoTensor) drop(xcopy);
   return y;
 }
 

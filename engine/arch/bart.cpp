@@ -136,6 +136,14 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
     // sdpa_attention_forward: is_causal for the decoder's self-attention over more than one query, no mask;
     // transpose(1, 2).contiguous() of the fused kernels' output is free (its memory is [B, Lq, H, D]).
     ctx = b.sdpa(q, k, v, s.attn_dropout, causal && multi_query);
+    // cuDNN (16-bit) allocates its output in q's layout (alloc_with_matching_layout): Whisper's q is a
+    // contiguous [B, H, L, D], so the output is too and sdpa_attention_forward's transpose(1, 2).contiguous()
+    // copies it: a new [B, L, H, D] tensor that out_proj saves, besides the output the kernel saves. Its
+    // gradient passes through (CloneBackward); cuDNN >= 9.5.1 takes the transposed gradient without copying it
+    // (innermost stride 1). The memory-efficient kernel (fp32) writes [B, L, H, D] memory: no copy.
+    // (Whole-run amp fp16 whisper-medium-width stream: a q-sized block after each attention's, freed after
+    // out_proj's backward; the checkpointed amp bf16 stream shows the same pair in its first forward.)
+    if (style.contiguous_heads && b.dtype(ctx) != DType::f32) ctx = b.contiguous_copy(ctx, {B, Lq, heads, hd});
   } else {
     // torch.matmul copies the head-split views whose batch and head dims cannot merge (training's projections;
     // one query merges, cached k / v are cat outputs, whisper's are contiguous copies).

@@ -134,23 +134,29 @@ TensorId disentangled_bias(GraphBuilder& b, const TransformerSpec& s, const Laye
   auto gather = [&](TensorId x, TensorId index) {
     return b.generic({"gather", {x, index}, {{{BH, S, S}, b.dtype(x)}}, {0, 1}, {}, {}, {}})[0];
   };
-  TensorId score = kNoTensor, c2p = kNoTensor, p2c = kNoTensor;
+  // c2p_pos / p2c_pos (the clamped indices) are locals until the function returns: gather saves them anyway,
+  // but under checkpointing (nothing saved in the first forward) they outlive the gather (whole-run amp fp16
+  // checkpointed stream: the two [S, S] int64 indices freed with the function's other locals).
+  TensorId score = kNoTensor, c2p = kNoTensor, p2c = kNoTensor, c2p_pos = kNoTensor, p2c_pos = kNoTensor;
   if (s.deberta_c2p) {
     const TensorId att = b.matmul(q, b.view(pos_k, {BH, hd, P}), {BH, S, P});
-    c2p = gather(att, clamp_index(rel_pos));
+    c2p_pos = clamp_index(rel_pos);
+    b.hold(c2p_pos);
+    c2p = gather(att, c2p_pos);
     b.hold(c2p);  // c2p_att, until the function returns
     // score (the int 0) += c2p_att / scale: a fresh sum
     score = b.add_scalar(b.scalar_op("div", c2p, false));
   }
   if (s.deberta_p2c) {
-    const TensorId index = clamp_index(b.generic_one("neg", {rel_pos}, {1, S, S}, DType::i64));
+    p2c_pos = clamp_index(b.generic_one("neg", {rel_pos}, {1, S, S}, DType::i64));
+    b.hold(p2c_pos);
     const TensorId att = b.matmul(k, b.view(pos_q, {BH, hd, P}), {BH, S, P});
-    p2c = b.view(gather(att, index), {BH, S, S});  // .transpose(-1, -2)
+    p2c = b.view(gather(att, p2c_pos), {BH, S, S});  // .transpose(-1, -2)
     b.hold(p2c);
     const TensorId d = b.scalar_op("div", p2c, false);
     score = score == kNoTensor ? b.add_scalar(d) : b.inplace("add_", score, false, {d});
   }
-  for (TensorId t : {c2p, p2c, pos_q, pos_k})
+  for (TensorId t : {c2p, p2c, pos_q, pos_k, c2p_pos, p2c_pos})
     if (t != kNoTensor) b.drop(t);
   return score;
 }
@@ -198,11 +204,14 @@ TensorId deberta_layer(GraphBuilder& b, const TransformerSpec& s, const LayerWei
   for (TensorId t : {q, k, v, mask_b, masked, probs}) b.drop(t);
   if (rel_att != kNoTensor) b.drop(rel_att);
   if (rel_d != kNoTensor) b.drop(rel_d);
-  // DebertaV2SelfOutput(self_output, hidden_states)
+  // DebertaV2SelfOutput(self_output, hidden_states): DebertaV2Attention.forward keeps self_output bound until
+  // it returns, after the SelfOutput's LayerNorm (seen under checkpointing, where dense saves nothing).
+  b.hold(ctx_c);
   TensorId a = b.dropout(apply(b, w.ao, b.view(ctx_c, {B, S, H})), s.resid_dropout);
   b.hold(a);
   const TensorId h1 = b.layer_norm(b.add(a, h), w.aln_w, w.aln_b);
   b.drop(a);
+  b.drop(ctx_c);
   b.hold(h1);  // attention_output, until the layer returns
   const TensorId mid = b.unary("gelu", apply(b, w.inter, h1), true, false);
   b.hold(mid);  // intermediate_output
