@@ -8,7 +8,7 @@
 // num_hidden_layers -> encoder_layers. BartAttention needs d_model % heads == 0 (it raises otherwise).
 // Keys of older checkpoints (normalize_before, add_final_layer_norm, add_bias_logits, static_position_embeddings)
 // are plain attributes the 5.17 modeling code never reads: BART is always post-LN with learned positions.
-#include "engine/arch/phi_parts.h"
+#include "engine/arch/decoders/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

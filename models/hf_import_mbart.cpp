@@ -7,7 +7,7 @@
 // encoder_layerdrop / decoder_layerdrop 0, scale_embedding False, pad_token_id 1, tie_word_embeddings True.
 // attribute_map: hidden_size -> d_model, num_attention_heads -> encoder_attention_heads, num_hidden_layers ->
 // encoder_layers. MBartAttention raises unless the heads divide d_model.
-#include "engine/arch/phi_parts.h"
+#include "engine/arch/decoders/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

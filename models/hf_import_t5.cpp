@@ -12,7 +12,7 @@
 namespace memplan::hf {
 
 namespace {
-// The activations the T5 builder models (engine/arch/t5.cpp t5_act): nn.ReLU, NewGELUActivation (the tanh
+// The activations the T5 builder models (engine/arch/seq2seq/t5.cpp t5_act): nn.ReLU, NewGELUActivation (the tanh
 // formula in Python), F.gelu, GELUTanh (F.gelu approximate "tanh"), SiLU.
 bool modelled_act(const std::string& a) {
   for (const char* m : {"relu", "gelu_new", "gelu", "gelu_pytorch_tanh", "silu", "swish"})

@@ -1,4 +1,4 @@
-// The native JSON model format (models/NATIVE-FORMAT.md) <-> NativeGraph (engine/arch/native.h).
+// The native JSON model format (models/NATIVE-FORMAT.md) <-> NativeGraph (engine/arch/native/native.h).
 //
 // Contract:
 //  - parse_native_graph accepts a document with "memplan_graph": 1, rejects unknown keys, and runs
@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/arch/native.h"
+#include "engine/arch/native/native.h"
 
 namespace memplan {
 

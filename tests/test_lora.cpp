@@ -8,7 +8,7 @@
 #include "engine/estimate.h"
 #include "engine/quantized_weights.h"
 #include "fidelity_cases.h"
-#include "engine/arch/native.h"
+#include "engine/arch/native/native.h"
 #include "models/load_model.h"
 #include "models/native_graph.h"
 #include "models/validation_case.h"

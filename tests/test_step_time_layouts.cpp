@@ -182,7 +182,7 @@ TEST_CASE("step time: torch.roll costs its profiled per-element time", "[time][l
   // (step_time.cpp kRollSPerElem = 9.5 ps, either dtype), in the pool column (measured, fixed at 1).
   GraphBuilder b(inference_cfg());
   const TensorId x = b.input({128, 56, 56, 96}, DType::bf16);
-  const Shape shape = b.shape(x);  // as engine/arch/swin.cpp emits it: a new tensor of x's shape, backward fresh
+  const Shape shape = b.shape(x);  // as engine/arch/vision/swin.cpp emits it: a new tensor of x's shape, backward fresh
   b.generic({"roll", {x}, {{shape, DType::bf16}}, {}, {}, {}, {}});
   const Graph g = b.finish();
   const Features f = forward_of(g, "roll");

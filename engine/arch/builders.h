@@ -22,52 +22,52 @@ TransformerBuilder transformer_builder(const TransformerSpec& s);
 void build_gpt2(GraphBuilder& b, const TransformerSpec& s);
 void build_llama(GraphBuilder& b, const TransformerSpec& s);       // llama, mistral, qwen2, mixtral
 void build_bert(GraphBuilder& b, const TransformerSpec& s);
-void build_qwen3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/qwen3.cpp
-void build_qwen3_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/qwen3_moe.cpp
-void build_olmo2(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/olmo2.cpp
-void build_gemma(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/gemma.cpp
-void build_gemma2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/gemma2.cpp
-void build_gemma3(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/gemma3.cpp (gemma3_text)
-void build_phi3(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/phi3.cpp
-void build_gpt_neox(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/gpt_neox.cpp
-void build_starcoder2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/starcoder2.cpp
-void build_deepseek_v2(GraphBuilder& b, const TransformerSpec& s); // engine/arch/deepseek_v2.cpp
-void build_deepseek_v3(GraphBuilder& b, const TransformerSpec& s); // engine/arch/deepseek_v3.cpp
-void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/gpt_oss.cpp
-void build_t5(GraphBuilder& b, const TransformerSpec& s);          // engine/arch/t5.cpp
-void build_granite(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/granite.cpp
-void build_phi(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/phi.cpp
-void build_stablelm(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/stablelm.cpp
-void build_cohere(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/cohere.cpp
-void build_roberta(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/roberta.cpp (and xlm-roberta)
-void build_opt(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/opt.cpp
-void build_qwen2_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/qwen2_moe.cpp
-void build_distilbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/distilbert.cpp
-void build_glm4(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/glm4.cpp
-void build_nemotron(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/nemotron.cpp
-void build_modernbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/modernbert.cpp
-void build_olmoe(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/olmoe.cpp
-void build_granitemoe(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/granitemoe.cpp (+ granitemoeshared)
-void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/smollm3.cpp
-void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/olmo.cpp
-void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/gpt_bigcode.cpp
-void build_gptj(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/gptj.cpp
-void build_falcon(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/falcon.cpp
-void build_bloom(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/bloom.cpp
-void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/ernie4_5.cpp
-void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/exaone4.cpp
-void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/seed_oss.cpp
-void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/arcee.cpp
-void build_bart(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/bart.cpp
-void build_llama4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/llama4.cpp (llama4_text)
-void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/hunyuan_v1_dense.cpp
-void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/apertus.cpp
-void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/deberta_v2.cpp (deberta-v2)
-void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/mbart.cpp
-void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/whisper.cpp
+void build_qwen3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/qwen3.cpp
+void build_qwen3_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/decoders/qwen3_moe.cpp
+void build_olmo2(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/olmo2.cpp
+void build_gemma(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/gemma.cpp
+void build_gemma2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/gemma2.cpp
+void build_gemma3(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/gemma3.cpp (gemma3_text)
+void build_phi3(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/phi3.cpp
+void build_gpt_neox(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/gpt_neox.cpp
+void build_starcoder2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/starcoder2.cpp
+void build_deepseek_v2(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/deepseek_v2.cpp
+void build_deepseek_v3(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/deepseek_v3.cpp
+void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt_oss.cpp
+void build_t5(GraphBuilder& b, const TransformerSpec& s);          // engine/arch/seq2seq/t5.cpp
+void build_granite(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/granite.cpp
+void build_phi(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/decoders/phi.cpp
+void build_stablelm(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/stablelm.cpp
+void build_cohere(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/cohere.cpp
+void build_roberta(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/roberta.cpp (and xlm-roberta)
+void build_opt(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/decoders/opt.cpp
+void build_qwen2_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/decoders/qwen2_moe.cpp
+void build_distilbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/distilbert.cpp
+void build_glm4(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/glm4.cpp
+void build_nemotron(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/nemotron.cpp
+void build_modernbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/modernbert.cpp
+void build_olmoe(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/olmoe.cpp
+void build_granitemoe(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/granitemoe.cpp (+ granitemoeshared)
+void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/smollm3.cpp
+void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/olmo.cpp
+void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/gpt_bigcode.cpp
+void build_gptj(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/gptj.cpp
+void build_falcon(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/falcon.cpp
+void build_bloom(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/bloom.cpp
+void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/ernie4_5.cpp
+void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/exaone4.cpp
+void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/seed_oss.cpp
+void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/arcee.cpp
+void build_bart(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/bart.cpp
+void build_llama4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/llama4.cpp (llama4_text)
+void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/hunyuan_v1_dense.cpp
+void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/apertus.cpp
+void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/deberta_v2.cpp (deberta-v2)
+void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/seq2seq/mbart.cpp
+void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/whisper.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
-void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision.cpp)
+void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)
 
 // Shared pieces of HF causal LMs.
 // ForCausalLMLoss: logits.float(), labels padded by one and shifted (.contiguous()), cross entropy (mean).
@@ -93,7 +93,7 @@ void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, 
 void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId head,
                             TensorId ids, TensorId bias = kNoTensor,
                             TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
-// The classification heads of decoder-only models (engine/arch/heads_decoder.cpp), in place of the CausalLM head
+// The classification heads of decoder-only models (engine/arch/decoders/heads_decoder.cpp), in place of the CausalLM head
 // when cfg.task is seq_cls or token_cls: "score.weight" [num_labels, H] (and "score.bias" for token_cls with
 // s.token_cls_bias), the head's forward over the last hidden state `hidden`, its loss against `labels` (made by
 // decoder_cls_labels when kNoTensor), the autocast cache cleared, the loss set. transformers 5.17

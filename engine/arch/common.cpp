@@ -1,7 +1,7 @@
 #include <algorithm>
 
 #include "engine/arch/builders.h"
-#include "engine/arch/native.h"
+#include "engine/arch/native/native.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -253,7 +253,7 @@ constexpr TaskRow kTasks[] = {
     {"gpt2", Task::seq_cls},
     {"deberta-v2", Task::seq_cls},
     {"deberta-v2", Task::token_cls},
-    {"bert", Task::seq_cls},            // engine/arch/heads_encoder.cpp (notes-f13/classification-encoders.md)
+    {"bert", Task::seq_cls},            // engine/arch/encoders/heads_encoder.cpp (notes-f13/classification-encoders.md)
     {"bert", Task::token_cls},
     {"roberta", Task::seq_cls},
     {"roberta", Task::token_cls},
@@ -261,7 +261,7 @@ constexpr TaskRow kTasks[] = {
     {"xlm-roberta", Task::token_cls},
     {"distilbert", Task::seq_cls},
     {"distilbert", Task::token_cls},
-    {"modernbert", Task::seq_cls},      // engine/arch/modernbert.cpp
+    {"modernbert", Task::seq_cls},      // engine/arch/encoders/modernbert.cpp
     {"modernbert", Task::token_cls},
 };
 }  // namespace

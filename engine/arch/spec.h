@@ -12,7 +12,7 @@
 
 namespace memplan {
 
-struct NativeGraph;  // engine/arch/native.h
+struct NativeGraph;  // engine/arch/native/native.h
 
 // Decoder-only causal LMs and BERT-style encoders from Hugging Face transformers.
 struct TransformerSpec {
@@ -248,8 +248,8 @@ struct TransformerSpec {
   bool deberta_legacy_mlm_head = true;
   // [classification heads: RunConfig::task seq_cls / token_cls]
   // What ...ForSequenceClassification / ...ForTokenClassification read of the config beyond the base model's keys
-  // (decoders: engine/arch/heads_decoder.cpp, importer models/hf_import_cls_heads.cpp; encoders:
-  // engine/arch/heads_encoder.cpp and modernbert.cpp, read by each family's importer; deberta-v2 has its own).
+  // (decoders: engine/arch/decoders/heads_decoder.cpp, importer models/hf_import_cls_heads.cpp; encoders:
+  // engine/arch/encoders/heads_encoder.cpp and modernbert.cpp, read by each family's importer; deberta-v2 has its own).
   // config.pad_token_id is not None (decoders): the sequence head pools the last token that is not pad_token_id (the
   // value changes no allocation); without one transformers raises at batch size > 1, so the builder refuses that.
   bool has_pad_token_id = false;

@@ -1,0 +1,94 @@
+// BertModel's encoder and BertForMaskedLM's head (bert_parts.h).
+#include "engine/arch/encoders/bert_parts.h"
+
+namespace memplan {
+
+BertLinear bert_linear(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool train) {
+  return {b.param(name + ".weight", {out, in}, train), b.param(name + ".bias", {out}, train)};
+}
+
+namespace {
+TensorId apply(GraphBuilder& b, const BertLinear& l, TensorId x) { return b.linear(x, l.w, l.b); }
+}  // namespace
+
+BertAttentionOut bert_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, nh = s.num_heads, hd = s.head_dim;
+  if (cfg.attn == AttnImpl::sdpa) return {b.sdpa(q, k, v, s.attn_dropout, false), kNoTensor};
+  // torch.matmul copies each head-split view (batch and head dims cannot merge) before bmm, and
+  // bmm saves the copies (as GPT-2's eager attention, gpt2.cpp).
+  TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
+  // nn.functional.softmax without a dtype: fp32 under autocast (its fp32 policy), the scores' own dtype in
+  // a pure 16-bit model; dropout runs on that, and the second matmul's autocast casts the result.
+  TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+  TensorId out = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd},
+                                   /*grad_copied=*/true);
+  return {out, probs};
+}
+
+TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, I = s.intermediate_size;
+  const int64_t nh = s.num_heads, hd = s.head_dim;
+  const TensorId embedding_output = h;
+  b.hold(embedding_output);  // BertModel.forward keeps it bound until the encoder has run (whole-run stream)
+
+  for (int64_t i = 0; i < s.num_layers; ++i) {
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    const bool train = !layer_frozen(cfg, i);
+    BertLinear q = bert_linear(b, p + "attention.self.query", H, H, train);
+    BertLinear k = bert_linear(b, p + "attention.self.key", H, H, train);
+    BertLinear v = bert_linear(b, p + "attention.self.value", H, H, train);
+    BertLinear ao = bert_linear(b, p + "attention.output.dense", H, H, train);
+    TensorId aln_w = b.param(p + "attention.output.LayerNorm.weight", {H}, train);
+    TensorId aln_b = b.param(p + "attention.output.LayerNorm.bias", {H}, train);
+    BertLinear inter = bert_linear(b, p + "intermediate.dense", I, H, train);
+    BertLinear out = bert_linear(b, p + "output.dense", H, I, train);
+    TensorId oln_w = b.param(p + "output.LayerNorm.weight", {H}, train);
+    TensorId oln_b = b.param(p + "output.LayerNorm.bias", {H}, train);
+
+    b.begin_layer("encoder.layer." + std::to_string(i), layer_checkpointed(cfg, i));
+    const TensorId layer_in = h;
+    b.hold(layer_in);  // BertLayer.forward's hidden_states (and the encoder's loop variable) until it returns
+    TensorId qs = b.view(apply(b, q, h), {B, nh, S, hd});
+    TensorId ks = b.view(apply(b, k, h), {B, nh, S, hd});
+    TensorId vs = b.view(apply(b, v, h), {B, nh, S, hd});
+    const TensorId proj[3] = {qs, ks, vs};
+    for (TensorId t : proj) b.hold(t);  // query/key/value_layer stay bound until the self-attention returns
+    const TensorId ctx = bert_attention(b, s, qs, ks, vs).output;
+    for (TensorId t : proj) b.drop(t);
+    // BertSelfOutput / BertOutput: `LayerNorm(hidden_states + input_tensor)`, both operands bound until the
+    // module returns, after the norm (whole-run stream).
+    TensorId a = b.dropout(apply(b, ao, b.view(ctx, {B, S, H})), s.resid_dropout);
+    b.hold(a);
+    TensorId h1 = b.layer_norm(b.add(a, h), aln_w, aln_b);
+    b.drop(a);
+    b.hold(h1);  // attention_output, until the layer returns
+    TensorId mid = b.unary("gelu", apply(b, inter, h1), true, false);
+    b.hold(mid);  // intermediate_output, until feed_forward_chunk returns
+    TensorId o = b.dropout(apply(b, out, mid), s.resid_dropout);
+    b.hold(o);
+    h = b.layer_norm(b.add(o, h1), oln_w, oln_b);
+    for (TensorId t : {o, mid, h1, layer_in}) b.drop(t);
+    b.end_layer();
+  }
+  b.drop(embedding_output);
+  return h;
+}
+
+void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, TensorId ids) {
+  const int64_t B = b.config().batch_size, S = b.config().seq_len, V = b.shape(w.decoder)[0];
+  b.hold(h);  // BertForMaskedLM.forward keeps sequence_output bound until it returns, after the loss (trace)
+  TensorId t = b.layer_norm(b.unary("gelu", apply(b, w.dense, h), true, false), w.ln_w, w.ln_b);
+  TensorId logits = b.linear(t, w.decoder, w.decoder_bias);
+  b.mark_model_end();
+  b.hold(logits);  // prediction_scores live in the output until forward returns
+  TensorId flat = b.view(logits, {B * S, V});
+  TensorId loss = b.cross_entropy(flat, b.view(ids, {B * S}));
+  b.drop(logits);
+  b.drop(h);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
+}  // namespace memplan

@@ -1,0 +1,88 @@
+// Pieces of BertForMaskedLM (engine/arch/encoders/bert.cpp) that RobertaForMaskedLM (engine/arch/encoders/roberta.cpp) runs as
+// they are: transformers 5.17 generates modeling_roberta.py from modeling_bert.py, so RobertaLayer / RobertaEncoder
+// are BertLayer / BertEncoder under another name, and RobertaLMHead runs BertLMPredictionHead's statements
+// (dense, gelu, LayerNorm, decoder) with its loss written the same way. Only the embeddings differ.
+// DistilBertForMaskedLM (engine/arch/encoders/distilbert.cpp) runs BERT's attention core (its modeling file copies
+// eager_attention_forward) and nn.Linear with biases; its blocks and head are its own.
+#pragma once
+#include <initializer_list>
+#include <string>
+
+#include "engine/arch/builders.h"
+
+namespace memplan {
+
+struct BertLinear {
+  TensorId w, b;
+};
+// nn.Linear(in, out) with its bias: weight then bias, as model.parameters() lists them.
+BertLinear bert_linear(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool train);
+
+// The attention core BERT's modeling file defines and DistilBERT's copies (eager_attention_forward, or
+// integrations/sdpa_attention.py), over head-split q / k / v views [B, heads, S, head_dim] with no mask (none is
+// passed: create_bidirectional_mask returns None for both). `output` is the context [B, S, heads, head_dim]
+// (contiguous); `weights` the attention probabilities after dropout that eager returns (kNoTensor for SDPA):
+// DistilBERT's block keeps them bound as `_` until it returns (bert_encoder does not hold them).
+struct BertAttentionOut {
+  TensorId output, weights;
+};
+BertAttentionOut bert_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v);
+
+// BertEncoder over the embeddings' output h: every BertLayer ("encoder.layer.<i>."), its parameters registered
+// in module order, checkpointed / frozen per the run. BertModel.forward keeps h (embedding_output) bound until
+// the encoder returns. Returns the last layer's output.
+TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h);
+
+// The masked-LM head's parameters (registered by the caller, in its module order) and the loss after it:
+// dense -> gelu -> LayerNorm -> decoder (weight tied to the word embeddings, bias) -> CrossEntropyLoss over
+// prediction_scores.view(-1, V) and labels = the input ids. The forward keeps sequence_output and the
+// prediction scores bound until it returns, after the loss. Sets the loss.
+struct MaskedLmHead {
+  BertLinear dense;
+  TensorId ln_w, ln_b, decoder, decoder_bias;
+};
+void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, TensorId ids);
+
+// ---- classification heads (engine/arch/encoders/heads_encoder.cpp): RunConfig::task seq_cls / token_cls on the encoders.
+// The labels the loss reads: `ids` itself for Task::lm (the masked-LM heads score the inputs), else a fresh int64
+// input, [B] for seq_cls or [B, S] for token_cls, made right after the input ids (a training batch: the ids, then
+// the labels; inputs are allocated in creation order at the step's start).
+TensorId task_labels(GraphBuilder& b, TensorId ids);
+// Refuses (InputError naming problem_type or num_labels) a sequence-classification loss other than cross entropy:
+// problem_type "regression" (MSELoss; also what num_labels == 1 picks when problem_type is None) or
+// "multi_label_classification" (BCEWithLogitsLoss over float labels). Neither was measured.
+void check_cls_loss(const GraphBuilder& b, const TransformerSpec& s);
+// The end of every ...For{Sequence,Token}Classification forward once `logits` exists: CrossEntropyLoss over
+// logits.view(-1, num_labels) and labels.view(-1) (log_softmax in the logits' dtype, nll_loss in fp32 under
+// autocast), the logits held by the output until the forward returns, then `outputs` (tensors the caller held:
+// the model output's hidden states, the head's locals; kNoTensor skipped) dropped, the autocast cache cleared, the loss set.
+void cls_loss(GraphBuilder& b, TensorId logits, TensorId labels, std::initializer_list<TensorId> outputs);
+// hidden_states[:, 0] (the first token, [B, H]): a strided view whose SelectBackward writes the incoming gradient
+// into a zero-filled gradient of the whole [B, S, H] input (a fresh buffer of its size).
+TensorId first_token(GraphBuilder& b, TensorId seq);
+// The heads after the encoder's last hidden states `seq` [B, S, H] (held here until the forward returns), their
+// parameters registered first (after the encoder's: the head modules come after the base model's). Set the loss.
+//   bert:       seq_cls: BertModel's pooler (dense + tanh on the first token), dropout, classifier; the pooler
+//               runs inside BertModel.forward, which keeps `embedding_output` bound until it returns (after the
+//               pooler: whole-run amp stream, where nothing saves it);
+//               token_cls: dropout, classifier on every position.
+//   roberta:    seq_cls: RobertaClassificationHead (first token, dropout, dense, tanh, dropout, out_proj), no pooler;
+//               token_cls: as bert's. (xlm-roberta runs the same code.)
+//   distilbert: seq_cls: first token, pre_classifier, ReLU, dropout(seq_classif_dropout), classifier;
+//               token_cls: dropout(config.dropout), classifier.
+// modernbert's heads share its prediction head with the masked LM: engine/arch/encoders/modernbert.cpp.
+void bert_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId seq, TensorId labels,
+                   TensorId embedding_output);
+// roberta's head parameters are registered apart from its forward: XLMRobertaFor{Sequence,Token}Classification
+// assign the head before the base model in __init__ (RobertaFor... after it), so there they come first in module
+// order and model.to("cuda") moves them before the embeddings. token_cls: `first` is the classifier; seq_cls:
+// `first` classifier.dense, `second` classifier.out_proj.
+struct RobertaClsHead {
+  BertLinear first, second;
+};
+RobertaClsHead roberta_cls_params(GraphBuilder& b, const TransformerSpec& s);
+void roberta_cls_head(GraphBuilder& b, const TransformerSpec& s, const RobertaClsHead& w, TensorId seq,
+                      TensorId labels);
+void distilbert_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId seq, TensorId labels);
+
+}  // namespace memplan

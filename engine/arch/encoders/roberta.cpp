@@ -1,0 +1,80 @@
+// RobertaForMaskedLM (transformers 5.17 models/roberta/modeling_roberta.py; XLMRobertaForMaskedLM in
+// models/xlm_roberta runs the same code under other class names), training forward + masked-LM loss.
+//
+// The encoder is BERT's (bert_parts.h). What differs is RobertaEmbeddings.forward:
+//   - position ids come from the input ids (create_position_ids_from_input_ids): mask = ids.ne(pad).int(),
+//     (cumsum(mask, 1).type_as(mask) + past) * mask, .long() + pad: a chain of [B, S] integer tensors, each a
+//     kernel, where BERT slices its position_ids buffer [1, S];
+//   - token_type_ids: the all-zero buffer expanded to [B, max_positions] and gathered at the position ids, a
+//     fresh [B, S] int64 tensor (the token-type embedding saves it);
+//   - the position embeddings are [B, S, H] (one row per token, BERT's broadcast [1, S, H]), a local bound
+//     until the embeddings return, like inputs_embeds and token_type_embeddings;
+//   - registration order: word, token_type, LayerNorm, then position_embeddings (created after the buffers).
+// RobertaLMHead: lm_head.bias is the module's own parameter (listed before its children: dense, layer_norm;
+// decoder.weight is tied to the word embeddings and decoder.bias to lm_head.bias), gelu fixed (not
+// config.hidden_act).
+// RobertaForSequenceClassification / RobertaForTokenClassification (RunConfig::task): the same RobertaModel (no
+// pooler) and their own heads, engine/arch/encoders/heads_encoder.cpp.
+#include "engine/arch/encoders/bert_parts.h"
+
+namespace memplan {
+
+void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
+  const bool emb_train = !cfg.freeze_embeddings;
+  hf_construction_scalar(b);
+  // XLMRobertaFor{Sequence,Token}Classification register their head before the base model (bert_parts.h).
+  const bool head_first = cfg.task != Task::lm && s.model_type == "xlm-roberta";
+  RobertaClsHead head;
+  if (head_first) head = roberta_cls_params(b, s);
+  TensorId word = b.param("embeddings.word_embeddings.weight", {V, H}, emb_train);
+  TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
+  TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
+  TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
+  TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
+  TensorId ids = b.input({B, S}, DType::i64);
+  const TensorId labels = task_labels(b, ids);
+
+  // Every intermediate below is [B, S].
+  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, DType t) {
+    return b.generic_one(name, std::move(reads), {B, S}, t);
+  };
+  // create_position_ids_from_input_ids: `mask` is bound until the function returns; every other
+  // intermediate is a temporary of the expression it sits in.
+  TensorId mask = op1("to_int", {op1("ne", {ids}, DType::boolean)}, DType::i32);
+  b.hold(mask);
+  TensorId incremental = op1("type_as", {op1("cumsum", {mask}, DType::i64)}, DType::i32);
+  incremental = op1("add_scalar", {incremental}, DType::i32);  // + past_key_values_length (0): a new tensor
+  incremental = op1("mul", {incremental, mask}, DType::i32);
+  b.hold(incremental);
+  TensorId position_ids = op1("add_scalar", {op1("to_long", {incremental}, DType::i64)}, DType::i64);
+  b.drop(incremental);
+  b.drop(mask);
+  b.hold(position_ids);
+  TensorId type_ids = op1("gather", {position_ids}, DType::i64);
+
+  TensorId we = b.embedding(ids, word);
+  b.hold(we);  // inputs_embeds, token_type_embeddings and position_embeddings: locals until forward returns
+  TensorId te = b.embedding(type_ids, typew);
+  b.hold(te);
+  TensorId e = b.add(we, te);
+  TensorId pe = b.embedding(position_ids, posw);
+  b.hold(pe);
+  e = b.add(e, pe);
+  TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
+  for (TensorId t : {we, te, pe, position_ids}) b.drop(t);
+  h = bert_encoder(b, s, h);
+  if (cfg.task != Task::lm) {
+    if (!head_first) head = roberta_cls_params(b, s);
+    roberta_cls_head(b, s, head, h, labels);  // RobertaFor{Sequence,Token}Classification (heads_encoder.cpp)
+    return;
+  }
+  BertLinear dense = bert_linear(b, "lm_head.dense", H, H, emb_train);
+  TensorId ln_w = b.param("lm_head.layer_norm.weight", {H}, emb_train);
+  TensorId ln_b = b.param("lm_head.layer_norm.bias", {H}, emb_train);
+  TensorId dec_b = b.param("lm_head.bias", {V}, emb_train);
+  masked_lm_head_loss(b, h, {dense, ln_w, ln_b, word, dec_b}, ids);
+}
+
+}  // namespace memplan
