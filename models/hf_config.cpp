@@ -148,13 +148,13 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
   return s;
 }
 
-// deepseek_v2: models/hf_import_deepseek_v2.cpp.
+// deepseek_v2: models/hf/import_deepseek_v2.cpp.
 
 }  // namespace
 
 // BertConfig: vocab 30522, hidden 768, 12 layers, 12 heads, intermediate 3072, gelu, hidden/attention dropout
 // 0.1, max_position_embeddings 512, type_vocab_size 2, tie True (BertForMaskedLM decoder shares word embeddings).
-// RobertaConfig and XLMRobertaConfig have the same fields and defaults but the vocabulary (hf_import_roberta.cpp).
+// RobertaConfig and XLMRobertaConfig have the same fields and defaults but the vocabulary (import_roberta.cpp).
 TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab) {
   TransformerSpec s;
   s.family = TransformerSpec::Family::bert;

@@ -1,4 +1,4 @@
-// The typed config.json reader every HF importer uses (models/hf_config.cpp and models/hf_import_*.cpp), and
+// The typed config.json reader every HF importer uses (models/hf_config.cpp and models/hf/import_*.cpp), and
 // the per-family importers the dispatch in hf_config.cpp calls. Each importer applies transformers 5.17's class
 // defaults for absent keys and cites the configuration file it follows.
 #pragma once
@@ -139,10 +139,10 @@ struct DecoderDefaults {
 };
 TransformerSpec read_decoder_sizes(const ConfigReader& r, const DecoderDefaults& d);
 
-// Importers of the families added after the first six (one file each, models/hf_import_<family>.cpp). Each sets
+// Importers of the families added after the first six (one file each, models/hf/import_<family>.cpp). Each sets
 // family, model_type-specific fields and every memory-relevant key; hf_config.cpp sets model_type afterwards.
 TransformerSpec import_qwen3(const ConfigReader& r, const std::string& type);       // qwen3, qwen3_moe
-// The MoE keys Qwen3MoeConfig and Qwen2MoeConfig share (models/hf_import_qwen3.cpp): num_experts,
+// The MoE keys Qwen3MoeConfig and Qwen2MoeConfig share (models/hf/import_qwen3.cpp): num_experts,
 // num_experts_per_tok, moe_intermediate_size (with the class's defaults), norm_topk_prob, output_router_logits
 // (refused), decoder_sparse_step and mlp_only_layers, which decide s.moe_layers.
 struct QwenMoeDefaults {
@@ -163,7 +163,7 @@ TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text
 TransformerSpec import_phi3(const ConfigReader& r);
 // int(head_dim * factor) for a partial rotary embedding; refused unless a positive even number of dimensions
-// (models/hf_import_phi3.cpp; phi3, gpt_neox, phi, stablelm).
+// (models/hf/import_phi3.cpp; phi3, gpt_neox, phi, stablelm).
 int64_t rotary_dim_from_factor(const ConfigReader& r, const std::string& key, double factor, int64_t head_dim);
 // partial_rotary_factor from the rope dict (rope_scaling, else rope_parameters), else the top-level key, else
 // dflt; `key` receives the field it came from (phi, phi3, stablelm).
@@ -171,17 +171,17 @@ double partial_rotary_factor(const ConfigReader& r, double dflt, std::string& ke
 TransformerSpec import_phi(const ConfigReader& r);
 TransformerSpec import_stablelm(const ConfigReader& r);
 TransformerSpec import_cohere(const ConfigReader& r);
-TransformerSpec import_modernbert(const ConfigReader& r);  // models/hf_import_modernbert.cpp
+TransformerSpec import_modernbert(const ConfigReader& r);  // models/hf/import_modernbert.cpp
 TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
 TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_distilbert(const ConfigReader& r);
-TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf_import_deberta_v2.cpp
+TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp
 TransformerSpec import_glm4(const ConfigReader& r);
 TransformerSpec import_nemotron(const ConfigReader& r);
 // Refuses a rope dict (rope_scaling, else rope_parameters) whose rope_type changes more than inv_freq's values
-// (models/hf_import_glm4.cpp; glm4, nemotron).
+// (models/hf/import_glm4.cpp; glm4, nemotron).
 void check_rope_type(const ConfigReader& r, const char* family);
-// The attention keys glm4 and nemotron read alike (models/hf_import_glm4.cpp): a sliding_window key refused (no
+// The attention keys glm4 and nemotron read alike (models/hf/import_glm4.cpp): a sliding_window key refused (no
 // sliding-window attention), check_rope_type, then rotary_dim = int(head_dim * partial_rotary_factor), the factor
 // 0.5 unless the rope dict or the top-level key sets it. Reads s.head_dim.
 void read_partial_rope(const ConfigReader& r, const char* family, TransformerSpec& s);
@@ -193,12 +193,12 @@ TransformerSpec import_falcon(const ConfigReader& r);
 TransformerSpec import_bloom(const ConfigReader& r);
 // BertConfig's fields with its defaults but the vocabulary's (hf_config.cpp; bert, roberta, xlm-roberta).
 TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab);
-// config.problem_type into s.problem_type, refusing a name PreTrainedConfig rejects (models/hf_import_cls_heads.cpp;
+// config.problem_type into s.problem_type, refusing a name PreTrainedConfig rejects (models/hf/import_cls_heads.cpp;
 // the sequence-classification heads of bert, roberta, xlm-roberta, distilbert, modernbert).
 void read_problem_type(const ConfigReader& r, TransformerSpec& s);
 TransformerSpec import_gpt_neox(const ConfigReader& r);
 TransformerSpec import_starcoder2(const ConfigReader& r);
-// deepseek_v2 / deepseek_v3 (models/hf_import_deepseek_v2.cpp, _v3.cpp): the MLA + MoE keys both read, with
+// deepseek_v2 / deepseek_v3 (models/hf/import_deepseek_v2.cpp, _v3.cpp): the MLA + MoE keys both read, with
 // each class's defaults (0 = None where the class default is None).
 struct DeepseekDefaults {
   int64_t vocab, hidden, intermediate, layers, heads, max_positions, routed_experts, shared_experts,
@@ -210,12 +210,12 @@ TransformerSpec import_deepseek_v3(const ConfigReader& r);
 TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);
 TransformerSpec import_granite(const ConfigReader& r);
-TransformerSpec import_bart(const ConfigReader& r);  // models/hf_import_bart.cpp
-// The keys the decoder classification heads read (models/hf_import_cls_decoder.cpp; TransformerSpec's section
+TransformerSpec import_bart(const ConfigReader& r);  // models/hf/import_bart.cpp
+// The keys the decoder classification heads read (models/hf/import_cls_decoder.cpp; TransformerSpec's section
 // "seq_cls / token_cls heads of decoders"): pad_token_id, classifier_dropout / hidden_dropout,
 // token_classification_bias, problem_type. Called for llama, mistral, qwen2, qwen3 and gpt2.
 void read_decoder_cls_keys(const ConfigReader& r, TransformerSpec& s);
-// The encoder-decoder keys MBartConfig and WhisperConfig spell alike (models/hf_import_mbart.cpp), with a class's
+// The encoder-decoder keys MBartConfig and WhisperConfig spell alike (models/hf/import_mbart.cpp), with a class's
 // defaults: vocab_size, d_model, encoder_/decoder_ layers, attention_heads, ffn_dim, activation_function, dropout,
 // attention_dropout, activation_dropout, the layerdrops (refused above 0), scale_embedding, tie_word_embeddings.
 struct BartDefaults {

@@ -248,7 +248,7 @@ struct TransformerSpec {
   bool deberta_legacy_mlm_head = true;
   // [classification heads: RunConfig::task seq_cls / token_cls]
   // What ...ForSequenceClassification / ...ForTokenClassification read of the config beyond the base model's keys
-  // (decoders: engine/arch/decoders/heads_decoder.cpp, importer models/hf_import_cls_heads.cpp; encoders:
+  // (decoders: engine/arch/decoders/heads_decoder.cpp, importer models/hf/import_cls_heads.cpp; encoders:
   // engine/arch/encoders/heads_encoder.cpp and modernbert.cpp, read by each family's importer; deberta-v2 has its own).
   // config.pad_token_id is not None (decoders): the sequence head pools the last token that is not pad_token_id (the
   // value changes no allocation); without one transformers raises at batch size > 1, so the builder refuses that.

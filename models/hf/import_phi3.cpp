@@ -32,7 +32,7 @@ const json* rope_dict(const ConfigReader& r, std::string& key) {
 
 }  // namespace
 
-// Shared with hf_import_gpt_neox.cpp: int(head_dim * factor), refused unless it is a positive even number of
+// Shared with import_gpt_neox.cpp: int(head_dim * factor), refused unless it is a positive even number of
 // dimensions (the rotary cos / sin are cat(freqs, freqs) over dim / 2 frequencies).
 int64_t rotary_dim_from_factor(const ConfigReader& r, const std::string& key, double factor, int64_t head_dim) {
   if (!(factor > 0.0 && factor <= 1.0))

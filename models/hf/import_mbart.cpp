@@ -1,5 +1,5 @@
 // MBartConfig (transformers 5.17 models/mbart/configuration_mbart.py) and what MBartForConditionalGeneration reads
-// of it; read_bart_stacks is shared with WhisperConfig (models/hf_import_whisper.cpp), whose encoder-decoder keys
+// of it; read_bart_stacks is shared with WhisperConfig (models/hf/import_whisper.cpp), whose encoder-decoder keys
 // are spelt the same.
 //
 // MBart class defaults: vocab 50265, max_position_embeddings 1024, encoder / decoder: 12 layers, ffn 4096,
