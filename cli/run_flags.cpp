@@ -54,7 +54,7 @@ ModelSpec load_model_for(const RunFlags& f, std::istream& in) { return load_mode
 void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--model", f.model, kModelHelp);
   cmd.add_option("--batch-size", f.batch_size, "micro-batch size");
-  cmd.add_option("--seq-len", f.seq_len, "sequence length (language models; default 2048, BERT 512)");
+  cmd.add_option("--seq-len", f.seq_len, "sequence length (language models; default 2048, BERT 512, Whisper its 3000 log-mel frames)");
   cmd.add_option("--target-len", f.target_len, "encoder-decoders (T5): label length fed to the decoder (default: seq-len)");
   cmd.add_option("--image-size", f.image_size, "image size (vision models)");
   cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
@@ -174,7 +174,11 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   RunConfig c;
   c.batch_size = f.batch_size;
   if (m.kind == ModelSpec::Kind::transformer)
-    c.seq_len = f.seq_len != 0 ? f.seq_len : (m.transformer.family == TransformerSpec::Family::bert ? 512 : 2048);
+    // Whisper's encoder takes exactly 2 x max_source_positions log-mel frames (30 s of audio; 3000).
+    c.seq_len = f.seq_len != 0                          ? f.seq_len
+                : m.transformer.model_type == "whisper" ? 2 * m.transformer.max_source_positions
+                : m.transformer.family == TransformerSpec::Family::bert ? 512
+                                                                        : 2048;
   else
     c.seq_len = f.seq_len;
   c.image_size = f.image_size;

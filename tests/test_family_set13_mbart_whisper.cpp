@@ -5,6 +5,7 @@
 #include <functional>
 #include <string>
 
+#include "cli/run_flags.h"
 #include "engine/errors.h"
 #include "engine/estimate.h"
 #include "family_test_helpers.h"
@@ -184,4 +185,12 @@ TEST_CASE("mbart / whisper: measured H200 cases of family set 13", "[family][set
       },
       [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
   CHECK(checked.size() == 4);
+}
+
+TEST_CASE("whisper: --seq-len left out is its 2 x max_source_positions log-mel frames", "[family][set13][cli]") {
+  memplan::cli::RunFlags f;
+  // whisper-small's config: max_source_positions 1500 (WhisperConfig's default), so 3000 frames (30 s of audio)
+  CHECK(memplan::cli::run_config_from(f, memplan::load_model("whisper-small")).seq_len == 3000);
+  f.seq_len = 1500;  // asked for: kept, and the builder refuses it naming seq_len (transformers raises)
+  CHECK(memplan::cli::run_config_from(f, memplan::load_model("whisper-small")).seq_len == 1500);
 }
