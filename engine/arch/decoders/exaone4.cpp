@@ -104,7 +104,8 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
   // causal_mask_mapping: the full mask always, the sliding one when a layer slides; before the rotary embedding.
   const auto [mask, sliding_mask] = full_and_sliding_masks(b, s, true, any_sliding, b.dtype(h));
 
-  const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
+  const std::pair<TensorId, TensorId> cos_sin = rotary_cos_sin(b, P, S, hd, b.dtype(h));
+  const TensorId cos = cos_sin.first, sin = cos_sin.second;  // named, not a structured binding: clang 14 cannot capture those
   b.hold(inputs_embeds);
   b.hold(cos);
   b.hold(sin);

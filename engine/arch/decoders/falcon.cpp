@@ -276,7 +276,8 @@ void build_falcon(GraphBuilder& b, const TransformerSpec& s) {
   }
   if (cfg.attn == AttnImpl::eager) mask = b.generic_one("where", {mask}, {B, 1, S, kv}, b.dtype(h));
   b.hold(mask);
-  const auto [cos, sin] = rotary_cos_sin(b, P, S, s.head_dim, b.dtype(h));
+  const std::pair<TensorId, TensorId> cos_sin = rotary_cos_sin(b, P, S, s.head_dim, b.dtype(h));
+  const TensorId cos = cos_sin.first, sin = cos_sin.second;  // named, not a structured binding: clang 14 cannot capture those
   b.hold(inputs_embeds);  // bound until the model's forward returns, as are the mask and cos / sin
   b.hold(cos);
   b.hold(sin);

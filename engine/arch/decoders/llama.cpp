@@ -358,7 +358,8 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     if (m != kNoTensor) b.hold(m);  // causal_mask(_mapping) lives until LlamaModel.forward returns
 
   // LlamaRotaryEmbedding (llama_parts.h): fp32 locals, then cos / sin in the hidden dtype.
-  const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
+  const std::pair<TensorId, TensorId> cos_sin = rotary_cos_sin(b, P, S, hd, b.dtype(h));
+  const TensorId cos = cos_sin.first, sin = cos_sin.second;  // named, not a structured binding: clang 14 cannot capture those
   // LlamaModel.forward keeps inputs_embeds and position_embeddings bound until it returns (after the norm).
   b.hold(inputs_embeds);
   b.hold(cos);

@@ -97,7 +97,8 @@ void build_olmo2(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId inputs_embeds = h;
   // create_causal_mask (held), before the rotary embedding: the full mask of full_and_sliding_masks.
   const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(h)).full;
-  const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, DType::f32);
+  const std::pair<TensorId, TensorId> cos_sin = rotary_cos_sin(b, P, S, hd, DType::f32);
+  const TensorId cos = cos_sin.first, sin = cos_sin.second;  // named, not a structured binding: clang 14 cannot capture those
   b.hold(inputs_embeds);
   b.hold(cos);
   b.hold(sin);

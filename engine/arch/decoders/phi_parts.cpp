@@ -209,7 +209,8 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
   const TensorId inputs_embeds = h;
 
   h = b.dropout(h, s.embd_dropout);  // gpt_neox emb_dropout, starcoder2 embedding_dropout (phi3: 0)
-  const auto [cos, sin] = rotary_cos_sin(b, P, S, rot, b.dtype(h));
+  const std::pair<TensorId, TensorId> cos_sin = rotary_cos_sin(b, P, S, rot, b.dtype(h));
+  const TensorId cos = cos_sin.first, sin = cos_sin.second;  // named, not a structured binding: clang 14 cannot capture those
   ctx.cos = cos;
   ctx.sin = sin;
   b.hold(inputs_embeds);  // bound until the model's forward returns, as are cos / sin

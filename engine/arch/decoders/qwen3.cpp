@@ -104,7 +104,8 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
   const bool want_full = s.model_type != "qwen3_moe" || !any_sliding;
   const auto [mask, sliding_mask] = full_and_sliding_masks(b, s, want_full, any_sliding, b.dtype(h));
 
-  const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
+  const std::pair<TensorId, TensorId> cos_sin = rotary_cos_sin(b, P, S, hd, b.dtype(h));
+  const TensorId cos = cos_sin.first, sin = cos_sin.second;  // named, not a structured binding: clang 14 cannot capture those
   b.hold(inputs_embeds);
   b.hold(cos);
   b.hold(sin);

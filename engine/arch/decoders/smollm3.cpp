@@ -91,7 +91,8 @@ void build_smollm3(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId m : {mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);  // causal_mask_mapping lives until SmolLM3Model.forward returns
 
-  const auto [cos, sin] = rotary_cos_sin(b, P, S, hd, b.dtype(h));
+  const std::pair<TensorId, TensorId> cos_sin = rotary_cos_sin(b, P, S, hd, b.dtype(h));
+  const TensorId cos = cos_sin.first, sin = cos_sin.second;  // named, not a structured binding: clang 14 cannot capture those
   b.hold(inputs_embeds);  // bound until the model's forward returns, as are the position embeddings
   b.hold(cos);
   b.hold(sin);
