@@ -221,6 +221,7 @@ void read_decoder_cls_keys(const ConfigReader& r, TransformerSpec& s);
 struct BartDefaults {
   int64_t vocab, d_model, layers, heads, ffn;
   double dropout;
+  bool gelu_new = false;  // activation_function "gelu_new" accepted (BART's builder replays it; measured: no)
 };
 void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefaults& d);
 TransformerSpec import_mbart(const ConfigReader& r);

@@ -1,6 +1,6 @@
 // MBartConfig (transformers 5.17 models/mbart/configuration_mbart.py) and what MBartForConditionalGeneration reads
-// of it; read_bart_stacks is shared with WhisperConfig (models/hf/import_whisper.cpp), whose encoder-decoder keys
-// are spelt the same.
+// of it; read_bart_stacks is shared with BartConfig and WhisperConfig (models/hf/import_bart.cpp,
+// import_whisper.cpp), whose encoder-decoder keys are spelt the same.
 //
 // MBart class defaults: vocab 50265, max_position_embeddings 1024, encoder / decoder: 12 layers, ffn 4096,
 // 16 heads; d_model 1024, activation "gelu", dropout 0.1, attention_dropout 0, activation_dropout 0,
@@ -30,9 +30,10 @@ void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefau
   s.intermediate_size = r.positive({"encoder_ffn_dim"}, d.ffn);
   s.decoder_intermediate_size = r.positive({"decoder_ffn_dim"}, d.ffn);
   s.hidden_act = r.string({"activation_function"}, "gelu");
-  if (!is_single_kernel_activation(s.hidden_act) && s.hidden_act != "relu")
+  if (!is_single_kernel_activation(s.hidden_act) && s.hidden_act != "relu" && !(d.gelu_new && s.hidden_act == "gelu_new"))
     throw InputError(r.name("activation_function"), "\"" + s.hidden_act + "\"",
-                     "is not modelled (relu, gelu, gelu_pytorch_tanh, silu)");
+                     d.gelu_new ? "is not modelled (relu, gelu, gelu_new, gelu_pytorch_tanh, silu)"
+                                : "is not modelled (relu, gelu, gelu_pytorch_tanh, silu)");
   s.resid_dropout = r.probability({"dropout"}, d.dropout);
   s.embd_dropout = s.resid_dropout;
   s.attn_dropout = r.probability({"attention_dropout"}, 0.0);
