@@ -118,25 +118,19 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const ApertusLayer
 
 TensorId apertus_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
   const ApertusLayer w = layer_params(b, s, "layers." + std::to_string(i) + ".", !layer_frozen(b.config(), i));
-  TensorId n1 = rms_norm(b, h, w.in_norm);
-  b.hold(n1);  // bound to hidden_states until self_attn returns
-  TensorId attn_weights = kNoTensor;
-  TensorId a = attention(b, s, w, n1, c, attn_weights);
-  b.drop(n1);
-  TensorId h1 = b.add(h, a);
-  TensorId n2 = rms_norm(b, h1, w.post_norm);
-  b.hold(n2);  // bound to hidden_states until the MLP returns
-  TensorId u = b.linear(n2, w.up);
-  b.hold(u);  // act_fn's argument until it returns (without autograd nothing else keeps it through torch.where)
-  TensorId act = s.hidden_act == "xielu" ? xielu(b, w, u) : activation(b, s.hidden_act, u);
-  b.drop(u);
-  b.hold(act);  // down_proj's argument until it returns (under amp the fp32 result outlives the bf16 cast)
-  TensorId m = b.linear(act, w.down);
-  b.drop(act);
-  b.drop(n2);
-  TensorId out = b.add(h1, m);
-  if (attn_weights != kNoTensor) b.drop(attn_weights);
-  return out;
+  return llama_residual_blocks(
+      b, h, w.in_norm, w.post_norm,
+      [&](TensorId x, TensorId& weights) { return attention(b, s, w, x, c, weights); },
+      [&](TensorId n2) {
+        TensorId u = b.linear(n2, w.up);
+        b.hold(u);  // act_fn's argument until it returns (without autograd nothing else keeps it through torch.where)
+        TensorId act = s.hidden_act == "xielu" ? xielu(b, w, u) : activation(b, s.hidden_act, u);
+        b.drop(u);
+        b.hold(act);  // down_proj's argument until it returns (under amp the fp32 result outlives the bf16 cast)
+        TensorId m = b.linear(act, w.down);
+        b.drop(act);
+        return m;
+      });
 }
 
 }  // namespace

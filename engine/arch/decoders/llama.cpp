@@ -225,23 +225,31 @@ TensorId llama_decoder_layer(GraphBuilder& b, const TransformerSpec& s, int64_t 
   b.begin_layer("layers." + std::to_string(i), layer_checkpointed(b.config(), i));
   const TensorId layer_in = h;
   b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
-  TensorId n1 = rms_norm(b, h, w.in_norm);
+  const FfnParams& f = d.ffn;
+  h = llama_residual_blocks(b, h, w.in_norm, w.post_norm, attention, [&](TensorId n2) {
+    return s.num_experts > 0 ? moe_grouped_mm(b, s, f, n2)
+                             : swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
+  });
+  if (layer_in != inputs_embeds) b.drop(layer_in);
+  b.end_layer();
+  return h;
+}
+
+TensorId llama_residual_blocks(GraphBuilder& b, TensorId h, TensorId in_norm, TensorId post_norm,
+                               const LlamaAttentionFn& attention, const LlamaMlpFn& mlp) {
+  TensorId n1 = rms_norm(b, h, in_norm);
   b.hold(n1);  // bound to hidden_states until self_attn returns
   TensorId attn_weights = kNoTensor;
   TensorId a = attention(n1, attn_weights);
   b.drop(n1);
   TensorId h1 = b.add(h, a);
-  TensorId n2 = rms_norm(b, h1, w.post_norm);
-  b.hold(n2);
-  const FfnParams& f = d.ffn;
-  TensorId m = s.num_experts > 0 ? moe_grouped_mm(b, s, f, n2)
-                                 : swiglu_mlp(b, n2, f.gate, f.up, f.down, f.gate_b, f.up_b, f.down_b);
+  TensorId n2 = rms_norm(b, h1, post_norm);
+  b.hold(n2);  // bound to hidden_states until the MLP returns
+  TensorId m = mlp(n2);
   b.drop(n2);
-  h = b.add(h1, m);
+  TensorId out = b.add(h1, m);
   if (attn_weights != kNoTensor) b.drop(attn_weights);
-  if (layer_in != inputs_embeds) b.drop(layer_in);
-  b.end_layer();
-  return h;
+  return out;
 }
 
 // transformers 5.17 MixtralSparseMoeBlock with its default experts_implementation "grouped_mm"

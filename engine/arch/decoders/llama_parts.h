@@ -154,6 +154,13 @@ TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe
 using LlamaAttentionFn = std::function<TensorId(TensorId x, TensorId& weights)>;
 TensorId llama_decoder_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, const LlamaDecoderParams& d,
                              TensorId h, TensorId inputs_embeds, const LlamaAttentionFn& attention);
+// The statements of LlamaDecoderLayer.forward between the layer's bookkeeping, shared by the modeling files that
+// copy them (llama_decoder_layer, hunyuan_v1_dense, apertus): input_layernorm (RMSNorm `in_norm`, its output bound
+// until `attention` returns), the residual add, post_attention_layernorm (`post_norm`, bound until `mlp` returns),
+// `mlp` on it, the residual add; eager attention's weights (bound to `_`) die as the layer returns.
+using LlamaMlpFn = std::function<TensorId(TensorId x)>;
+TensorId llama_residual_blocks(GraphBuilder& b, TensorId h, TensorId in_norm, TensorId post_norm,
+                               const LlamaAttentionFn& attention, const LlamaMlpFn& mlp);
 
 // MixtralSparseMoeBlock with transformers 5.17's default experts implementation grouped_mm (llama.cpp); generate()'s
 // decode steps run batched_mm instead (deepseek_parts.h experts_grouped_mm dispatches to it).
