@@ -96,14 +96,20 @@ void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId 
 // The classification heads of decoder-only models (engine/arch/decoders/heads_decoder.cpp), in place of the CausalLM head
 // when cfg.task is seq_cls or token_cls: "score.weight" [num_labels, H] (and "score.bias" for token_cls with
 // s.token_cls_bias), the head's forward over the last hidden state `hidden`, its loss against `labels` (made by
-// decoder_cls_labels when kNoTensor), the autocast cache cleared, the loss set. transformers 5.17
+// task_labels when kNoTensor), the autocast cache cleared, the loss set. transformers 5.17
 // GenericForSequenceClassification / GenericForTokenClassification and GPT2ForSequenceClassification; refuses
 // (InputError) seq_cls without s.has_pad_token_id at batch size > 1, regression and multi-label problem types.
 // causal_lm_tail calls it; a builder that does not end in causal_lm_tail (gpt2) calls it itself.
 void decoder_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId ids,
                       TensorId labels = kNoTensor);
-// The head's labels, a batch input made after the input ids: [B] int64 (seq_cls) or [B, S] int64 (token_cls).
-TensorId decoder_cls_labels(GraphBuilder& b);
+// The labels a head's loss reads: `ids` itself for Task::lm (the masked-LM heads score the inputs; the causal heads
+// their shifted copy), else a fresh int64 input, [B] for seq_cls or [B, S] for token_cls, made right after the input
+// ids (a training batch: the ids, then the labels; inputs are allocated in creation order at the step's start).
+TensorId task_labels(GraphBuilder& b, TensorId ids);
+// Refuses (InputError naming config.problem_type or num_labels) a sequence-classification loss other than cross
+// entropy: problem_type "regression" (MSELoss; also what num_labels == 1 picks when problem_type is None) or
+// "multi_label_classification" (BCEWithLogitsLoss over float labels). Neither was measured. No-op for other tasks.
+void check_cls_loss(const GraphBuilder& b, const TransformerSpec& s);
 // LlamaRMSNorm as written in Python: x.to(f32), pow(2).mean(-1), x * rsqrt(var + eps), weight * x.to(input dtype),
 // one kernel per step. Shared by llama.cpp and native graphs' rms_norm, and by the modeling files that copy it
 // (Qwen3RMSNorm, Exaone4RMSNorm). `held_input`: the caller's frame binds x (the call's argument) until the norm

@@ -69,6 +69,29 @@ void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId 
   causal_lm_training_head(b, hidden, head, ids, bias, logits_op);
 }
 
+TensorId task_labels(GraphBuilder& b, TensorId ids) {
+  const auto& cfg = b.config();
+  switch (cfg.task) {
+    case Task::seq_cls: return b.input({cfg.batch_size}, DType::i64);
+    case Task::token_cls: return b.input({cfg.batch_size, cfg.seq_len}, DType::i64);
+    case Task::lm: break;
+  }
+  return ids;
+}
+
+void check_cls_loss(const GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  if (cfg.task != Task::seq_cls) return;
+  if (s.problem_type == "regression" || s.problem_type == "multi_label_classification")
+    throw InputError("config.problem_type", "\"" + s.problem_type + "\"",
+                     "is not modelled (MSELoss / BCEWithLogitsLoss over float labels, not measured); cross entropy "
+                     "(single_label_classification) is");
+  if (s.problem_type.empty() && cfg.num_labels == 1)
+    throw InputError("num_labels", "1",
+                     "makes ...ForSequenceClassification a regression (MSELoss over float labels), which is not "
+                     "modelled; num_labels >= 2 (cross entropy) is");
+}
+
 TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
   auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
     return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];

@@ -102,7 +102,7 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
   TensorId wpe = b.param("wpe.weight", {s.max_position_embeddings, H}, !emb_frozen);
   TensorId ids = b.input({B, S}, DType::i64);
   // GPT2ForSequenceClassification: the labels come with the batch, after the ids (heads_decoder.cpp).
-  const TensorId labels = cfg.task != Task::lm ? decoder_cls_labels(b) : kNoTensor;
+  const TensorId labels = task_labels(b, kNoTensor);
 
   TensorId tok = b.embedding(ids, wte);
   b.hold(tok);  // inputs_embeds lives until GPT2Model.forward returns

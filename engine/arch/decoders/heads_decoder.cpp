@@ -20,29 +20,14 @@
 
 namespace memplan {
 
-TensorId decoder_cls_labels(GraphBuilder& b) {
-  const auto& cfg = b.config();
-  if (cfg.task == Task::token_cls) return b.input({cfg.batch_size, cfg.seq_len}, DType::i64);
-  return b.input({cfg.batch_size}, DType::i64);
-}
-
 namespace {
 
-// The refusals of what the sequence head would do that is not modelled (or raises in transformers).
+// What the sequence head raises in transformers (the losses not modelled: check_cls_loss).
 void check_seq_cls(const TransformerSpec& s, const RunConfig& cfg) {
   if (!s.has_pad_token_id && cfg.batch_size != 1)
     throw InputError("config.pad_token_id", "None",
                      "the sequence classification head raises at batch size > 1 without a padding token "
                      "(\"Cannot handle batch sizes > 1 if no padding token is defined.\"); set pad_token_id");
-  if (s.problem_type == "regression" || (s.problem_type.empty() && cfg.num_labels == 1))
-    throw InputError(s.problem_type.empty() ? "num_labels" : "config.problem_type",
-                     s.problem_type.empty() ? "1" : "\"regression\"",
-                     "regression (MSELoss) is not modelled for the sequence classification head; "
-                     "single-label classification (num_labels > 1) is");
-  if (s.problem_type == "multi_label_classification")
-    throw InputError("config.problem_type", "\"multi_label_classification\"",
-                     "BCEWithLogitsLoss is not modelled for the sequence classification head; "
-                     "single-label classification is");
 }
 
 }  // namespace
@@ -52,11 +37,12 @@ void decoder_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden
   if (!b.training()) throw InputError("task", std::string(task_name(cfg.task)), "is modelled for training only");
   const bool seq = cfg.task == Task::seq_cls;
   if (seq) check_seq_cls(s, cfg);
+  check_cls_loss(b, s);
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, NL = cfg.num_labels;
   // nn.Linear(hidden, num_labels): registered after the base model (the head's only parameters).
   const TensorId w = b.param("score.weight", {NL, H});
   const TensorId bias = !seq && s.token_cls_bias ? b.param("score.bias", {NL}) : kNoTensor;
-  if (labels == kNoTensor) labels = decoder_cls_labels(b);
+  if (labels == kNoTensor) labels = task_labels(b, kNoTensor);
   b.hold(hidden);  // outputs.last_hidden_state until the forward returns
   if (!seq) {
     const TensorId x = b.dropout(hidden, s.token_cls_dropout);

@@ -44,14 +44,7 @@ struct MaskedLmHead {
 void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, TensorId ids);
 
 // ---- classification heads (engine/arch/encoders/heads_encoder.cpp): RunConfig::task seq_cls / token_cls on the encoders.
-// The labels the loss reads: `ids` itself for Task::lm (the masked-LM heads score the inputs), else a fresh int64
-// input, [B] for seq_cls or [B, S] for token_cls, made right after the input ids (a training batch: the ids, then
-// the labels; inputs are allocated in creation order at the step's start).
-TensorId task_labels(GraphBuilder& b, TensorId ids);
-// Refuses (InputError naming problem_type or num_labels) a sequence-classification loss other than cross entropy:
-// problem_type "regression" (MSELoss; also what num_labels == 1 picks when problem_type is None) or
-// "multi_label_classification" (BCEWithLogitsLoss over float labels). Neither was measured.
-void check_cls_loss(const GraphBuilder& b, const TransformerSpec& s);
+// task_labels and check_cls_loss: engine/arch/builders.h (shared with the decoders' heads).
 // The end of every ...For{Sequence,Token}Classification forward once `logits` exists: CrossEntropyLoss over
 // logits.view(-1, num_labels) and labels.view(-1) (log_softmax in the logits' dtype, nll_loss in fp32 under
 // autocast), the logits held by the output until the forward returns, then `outputs` (tensors the caller held:

@@ -32,29 +32,6 @@ void token_cls_head(GraphBuilder& b, TensorId seq, TensorId labels, double p, co
 }
 }  // namespace
 
-TensorId task_labels(GraphBuilder& b, TensorId ids) {
-  const auto& cfg = b.config();
-  switch (cfg.task) {
-    case Task::seq_cls: return b.input({cfg.batch_size}, DType::i64);
-    case Task::token_cls: return b.input({cfg.batch_size, cfg.seq_len}, DType::i64);
-    case Task::lm: break;
-  }
-  return ids;
-}
-
-void check_cls_loss(const GraphBuilder& b, const TransformerSpec& s) {
-  const auto& cfg = b.config();
-  if (cfg.task != Task::seq_cls) return;
-  if (s.problem_type == "regression" || s.problem_type == "multi_label_classification")
-    throw InputError("problem_type", s.problem_type,
-                     "is not modelled (MSELoss / BCEWithLogitsLoss over float labels, not measured); cross entropy "
-                     "(single_label_classification) is");
-  if (s.problem_type.empty() && cfg.num_labels == 1)
-    throw InputError("num_labels", "1",
-                     "makes ...ForSequenceClassification a regression (MSELoss over float labels), which is not "
-                     "modelled; num_labels >= 2 (cross entropy) is");
-}
-
 void cls_loss(GraphBuilder& b, TensorId logits, TensorId labels, std::initializer_list<TensorId> outputs) {
   const int64_t rows = b.numel(labels), nl = b.config().num_labels;
   b.mark_model_end();
