@@ -39,9 +39,13 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "granite", "phi", "stablelm", "cohere", "qwen2_moe", "opt", "roberta", "xlm-roberta", "gptj", "falcon",
             "smollm3", "distilbert", "gpt_bigcode", "olmoe", "bloom", "glm4", "nemotron", "olmo",
             "modernbert", "deberta-v2", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "bart", "mbart",
-            "whisper", "llama4_text", "granitemoeshared", "hunyuan_v1_dense", "apertus")
-MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2")
-SEQ2SEQ_TYPES = ("t5", "bart", "mbart")  # AutoModelForSeq2SeqLM, token ids in, labels of target_len
+            "whisper", "llama4_text", "granitemoeshared", "hunyuan_v1_dense", "apertus", "marian", "pegasus",
+            "m2m_100", "mt5", "umt5", "camembert", "electra", "cohere2", "glm4_moe", "gpt_neo", "vit")
+MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
+                   "electra")
+SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
+                 "umt5")  # AutoModelForSeq2SeqLM, token ids in, labels of target_len
+IMAGE_CLS_TYPES = ("vit",)  # AutoModelForImageClassification: pixel_values [B, 3, image_size, image_size] in
 SPEECH_TYPES = ("whisper",)  # AutoModelForSpeechSeq2Seq: input_features [B, num_mel_bins, seq_len] in, labels out
 TASKS = ("seq_cls", "token_cls")  # case["task"]: AutoModelFor{Sequence,Token}Classification, case["num_labels"]
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
@@ -136,7 +140,7 @@ def _decoder_layers(model):
 
 def build_model(case, device="cuda"):
     """Builds the model on `device` (the GPU for every measured case) with random weights. Returns (model, kind) with
-    kind 'causal_lm'|'masked_lm'|'vision'."""
+    kind 'causal_lm'|'masked_lm'|'seq2seq'|'speech_seq2seq'|'seq_cls'|'token_cls'|'image_cls'|'vision'."""
     import torch
     m = case["model"]
     dtype = _dtype_of(case["precision"])
@@ -161,6 +165,9 @@ def build_model(case, device="cuda"):
                         else transformers.AutoModelForTokenClassification)
                 model = auto.from_config(cfg, attn_implementation=attn)
                 kind = task
+            elif mt in IMAGE_CLS_TYPES:
+                model = transformers.AutoModelForImageClassification.from_config(cfg, attn_implementation=attn)
+                kind = "image_cls"
             elif mt in SPEECH_TYPES:
                 model = transformers.AutoModelForSpeechSeq2Seq.from_config(cfg, attn_implementation=attn)
                 kind = "speech_seq2seq"
@@ -366,6 +373,12 @@ def _probe_forward(case, model, kind):
         with ac:
             F.cross_entropy(model(x), torch.zeros(B, dtype=torch.long, device="cuda"))
         return
+    if kind == "image_cls":
+        S = int(model.config.image_size)
+        x = torch.randn(B, 3, S, S, device="cuda", dtype=_dtype_of(case["precision"]))
+        with ac:
+            model(pixel_values=x, labels=torch.zeros(B, dtype=torch.long, device="cuda"))
+        return
     if kind == "speech_seq2seq":
         feats = torch.randn(B, int(model.config.num_mel_bins), int(case["seq_len"]), device="cuda",
                             dtype=_dtype_of(case["precision"]))
@@ -389,33 +402,28 @@ def _probe_forward(case, model, kind):
             model(input_ids=ids, use_cache=True, logits_to_keep=1)
 
 
-def _train(case, model, kind, measured, observed, spy):
+def train_batch_fns(case, model, kind):
+    """(make_batch, fwd_loss) of one training micro-batch as every measuring script draws it: make_batch() -> (x, y)
+    on the GPU (token ids, or images / log-mel features in the model's dtype: fp32 under amp; labels by kind),
+    fwd_loss(x, y) -> the loss / grad_accum_steps (called inside autocast by the caller)."""
     import torch
     import torch.nn.functional as F
-    alloc = torch.cuda.memory_allocated
-    peak = torch.cuda.max_memory_allocated
-    reset = _reset_peaks
-    sync = torch.cuda.synchronize
-
     B = int(case["batch_size"])
     G = int(case.get("grad_accum_steps", 1) or 1)
-    precision = case["precision"]
-    ac_dtype = _autocast_dtype(precision)
-    mdtype = _dtype_of(precision)
-    params = [p for p in model.parameters() if p.requires_grad]
-    observed["trainable_params"] = sum(p.numel() for p in params)
-    opt = make_optimizer(params, case)
-    scaler = torch.amp.GradScaler("cuda") if precision == "amp_fp16" else None
+    mdtype = _dtype_of(case["precision"])
     if kind == "vision":
         S = int(case.get("image_size", 224))
         ncls = int(case.get("num_classes", 1000))
+    elif kind == "image_cls":  # transformers image classifiers: the config's image size and label count
+        S = int(model.config.image_size)
+        ncls = int(model.config.num_labels)
     else:
         L = int(case["seq_len"])
         V = int(model.config.vocab_size)
         T = int(case.get("target_len") or L)
 
     def make_batch():
-        if kind == "vision":
+        if kind in ("vision", "image_cls"):
             x = torch.randn(B, 3, S, S, device="cuda", dtype=mdtype)
             y = torch.randint(0, ncls, (B,), device="cuda")
             return x, y
@@ -434,9 +442,30 @@ def _train(case, model, kind, measured, observed, spy):
     def fwd_loss(x, y):
         if kind == "vision":
             return F.cross_entropy(model(x), y) / G
+        if kind == "image_cls":
+            return model(pixel_values=x, labels=y).loss / G
         if kind == "speech_seq2seq":
             return model(input_features=x, labels=y).loss / G
         return model(input_ids=x, labels=y).loss / G
+
+    return make_batch, fwd_loss
+
+
+def _train(case, model, kind, measured, observed, spy):
+    import torch
+    alloc = torch.cuda.memory_allocated
+    peak = torch.cuda.max_memory_allocated
+    reset = _reset_peaks
+    sync = torch.cuda.synchronize
+
+    G = int(case.get("grad_accum_steps", 1) or 1)
+    precision = case["precision"]
+    ac_dtype = _autocast_dtype(precision)
+    params = [p for p in model.parameters() if p.requires_grad]
+    observed["trainable_params"] = sum(p.numel() for p in params)
+    opt = make_optimizer(params, case)
+    scaler = torch.amp.GradScaler("cuda") if precision == "amp_fp16" else None
+    make_batch, fwd_loss = train_batch_fns(case, model, kind)
 
     steps, times = [], []
     for step in range(STEPS):

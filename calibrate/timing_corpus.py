@@ -32,41 +32,25 @@ def train_step_fn(case, model, kind):
     """One training step as harness.py runs it (see the module doc), as a closure; the optimizer is made here."""
     import contextlib
     import torch
-    import torch.nn.functional as F
-    B = int(case["batch_size"])
     G = int(case.get("grad_accum_steps", 1) or 1)
     precision = case["precision"]
     ac_dtype = harness._autocast_dtype(precision)
-    mdtype = harness._dtype_of(precision)
     params = [p for p in model.parameters() if p.requires_grad]
     opt = harness.make_optimizer(params, case)
     scaler = torch.amp.GradScaler("cuda") if precision == "amp_fp16" else None
     ac = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
-    if kind == "vision":
-        S = int(case.get("image_size", 224))
-        ncls = int(case.get("num_classes", 1000))
-    else:
-        L = int(case["seq_len"])
-        V = int(model.config.vocab_size)
-        T = int(case.get("target_len") or L)  # seq2seq (T5): labels of the target length, as harness.py draws
+    make_batch, fwd_loss = harness.train_batch_fns(case, model, kind)
 
     def step():
         for _ in range(G):
-            if kind == "vision":
-                x = torch.randn(B, 3, S, S, device="cuda", dtype=mdtype)
-                y = torch.randint(0, ncls, (B,), device="cuda")
-                with ac():
-                    loss = F.cross_entropy(model(x), y) / G
-            else:
-                x = torch.randint(0, V, (B, L), device="cuda")
-                y = torch.randint(0, V, (B, T), device="cuda") if kind == "seq2seq" else x
-                with ac():
-                    loss = model(input_ids=x, labels=y).loss / G
+            x, y = make_batch()
+            with ac():
+                loss = fwd_loss(x, y)
             if scaler is not None:
                 scaler.scale(loss).backward()
             else:
                 loss.backward()
-            del loss, x
+            del loss, x, y
         if scaler is not None:
             scaler.step(opt)
             scaler.update()
