@@ -89,6 +89,7 @@ struct Op {
   bool has_backward = false;
   bool optional_workspaces = false;  // fwd_temp_bytes / then_temp_bytes may be skipped under pressure (cuDNN)
   bool dropout = false;  // SDPA ops: dropout_p > 0 while training (the kernel draws the mask: step-time model)
+  bool causal = false;   // SDPA ops: is_causal (the kernel skips the masked half of the scores: step-time model)
   int32_t conv = -1;                 // conv ops: index into Graph::convs (the arguments shapes do not carry)
 };
 static_assert(sizeof(Op) <= 248, "Op's size is a page-fault budget (see the lists' capacities)");

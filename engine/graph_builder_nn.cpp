@@ -258,7 +258,6 @@ TensorId GraphBuilder::sdpa_masked_inference(TensorId q, TensorId k, TensorId v,
 }
 
 TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal, TensorId bool_mask) {
-  (void)causal;
   v = autocast_low(v);  // autocast casts the arguments last to first (whole-run stream: k's cast before q's)
   k = autocast_low(k);
   q = autocast_low(q);
@@ -294,6 +293,7 @@ TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p
   Op& op = emit(fused_low ? "sdpa_flash" : "sdpa_efficient", reads);
   op.outs = outs;
   op.dropout = dropout_p > 0 && training();
+  op.causal = causal;
   if (fused_low) op.fwd_temp_bytes = {256};
   finish_outs(op);
   op.saved = {q, k, v, out};

@@ -6,10 +6,8 @@
 namespace memplan::timing {
 
 TimeContext time_context(const ModelSpec& spec) {
-  TimeContext t;
-  t.causal_attention = spec.kind == ModelSpec::Kind::transformer &&
-                       spec.transformer.family != TransformerSpec::Family::bert;
-  return t;
+  (void)spec;
+  return TimeContext{};
 }
 
 std::vector<Timeline> case_timelines(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {

@@ -582,6 +582,7 @@ double broadcast_grad_reductions_s(const Graph& g, const Op& op, const TensorInf
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
 // and the graph is a training graph.
 OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& r, bool training) {
+  (void)ctx;
   OpCost c;
   const Op& op = g.ops[i];
   const std::string& name = g.name_of(op.name);
@@ -665,6 +666,25 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     return c;
   }
+  // torch.bmm of a batched weight and its rows (Llama 4's experts: weight [E, K, N] first, rows [E, M, K], out
+  // [E, M, N]): E GEMMs of (M, N, K) at the dense table's rate, its backward the rows' gradient (M, K, N) and the
+  // weight's (K, N, M) each E times. Costed by bytes it read 40 % low on step-time set 20's Llama-4-Scout row (the
+  // profile: the expert GEMMs ran 165 ms of the 300). Other ranks (a decode step's per-row bmm) stay memory-bound.
+  if (name == "bmm" && rank(0) == 3 && rank(1) == 3 && out.shape.size() == 3) {
+    const TensorInfo& w = T(op.reads[0]);
+    const TensorInfo& x = T(op.reads[1]);
+    const double E = static_cast<double>(out.shape[0]), M = static_cast<double>(out.shape[1]);
+    const double N = static_cast<double>(out.shape[2]), K = static_cast<double>(x.shape[2]);
+    const double floor_s = (in_bytes + out_bytes) / elementwise_bw(r, out.dtype);
+    c.fwd[kGemm] = std::max(E * gemm_s(r, out.dtype, M, N, K), floor_s);
+    if (bwd) {
+      const bool gx = x.requires_grad, gw = w.requires_grad || w.trainable;
+      if (gx) c.bwd[kGemm] += std::max(E * gemm_s(r, out.dtype, M, K, N), floor_s);
+      if (gw) c.bwd[kGemm] += std::max(E * gemm_s(r, out.dtype, K, N, M), floor_s);
+      c.bwd[kKernels] = std::max(1.0, fresh_grads);
+    }
+    return c;
+  }
   // torch._grouped_mm (transformers' experts: the experts' weight [E, N, K], gpt_oss [E, K, N], the routed rows
   // [R, K], the offsets): 2 R K N FLOPs at the measured grouped rate of its shape (grouped_mm_flops_per_s); its
   // backward a grad input when the rows need one and a grad weight when the experts train, each 2 R K N at the
@@ -718,7 +738,9 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     // sliding-window layers at s4096 ran 2.9x the is_causal kernel's time): the full square's FLOPs at the masked
     // rows' rate, else (a dtype they lack) at the unmasked non-causal rate.
     const bool masked = op.reads.size() >= 4;
-    const bool causal = ctx.causal_attention && sq > 1 && !masked;
+    // is_causal as the builder passed it (an encoder's and a cross-attention's are not: BART / Whisper encoders
+    // were costed at half their FLOPs when the whole model's flag decided; step-time set 20's Whisper fp32 row)
+    const bool causal = op.causal && sq > 1 && !masked;
     const double flops = 4 * B * H * sq * sk * d * (causal && sq == sk ? 0.5 : 1.0);
     // With dropout (op.dropout: dropout_p > 0 while training) the measured dropout rows of that mode, where the
     // table has them (StarCoder2-3B's profiled masked layers at s4096 ran 1.23 ms forward, 2.73 backward; the

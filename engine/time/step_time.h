@@ -249,11 +249,9 @@ struct Coefficients {
 Coefficients parse_coefficients(std::string_view tsv);
 const Coefficients& h200_coefficients();  // data/calibration/h200-time-coefficients.tsv
 
-// What kind of attention the graph's fused SDPA ops run: causal self-attention (decoder LMs) or full (encoders,
-// vision transformers).
-struct TimeContext {
-  bool causal_attention = true;
-};
+// Per-model context of the time model. Empty: what it once held (whether the model's attention is causal) is
+// each SDPA op's own flag now (Op::causal), as an encoder-decoder runs both kinds.
+struct TimeContext {};
 
 // A step as the host issues it: chunks of consecutive ops (at most a few, within one layer) in issue order, each
 // with both sides' columns: what the host spends issuing them (cpu_ops, cpu_host, cpu_infer and the constants
