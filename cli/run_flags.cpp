@@ -49,7 +49,20 @@ ModelSpec load_model_for(const std::string& model, std::istream& in) {
   return load_model(model);
 }
 
-ModelSpec load_model_for(const RunFlags& f, std::istream& in) { return load_model_for(f.model, in); }
+ModelSpec load_model_for(const RunFlags& f, std::istream& in) {
+  ModelSpec m = load_model_for(f.model, in);
+  // --pad-token-id: what a fine-tuning script sets on a decoder config that has none (model.config.pad_token_id =
+  // tokenizer.pad_token_id) before a sequence head can pool at batch > 1. Only its presence changes the replay.
+  if (f.pad_token_id != kPadTokenIdUnset) {
+    if (m.kind != ModelSpec::Kind::transformer)
+      throw InputError("--pad-token-id", std::to_string(f.pad_token_id), "applies to Hugging Face models only");
+    if (f.pad_token_id < 0 || f.pad_token_id >= m.transformer.vocab_size)
+      throw InputError("--pad-token-id", std::to_string(f.pad_token_id),
+                       "must be in [0, vocab_size " + std::to_string(m.transformer.vocab_size) + ")");
+    m.transformer.has_pad_token_id = true;
+  }
+  return m;
+}
 
 void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--model", f.model, kModelHelp);
@@ -66,6 +79,9 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
                  "lm (the family's causal / masked / seq2seq LM head; default) | seq_cls (ForSequenceClassification) "
                  "| token_cls (ForTokenClassification)");
   cmd.add_option("--num-labels", f.num_labels, "seq_cls / token_cls: the classifier's labels (default 2)");
+  cmd.add_option("--pad-token-id", f.pad_token_id,
+                 "sets config.pad_token_id (decoders without one: seq_cls pools the last non-pad token; transformers "
+                 "refuses batch > 1 without it)");
   cmd.add_option("--grad-checkpointing", f.grad_checkpointing, "off | all | comma-separated layer indices");
   cmd.add_option("--frozen-layers", f.frozen_layers, "comma-separated layer indices with requires_grad=False");
   cmd.add_flag("--freeze-embeddings", f.freeze_embeddings, "freeze input embeddings (and a tied head)");

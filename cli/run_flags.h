@@ -1,5 +1,6 @@
 // Flags shared by estimate-like commands: the model and every run knob, parsed into RunConfig.
 #pragma once
+#include <cstdint>
 #include <istream>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "engine/run_config.h"
 
 namespace memplan::cli {
+
+constexpr int64_t kPadTokenIdUnset = INT64_MIN;  // --pad-token-id not given (any given value is checked)
 
 struct RunFlags {
   std::string model = "llama-2-7b";
@@ -23,6 +26,7 @@ struct RunFlags {
   std::string attn;                         // sdpa | eager; empty: what from_config picks (default_attn)
   std::string task = "lm";                  // lm | seq_cls | token_cls (RunConfig::task)
   int64_t num_labels = 2;
+  int64_t pad_token_id = kPadTokenIdUnset;  // given: sets the config's pad_token_id (a decoder's seq_cls at batch > 1)
   std::string grad_checkpointing = "off";  // off | all | comma-separated layer indices
   std::string frozen_layers;               // comma-separated layer indices
   bool freeze_embeddings = false;
@@ -71,8 +75,8 @@ void add_run_flags(CLI::App& cmd, RunFlags& f);
 // --gpus --strategy --tp --pp --cp --sequence-parallel --rank --reshard-after-forward --mp-param-dtype
 // --mp-reduce-dtype --bucket-cap-mb --gradient-as-bucket-view --static-graph --offload (estimate, fit).
 void add_dist_flags(CLI::App& cmd, RunFlags& f, const std::string& gpus_help);
-// Loads the model (`-`: a JSON document read from `in`, see load_model_text) and builds the RunConfig; throws
-// InputError naming the flag.
+// Loads the model (`-`: a JSON document read from `in`, see load_model_text; with f.pad_token_id applied) and
+// builds the RunConfig; throws InputError naming the flag.
 ModelSpec load_model_for(const std::string& model, std::istream& in);
 ModelSpec load_model_for(const RunFlags& f, std::istream& in);
 RunConfig run_config_from(const RunFlags& f, const ModelSpec& m);

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -70,6 +71,32 @@ TEST_CASE("task flags (--task, --num-labels) into RunConfig", "[cli][task]") {
     f.num_labels = bad;
     CHECK(input_error([&] { memplan::cli::run_config_from(f, m); }).field() == "--num-labels");
   }
+}
+
+TEST_CASE("--pad-token-id lets a zoo decoder pool at batch > 1", "[cli][task]") {
+  // The zoo's Llama-3.2-1B config has no pad_token_id (as published): its sequence head at batch 4 is refused as
+  // transformers raises, until the flag sets one, as a fine-tuning script sets model.config.pad_token_id.
+  std::istringstream none;
+  memplan::cli::RunFlags f;
+  f.model = "llama-3.2-1b";
+  f.task = "seq_cls";
+  f.batch_size = 4;
+  f.seq_len = 256;
+  const memplan::ModelSpec plain = memplan::cli::load_model_for(f, none);
+  CHECK_FALSE(plain.transformer.has_pad_token_id);
+  CHECK(input_error([&] { memplan::build_graph(plain, memplan::cli::run_config_from(f, plain)); }).field() ==
+        "config.pad_token_id");
+  f.pad_token_id = 128004;
+  const memplan::ModelSpec padded = memplan::cli::load_model_for(f, none);
+  CHECK(padded.transformer.has_pad_token_id);
+  CHECK_FALSE(memplan::build_graph(padded, memplan::cli::run_config_from(f, padded)).ops.empty());
+  for (int64_t bad : {int64_t{-1}, padded.transformer.vocab_size, int64_t{1} << 40}) {
+    f.pad_token_id = bad;
+    CHECK(input_error([&] { memplan::cli::load_model_for(f, none); }).field() == "--pad-token-id");
+  }
+  f.model = "resnet50";
+  f.pad_token_id = 0;
+  CHECK(input_error([&] { memplan::cli::load_model_for(f, none); }).field() == "--pad-token-id");
 }
 
 TEST_CASE("case keys task and num_labels", "[task][validation]") {
