@@ -105,7 +105,7 @@ TEST_CASE("step time: an fp32 or fp16 grouped_mm is ATen's loop of one mm per ex
   CHECK(f32[kGemm] > 5 * bf[kGemm]);
 }
 
-TEST_CASE("step time: masked_fill with a broadcast mask moves its bytes at the broadcast fraction, both passes", "[time][moe]") {
+TEST_CASE("step time: masked_fill with a broadcast mask moves its bytes at the broadcast fraction after a clone, both passes", "[time][moe]") {
   const OpRates& r = h200_op_rates();
   const int64_t R = 65536, N = 1536;
   for (const bool broadcast : {false, true}) {
@@ -119,9 +119,14 @@ TEST_CASE("step time: masked_fill with a broadcast mask moves its bytes at the b
         cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true), "masked_fill");
     const double x = static_cast<double>(R) * N * 2, m = broadcast ? static_cast<double>(R) : static_cast<double>(R) * N;
     const double ratio = broadcast ? r.mem_broadcast_ratio[0] : 1.0;
-    CHECK(o.fwd[kMem] == Approx((x + m + x) / (r.mem_bf16_bytes_per_s * ratio)).epsilon(1e-9));
-    // backward: the output gradient read, the saved mask read, the input gradient written, at the same fraction
-    CHECK(o.bwd[kMemBwd] == Approx((x + m + x) / (r.mem_bf16_bytes_per_s * ratio)).epsilon(1e-9));
+    // out-of-place: clone() (the input read and written at the contiguous rate), then the fill kernel
+    const double clone = 2 * x / r.mem_bf16_bytes_per_s;
+    CHECK(o.fwd[kMem] == Approx((x + m + x) / (r.mem_bf16_bytes_per_s * ratio) + clone).epsilon(1e-9));
+    CHECK(o.fwd[kKernels] == 2);
+    // backward: grad.masked_fill(mask, 0): the gradient's clone, then the output gradient read, the saved mask
+    // read, the input gradient written, at the same fraction
+    CHECK(o.bwd[kMemBwd] == Approx((x + m + x) / (r.mem_bf16_bytes_per_s * ratio) + clone).epsilon(1e-9));
+    CHECK(o.bwd[kKernels] == 2);
   }
 }
 

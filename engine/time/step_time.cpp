@@ -619,6 +619,10 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
       c.bwd[kMem] = (nbytes(self) + saved + grad_bytes) / bw;  // exact bytes: the forward column's rate
       c.bwd[kMem] /= masked_fill_ratio(g, op, name, self, r);
       c.bwd[kKernels] = fresh_grads;
+      if (name == "masked_fill_") {  // its gradient is grad.masked_fill(mask, 0): a clone first (see below)
+        c.bwd[kMem] += 2 * grad_bytes / bw;
+        c.bwd[kKernels] += 1;
+      }
       if (binary_elementwise(name)) c.bwd[kNorm] += broadcast_grad_reductions_s(g, op, self, r);
     }
     return c;
@@ -852,6 +856,15 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     return c;
   }
   c.fwd[kMem] = (in_bytes + out_bytes) / (bw * layout_ratio(g, op, name, out, r));
+  // Out-of-place masked_fill is clone() then masked_fill_: a device-to-device copy of the whole input before the
+  // fill kernel (the measured broadcast rate above is the fill kernel's alone), and its backward, the gradient's
+  // masked_fill, the same. Step-time set 20's GraniteMoE profile: 193 DtoD copies of 8.4 ms besides 144 fill
+  // kernels of 26.2 ms; the MoE rows (the experts' sentinel masks) read 5 .. 14 % under without them.
+  const bool fill_clone = name == "masked_fill";
+  if (fill_clone) {
+    c.fwd[kMem] += 2 * out_bytes / bw;
+    c.fwd[kKernels] += 1;
+  }
   // layer_norm of a non-contiguous input (GraphBuilder::layer_norm's contiguous_copy: ViT's transposed residual
   // stream, ConvNeXt's channels-last permute) copies it first, and its backward copies the input and the incoming
   // gradient again: its fwd / bwd temps, each read and written at the strided-copy rate of its layout.
@@ -891,6 +904,7 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     for (TensorId s : op.saved) saved += nbytes(T(s));
     c.bwd[kMemBwd] = (out_bytes + saved + grad_bytes) / bw + copy_bwd;
     c.bwd[kMemBwd] /= masked_fill_ratio(g, op, name, out, r);
+    if (fill_clone) c.bwd[kMemBwd] += 2 * grad_bytes / bw;
     // x[idx]'s backward (OpRates::index_bwd_*): a measured time in the norm column, for the source's gradient
     if (name == "index" && r.index_bwd_bytes_per_s > 0 && op.reads.size() >= 2 && !out.shape.empty()) {
       const TensorInfo& src = T(op.reads[0]);
@@ -903,7 +917,8 @@ OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& 
     }
     if (ln_bwd_s >= 0) c.bwd[kMemBwd] = copy_bwd, c.bwd[kNorm] = ln_bwd_s;
     if (binary_elementwise(name)) c.bwd[kNorm] += broadcast_grad_reductions_s(g, op, out, r);
-    c.bwd[kKernels] = std::max(1.0, fresh_grads) + (copy_bwd > 0 ? static_cast<double>(op.bwd_temp_bytes.size()) : 0.0);
+    c.bwd[kKernels] = std::max(1.0, fresh_grads) + (copy_bwd > 0 ? static_cast<double>(op.bwd_temp_bytes.size()) : 0.0) +
+                      (fill_clone ? 1.0 : 0.0);
     // CatBackward hands each input a narrow() of the output gradient: host work per input, no kernel
     if (name == "cat") c.bwd[kCpuHost] += kCatNarrowHostS * static_cast<double>(op.grads.size());
   }
