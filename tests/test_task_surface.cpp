@@ -73,7 +73,7 @@ TEST_CASE("task flags (--task, --num-labels) into RunConfig", "[cli][task]") {
   }
 }
 
-TEST_CASE("--pad-token-id lets a zoo decoder pool at batch > 1", "[cli][task]") {
+TEST_CASE("pad token flag (--pad-token-id) lets a zoo decoder pool at batch > 1", "[cli][task]") {
   // The zoo's Llama-3.2-1B config has no pad_token_id (as published): its sequence head at batch 4 is refused as
   // transformers raises, until the flag sets one, as a fine-tuning script sets model.config.pad_token_id.
   std::istringstream none;
