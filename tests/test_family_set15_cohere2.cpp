@@ -46,10 +46,12 @@ TEST_CASE("cohere2 importer: class defaults of transformers 5.17", "[family][set
   CHECK(x.sliding_layers[2] == 1);
   CHECK(x.sliding_layers[3] == 0);
   CHECK(x.sliding_layers[39] == 0);
-  // __post_init__ overwrites a head_dim key with hidden // heads.
-  const TransformerSpec hd = import(R"({"model_type": "cohere2", "hidden_size": 1024, "num_attention_heads": 8,
-      "head_dim": 64})");
+  // head_dim: hidden // heads unless the config.json carries the key (set as an attribute after __post_init__).
+  const TransformerSpec hd = import(R"({"model_type": "cohere2", "hidden_size": 1024, "num_attention_heads": 8})");
   CHECK(hd.head_dim == 128);
+  const TransformerSpec hd2 = import(R"({"model_type": "cohere2", "hidden_size": 1024, "num_attention_heads": 8,
+      "head_dim": 64})");
+  CHECK(hd2.head_dim == 64);
   const TransformerSpec x2 = import(R"({"model_type": "cohere2", "num_hidden_layers": 3, "sliding_window_pattern": 2})");
   CHECK(x2.sliding_layers == std::vector<uint8_t>{1, 0, 1});
   const TransformerSpec x3 = import(R"({"model_type": "cohere2", "num_hidden_layers": 2, "sliding_window_pattern": 2,
@@ -77,6 +79,7 @@ TEST_CASE("cohere2 importer: bad values name their field", "[family][set15]") {
       {R"({"model_type": "cohere2", "logit_scale": "big"})", "config.logit_scale:"},
       {R"({"model_type": "cohere2", "rope_parameters": {"rope_type": "longrope"}})", "config.rope_parameters.rope_type:"},
       {R"({"model_type": "cohere2", "hidden_size": 96, "num_attention_heads": 32})", "config.hidden_size:"},
+      {R"({"model_type": "cohere2", "head_dim": 63})", "config.head_dim:"},
       {R"({"model_type": "cohere2", "hidden_size": 16, "num_attention_heads": 32})", "config.num_attention_heads:"},
       {R"({"model_type": "cohere2", "num_key_value_heads": 5})", "config.num_key_value_heads:"},
   };

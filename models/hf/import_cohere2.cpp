@@ -4,8 +4,9 @@
 // Class defaults: vocab 256000, hidden 8192, intermediate 22528, 40 layers, 64 heads, num_key_value_heads None =>
 // heads, silu, max_position_embeddings 8192, tie True, attention_bias False (q / k / v / o), attention_dropout 0,
 // logit_scale 0.0625 (a Python float: no tensor size), sliding_window 4096, layer_types None.
-// __post_init__ sets head_dim = hidden_size // num_attention_heads whatever the config says (a head_dim key is
-// overwritten), and layer_types None becomes ["sliding_attention" if (i + 1) % sliding_window_pattern else
+// __post_init__ sets head_dim = hidden_size // num_attention_heads before PreTrainedConfig.__post_init__(**kwargs),
+// which sets the remaining config.json keys as attributes: a head_dim key (the published configs carry one equal
+// to hidden // heads) is what Cohere2Attention reads. layer_types None becomes ["sliding_attention" if (i + 1) % sliding_window_pattern else
 // "full_attention"] with the sliding_window_pattern kwarg (default 4; an integer, else Python raises). No q / k
 // norm (a use_qk_norm key is an unused attribute). A null sliding_window is refused: Cohere2Model.forward calls
 // create_sliding_window_causal_mask on every forward, which raises without a window.
@@ -23,14 +24,14 @@ TransformerSpec import_cohere2(const ConfigReader& r) {
   s.num_heads = r.positive({"num_attention_heads"}, 64);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(s.num_heads);
   check_kv_heads(s);
-  s.head_dim = s.hidden_size / s.num_heads;  // floor division, as __post_init__ writes it
+  s.head_dim = r.opt_positive({"head_dim"}).value_or(s.hidden_size / s.num_heads);  // hidden // heads: floor
   if (s.head_dim == 0)
     throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),
                      "exceeds hidden_size (" + std::to_string(s.hidden_size) + "): head_dim = hidden // heads is 0");
   if (s.head_dim % 2 != 0)
-    throw InputError(r.name("hidden_size"), std::to_string(s.hidden_size),
-                     "gives an odd head_dim " + std::to_string(s.head_dim) +
-                         " (hidden // heads); rotate_half pairs dimensions");
+    throw InputError(r.name(r.raw("head_dim") ? "head_dim" : "hidden_size"),
+                     std::to_string(r.raw("head_dim") ? s.head_dim : s.hidden_size),
+                     "gives an odd head_dim " + std::to_string(s.head_dim) + "; rotate_half pairs dimensions");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 8192);
   s.hidden_act = r.string({"hidden_act"}, "silu");
   if (s.hidden_act != "silu" && s.hidden_act != "swish")
