@@ -171,6 +171,7 @@ double partial_rotary_factor(const ConfigReader& r, double dflt, std::string& ke
 TransformerSpec import_phi(const ConfigReader& r);
 TransformerSpec import_stablelm(const ConfigReader& r);
 TransformerSpec import_cohere(const ConfigReader& r);
+TransformerSpec import_cohere2(const ConfigReader& r);  // models/hf/import_cohere2.cpp
 TransformerSpec import_modernbert(const ConfigReader& r);  // models/hf/import_modernbert.cpp
 TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
 TransformerSpec import_opt(const ConfigReader& r);
