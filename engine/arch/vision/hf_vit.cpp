@@ -138,8 +138,13 @@ void build_hf_vit(GraphBuilder& b, const TransformerSpec& s) {
   TensorId labels = b.input({B}, DType::i64);
 
   // ViTEmbeddings.forward. The conv output dies once cat has copied it (Conv2d saves its input and weight).
-  TensorId patches = b.view(b.conv2d(x, conv_w, conv_b, P, 0, {B, H, side, side}), {B, n, H});
-  TensorId e = b.cat("cat", {b.view(cls, {B, 1, H}), patches}, 1);
+  // flatten(2).transpose(1, 2): views. The gradient reaching the conv output is the transposed narrow of cat's
+  // gradient, which convolution_backward copies contiguous for cuDNN (allocated before the weight gradient, freed
+  // after the kernel: whole-run streams, all four rows).
+  TensorId patches = b.view_copying_grad(b.conv2d(x, conv_w, conv_b, P, 0, {B, H, side, side}), {B, n, H});
+  // Under autocast the bf16 patches join the fp32 cls token: cat promotes, and its backward casts the patches'
+  // narrow of the fp32 gradient back to bf16 (a fresh buffer; whole-run amp streams).
+  TensorId e = b.cat("cat", {b.view(cls, {B, 1, H}), patches}, 1, std::nullopt, /*cast_part_grads=*/true);
   e = b.add(e, pos);
   TensorId h = b.dropout(e, s.embd_dropout);
   const TensorId embedding_output = h;
@@ -158,8 +163,10 @@ void build_hf_vit(GraphBuilder& b, const TransformerSpec& s) {
     att = b.dropout(att, s.resid_dropout);
     TensorId h1 = b.add(att, layer_in);
     b.hold(h1);  // residual until the layer returns
-    TensorId m = b.layer_norm(h1, w.ln2_w, w.ln2_b);
-    m = apply(b, w.fc2, b.unary("gelu", apply(b, w.fc1, m), true, false));
+    const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
+    b.hold(n2);  // the layer's hidden_states until the MLP returns (ViTMLP rebinds only its own local)
+    TensorId m = apply(b, w.fc2, b.unary("gelu", apply(b, w.fc1, n2), true, false));
+    b.drop(n2);
     m = b.dropout(m, s.resid_dropout);
     h = b.add(m, h1);
     for (TensorId t : {h1, weights, layer_in})
