@@ -134,8 +134,7 @@ bool known_reserved_miss(const std::string& id) {
       // T5 fp32 with checkpointing: the recording opens two extra 252 MiB logits-sized segments in step 2 (not traced).
       "t5r-t5s-fp32-adamw-b4s512-t512-ckpt",
       // HF ViT checkpointed bf16 (data/validation/notes-f15/vit.md): every event >= 1 MiB up to the peak equals the
-      // recording's; the end of backward (the patch conv's bias-gradient reduction buffer, cat's gradient
-      // lifetime: not modelled) places later segments differently (+7.7 %).
+      // recording's, and replaying the recorded stream through the allocator model gives the same +7.7 %.
       "f15-vitb-bf16-b32-ckpt",
   };
   for (const char* k : kKnown)
