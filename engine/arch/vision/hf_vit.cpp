@@ -117,12 +117,15 @@ void build_hf_vit(GraphBuilder& b, const TransformerSpec& s) {
   const bool emb_train = !cfg.freeze_embeddings;
 
   hf_construction_scalar(b);
-  // Parameters in Module._apply order (model.to("cuda") moves a module's children, then its own parameters):
-  // ViTEmbeddings' patch projection (weight, bias), then its cls_token and position_embeddings; the layers;
-  // the final layernorm; the classifier. Under weights_load on_device __init__ order would put cls_token first.
+  // Parameters in the order they reach the GPU. model.to("cuda") (Module._apply) moves a module's children, then
+  // its own parameters: ViTEmbeddings' patch projection (weight, bias), then cls_token and position_embeddings;
+  // built on the GPU (weights_load on_device) they are allocated in __init__ order, cls_token first. Then the
+  // layers, the final layernorm, the classifier.
+  const bool built_on_device = cfg.weights_load == WeightsLoad::on_device;
+  TensorId cls = built_on_device ? b.param("vit.embeddings.cls_token", {1, 1, H}, emb_train) : kNoTensor;
   TensorId conv_w = b.param("vit.embeddings.patch_embeddings.projection.weight", {H, C, P, P}, emb_train);
   TensorId conv_b = b.param("vit.embeddings.patch_embeddings.projection.bias", {H}, emb_train);
-  TensorId cls = b.param("vit.embeddings.cls_token", {1, 1, H}, emb_train);
+  if (!built_on_device) cls = b.param("vit.embeddings.cls_token", {1, 1, H}, emb_train);
   TensorId pos = b.param("vit.embeddings.position_embeddings", {1, S, H}, emb_train);
   std::vector<VitLayerParams> layers;
   layers.reserve(static_cast<size_t>(s.num_layers));
