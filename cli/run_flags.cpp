@@ -189,7 +189,16 @@ DistributedConfig dist_config_from(const RunFlags& f, const ModelSpec& m, const 
 RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   RunConfig c;
   c.batch_size = f.batch_size;
-  if (m.kind == ModelSpec::Kind::transformer)
+  if (m.kind == ModelSpec::Kind::transformer && hf_image_tokens(m.transformer) > 0) {
+    // An image model (vit): the config's image size fixes the encoder's sequence ((image_size / patch_size)^2 + 1).
+    if (f.seq_len != 0)
+      throw InputError("--seq-len", std::to_string(f.seq_len),
+                       "does not apply to " + m.transformer.model_type + ": its sequence is the config's (image_size / "
+                       "patch_size)^2 + 1 = " + std::to_string(hf_image_tokens(m.transformer)) + " tokens");
+    if (f.target_len != 0)
+      throw InputError("--target-len", std::to_string(f.target_len), "does not apply to " + m.transformer.model_type);
+    c.seq_len = hf_image_tokens(m.transformer);
+  } else if (m.kind == ModelSpec::Kind::transformer)
     // Whisper's encoder takes exactly 2 x max_source_positions log-mel frames (30 s of audio; 3000).
     c.seq_len = f.seq_len != 0                          ? f.seq_len
                 : m.transformer.model_type == "whisper" ? 2 * m.transformer.max_source_positions
@@ -198,6 +207,14 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   else
     c.seq_len = f.seq_len;
   c.image_size = f.image_size;
+  if (m.kind == ModelSpec::Kind::transformer && hf_image_tokens(m.transformer) > 0) {
+    // ViTEmbeddings raises on any other image size (interpolate_pos_encoding is off); 224 is also the flag's default.
+    if (f.image_size != 224 && f.image_size != m.transformer.image_size)
+      throw InputError("--image-size", std::to_string(f.image_size),
+                       "differs from the config's image_size (" + std::to_string(m.transformer.image_size) +
+                           "), which the model requires");
+    c.image_size = m.transformer.image_size;
+  }
   c.target_len = f.target_len;
   if (!parse_precision(f.precision, c.precision))
     throw InputError("--precision", f.precision, "must be one of fp32, amp_bf16, amp_fp16, bf16, fp16");

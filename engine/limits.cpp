@@ -19,7 +19,16 @@ void in_range(const char* field, int64_t v, int64_t limit) {
 }
 
 void check_transformer(const TransformerSpec& s) {
-  in_range("model.vocab_size", s.vocab_size, kMaxDim);
+  // Image models (vit) have no vocabulary and no token types: their patch geometry and label count instead.
+  const bool image = s.image_size > 0;
+  if (image) {
+    in_range("model.image_size", s.image_size, kMaxImageSize);
+    in_range("model.patch_size", s.patch_size, s.image_size);
+    in_range("model.num_channels", s.num_channels, kMaxDim);
+    in_range("model.image_num_labels", s.image_num_labels, kMaxDim);
+  } else {
+    in_range("model.vocab_size", s.vocab_size, kMaxDim);
+  }
   in_range("model.hidden_size", s.hidden_size, kMaxDim);
   in_range("model.num_layers", s.num_layers, kMaxLayers);
   in_range("model.num_heads", s.num_heads, kMaxDim);
@@ -28,7 +37,7 @@ void check_transformer(const TransformerSpec& s) {
   in_range("model.intermediate_size", s.intermediate_size, kMaxDim);
   in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
   // DistilBERT is an encoder without token types (type_vocab_size 0).
-  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert")
+  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && !image)
     in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
   if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers);
   // Relative position buckets are T5's; the other encoder-decoders (bart, mbart, whisper) have learned positions

@@ -227,5 +227,6 @@ struct BartDefaults {
 void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefaults& d);
 TransformerSpec import_mbart(const ConfigReader& r);
 TransformerSpec import_whisper(const ConfigReader& r);
+TransformerSpec import_vit(const ConfigReader& r);  // models/hf/import_vit.cpp (ViTForImageClassification)
 
 }  // namespace memplan::hf

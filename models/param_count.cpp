@@ -199,6 +199,8 @@ int64_t graph_params(const TransformerSpec& spec) {
   cfg.target_len = 1;
   // whisper's encoder takes exactly 2 x max_source_positions frames (its builder refuses any other seq_len).
   if (spec.max_source_positions > 0) cfg.seq_len = 2 * spec.max_source_positions;
+  // An image model's (vit) sequence is its patch count + 1, fixed by the config (its builder refuses any other).
+  if (hf_image_tokens(spec) > 0) cfg.seq_len = hf_image_tokens(spec);
   // Eager: every family has it (gpt_oss has no SDPA path), and the attention implementation registers no
   // parameters.
   cfg.attn = AttnImpl::eager;

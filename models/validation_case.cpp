@@ -170,7 +170,18 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         const std::string a = get_string(m, "attn_implementation", "model.");
         if (!parse_attn(a, c.run.attn)) throw InputError("model.attn_implementation", a, "must be sdpa or eager");
       }
-      c.run.seq_len = get_positive(j, "seq_len", "");
+      if (const int64_t tokens = hf_image_tokens(c.model.transformer); tokens > 0) {
+        // An image model (vit): the config fixes the image and so the encoder's sequence; neither is a case key.
+        for (const char* k : {"seq_len", "target_len", "image_size"})
+          if (j.contains(k) && !j.at(k).is_null())
+            throw InputError(k, dump_short(j.at(k)),
+                             "is not a key of a " + mt + " case: the image size and so the sequence ((image_size / "
+                             "patch_size)^2 + 1 tokens) come from model.config");
+        c.run.seq_len = tokens;
+        c.run.image_size = c.model.transformer.image_size;
+      } else {
+        c.run.seq_len = get_positive(j, "seq_len", "");
+      }
       if (j.contains("target_len") && !j.at("target_len").is_null())
         c.run.target_len = get_positive(j, "target_len", "");
       if (j.contains("task") && !j.at("task").is_null()) {

@@ -236,6 +236,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"deberta-v2", build_deberta_v2},
       {"mbart", build_mbart},         {"whisper", build_whisper},
       {"cohere2", build_cohere2},
+      {"vit", build_hf_vit},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -270,6 +270,15 @@ struct TransformerSpec {
   // the heads refuse "regression" (MSELoss, also what num_labels == 1 picks) and "multi_label_classification"
   // (BCEWithLogitsLoss over float labels) naming it. ...ForTokenClassification ignores it (cross entropy always).
   std::string problem_type;
+  // [vit]
+  // ViTForImageClassification (engine/arch/vision/hf_vit.cpp, models/hf/import_vit.cpp): the input is pixel_values
+  // [B, num_channels, image_size, image_size] in the model's dtype and one int64 label per image; the encoder's
+  // sequence is the (image_size / patch_size)^2 patch tokens plus the cls token (hf_image_tokens), which the case
+  // loader and the CLI put in RunConfig::seq_len (never given by the user). 0 everywhere else: not an image model.
+  int64_t image_size = 0;        // config.image_size (224): the square image side the model accepts
+  int64_t patch_size = 0;        // config.patch_size (16): the patch Conv2d's kernel and stride
+  int64_t num_channels = 0;      // config.num_channels (3)
+  int64_t image_num_labels = 0;  // len(config.id2label) or config.num_labels (2): the classifier's width
 };
 
 // Whether decoder layer i attends through the sliding window.
@@ -277,6 +286,14 @@ inline bool layer_is_sliding(const TransformerSpec& s, int64_t i) {
   if (s.sliding_window <= 0) return false;
   if (!s.sliding_layers.empty()) return s.sliding_layers[static_cast<size_t>(i)] != 0;
   return i >= s.first_sliding_layer;
+}
+
+// The encoder's tokens of a Hugging Face image model (spec.image_size > 0): (image_size / patch_size)^2 + 1;
+// 0 for every other model.
+inline int64_t hf_image_tokens(const TransformerSpec& s) {
+  if (s.image_size <= 0 || s.patch_size <= 0) return 0;
+  const int64_t side = s.image_size / s.patch_size;
+  return side * side + 1;
 }
 
 // torchvision classification models.
