@@ -235,6 +235,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"apertus", build_apertus},
       {"deberta-v2", build_deberta_v2},
       {"mbart", build_mbart},         {"whisper", build_whisper},
+      {"gpt_neo", build_gpt_neo},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -249,7 +250,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }

@@ -270,6 +270,13 @@ struct TransformerSpec {
   // the heads refuse "regression" (MSELoss, also what num_labels == 1 picks) and "multi_label_classification"
   // (BCEWithLogitsLoss over float labels) naming it. ...ForTokenClassification ignores it (cross entropy always).
   std::string problem_type;
+  // [gpt_neo]
+  // config.attention_types expanded (GPTNeoConfig.attention_layers): gpt_neo_local_layers[i] != 0 iff layer i is
+  // "local". Both kinds run the same eager attention over a sliced bool [1, 1, P, P] buffer (P =
+  // max_position_embeddings), and the DynamicCache keeps every token of both, so memory does not depend on it.
+  std::vector<uint8_t> gpt_neo_local_layers;
+  // config.window_size (default 256): the local layers' mask is tril(ones) xor tril(ones, -window_size).
+  int64_t gpt_neo_window_size = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
