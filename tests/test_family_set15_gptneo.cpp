@@ -80,7 +80,7 @@ TEST_CASE("gpt_neo importer: bad values name their field", "[family][set15]") {
       {R"({"model_type": "gpt_neo", "num_layers": 2, "attention_types": "global"})", "config.attention_types:"},
       {R"({"model_type": "gpt_neo", "num_layers": 2, "attention_types": [[["global"], 100000000000]]})",
        "config.attention_types:"},
-      {R"({"model_type": "gpt_neo", "hidden_size": 2000, "num_heads": 16})", "config.num_heads:"},
+      {R"({"model_type": "gpt_neo", "hidden_size": 2050, "num_heads": 16})", "config.num_heads:"},
       {R"({"model_type": "gpt_neo", "activation_function": "gelu_fast"})", "config.activation_function:"},
       {R"({"model_type": "gpt_neo", "window_size": "wide"})", "config.window_size:"},
       {R"({"model_type": "gpt_neo", "attention_dropout": 1.5})", "config.attention_dropout:"},
