@@ -101,7 +101,11 @@ TensorId gpt_neo_attention(GraphBuilder& b, const TransformerSpec& s, const GptN
   b.hold(q32);
   const TensorId k32 = b.to(k, DType::f32);
   b.hold(k32);
-  const TensorId scores = b.matmul(q32, k32, {B, nh, S, Lk}, true, !inf);
+  // With one query position (a decode step) the permuted [B, nh, 1, hd] views merge their batch and head dims
+  // without a copy, and _merge_heads' permute of the [B, nh, 1, hd] context is already contiguous (whole-run
+  // generate() stream: no q-sized copy before the scores bmm, none in _merge_heads).
+  const bool one = S == 1;
+  const TensorId scores = b.matmul(q32, k32, {B, nh, S, Lk}, !one, !inf && !one);
   // mask_value = torch.tensor(finfo(scores.dtype).min, dtype=scores.dtype): a 0-dim tensor bound until _attn
   // returns. torch.where's backward keeps only the condition (the buffer slice) and writes fresh gradients.
   const TensorId fill = b.generic_one("tensor", {}, {}, b.dtype(scores));
@@ -112,11 +116,12 @@ TensorId gpt_neo_attention(GraphBuilder& b, const TransformerSpec& s, const GptN
   probs = b.dropout(probs, s.attn_dropout);
   weights = probs;
   b.hold(weights);
-  TensorId ctx = b.matmul(probs, v, {B, nh, S, hd}, false, !inf);
+  TensorId ctx = b.matmul(probs, v, {B, nh, S, hd}, false, !inf && !one);
   b.drop(q32);
   b.drop(k32);
   b.drop(fill);
-  ctx = b.contiguous_copy(ctx, {B, S, nh, hd}, /*grad_copied=*/true);  // _merge_heads: permute.contiguous()
+  ctx = one ? b.view(ctx, {B, S, nh, hd})  // _merge_heads: permute.contiguous()
+            : b.contiguous_copy(ctx, {B, S, nh, hd}, /*grad_copied=*/true);
   const TensorId out = b.linear(b.view(ctx, {B, S, H}), w.o, w.o_b);
   b.drop(q);
   b.drop(k);
