@@ -3,6 +3,7 @@
 // data/validation/notes-f15/gptneo.md).
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -140,4 +141,32 @@ TEST_CASE("gpt_neo: measured H200 cases of family set 15", "[family][set15]") {
       [](const memplan::ValidationCase& c) { return memplan::testing::has_any_prefix(c.id, {"f15-gptneo"}); },
       [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
   CHECK(checked.size() == 4);
+}
+
+TEST_CASE("gpt_neo: an untied head adds V * H parameters; local and global layers cost the same", "[family][set15]") {
+  // 125m shape untied: 125,198,592 + 50,257 * 768 (lm_head, no bias) = 163,795,968.
+  const char* base = R"({"model_type": "gpt_neo", "hidden_size": 768, "num_layers": 12, "num_heads": 12,
+                         "attention_types": %s, "tie_word_embeddings": %s})";
+  auto model = [&](const char* types, const char* tied) {
+    char text[512];
+    std::snprintf(text, sizeof text, base, types, tied);
+    return memplan::load_model_text(text, "gpt-neo-test");
+  };
+  CHECK(memplan::param_count(model(R"([[["global", "local"], 6]])", "false")) == 163'795'968);
+  // Every layer slices the same [1, 1, P, P] bool buffer and the DynamicCache keeps every token of local layers
+  // (GPTNeoConfig has no sliding_window): the attention pattern moves no byte, in training or in generate().
+  for (const memplan::Mode mode : {memplan::Mode::training, memplan::Mode::inference}) {
+    memplan::RunConfig cfg;
+    cfg.mode = mode;
+    cfg.batch_size = 2;
+    cfg.seq_len = 600;  // past the window (256)
+    cfg.generate_tokens = mode == memplan::Mode::inference ? 8 : 0;
+    cfg.attn = memplan::AttnImpl::eager;
+    const auto alternating = memplan::estimate(model(R"([[["global", "local"], 6]])", "true"), cfg);
+    const auto local = memplan::estimate(model(R"([[["local"], 12]])", "true"), cfg);
+    const auto global = memplan::estimate(model(R"([[["global"], 12]])", "true"), cfg);
+    CHECK(alternating.torch_peak_allocated_bytes() == local.torch_peak_allocated_bytes());
+    CHECK(alternating.torch_peak_allocated_bytes() == global.torch_peak_allocated_bytes());
+    CHECK(alternating.torch_kv_cache_bytes() == global.torch_kv_cache_bytes());
+  }
 }
