@@ -17,12 +17,12 @@
 //     softmax, .to(value dtype), dropout (attention_dropout), matmul with value; _merge_heads (permute.contiguous),
 //     out_proj (biased), resid_dropout.
 //   GPTNeoMLP: c_fc -> ACT2FN[activation_function] (gelu_new) -> c_proj -> dropout(resid_dropout), nn.Linear with bias.
-// Registration order (module order; the model is materialised module by module, children first, a module's own
+// Registration order (module order; model.to("cuda") moves module by module, children first, a module's own
 // buffers after its children's parameters): wte, wpe, per block ln_1, attn.attention k_proj, v_proj, q_proj,
 // out_proj (weight, bias), the attention's non-persistent bool `bias` buffer [1, 1, P, P] (P =
 // max_position_embeddings; local layers xor a lower band out of it, same size), ln_2, mlp c_fc, c_proj, then
-// ln_f, lm_head (tied to wte unless tie_word_embeddings is false). The whole-run streams show no lm_head
-// temporary before tie_weights, unlike gpt2's.
+// ln_f, lm_head (tied to wte unless tie_word_embeddings is false). The measured runs build the model on the CPU and
+// move it (load "to_device"), so their streams hold no construction tensors.
 // Local and global layers run the same ops on same-sized tensors, and DynamicCache(config=...) gives every layer a
 // full DynamicLayer (GPTNeoConfig has no sliding_window / layer_types): the local layers' cache keeps every token.
 #include "engine/arch/builders.h"
@@ -145,6 +145,12 @@ void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
   const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows
   const bool emb_train = !cfg.freeze_embeddings;
+  // Built under torch.device("cuda") (RunConfig::weights_load on_device, not measured for gpt_neo): transformers'
+  // default-dtype scalar and, below, the tied lm_head's own weight until tie_weights(), as the other HF builders.
+  // The bias masks' construction temporaries (ones, tril, and for local layers tril and xor, again in
+  // _init_weights) are not replayed. model.to("cuda") (the default, every measured row) moves parameters and
+  // buffers alone, and the replay then ignores both.
+  hf_construction_scalar(b);
   const TensorId wte = b.param("transformer.wte.weight", {V, H}, emb_train);
   const TensorId wpe = b.param("transformer.wpe.weight", {s.max_position_embeddings, H}, emb_train);
   std::vector<GptNeoLayer> layers;
@@ -153,6 +159,7 @@ void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId lnf_w = b.param("transformer.ln_f.weight", {H}, emb_train);
   const TensorId lnf_b = b.param("transformer.ln_f.bias", {H}, emb_train);
   const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, emb_train);
+  if (s.tie_word_embeddings) b.construction_temp(b.info(wte).bytes);
 
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId inputs_embeds = b.embedding(ids, wte);
