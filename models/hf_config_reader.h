@@ -228,5 +228,6 @@ void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefau
 TransformerSpec import_mbart(const ConfigReader& r);
 TransformerSpec import_whisper(const ConfigReader& r);
 TransformerSpec import_vit(const ConfigReader& r);  // models/hf/import_vit.cpp (ViTForImageClassification)
+TransformerSpec import_gpt_neo(const ConfigReader& r);
 
 }  // namespace memplan::hf

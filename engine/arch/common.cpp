@@ -237,6 +237,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"mbart", build_mbart},         {"whisper", build_whisper},
       {"cohere2", build_cohere2},
       {"vit", build_hf_vit},
+      {"gpt_neo", build_gpt_neo},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -251,7 +252,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }

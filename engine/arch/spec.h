@@ -279,6 +279,13 @@ struct TransformerSpec {
   int64_t patch_size = 0;        // config.patch_size (16): the patch Conv2d's kernel and stride
   int64_t num_channels = 0;      // config.num_channels (3)
   int64_t image_num_labels = 0;  // len(config.id2label) or config.num_labels (2): the classifier's width
+  // [gpt_neo]
+  // config.attention_types expanded (GPTNeoConfig.attention_layers): gpt_neo_local_layers[i] != 0 iff layer i is
+  // "local". Both kinds run the same eager attention over a sliced bool [1, 1, P, P] buffer (P =
+  // max_position_embeddings), and the DynamicCache keeps every token of both, so memory does not depend on it.
+  std::vector<uint8_t> gpt_neo_local_layers;
+  // config.window_size (default 256): the local layers' mask is tril(ones) xor tril(ones, -window_size).
+  int64_t gpt_neo_window_size = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
