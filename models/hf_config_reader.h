@@ -226,5 +226,7 @@ struct BartDefaults {
 void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefaults& d);
 TransformerSpec import_mbart(const ConfigReader& r);
 TransformerSpec import_whisper(const ConfigReader& r);
+TransformerSpec import_marian(const ConfigReader& r);   // models/hf/import_marian.cpp
+TransformerSpec import_pegasus(const ConfigReader& r);  // models/hf/import_marian.cpp
 
 }  // namespace memplan::hf
