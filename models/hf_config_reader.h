@@ -229,5 +229,7 @@ TransformerSpec import_mbart(const ConfigReader& r);
 TransformerSpec import_whisper(const ConfigReader& r);
 TransformerSpec import_vit(const ConfigReader& r);  // models/hf/import_vit.cpp (ViTForImageClassification)
 TransformerSpec import_gpt_neo(const ConfigReader& r);
+TransformerSpec import_marian(const ConfigReader& r);   // models/hf/import_marian.cpp
+TransformerSpec import_pegasus(const ConfigReader& r);  // models/hf/import_marian.cpp
 
 }  // namespace memplan::hf

@@ -64,6 +64,8 @@ void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engi
 void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/apertus.cpp
 void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/deberta_v2.cpp (deberta-v2)
 void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/seq2seq/mbart.cpp
+void build_marian(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/seq2seq/marian.cpp
+void build_pegasus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/marian.cpp
 void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/whisper.cpp
 void build_cohere2(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/cohere2.cpp
 void build_hf_vit(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vision/hf_vit.cpp (vit: ViTForImageClassification)

@@ -238,6 +238,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"cohere2", build_cohere2},
       {"vit", build_hf_vit},
       {"gpt_neo", build_gpt_neo},
+      {"marian", build_marian},       {"pegasus", build_pegasus},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
