@@ -235,6 +235,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"apertus", build_apertus},
       {"deberta-v2", build_deberta_v2},
       {"mbart", build_mbart},         {"whisper", build_whisper},
+      {"camembert", build_roberta},   // the roberta classes under other names, heads registered first
+      {"electra", build_electra},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -286,6 +288,10 @@ constexpr TaskRow kTasks[] = {
     {"distilbert", Task::token_cls},
     {"modernbert", Task::seq_cls},      // engine/arch/encoders/modernbert.cpp
     {"modernbert", Task::token_cls},
+    {"camembert", Task::seq_cls},       // roberta.cpp (notes-f15/electra.md)
+    {"camembert", Task::token_cls},
+    {"electra", Task::seq_cls},         // engine/arch/encoders/electra.cpp
+    {"electra", Task::token_cls},
 };
 }  // namespace
 

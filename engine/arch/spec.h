@@ -270,6 +270,13 @@ struct TransformerSpec {
   // the heads refuse "regression" (MSELoss, also what num_labels == 1 picks) and "multi_label_classification"
   // (BCEWithLogitsLoss over float labels) naming it. ...ForTokenClassification ignores it (cross entropy always).
   std::string problem_type;
+  // [electra]
+  // ElectraConfig.embedding_size (default 128): the width of the word, position and token-type embeddings and of
+  // their LayerNorm, and the generator head's output (ElectraGeneratorPredictions.dense: hidden_size ->
+  // embedding_size, its LayerNorm, generator_lm_head: embedding_size -> vocab_size). When it differs from
+  // hidden_size, ElectraModel has embeddings_project (nn.Linear(embedding_size, hidden_size), with bias) between
+  // the embeddings and the encoder. 0: not electra.
+  int64_t embedding_size = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
