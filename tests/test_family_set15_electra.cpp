@@ -192,4 +192,13 @@ TEST_CASE("camembert / electra: measured H200 rows of family set 15", "[family][
       },
       [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
   CHECK(checked.size() == 5);
+  // Allocated is exact (within 0.05 %) on every row; reserved too but on f15-electral-tokcls-fp32-b4s512-ckpt
+  // (+0.85 %, 1416 vs 1404 MiB): the shared fp32 encoder's known event differences (the efficient-attention
+  // backward's 8.00 + 8.01 MiB pair made as one block, one addmm output freed a few events early in the
+  // checkpointed forward; notes-f15/electra.md).
+  for (const auto& r : checked) {
+    INFO(r.id);
+    CHECK(std::abs(r.allocated_err) <= 0.0005);
+    if (r.id != "f15-electral-tokcls-fp32-b4s512-ckpt") CHECK(std::abs(r.reserved_err) <= 0.0005);
+  }
 }
