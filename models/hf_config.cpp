@@ -224,7 +224,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
-      "vit", "gpt_neo", "marian", "pegasus"};
+      "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra"};
   return kTypes;
 }
 
@@ -283,6 +283,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_cohere(r);
   else if (type == "roberta" || type == "xlm-roberta")
     s = import_roberta(r, type);
+  else if (type == "camembert")
+    s = import_camembert(r);
+  else if (type == "electra")
+    s = import_electra(r);
   else if (type == "modernbert")
     s = import_modernbert(r);
   else if (type == "opt")

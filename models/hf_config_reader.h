@@ -174,6 +174,8 @@ TransformerSpec import_cohere(const ConfigReader& r);
 TransformerSpec import_cohere2(const ConfigReader& r);  // models/hf/import_cohere2.cpp
 TransformerSpec import_modernbert(const ConfigReader& r);  // models/hf/import_modernbert.cpp
 TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
+TransformerSpec import_camembert(const ConfigReader& r);  // import_camembert.cpp (roberta's reader)
+TransformerSpec import_electra(const ConfigReader& r);
 TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp

@@ -239,6 +239,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"vit", build_hf_vit},
       {"gpt_neo", build_gpt_neo},
       {"marian", build_marian},       {"pegasus", build_pegasus},
+      {"camembert", build_roberta},   // the roberta classes under other names, heads registered first
+      {"electra", build_electra},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -290,6 +292,10 @@ constexpr TaskRow kTasks[] = {
     {"distilbert", Task::token_cls},
     {"modernbert", Task::seq_cls},      // engine/arch/encoders/modernbert.cpp
     {"modernbert", Task::token_cls},
+    {"camembert", Task::seq_cls},       // roberta.cpp (notes-f15/electra.md)
+    {"camembert", Task::token_cls},
+    {"electra", Task::seq_cls},         // engine/arch/encoders/electra.cpp
+    {"electra", Task::token_cls},
 };
 }  // namespace
 

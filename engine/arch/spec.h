@@ -286,6 +286,13 @@ struct TransformerSpec {
   std::vector<uint8_t> gpt_neo_local_layers;
   // config.window_size (default 256): the local layers' mask is tril(ones) xor tril(ones, -window_size).
   int64_t gpt_neo_window_size = 0;
+  // [electra]
+  // ElectraConfig.embedding_size (default 128): the width of the word, position and token-type embeddings and of
+  // their LayerNorm, and the generator head's output (ElectraGeneratorPredictions.dense: hidden_size ->
+  // embedding_size, its LayerNorm, generator_lm_head: embedding_size -> vocab_size). When it differs from
+  // hidden_size, ElectraModel has embeddings_project (nn.Linear(embedding_size, hidden_size), with bias) between
+  // the embeddings and the encoder. 0: not electra.
+  int64_t embedding_size = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.

@@ -15,6 +15,8 @@
 // config.hidden_act).
 // RobertaForSequenceClassification / RobertaForTokenClassification (RunConfig::task): the same RobertaModel (no
 // pooler) and their own heads, engine/arch/encoders/heads_encoder.cpp.
+// CamembertFor{MaskedLM,SequenceClassification,TokenClassification} (models/camembert, model_type camembert) run
+// these statements under other class names; only the head's place in module order differs (head_first).
 #include "engine/arch/encoders/bert_parts.h"
 
 namespace memplan {
@@ -24,11 +26,25 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
-  // XLMRobertaFor{Sequence,Token}Classification register their head before the base model (bert_parts.h).
-  const bool head_first = cfg.task != Task::lm && s.model_type == "xlm-roberta";
+  // XLMRobertaFor{Sequence,Token}Classification register their head before the base model (bert_parts.h);
+  // every Camembert class does, CamembertForMaskedLM too (its lm_head is assigned before self.roberta).
+  const bool camembert = s.model_type == "camembert";
+  const bool head_first = cfg.task != Task::lm && (s.model_type == "xlm-roberta" || camembert);
   RobertaClsHead head;
   if (head_first) head = roberta_cls_params(b, s);
+  // CamembertForMaskedLM: the model is moved to the GPU module by module (children first), so lm_head's dense and
+  // layer_norm come first, then its decoder: the weight is the tied word embedding, the bias lm_head.bias.
+  const bool lm_head_first = cfg.task == Task::lm && camembert;
+  BertLinear lm_dense{};
+  TensorId lm_ln_w = kNoTensor, lm_ln_b = kNoTensor, lm_bias = kNoTensor;
+  auto lm_head_params = [&] {
+    lm_dense = bert_linear(b, "lm_head.dense", H, H, emb_train);
+    lm_ln_w = b.param("lm_head.layer_norm.weight", {H}, emb_train);
+    lm_ln_b = b.param("lm_head.layer_norm.bias", {H}, emb_train);
+  };
+  if (lm_head_first) lm_head_params();
   TensorId word = b.param("embeddings.word_embeddings.weight", {V, H}, emb_train);
+  if (lm_head_first) lm_bias = b.param("lm_head.bias", {V}, emb_train);
   TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
   TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
   TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
@@ -70,11 +86,11 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
     roberta_cls_head(b, s, head, h, labels);  // RobertaFor{Sequence,Token}Classification (heads_encoder.cpp)
     return;
   }
-  BertLinear dense = bert_linear(b, "lm_head.dense", H, H, emb_train);
-  TensorId ln_w = b.param("lm_head.layer_norm.weight", {H}, emb_train);
-  TensorId ln_b = b.param("lm_head.layer_norm.bias", {H}, emb_train);
-  TensorId dec_b = b.param("lm_head.bias", {V}, emb_train);
-  masked_lm_head_loss(b, h, {dense, ln_w, ln_b, word, dec_b}, ids);
+  if (!lm_head_first) {
+    lm_head_params();
+    lm_bias = b.param("lm_head.bias", {V}, emb_train);
+  }
+  masked_lm_head_loss(b, h, {lm_dense, lm_ln_w, lm_ln_b, word, lm_bias}, ids);
 }
 
 }  // namespace memplan
