@@ -64,6 +64,7 @@ void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engi
 void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/apertus.cpp
 void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/deberta_v2.cpp (deberta-v2)
 void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/seq2seq/mbart.cpp
+void build_m2m_100(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/m2m_100.cpp
 void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/whisper.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);

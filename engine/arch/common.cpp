@@ -235,6 +235,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"apertus", build_apertus},
       {"deberta-v2", build_deberta_v2},
       {"mbart", build_mbart},         {"whisper", build_whisper},
+      {"m2m_100", build_m2m_100},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
