@@ -103,15 +103,16 @@ TEST_CASE("m2m_100 importer: bad values name their field", "[family][set15]") {
 TEST_CASE("m2m_100: run refusals name their field", "[family][set15]") {
   const memplan::ModelSpec nllb = memplan::load_zoo_model("nllb-200-distilled-600m");
   using memplan::Mode;
-  // The sinusoidal table has 1024 + 2 rows; positions run from pad_token_id + 1 = 2: 1025 tokens fit, 1026 would
-  // make forward rebuild the table (not modelled).
-  CHECK(error_of([&] { memplan::estimate(nllb, run(Mode::training, 1, 1025, 64)); }) == "no error");
-  CHECK(error_of([&] { memplan::estimate(nllb, run(Mode::training, 1, 1026, 64)); }).rfind("seq_len:", 0) == 0);
-  CHECK(error_of([&] { memplan::estimate(nllb, run(Mode::training, 1, 64, 1026)); }).rfind("target_len:", 0) == 0);
+  // The sinusoidal table has 1024 + 2 rows and forward rebuilds it (not modelled) once pad_token_id + 1 + length
+  // passes 1026: with pad 1, 1024 tokens fit, 1025 do not (the last generate step: pad + 1 + 1 + past, past =
+  // generate_tokens - 1).
+  CHECK(error_of([&] { memplan::estimate(nllb, run(Mode::training, 1, 1024, 64)); }) == "no error");
+  CHECK(error_of([&] { memplan::estimate(nllb, run(Mode::training, 1, 1025, 64)); }).rfind("seq_len:", 0) == 0);
+  CHECK(error_of([&] { memplan::estimate(nllb, run(Mode::training, 1, 64, 1025)); }).rfind("target_len:", 0) == 0);
   memplan::RunConfig gen = run(Mode::inference, 1, 64, 0);
-  gen.generate_tokens = 1026;
-  CHECK(error_of([&] { memplan::estimate(nllb, gen); }).rfind("generate_tokens:", 0) == 0);
   gen.generate_tokens = 1025;
+  CHECK(error_of([&] { memplan::estimate(nllb, gen); }).rfind("generate_tokens:", 0) == 0);
+  gen.generate_tokens = 1024;
   CHECK(error_of([&] { memplan::estimate(nllb, gen); }) == "no error");
   // Eager attention (not measured) builds without error.
   memplan::RunConfig eager = run(Mode::training, 2, 64, 32);

@@ -163,10 +163,13 @@ TensorId decoder(GraphBuilder& b, const TransformerSpec& s, const StackParams& s
 // modelled) once padding_idx + 1 + past + length passes that: refused, naming the length.
 void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
   const int64_t limit = s.max_position_embeddings + 1 - s.m2m_padding_idx;  // the longest sequence the table holds
-  const std::string why = "exceeds the sinusoidal table (max_position_embeddings " +
-                          std::to_string(s.max_position_embeddings) + " + 2 rows from pad_token_id " +
-                          std::to_string(s.m2m_padding_idx) + " + 1: " + std::to_string(limit) +
-                          " positions); forward would rebuild it, which is not modelled";
+  if (limit < 1)
+    throw InputError("model.pad_token_id", std::to_string(s.m2m_padding_idx),
+                     "puts every position id past the sinusoidal table (max_position_embeddings + 2 rows); forward "
+                     "would rebuild it, which is not modelled");
+  const std::string why = "exceeds the " + std::to_string(limit) +
+                          " positions of the sinusoidal table (max_position_embeddings + 2 rows, ids from "
+                          "pad_token_id + 1); forward would rebuild it, which is not modelled";
   if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
   if (cfg.mode == Mode::training && cfg.target_len > limit)
     throw InputError("target_len", std::to_string(cfg.target_len), why);
