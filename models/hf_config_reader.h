@@ -233,5 +233,6 @@ TransformerSpec import_vit(const ConfigReader& r);  // models/hf/import_vit.cpp 
 TransformerSpec import_gpt_neo(const ConfigReader& r);
 TransformerSpec import_marian(const ConfigReader& r);   // models/hf/import_marian.cpp
 TransformerSpec import_pegasus(const ConfigReader& r);  // models/hf/import_marian.cpp
+TransformerSpec import_m2m_100(const ConfigReader& r);  // models/hf/import_m2m_100.cpp
 
 }  // namespace memplan::hf

@@ -66,6 +66,7 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arc
 void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/seq2seq/mbart.cpp
 void build_marian(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/seq2seq/marian.cpp
 void build_pegasus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/marian.cpp
+void build_m2m_100(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/m2m_100.cpp
 void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/whisper.cpp
 void build_cohere2(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/cohere2.cpp
 void build_hf_vit(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vision/hf_vit.cpp (vit: ViTForImageClassification)

@@ -241,6 +241,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"marian", build_marian},       {"pegasus", build_pegasus},
       {"camembert", build_roberta},   // the roberta classes under other names, heads registered first
       {"electra", build_electra},
+      {"m2m_100", build_m2m_100},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -293,6 +293,16 @@ struct TransformerSpec {
   // hidden_size, ElectraModel has embeddings_project (nn.Linear(embedding_size, hidden_size), with bias) between
   // the embeddings and the encoder. 0: not electra.
   int64_t embedding_size = 0;
+  // [m2m_100]
+  // M2M100Config.pad_token_id (1): M2M100SinusoidalPositionalEmbedding's padding_idx. Position ids are
+  // padding_idx + the running count of non-pad tokens (cumsum of input_ids.ne(pad)), looked up in a table of
+  // max_position_embeddings + 2 rows that forward rebuilds once padding_idx + 1 + past + length exceeds it (not
+  // modelled: the builder refuses such lengths naming them).
+  int64_t m2m_padding_idx = 1;
+  // encoder_layerdrop / decoder_layerdrop (M2M100Config default 0.05; NLLB checkpoints 0): each training step
+  // draws torch.rand([]) on the CPU per layer and skips the layer below the probability. The builder replays the
+  // step in which every layer runs (the one that sets the peak); the draws take no device memory.
+  double m2m_encoder_layerdrop = 0.0, m2m_decoder_layerdrop = 0.0;
 };
 
 // Whether decoder layer i attends through the sliding window.
