@@ -226,5 +226,6 @@ struct BartDefaults {
 void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefaults& d);
 TransformerSpec import_mbart(const ConfigReader& r);
 TransformerSpec import_whisper(const ConfigReader& r);
+TransformerSpec import_glm4_moe(const ConfigReader& r);  // models/hf/import_glm4_moe.cpp
 
 }  // namespace memplan::hf

@@ -270,6 +270,11 @@ struct TransformerSpec {
   // the heads refuse "regression" (MSELoss, also what num_labels == 1 picks) and "multi_label_classification"
   // (BCEWithLogitsLoss over float labels) naming it. ...ForTokenClassification ignores it (cross entropy always).
   std::string problem_type;
+  // [glm4_moe]
+  // Glm4MoeConfig.use_qk_norm (default false): Glm4MoeAttention's q_norm / k_norm, an RMSNorm with a [head_dim]
+  // weight over the [B, S, H, D] head views of q_proj / k_proj, run after all three projections and before the
+  // transpose and the (partial) rotary embedding. Read by the glm4_moe builder only.
+  bool qk_head_rms_norm = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
