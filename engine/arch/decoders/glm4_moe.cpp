@@ -135,10 +135,13 @@ TensorId mlp(GraphBuilder& b, const TransformerSpec& s, const Glm4MoeLayer& w, T
 TensorId moe(GraphBuilder& b, const TransformerSpec& s, const Glm4MoeLayer& w, TensorId x) {
   const Shape xs = b.shape(x);
   const int64_t T = checked_mul(xs[0], xs[1]), H = s.hidden_size;
-  const TensorId flat = b.view(x, {T, H});
-  const DeepseekRoute r = deepseek_route(b, s, flat, w.router);
+  // The router and the MoE forward each take their own view(-1, H) of x: in backward each view hands its
+  // gradient on to x's buffer as soon as it arrives (the experts' gather gradient is summed into it, and freed,
+  // before the router's linear runs its backward; whole-run fp32 stream).
+  const DeepseekRoute r = deepseek_route(b, s, b.view(x, {T, H}), w.router);
   b.hold(r.weights);  // topk_weights / topk_indices / `_` (the router logits): bound until the MoE returns
   b.hold(r.indices);
+  const TensorId flat = b.view(x, {T, H});
   const TensorId routed = b.view(experts_grouped_mm(b, w.experts, flat, r.weights, r.indices), xs);
   const TensorId out = b.add(routed, mlp(b, s, w, x));
   for (TensorId t : {r.weights, r.indices, r.logits}) b.drop(t);
