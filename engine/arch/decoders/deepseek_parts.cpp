@@ -329,7 +329,9 @@ DeepseekRoute deepseek_route(GraphBuilder& b, const TransformerSpec& s, TensorId
   // (the .bool() a temporary): returns the inverted mask, a temporary of the masked_fill statement.
   auto group_mask = [&]() {
     local(no_grad(b, "zeros_like_scatter", {T, G}, DType::f32));
-    local(no_grad(b, "reshape", {T, E}, DType::f32));
+    // The expanded [T, G, E / G] mask (strides G, 1, 0) reshapes to [T, E] as a view only when G == 1 (a size-1
+    // dim merges; whole-run glm4_moe stream, n_group 1); otherwise a copy.
+    if (G > 1) local(no_grad(b, "reshape", {T, E}, DType::f32));
     const TensorId bmask = no_grad(b, "bool", {T, E}, DType::boolean);
     b.hold(bmask);
     const TensorId inv = no_grad(b, "logical_not", {T, E}, DType::boolean);
