@@ -63,6 +63,10 @@ TEST_CASE("glm4_moe importer: Glm4MoeConfig defaults of transformers 5.17", "[fa
   CHECK_FALSE(s.tie_word_embeddings);
   CHECK(s.hidden_act == "silu");
   CHECK(s.max_position_embeddings == 131072);
+  // eos_token_id defaults to None: generate() builds no MinNewTokensLengthLogitsProcessor.
+  CHECK(s.generate_without_eos);
+  CHECK_FALSE(import(R"({"model_type": "glm4_moe", "head_dim": 128, "eos_token_id": [151329, 151336]})")
+                  .generate_without_eos);
   // getattr(config, "head_dim", hidden // heads) floors: 2048 // 24 = 85 -> rotary int(42.5) = 42.
   CHECK(import(R"({"model_type": "glm4_moe", "hidden_size": 2048, "num_attention_heads": 24, "num_key_value_heads": 8})")
             .head_dim == 85);

@@ -275,6 +275,10 @@ struct TransformerSpec {
   // weight over the [B, S, H, D] head views of q_proj / k_proj, run after all three projections and before the
   // transpose and the (partial) rotary embedding. Read by the glm4_moe builder only.
   bool qk_head_rms_norm = false;
+  // config.eos_token_id is None (Glm4MoeConfig's default; the key absent or null): generate() has no EOS tensor,
+  // so _get_logits_processor builds no MinNewTokensLengthLogitsProcessor for min_new_tokens (generation/utils.py).
+  // Read by engine/inference_replay.cpp; false (an EOS id configured) for every importer that does not set it.
+  bool generate_without_eos = false;
 };
 
 // Whether decoder layer i attends through the sliding window.

@@ -60,6 +60,7 @@ TransformerSpec import_glm4_moe(const ConfigReader& r) {
   s.moe_n_group = r.positive({"n_group"}, 1);
   s.moe_topk_group = r.positive({"topk_group"}, 1);
   s.moe_norm_topk_prob = r.boolean({"norm_topk_prob"}, true);
+  s.generate_without_eos = !r.present("eos_token_id");  // class default None
   if (s.first_dense_layers < s.num_layers) {
     const int64_t E = s.num_experts, G = s.moe_n_group;
     if (!(E % G == 0 && E / G >= 2))
