@@ -177,14 +177,20 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
       if (step > 0) mem.reset_window();
       const Graph g = build_inference_graph(spec, cfg, pass);
       const std::vector<int32_t> outputs = runner.run(g);
-      // next_token_logits = logits[:, -1, :].to(float32, copy=True); MinNewTokensLengthLogitsProcessor.
+      // next_token_logits = logits[:, -1, :].to(float32, copy=True); MinNewTokensLengthLogitsProcessor (only
+      // when the config has an EOS id: whole-run glm4_moe generate stream, eos_token_id None).
       const int32_t scores = mem.alloc(bytes_of({B, V}, 4), Row::transient);
-      const int32_t vocab = mem.alloc(bytes_of({V}, 8), Row::transient);
-      const int32_t eos_mask = mem.alloc(bytes_of({V}, 1), Row::transient);
-      const int32_t cloned = mem.alloc(bytes_of({B, V}, 4), Row::transient);
-      const int32_t processed = mem.alloc(bytes_of({B, V}, 4), Row::transient);
-      mem.free(cloned);
+      std::vector<int32_t> step_blocks{scores};
+      if (!spec.transformer.generate_without_eos) {
+        const int32_t vocab = mem.alloc(bytes_of({V}, 8), Row::transient);
+        const int32_t eos_mask = mem.alloc(bytes_of({V}, 1), Row::transient);
+        const int32_t cloned = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+        const int32_t processed = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+        mem.free(cloned);
+        step_blocks.insert(step_blocks.end(), {vocab, eos_mask, processed});
+      }
       const int32_t next = mem.alloc(bytes_of({B}, 8), Row::transient);  // argmax
+      step_blocks.push_back(next);
       const int32_t new_ids = mem.alloc(bytes_of({B, len + 1}, 8), Row::inputs);
       mem.free(ids);
       ids = new_ids;
@@ -192,7 +198,7 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
       mem.free(attn);
       attn = new_attn;
       for (int32_t b : outputs) mem.free(b);  // del outputs
-      for (int32_t b : {scores, vocab, eos_mask, processed, next}) mem.free(b);
+      for (int32_t b : step_blocks) mem.free(b);
       if (step > 0) decode_peak = std::max(decode_peak, mem.window_peak());
     }
     res.generate_peak = mem.peak();

@@ -234,5 +234,6 @@ TransformerSpec import_gpt_neo(const ConfigReader& r);
 TransformerSpec import_marian(const ConfigReader& r);   // models/hf/import_marian.cpp
 TransformerSpec import_pegasus(const ConfigReader& r);  // models/hf/import_marian.cpp
 TransformerSpec import_m2m_100(const ConfigReader& r);  // models/hf/import_m2m_100.cpp
+TransformerSpec import_glm4_moe(const ConfigReader& r);  // models/hf/import_glm4_moe.cpp
 
 }  // namespace memplan::hf

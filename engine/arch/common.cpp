@@ -242,6 +242,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"camembert", build_roberta},   // the roberta classes under other names, heads registered first
       {"electra", build_electra},
       {"m2m_100", build_m2m_100},
+      {"glm4_moe", build_glm4_moe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

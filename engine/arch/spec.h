@@ -303,6 +303,15 @@ struct TransformerSpec {
   // draws torch.rand([]) on the CPU per layer and skips the layer below the probability. The builder replays the
   // step in which every layer runs (the one that sets the peak); the draws take no device memory.
   double m2m_encoder_layerdrop = 0.0, m2m_decoder_layerdrop = 0.0;
+  // [glm4_moe]
+  // Glm4MoeConfig.use_qk_norm (default false): Glm4MoeAttention's q_norm / k_norm, an RMSNorm with a [head_dim]
+  // weight over the [B, S, H, D] head views of q_proj / k_proj, run after all three projections and before the
+  // transpose and the (partial) rotary embedding. Read by the glm4_moe builder only.
+  bool qk_head_rms_norm = false;
+  // config.eos_token_id is None (Glm4MoeConfig's default; the key absent or null): generate() has no EOS tensor,
+  // so _get_logits_processor builds no MinNewTokensLengthLogitsProcessor for min_new_tokens (generation/utils.py).
+  // Read by engine/inference_replay.cpp; false (an EOS id configured) for every importer that does not set it.
+  bool generate_without_eos = false;
 };
 
 // Whether decoder layer i attends through the sliding window.

@@ -298,21 +298,19 @@ TensorId rope_one(GraphBuilder& b, const TransformerSpec& s, const Rotary& r, Te
   return b.cat_last("cat", {first, second});
 }
 
-struct RouterOut {
-  TensorId weights = kNoTensor, indices = kNoTensor, logits = kNoTensor;
-};
+}  // namespace
 
 // DeepseekV2TopkRouter / DeepseekV3TopkRouter over flat [T, H]. The MoE forward binds the returned router_logits
-// to `_` until it returns (RouterOut::logits, held); every local lives until the router returns and rebinding
+// to `_` until it returns (DeepseekRoute::logits, held); every local lives until the router returns and rebinding
 // frees the old value (whole-run deepseek_v3 inference stream, block for block). Routing bookkeeping that only
 // picks indices has no gradient (GraphBuilder::generic without reads).
-RouterOut route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w) {
+DeepseekRoute deepseek_route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w) {
   const int64_t T = b.shape(flat)[0], E = s.num_experts, K = s.num_experts_per_tok, G = s.moe_n_group,
                 TG = s.moe_topk_group;
   // F.linear(hidden.type(float32), weight.type(float32)) (linear autocasts back to the low dtype under amp).
   TensorId logits = b.linear(b.to(flat, DType::f32), b.to(router_w, DType::f32));
   b.hold(logits);
-  RouterOut r;
+  DeepseekRoute r;
   r.logits = logits;
   std::vector<TensorId> locals;  // dropped when the router returns
   auto local = [&](TensorId x) {
@@ -331,7 +329,9 @@ RouterOut route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, Tensor
   // (the .bool() a temporary): returns the inverted mask, a temporary of the masked_fill statement.
   auto group_mask = [&]() {
     local(no_grad(b, "zeros_like_scatter", {T, G}, DType::f32));
-    local(no_grad(b, "reshape", {T, E}, DType::f32));
+    // The expanded [T, G, E / G] mask (strides G, 1, 0) reshapes to [T, E] as a view only when G == 1 (a size-1
+    // dim merges; whole-run glm4_moe stream, n_group 1); otherwise a copy.
+    if (G > 1) local(no_grad(b, "reshape", {T, E}, DType::f32));
     const TensorId bmask = no_grad(b, "bool", {T, E}, DType::boolean);
     b.hold(bmask);
     const TensorId inv = no_grad(b, "logical_not", {T, E}, DType::boolean);
@@ -388,6 +388,8 @@ RouterOut route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, Tensor
   for (TensorId x : locals) b.drop(x);
   return r;
 }
+
+namespace {
 
 TensorId mlp_forward(GraphBuilder& b, const MlpParams& m, TensorId x) {
   return swiglu_mlp(b, x, m.gate, m.up, m.down, m.gate_b, m.up_b, m.down_b);
@@ -556,7 +558,7 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
     } else {
       const int64_t T = checked_mul(B, S);
       TensorId flat = b.view(n2, {T, H});
-      RouterOut r = route(b, s, flat, d.router);
+      DeepseekRoute r = deepseek_route(b, s, flat, d.router);
       b.hold(r.weights);  // topk_weights / topk_indices / `_` (the router logits): bound until the MoE returns
       b.hold(r.indices);
       TensorId routed = b.view(experts_grouped_mm(b, d.experts, flat, r.weights, r.indices), {B, S, H});

@@ -1,6 +1,7 @@
-// Pieces shared by the deepseek_v2, deepseek_v3 and gpt_oss builders (engine/arch/decoders/deepseek_v2.cpp, _v3.cpp,
-// gpt_oss.cpp): the routed experts through transformers 5.17's default experts implementation, and the
-// multi-head latent attention decoder both DeepSeek modeling files write the same way.
+// Pieces shared by the deepseek_v2, deepseek_v3, gpt_oss and glm4_moe builders (engine/arch/decoders/deepseek_v2.cpp,
+// _v3.cpp, gpt_oss.cpp, glm4_moe.cpp): the routed experts through transformers 5.17's default experts
+// implementation, the DeepSeek top-k router, and the multi-head latent attention decoder both DeepSeek modeling
+// files write the same way.
 #pragma once
 #include "engine/arch/builders.h"
 
@@ -24,6 +25,17 @@ struct ExpertsParams {
 // llama_parts.h moe_grouped_mm is the same function bound to Mixtral's router and config.intermediate_size; the
 // routers here differ (fp32 / sigmoid / biased), so the experts part is written once for them.
 TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId flat, TensorId top_w, TensorId top_idx);
+
+// DeepseekV2TopkRouter / DeepseekV3TopkRouter (and Glm4MoeTopkRouter, the same statements) over flat [T, H] with
+// router weight [E, H]: fp32 logits, then by s.moe_topk_method (greedy / group_limited_greedy softmax, or noaux_tc:
+// sigmoid scores + e_score_correction_bias, group top-2 sums, group mask, top-k, gathered weights, optional
+// renormalisation, * routed_scaling_factor). Returns the routing weights [T, K], indices [T, K] and logits [T, E];
+// the logits come back held (the MoE forward binds them to `_`), the caller holds the other two for the MoE's
+// bindings and drops all three when the MoE forward returns.
+struct DeepseekRoute {
+  TensorId weights = kNoTensor, indices = kNoTensor, logits = kNoTensor;
+};
+DeepseekRoute deepseek_route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w);
 
 // DeepseekV2ForCausalLM / DeepseekV3ForCausalLM (training forward + loss, or one inference pass).
 void build_deepseek(GraphBuilder& b, const TransformerSpec& s);

@@ -88,8 +88,10 @@ TensorId cat_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorI
   probs = b.dropout(probs, s.attn_dropout);
   weights = probs;
   b.hold(weights);
+  // matmul's backward reshapes the transposed [B, H, S, D] gradient to [B * H, S, D]: a copy, except for B == 1,
+  // where the size-1 batch dim merges as a view (whole-run glm4_moe fp32 eager stream, b1).
   TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !inf), {B, S, nh, hd},
-                                   /*grad_copied=*/true);
+                                   /*grad_copied=*/B > 1);
   b.drop(kr);
   b.drop(vr);
   return ctx;
