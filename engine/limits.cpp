@@ -43,9 +43,7 @@ void check_transformer(const TransformerSpec& s) {
   // Relative position buckets are T5's; the other encoder-decoders (bart, mbart, whisper) have learned positions
   // and their decoder's own heads and FFN width.
   if (s.model_type == "bart" || s.model_type == "mbart" || s.model_type == "whisper" || s.model_type == "marian" ||
-      s.model_type == "pegasus") {
-  if (s.model_type == "bart" || s.model_type == "mbart" || s.model_type == "whisper" ||
-      s.model_type == "m2m_100") {
+      s.model_type == "pegasus" || s.model_type == "m2m_100") {
     in_range("model.decoder_num_heads", s.decoder_num_heads, kMaxDim);
     in_range("model.decoder_intermediate_size", s.decoder_intermediate_size, kMaxDim);
   } else if (s.family == TransformerSpec::Family::t5) {
