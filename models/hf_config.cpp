@@ -223,7 +223,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "roberta",   "xlm-roberta", "opt", "qwen2_moe",
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
-      "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper"};
+      "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper",
+      "mt5", "umt5"};
   return kTypes;
 }
 
@@ -334,6 +335,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_mbart(r);
   else if (type == "whisper")
     s = import_whisper(r);
+  else if (type == "mt5" || type == "umt5")
+    s = import_mt5(r, type);
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

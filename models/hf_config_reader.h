@@ -226,5 +226,7 @@ struct BartDefaults {
 void read_bart_stacks(const ConfigReader& r, TransformerSpec& s, const BartDefaults& d);
 TransformerSpec import_mbart(const ConfigReader& r);
 TransformerSpec import_whisper(const ConfigReader& r);
+// MT5Config / UMT5Config (models/hf/import_mt5.cpp): one reader, `type` "mt5" or "umt5".
+TransformerSpec import_mt5(const ConfigReader& r, const std::string& type);
 
 }  // namespace memplan::hf

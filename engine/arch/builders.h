@@ -65,6 +65,7 @@ void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/deberta_v2.cpp (deberta-v2)
 void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/seq2seq/mbart.cpp
 void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/whisper.cpp
+void build_umt5(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/umt5.cpp (mt5 runs build_t5)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

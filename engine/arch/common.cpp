@@ -235,6 +235,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"apertus", build_apertus},
       {"deberta-v2", build_deberta_v2},
       {"mbart", build_mbart},         {"whisper", build_whisper},
+      {"mt5", build_t5},              {"umt5", build_umt5},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
