@@ -21,6 +21,8 @@
 // Layer indices (grad_checkpointing_layers, frozen_layers): encoder blocks 0..N-1, decoder blocks N..N+M-1.
 // Inference: the encoder and the first decoder step, then one decoder step per generated token with an
 // EncoderDecoderCache (build_t5_inference).
+// mt5 runs this builder (MT5ForConditionalGeneration is this Python without the output scaling); the pieces umt5
+// shares are in namespace t5parts (engine/arch/seq2seq/t5_parts.h).
 #include <cmath>
 #include <string>
 
