@@ -124,7 +124,8 @@ struct TransformerSpec {
   int64_t relative_attention_num_buckets = 0;  // relative_attention_num_buckets (32): [buckets, heads] bias table
   bool gated_ffn = false;                      // feed_forward_proj "gated-<act>": wi_0, wi_1, wo (else wi, wo)
   // transformers 5.17 always ties lm_head to the shared embedding; scale_decoder_outputs (sequence_output *
-  // d_model**-0.5 before lm_head) is true unless the config says tie_word_embeddings false (v1.1, flan, mT5).
+  // d_model**-0.5 before lm_head) is true unless the config says tie_word_embeddings false (v1.1, flan); mt5:
+  // always false, umt5: always true (their forwards; models/hf/import_mt5.cpp).
   bool scale_decoder_outputs = false;
   // [roberta / xlm-roberta]
   // Learned position ids start at pad_token_id + 1 (create_position_ids_from_input_ids): of the

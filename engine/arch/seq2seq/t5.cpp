@@ -21,16 +21,18 @@
 // Layer indices (grad_checkpointing_layers, frozen_layers): encoder blocks 0..N-1, decoder blocks N..N+M-1.
 // Inference: the encoder and the first decoder step, then one decoder step per generated token with an
 // EncoderDecoderCache (build_t5_inference).
+// mt5 runs this builder (MT5ForConditionalGeneration is this Python without the output scaling); the pieces umt5
+// shares are in namespace t5parts (engine/arch/seq2seq/t5_parts.h).
 #include <cmath>
 #include <string>
 
-#include "engine/arch/builders.h"
+#include "engine/arch/seq2seq/t5_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 
 namespace memplan {
 
-namespace {
+namespace t5parts {
 
 bool low_precision(DType t) { return t == DType::bf16 || t == DType::f16; }
 
@@ -231,10 +233,6 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   return outs[0];
 }
 
-struct AttnParams {
-  TensorId q, k, v, o;
-};
-
 AttnParams attn_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
   const int64_t d = s.hidden_size, inner = s.num_heads * s.head_dim;
   AttnParams a;
@@ -244,10 +242,6 @@ AttnParams attn_params(GraphBuilder& b, const TransformerSpec& s, const std::str
   a.o = b.param(p + "o.weight", {d, inner}, train);
   return a;
 }
-
-struct FfParams {
-  TensorId wi = kNoTensor, wi1 = kNoTensor, wo = kNoTensor, norm = kNoTensor;
-};
 
 FfParams ff_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
   const int64_t d = s.hidden_size, f = s.intermediate_size;
@@ -290,6 +284,12 @@ TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const FfParams&
   b.drop(x);
   return out;
 }
+
+}  // namespace t5parts
+
+namespace {
+
+using namespace t5parts;
 
 struct StackBias {
   TensorId bias = kNoTensor;       // the relative position bias [1, H, q, k] (a permuted view)
@@ -465,6 +465,10 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
 
 // ---- inference (generate with an EncoderDecoderCache)
 
+}  // namespace
+
+namespace t5parts {
+
 // The cache's dtype: the k / v projections' outputs (the autocast dtype under amp).
 DType cache_dtype(const GraphBuilder& b) { return b.autocast() ? b.low_dtype() : b.param_dtype(); }
 
@@ -483,6 +487,10 @@ TensorId cache_cat(GraphBuilder& b, TensorId x, int64_t past) {
   b.kv_cache_out(full);
   return full;
 }
+
+}  // namespace t5parts
+
+namespace {
 
 // T5Attention.forward for one decoder position (q = 1) with an EncoderDecoderCache. Self-attention: k / v of
 // the new position appended to self_attention_cache; the first block computes the bias for (1, past + 1)
