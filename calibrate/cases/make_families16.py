@@ -3,7 +3,9 @@
 (odd batches and lengths, GradScaler, checkpointing, eager, generate), predicted at a named commit before it is
 measured (data/validation/predictions/families16-holdout.json). The helpers who wrote the builders were told
 these configurations (so nothing is refused) but never their numbers.
-Usage: python3 make_families16.py > families16-holdout-input.jsonl"""
+Usage: python3 make_families16.py > families16-holdout-input.jsonl; each row then got `_est_gib` (the recording
+scheduler's memory estimate: the predicted reserved peak in GiB + 2) from the predictions.
+"""
 import json
 
 from case_helpers import hf, inference, training
