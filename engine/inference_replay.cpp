@@ -170,6 +170,7 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
     const int32_t cache_pos = mem.alloc(bytes_of({S}, 8), Row::inputs);
     const int32_t unfinished = mem.alloc(bytes_of({B}, 8), Row::inputs);
     int64_t decode_peak = 0;
+    int32_t prev_scores = -1, prev_processed = -1;  // the loop variables next_token_logits / next_token_scores
     for (int64_t step = 0; step < cfg.generate_tokens; ++step) {
       const int64_t len = S + step;  // tokens in input_ids before this step's token is appended
       InferencePass pass = step == 0 ? InferencePass{0, S, true} : InferencePass{len - 1, 1, true};
@@ -177,17 +178,39 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
       if (step > 0) mem.reset_window();
       const Graph g = build_inference_graph(spec, cfg, pass);
       const std::vector<int32_t> outputs = runner.run(g);
-      // next_token_logits = logits[:, -1, :].to(float32, copy=True); MinNewTokensLengthLogitsProcessor (only
-      // when the config has an EOS id: whole-run glm4_moe generate stream, eos_token_id None).
+      // next_token_logits = logits[:, -1, :].to(float32, copy=True), then the logits processors. With an EOS id
+      // and the harness's min_new_tokens, generate() builds two (_prepare_generated_length also sets min_length):
+      // MinLengthLogitsProcessor (arange [V], isin [V] bool, scores.clone(), torch.where: the clone dies on the
+      // rebind) and MinNewTokensLengthLogitsProcessor (clone first, then arange, isin, where); the list frees the
+      // first's result when the second returns. next_token_logits and next_token_scores are _sample's loop
+      // variables: the previous step's die only when the new ones are bound, so they live through this step's
+      // forward. Five [B, V] fp32 blocks a step, five live at once (whole-run generate streams of marian, bart,
+      // llama4, granitemoe: notes-f15/marian.md; the peak of a small model with a large vocabulary lies there:
+      // Opus-MT -3.9 % allocated, -8.5 % reserved with one processor and the step's blocks freed at its end).
+      // No processor without an EOS id (whole-run glm4_moe generate stream, eos_token_id None): the scores are
+      // the logits copy itself.
       const int32_t scores = mem.alloc(bytes_of({B, V}, 4), Row::transient);
-      std::vector<int32_t> step_blocks{scores};
+      if (prev_scores >= 0) mem.free(prev_scores);
+      prev_scores = scores;
+      std::vector<int32_t> step_blocks;
       if (!spec.transformer.generate_without_eos) {
-        const int32_t vocab = mem.alloc(bytes_of({V}, 8), Row::transient);
-        const int32_t eos_mask = mem.alloc(bytes_of({V}, 1), Row::transient);
-        const int32_t cloned = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+        const int32_t vocab1 = mem.alloc(bytes_of({V}, 8), Row::transient);
+        const int32_t mask1 = mem.alloc(bytes_of({V}, 1), Row::transient);
+        const int32_t clone1 = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+        const int32_t min_length_out = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+        mem.free(clone1);
+        mem.free(mask1);
+        mem.free(vocab1);
+        const int32_t clone2 = mem.alloc(bytes_of({B, V}, 4), Row::transient);
+        const int32_t vocab2 = mem.alloc(bytes_of({V}, 8), Row::transient);
+        const int32_t mask2 = mem.alloc(bytes_of({V}, 1), Row::transient);
         const int32_t processed = mem.alloc(bytes_of({B, V}, 4), Row::transient);
-        mem.free(cloned);
-        step_blocks.insert(step_blocks.end(), {vocab, eos_mask, processed});
+        mem.free(clone2);
+        mem.free(mask2);
+        mem.free(vocab2);
+        mem.free(min_length_out);
+        if (prev_processed >= 0) mem.free(prev_processed);
+        prev_processed = processed;
       }
       const int32_t next = mem.alloc(bytes_of({B}, 8), Row::transient);  // argmax
       step_blocks.push_back(next);
@@ -201,6 +224,8 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
       for (int32_t b : step_blocks) mem.free(b);
       if (step > 0) decode_peak = std::max(decode_peak, mem.window_peak());
     }
+    for (int32_t b : {prev_scores, prev_processed})  // generate() returns: its locals die
+      if (b >= 0) mem.free(b);
     res.generate_peak = mem.peak();
     res.generate_peak_bytes = res.generate_peak.bytes;
     res.decode_peak_bytes = decode_peak;

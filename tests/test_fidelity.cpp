@@ -51,10 +51,10 @@ double known_miss_bound(const std::string& id) {
       {"f2-mobilenet_v2-ampbf16-sgdmom-b96-i160", 4.0},
       {"vreq2-mobilenet_v3_large-ampbf16-sgdmom-b64-i160", 3.0},
       {"vreq2-efficientnet_b2-ampbf16-adamw-b16-i288", 2.0},
-      // generate()'s logits processors (notes-f15/marian.md): every recorded generate step holds five [B, V] fp32
-      // blocks (two clone + where processors) and the last one a sixth (ForcedEOS full_like); the shared replay
-      // models three. Marian's peak lies in generate() (small weights, large vocabulary): -2.2 %.
-      {"f15-marian-infer-bf16-b8s128-g32", 3.0},
+      // generate()'s logits processors (notes-f15/marian.md): the two min-length processors and the loop variables
+      // living into the next step are replayed (-2.2 % -> -0.45 %); the last step's ForcedEOS full_like [B, V] is
+      // not (forced_eos_token_id is not read). Marian's peak lies in generate() (small weights, large vocabulary).
+      {"f15-marian-infer-bf16-b8s128-g32", 1.0},
   };
   for (const auto& k : kKnown)
     if (id == k.id) return k.bound_pct;
@@ -67,9 +67,13 @@ double known_miss_bound(const std::string& id) {
 // 2^16: opt_peak = after_bwd = 1105.2 MiB); steps 1 and 3 ran it (1368.6 / 1366.6 MiB, predicted 1357.0).
 // f15-vit384-ampfp16-b16: the same skip at step 2 (opt_peak = after_bwd = 745.9 MiB; steps 1 and 3: 920.0 /
 // 918.5 MiB, predicted 896.1; data/validation/notes-f15/vit.md).
+// Held out (family set 16, the same skip at step 2): f16-mt5s-ampfp16 (opt_peak = after_bwd = 2697.7 MiB; steps 1
+// and 3: 3355.5 / 3358.2, predicted 3346.9) and f16-camembert-tokcls-ampfp16 (894.2; 1097.8 / 1100.7, predicted
+// 1082.3).
 bool known_phase_miss(const std::string& id) {
   return id == "vreq-mobilenet_v2-ampfp16-sgdmom-b32" || id == "f13-gpt2-seqcls-ampfp16-b16s256" ||
-         id == "f15-vit384-ampfp16-b16";
+         id == "f15-vit384-ampfp16-b16" || id == "f16-mt5s-ampfp16-b12s384t96" ||
+         id == "f16-camembert-tokcls-ampfp16-b24s384";
 }
 
 void check_file(const std::string& file, bool holdout_only_report) {
@@ -143,6 +147,12 @@ bool known_reserved_miss(const std::string& id) {
       // marian-big eager fp32 (notes-f15/marian.md): peak allocated exact, the recording reserves 336 MiB more
       // (segment placement around the [4, 16, 512, 512] fp32 attention blocks; not traced).
       "f15-marianbig-fp32-b4s512t128-eager",
+      // Family set 16, held out, peak allocated within 0.07 % in both: M2M-100 checkpointed with LayerDrop 0.05
+      // (-6.5 %: which layers each step skips is a random draw, so the recorded steps' allocation sequences and
+      // their segments differ from the replayed all-layers step; notes-f15/m2m.md); ViT-L checkpointed amp bf16
+      // (+5.0 %: the checkpointed HF ViT's segment placement, as f15-vitb-bf16-b32-ckpt above).
+      "f16-m2m-bf16-b3s1000t100-ckpt",
+      "f16-vitl-ampbf16-b16-ckpt",
   };
   for (const char* k : kKnown)
     if (id == k) return true;
