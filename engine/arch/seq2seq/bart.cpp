@@ -68,6 +68,14 @@ std::vector<BartLayerParams> bart_stack_layer_params(GraphBuilder& b, const Tran
   return layers;
 }
 
+void check_seq2seq_lengths(const RunConfig& cfg, int64_t limit, const std::string& why) {
+  if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
+  if (cfg.mode == Mode::training && cfg.target_len > limit)
+    throw InputError("target_len", std::to_string(cfg.target_len), why);
+  if (cfg.mode == Mode::inference && cfg.generate_tokens > limit)
+    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), why);
+}
+
 int64_t seq2seq_decoder_past(const GraphBuilder& b, const std::string& family) {
   const int64_t past_len = b.pass().past_len;
   const int64_t past = past_len == 0 ? 0 : past_len - b.config().seq_len + 1;
@@ -345,14 +353,7 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
 // per generated token; nn.Embedding asserts on the device past max_position_embeddings.
 void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
   const int64_t limit = s.max_position_embeddings;
-  const std::string why = "exceeds bart's max_position_embeddings (" + std::to_string(limit) + ")";
-  if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-  if (cfg.mode == Mode::training && cfg.target_len > limit)
-    throw InputError("target_len", std::to_string(cfg.target_len), why);
-  if (cfg.mode == Mode::training && cfg.target_len == 0 && cfg.seq_len > limit)
-    throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-  if (cfg.mode == Mode::inference && cfg.generate_tokens > limit)
-    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), why);
+  check_seq2seq_lengths(cfg, limit, "exceeds bart's max_position_embeddings (" + std::to_string(limit) + ")");
 }
 
 // One inference pass (engine/inference_replay.cpp), as build_t5_inference: past_len 0 runs the encoder over the

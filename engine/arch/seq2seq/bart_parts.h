@@ -96,6 +96,10 @@ TensorId bart_ffn(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorI
 // looked up in `table` [max + 2, d]: [rows, len, d].
 TensorId bart_positions(GraphBuilder& b, TensorId table, TensorId position_ids, int64_t rows, int64_t len);
 
+// Refuses (InputError naming the field, with the message `why`) a seq_len, a training target_len (0 means
+// seq_len, checked as such) or an inference generate_tokens longer than the `limit` positions a table holds.
+void check_seq2seq_lengths(const RunConfig& cfg, int64_t limit, const std::string& why);
+
 // An encoder-decoder inference pass (engine/inference_replay.cpp; bart, marian, m2m_100): past_len 0 runs the
 // encoder over the seq_len ids and the first decoder step; a decode pass with past_len P is decoder step
 // P - seq_len + 1. Returns that step's past length; refuses (InputError naming `family`) a past_len shorter than

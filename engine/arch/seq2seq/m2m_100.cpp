@@ -167,11 +167,7 @@ void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
   const std::string why = "exceeds the " + std::to_string(limit) +
                           " positions of the sinusoidal table (max_position_embeddings + 2 rows, ids from "
                           "pad_token_id + 1); forward would rebuild it, which is not modelled";
-  if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-  if (cfg.mode == Mode::training && cfg.target_len > limit)
-    throw InputError("target_len", std::to_string(cfg.target_len), why);
-  if (cfg.mode == Mode::inference && cfg.generate_tokens > limit)
-    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), why);
+  check_seq2seq_lengths(cfg, limit, why);
 }
 
 // One inference pass (engine/inference_replay.cpp), as bart's: past_len 0 runs the encoder over the seq_len ids

@@ -218,12 +218,8 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const Family& f, const
 // target_len (training) or one per generated token; nn.Embedding asserts on the device past the table.
 void check_positions(const TransformerSpec& s, const Family& f, const RunConfig& cfg) {
   const int64_t limit = s.max_position_embeddings;
-  const std::string why = std::string("exceeds ") + f.name + "'s max_position_embeddings (" + std::to_string(limit) + ")";
-  if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-  const int64_t T = cfg.target_len > 0 ? cfg.target_len : cfg.seq_len;
-  if (cfg.mode == Mode::training && T > limit) throw InputError("target_len", std::to_string(T), why);
-  if (cfg.mode == Mode::inference && cfg.generate_tokens > limit)
-    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), why);
+  check_seq2seq_lengths(cfg, limit,
+                        std::string("exceeds ") + f.name + "'s max_position_embeddings (" + std::to_string(limit) + ")");
 }
 
 // One inference pass (engine/inference_replay.cpp), as bart.cpp's: past_len 0 runs the encoder over the seq_len
