@@ -218,8 +218,8 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const Family& f, const
 // target_len (training) or one per generated token; nn.Embedding asserts on the device past the table.
 void check_positions(const TransformerSpec& s, const Family& f, const RunConfig& cfg) {
   const int64_t limit = s.max_position_embeddings;
-  check_seq2seq_lengths(cfg, limit,
-                        std::string("exceeds ") + f.name + "'s max_position_embeddings (" + std::to_string(limit) + ")");
+  check_seq2seq_lengths(
+      cfg, limit, std::string("exceeds ") + f.name + "'s max_position_embeddings (" + std::to_string(limit) + ")");
 }
 
 // One inference pass (engine/inference_replay.cpp), as bart.cpp's: past_len 0 runs the encoder over the seq_len
