@@ -28,6 +28,7 @@
 // weight then its bias), the layer's norms (post_attention_layernorm, input_layernorm | ln_attn, ln_mlp |
 // input_layernorm), then ln_f; lm_head tied to the embedding.
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/gpt_parts.h"
 #include "engine/arch/decoders/llama_parts.h"
 #include "engine/arch/decoders/phi_parts.h"
 #include "engine/errors.h"
@@ -185,14 +186,7 @@ TensorId falcon_attention(GraphBuilder& b, const TransformerSpec& s, const Falco
   TensorId kc = ke, vc = v;
   int64_t Lk = S;
   if (inf) {  // key_layer, value_layer = layer_past.update(...): rebound to the cache's tensors
-    auto [kk, vv] = kv_update(b, ke, v, 0);
-    b.drop(ke);
-    b.drop(v);
-    kc = kk;
-    vc = vv;
-    b.hold(kc);
-    b.hold(vc);
-    Lk = b.shape(kc)[2];
+    Lk = rebind_kv_to_cache(b, kc, vc);
   }
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {

@@ -22,6 +22,7 @@
 #include "engine/arch/builders.h"
 
 #include "engine/arch/decoders/llama_parts.h"
+#include "engine/arch/decoders/gpt_parts.h"
 #include "engine/arch/decoders/phi_parts.h"
 
 namespace memplan {
@@ -125,13 +126,7 @@ TensorId bigcode_attention(GraphBuilder& b, const TransformerSpec& s, const BigC
     ctx = attention_core(b, s, q, k, v, v_bound, mask, 0, weights);
   } else {
     if (inf) {
-      auto [kc, vc] = kv_update(b, k, v, 0);
-      b.drop(k);
-      b.drop(v_bound);
-      k = kc;
-      v = vc;
-      b.hold(k);
-      b.hold(v);
+      rebind_kv_to_cache(b, k, v);  // v is v_bound until here
     }
     ctx = eager_attention(b, s, q, k, v, mask, weights);
   }
@@ -151,17 +146,10 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
   const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows
-  const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  const TensorId wte = b.param("transformer.wte.weight", {V, H}, emb_train);
-  const TensorId wpe = b.param("transformer.wpe.weight", {s.max_position_embeddings, H}, emb_train);
-  std::vector<BigCodeLayer> layers;
-  layers.reserve(static_cast<size_t>(s.num_layers));
-  for (int64_t i = 0; i < s.num_layers; ++i) layers.push_back(bigcode_layer_params(b, s, i, !layer_frozen(cfg, i)));
-  const TensorId lnf_w = b.param("transformer.ln_f.weight", {H}, emb_train);
-  const TensorId lnf_b = b.param("transformer.ln_f.bias", {H}, emb_train);
+  const GptModelParams<BigCodeLayer> mp = gpt_model_params<BigCodeLayer>(b, s, true, bigcode_layer_params);
+  const TensorId wte = mp.wte, wpe = mp.wpe;
   b.buffer("transformer.bias", {s.max_position_embeddings, s.max_position_embeddings}, DType::boolean);
-  const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, emb_train);
+  const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
 
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId inputs_embeds = b.embedding(ids, wte);
@@ -175,7 +163,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
   TensorId h = b.dropout(b.add(inputs_embeds, position_embeds), s.embd_dropout);
 
   for (int64_t i = 0; i < s.num_layers; ++i) {
-    const BigCodeLayer& w = layers[static_cast<size_t>(i)];
+    const BigCodeLayer& w = mp.layers[static_cast<size_t>(i)];
     b.begin_layer("transformer.h." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId block_in = h;
     b.hold(block_in);  // the model's loop variable holds the block input until the block returns
@@ -198,11 +186,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(block_in);
     b.end_layer();
   }
-  b.hold(h);  // `hidden_states = self.ln_f(hidden_states)` rebinds once the norm has returned
-  const TensorId hf = b.layer_norm(h, lnf_w, lnf_b);
-  b.drop(h);
-  for (TensorId t : {inputs_embeds, position_embeds, mask})
-    if (t != kNoTensor) b.drop(t);
+  const TensorId hf = gpt_final_norm(b, h, mp.lnf_w, mp.lnf_b, {inputs_embeds, position_embeds, mask});
   // nn.Linear creates lm_head's own weight before tie_weights() replaces it with wte (built on the device).
   causal_lm_head_forward(b, s, hf, wte, head, ids);
 }

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/arch/decoders/gpt_parts.h"
 #include "engine/arch/decoders/phi_parts.h"
 #include "engine/errors.h"
 
@@ -91,14 +92,7 @@ TensorId gpt_neo_attention(GraphBuilder& b, const TransformerSpec& s, const GptN
   int64_t Lk = S;
   if (inf) {
     // `key, value = layer_past.update(key, value, self.layer_id)` rebinds both: the projections die with it.
-    const auto [kc, vc] = kv_update(b, k, v, 0);
-    b.drop(k);
-    b.drop(v);
-    k = kc;
-    v = vc;
-    b.hold(k);
-    b.hold(v);
-    Lk = b.shape(kc)[2];
+    Lk = rebind_kv_to_cache(b, k, v);
   }
   // _attn. query / key .to(fp32): copies that keep the permuted strides (a no-op for fp32), so matmul copies them
   // again for bmm, except a cached key (a contiguous cat output, transposed: a plain bmm operand).
@@ -144,22 +138,15 @@ void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s) {
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
   const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows
-  const bool emb_train = !cfg.freeze_embeddings;
   // Built under torch.device("cuda") (RunConfig::weights_load on_device, not measured for gpt_neo): transformers'
-  // default-dtype scalar and, below, the tied lm_head's own weight until tie_weights(), as the other HF builders.
+  // default-dtype scalar and, at the head, the tied lm_head's own weight until tie_weights(), as the other HF
+  // builders.
   // The bias masks' construction temporaries (ones, tril, and for local layers tril and xor, again in
   // _init_weights) are not replayed. model.to("cuda") (the default, every measured row) moves parameters and
   // buffers alone, and the replay then ignores both.
-  hf_construction_scalar(b);
-  const TensorId wte = b.param("transformer.wte.weight", {V, H}, emb_train);
-  const TensorId wpe = b.param("transformer.wpe.weight", {s.max_position_embeddings, H}, emb_train);
-  std::vector<GptNeoLayer> layers;
-  layers.reserve(static_cast<size_t>(s.num_layers));
-  for (int64_t i = 0; i < s.num_layers; ++i) layers.push_back(gpt_neo_layer_params(b, s, i, !layer_frozen(cfg, i)));
-  const TensorId lnf_w = b.param("transformer.ln_f.weight", {H}, emb_train);
-  const TensorId lnf_b = b.param("transformer.ln_f.bias", {H}, emb_train);
-  const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, emb_train);
-  if (s.tie_word_embeddings) b.construction_temp(b.info(wte).bytes);
+  const GptModelParams<GptNeoLayer> mp = gpt_model_params<GptNeoLayer>(b, s, true, gpt_neo_layer_params);
+  const TensorId wte = mp.wte, wpe = mp.wpe;
+  const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
 
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId inputs_embeds = b.embedding(ids, wte);
@@ -174,7 +161,7 @@ void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s) {
 
   TensorId prev_weights = kNoTensor;  // the previous block's attn_weights, held by `outputs`
   for (int64_t i = 0; i < s.num_layers; ++i) {
-    const GptNeoLayer& w = layers[static_cast<size_t>(i)];
+    const GptNeoLayer& w = mp.layers[static_cast<size_t>(i)];
     b.begin_layer("transformer.h." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId block_in = h;
     b.hold(block_in);  // the model's loop variable holds the block input until the block returns
@@ -200,16 +187,8 @@ void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s) {
     if (prev_weights != kNoTensor) b.drop(prev_weights);  // `outputs = block(...)` rebinds once the block returns
     prev_weights = weights;
   }
-  b.hold(h);  // `hidden_states = self.ln_f(hidden_states)` rebinds once the norm has returned
-  const TensorId hf = b.layer_norm(h, lnf_w, lnf_b);
-  b.drop(h);
-  for (TensorId t : {inputs_embeds, mask, position_embeds, prev_weights})
-    if (t != kNoTensor) b.drop(t);
-  if (!inf) {
-    causal_lm_training_head(b, hf, head, ids);
-    return;
-  }
-  inference_head(b, hf, head);
+  const TensorId hf = gpt_final_norm(b, h, mp.lnf_w, mp.lnf_b, {inputs_embeds, mask, position_embeds, prev_weights});
+  causal_lm_head_forward(b, s, hf, wte, head, ids);
 }
 
 }  // namespace memplan

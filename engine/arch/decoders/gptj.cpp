@@ -26,6 +26,7 @@
 
 #include <algorithm>
 
+#include "engine/arch/decoders/gpt_parts.h"
 #include "engine/arch/decoders/phi_parts.h"
 #include "engine/errors.h"
 
@@ -174,13 +175,8 @@ void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
   const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  const TensorId wte = b.param("transformer.wte.weight", {V, H}, emb_train);
-  std::vector<GptjLayer> layers;
-  layers.reserve(static_cast<size_t>(s.num_layers));
-  for (int64_t i = 0; i < s.num_layers; ++i) layers.push_back(gptj_layer_params(b, s, i, !layer_frozen(cfg, i)));
-  const TensorId lnf_w = b.param("transformer.ln_f.weight", {H}, emb_train);
-  const TensorId lnf_b = b.param("transformer.ln_f.bias", {H}, emb_train);
+  const GptModelParams<GptjLayer> mp = gpt_model_params<GptjLayer>(b, s, false, gptj_layer_params);
+  const TensorId wte = mp.wte;
   const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, emb_train);
   const TensorId head_b = b.param("lm_head.bias", {V}, emb_train);
 
@@ -195,7 +191,7 @@ void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
 
   TensorId prev_weights = kNoTensor;  // the previous block's attn_weights, held by `outputs`
   for (int64_t i = 0; i < s.num_layers; ++i) {
-    const GptjLayer& w = layers[static_cast<size_t>(i)];
+    const GptjLayer& w = mp.layers[static_cast<size_t>(i)];
     b.begin_layer("transformer.h." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId block_in = h;
     b.hold(block_in);  // the model's loop variable holds the block input until the block returns
@@ -215,11 +211,7 @@ void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
     if (prev_weights != kNoTensor) b.drop(prev_weights);  // `outputs = block(...)` rebinds once the block returns
     prev_weights = weights;
   }
-  b.hold(h);  // `hidden_states = self.ln_f(hidden_states)` rebinds once the norm has returned
-  const TensorId hf = b.layer_norm(h, lnf_w, lnf_b);
-  b.drop(h);
-  for (TensorId t : {inputs_embeds, mask, prev_weights})
-    if (t != kNoTensor) b.drop(t);
+  const TensorId hf = gpt_final_norm(b, h, mp.lnf_w, mp.lnf_b, {inputs_embeds, mask, prev_weights});
   causal_lm_head_forward(b, s, hf, wte, head, ids, head_b);
 }
 

@@ -45,6 +45,63 @@ std::pair<TensorId, TensorId> bart_norm_params(GraphBuilder& b, const std::strin
   return {w, b.param(name + ".bias", {d}, train)};
 }
 
+TensorId bart_shift_tokens_right(GraphBuilder& b, TensorId labels) {
+  const Shape sh = b.shape(labels);
+  const int64_t B = sh[0], T = sh[1];
+  TensorId dec_ids = b.generic_one("new_zeros", {}, {B, T}, DType::i64);
+  const TensorId shifted = b.generic_one("clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
+  dec_ids = b.inplace("copy_", dec_ids, false, {shifted});
+  const TensorId eq = b.generic_one("eq", {dec_ids}, {B, T}, DType::boolean);
+  dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
+  b.hold(dec_ids);
+  return dec_ids;
+}
+
+std::vector<BartLayerParams> bart_stack_layer_params(GraphBuilder& b, const TransformerSpec& s, bool decoder,
+                                                     bool train) {
+  const auto& cfg = b.config();
+  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
+  std::vector<BartLayerParams> layers;
+  for (int64_t i = 0; i < n; ++i)
+    layers.push_back(
+        bart_layer_params(b, s, bart_stack_prefix(decoder), i, decoder, train && !layer_frozen(cfg, base + i)));
+  return layers;
+}
+
+void check_seq2seq_lengths(const RunConfig& cfg, int64_t limit, const std::string& why) {
+  if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
+  if (cfg.mode == Mode::training && cfg.target_len > limit)
+    throw InputError("target_len", std::to_string(cfg.target_len), why);
+  if (cfg.mode == Mode::inference && cfg.generate_tokens > limit)
+    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), why);
+}
+
+int64_t seq2seq_decoder_past(const GraphBuilder& b, const std::string& family) {
+  const int64_t past_len = b.pass().past_len;
+  const int64_t past = past_len == 0 ? 0 : past_len - b.config().seq_len + 1;
+  if (past < 0)
+    throw InputError("inference.past_len", std::to_string(past_len), "is shorter than the " + family + " prompt");
+  return past;
+}
+
+void seq2seq_inference_end(GraphBuilder& b, TensorId logits, TensorId enc) {
+  b.hold(logits);
+  b.mark_model_end();
+  b.drop(enc);
+  b.exit_autocast();
+}
+
+void seq2seq_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels, std::initializer_list<TensorId> bound) {
+  const int64_t BT = checked_mul(b.shape(labels)[0], b.shape(labels)[1]), V = b.shape(logits).back();
+  b.mark_model_end();
+  b.hold(logits);
+  const TensorId loss = b.cross_entropy(b.view(logits, {BT, V}), b.view(labels, {BT}));
+  b.drop(logits);
+  for (TensorId t : bound) b.drop(t);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
 BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& prefix, int64_t i,
                                   bool decoder, bool train, bool k_bias) {
   const int64_t d = s.hidden_size, f = decoder ? s.decoder_intermediate_size : s.intermediate_size;
@@ -203,15 +260,13 @@ struct StackParams {
 // BartEncoder / BartDecoder.__init__ order: embed_positions, the layers (self_attn, self_attn_layer_norm, the
 // decoder's encoder_attn and encoder_attn_layer_norm, fc1, fc2, final_layer_norm), layernorm_embedding.
 StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
-  const auto& cfg = b.config();
-  const int64_t d = s.hidden_size, n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const std::string prefix = decoder ? "model.decoder." : "model.encoder.";
+  const int64_t d = s.hidden_size;
+  const std::string prefix = bart_stack_prefix(decoder);
   // freeze_embeddings freezes get_input_embeddings() (model.shared) only: the position tables and
   // layernorm_embedding stay trainable.
   StackParams sp;
   sp.pos = b.param(prefix + "embed_positions.weight", {s.max_position_embeddings + 2, d}, true);
-  for (int64_t i = 0; i < n; ++i)
-    sp.layers.push_back(bart_layer_params(b, s, prefix, i, decoder, !layer_frozen(cfg, base + i)));
+  sp.layers = bart_stack_layer_params(b, s, decoder, true);
   sp.ln_emb_w = b.param(prefix + "layernorm_embedding.weight", {d}, true);
   sp.ln_emb_b = b.param(prefix + "layernorm_embedding.bias", {d}, true);
   return sp;
@@ -298,14 +353,7 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
 // per generated token; nn.Embedding asserts on the device past max_position_embeddings.
 void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
   const int64_t limit = s.max_position_embeddings;
-  const std::string why = "exceeds bart's max_position_embeddings (" + std::to_string(limit) + ")";
-  if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-  if (cfg.mode == Mode::training && cfg.target_len > limit)
-    throw InputError("target_len", std::to_string(cfg.target_len), why);
-  if (cfg.mode == Mode::training && cfg.target_len == 0 && cfg.seq_len > limit)
-    throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-  if (cfg.mode == Mode::inference && cfg.generate_tokens > limit)
-    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), why);
+  check_seq2seq_lengths(cfg, limit, "exceeds bart's max_position_embeddings (" + std::to_string(limit) + ")");
 }
 
 // One inference pass (engine/inference_replay.cpp), as build_t5_inference: past_len 0 runs the encoder over the
@@ -314,33 +362,21 @@ void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
 // generate()). Cache slots per decoder layer: self k, self v, cross k, cross v.
 void build_inference(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  const auto& p = b.pass();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
-  const int64_t past = p.past_len == 0 ? 0 : p.past_len - S + 1;
-  if (past < 0) throw InputError("inference.past_len", std::to_string(p.past_len), "is shorter than the bart prompt");
+  const int64_t past = seq2seq_decoder_past(b, "bart");
   hf_construction_scalar(b);
   const TensorId shared = b.param("model.shared.weight", {V, d}, false);
   const StackParams enc_params = stack_params(b, s, false);
   const StackParams dec_params = stack_params(b, s, true);
   const TensorId bias = b.buffer("final_logits_bias", {1, V}, b.param_dtype());
-  TensorId enc;
-  if (p.past_len == 0) {
-    TensorId ids = b.input({B, S}, DType::i64);
-    enc = stack(b, s, enc_params, shared, ids, kNoTensor, -1);
-  } else {
-    enc = b.kv_cache_in({B, S, d}, b.param_dtype());  // layer_norm's output: fp32 under amp
-  }
-  if (p.from_generate) b.kv_cache_out(enc);
-  b.hold(enc);
-  TensorId dec_ids = b.input({B, 1}, DType::i64);
-  TensorId h = stack(b, s, dec_params, shared, dec_ids, enc, past);
+  const TensorId enc = seq2seq_encoder_output(b, d, [&] {
+    const TensorId ids = b.input({B, S}, DType::i64);
+    return stack(b, s, enc_params, shared, ids, kNoTensor, -1);
+  });
+  const TensorId dec_ids = b.input({B, 1}, DType::i64);
+  const TensorId h = stack(b, s, dec_params, shared, dec_ids, enc, past);
   for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
-  TensorId logits = b.linear(h, shared);
-  logits = b.add(logits, bias);
-  b.hold(logits);
-  b.mark_model_end();
-  b.drop(enc);
-  b.exit_autocast();
+  seq2seq_inference_end(b, b.add(b.linear(h, shared), bias), enc);
 }
 
 }  // namespace
@@ -362,28 +398,12 @@ void build_bart(GraphBuilder& b, const TransformerSpec& s) {
   for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
   TensorId ids = b.input({B, S}, DType::i64);
   TensorId labels = b.input({B, T}, DType::i64);
-  // shift_tokens_right(labels): new_zeros [B, T]; labels[:, :-1].clone() copied into [:, 1:]; [:, 0] = start;
-  // masked_fill_(== -100, pad) with the comparison a bool temporary.
-  TensorId dec_ids = b.generic_one("new_zeros", {}, {B, T}, DType::i64);
-  TensorId shifted = b.generic_one("clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
-  dec_ids = b.inplace("copy_", dec_ids, false, {shifted});
-  TensorId eq = b.generic_one("eq", {dec_ids}, {B, T}, DType::boolean);
-  dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
-  b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
+  const TensorId dec_ids = bart_shift_tokens_right(b, labels);
   const TensorId enc = stack(b, s, enc_params, shared, ids, kNoTensor, -1);
   b.hold(enc);  // encoder_outputs: bound until forward returns
   TensorId h = stack(b, s, dec_params, shared, dec_ids, enc, -1);
   b.hold(h);  // outputs[0]: bound until forward returns
-  TensorId logits = b.add(b.linear(h, shared), bias);
-  b.mark_model_end();
-  b.hold(logits);
-  TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));
-  b.drop(logits);
-  b.drop(h);
-  b.drop(enc);
-  b.drop(dec_ids);
-  b.exit_autocast();
-  b.set_loss(loss);
+  seq2seq_lm_loss(b, b.add(b.linear(h, shared), bias), labels, {h, enc, dec_ids});
 }
 
 }  // namespace memplan

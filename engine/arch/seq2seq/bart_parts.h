@@ -1,10 +1,14 @@
 // Pieces of BartForConditionalGeneration (engine/arch/seq2seq/bart.cpp) that the encoder-decoders copied from it share in
 // transformers 5.17 (mbart and whisper run the same BartAttention and fc1 / activation / fc2 statements around
 // pre-LN layers): the attention module with its EncoderDecoderCache handling, the feed-forward block, the learned
-// positional embedding with its offset, and the layers' parameters in registration order.
+// positional embedding with its offset, and the layers' parameters in registration order. Also the outer
+// statements of ...ForConditionalGeneration that bart, marian, mbart, m2m_100 and whisper write alike: the stacks'
+// layers, shift_tokens_right, the inference pass's encoder output and end, and the training loss.
 #pragma once
+#include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/arch/builders.h"
 
@@ -33,6 +37,15 @@ struct BartLayerParams {
 // as bart_attn_params'.
 BartLayerParams bart_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& prefix, int64_t i,
                                   bool decoder, bool train, bool k_bias = true);
+
+// The module prefix of the encoder ("model.encoder.") or the decoder ("model.decoder.") of a
+// ...ForConditionalGeneration.
+inline std::string bart_stack_prefix(bool decoder) { return decoder ? "model.decoder." : "model.encoder."; }
+// The layers of the encoder (decoder) stack under bart_stack_prefix, in order; layer indices for
+// grad_checkpointing_layers / frozen_layers count the encoder's first (encoder 0..N-1, decoder N..N+M-1). A layer
+// is trainable when `train` and not frozen.
+std::vector<BartLayerParams> bart_stack_layer_params(GraphBuilder& b, const TransformerSpec& s, bool decoder,
+                                                     bool train);
 
 // nn.LayerNorm(d) parameters under `name` (weight, bias).
 std::pair<TensorId, TensorId> bart_norm_params(GraphBuilder& b, const std::string& name, int64_t d, bool train);
@@ -82,5 +95,43 @@ TensorId bart_ffn(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorI
 // the call, as the encoder passes none) plus the offset 2, a fresh [rows, len] int64 tensor the embedding saves,
 // looked up in `table` [max + 2, d]: [rows, len, d].
 TensorId bart_positions(GraphBuilder& b, TensorId table, TensorId position_ids, int64_t rows, int64_t len);
+
+// Refuses (InputError naming the field, with the message `why`) a seq_len, a training target_len (0 means
+// seq_len, checked as such) or an inference generate_tokens longer than the `limit` positions a table holds.
+void check_seq2seq_lengths(const RunConfig& cfg, int64_t limit, const std::string& why);
+
+// An encoder-decoder inference pass (engine/inference_replay.cpp; bart, marian, m2m_100): past_len 0 runs the
+// encoder over the seq_len ids and the first decoder step; a decode pass with past_len P is decoder step
+// P - seq_len + 1. Returns that step's past length; refuses (InputError naming `family`) a past_len shorter than
+// the prompt.
+int64_t seq2seq_decoder_past(const GraphBuilder& b, const std::string& family);
+
+// encoder_outputs of an inference pass: `run_encoder()` at the first pass (past_len 0), else the cached
+// [B, seq_len, d] encoder output (the final layer_norm's output, in the parameters' dtype: fp32 under amp). Inside
+// generate() it is carried from pass to pass as the first cache slot. Held: bound until forward returns.
+template <class RunEncoder>
+TensorId seq2seq_encoder_output(GraphBuilder& b, int64_t d, RunEncoder run_encoder) {
+  const auto& cfg = b.config();
+  const TensorId enc = b.pass().past_len == 0 ? run_encoder()
+                                              : b.kv_cache_in({cfg.batch_size, cfg.seq_len, d}, b.param_dtype());
+  if (b.pass().from_generate) b.kv_cache_out(enc);
+  b.hold(enc);
+  return enc;
+}
+
+// The end of an encoder-decoder inference pass once lm_head's output `logits` exists: logits held (the output),
+// the model's end, the encoder output `enc` freed as forward returns, the autocast cache cleared.
+void seq2seq_inference_end(GraphBuilder& b, TensorId logits, TensorId enc);
+
+// BART's shift_tokens_right(labels, pad, start) (copied by marian and m2m_100): new_zeros [B, T]; labels[:, :-1]
+// .clone() copied into [:, 1:]; [:, 0] = start; masked_fill_(== -100, pad) with the comparison a bool temporary.
+// Returns decoder_input_ids, held: forward binds them until it returns.
+TensorId bart_shift_tokens_right(GraphBuilder& b, TensorId labels);
+
+// The end of a ...ForConditionalGeneration training forward once lm_head's output `logits` [B, T, V] exists (bart,
+// marian, mbart, m2m_100, whisper): the model's end, CrossEntropyLoss over [B*T, V] against `labels` [B, T], then
+// forward returns and frees the logits and its other held locals `bound` (in that order), the autocast cache is
+// cleared and the loss set.
+void seq2seq_lm_loss(GraphBuilder& b, TensorId logits, TensorId labels, std::initializer_list<TensorId> bound);
 
 }  // namespace memplan

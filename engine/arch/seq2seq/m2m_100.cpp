@@ -36,14 +36,11 @@ struct StackParams {
 // M2M100Encoder / M2M100Decoder in Module._apply order: embed_tokens (the shared weight, already moved),
 // embed_positions' buffer `weights`, the layers, layer_norm.
 StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
-  const auto& cfg = b.config();
-  const std::string prefix = decoder ? "model.decoder." : "model.encoder.";
-  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0,
-                d = s.hidden_size;
+  const std::string prefix = bart_stack_prefix(decoder);
+  const int64_t d = s.hidden_size;
   StackParams sp;
   sp.positions = b.buffer(prefix + "embed_positions.weights", {s.max_position_embeddings + 2, d}, b.param_dtype());
-  for (int64_t i = 0; i < n; ++i)
-    sp.layers.push_back(bart_layer_params(b, s, prefix, i, decoder, b.training() && !layer_frozen(cfg, base + i)));
+  sp.layers = bart_stack_layer_params(b, s, decoder, b.training());
   std::tie(sp.ln_w, sp.ln_b) = bart_norm_params(b, prefix + "layer_norm", d, b.training());
   return sp;
 }
@@ -170,11 +167,7 @@ void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
   const std::string why = "exceeds the " + std::to_string(limit) +
                           " positions of the sinusoidal table (max_position_embeddings + 2 rows, ids from "
                           "pad_token_id + 1); forward would rebuild it, which is not modelled";
-  if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-  if (cfg.mode == Mode::training && cfg.target_len > limit)
-    throw InputError("target_len", std::to_string(cfg.target_len), why);
-  if (cfg.mode == Mode::inference && cfg.generate_tokens > limit)
-    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), why);
+  check_seq2seq_lengths(cfg, limit, why);
 }
 
 // One inference pass (engine/inference_replay.cpp), as bart's: past_len 0 runs the encoder over the seq_len ids
@@ -183,28 +176,16 @@ void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
 // decoder layer: self k, self v, cross k, cross v.
 void build_inference(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  const auto& p = b.pass();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
-  const int64_t past = p.past_len == 0 ? 0 : p.past_len - S + 1;
-  if (past < 0) throw InputError("inference.past_len", std::to_string(p.past_len), "is shorter than the m2m_100 prompt");
+  const int64_t past = seq2seq_decoder_past(b, "m2m_100");
   hf_construction_scalar(b);
   const TensorId shared = b.param("model.shared.weight", {V, d}, false);
   const StackParams enc_p = stack_params(b, s, false);
   const StackParams dec_p = stack_params(b, s, true);
-  TensorId enc;
-  if (p.past_len == 0) {
-    enc = encoder(b, s, enc_p, shared, b.input({B, S}, DType::i64));
-  } else {
-    enc = b.kv_cache_in({B, S, d}, b.param_dtype());  // layer_norm's output: fp32 under amp
-  }
-  if (p.from_generate) b.kv_cache_out(enc);
-  b.hold(enc);
+  const TensorId enc =
+      seq2seq_encoder_output(b, d, [&] { return encoder(b, s, enc_p, shared, b.input({B, S}, DType::i64)); });
   const TensorId h = decoder(b, s, dec_p, shared, b.input({B, 1}, DType::i64), enc, past);
-  const TensorId logits = b.linear(h, shared);
-  b.hold(logits);
-  b.mark_model_end();
-  b.drop(enc);
-  b.exit_autocast();
+  seq2seq_inference_end(b, b.linear(h, shared), enc);
 }
 
 }  // namespace
@@ -225,25 +206,12 @@ void build_m2m_100(GraphBuilder& b, const TransformerSpec& s) {
   const StackParams dec_p = stack_params(b, s, true);
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = b.input({B, T}, DType::i64);
-  // shift_tokens_right(labels): new_zeros [B, T]; labels[:, :-1].clone() copied into [:, 1:]; [:, 0] = start;
-  // masked_fill_(== -100, pad) with the comparison a bool temporary.
-  TensorId dec_ids = b.generic_one("new_zeros", {}, {B, T}, DType::i64);
-  const TensorId shifted = b.generic_one("clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
-  dec_ids = b.inplace("copy_", dec_ids, false, {shifted});
-  const TensorId eq = b.generic_one("eq", {dec_ids}, {B, T}, DType::boolean);
-  dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
-  b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
+  const TensorId dec_ids = bart_shift_tokens_right(b, labels);
   const TensorId enc = encoder(b, s, enc_p, shared, ids);
   b.hold(enc);  // encoder_outputs: bound until forward returns
   const TensorId h = decoder(b, s, dec_p, shared, dec_ids, enc, -1);
   b.hold(h);  // outputs[0]: bound until forward returns
-  const TensorId logits = b.linear(h, shared);
-  b.mark_model_end();
-  b.hold(logits);
-  const TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));
-  for (TensorId t : {logits, h, enc, dec_ids}) b.drop(t);
-  b.exit_autocast();
-  b.set_loss(loss);
+  seq2seq_lm_loss(b, b.linear(h, shared), labels, {h, enc, dec_ids});
 }
 
 }  // namespace memplan

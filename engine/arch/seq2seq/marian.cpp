@@ -52,13 +52,11 @@ struct StackParams {
 // MarianEncoder / PegasusEncoder (and the decoders).__init__ order: embed_tokens (tied to shared), embed_positions
 // (frozen), the layers, Pegasus' layer_norm.
 StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, const Family& f, bool decoder) {
-  const auto& cfg = b.config();
-  const int64_t d = s.hidden_size, n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const std::string prefix = decoder ? "model.decoder." : "model.encoder.";
+  const int64_t d = s.hidden_size;
+  const std::string prefix = bart_stack_prefix(decoder);
   StackParams sp;
   sp.pos = b.param(prefix + "embed_positions.weight", {s.max_position_embeddings, d}, /*trainable=*/false);
-  for (int64_t i = 0; i < n; ++i)
-    sp.layers.push_back(bart_layer_params(b, s, prefix, i, decoder, !layer_frozen(cfg, base + i)));
+  sp.layers = bart_stack_layer_params(b, s, decoder, true);
   if (f.pre_ln) std::tie(sp.ln_w, sp.ln_b) = bart_norm_params(b, prefix + "layer_norm", d, true);
   return sp;
 }
@@ -220,12 +218,8 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const Family& f, const
 // target_len (training) or one per generated token; nn.Embedding asserts on the device past the table.
 void check_positions(const TransformerSpec& s, const Family& f, const RunConfig& cfg) {
   const int64_t limit = s.max_position_embeddings;
-  const std::string why = std::string("exceeds ") + f.name + "'s max_position_embeddings (" + std::to_string(limit) + ")";
-  if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-  const int64_t T = cfg.target_len > 0 ? cfg.target_len : cfg.seq_len;
-  if (cfg.mode == Mode::training && T > limit) throw InputError("target_len", std::to_string(T), why);
-  if (cfg.mode == Mode::inference && cfg.generate_tokens > limit)
-    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), why);
+  check_seq2seq_lengths(
+      cfg, limit, std::string("exceeds ") + f.name + "'s max_position_embeddings (" + std::to_string(limit) + ")");
 }
 
 // One inference pass (engine/inference_replay.cpp), as bart.cpp's: past_len 0 runs the encoder over the seq_len
@@ -234,34 +228,21 @@ void check_positions(const TransformerSpec& s, const Family& f, const RunConfig&
 // generate()). Cache slots per decoder layer: self k, self v, cross k, cross v.
 void build_inference(GraphBuilder& b, const TransformerSpec& s, const Family& f) {
   const auto& cfg = b.config();
-  const auto& p = b.pass();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
-  const int64_t past = p.past_len == 0 ? 0 : p.past_len - S + 1;
-  if (past < 0)
-    throw InputError("inference.past_len", std::to_string(p.past_len), std::string("is shorter than the ") + f.name +
-                                                                           " prompt");
+  const int64_t past = seq2seq_decoder_past(b, f.name);
   hf_construction_scalar(b);
   const TensorId shared = b.param("model.shared.weight", {V, d}, false);
   const StackParams enc_params = stack_params(b, s, f, false);
   const StackParams dec_params = stack_params(b, s, f, true);
   const TensorId bias = b.buffer("final_logits_bias", {1, V}, b.param_dtype());
-  TensorId enc;
-  if (p.past_len == 0) {
+  const TensorId enc = seq2seq_encoder_output(b, d, [&] {
     const TensorId ids = b.input({B, S}, DType::i64);
-    enc = stack(b, s, f, enc_params, shared, ids, kNoTensor, -1);
-  } else {
-    enc = b.kv_cache_in({B, S, d}, b.param_dtype());
-  }
-  if (p.from_generate) b.kv_cache_out(enc);
-  b.hold(enc);
+    return stack(b, s, f, enc_params, shared, ids, kNoTensor, -1);
+  });
   const TensorId dec_ids = b.input({B, 1}, DType::i64);
   const TensorId h = stack(b, s, f, dec_params, shared, dec_ids, enc, past);
   for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
-  TensorId logits = b.add(b.linear(h, shared), bias);
-  b.hold(logits);
-  b.mark_model_end();
-  b.drop(enc);
-  b.exit_autocast();
+  seq2seq_inference_end(b, b.add(b.linear(h, shared), bias), enc);
 }
 
 void build(GraphBuilder& b, const TransformerSpec& s, const Family& f) {
@@ -284,25 +265,12 @@ void build(GraphBuilder& b, const TransformerSpec& s, const Family& f) {
   for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = b.input({B, T}, DType::i64);
-  // shift_tokens_right(labels): new_zeros [B, T]; labels[:, :-1].clone() copied into [:, 1:]; [:, 0] = start;
-  // masked_fill_(== -100, pad) with the comparison a bool temporary.
-  TensorId dec_ids = b.generic_one("new_zeros", {}, {B, T}, DType::i64);
-  const TensorId shifted = b.generic_one("clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
-  dec_ids = b.inplace("copy_", dec_ids, false, {shifted});
-  const TensorId eq = b.generic_one("eq", {dec_ids}, {B, T}, DType::boolean);
-  dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
-  b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
+  const TensorId dec_ids = bart_shift_tokens_right(b, labels);
   const TensorId enc = stack(b, s, f, enc_params, shared, ids, kNoTensor, -1);
   b.hold(enc);  // encoder_outputs: bound until forward returns
   const TensorId h = stack(b, s, f, dec_params, shared, dec_ids, enc, -1);
   b.hold(h);  // outputs[0]: bound until forward returns
-  const TensorId logits = b.add(b.linear(h, shared), bias);
-  b.mark_model_end();
-  b.hold(logits);
-  const TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));
-  for (TensorId t : {logits, h, enc, dec_ids}) b.drop(t);
-  b.exit_autocast();
-  b.set_loss(loss);
+  seq2seq_lm_loss(b, b.add(b.linear(h, shared), bias), labels, {h, enc, dec_ids});
 }
 
 }  // namespace

@@ -29,15 +29,12 @@ struct StackParams {
 };
 
 StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
-  const auto& cfg = b.config();
-  const std::string prefix = decoder ? "model.decoder." : "model.encoder.";
-  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0,
-                d = s.hidden_size;
-  const bool emb_train = !cfg.freeze_embeddings;
+  const std::string prefix = bart_stack_prefix(decoder);
+  const int64_t d = s.hidden_size;
+  const bool emb_train = !b.config().freeze_embeddings;
   StackParams sp;
   sp.positions = b.param(prefix + "embed_positions.weight", {s.max_position_embeddings + 2, d}, emb_train);
-  for (int64_t i = 0; i < n; ++i)
-    sp.layers.push_back(bart_layer_params(b, s, prefix, i, decoder, !layer_frozen(cfg, base + i)));
+  sp.layers = bart_stack_layer_params(b, s, decoder, true);
   std::tie(sp.ln_emb_w, sp.ln_emb_b) = bart_norm_params(b, prefix + "layernorm_embedding", d, true);
   std::tie(sp.ln_w, sp.ln_b) = bart_norm_params(b, prefix + "layer_norm", d, true);
   return sp;
@@ -133,13 +130,7 @@ void build_mbart(GraphBuilder& b, const TransformerSpec& s) {
   // lm_head (tied to shared: the encoder's and decoder's embed_tokens and lm_head each had their own weight
   // from construction until tie_weights()).
   for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
-  const TensorId logits = b.add(b.linear(dec_out, shared), logits_bias);
-  b.mark_model_end();
-  b.hold(logits);  // lm_logits live in the output until forward returns
-  const TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));
-  for (TensorId t : {logits, dec_out, enc, dec_ids}) b.drop(t);
-  b.exit_autocast();
-  b.set_loss(loss);
+  seq2seq_lm_loss(b, b.add(b.linear(dec_out, shared), logits_bias), labels, {dec_out, enc, dec_ids});
 }
 
 }  // namespace memplan

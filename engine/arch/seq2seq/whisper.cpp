@@ -122,13 +122,7 @@ void build_whisper(GraphBuilder& b, const TransformerSpec& s) {
 
   // proj_out: its own weight from construction until tie_weights() replaced it by embed_tokens.
   b.construction_temp(b.info(embed).bytes);
-  const TensorId logits = b.linear(dec_out, embed);
-  b.mark_model_end();
-  b.hold(logits);
-  const TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));
-  for (TensorId t : {logits, dec_out, enc, dec_ids}) b.drop(t);
-  b.exit_autocast();
-  b.set_loss(loss);
+  seq2seq_lm_loss(b, b.linear(dec_out, embed), labels, {dec_out, enc, dec_ids});
 }
 
 }  // namespace memplan
