@@ -3,8 +3,11 @@
 // activations and T5LayerFF, T5Block's fp16 clamp, compute_bias with _relative_position_bucket, the biased SDPA
 // of integrations/sdpa_attention.py as the H200 runs it, the parameters of one attention and one FF sub-layer in
 // registration order, and DynamicLayer.update's cat. Their contracts are stated at their definitions in t5.cpp.
+// The drivers are shared too (build_t5_family: the stacks' parameters, both stacks, the seq2seq loss, the generate
+// passes); a family brings its attention sub-layers (Family), where T5 and UMT5 differ.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "engine/arch/builders.h"
 
@@ -43,5 +46,51 @@ TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const FfParams&
 DType cache_dtype(const GraphBuilder& b);
 // DynamicLayer.update: cat([cached (past positions), x], dim=-2), marked as the layer's cache.
 TensorId cache_cat(GraphBuilder& b, TensorId x, int64_t past);
+// The k / v [B, H, k, D] of one generate step's attention over the normed `x` [B, 1, d]: the self-attention's
+// cache with the new position appended (`enc` kNoTensor), or the cross-attention's over the encoder output `enc`.
+void cached_kv(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId x, TensorId enc,
+               int64_t past, TensorId& kc, TensorId& vc);
+
+// One block's parameters; `table` is kNoTensor where the block has no relative_attention_bias, the cross-attention
+// fields kNoTensor in the encoder.
+struct BlockParams {
+  AttnParams sa{}, ca{};
+  TensorId table = kNoTensor, sa_norm = kNoTensor, ca_norm = kNoTensor;
+  FfParams ff;
+};
+struct StackParams {
+  std::vector<BlockParams> blocks;
+  TensorId final_norm = kNoTensor;
+};
+// One stack's parameters in registration order (T5Stack.__init__, UMT5Stack.__init__): block i's layer.0
+// SelfAttention q, k, v, o, its relative_attention_bias (the first block's only, or every block's with
+// `table_every_block`), layer.0 layer_norm, the decoder's layer.1 EncDecAttention and layer_norm, the FF
+// sub-layer; final_layer_norm after the blocks.
+StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder, bool table_every_block);
+
+// What a family's blocks do differently: its attention sub-layers and where its relative_attention_bias lives.
+// `bias` in both calls is the stack's local (position_bias for self-attention, encoder_decoder_position_bias
+// for cross-attention), kNoTensor before the first block: T5 fills it there and later blocks reuse it (the
+// stack holds it until it returns); UMT5 leaves it kNoTensor, each attention making and freeing its own.
+struct Family {
+  const char* name;        // in messages ("t5" for t5 and mt5, "umt5")
+  bool table_every_block;  // every self-attention owns a relative_attention_bias (UMT5), not just block 0 (T5)
+  // The training sub-layer, h + dropout(o(attn(layer_norm(h)))). `kv_src`: the encoder output for
+  // cross-attention, kNoTensor for self-attention; `table`: the block's relative_attention_bias for
+  // self-attention, kNoTensor otherwise; `causal`: decoder self-attention; `mask`: the eager decoder's causal
+  // float mask or kNoTensor; `weights` receives eager attention's probabilities (held: the block binds them to
+  // `_`), kNoTensor for SDPA.
+  TensorId (*attention)(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                        TensorId kv_src, TensorId table, bool causal, TensorId mask, TensorId& bias,
+                        TensorId& weights);
+  // The same sub-layer for one generate step (q = 1) with an EncoderDecoderCache of `past` positions; `enc`:
+  // the encoder output for cross-attention, kNoTensor for self-attention.
+  TensorId (*step_attention)(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w,
+                             TensorId h, TensorId enc, int64_t past, TensorId table, TensorId mask, TensorId& bias);
+};
+
+// T5ForConditionalGeneration.forward (UMT5's) with `f`'s attention: in training both stacks over ids and
+// _shift_right(labels), the tied lm_head and the loss; in inference one generate pass (engine/inference_replay.cpp).
+void build_t5_family(GraphBuilder& b, const TransformerSpec& s, const Family& f);
 
 }  // namespace memplan::t5parts

@@ -12,6 +12,7 @@
 //     torch.where over a causal [q, k] (the self-attention is not causal under sdpa; eager adds the causal mask).
 //   - sequence_output * d_model**-0.5 always (UMT5Config forces tie_word_embeddings True); lm_head is tied.
 // Layer indices (grad_checkpointing_layers, frozen_layers): encoder blocks 0..N-1, decoder blocks N..N+M-1.
+// The stacks, the loss and the generate passes are T5's drivers (t5parts::build_t5_family) with this attention.
 #include <string>
 
 #include "engine/arch/seq2seq/t5_parts.h"
@@ -23,42 +24,6 @@ namespace memplan {
 namespace {
 
 using namespace t5parts;
-
-// One UMT5Block's parameters in registration order: layer.0.SelfAttention q, k, v, o, relative_attention_bias,
-// layer.0.layer_norm; the decoder's layer.1.EncDecAttention q, k, v, o and layer_norm; the FF sub-layer.
-struct BlockParams {
-  AttnParams sa{}, ca{};
-  TensorId table = kNoTensor, sa_norm = kNoTensor, ca_norm = kNoTensor;
-  FfParams ff;
-};
-struct StackParams {
-  std::vector<BlockParams> blocks;
-  TensorId final_norm = kNoTensor;
-};
-
-StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
-  const auto& cfg = b.config();
-  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const std::string prefix = decoder ? "decoder." : "encoder.";
-  StackParams sp;
-  for (int64_t i = 0; i < n; ++i) {
-    const std::string p = prefix + "block." + std::to_string(i) + ".";
-    const bool train = !layer_frozen(cfg, base + i);
-    BlockParams w;
-    w.sa = attn_params(b, s, p + "layer.0.SelfAttention.", train);
-    w.table = b.param(p + "layer.0.SelfAttention.relative_attention_bias.weight",
-                      {s.relative_attention_num_buckets, s.num_heads}, train);
-    w.sa_norm = b.param(p + "layer.0.layer_norm.weight", {s.hidden_size}, train);
-    if (decoder) {
-      w.ca = attn_params(b, s, p + "layer.1.EncDecAttention.", train);
-      w.ca_norm = b.param(p + "layer.1.layer_norm.weight", {s.hidden_size}, train);
-    }
-    w.ff = ff_params(b, s, p + "layer." + std::to_string(decoder ? 2 : 1) + ".", train);
-    sp.blocks.push_back(w);
-  }
-  sp.final_norm = b.param(prefix + "final_layer_norm.weight", {s.hidden_size}, true);
-  return sp;
-}
 
 // biased_sdpa's math branch (the permuted relative bias: every UMT5 self-attention) with _safe_softmax as the
 // family-15 whole-run streams show it in training (torch 2.11; mt5 and umt5, with and without checkpointing): the
@@ -107,10 +72,11 @@ TensorId relative_sdpa_math(GraphBuilder& b, TensorId q, TensorId k, TensorId v,
 // h + dropout(o(attn(layer_norm(h)))). `kv_src`: the encoder output for cross-attention, kNoTensor for
 // self-attention. `table`: the self-attention's relative_attention_bias (kNoTensor for cross-attention).
 // `decoder`: the bucket function's is_decoder (unidirectional buckets). `mask`: the eager decoder's causal float
-// mask (kNoTensor otherwise). `weights` receives eager attention's probabilities (held: UMT5Block binds them to
-// `_`), kNoTensor for SDPA.
+// mask (kNoTensor otherwise). The stack's bias slot stays kNoTensor: this attention makes and frees its own.
+// `weights` receives eager attention's probabilities (held: UMT5Block binds them to `_`), kNoTensor for SDPA.
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
-                   TensorId kv_src, TensorId table, bool decoder, TensorId mask, TensorId& weights) {
+                   TensorId kv_src, TensorId table, bool decoder, TensorId mask, TensorId& /*stack_bias*/,
+                   TensorId& weights) {
   const auto& cfg = b.config();
   const Shape hs = b.shape(h);
   const int64_t B = hs[0], Lq = hs[1], nh = s.num_heads, hd = s.head_dim;
@@ -165,50 +131,6 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   return res;
 }
 
-// One UMT5Stack over `ids` ([B, L] token ids). Decoder: `enc` is the encoder output. Returns the stack's output
-// after final_layer_norm and dropout.
-TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids,
-               TensorId enc, bool decoder) {
-  const auto& cfg = b.config();
-  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const std::string prefix = decoder ? "decoder." : "encoder.";
-  const int64_t L = b.shape(ids)[1];
-  const TensorId embeds = b.embedding(ids, shared);
-  b.hold(embeds);  // inputs_embeds: bound until UMT5Stack.forward returns
-  // create_causal_mask (eager decoder only: sdpa skips it, and the bidirectional masks are None without padding)
-  TensorId mask = kNoTensor;
-  if (decoder && cfg.attn == AttnImpl::eager) {
-    mask = eager_mask(b, 1, L, L, b.dtype(embeds));
-    b.hold(mask);
-  }
-  TensorId h = b.dropout(embeds, s.embd_dropout);
-  for (int64_t i = 0; i < n; ++i) {
-    const BlockParams& bp = sp.blocks[static_cast<size_t>(i)];
-    b.begin_layer(prefix + "block." + std::to_string(i), layer_checkpointed(cfg, base + i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the stack's loop variable holds the block input until the block returns
-    TensorId w1 = kNoTensor, w2 = kNoTensor;
-    h = attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, bp.table, decoder, mask, w1);
-    h = fp16_clamp(b, h);
-    if (decoder) {
-      h = attention(b, s, bp.ca, bp.ca_norm, h, enc, kNoTensor, decoder, kNoTensor, w2);
-      if (w1 != kNoTensor) b.drop(w1);  // `_` rebound by the cross-attention's result
-      w1 = kNoTensor;
-      h = fp16_clamp(b, h);
-    }
-    h = feed_forward(b, s, bp.ff, h);
-    h = fp16_clamp(b, h);
-    for (TensorId t : {w1, w2})
-      if (t != kNoTensor) b.drop(t);
-    b.drop(layer_in);
-    b.end_layer();
-  }
-  h = b.dropout(t5_norm(b, h, sp.final_norm), s.resid_dropout);
-  if (mask != kNoTensor) b.drop(mask);
-  b.drop(embeds);
-  return h;
-}
-
 // ---- inference (generate with an EncoderDecoderCache)
 
 // UMT5Attention.forward for one decoder position (q = 1) with an EncoderDecoderCache. Self-attention: k / v of
@@ -216,7 +138,7 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
 // the first step projects the encoder output into cross_attention_cache, later steps read it back; this block's
 // zero bias [1, H, 1, S]. SDPA gets the bias as its mask; eager adds the decoder's causal float mask `mask`.
 TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
-                        TensorId enc, int64_t past, TensorId table, TensorId mask) {
+                        TensorId enc, int64_t past, TensorId table, TensorId mask, TensorId& /*stack_bias*/) {
   const auto& cfg = b.config();
   const int64_t B = b.shape(h)[0], Lq = b.shape(h)[1], nh = s.num_heads, hd = s.head_dim;
   const bool cross = enc != kNoTensor;
@@ -225,23 +147,7 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
   TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
   b.hold(q);
   TensorId kc, vc;
-  const int64_t S = cross ? b.shape(enc)[1] : 0;
-  if (!cross) {
-    TensorId k = b.view(b.linear(x, w.k), {B, nh, Lq, hd});
-    TensorId v = b.view(b.linear(x, w.v), {B, nh, Lq, hd});
-    kc = cache_cat(b, k, past);
-    vc = cache_cat(b, v, past);
-  } else if (past == 0) {
-    TensorId k = b.view(b.linear(enc, w.k), {B, nh, S, hd});
-    TensorId v = b.view(b.linear(enc, w.v), {B, nh, S, hd});
-    kc = cache_cat(b, k, 0);
-    vc = cache_cat(b, v, 0);
-  } else {
-    for (TensorId* t : {&kc, &vc}) {
-      *t = b.kv_cache_in({B, nh, S, hd}, cache_dtype(b));
-      b.kv_cache_out(*t);
-    }
-  }
+  cached_kv(b, s, w, x, enc, past, kc, vc);
   const int64_t Lk = b.shape(kc)[2];
   const TensorId bias = table != kNoTensor ? compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/false)
                                            : b.generic_one("zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
@@ -267,108 +173,10 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
   return res;
 }
 
-// The decoder UMT5Stack for one generate step over `ids` [B, 1] with `past` cached positions.
-TensorId decoder_step(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids,
-                      TensorId enc, int64_t past) {
-  const TensorId embeds = b.embedding(ids, shared);
-  b.hold(embeds);
-  // create_causal_mask: eager materialises [B, 1, 1, past + 1] (sdpa skips it for one query)
-  TensorId mask = kNoTensor;
-  if (b.config().attn == AttnImpl::eager) {
-    mask = eager_mask(b, 1, b.shape(ids)[1], past + b.shape(ids)[1], b.dtype(embeds));
-    b.hold(mask);
-  }
-  TensorId h = embeds;
-  for (size_t i = 0; i < sp.blocks.size(); ++i) {
-    const BlockParams& bp = sp.blocks[i];
-    b.begin_layer("decoder.block." + std::to_string(i), false);
-    const TensorId layer_in = h;
-    b.hold(layer_in);
-    h = step_attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, past, bp.table, mask);
-    h = fp16_clamp(b, h);
-    h = step_attention(b, s, bp.ca, bp.ca_norm, h, enc, past, kNoTensor, kNoTensor);
-    h = fp16_clamp(b, h);
-    h = feed_forward(b, s, bp.ff, h);
-    h = fp16_clamp(b, h);
-    b.drop(layer_in);
-    b.end_layer();
-  }
-  h = t5_norm(b, h, sp.final_norm);
-  for (TensorId t : {mask, embeds})
-    if (t != kNoTensor) b.drop(t);
-  return h;
-}
-
-// One inference pass, as build_t5's: past_len 0 runs the encoder over the seq_len ids and the first decoder step;
-// a decode pass with past_len P is decoder step P - seq_len + 1 over the encoder output that generate() keeps in
-// model_kwargs (carried as the first cache slot). Cache slots per decoder block: self k, self v, cross k, cross v.
-void build_umt5_inference(GraphBuilder& b, const TransformerSpec& s) {
-  const auto& cfg = b.config();
-  const auto& p = b.pass();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
-  const int64_t past = p.past_len == 0 ? 0 : p.past_len - S + 1;
-  if (past < 0) throw InputError("inference.past_len", std::to_string(p.past_len), "is shorter than the umt5 prompt");
-  hf_construction_scalar(b);
-  const TensorId shared = b.param("shared.weight", {V, d}, false);
-  const StackParams enc_params = stack_params(b, s, false);
-  const StackParams dec_params = stack_params(b, s, true);
-  TensorId enc;
-  if (p.past_len == 0) {
-    TensorId ids = b.input({B, S}, DType::i64);
-    enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
-  } else {
-    enc = b.kv_cache_in({B, S, d}, b.param_dtype());
-  }
-  if (p.from_generate) b.kv_cache_out(enc);
-  b.hold(enc);
-  TensorId dec_ids = b.input({B, 1}, DType::i64);
-  TensorId h = decoder_step(b, s, dec_params, shared, dec_ids, enc, past);
-  if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);
-  for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
-  inference_head(b, h, shared);
-  b.drop(enc);
-  b.exit_autocast();
-}
-
 }  // namespace
 
 void build_umt5(GraphBuilder& b, const TransformerSpec& s) {
-  if (!b.training()) {
-    build_umt5_inference(b, s);
-    return;
-  }
-  const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, T = cfg.target_len > 0 ? cfg.target_len : cfg.seq_len,
-                V = s.vocab_size, d = s.hidden_size;
-  hf_construction_scalar(b);
-  const TensorId shared = b.param("shared.weight", {V, d}, !cfg.freeze_embeddings);
-  TensorId ids = b.input({B, S}, DType::i64);
-  TensorId labels = b.input({B, T}, DType::i64);
-  const StackParams enc_params = stack_params(b, s, false);
-  const TensorId enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
-  b.hold(enc);  // hidden_states (encoder_outputs[0]): bound until forward returns
-  // _shift_right(labels): new_zeros [B, T], labels[..., :-1].clone() copied in, masked_fill_(== -100, pad).
-  TensorId dec_ids = b.generic_one("new_zeros", {}, {B, T}, DType::i64);
-  TensorId shifted = b.generic_one("clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
-  TensorId eq = b.generic_one("eq", {dec_ids, shifted}, {B, T}, DType::boolean);
-  dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
-  b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
-  const StackParams dec_params = stack_params(b, s, true);
-  TensorId h = stack(b, s, dec_params, shared, dec_ids, enc, true);
-  if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);  // sequence_output * d_model**-0.5
-  b.hold(h);  // sequence_output: bound until forward returns
-  // lm_head: its own weight exists from construction until tie_weights() (as do both stacks' embed_tokens).
-  for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
-  TensorId logits = b.linear(h, shared);
-  b.mark_model_end();
-  b.hold(logits);  // lm_logits live in the output until forward returns
-  TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));
-  b.drop(logits);
-  b.drop(h);
-  b.drop(dec_ids);
-  b.drop(enc);
-  b.exit_autocast();
-  b.set_loss(loss);
+  build_t5_family(b, s, {"umt5", /*table_every_block=*/true, attention, step_attention});
 }
 
 }  // namespace memplan
