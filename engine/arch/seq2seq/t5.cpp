@@ -424,8 +424,12 @@ using namespace t5parts;
 // in cross_attention_cache (is_updated), later steps read them back; the zero bias [1, H, 1, S]. SDPA gets
 // the bias as its mask as it is (is_causal is False for one query, no attention_mask: create_causal_mask and
 // create_bidirectional_mask skip it for sdpa); eager adds the decoder's causal float mask `mask`.
+// `stack_bias`: the stack's bias (position_bias / encoder_decoder_position_bias), made here when still kNoTensor.
+// `own_bias` (UMT5Attention): every attention makes its own bias (`table` in every block), a local freed when
+// it returns, and leaves `stack_bias` alone.
 TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
-                        TensorId enc, int64_t past, TensorId table, TensorId mask, TensorId& bias) {
+                        TensorId enc, int64_t past, TensorId table, TensorId mask, bool own_bias,
+                        TensorId& stack_bias) {
   const auto& cfg = b.config();
   const int64_t B = b.shape(h)[0], Lq = b.shape(h)[1], nh = s.num_heads, hd = s.head_dim;
   const bool cross = enc != kNoTensor;
@@ -436,12 +440,18 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
   TensorId kc, vc;
   cached_kv(b, s, w, x, enc, past, kc, vc);
   const int64_t Lk = b.shape(kc)[2];
+  TensorId bias = own_bias ? kNoTensor : stack_bias;
   if (bias == kNoTensor) {
     if (table != kNoTensor) {
       // context_position = arange(q)[:, None] + past_seen_tokens: one more [q, 1] int64 temporary
       bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/false);
     } else {
       bias = b.generic_one("zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
+    }
+    if (own_bias) {
+      b.hold(bias);  // position_bias: a local of UMT5Attention.forward
+    } else {
+      stack_bias = bias;
     }
   }
   TensorId ctx;
@@ -459,6 +469,7 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
   b.drop(q);
+  if (own_bias) b.drop(bias);
   TensorId res = b.add(h, out);
   b.drop(x);
   return res;
@@ -476,7 +487,7 @@ struct StackBias {
   TensorId cross_bias = kNoTensor; // the decoder's zero cross-attention bias [1, H, T, S]
 };
 
-StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder, bool table_every_block) {
+StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder, bool bias_per_attention) {
   const auto& cfg = b.config();
   const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
   const std::string prefix = decoder ? "decoder." : "encoder.";
@@ -486,7 +497,7 @@ StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder
     const bool train = !layer_frozen(cfg, base + i);
     BlockParams w;
     w.sa = attn_params(b, s, p + "layer.0.SelfAttention.", train);
-    if (i == 0 || table_every_block)
+    if (i == 0 || bias_per_attention)
       w.table = b.param(p + "layer.0.SelfAttention.relative_attention_bias.weight",
                         {s.relative_attention_num_buckets, s.num_heads}, train);
     w.sa_norm = b.param(p + "layer.0.layer_norm.weight", {s.hidden_size}, train);
@@ -575,10 +586,12 @@ TensorId decoder_step(GraphBuilder& b, const TransformerSpec& s, const Family& f
     const TensorId layer_in = h;
     b.hold(layer_in);
     const TensorId before = biases.bias, before_cross = biases.cross_bias;
-    h = f.step_attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, past, bp.table, mask, biases.bias);
+    h = step_attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, past, bp.table, mask, f.bias_per_attention,
+                       biases.bias);
     if (before == kNoTensor && biases.bias != kNoTensor) b.hold(biases.bias);
     h = fp16_clamp(b, h);
-    h = f.step_attention(b, s, bp.ca, bp.ca_norm, h, enc, past, kNoTensor, kNoTensor, biases.cross_bias);
+    h = step_attention(b, s, bp.ca, bp.ca_norm, h, enc, past, kNoTensor, kNoTensor, f.bias_per_attention,
+                       biases.cross_bias);
     if (before_cross == kNoTensor && biases.cross_bias != kNoTensor) b.hold(biases.cross_bias);
     h = fp16_clamp(b, h);
     h = feed_forward(b, s, bp.ff, h);
@@ -607,8 +620,8 @@ void build_inference(GraphBuilder& b, const TransformerSpec& s, const Family& f)
                      std::string("is shorter than the ") + f.name + " prompt");
   hf_construction_scalar(b);
   const TensorId shared = b.param("shared.weight", {V, d}, false);
-  const StackParams enc_params = stack_params(b, s, false, f.table_every_block);
-  const StackParams dec_params = stack_params(b, s, true, f.table_every_block);
+  const StackParams enc_params = stack_params(b, s, false, f.bias_per_attention);
+  const StackParams dec_params = stack_params(b, s, true, f.bias_per_attention);
   TensorId enc;
   if (p.past_len == 0) {
     TensorId ids = b.input({B, S}, DType::i64);
@@ -641,7 +654,7 @@ void build_t5_family(GraphBuilder& b, const TransformerSpec& s, const Family& f)
   const TensorId shared = b.param("shared.weight", {V, d}, !cfg.freeze_embeddings);
   TensorId ids = b.input({B, S}, DType::i64);
   TensorId labels = b.input({B, T}, DType::i64);
-  const StackParams enc_params = stack_params(b, s, false, f.table_every_block);
+  const StackParams enc_params = stack_params(b, s, false, f.bias_per_attention);
   const TensorId enc = stack(b, s, f, enc_params, shared, ids, kNoTensor, false);
   b.hold(enc);  // encoder_outputs: bound until T5ForConditionalGeneration.forward returns
   // _shift_right(labels): new_zeros [B, T], labels[..., :-1].clone() copied in, masked_fill_(== -100, pad).
@@ -650,7 +663,7 @@ void build_t5_family(GraphBuilder& b, const TransformerSpec& s, const Family& f)
   TensorId eq = b.generic_one("eq", {dec_ids, shifted}, {B, T}, DType::boolean);
   dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
   b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
-  const StackParams dec_params = stack_params(b, s, true, f.table_every_block);
+  const StackParams dec_params = stack_params(b, s, true, f.bias_per_attention);
   TensorId h = stack(b, s, f, dec_params, shared, dec_ids, enc, true);
   if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);  // sequence_output * d_model**-0.5
   b.hold(h);  // sequence_output: bound until forward returns
@@ -671,7 +684,7 @@ void build_t5_family(GraphBuilder& b, const TransformerSpec& s, const Family& f)
 }  // namespace t5parts
 
 void build_t5(GraphBuilder& b, const TransformerSpec& s) {
-  build_t5_family(b, s, {"t5", /*table_every_block=*/false, attention, step_attention});
+  build_t5_family(b, s, {"t5", /*bias_per_attention=*/false, attention});
 }
 
 }  // namespace memplan

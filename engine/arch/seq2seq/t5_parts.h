@@ -64,29 +64,27 @@ struct StackParams {
 };
 // One stack's parameters in registration order (T5Stack.__init__, UMT5Stack.__init__): block i's layer.0
 // SelfAttention q, k, v, o, its relative_attention_bias (the first block's only, or every block's with
-// `table_every_block`), layer.0 layer_norm, the decoder's layer.1 EncDecAttention and layer_norm, the FF
+// `bias_per_attention`), layer.0 layer_norm, the decoder's layer.1 EncDecAttention and layer_norm, the FF
 // sub-layer; final_layer_norm after the blocks.
-StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder, bool table_every_block);
+StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder, bool bias_per_attention);
 
-// What a family's blocks do differently: its attention sub-layers and where its relative_attention_bias lives.
-// `bias` in both calls is the stack's local (position_bias for self-attention, encoder_decoder_position_bias
-// for cross-attention), kNoTensor before the first block: T5 fills it there and later blocks reuse it (the
-// stack holds it until it returns); UMT5 leaves it kNoTensor, each attention making and freeing its own.
+// What a family's blocks do differently: its training attention sub-layer and where its position biases live.
+// The stack's locals position_bias (self-attention) and encoder_decoder_position_bias (cross-attention) are
+// kNoTensor before the first block: T5 fills them there and later blocks reuse them (the stack holds them until
+// it returns); UMT5 leaves them kNoTensor, each attention making and freeing its own. The generate step's
+// attention (t5.cpp step_attention) is one function for both, told by `bias_per_attention`.
 struct Family {
-  const char* name;        // in messages ("t5" for t5 and mt5, "umt5")
-  bool table_every_block;  // every self-attention owns a relative_attention_bias (UMT5), not just block 0 (T5)
+  const char* name;         // in messages ("t5" for t5 and mt5, "umt5")
+  bool bias_per_attention;  // UMT5: every self-attention owns a relative_attention_bias and every attention
+                            // makes its own bias; T5: block 0's table, one bias of each kind per stack
   // The training sub-layer, h + dropout(o(attn(layer_norm(h)))). `kv_src`: the encoder output for
   // cross-attention, kNoTensor for self-attention; `table`: the block's relative_attention_bias for
   // self-attention, kNoTensor otherwise; `causal`: decoder self-attention; `mask`: the eager decoder's causal
-  // float mask or kNoTensor; `weights` receives eager attention's probabilities (held: the block binds them to
-  // `_`), kNoTensor for SDPA.
+  // float mask or kNoTensor; `bias`: the stack's local for this kind of attention; `weights` receives eager
+  // attention's probabilities (held: the block binds them to `_`), kNoTensor for SDPA.
   TensorId (*attention)(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
                         TensorId kv_src, TensorId table, bool causal, TensorId mask, TensorId& bias,
                         TensorId& weights);
-  // The same sub-layer for one generate step (q = 1) with an EncoderDecoderCache of `past` positions; `enc`:
-  // the encoder output for cross-attention, kNoTensor for self-attention.
-  TensorId (*step_attention)(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w,
-                             TensorId h, TensorId enc, int64_t past, TensorId table, TensorId mask, TensorId& bias);
 };
 
 // T5ForConditionalGeneration.forward (UMT5's) with `f`'s attention: in training both stacks over ids and

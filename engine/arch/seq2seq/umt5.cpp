@@ -12,7 +12,8 @@
 //     torch.where over a causal [q, k] (the self-attention is not causal under sdpa; eager adds the causal mask).
 //   - sequence_output * d_model**-0.5 always (UMT5Config forces tie_word_embeddings True); lm_head is tied.
 // Layer indices (grad_checkpointing_layers, frozen_layers): encoder blocks 0..N-1, decoder blocks N..N+M-1.
-// The stacks, the loss and the generate passes are T5's drivers (t5parts::build_t5_family) with this attention.
+// The stacks, the loss and the generate passes are T5's drivers (t5parts::build_t5_family) with this training
+// attention; a generate step's attention is T5's with a bias per attention (t5.cpp step_attention).
 #include <string>
 
 #include "engine/arch/seq2seq/t5_parts.h"
@@ -131,52 +132,10 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   return res;
 }
 
-// ---- inference (generate with an EncoderDecoderCache)
-
-// UMT5Attention.forward for one decoder position (q = 1) with an EncoderDecoderCache. Self-attention: k / v of
-// the new position appended to self_attention_cache, then this block's bias for (1, past + 1). Cross-attention:
-// the first step projects the encoder output into cross_attention_cache, later steps read it back; this block's
-// zero bias [1, H, 1, S]. SDPA gets the bias as its mask; eager adds the decoder's causal float mask `mask`.
-TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
-                        TensorId enc, int64_t past, TensorId table, TensorId mask, TensorId& /*stack_bias*/) {
-  const auto& cfg = b.config();
-  const int64_t B = b.shape(h)[0], Lq = b.shape(h)[1], nh = s.num_heads, hd = s.head_dim;
-  const bool cross = enc != kNoTensor;
-  TensorId x = t5_norm(b, h, norm_w);
-  b.hold(x);
-  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
-  b.hold(q);
-  TensorId kc, vc;
-  cached_kv(b, s, w, x, enc, past, kc, vc);
-  const int64_t Lk = b.shape(kc)[2];
-  const TensorId bias = table != kNoTensor ? compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/false)
-                                           : b.generic_one("zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
-  b.hold(bias);
-  TensorId ctx;
-  if (cfg.attn == AttnImpl::sdpa) {
-    bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous);
-  } else {
-    // one query: the head-split q merges into [B * H, 1, D] and the cached k / v are contiguous, so matmul
-    // copies nothing; the [B, H, 1, D] context is already contiguous after transpose(1, 2)
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, kc, {B, nh, Lq, Lk}), false);
-    scores = b.add(scores, bias);
-    if (mask != kNoTensor && !cross) scores = b.add(scores, mask);
-    TensorId probs = b.softmax_last(scores);
-    ctx = b.matmul(probs, vc, {B, nh, Lq, hd});
-  }
-  TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
-  b.drop(q);
-  b.drop(bias);
-  TensorId res = b.add(h, out);
-  b.drop(x);
-  return res;
-}
-
 }  // namespace
 
 void build_umt5(GraphBuilder& b, const TransformerSpec& s) {
-  build_t5_family(b, s, {"umt5", /*table_every_block=*/true, attention, step_attention});
+  build_t5_family(b, s, {"umt5", /*bias_per_attention=*/true, attention});
 }
 
 }  // namespace memplan
