@@ -146,10 +146,12 @@ TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, 
 // off), q * sqrt(scale) and k^T * sqrt(scale) keep the head-split layout, so matmul copies both; the mask is
 // added to the scores, _safe_softmax, dropout, matmul with v (copied too), the output and the probabilities
 // cast back to the input dtype (the latter discarded by F.scaled_dot_product_attention).
+// _safe_softmax keeps, under autograd, an fp32 temporary of the scores' size besides its output and the -inf
+// mask as measured on T5; `scores_temp` false drops it, as the family-15 whole-run streams of UMT5 show.
 // Returns the output [B, H, q, D]; for the fused kernels its memory is [B, q, H, D] (the transpose(1, 2)
 // .contiguous() that follows is free), for math the caller's contiguous() copies.
 TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_permuted,
-                     double dropout_p, bool& out_contiguous_heads) {
+                     double dropout_p, bool& out_contiguous_heads, bool scores_temp) {
   bias = b.autocast_low(bias);
   v = b.autocast_low(v);
   k = b.autocast_low(k);
@@ -197,7 +199,8 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     // _safe_softmax: with autograd the softmax result and the -inf mask are temporaries besides the output,
     // without it the mask only (GraphBuilder::sdpa_math)
     TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0},
-                                b.training() ? std::vector<int64_t>{sb, n} : std::vector<int64_t>{n}, {sb}})[0];
+                                b.training() && scores_temp ? std::vector<int64_t>{sb, n} : std::vector<int64_t>{n},
+                                {sb}})[0];
     probs = b.dropout(probs, dropout_p);
     TensorId weights = kNoTensor;
     if (up) {
@@ -343,7 +346,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       m = b.generic_one("where", {cond, bias}, {1, nh, Lq, Lk}, b.dtype(bias), {0});
     }
     bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous);
+    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous, /*scores_temp=*/true);
     if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
   } else {
     // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
@@ -457,7 +460,7 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {
     bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous);
+    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous, /*scores_temp=*/true);
   } else {
     // one query: the head-split q merges into [B * H, 1, D] and the cached k / v are contiguous, so matmul
     // copies nothing; the [B, H, 1, D] context is already contiguous after transpose(1, 2)

@@ -17,57 +17,12 @@
 #include <string>
 
 #include "engine/arch/seq2seq/t5_parts.h"
-#include "engine/checked.h"
-#include "engine/errors.h"
 
 namespace memplan {
 
 namespace {
 
 using namespace t5parts;
-
-// biased_sdpa's math branch (the permuted relative bias: every UMT5 self-attention) with _safe_softmax as the
-// family-15 whole-run streams show it in training (torch 2.11; mt5 and umt5, with and without checkpointing): the
-// scores, then the softmax output and the -inf mask [B, H, q, k] bool, no fp32 temporary of the scores' size
-// besides (t5.cpp's biased_sdpa keeps one more under autograd, as measured on T5). The rest as biased_sdpa:
-// 16-bit q, k, v upcast to fp32, the scaled q and k^T copied by the matmul, dropout, the probabilities cast back
-// (discarded), the output cast back to the input dtype. The output's memory is [B, H, q, D].
-TensorId relative_sdpa_math(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, double dropout_p) {
-  bias = b.autocast_low(bias);
-  v = b.autocast_low(v);
-  k = b.autocast_low(k);
-  q = b.autocast_low(q);
-  const Shape qs = b.shape(q);
-  const int64_t B = qs[0], H = qs[1], L = qs[2], D = qs[3], Lk = b.shape(k)[2];
-  const DType dt = b.dtype(q);
-  const bool up = low_precision(dt);
-  TensorId q32 = up ? b.to(q, DType::f32) : q, k32 = up ? b.to(k, DType::f32) : k, v32 = up ? b.to(v, DType::f32) : v;
-  TensorId qsc = b.scalar_op("mul_scalar", q32, false);
-  TensorId ksc = b.scalar_op("mul_scalar", k32, false);
-  std::vector<TensorId> locals{qsc};  // query_acc / key_acc / value_acc and the scaled query: C++ locals
-  if (up) locals.insert(locals.end(), {q32, k32, v32});
-  for (TensorId t : locals) b.hold(t);
-  b.hold(ksc);
-  TensorId qk = matmul_no_autocast(b, qsc, ksc, {B, H, L, Lk}, true, true);
-  b.drop(ksc);
-  TensorId scores = b.add(qk, bias);
-  const int64_t n = checked_mul(checked_mul(checked_mul(B, H), L), Lk);
-  TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0}, {n},
-                              {checked_mul(n, 4)}})[0];
-  probs = b.dropout(probs, dropout_p);
-  TensorId weights = kNoTensor;
-  if (up) {
-    weights = b.generic_one("to_copy", {probs}, {B, H, L, Lk}, dt);
-    b.hold(weights);
-  }
-  TensorId out = matmul_no_autocast(b, probs, v32, {B, H, L, D}, false, true);
-  if (up) {
-    out = b.to(out, dt);
-    b.drop(weights);
-  }
-  for (TensorId t : locals) b.drop(t);
-  return out;
-}
 
 // UMT5Attention.forward + UMT5LayerSelfAttention / UMT5LayerCrossAttention (training, the whole sequence):
 // h + dropout(o(attn(layer_norm(h)))). `kv_src`: the encoder output for cross-attention, kNoTensor for
@@ -107,12 +62,10 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       // mask for backward, one per decoder block (T5's shared zero bias goes through the same padding).
       m = b.generic_one("pad_bias", {bias}, {1, nh, Lq, Lk + 8 - Lk % 8}, b.dtype(bias));
     }
-    if (cross) {
-      ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/false, s.attn_dropout, heads_contiguous);
-    } else {
-      ctx = relative_sdpa_math(b, q, k, v, m, s.attn_dropout);
-      heads_contiguous = true;
-    }
+    // the permuted relative bias (self-attention) runs the math backend, whose _safe_softmax keeps no fp32 copy
+    // of the scores (family-15 whole-run streams, torch 2.11; mt5 and umt5, with and without checkpointing)
+    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous,
+                      /*scores_temp=*/false);
     if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
   } else {
     // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
