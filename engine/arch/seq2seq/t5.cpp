@@ -289,6 +289,37 @@ TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const FfParams&
   return out;
 }
 
+AttnInputs attn_inputs(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                       TensorId kv_src) {
+  const Shape hs = b.shape(h);
+  const int64_t B = hs[0], Lq = hs[1], nh = s.num_heads, hd = s.head_dim;
+  AttnInputs in;
+  in.x = t5_norm(b, h, norm_w);
+  b.hold(in.x);  // normed_hidden_states: bound until the sub-layer returns
+  const TensorId src = kv_src != kNoTensor ? kv_src : in.x;
+  const int64_t Lk = b.shape(src)[1];
+  in.q = b.view(b.linear(in.x, w.q), {B, nh, Lq, hd});
+  in.k = b.view(b.linear(src, w.k), {B, nh, Lk, hd});
+  in.v = b.view(b.linear(src, w.v), {B, nh, Lk, hd});
+  for (TensorId t : {in.q, in.k, in.v}) b.hold(t);  // query/key/value_states: bound until the attention returns
+  return in;
+}
+
+// eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge).
+TensorId eager_context(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v, TensorId bias,
+                       TensorId mask, TensorId& weights) {
+  const Shape qs = b.shape(q);
+  const int64_t B = qs[0], nh = qs[1], Lq = qs[2], hd = qs[3], Lk = b.shape(k)[2];
+  TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, Lq, Lk}, true, true), false);
+  scores = b.add(scores, bias);
+  if (mask != kNoTensor) scores = b.add(scores, mask);
+  TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+  weights = probs;
+  b.hold(weights);
+  return b.contiguous_copy(b.matmul(probs, v, {B, nh, Lq, hd}, false, true), {B, Lq, nh, hd},
+                           /*grad_copied=*/true);
+}
+
 }  // namespace t5parts
 
 namespace {
@@ -308,14 +339,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   const int64_t B = hs[0], Lq = hs[1], nh = s.num_heads, hd = s.head_dim;
   const bool cross = kv_src != kNoTensor;
   weights = kNoTensor;
-  TensorId x = t5_norm(b, h, norm_w);
-  b.hold(x);  // normed_hidden_states: bound until the sub-layer returns
-  const TensorId src = cross ? kv_src : x;
-  const int64_t Lk = b.shape(src)[1];
-  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
-  TensorId k = b.view(b.linear(src, w.k), {B, nh, Lk, hd});
-  TensorId v = b.view(b.linear(src, w.v), {B, nh, Lk, hd});
-  for (TensorId t : {q, k, v}) b.hold(t);  // query/key/value_states: bound until T5Attention returns
+  const AttnInputs in = attn_inputs(b, s, w, norm_w, h, kv_src);
+  const TensorId x = in.x, q = in.q, k = in.k, v = in.v;
+  const int64_t Lk = b.shape(k)[2];
   if (bias == kNoTensor) {
     if (table != kNoTensor) {
       bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!causal);
@@ -349,15 +375,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
     ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous, /*scores_temp=*/true);
     if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
   } else {
-    // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, Lq, Lk}, true, true), false);
-    scores = b.add(scores, bias);
-    if (mask != kNoTensor) scores = b.add(scores, mask);
-    TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
-    weights = probs;
-    b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, Lq, hd}, false, true), {B, Lq, nh, hd},
-                            /*grad_copied=*/true);
+    ctx = eager_context(b, s, q, k, v, bias, mask, weights);
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
   for (TensorId t : {q, k, v}) b.drop(t);

@@ -35,6 +35,19 @@ struct AttnParams {
 // q, k, v, o of one attention module; `p` ends with the module's name and a dot.
 AttnParams attn_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
 
+// The start of T5Attention.forward (UMT5Attention's alike): normed_hidden_states = layer_norm(h) and the
+// head-split q, k, v [B, H, L, D], k and v of `kv_src` (the encoder output) for cross-attention, of x otherwise;
+// all four held, the caller drops them (x when the sub-layer returns, q, k, v when the attention does).
+struct AttnInputs {
+  TensorId x, q, k, v;
+};
+AttnInputs attn_inputs(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                       TensorId kv_src);
+// eager_attention_forward over the whole sequence: scores = q k^T (scaling 1.0) + bias (+ `mask` unless
+// kNoTensor), softmax, dropout into `weights` (held: the block binds them to `_`), the context [B, q, H, D].
+TensorId eager_context(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v, TensorId bias,
+                       TensorId mask, TensorId& weights);
+
 struct FfParams {
   TensorId wi = kNoTensor, wi1 = kNoTensor, wo = kNoTensor, norm = kNoTensor;
 };

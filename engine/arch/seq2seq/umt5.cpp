@@ -38,14 +38,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   const int64_t B = hs[0], Lq = hs[1], nh = s.num_heads, hd = s.head_dim;
   const bool cross = kv_src != kNoTensor;
   weights = kNoTensor;
-  TensorId x = t5_norm(b, h, norm_w);
-  b.hold(x);  // normed_hidden_states: bound until the sub-layer returns
-  const TensorId src = cross ? kv_src : x;
-  const int64_t Lk = b.shape(src)[1];
-  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
-  TensorId k = b.view(b.linear(src, w.k), {B, nh, Lk, hd});
-  TensorId v = b.view(b.linear(src, w.v), {B, nh, Lk, hd});
-  for (TensorId t : {q, k, v}) b.hold(t);  // query/key/value_states: bound until UMT5Attention returns
+  const AttnInputs in = attn_inputs(b, s, w, norm_w, h, kv_src);
+  const TensorId x = in.x, q = in.q, k = in.k, v = in.v;
+  const int64_t Lk = b.shape(k)[2];
   // position_bias: this attention's own, a local until it returns (torch.zeros in the query's dtype for
   // cross-attention, no requires_grad whatever the checkpointing)
   const TensorId bias = table != kNoTensor ? compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!decoder)
@@ -68,15 +63,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
                       /*scores_temp=*/false);
     if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
   } else {
-    // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, Lq, Lk}, true, true), false);
-    scores = b.add(scores, bias);
-    if (mask != kNoTensor) scores = b.add(scores, mask);
-    TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
-    weights = probs;
-    b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, Lq, hd}, false, true), {B, Lq, nh, hd},
-                            /*grad_copied=*/true);
+    ctx = eager_context(b, s, q, k, v, bias, mask, weights);
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
   for (TensorId t : {q, k, v, bias}) b.drop(t);
