@@ -10,44 +10,13 @@
 // embedding, whatever config.json says). The forward passes differ: MT5ForConditionalGeneration never rescales
 // the decoder output, UMT5ForConditionalGeneration always does (sequence_output * d_model**-0.5, as
 // tie_word_embeddings is always True). validate_architecture: feed_forward_proj is "<act>" or "gated-<act>".
-#include "models/hf_config_reader.h"
+#include "models/hf/import_t5.h"
 
 namespace memplan::hf {
 
 TransformerSpec import_mt5(const ConfigReader& r, const std::string& type) {
   TransformerSpec s;
-  s.family = TransformerSpec::Family::t5;
-  s.vocab_size = r.positive({"vocab_size"}, 250112);
-  s.hidden_size = r.positive({"d_model", "hidden_size"}, 512);
-  s.head_dim = r.positive({"d_kv", "head_dim"}, 64);
-  s.intermediate_size = r.positive({"d_ff"}, 1024);
-  s.num_layers = r.positive({"num_layers", "num_hidden_layers"}, 8, kMaxLayers);
-  s.num_decoder_layers = r.positive({"num_decoder_layers"}, s.num_layers, kMaxLayers);
-  s.num_heads = r.positive({"num_heads", "num_attention_heads"}, 6);
-  s.num_kv_heads = s.num_heads;
-  s.relative_attention_num_buckets = r.positive({"relative_attention_num_buckets"}, 32);
-  (void)r.positive({"relative_attention_max_distance"}, 128);  // bucket boundaries only: no memory effect
-  const double p = r.probability({"dropout_rate"}, 0.1);
-  s.resid_dropout = s.attn_dropout = s.embd_dropout = p;
-  const std::string ffp = r.string({"feed_forward_proj"}, "gated-gelu");
-  std::vector<std::string> parts;
-  for (size_t start = 0;;) {
-    const size_t dash = ffp.find('-', start);
-    parts.push_back(ffp.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
-    if (dash == std::string::npos) break;
-    start = dash + 1;
-  }
-  if ((parts.size() > 1 && parts[0] != "gated") || parts.size() > 2)
-    throw InputError("config.feed_forward_proj", "\"" + ffp + "\"", "must be \"<act>\" or \"gated-<act>\"");
-  s.gated_ffn = parts[0] == "gated" && parts.size() == 2;
-  s.hidden_act = ffp == "gated-gelu" ? "gelu_new" : parts.back();
-  bool modelled = false;
-  for (const char* m : {"relu", "gelu_new", "gelu", "gelu_pytorch_tanh", "silu", "swish"})
-    modelled = modelled || s.hidden_act == m;
-  if (!modelled)
-    throw InputError("config.feed_forward_proj", "\"" + ffp + "\"",
-                     "activation \"" + s.hidden_act + "\" is not modelled for " + type +
-                         " (relu, gelu_new, gelu, gelu_pytorch_tanh, silu)");
+  read_t5_stacks(r, s, {250112, 1024, 8, 6, "gated-gelu"}, type);
   (void)r.boolean({"tie_word_embeddings"}, true);  // read for its type only: __post_init__ forces True
   s.tie_word_embeddings = true;
   s.scale_decoder_outputs = type == "umt5";

@@ -7,7 +7,7 @@
 // gelu_new), is_gated_act whether it starts with "gated"; scale_decoder_outputs = (tie_word_embeddings given
 // and not False); tie_word_embeddings is then forced True, so lm_head always shares the embedding.
 // validate_architecture: feed_forward_proj is "<act>" or "gated-<act>".
-#include "models/hf_config_reader.h"
+#include "models/hf/import_t5.h"
 
 namespace memplan::hf {
 
@@ -21,22 +21,22 @@ bool modelled_act(const std::string& a) {
 }
 }  // namespace
 
-TransformerSpec import_t5(const ConfigReader& r) {
-  TransformerSpec s;
+// The keys T5Config, MT5Config and UMT5Config share (models/hf/import_t5.h).
+void read_t5_stacks(const ConfigReader& r, TransformerSpec& s, const T5Defaults& d, const std::string& type) {
   s.family = TransformerSpec::Family::t5;
-  s.vocab_size = r.positive({"vocab_size"}, 32128);
+  s.vocab_size = r.positive({"vocab_size"}, d.vocab);
   s.hidden_size = r.positive({"d_model", "hidden_size"}, 512);
   s.head_dim = r.positive({"d_kv", "head_dim"}, 64);
-  s.intermediate_size = r.positive({"d_ff"}, 2048);
-  s.num_layers = r.positive({"num_layers", "num_hidden_layers"}, 6, kMaxLayers);
+  s.intermediate_size = r.positive({"d_ff"}, d.d_ff);
+  s.num_layers = r.positive({"num_layers", "num_hidden_layers"}, d.layers, kMaxLayers);
   s.num_decoder_layers = r.positive({"num_decoder_layers"}, s.num_layers, kMaxLayers);
-  s.num_heads = r.positive({"num_heads", "num_attention_heads"}, 8);
+  s.num_heads = r.positive({"num_heads", "num_attention_heads"}, d.heads);
   s.num_kv_heads = s.num_heads;
   s.relative_attention_num_buckets = r.positive({"relative_attention_num_buckets"}, 32);
   (void)r.positive({"relative_attention_max_distance"}, 128);  // bucket boundaries only: no memory effect
   const double p = r.probability({"dropout_rate"}, 0.1);
   s.resid_dropout = s.attn_dropout = s.embd_dropout = p;
-  const std::string ffp = r.string({"feed_forward_proj"}, "relu");
+  const std::string ffp = r.string({"feed_forward_proj"}, d.feed_forward_proj);
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
     const size_t dash = ffp.find('-', start);
@@ -50,8 +50,13 @@ TransformerSpec import_t5(const ConfigReader& r) {
   s.hidden_act = ffp == "gated-gelu" ? "gelu_new" : parts.back();
   if (!modelled_act(s.hidden_act))
     throw InputError("config.feed_forward_proj", "\"" + ffp + "\"",
-                     "activation \"" + s.hidden_act + "\" is not modelled for t5 (relu, gelu_new, gelu, "
-                     "gelu_pytorch_tanh, silu)");
+                     "activation \"" + s.hidden_act + "\" is not modelled for " + type +
+                         " (relu, gelu_new, gelu, gelu_pytorch_tanh, silu)");
+}
+
+TransformerSpec import_t5(const ConfigReader& r) {
+  TransformerSpec s;
+  read_t5_stacks(r, s, {32128, 2048, 6, 8, "relu"}, "t5");
   s.scale_decoder_outputs = r.boolean({"tie_word_embeddings"}, true);
   s.tie_word_embeddings = true;
   // T5 has relative position buckets, no position table: n_positions is informational only.

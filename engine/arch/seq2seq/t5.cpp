@@ -20,9 +20,10 @@
 //   fp16 weights: T5Block clamps hidden_states after every sub-layer (isinf().any(), where, clamp).
 // Layer indices (grad_checkpointing_layers, frozen_layers): encoder blocks 0..N-1, decoder blocks N..N+M-1.
 // Inference: the encoder and the first decoder step, then one decoder step per generated token with an
-// EncoderDecoderCache (build_t5_inference).
-// mt5 runs this builder (MT5ForConditionalGeneration is this Python without the output scaling); the pieces umt5
-// shares are in namespace t5parts (engine/arch/seq2seq/t5_parts.h).
+// EncoderDecoderCache (build_inference).
+// mt5 runs this builder (MT5ForConditionalGeneration is this Python without the output scaling). umt5 runs the
+// same drivers (build_t5_family: both stacks and the loss, the generate passes) with its own attention; they and
+// the pieces it shares are in namespace t5parts (engine/arch/seq2seq/t5_parts.h).
 #include <cmath>
 #include <string>
 
@@ -145,10 +146,12 @@ TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, 
 // off), q * sqrt(scale) and k^T * sqrt(scale) keep the head-split layout, so matmul copies both; the mask is
 // added to the scores, _safe_softmax, dropout, matmul with v (copied too), the output and the probabilities
 // cast back to the input dtype (the latter discarded by F.scaled_dot_product_attention).
+// _safe_softmax keeps, under autograd, an fp32 temporary of the scores' size besides its output and the -inf
+// mask as measured on T5; `scores_temp` false drops it, as the family-15 whole-run streams of UMT5 show.
 // Returns the output [B, H, q, D]; for the fused kernels its memory is [B, q, H, D] (the transpose(1, 2)
 // .contiguous() that follows is free), for math the caller's contiguous() copies.
 TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_permuted,
-                     double dropout_p, bool& out_contiguous_heads) {
+                     double dropout_p, bool& out_contiguous_heads, bool scores_temp) {
   bias = b.autocast_low(bias);
   v = b.autocast_low(v);
   k = b.autocast_low(k);
@@ -196,7 +199,8 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     // _safe_softmax: with autograd the softmax result and the -inf mask are temporaries besides the output,
     // without it the mask only (GraphBuilder::sdpa_math)
     TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0},
-                                b.training() ? std::vector<int64_t>{sb, n} : std::vector<int64_t>{n}, {sb}})[0];
+                                b.training() && scores_temp ? std::vector<int64_t>{sb, n} : std::vector<int64_t>{n},
+                                {sb}})[0];
     probs = b.dropout(probs, dropout_p);
     TensorId weights = kNoTensor;
     if (up) {
@@ -285,21 +289,48 @@ TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const FfParams&
   return out;
 }
 
+AttnInputs attn_inputs(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                       TensorId kv_src) {
+  const Shape hs = b.shape(h);
+  const int64_t B = hs[0], Lq = hs[1], nh = s.num_heads, hd = s.head_dim;
+  AttnInputs in;
+  in.x = t5_norm(b, h, norm_w);
+  b.hold(in.x);  // normed_hidden_states: bound until the sub-layer returns
+  const TensorId src = kv_src != kNoTensor ? kv_src : in.x;
+  const int64_t Lk = b.shape(src)[1];
+  in.q = b.view(b.linear(in.x, w.q), {B, nh, Lq, hd});
+  in.k = b.view(b.linear(src, w.k), {B, nh, Lk, hd});
+  in.v = b.view(b.linear(src, w.v), {B, nh, Lk, hd});
+  for (TensorId t : {in.q, in.k, in.v}) b.hold(t);  // query/key/value_states: bound until the attention returns
+  return in;
+}
+
+// eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge).
+TensorId eager_context(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v, TensorId bias,
+                       TensorId mask, TensorId& weights) {
+  const Shape qs = b.shape(q);
+  const int64_t B = qs[0], nh = qs[1], Lq = qs[2], hd = qs[3], Lk = b.shape(k)[2];
+  TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, Lq, Lk}, true, true), false);
+  scores = b.add(scores, bias);
+  if (mask != kNoTensor) scores = b.add(scores, mask);
+  TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+  weights = probs;
+  b.hold(weights);
+  return b.contiguous_copy(b.matmul(probs, v, {B, nh, Lq, hd}, false, true), {B, Lq, nh, hd},
+                           /*grad_copied=*/true);
+}
+
 }  // namespace t5parts
 
 namespace {
 
 using namespace t5parts;
 
-struct StackBias {
-  TensorId bias = kNoTensor;       // the relative position bias [1, H, q, k] (a permuted view)
-  TensorId cross_bias = kNoTensor; // the decoder's zero cross-attention bias [1, H, T, S]
-};
-
 // T5Attention.forward + T5LayerSelfAttention / T5LayerCrossAttention: h + dropout(o(attn(layer_norm(h)))).
 // `kv_src`: the encoder output for cross-attention, kNoTensor for self-attention. `table`: the block's
 // relative_attention_bias (first block, self-attention) or kNoTensor. `causal`: decoder self-attention.
-// `mask`: the eager decoder's causal float mask [B, 1, T, T] (or kNoTensor). `weights` receives eager
+// `mask`: the eager decoder's causal float mask [B, 1, T, T] (or kNoTensor). `bias`: the stack's position
+// bias, computed here when still kNoTensor (the first block) and reused after. `weights` receives eager
 // attention's probabilities (held: T5Block binds them to `_`), kNoTensor for SDPA.
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
                    TensorId kv_src, TensorId table, bool causal, TensorId mask, TensorId& bias, TensorId& weights) {
@@ -308,14 +339,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   const int64_t B = hs[0], Lq = hs[1], nh = s.num_heads, hd = s.head_dim;
   const bool cross = kv_src != kNoTensor;
   weights = kNoTensor;
-  TensorId x = t5_norm(b, h, norm_w);
-  b.hold(x);  // normed_hidden_states: bound until the sub-layer returns
-  const TensorId src = cross ? kv_src : x;
-  const int64_t Lk = b.shape(src)[1];
-  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
-  TensorId k = b.view(b.linear(src, w.k), {B, nh, Lk, hd});
-  TensorId v = b.view(b.linear(src, w.v), {B, nh, Lk, hd});
-  for (TensorId t : {q, k, v}) b.hold(t);  // query/key/value_states: bound until T5Attention returns
+  const AttnInputs in = attn_inputs(b, s, w, norm_w, h, kv_src);
+  const TensorId x = in.x, q = in.q, k = in.k, v = in.v;
+  const int64_t Lk = b.shape(k)[2];
   if (bias == kNoTensor) {
     if (table != kNoTensor) {
       bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!causal);
@@ -346,18 +372,10 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       m = b.generic_one("where", {cond, bias}, {1, nh, Lq, Lk}, b.dtype(bias), {0});
     }
     bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous);
+    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous, /*scores_temp=*/true);
     if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
   } else {
-    // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, Lq, Lk}, true, true), false);
-    scores = b.add(scores, bias);
-    if (mask != kNoTensor) scores = b.add(scores, mask);
-    TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
-    weights = probs;
-    b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, Lq, hd}, false, true), {B, Lq, nh, hd},
-                            /*grad_copied=*/true);
+    ctx = eager_context(b, s, q, k, v, bias, mask, weights);
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
   for (TensorId t : {q, k, v}) b.drop(t);
@@ -365,105 +383,6 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   b.drop(x);
   return res;
 }
-
-// One stack's parameters in registration order (T5Stack.__init__: block i's layer.0 SelfAttention q, k, v, o,
-// the first block's relative_attention_bias, layer.0 layer_norm, the decoder's layer.1 EncDecAttention and
-// layer_norm, the FF sub-layer; final_layer_norm after the blocks).
-struct BlockParams {
-  AttnParams sa{}, ca{};
-  TensorId table = kNoTensor, sa_norm = kNoTensor, ca_norm = kNoTensor;
-  FfParams ff;
-};
-struct StackParams {
-  std::vector<BlockParams> blocks;
-  TensorId final_norm = kNoTensor;
-};
-
-StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
-  const auto& cfg = b.config();
-  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const std::string prefix = decoder ? "decoder." : "encoder.";
-  StackParams sp;
-  for (int64_t i = 0; i < n; ++i) {
-    const std::string p = prefix + "block." + std::to_string(i) + ".";
-    const bool train = !layer_frozen(cfg, base + i);
-    BlockParams w;
-    w.sa = attn_params(b, s, p + "layer.0.SelfAttention.", train);
-    if (i == 0)
-      w.table = b.param(p + "layer.0.SelfAttention.relative_attention_bias.weight",
-                        {s.relative_attention_num_buckets, s.num_heads}, train);
-    w.sa_norm = b.param(p + "layer.0.layer_norm.weight", {s.hidden_size}, train);
-    if (decoder) {
-      w.ca = attn_params(b, s, p + "layer.1.EncDecAttention.", train);
-      w.ca_norm = b.param(p + "layer.1.layer_norm.weight", {s.hidden_size}, train);
-    }
-    w.ff = ff_params(b, s, p + "layer." + std::to_string(decoder ? 2 : 1) + ".", train);
-    sp.blocks.push_back(w);
-  }
-  sp.final_norm = b.param(prefix + "final_layer_norm.weight", {s.hidden_size}, true);
-  return sp;
-}
-
-// One T5Stack over `ids` ([B, L] token ids). Decoder: `enc` is the encoder output. Returns the stack's
-// output after final_layer_norm and dropout.
-TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids,
-               TensorId enc, bool decoder) {
-  const auto& cfg = b.config();
-  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const std::string prefix = decoder ? "decoder." : "encoder.";
-  const int64_t B = b.shape(ids)[0], L = b.shape(ids)[1];
-  const TensorId embeds = b.embedding(ids, shared);
-  b.hold(embeds);  // inputs_embeds: bound until T5Stack.forward returns
-  // create_causal_mask (eager decoder only: sdpa skips it, and the bidirectional masks are None without
-  // padding): a bool [1, 1, T, T] expanded to [B, 1, T, T], then torch.where into the embeddings' dtype.
-  TensorId mask = kNoTensor;
-  if (decoder && cfg.attn == AttnImpl::eager) {
-    mask = eager_mask(b, 1, L, L, b.dtype(embeds));
-    b.hold(mask);
-  }
-  TensorId h = b.dropout(embeds, s.embd_dropout);
-  StackBias biases;
-  for (int64_t i = 0; i < n; ++i) {
-    const BlockParams& bp = sp.blocks[static_cast<size_t>(i)];
-    const AttnParams& sa = bp.sa;
-    const TensorId table = bp.table, sa_norm = bp.sa_norm;
-    const AttnParams& ca = bp.ca;
-    const TensorId ca_norm = bp.ca_norm;
-    const FfParams& ff = bp.ff;
-
-  b.begin_layer(prefix + "block." + std::to_string(i), layer_checkpointed(cfg, base + i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the stack's loop variable holds the block input until the block returns
-    TensorId w1 = kNoTensor, w2 = kNoTensor;
-    const TensorId before = biases.bias;
-    h = attention(b, s, sa, sa_norm, h, kNoTensor, table, decoder, mask, biases.bias, w1);
-    if (before == kNoTensor) b.hold(biases.bias);  // position_bias: the stack's local from the first block on
-    h = fp16_clamp(b, h);
-    if (decoder) {
-      const TensorId before_cross = biases.cross_bias;
-      h = attention(b, s, ca, ca_norm, h, enc, kNoTensor, false, kNoTensor, biases.cross_bias, w2);
-      if (before_cross == kNoTensor) b.hold(biases.cross_bias);  // encoder_decoder_position_bias
-      if (w1 != kNoTensor) b.drop(w1);  // `_` rebound by the cross-attention's result
-      w1 = kNoTensor;
-      h = fp16_clamp(b, h);
-    }
-    h = feed_forward(b, s, ff, h);
-    h = fp16_clamp(b, h);
-    for (TensorId t : {w1, w2})
-      if (t != kNoTensor) b.drop(t);
-    b.drop(layer_in);
-    b.end_layer();
-  }
-  h = b.dropout(t5_norm(b, h, sp.final_norm), s.resid_dropout);
-  for (TensorId t : {biases.bias, biases.cross_bias})
-    if (t != kNoTensor) b.drop(t);
-  if (mask != kNoTensor) b.drop(mask);
-  b.drop(embeds);
-  (void)B;
-  return h;
-}
-
-// ---- inference (generate with an EncoderDecoderCache)
 
 }  // namespace
 
@@ -488,26 +407,13 @@ TensorId cache_cat(GraphBuilder& b, TensorId x, int64_t past) {
   return full;
 }
 
-}  // namespace t5parts
-
-namespace {
-
-// T5Attention.forward for one decoder position (q = 1) with an EncoderDecoderCache. Self-attention: k / v of
-// the new position appended to self_attention_cache; the first block computes the bias for (1, past + 1)
-// with past_seen_tokens = past. Cross-attention: the first step projects the encoder output and stores k / v
-// in cross_attention_cache (is_updated), later steps read them back; the zero bias [1, H, 1, S]. SDPA gets
-// the bias as its mask as it is (is_causal is False for one query, no attention_mask: create_causal_mask and
-// create_bidirectional_mask skip it for sdpa); eager adds the decoder's causal float mask `mask`.
-TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
-                        TensorId enc, int64_t past, TensorId table, TensorId mask, TensorId& bias) {
-  const auto& cfg = b.config();
-  const int64_t B = b.shape(h)[0], Lq = b.shape(h)[1], nh = s.num_heads, hd = s.head_dim;
+// The k / v that one generate step's attention reads (EncoderDecoderCache): self-attention appends the new
+// position's projections of `x` to the cache; cross-attention (`enc` the encoder output) projects `enc` into
+// the cache at the first step (past 0) and reads it back later.
+void cached_kv(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId x, TensorId enc,
+               int64_t past, TensorId& kc, TensorId& vc) {
+  const int64_t B = b.shape(x)[0], Lq = b.shape(x)[1], nh = s.num_heads, hd = s.head_dim;
   const bool cross = enc != kNoTensor;
-  TensorId x = t5_norm(b, h, norm_w);
-  b.hold(x);
-  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
-  b.hold(q);
-  TensorId kc, vc;
   const int64_t S = cross ? b.shape(enc)[1] : 0;
   if (!cross) {
     TensorId k = b.view(b.linear(x, w.k), {B, nh, Lq, hd});
@@ -525,7 +431,37 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
       b.kv_cache_out(*t);
     }
   }
+}
+
+}  // namespace t5parts
+
+namespace {
+
+using namespace t5parts;
+
+// T5Attention.forward for one decoder position (q = 1) with an EncoderDecoderCache. Self-attention: k / v of
+// the new position appended to self_attention_cache; the first block computes the bias for (1, past + 1)
+// with past_seen_tokens = past. Cross-attention: the first step projects the encoder output and stores k / v
+// in cross_attention_cache (is_updated), later steps read them back; the zero bias [1, H, 1, S]. SDPA gets
+// the bias as its mask as it is (is_causal is False for one query, no attention_mask: create_causal_mask and
+// create_bidirectional_mask skip it for sdpa); eager adds the decoder's causal float mask `mask`.
+// `stack_bias`: the stack's bias (position_bias / encoder_decoder_position_bias), made here when still kNoTensor.
+// `own_bias` (UMT5Attention): every attention makes its own bias (`table` in every block), a local freed when
+// it returns, and leaves `stack_bias` alone.
+TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                        TensorId enc, int64_t past, TensorId table, TensorId mask, bool own_bias,
+                        TensorId& stack_bias) {
+  const auto& cfg = b.config();
+  const int64_t B = b.shape(h)[0], Lq = b.shape(h)[1], nh = s.num_heads, hd = s.head_dim;
+  const bool cross = enc != kNoTensor;
+  TensorId x = t5_norm(b, h, norm_w);
+  b.hold(x);
+  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
+  b.hold(q);
+  TensorId kc, vc;
+  cached_kv(b, s, w, x, enc, past, kc, vc);
   const int64_t Lk = b.shape(kc)[2];
+  TensorId bias = own_bias ? kNoTensor : stack_bias;
   if (bias == kNoTensor) {
     if (table != kNoTensor) {
       // context_position = arange(q)[:, None] + past_seen_tokens: one more [q, 1] int64 temporary
@@ -533,11 +469,16 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
     } else {
       bias = b.generic_one("zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
     }
+    if (own_bias) {
+      b.hold(bias);  // position_bias: a local of UMT5Attention.forward
+    } else {
+      stack_bias = bias;
+    }
   }
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {
     bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous);
+    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous, /*scores_temp=*/true);
   } else {
     // one query: the head-split q merges into [B * H, 1, D] and the cached k / v are contiguous, so matmul
     // copies nothing; the [B, H, 1, D] context is already contiguous after transpose(1, 2)
@@ -549,14 +490,107 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
   b.drop(q);
+  if (own_bias) b.drop(bias);
   TensorId res = b.add(h, out);
   b.drop(x);
   return res;
 }
 
-// The decoder T5Stack for one generate step over `ids` [B, 1] with `past` cached positions.
-TensorId decoder_step(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids,
-                      TensorId enc, int64_t past) {
+}  // namespace
+
+namespace t5parts {
+
+// The stack's position-bias locals: position_bias and encoder_decoder_position_bias, filled by the first block's
+// attention that makes them (T5) and held by the stack from then on; kNoTensor when every attention makes its own
+// (UMT5).
+struct StackBias {
+  TensorId bias = kNoTensor;       // the relative position bias [1, H, q, k] (a permuted view)
+  TensorId cross_bias = kNoTensor; // the decoder's zero cross-attention bias [1, H, T, S]
+};
+
+StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder, bool bias_per_attention) {
+  const auto& cfg = b.config();
+  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
+  const std::string prefix = decoder ? "decoder." : "encoder.";
+  StackParams sp;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string p = prefix + "block." + std::to_string(i) + ".";
+    const bool train = !layer_frozen(cfg, base + i);
+    BlockParams w;
+    w.sa = attn_params(b, s, p + "layer.0.SelfAttention.", train);
+    if (i == 0 || bias_per_attention)
+      w.table = b.param(p + "layer.0.SelfAttention.relative_attention_bias.weight",
+                        {s.relative_attention_num_buckets, s.num_heads}, train);
+    w.sa_norm = b.param(p + "layer.0.layer_norm.weight", {s.hidden_size}, train);
+    if (decoder) {
+      w.ca = attn_params(b, s, p + "layer.1.EncDecAttention.", train);
+      w.ca_norm = b.param(p + "layer.1.layer_norm.weight", {s.hidden_size}, train);
+    }
+    w.ff = ff_params(b, s, p + "layer." + std::to_string(decoder ? 2 : 1) + ".", train);
+    sp.blocks.push_back(w);
+  }
+  sp.final_norm = b.param(prefix + "final_layer_norm.weight", {s.hidden_size}, true);
+  return sp;
+}
+
+namespace {
+
+// One T5Stack (UMT5Stack) over `ids` ([B, L] token ids) with the family's attention. Decoder: `enc` is the
+// encoder output. Returns the stack's output after final_layer_norm and dropout.
+TensorId stack(GraphBuilder& b, const TransformerSpec& s, const Family& f, const StackParams& sp, TensorId shared,
+               TensorId ids, TensorId enc, bool decoder) {
+  const auto& cfg = b.config();
+  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
+  const std::string prefix = decoder ? "decoder." : "encoder.";
+  const int64_t L = b.shape(ids)[1];
+  const TensorId embeds = b.embedding(ids, shared);
+  b.hold(embeds);  // inputs_embeds: bound until T5Stack.forward returns
+  // create_causal_mask (eager decoder only: sdpa skips it, and the bidirectional masks are None without
+  // padding): a bool [1, 1, T, T] expanded to [B, 1, T, T], then torch.where into the embeddings' dtype.
+  TensorId mask = kNoTensor;
+  if (decoder && cfg.attn == AttnImpl::eager) {
+    mask = eager_mask(b, 1, L, L, b.dtype(embeds));
+    b.hold(mask);
+  }
+  TensorId h = b.dropout(embeds, s.embd_dropout);
+  StackBias biases;
+  for (int64_t i = 0; i < n; ++i) {
+    const BlockParams& bp = sp.blocks[static_cast<size_t>(i)];
+    b.begin_layer(prefix + "block." + std::to_string(i), layer_checkpointed(cfg, base + i));
+    const TensorId layer_in = h;
+    b.hold(layer_in);  // the stack's loop variable holds the block input until the block returns
+    TensorId w1 = kNoTensor, w2 = kNoTensor;
+    const TensorId before = biases.bias;
+    h = f.attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, bp.table, decoder, mask, biases.bias, w1);
+    if (before == kNoTensor && biases.bias != kNoTensor) b.hold(biases.bias);  // position_bias: the stack's local
+    h = fp16_clamp(b, h);
+    if (decoder) {
+      const TensorId before_cross = biases.cross_bias;
+      h = f.attention(b, s, bp.ca, bp.ca_norm, h, enc, kNoTensor, false, kNoTensor, biases.cross_bias, w2);
+      if (before_cross == kNoTensor && biases.cross_bias != kNoTensor)
+        b.hold(biases.cross_bias);  // encoder_decoder_position_bias
+      if (w1 != kNoTensor) b.drop(w1);  // `_` rebound by the cross-attention's result
+      w1 = kNoTensor;
+      h = fp16_clamp(b, h);
+    }
+    h = feed_forward(b, s, bp.ff, h);
+    h = fp16_clamp(b, h);
+    for (TensorId t : {w1, w2})
+      if (t != kNoTensor) b.drop(t);
+    b.drop(layer_in);
+    b.end_layer();
+  }
+  h = b.dropout(t5_norm(b, h, sp.final_norm), s.resid_dropout);
+  for (TensorId t : {biases.bias, biases.cross_bias})
+    if (t != kNoTensor) b.drop(t);
+  if (mask != kNoTensor) b.drop(mask);
+  b.drop(embeds);
+  return h;
+}
+
+// The decoder stack for one generate step over `ids` [B, 1] with `past` cached positions.
+TensorId decoder_step(GraphBuilder& b, const TransformerSpec& s, const Family& f, const StackParams& sp,
+                      TensorId shared, TensorId ids, TensorId enc, int64_t past) {
   const TensorId embeds = b.embedding(ids, shared);
   b.hold(embeds);
   // create_causal_mask: eager materialises [B, 1, 1, past + 1] (sdpa skips it for one query)
@@ -573,11 +607,13 @@ TensorId decoder_step(GraphBuilder& b, const TransformerSpec& s, const StackPara
     const TensorId layer_in = h;
     b.hold(layer_in);
     const TensorId before = biases.bias, before_cross = biases.cross_bias;
-    h = step_attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, past, bp.table, mask, biases.bias);
-    if (before == kNoTensor) b.hold(biases.bias);
+    h = step_attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, past, bp.table, mask, f.bias_per_attention,
+                       biases.bias);
+    if (before == kNoTensor && biases.bias != kNoTensor) b.hold(biases.bias);
     h = fp16_clamp(b, h);
-    h = step_attention(b, s, bp.ca, bp.ca_norm, h, enc, past, kNoTensor, kNoTensor, biases.cross_bias);
-    if (before_cross == kNoTensor) b.hold(biases.cross_bias);
+    h = step_attention(b, s, bp.ca, bp.ca_norm, h, enc, past, kNoTensor, kNoTensor, f.bias_per_attention,
+                       biases.cross_bias);
+    if (before_cross == kNoTensor && biases.cross_bias != kNoTensor) b.hold(biases.cross_bias);
     h = fp16_clamp(b, h);
     h = feed_forward(b, s, bp.ff, h);
     h = fp16_clamp(b, h);
@@ -595,27 +631,29 @@ TensorId decoder_step(GraphBuilder& b, const TransformerSpec& s, const StackPara
 // P - seq_len + 1 over the cached encoder output. Inside generate() the encoder output lives in model_kwargs
 // for every step, so it is carried from pass to pass as the first cache slot (a plain forward drops it with
 // its output). Cache slots per decoder block: self k, self v, cross k, cross v (EncoderDecoderCache).
-void build_t5_inference(GraphBuilder& b, const TransformerSpec& s) {
+void build_inference(GraphBuilder& b, const TransformerSpec& s, const Family& f) {
   const auto& cfg = b.config();
   const auto& p = b.pass();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
   const int64_t past = p.past_len == 0 ? 0 : p.past_len - S + 1;
-  if (past < 0) throw InputError("inference.past_len", std::to_string(p.past_len), "is shorter than the t5 prompt");
+  if (past < 0)
+    throw InputError("inference.past_len", std::to_string(p.past_len),
+                     std::string("is shorter than the ") + f.name + " prompt");
   hf_construction_scalar(b);
   const TensorId shared = b.param("shared.weight", {V, d}, false);
-  const StackParams enc_params = stack_params(b, s, false);
-  const StackParams dec_params = stack_params(b, s, true);
+  const StackParams enc_params = stack_params(b, s, false, f.bias_per_attention);
+  const StackParams dec_params = stack_params(b, s, true, f.bias_per_attention);
   TensorId enc;
   if (p.past_len == 0) {
     TensorId ids = b.input({B, S}, DType::i64);
-    enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
+    enc = stack(b, s, f, enc_params, shared, ids, kNoTensor, false);
   } else {
     enc = b.kv_cache_in({B, S, d}, b.param_dtype());
   }
   if (p.from_generate) b.kv_cache_out(enc);
   b.hold(enc);
   TensorId dec_ids = b.input({B, 1}, DType::i64);
-  TensorId h = decoder_step(b, s, dec_params, shared, dec_ids, enc, past);
+  TensorId h = decoder_step(b, s, f, dec_params, shared, dec_ids, enc, past);
   if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);
   for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
   inference_head(b, h, shared);
@@ -625,9 +663,9 @@ void build_t5_inference(GraphBuilder& b, const TransformerSpec& s) {
 
 }  // namespace
 
-void build_t5(GraphBuilder& b, const TransformerSpec& s) {
+void build_t5_family(GraphBuilder& b, const TransformerSpec& s, const Family& f) {
   if (!b.training()) {
-    build_t5_inference(b, s);
+    build_inference(b, s, f);
     return;
   }
   const auto& cfg = b.config();
@@ -637,8 +675,8 @@ void build_t5(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId shared = b.param("shared.weight", {V, d}, !cfg.freeze_embeddings);
   TensorId ids = b.input({B, S}, DType::i64);
   TensorId labels = b.input({B, T}, DType::i64);
-  const StackParams enc_params = stack_params(b, s, false);
-  const TensorId enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
+  const StackParams enc_params = stack_params(b, s, false, f.bias_per_attention);
+  const TensorId enc = stack(b, s, f, enc_params, shared, ids, kNoTensor, false);
   b.hold(enc);  // encoder_outputs: bound until T5ForConditionalGeneration.forward returns
   // _shift_right(labels): new_zeros [B, T], labels[..., :-1].clone() copied in, masked_fill_(== -100, pad).
   TensorId dec_ids = b.generic_one("new_zeros", {}, {B, T}, DType::i64);
@@ -646,8 +684,8 @@ void build_t5(GraphBuilder& b, const TransformerSpec& s) {
   TensorId eq = b.generic_one("eq", {dec_ids, shifted}, {B, T}, DType::boolean);
   dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
   b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
-  const StackParams dec_params = stack_params(b, s, true);
-  TensorId h = stack(b, s, dec_params, shared, dec_ids, enc, true);
+  const StackParams dec_params = stack_params(b, s, true, f.bias_per_attention);
+  TensorId h = stack(b, s, f, dec_params, shared, dec_ids, enc, true);
   if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);  // sequence_output * d_model**-0.5
   b.hold(h);  // sequence_output: bound until forward returns
   // lm_head: its own weight exists from construction until tie_weights() (as do both stacks' embed_tokens).
@@ -662,6 +700,12 @@ void build_t5(GraphBuilder& b, const TransformerSpec& s) {
   b.drop(enc);
   b.exit_autocast();
   b.set_loss(loss);
+}
+
+}  // namespace t5parts
+
+void build_t5(GraphBuilder& b, const TransformerSpec& s) {
+  build_t5_family(b, s, {"t5", /*bias_per_attention=*/false, attention});
 }
 
 }  // namespace memplan

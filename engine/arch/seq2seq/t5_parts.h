@@ -3,8 +3,11 @@
 // activations and T5LayerFF, T5Block's fp16 clamp, compute_bias with _relative_position_bucket, the biased SDPA
 // of integrations/sdpa_attention.py as the H200 runs it, the parameters of one attention and one FF sub-layer in
 // registration order, and DynamicLayer.update's cat. Their contracts are stated at their definitions in t5.cpp.
+// The drivers are shared too (build_t5_family: the stacks' parameters, both stacks, the seq2seq loss, the generate
+// passes); a family brings its attention sub-layers (Family), where T5 and UMT5 differ.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "engine/arch/builders.h"
 
@@ -21,15 +24,29 @@ TensorId fp16_clamp(GraphBuilder& b, TensorId h);
 TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int64_t heads, bool bidirectional);
 TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y);
 // sdpa_attention_forward with `bias` as the float mask; `bias_permuted`: the relative bias (math backend) rather
-// than a contiguous zero bias. Sets out_contiguous_heads when the output's memory is [B, H, q, D].
+// than a contiguous zero bias; `scores_temp`: the math backend's _safe_softmax keeps an fp32 copy of the scores
+// under autograd (T5, not UMT5). Sets out_contiguous_heads when the output's memory is [B, H, q, D].
 TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_permuted,
-                     double dropout_p, bool& out_contiguous_heads);
+                     double dropout_p, bool& out_contiguous_heads, bool scores_temp);
 
 struct AttnParams {
   TensorId q, k, v, o;
 };
 // q, k, v, o of one attention module; `p` ends with the module's name and a dot.
 AttnParams attn_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
+
+// The start of T5Attention.forward (UMT5Attention's alike): normed_hidden_states = layer_norm(h) and the
+// head-split q, k, v [B, H, L, D], k and v of `kv_src` (the encoder output) for cross-attention, of x otherwise;
+// all four held, the caller drops them (x when the sub-layer returns, q, k, v when the attention does).
+struct AttnInputs {
+  TensorId x, q, k, v;
+};
+AttnInputs attn_inputs(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                       TensorId kv_src);
+// eager_attention_forward over the whole sequence: scores = q k^T (scaling 1.0) + bias (+ `mask` unless
+// kNoTensor), softmax, dropout into `weights` (held: the block binds them to `_`), the context [B, q, H, D].
+TensorId eager_context(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v, TensorId bias,
+                       TensorId mask, TensorId& weights);
 
 struct FfParams {
   TensorId wi = kNoTensor, wi1 = kNoTensor, wo = kNoTensor, norm = kNoTensor;
@@ -43,5 +60,49 @@ TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const FfParams&
 DType cache_dtype(const GraphBuilder& b);
 // DynamicLayer.update: cat([cached (past positions), x], dim=-2), marked as the layer's cache.
 TensorId cache_cat(GraphBuilder& b, TensorId x, int64_t past);
+// The k / v [B, H, k, D] of one generate step's attention over the normed `x` [B, 1, d]: the self-attention's
+// cache with the new position appended (`enc` kNoTensor), or the cross-attention's over the encoder output `enc`.
+void cached_kv(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId x, TensorId enc,
+               int64_t past, TensorId& kc, TensorId& vc);
+
+// One block's parameters; `table` is kNoTensor where the block has no relative_attention_bias, the cross-attention
+// fields kNoTensor in the encoder.
+struct BlockParams {
+  AttnParams sa{}, ca{};
+  TensorId table = kNoTensor, sa_norm = kNoTensor, ca_norm = kNoTensor;
+  FfParams ff;
+};
+struct StackParams {
+  std::vector<BlockParams> blocks;
+  TensorId final_norm = kNoTensor;
+};
+// One stack's parameters in registration order (T5Stack.__init__, UMT5Stack.__init__): block i's layer.0
+// SelfAttention q, k, v, o, its relative_attention_bias (the first block's only, or every block's with
+// `bias_per_attention`), layer.0 layer_norm, the decoder's layer.1 EncDecAttention and layer_norm, the FF
+// sub-layer; final_layer_norm after the blocks.
+StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder, bool bias_per_attention);
+
+// What a family's blocks do differently: its training attention sub-layer and where its position biases live.
+// The stack's locals position_bias (self-attention) and encoder_decoder_position_bias (cross-attention) are
+// kNoTensor before the first block: T5 fills them there and later blocks reuse them (the stack holds them until
+// it returns); UMT5 leaves them kNoTensor, each attention making and freeing its own. The generate step's
+// attention (t5.cpp step_attention) is one function for both, told by `bias_per_attention`.
+struct Family {
+  const char* name;         // in messages ("t5" for t5 and mt5, "umt5")
+  bool bias_per_attention;  // UMT5: every self-attention owns a relative_attention_bias and every attention
+                            // makes its own bias; T5: block 0's table, one bias of each kind per stack
+  // The training sub-layer, h + dropout(o(attn(layer_norm(h)))). `kv_src`: the encoder output for
+  // cross-attention, kNoTensor for self-attention; `table`: the block's relative_attention_bias for
+  // self-attention, kNoTensor otherwise; `causal`: decoder self-attention; `mask`: the eager decoder's causal
+  // float mask or kNoTensor; `bias`: the stack's local for this kind of attention; `weights` receives eager
+  // attention's probabilities (held: the block binds them to `_`), kNoTensor for SDPA.
+  TensorId (*attention)(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
+                        TensorId kv_src, TensorId table, bool causal, TensorId mask, TensorId& bias,
+                        TensorId& weights);
+};
+
+// T5ForConditionalGeneration.forward (UMT5's) with `f`'s attention: in training both stacks over ids and
+// _shift_right(labels), the tied lm_head and the loss; in inference one generate pass (engine/inference_replay.cpp).
+void build_t5_family(GraphBuilder& b, const TransformerSpec& s, const Family& f);
 
 }  // namespace memplan::t5parts

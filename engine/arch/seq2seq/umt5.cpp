@@ -12,11 +12,11 @@
 //     torch.where over a causal [q, k] (the self-attention is not causal under sdpa; eager adds the causal mask).
 //   - sequence_output * d_model**-0.5 always (UMT5Config forces tie_word_embeddings True); lm_head is tied.
 // Layer indices (grad_checkpointing_layers, frozen_layers): encoder blocks 0..N-1, decoder blocks N..N+M-1.
+// The stacks, the loss and the generate passes are T5's drivers (t5parts::build_t5_family) with this training
+// attention; a generate step's attention is T5's with a bias per attention (t5.cpp step_attention).
 #include <string>
 
 #include "engine/arch/seq2seq/t5_parts.h"
-#include "engine/checked.h"
-#include "engine/errors.h"
 
 namespace memplan {
 
@@ -24,106 +24,23 @@ namespace {
 
 using namespace t5parts;
 
-// One UMT5Block's parameters in registration order: layer.0.SelfAttention q, k, v, o, relative_attention_bias,
-// layer.0.layer_norm; the decoder's layer.1.EncDecAttention q, k, v, o and layer_norm; the FF sub-layer.
-struct BlockParams {
-  AttnParams sa{}, ca{};
-  TensorId table = kNoTensor, sa_norm = kNoTensor, ca_norm = kNoTensor;
-  FfParams ff;
-};
-struct StackParams {
-  std::vector<BlockParams> blocks;
-  TensorId final_norm = kNoTensor;
-};
-
-StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
-  const auto& cfg = b.config();
-  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const std::string prefix = decoder ? "decoder." : "encoder.";
-  StackParams sp;
-  for (int64_t i = 0; i < n; ++i) {
-    const std::string p = prefix + "block." + std::to_string(i) + ".";
-    const bool train = !layer_frozen(cfg, base + i);
-    BlockParams w;
-    w.sa = attn_params(b, s, p + "layer.0.SelfAttention.", train);
-    w.table = b.param(p + "layer.0.SelfAttention.relative_attention_bias.weight",
-                      {s.relative_attention_num_buckets, s.num_heads}, train);
-    w.sa_norm = b.param(p + "layer.0.layer_norm.weight", {s.hidden_size}, train);
-    if (decoder) {
-      w.ca = attn_params(b, s, p + "layer.1.EncDecAttention.", train);
-      w.ca_norm = b.param(p + "layer.1.layer_norm.weight", {s.hidden_size}, train);
-    }
-    w.ff = ff_params(b, s, p + "layer." + std::to_string(decoder ? 2 : 1) + ".", train);
-    sp.blocks.push_back(w);
-  }
-  sp.final_norm = b.param(prefix + "final_layer_norm.weight", {s.hidden_size}, true);
-  return sp;
-}
-
-// biased_sdpa's math branch (the permuted relative bias: every UMT5 self-attention) with _safe_softmax as the
-// family-15 whole-run streams show it in training (torch 2.11; mt5 and umt5, with and without checkpointing): the
-// scores, then the softmax output and the -inf mask [B, H, q, k] bool, no fp32 temporary of the scores' size
-// besides (t5.cpp's biased_sdpa keeps one more under autograd, as measured on T5). The rest as biased_sdpa:
-// 16-bit q, k, v upcast to fp32, the scaled q and k^T copied by the matmul, dropout, the probabilities cast back
-// (discarded), the output cast back to the input dtype. The output's memory is [B, H, q, D].
-TensorId relative_sdpa_math(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, double dropout_p) {
-  bias = b.autocast_low(bias);
-  v = b.autocast_low(v);
-  k = b.autocast_low(k);
-  q = b.autocast_low(q);
-  const Shape qs = b.shape(q);
-  const int64_t B = qs[0], H = qs[1], L = qs[2], D = qs[3], Lk = b.shape(k)[2];
-  const DType dt = b.dtype(q);
-  const bool up = low_precision(dt);
-  TensorId q32 = up ? b.to(q, DType::f32) : q, k32 = up ? b.to(k, DType::f32) : k, v32 = up ? b.to(v, DType::f32) : v;
-  TensorId qsc = b.scalar_op("mul_scalar", q32, false);
-  TensorId ksc = b.scalar_op("mul_scalar", k32, false);
-  std::vector<TensorId> locals{qsc};  // query_acc / key_acc / value_acc and the scaled query: C++ locals
-  if (up) locals.insert(locals.end(), {q32, k32, v32});
-  for (TensorId t : locals) b.hold(t);
-  b.hold(ksc);
-  TensorId qk = matmul_no_autocast(b, qsc, ksc, {B, H, L, Lk}, true, true);
-  b.drop(ksc);
-  TensorId scores = b.add(qk, bias);
-  const int64_t n = checked_mul(checked_mul(checked_mul(B, H), L), Lk);
-  TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0}, {n},
-                              {checked_mul(n, 4)}})[0];
-  probs = b.dropout(probs, dropout_p);
-  TensorId weights = kNoTensor;
-  if (up) {
-    weights = b.generic_one("to_copy", {probs}, {B, H, L, Lk}, dt);
-    b.hold(weights);
-  }
-  TensorId out = matmul_no_autocast(b, probs, v32, {B, H, L, D}, false, true);
-  if (up) {
-    out = b.to(out, dt);
-    b.drop(weights);
-  }
-  for (TensorId t : locals) b.drop(t);
-  return out;
-}
-
 // UMT5Attention.forward + UMT5LayerSelfAttention / UMT5LayerCrossAttention (training, the whole sequence):
 // h + dropout(o(attn(layer_norm(h)))). `kv_src`: the encoder output for cross-attention, kNoTensor for
 // self-attention. `table`: the self-attention's relative_attention_bias (kNoTensor for cross-attention).
 // `decoder`: the bucket function's is_decoder (unidirectional buckets). `mask`: the eager decoder's causal float
-// mask (kNoTensor otherwise). `weights` receives eager attention's probabilities (held: UMT5Block binds them to
-// `_`), kNoTensor for SDPA.
+// mask (kNoTensor otherwise). The stack's bias slot stays kNoTensor: this attention makes and frees its own.
+// `weights` receives eager attention's probabilities (held: UMT5Block binds them to `_`), kNoTensor for SDPA.
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
-                   TensorId kv_src, TensorId table, bool decoder, TensorId mask, TensorId& weights) {
+                   TensorId kv_src, TensorId table, bool decoder, TensorId mask, TensorId& /*stack_bias*/,
+                   TensorId& weights) {
   const auto& cfg = b.config();
   const Shape hs = b.shape(h);
   const int64_t B = hs[0], Lq = hs[1], nh = s.num_heads, hd = s.head_dim;
   const bool cross = kv_src != kNoTensor;
   weights = kNoTensor;
-  TensorId x = t5_norm(b, h, norm_w);
-  b.hold(x);  // normed_hidden_states: bound until the sub-layer returns
-  const TensorId src = cross ? kv_src : x;
-  const int64_t Lk = b.shape(src)[1];
-  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
-  TensorId k = b.view(b.linear(src, w.k), {B, nh, Lk, hd});
-  TensorId v = b.view(b.linear(src, w.v), {B, nh, Lk, hd});
-  for (TensorId t : {q, k, v}) b.hold(t);  // query/key/value_states: bound until UMT5Attention returns
+  const AttnInputs in = attn_inputs(b, s, w, norm_w, h, kv_src);
+  const TensorId x = in.x, q = in.q, k = in.k, v = in.v;
+  const int64_t Lk = b.shape(k)[2];
   // position_bias: this attention's own, a local until it returns (torch.zeros in the query's dtype for
   // cross-attention, no requires_grad whatever the checkpointing)
   const TensorId bias = table != kNoTensor ? compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!decoder)
@@ -140,23 +57,13 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       // mask for backward, one per decoder block (T5's shared zero bias goes through the same padding).
       m = b.generic_one("pad_bias", {bias}, {1, nh, Lq, Lk + 8 - Lk % 8}, b.dtype(bias));
     }
-    if (cross) {
-      ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/false, s.attn_dropout, heads_contiguous);
-    } else {
-      ctx = relative_sdpa_math(b, q, k, v, m, s.attn_dropout);
-      heads_contiguous = true;
-    }
+    // the permuted relative bias (self-attention) runs the math backend, whose _safe_softmax keeps no fp32 copy
+    // of the scores (family-15 whole-run streams, torch 2.11; mt5 and umt5, with and without checkpointing)
+    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous,
+                      /*scores_temp=*/false);
     if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
   } else {
-    // eager_attention_forward: torch.matmul copies the head-split views (batch and head dims cannot merge)
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, Lq, Lk}, true, true), false);
-    scores = b.add(scores, bias);
-    if (mask != kNoTensor) scores = b.add(scores, mask);
-    TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
-    weights = probs;
-    b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, Lq, hd}, false, true), {B, Lq, nh, hd},
-                            /*grad_copied=*/true);
+    ctx = eager_context(b, s, q, k, v, bias, mask, weights);
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
   for (TensorId t : {q, k, v, bias}) b.drop(t);
@@ -165,210 +72,10 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   return res;
 }
 
-// One UMT5Stack over `ids` ([B, L] token ids). Decoder: `enc` is the encoder output. Returns the stack's output
-// after final_layer_norm and dropout.
-TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids,
-               TensorId enc, bool decoder) {
-  const auto& cfg = b.config();
-  const int64_t n = decoder ? s.num_decoder_layers : s.num_layers, base = decoder ? s.num_layers : 0;
-  const std::string prefix = decoder ? "decoder." : "encoder.";
-  const int64_t L = b.shape(ids)[1];
-  const TensorId embeds = b.embedding(ids, shared);
-  b.hold(embeds);  // inputs_embeds: bound until UMT5Stack.forward returns
-  // create_causal_mask (eager decoder only: sdpa skips it, and the bidirectional masks are None without padding)
-  TensorId mask = kNoTensor;
-  if (decoder && cfg.attn == AttnImpl::eager) {
-    mask = eager_mask(b, 1, L, L, b.dtype(embeds));
-    b.hold(mask);
-  }
-  TensorId h = b.dropout(embeds, s.embd_dropout);
-  for (int64_t i = 0; i < n; ++i) {
-    const BlockParams& bp = sp.blocks[static_cast<size_t>(i)];
-    b.begin_layer(prefix + "block." + std::to_string(i), layer_checkpointed(cfg, base + i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the stack's loop variable holds the block input until the block returns
-    TensorId w1 = kNoTensor, w2 = kNoTensor;
-    h = attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, bp.table, decoder, mask, w1);
-    h = fp16_clamp(b, h);
-    if (decoder) {
-      h = attention(b, s, bp.ca, bp.ca_norm, h, enc, kNoTensor, decoder, kNoTensor, w2);
-      if (w1 != kNoTensor) b.drop(w1);  // `_` rebound by the cross-attention's result
-      w1 = kNoTensor;
-      h = fp16_clamp(b, h);
-    }
-    h = feed_forward(b, s, bp.ff, h);
-    h = fp16_clamp(b, h);
-    for (TensorId t : {w1, w2})
-      if (t != kNoTensor) b.drop(t);
-    b.drop(layer_in);
-    b.end_layer();
-  }
-  h = b.dropout(t5_norm(b, h, sp.final_norm), s.resid_dropout);
-  if (mask != kNoTensor) b.drop(mask);
-  b.drop(embeds);
-  return h;
-}
-
-// ---- inference (generate with an EncoderDecoderCache)
-
-// UMT5Attention.forward for one decoder position (q = 1) with an EncoderDecoderCache. Self-attention: k / v of
-// the new position appended to self_attention_cache, then this block's bias for (1, past + 1). Cross-attention:
-// the first step projects the encoder output into cross_attention_cache, later steps read it back; this block's
-// zero bias [1, H, 1, S]. SDPA gets the bias as its mask; eager adds the decoder's causal float mask `mask`.
-TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& w, TensorId norm_w, TensorId h,
-                        TensorId enc, int64_t past, TensorId table, TensorId mask) {
-  const auto& cfg = b.config();
-  const int64_t B = b.shape(h)[0], Lq = b.shape(h)[1], nh = s.num_heads, hd = s.head_dim;
-  const bool cross = enc != kNoTensor;
-  TensorId x = t5_norm(b, h, norm_w);
-  b.hold(x);
-  TensorId q = b.view(b.linear(x, w.q), {B, nh, Lq, hd});
-  b.hold(q);
-  TensorId kc, vc;
-  const int64_t S = cross ? b.shape(enc)[1] : 0;
-  if (!cross) {
-    TensorId k = b.view(b.linear(x, w.k), {B, nh, Lq, hd});
-    TensorId v = b.view(b.linear(x, w.v), {B, nh, Lq, hd});
-    kc = cache_cat(b, k, past);
-    vc = cache_cat(b, v, past);
-  } else if (past == 0) {
-    TensorId k = b.view(b.linear(enc, w.k), {B, nh, S, hd});
-    TensorId v = b.view(b.linear(enc, w.v), {B, nh, S, hd});
-    kc = cache_cat(b, k, 0);
-    vc = cache_cat(b, v, 0);
-  } else {
-    for (TensorId* t : {&kc, &vc}) {
-      *t = b.kv_cache_in({B, nh, S, hd}, cache_dtype(b));
-      b.kv_cache_out(*t);
-    }
-  }
-  const int64_t Lk = b.shape(kc)[2];
-  const TensorId bias = table != kNoTensor ? compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/false)
-                                           : b.generic_one("zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
-  b.hold(bias);
-  TensorId ctx;
-  if (cfg.attn == AttnImpl::sdpa) {
-    bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous);
-  } else {
-    // one query: the head-split q merges into [B * H, 1, D] and the cached k / v are contiguous, so matmul
-    // copies nothing; the [B, H, 1, D] context is already contiguous after transpose(1, 2)
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, kc, {B, nh, Lq, Lk}), false);
-    scores = b.add(scores, bias);
-    if (mask != kNoTensor && !cross) scores = b.add(scores, mask);
-    TensorId probs = b.softmax_last(scores);
-    ctx = b.matmul(probs, vc, {B, nh, Lq, hd});
-  }
-  TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
-  b.drop(q);
-  b.drop(bias);
-  TensorId res = b.add(h, out);
-  b.drop(x);
-  return res;
-}
-
-// The decoder UMT5Stack for one generate step over `ids` [B, 1] with `past` cached positions.
-TensorId decoder_step(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids,
-                      TensorId enc, int64_t past) {
-  const TensorId embeds = b.embedding(ids, shared);
-  b.hold(embeds);
-  // create_causal_mask: eager materialises [B, 1, 1, past + 1] (sdpa skips it for one query)
-  TensorId mask = kNoTensor;
-  if (b.config().attn == AttnImpl::eager) {
-    mask = eager_mask(b, 1, b.shape(ids)[1], past + b.shape(ids)[1], b.dtype(embeds));
-    b.hold(mask);
-  }
-  TensorId h = embeds;
-  for (size_t i = 0; i < sp.blocks.size(); ++i) {
-    const BlockParams& bp = sp.blocks[i];
-    b.begin_layer("decoder.block." + std::to_string(i), false);
-    const TensorId layer_in = h;
-    b.hold(layer_in);
-    h = step_attention(b, s, bp.sa, bp.sa_norm, h, kNoTensor, past, bp.table, mask);
-    h = fp16_clamp(b, h);
-    h = step_attention(b, s, bp.ca, bp.ca_norm, h, enc, past, kNoTensor, kNoTensor);
-    h = fp16_clamp(b, h);
-    h = feed_forward(b, s, bp.ff, h);
-    h = fp16_clamp(b, h);
-    b.drop(layer_in);
-    b.end_layer();
-  }
-  h = t5_norm(b, h, sp.final_norm);
-  for (TensorId t : {mask, embeds})
-    if (t != kNoTensor) b.drop(t);
-  return h;
-}
-
-// One inference pass, as build_t5's: past_len 0 runs the encoder over the seq_len ids and the first decoder step;
-// a decode pass with past_len P is decoder step P - seq_len + 1 over the encoder output that generate() keeps in
-// model_kwargs (carried as the first cache slot). Cache slots per decoder block: self k, self v, cross k, cross v.
-void build_umt5_inference(GraphBuilder& b, const TransformerSpec& s) {
-  const auto& cfg = b.config();
-  const auto& p = b.pass();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
-  const int64_t past = p.past_len == 0 ? 0 : p.past_len - S + 1;
-  if (past < 0) throw InputError("inference.past_len", std::to_string(p.past_len), "is shorter than the umt5 prompt");
-  hf_construction_scalar(b);
-  const TensorId shared = b.param("shared.weight", {V, d}, false);
-  const StackParams enc_params = stack_params(b, s, false);
-  const StackParams dec_params = stack_params(b, s, true);
-  TensorId enc;
-  if (p.past_len == 0) {
-    TensorId ids = b.input({B, S}, DType::i64);
-    enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
-  } else {
-    enc = b.kv_cache_in({B, S, d}, b.param_dtype());
-  }
-  if (p.from_generate) b.kv_cache_out(enc);
-  b.hold(enc);
-  TensorId dec_ids = b.input({B, 1}, DType::i64);
-  TensorId h = decoder_step(b, s, dec_params, shared, dec_ids, enc, past);
-  if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);
-  for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
-  inference_head(b, h, shared);
-  b.drop(enc);
-  b.exit_autocast();
-}
-
 }  // namespace
 
 void build_umt5(GraphBuilder& b, const TransformerSpec& s) {
-  if (!b.training()) {
-    build_umt5_inference(b, s);
-    return;
-  }
-  const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, T = cfg.target_len > 0 ? cfg.target_len : cfg.seq_len,
-                V = s.vocab_size, d = s.hidden_size;
-  hf_construction_scalar(b);
-  const TensorId shared = b.param("shared.weight", {V, d}, !cfg.freeze_embeddings);
-  TensorId ids = b.input({B, S}, DType::i64);
-  TensorId labels = b.input({B, T}, DType::i64);
-  const StackParams enc_params = stack_params(b, s, false);
-  const TensorId enc = stack(b, s, enc_params, shared, ids, kNoTensor, false);
-  b.hold(enc);  // hidden_states (encoder_outputs[0]): bound until forward returns
-  // _shift_right(labels): new_zeros [B, T], labels[..., :-1].clone() copied in, masked_fill_(== -100, pad).
-  TensorId dec_ids = b.generic_one("new_zeros", {}, {B, T}, DType::i64);
-  TensorId shifted = b.generic_one("clone", {labels}, {B, T > 1 ? T - 1 : 1}, DType::i64);
-  TensorId eq = b.generic_one("eq", {dec_ids, shifted}, {B, T}, DType::boolean);
-  dec_ids = b.inplace("masked_fill_", dec_ids, false, {eq});
-  b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
-  const StackParams dec_params = stack_params(b, s, true);
-  TensorId h = stack(b, s, dec_params, shared, dec_ids, enc, true);
-  if (s.scale_decoder_outputs) h = b.scalar_op("mul_scalar", h, false);  // sequence_output * d_model**-0.5
-  b.hold(h);  // sequence_output: bound until forward returns
-  // lm_head: its own weight exists from construction until tie_weights() (as do both stacks' embed_tokens).
-  for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
-  TensorId logits = b.linear(h, shared);
-  b.mark_model_end();
-  b.hold(logits);  // lm_logits live in the output until forward returns
-  TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));
-  b.drop(logits);
-  b.drop(h);
-  b.drop(dec_ids);
-  b.drop(enc);
-  b.exit_autocast();
-  b.set_loss(loss);
+  build_t5_family(b, s, {"umt5", /*bias_per_attention=*/true, attention});
 }
 
 }  // namespace memplan
