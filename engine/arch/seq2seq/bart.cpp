@@ -356,10 +356,10 @@ void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
   check_seq2seq_lengths(cfg, limit, "exceeds bart's max_position_embeddings (" + std::to_string(limit) + ")");
 }
 
-// One inference pass (engine/inference_replay.cpp), as build_t5_inference: past_len 0 runs the encoder over the
-// seq_len ids and the first decoder step ([B, 1] decoder_start_token_id); a decode pass with past_len P is decoder
-// step P - seq_len + 1 over the cached encoder output (carried from pass to pass as the first cache slot inside
-// generate()). Cache slots per decoder layer: self k, self v, cross k, cross v.
+// One inference pass (engine/inference_replay.cpp), as T5's (build_t5_family): past_len 0 runs the encoder over
+// the seq_len ids and the first decoder step ([B, 1] decoder_start_token_id); a decode pass with past_len P is
+// decoder step P - seq_len + 1 over the cached encoder output (carried from pass to pass as the first cache slot
+// inside generate()). Cache slots per decoder layer: self k, self v, cross k, cross v.
 void build_inference(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
