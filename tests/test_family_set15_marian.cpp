@@ -153,7 +153,8 @@ TEST_CASE("marian / pegasus: measured H200 cases of family set 15", "[family][se
       },
       [](const std::string& id) {
         // Listed misses (data/validation/notes-f15/marian.md): marian generate() peak allocated -0.45 % (the
-        // last step's ForcedEOS full_like [B, V] not replayed; -2.2 % before the two logits processors were); the
+        // replay frees the step's [B, 1, V] logits before the processors, the recording at `del outputs`; -2.2 %
+        // before the two logits processors were); the
         // eager fp32 marian-big row's reserved -8.9 %.
         if (id == "f15-marian-infer-bf16-b8s128-g32") return memplan::testing::FamilyBounds{0.006, 0.01};
         if (id == "f15-marianbig-fp32-b4s512t128-eager") return memplan::testing::FamilyBounds{0.001, 0.09};

@@ -18,7 +18,8 @@ bool held_out_set(const memplan::ValidationCase& c) { return c.holdout && c.id.r
 memplan::testing::FamilyBounds bounds(const std::string& id) {
   // generate(): blind -3.88 / -2.03 / -0.89 / -0.23 % allocated (Opus-MT, umt5, NLLB, GLM-4.5-shape), the logits
   // processors the replay then lacked (two min-length processors, the loop variables living into the next step);
-  // now -0.64 / -0.57 / -0.17 / -0.02 %: what remains is the last step's ForcedEOS full_like (Opus-MT, NLLB) and,
+  // now -0.64 / -0.57 / -0.17 / -0.02 %: what remains is the step's [B, 1, V] logits, which the replay frees
+  // before the processors and the recording at `del outputs` (the Opus-MT event diff; not traced further) and,
   // for umt5, T5's inference path (+0.6 .. +1.2 % on the older T5 generate rows, the other way).
   if (id == "f16-marian-infer-bf16-b16s96-g24") return {0.007, 0.01};
   if (id == "f16-umt5-infer-bf16-b4s256-g16") return {0.006, 0.01};

@@ -52,8 +52,9 @@ double known_miss_bound(const std::string& id) {
       {"vreq2-mobilenet_v3_large-ampbf16-sgdmom-b64-i160", 3.0},
       {"vreq2-efficientnet_b2-ampbf16-adamw-b16-i288", 2.0},
       // generate()'s logits processors (notes-f15/marian.md): the two min-length processors and the loop variables
-      // living into the next step are replayed (-2.2 % -> -0.45 %); the last step's ForcedEOS full_like [B, V] is
-      // not (forced_eos_token_id is not read). Marian's peak lies in generate() (small weights, large vocabulary).
+      // living into the next step are replayed (-2.2 % -> -0.45 %); left: the replay frees the step's [B, 1, V]
+      // logits before the processors, the recording at `del outputs` (event diff; not traced further). Marian's
+      // peak lies in generate() (small weights, large vocabulary).
       {"f15-marian-infer-bf16-b8s128-g32", 1.0},
   };
   for (const auto& k : kKnown)
