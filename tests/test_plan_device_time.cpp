@@ -24,7 +24,7 @@ TEST_CASE("plan: a step on a slower GPU takes at least that GPU's work, and the 
   c.lora.dropout = 0.05;
   validate_run_config(c, m);
   const Graph g = build_graph(m, c);
-  const timing::Timeline t = timing::training_timeline(g, c, timing::time_context(m), timing::h200_op_rates());
+  const timing::Timeline t = timing::training_timeline(g, c, timing::h200_op_rates());
   const timing::Coefficients& coef = timing::h200_coefficients();
   // on the H200 this step is host-bound in the model (peft's Python per adapted module)
   REQUIRE(timing::predict(timing::critical_path(t, coef), coef).cpu_bound);

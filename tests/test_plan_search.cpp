@@ -168,7 +168,7 @@ TEST_CASE("plan: a candidate's compute + recompute is the step-time model of its
     cfg.grad_checkpointing = r.k > 0;
     for (int64_t i = L - r.k; r.k > 0 && r.k < L && i < L; ++i) cfg.checkpoint_layers.push_back(i);
     const Graph g = build_graph(shard, cfg);
-    timing::Features f = timing::training_features(g, cfg, timing::time_context(m), timing::h200_op_rates());
+    timing::Features f = timing::training_features(g, cfg, timing::h200_op_rates());
     f[timing::kOpt] = 0;
     const double direct_s = timing::predict(f, timing::h200_coefficients()).total_s;
     CHECK(c.time.compute_s + c.time.recompute_s == Approx(direct_s).epsilon(1e-9));

@@ -121,15 +121,15 @@ TEST_CASE("checkpoint host: a checkpointed layer costs its recompute plus layer 
   const double hooks = 100e-6 + 10e-6 * saved + 300e-6 + 5e-6 * saved;
   for (const Precision p : {Precision::fp32, Precision::amp_bf16}) {  // the fp32 fit serves every precision
     RunConfig c = training(p);
-    const double without = host_total(training_timeline(plain, c, {}, r));
-    const double with = host_total(training_timeline(ckpt, c, {}, r));
+    const double without = host_total(training_timeline(plain, c, r));
+    const double with = host_total(training_timeline(ckpt, c, r));
     OpRates none = r;
     none.ckpt_host = {};
-    const double recompute_only = host_total(training_timeline(ckpt, c, {}, none));
+    const double recompute_only = host_total(training_timeline(ckpt, c, none));
     CHECK(recompute_only - without > 0);  // the re-issued forward
     CHECK(with - recompute_only == Approx(hooks));
     c.grad_accum_steps = 3;  // per micro-batch
-    CHECK(host_total(training_timeline(ckpt, c, {}, r)) - host_total(training_timeline(ckpt, c, {}, none)) ==
+    CHECK(host_total(training_timeline(ckpt, c, r)) - host_total(training_timeline(ckpt, c, none)) ==
           Approx(3 * hooks));
   }
 }

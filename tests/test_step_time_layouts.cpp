@@ -32,7 +32,7 @@ const OpRates::Sdpa& row(const std::vector<OpRates::Sdpa>& rows, int64_t d, int6
 
 // The forward columns of the graph's ops of one name, summed.
 Features forward_of(const Graph& g, const std::string& name) {
-  for (const auto& o : op_breakdown(g, inference_cfg(), TimeContext{}, h200_op_rates(), false))
+  for (const auto& o : op_breakdown(g, inference_cfg(), h200_op_rates(), false))
     if (o.name == name) return o.fwd;
   FAIL("no op " << name);
   return {};
@@ -212,7 +212,7 @@ TEST_CASE("step time: a broadcast operand's gradient costs the reduction that su
       b.mul(x, w);
       const Graph g = b.finish();
       double norm_bwd = -1;
-      for (const auto& o : op_breakdown(g, cfg, TimeContext{}, r, true))
+      for (const auto& o : op_breakdown(g, cfg, r, true))
         if (o.name == "mul") norm_bwd = o.bwd[kNorm];
       const double expected = c.table ? norm_time_s(r, c.table, DType::f32, static_cast<double>(H), n) : 0.0;
       REQUIRE(expected >= 0);

@@ -76,7 +76,7 @@ TEST_CASE("step time: a bf16 grouped_mm is 2 R K N FLOPs at its measured grouped
   for (const Case& c : {Case{128, 2048, 1536, 32768}, Case{8, 14336, 4096, 8192}}) {
     INFO("E " << c.e << " K " << c.k << " N " << c.n << " R " << c.rows);
     const Graph g = grouped_graph(Mode::training, Precision::bf16, DType::bf16, c.e, c.k, c.n, c.rows);
-    const auto ops = op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true);
+    const auto ops = op_breakdown(g, cfg_of(Mode::training, Precision::bf16), r, true);
     const OpNameCost o = cost_of(ops, "grouped_mm");
     const OpRates::GroupedMm& row = grouped_row(r, c.e, c.k, c.n, c.rows);
     const double flops = 2.0 * c.rows * c.k * c.n;
@@ -93,7 +93,7 @@ TEST_CASE("step time: an fp32 or fp16 grouped_mm is ATen's loop of one mm per ex
   const int64_t E = 128, K = 2048, N = 1536, R = 32768;
   const auto fwd = [&](Precision p, DType dt) {
     const Graph g = grouped_graph(Mode::inference, p, dt, E, K, N, R);
-    return cost_of(op_breakdown(g, cfg_of(Mode::inference, p), TimeContext{}, r, false), "grouped_mm").fwd;
+    return cost_of(op_breakdown(g, cfg_of(Mode::inference, p), r, false), "grouped_mm").fwd;
   };
   const Features bf = fwd(Precision::bf16, DType::bf16), f32 = fwd(Precision::fp32, DType::f32),
                  f16 = fwd(Precision::fp16, DType::f16);
@@ -116,7 +116,7 @@ TEST_CASE("step time: masked_fill with a broadcast mask moves its bytes at the b
     b.generic({"masked_fill", {w, mask}, {{{R, N}, DType::bf16}}, {1}, {}, {}, {}});
     const Graph g = b.finish();
     const OpNameCost o =
-        cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true), "masked_fill");
+        cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), r, true), "masked_fill");
     const double x = static_cast<double>(R) * N * 2, m = broadcast ? static_cast<double>(R) : static_cast<double>(R) * N;
     const double ratio = broadcast ? r.mem_broadcast_ratio[0] : 1.0;
     // out-of-place: clone() (the input read and written at the contiguous rate), then the fill kernel
@@ -144,7 +144,7 @@ TEST_CASE("step time: x[idx]'s backward is its bytes at the measured rate plus a
     const TensorId idx = b.input({c.rows}, DType::i64);
     b.generic({"index", {src, idx}, {{{c.rows, c.width}, DType::bf16}}, {1}, {}, {}, {}});
     const Graph g = b.finish();
-    const OpNameCost o = cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true), "index");
+    const OpNameCost o = cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), r, true), "index");
     const double bytes = (static_cast<double>(c.rows) + 2.0 * c.src_rows) * c.width * 2;
     const double dup = static_cast<double>(c.rows) / c.src_rows;
     CHECK(o.bwd[kNorm] == Approx(bytes / r.index_bwd_bytes_per_s + dup * r.index_bwd_dup_s).epsilon(1e-9));
@@ -164,7 +164,7 @@ TEST_CASE("step time: SDPA with dropout while training runs at the measured drop
     const TensorId v = b.param("v", {B, H, S, D}, true);
     b.sdpa(q, k, v, p, true);
     const Graph g = b.finish();
-    return cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), TimeContext{}, r, true), "sdpa_flash");
+    return cost_of(op_breakdown(g, cfg_of(Mode::training, Precision::bf16), r, true), "sdpa_flash");
   };
   const OpRates::Sdpa* drop = nullptr;
   for (const auto& x : r.sdpa_dropout)

@@ -103,7 +103,6 @@ const Planner::TimedShard& Planner::timed(const Fits& f, Precision p, int64_t tp
   auto it = timed_.find(key);
   if (it != timed_.end()) return it->second;
   using timing::Features;
-  const timing::TimeContext ctx = timing::time_context(model_);
   const bool sliceable = f.none->sliceable;
   const bool can_ckpt = f.ckpt != nullptr;
   // [depth][checkpointed]: one micro-batch (G = 2 minus G = 1) and the per-step part (G = 1 minus one micro-batch)
@@ -124,7 +123,7 @@ const Planner::TimedShard& Planner::timed(const Fits& f, Precision p, int64_t tp
       const bool fp32 = p == Precision::fp32;
       const timing::Coefficients& coef = timing::h200_coefficients();
       const auto on_gpu = [&](const RunConfig& rc) {
-        return timing::critical_path(scaled_timeline(timing::training_timeline(g, rc, ctx, timing::h200_op_rates()), r, fp32), coef);
+        return timing::critical_path(scaled_timeline(timing::training_timeline(g, rc, timing::h200_op_rates()), r, fp32), coef);
       };
       const Features f1 = on_gpu(c);
       c.grad_accum_steps = 2;

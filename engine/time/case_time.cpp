@@ -5,31 +5,25 @@
 
 namespace memplan::timing {
 
-TimeContext time_context(const ModelSpec& spec) {
-  (void)spec;
-  return TimeContext{};
-}
 
 std::vector<Timeline> case_timelines(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {
-  const TimeContext ctx = time_context(spec);
   std::vector<Timeline> rows;
   if (cfg.mode == Mode::training) {
-    rows.push_back(training_timeline(build_graph(spec, cfg), cfg, ctx, r));
+    rows.push_back(training_timeline(build_graph(spec, cfg), cfg, r));
     return rows;
   }
-  rows.push_back(forward_timeline(build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false}), ctx, r, false));
+  rows.push_back(forward_timeline(build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false}), r, false));
   if (cfg.generate_tokens > 1) {
     // the mean decode step of generate(N) beyond the first token: the cache holds S + N / 2 tokens
     const int64_t past = cfg.seq_len + cfg.generate_tokens / 2;
-    rows.push_back(forward_timeline(build_inference_graph(spec, cfg, InferencePass{past, 1, true}), ctx, r, true));
+    rows.push_back(forward_timeline(build_inference_graph(spec, cfg, InferencePass{past, 1, true}), r, true));
   }
   return rows;
 }
 
 std::vector<OpNameCost> case_op_breakdown(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {
-  const TimeContext ctx = time_context(spec);
-  if (cfg.mode == Mode::training) return op_breakdown(build_graph(spec, cfg), cfg, ctx, r, true);
-  return op_breakdown(build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false}), cfg, ctx, r, false);
+  if (cfg.mode == Mode::training) return op_breakdown(build_graph(spec, cfg), cfg, r, true);
+  return op_breakdown(build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false}), cfg, r, false);
 }
 
 std::vector<Features> case_features(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r) {

@@ -22,7 +22,4 @@ std::vector<OpNameCost> case_op_breakdown(const ModelSpec& spec, const RunConfig
 CaseTime case_time(const ModelSpec& spec, const RunConfig& cfg, const OpRates& r = h200_op_rates(),
                    const Coefficients& c = h200_coefficients());
 
-// Causal self-attention unless the model is an encoder (BERT) or a vision model.
-TimeContext time_context(const ModelSpec& spec);
-
 }  // namespace memplan::timing

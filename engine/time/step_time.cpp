@@ -581,8 +581,7 @@ double broadcast_grad_reductions_s(const Graph& g, const Op& op, const TensorInf
 
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
 // and the graph is a training graph.
-OpCost op_cost(const Graph& g, size_t i, const TimeContext& ctx, const OpRates& r, bool training) {
-  (void)ctx;
+OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
   OpCost c;
   const Op& op = g.ops[i];
   const std::string& name = g.name_of(op.name);
@@ -959,10 +958,10 @@ std::vector<Features> gradient_sums(const Graph& g, const OpRates& r) {
 }
 
 // Every op's cost (op_cost), a training graph's backward with the gradient sums its deliveries cause.
-std::vector<OpCost> op_costs(const Graph& g, const TimeContext& ctx, const OpRates& r, bool training) {
+std::vector<OpCost> op_costs(const Graph& g, const OpRates& r, bool training) {
   std::vector<OpCost> cost;
   cost.reserve(g.ops.size());
-  for (size_t i = 0; i < g.ops.size(); ++i) cost.push_back(op_cost(g, i, ctx, r, training));
+  for (size_t i = 0; i < g.ops.size(); ++i) cost.push_back(op_cost(g, i, r, training));
   if (training) {
     const std::vector<Features> sums = gradient_sums(g, r);
     for (size_t i = 0; i < g.ops.size(); ++i) add(cost[i].bwd, sums[i]);
@@ -1018,13 +1017,13 @@ struct ChunkBuilder {
 
 }  // namespace
 
-Timeline forward_timeline(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token) {
+Timeline forward_timeline(const Graph& g, const OpRates& r, bool token) {
   ChunkBuilder b;
   Features start{};
   start[token ? kToken : kPass] = 1;  // generate()'s per-token work / the call's: on the host before the ops
   b.add_alone(start);
   for (size_t i = 0; i < g.ops.size(); ++i) {
-    Features f = op_cost(g, i, ctx, r, false).fwd;
+    Features f = op_cost(g, i, r, false).fwd;
     // inference_mode: the dispatch count in its own column, the training host costs dropped (step_time.h)
     f[kCpuInfer] = f[kCpu];
     f[kCpu] = f[kCpuHost] = 0;
@@ -1088,8 +1087,8 @@ std::vector<CkptHostCost> checkpoint_host(const Graph& g, const OpRates& r) {
 }
 }  // namespace
 
-Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
-  const std::vector<OpCost> cost = op_costs(g, ctx, r, true);
+Timeline training_timeline(const Graph& g, const RunConfig& cfg, const OpRates& r) {
+  const std::vector<OpCost> cost = op_costs(g, r, true);
   const std::vector<CkptHostCost> ckpt = checkpoint_host(g, r);
   ChunkBuilder b;
   const int64_t micro_batches = std::max<int64_t>(1, cfg.grad_accum_steps);
@@ -1127,10 +1126,10 @@ Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeConte
   return b.t;
 }
 
-std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r,
+std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const OpRates& r,
                                      bool training) {
   std::vector<OpNameCost> out;
-  const std::vector<OpCost> cost = op_costs(g, ctx, r, training);
+  const std::vector<OpCost> cost = op_costs(g, r, training);
   for (size_t i = 0; i < g.ops.size(); ++i) {
     const std::string& name = g.name_of(g.ops[i].name);
     auto it = std::find_if(out.begin(), out.end(), [&](const OpNameCost& o) { return o.name == name; });
@@ -1178,12 +1177,12 @@ Features critical_path(const Timeline& t, const Coefficients& c) {
   return out;
 }
 
-Features forward_features(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token) {
-  return critical_path(forward_timeline(g, ctx, r, token), h200_coefficients());
+Features forward_features(const Graph& g, const OpRates& r, bool token) {
+  return critical_path(forward_timeline(g, r, token), h200_coefficients());
 }
 
-Features training_features(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r) {
-  return critical_path(training_timeline(g, cfg, ctx, r), h200_coefficients());
+Features training_features(const Graph& g, const RunConfig& cfg, const OpRates& r) {
+  return critical_path(training_timeline(g, cfg, r), h200_coefficients());
 }
 
 TimeSplit predict(const Features& f, const Coefficients& c) {

@@ -249,18 +249,14 @@ struct Coefficients {
 Coefficients parse_coefficients(std::string_view tsv);
 const Coefficients& h200_coefficients();  // data/calibration/h200-time-coefficients.tsv
 
-// Per-model context of the time model. Empty: what it once held (whether the model's attention is causal) is
-// each SDPA op's own flag now (Op::causal), as an encoder-decoder runs both kinds.
-struct TimeContext {};
-
 // A step as the host issues it: chunks of consecutive ops (at most a few, within one layer) in issue order, each
 // with both sides' columns: what the host spends issuing them (cpu_ops, cpu_host, cpu_infer and the constants
 // step, micro, pass, token) and what the GPU spends running them (the other columns). Training: per micro-batch
 // the forward, then the backward in reverse op order with a checkpointed layer's recomputed forward right before
 // its backward, then the optimizer. Inference: one forward pass.
 using Timeline = std::vector<Features>;
-Timeline training_timeline(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r);
-Timeline forward_timeline(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token);
+Timeline training_timeline(const Graph& g, const RunConfig& cfg, const OpRates& r);
+Timeline forward_timeline(const Graph& g, const OpRates& r, bool token);
 
 // Where a graph's columns come from, for people (calibrate/profile_compare.py sets them beside a profiled step's
 // kernels): per op name, the number of ops and the sum of their forward and backward columns (seconds at the
@@ -271,7 +267,7 @@ struct OpNameCost {
   int64_t count = 0;
   Features fwd{}, bwd{};
 };
-std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r,
+std::vector<OpNameCost> op_breakdown(const Graph& g, const RunConfig& cfg, const OpRates& r,
                                      bool training);
 
 // The host runs ahead of the GPU through the launch queue; the GPU starts a chunk once it is issued and the one
@@ -283,8 +279,8 @@ Features critical_path(const Timeline& t, const Coefficients& c);
 
 // The critical-path columns under the embedded H200 coefficients: one training step (G micro-batches +
 // optimizer), one forward pass (inference: prefill, or one decode step with `token`).
-Features training_features(const Graph& g, const RunConfig& cfg, const TimeContext& ctx, const OpRates& r);
-Features forward_features(const Graph& g, const TimeContext& ctx, const OpRates& r, bool token);
+Features training_features(const Graph& g, const RunConfig& cfg, const OpRates& r);
+Features forward_features(const Graph& g, const OpRates& r, bool token);
 
 // The host and GPU shares of a critical path (seconds); total = their sum.
 struct TimeSplit {
