@@ -23,11 +23,12 @@ def main():
     for f in FAMILIES + sys.argv[2:]:
         d = os.path.join(tr, "models", f)
         for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-            if n.startswith(("modeling_", "configuration_")) and n.endswith(".py"):
+            if n.startswith(("modeling_", "configuration_", "generation_")) and n.endswith(".py"):
                 paths.append(os.path.join(d, n))
     for n in ["masking_utils.py", "modeling_layers.py", "cache_utils.py", "modeling_rope_utils.py",
               "activations.py", "modeling_utils.py", "pytorch_utils.py", "loss/loss_utils.py", "generation/utils.py",
-              "integrations/moe.py", "integrations/sdpa_attention.py", "integrations/hub_kernels.py"]:
+              "integrations/moe.py", "integrations/sdpa_attention.py", "integrations/hub_kernels.py",
+              "generation/logits_process.py", "generation/configuration_utils.py"]:
         paths.append(os.path.join(tr, n))
     try:
         import peft

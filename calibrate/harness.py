@@ -40,12 +40,13 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "smollm3", "distilbert", "gpt_bigcode", "olmoe", "bloom", "glm4", "nemotron", "olmo",
             "modernbert", "deberta-v2", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "bart", "mbart",
             "whisper", "llama4_text", "granitemoeshared", "hunyuan_v1_dense", "apertus", "marian", "pegasus",
-            "m2m_100", "mt5", "umt5", "camembert", "electra", "cohere2", "glm4_moe", "gpt_neo", "vit")
+            "m2m_100", "mt5", "umt5", "camembert", "electra", "cohere2", "glm4_moe", "gpt_neo", "vit", "olmo3",
+            "ernie4_5_moe", "phimoe", "albert", "mpnet", "dinov2", "deit", "lfm2")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
-                   "electra")
+                   "electra", "albert", "mpnet")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
                  "umt5")  # AutoModelForSeq2SeqLM, token ids in, labels of target_len
-IMAGE_CLS_TYPES = ("vit",)  # AutoModelForImageClassification: pixel_values [B, 3, image_size, image_size] in
+IMAGE_CLS_TYPES = ("vit", "dinov2", "deit")  # AutoModelForImageClassification: pixel_values [B, 3, image_size, image_size] in
 SPEECH_TYPES = ("whisper",)  # AutoModelForSpeechSeq2Seq: input_features [B, num_mel_bins, seq_len] in, labels out
 TASKS = ("seq_cls", "token_cls")  # case["task"]: AutoModelFor{Sequence,Token}Classification, case["num_labels"]
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
@@ -527,7 +528,7 @@ def _train(case, model, kind, measured, observed, spy):
 
 def _infer(case, model, kind, measured, observed, spy):
     import torch
-    if kind == "seq2seq":
+    if kind in ("seq2seq", "speech_seq2seq"):
         return _infer_seq2seq(case, model, measured, observed)
     if kind != "causal_lm":
         raise ValueError("inference cases need a causal LM or a seq2seq LM")
@@ -585,7 +586,8 @@ def _infer_seq2seq(case, model, measured, observed):
     ids plus the first decoder step (decoder_input_ids [B, 1] = decoder_start_token_id) with use_cache=True, which
     fills the EncoderDecoderCache (self-attention: one position per layer; cross-attention: the encoder's keys and
     values per layer); kv_cache_mib = allocated after it (output and encoder states dropped, cache kept) minus
-    before. Then, with generate_tokens set, greedy generate() of that many new tokens (encoder once inside it)."""
+    before. Then, with generate_tokens set, greedy generate() of that many new tokens (encoder once inside it).
+    Whisper (speech): log-mel input_features [B, num_mel_bins, seq_len] in the model's dtype instead of token ids."""
     import contextlib
     import torch
     alloc = torch.cuda.memory_allocated
@@ -596,14 +598,23 @@ def _infer_seq2seq(case, model, measured, observed):
     ac_dtype = _autocast_dtype(case["precision"])
     ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
     start = int(model.config.decoder_start_token_id)
-    ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
+    speech = model.config.model_type in SPEECH_TYPES
+    if speech:  # log-mel features [B, num_mel_bins, seq_len] in the model's dtype, as a feature extractor gives them
+        ids = torch.randn(B, int(model.config.num_mel_bins), L, device="cuda", dtype=_dtype_of(case["precision"]))
+        # a published Whisper checkpoint's generation_config names <|notimestamps|> (50363, 50364 for large-v3's
+        # 51866 words); a config-built model's has none and whisper's generate() needs it
+        if getattr(model.generation_config, "no_timestamps_token_id", None) is None:
+            model.generation_config.no_timestamps_token_id = int(model.config.vocab_size) - 1502
+    else:
+        ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
+    inp = "input_features" if speech else "input_ids"
     dec = torch.full((B, 1), start, dtype=torch.long, device="cuda")
     sync()
     before = alloc()
     _reset_peaks()
     t0 = time.perf_counter()
     with torch.inference_mode(), ctx():
-        out = model(input_ids=ids, decoder_input_ids=dec, use_cache=True)
+        out = model(**{inp: ids}, decoder_input_ids=dec, use_cache=True)
         sync()
         observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
         pp = peak()
@@ -616,7 +627,7 @@ def _infer_seq2seq(case, model, measured, observed):
         if N > 0:
             _reset_peaks()
             t0 = time.perf_counter()
-            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
+            gen = model.generate(**{inp: ids}, max_new_tokens=N, min_new_tokens=N, do_sample=False)
             sync()
             observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
             gp = peak()
