@@ -38,7 +38,7 @@ DINOV2_B = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 
 DINOV2_B518 = dict(DINOV2_B, image_size=518, num_hidden_layers=6, num_labels=10)
 DINOV2_L = dict(DINOV2_B, hidden_size=1024, num_hidden_layers=6, num_attention_heads=16)
 DINOV2_G = dict(DINOV2_B, hidden_size=1536, num_hidden_layers=4, num_attention_heads=24, use_swiglu_ffn=True)
-DEIT_B = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
+DEIT_B = {"architectures": ["DeiTForImageClassification"], "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
           "image_size": 224, "patch_size": 16, "num_labels": 1000}
 DEIT_S = dict(DEIT_B, hidden_size=384, num_attention_heads=6, intermediate_size=1536)
 DEIT_T = dict(DEIT_B, hidden_size=192, num_attention_heads=3, intermediate_size=768)
@@ -103,16 +103,14 @@ CASES = [
        task="seq_cls", num_labels=2),
     tr("f17-mpnet-tokcls-fp32-b16s512-eager", hf("mpnet", MPNET, "eager"), 16, 512, "fp32", "adamw",
        task="token_cls", num_labels=9),
-    tr("f17-mpnet-bf16-b24s512-ckpt-eager", hf("mpnet", MPNET, "eager"), 24, 512, "bf16", "adamw", ckpt=True),
+    # f17-mpnet-bf16-b24s512-ckpt-eager did not run: MPNetForMaskedLM refuses gradient checkpointing
     image("f17-dinov2b-ampbf16-b64", "dinov2", DINOV2_B, 64, "amp_bf16"),
     image("f17-dinov2b518-bf16-b8", "dinov2", DINOV2_B518, 8, "bf16"),
     image("f17-dinov2g-ampbf16-b16", "dinov2", DINOV2_G, 16, "amp_bf16"),
     image("f17-dinov2l-fp32-b16-ckpt", "dinov2", DINOV2_L, 16, "fp32", ckpt=True),
     image("f17-dinov2b-fp32-b8-eager", "dinov2", dict(DINOV2_B, num_hidden_layers=4), 8, "fp32", "eager"),
-    image("f17-deitb-ampfp16-b64", "deit", DEIT_B, 64, "amp_fp16"),
-    image("f17-deits-bf16-b128", "deit", DEIT_S, 128, "bf16"),
-    image("f17-deitt-fp32-b128-eager", "deit", DEIT_T, 128, "fp32", "eager"),
-    image("f17-deitb-bf16-b32-ckpt", "deit", DEIT_B, 32, "bf16", ckpt=True),
+    # DeiT's four rows did not run: AutoModelForImageClassification maps deit to two classes and picks by
+    # config.architectures, which these configs lacked; family set 18 names DeiTForImageClassification
     tr("f17-lfm2-bf16-b4s2048", hf("lfm2", LFM2_12), 4, 2048, "bf16", "adamw", _est_gib=35),
     tr("f17-lfm2-ampbf16-b2s4096-ckpt", hf("lfm2", LFM2_12), 2, 4096, "amp_bf16", "adamw", ckpt=True, _est_gib=30),
     tr("f17-lfm2350-fp32-b4s1024", hf("lfm2", LFM2_350), 4, 1024, "fp32", "adamw"),
