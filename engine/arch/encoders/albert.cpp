@@ -41,9 +41,14 @@ namespace {
 TensorId apply(GraphBuilder& b, const BertLinear& l, TensorId x) { return b.linear(x, l.w, l.b); }
 
 // ACT2FN[hidden_act]: gelu_new (NewGELUActivation, written out in Python) or gelu (nn.functional.gelu).
+// The module's forward binds its argument `input` until it returns (NewGELUActivation evaluates its whole
+// expression with it bound: under autocast the 16-bit input lives past the fp32 tail, as recorded).
 TensorId activation(GraphBuilder& b, const TransformerSpec& s, TensorId x) {
-  if (s.hidden_act == "gelu_new") return gelu_new(b, x);
-  return b.unary("gelu", x, true, false);
+  if (s.hidden_act != "gelu_new") return b.unary("gelu", x, true, false);
+  b.hold(x);
+  const TensorId y = gelu_new(b, x);
+  b.drop(x);
+  return y;
 }
 
 // One AlbertLayer's parameters, in __init__ order.
@@ -85,15 +90,26 @@ TensorId albert_layer(GraphBuilder& b, const TransformerSpec& s, const AlbertLay
   if (core.weights != kNoTensor) b.hold(core.weights);
   // attn_output = dense(context); output_dropout; LayerNorm(hidden_states + attn_output): the dense output is
   // bound until the norm has run.
+  // The sum is LayerNorm's argument, bound by its forward until it returns (under autocast the norm saves its
+  // fp32 copy, and the 16-bit sum is freed only after the norm's output exists, as recorded).
   const TensorId a = b.dropout(apply(b, w.dense, b.view(core.output, {B, S, H})), s.resid_dropout);
   b.hold(a);
-  const TensorId attention_output = b.layer_norm(b.add(h, a), w.attn_ln_w, w.attn_ln_b);
+  const TensorId sum = b.add(h, a);
+  b.hold(sum);
+  const TensorId attention_output = b.layer_norm(sum, w.attn_ln_w, w.attn_ln_b);
+  b.drop(sum);
   b.drop(a);
   for (TensorId t : proj) b.drop(t);
   b.hold(attention_output);  // until AlbertLayer.forward returns
   // ff_chunk (apply_chunking_to_forward with chunk size 0 calls it once): each statement rebinds ffn_output.
-  const TensorId mid = activation(b, s, apply(b, w.ffn, attention_output));
+  // Each rebound value lives until the statement that rebinds it has run.
+  const TensorId pre = apply(b, w.ffn, attention_output);
+  b.hold(pre);
+  const TensorId mid = activation(b, s, pre);
+  b.drop(pre);
+  b.hold(mid);
   const TensorId ffn_output = apply(b, w.ffn_output, mid);
+  b.drop(mid);
   b.hold(ffn_output);  // bound in AlbertLayer.forward until it returns
   const TensorId out = b.layer_norm(b.add(ffn_output, attention_output), w.full_ln_w, w.full_ln_b);
   b.drop(ffn_output);
@@ -109,8 +125,17 @@ void mlm_head_loss(GraphBuilder& b, const TransformerSpec& s, TensorId h, const 
                    TensorId ln_b, TensorId dec_w, TensorId dec_b, TensorId ids) {
   const int64_t B = b.config().batch_size, S = b.config().seq_len, V = s.vocab_size;
   b.hold(h);
-  const TensorId t = b.layer_norm(activation(b, s, apply(b, dense, h)), ln_w, ln_b);
+  // AlbertMLMHead.forward rebinds hidden_states per statement: each value lives until the next one has run.
+  const TensorId d = apply(b, dense, h);
+  b.hold(d);
+  const TensorId act = activation(b, s, d);
+  b.drop(d);
+  b.hold(act);
+  const TensorId t = b.layer_norm(act, ln_w, ln_b);
+  b.drop(act);
+  b.hold(t);
   const TensorId logits = b.linear(t, dec_w, dec_b);
+  b.drop(t);
   b.mark_model_end();
   b.hold(logits);
   const TensorId loss = b.cross_entropy(b.view(logits, {B * S, V}), b.view(ids, {B * S}));
