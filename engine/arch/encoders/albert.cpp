@@ -79,10 +79,17 @@ AlbertLayerParams layer_params(GraphBuilder& b, const TransformerSpec& s, const 
 TensorId albert_layer(GraphBuilder& b, const TransformerSpec& s, const AlbertLayerParams& w, TensorId h) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, nh = s.num_heads, hd = s.head_dim;
-  // AlbertAttention.forward: query_layer / key_layer / value_layer bound until it returns.
-  const TensorId qs = b.view(apply(b, w.q, h), {B, nh, S, hd});
-  const TensorId ks = b.view(apply(b, w.k, h), {B, nh, S, hd});
-  const TensorId vs = b.view(apply(b, w.v, h), {B, nh, S, hd});
+  // AlbertAttention.forward: query_layer / key_layer / value_layer bound until it returns. Eager: torch.matmul
+  // copies each head-split view, so its gradient comes back contiguous in [B, heads, S, head_dim] and the
+  // transpose / view backward's reshape copies it into the projection's [B, S, H] layout (the recording's 16 MiB
+  // alloc / free before each projection's addmm backward, f17-albertl eager fp32). SDPA's backward returns
+  // gradients in the views' own layout: no copy.
+  const auto head_view = [&](TensorId x) {
+    return cfg.attn == AttnImpl::eager ? b.view_copying_grad(x, {B, nh, S, hd}) : b.view(x, {B, nh, S, hd});
+  };
+  const TensorId qs = head_view(apply(b, w.q, h));
+  const TensorId ks = head_view(apply(b, w.k, h));
+  const TensorId vs = head_view(apply(b, w.v, h));
   const TensorId proj[3] = {qs, ks, vs};
   for (TensorId t : proj) b.hold(t);
   const BertAttentionOut core = bert_attention(b, s, qs, ks, vs);
