@@ -175,6 +175,13 @@ TEST_CASE("albert: parameter counts derived by hand", "[family][set17]") {
     INFO(r.zoo << " " << memplan::task_name(r.task) << " " << r.labels);
     CHECK(memplan::estimate(memplan::load_zoo_model(r.zoo), training(r.task, r.labels, 1, 64)).params == r.params);
   }
+  // freeze_embeddings (the harness: requires_grad False on get_input_embeddings().parameters()) freezes the word
+  // embeddings alone, V * E = 3,840,000 (the tied decoder weight is the same tensor).
+  RunConfig frozen = training(Task::lm, 0, 1, 64);
+  frozen.freeze_embeddings = true;
+  const auto base_est = memplan::estimate(memplan::load_zoo_model("albert-base-v2"), frozen);
+  CHECK(base_est.params == 11'221'680);
+  CHECK(base_est.trainable_params == 11'221'680 - 3'840'000);
   // Parameter sets are num_hidden_groups * inner_group_num layers, not num_hidden_layers: base with 2 groups or
   // 2 inner layers has 11,221,680 + 7,087,872 = 18,309,552; 3 groups x 2 inner: 11,221,680 + 5 x 7,087,872.
   const char* base = R"({"model_type": "albert", "hidden_size": 768, "num_attention_heads": 12,

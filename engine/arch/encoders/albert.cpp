@@ -174,14 +174,14 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
                      "albert's layers share their group's parameters: freezing single layers is not modelled");
   if (cfg.lora.enabled() || cfg.quant.enabled())
     throw InputError("lora", "enabled", "LoRA / quantized weights are not modelled for albert (shared layers)");
-  const bool emb_train = !cfg.freeze_embeddings;
+  // freeze_embeddings: the harness sets requires_grad False on get_input_embeddings().parameters(), the word
+  // embeddings alone (and so the tied decoder weight); the other embedding tables and the head stay trainable.
   hf_construction_scalar(b);
-  const TensorId word = b.param("albert.embeddings.word_embeddings.weight", {V, E}, emb_train);
-  const TensorId posw =
-      b.param("albert.embeddings.position_embeddings.weight", {s.max_position_embeddings, E}, emb_train);
-  const TensorId typew = b.param("albert.embeddings.token_type_embeddings.weight", {s.type_vocab_size, E}, emb_train);
-  const TensorId eln_w = b.param("albert.embeddings.LayerNorm.weight", {E}, emb_train);
-  const TensorId eln_b = b.param("albert.embeddings.LayerNorm.bias", {E}, emb_train);
+  const TensorId word = b.param("albert.embeddings.word_embeddings.weight", {V, E}, !cfg.freeze_embeddings);
+  const TensorId posw = b.param("albert.embeddings.position_embeddings.weight", {s.max_position_embeddings, E}, true);
+  const TensorId typew = b.param("albert.embeddings.token_type_embeddings.weight", {s.type_vocab_size, E}, true);
+  const TensorId eln_w = b.param("albert.embeddings.LayerNorm.weight", {E}, true);
+  const TensorId eln_b = b.param("albert.embeddings.LayerNorm.bias", {E}, true);
   const BertLinear mapping_in = bert_linear(b, "albert.encoder.embedding_hidden_mapping_in", H, E, true);
   std::vector<AlbertLayerParams> groups;  // [g * inner + j]
   for (int64_t g = 0; g < G; ++g)
@@ -230,10 +230,10 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(embedding_output);  // AlbertModel(add_pooling_layer=False) returns here
     // AlbertMLMHead reaches the GPU children first (Module._apply): LayerNorm, dense, then the decoder, whose
     // weight is the word embeddings' (already moved) and whose bias is predictions.bias (moved here).
-    const TensorId ln_w = b.param("predictions.LayerNorm.weight", {E}, emb_train);
-    const TensorId ln_b = b.param("predictions.LayerNorm.bias", {E}, emb_train);
-    const BertLinear dense = bert_linear(b, "predictions.dense", E, H, emb_train);
-    const TensorId dec_b = b.param("predictions.bias", {V}, emb_train);
+    const TensorId ln_w = b.param("predictions.LayerNorm.weight", {E}, true);
+    const TensorId ln_b = b.param("predictions.LayerNorm.bias", {E}, true);
+    const BertLinear dense = bert_linear(b, "predictions.dense", E, H, true);
+    const TensorId dec_b = b.param("predictions.bias", {V}, true);
     mlm_head_loss(b, s, h, dense, ln_w, ln_b, word, dec_b, ids);
     return;
   }
