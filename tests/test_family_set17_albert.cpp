@@ -115,6 +115,9 @@ TEST_CASE("albert: bad values name their field", "[family][set17]") {
   RunConfig ckpt = training(Task::lm, 0);
   ckpt.grad_checkpointing = true;
   CHECK(error_of([&] { memplan::estimate(m, ckpt); }).rfind("grad_checkpointing:", 0) == 0);
+  RunConfig some = training(Task::lm, 0);
+  some.checkpoint_layers = {1};
+  CHECK(error_of([&] { memplan::estimate(m, some); }).rfind("grad_checkpointing:", 0) == 0);
   RunConfig frozen = training(Task::lm, 0);
   frozen.frozen_layers = {0};
   CHECK(error_of([&] { memplan::estimate(m, frozen); }).rfind("frozen_layers:", 0) == 0);

@@ -20,11 +20,12 @@
 //     seq_cls:   AlbertModel's pooler (dense + tanh on the first token), dropout(classifier_dropout_prob),
 //                classifier: BERT's statements (bert_cls_head);
 //     token_cls: dropout, classifier, as BERT's.
-// Parameter order: the GPU allocations follow Module._apply's order (each module's children, then its own
-// parameters, then its buffers; the recordings show it): embeddings (word, position, token_type, LayerNorm),
+// Parameter order: the GPU allocations follow Module._apply's order under model.to("cuda") (each module's
+// children, then its own parameters, then its buffers; the recordings show it), __init__'s when built on the
+// GPU (they differ in the MLM head only): embeddings (word, position, token_type, LayerNorm),
 // embedding_hidden_mapping_in, per group and inner layer full_layer_layer_norm, query, key, value, dense,
 // attention LayerNorm, ffn, ffn_output; then the pooler (seq_cls) and the head. The tied decoder's weight and
-// bias are the word embeddings and predictions.bias: no tensor of their own reaches the GPU.
+// bias are the word embeddings and predictions.bias: under to_device no tensor of their own reaches the GPU.
 // Not modelled (refused naming the option): gradient checkpointing (AlbertPreTrainedModel does not support it),
 // frozen layers (the layers share parameters), LoRA, inference.
 #include <string>
@@ -165,8 +166,8 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
                      "albert needs 1 <= num_hidden_groups <= num_hidden_layers and a positive inner_group_num");
   if (cfg.mode != Mode::training)
     throw InputError("mode", "inference", "albert is modelled as a training step only");
-  if (cfg.grad_checkpointing)
-    throw InputError("grad_checkpointing", "true",
+  if (cfg.grad_checkpointing || !cfg.checkpoint_layers.empty())
+    throw InputError("grad_checkpointing", cfg.checkpoint_layers.empty() ? "true" : "some layers",
                      "transformers refuses it for ALBERT (AlbertPreTrainedModel.supports_gradient_checkpointing is "
                      "False)");
   if (!cfg.frozen_layers.empty())
@@ -228,12 +229,19 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
 
   if (cfg.task == Task::lm) {
     b.drop(embedding_output);  // AlbertModel(add_pooling_layer=False) returns here
-    // AlbertMLMHead reaches the GPU children first (Module._apply): LayerNorm, dense, then the decoder, whose
-    // weight is the word embeddings' (already moved) and whose bias is predictions.bias (moved here).
+    // model.to("cuda") (weights_load to_device, the harness's) moves AlbertMLMHead children first
+    // (Module._apply): LayerNorm, dense, then the decoder, whose weight is the word embeddings' (already moved)
+    // and whose bias is predictions.bias (moved here). Built on the GPU (on_device), __init__ allocates LayerNorm,
+    // bias, dense, then the decoder's own [V, E] weight and [V] bias, which post_init's tie replaces
+    // (construction temporaries; the replay counts them for on_device only).
+    const bool on_device = cfg.weights_load == WeightsLoad::on_device;
     const TensorId ln_w = b.param("predictions.LayerNorm.weight", {E}, true);
     const TensorId ln_b = b.param("predictions.LayerNorm.bias", {E}, true);
+    TensorId dec_b = on_device ? b.param("predictions.bias", {V}, true) : kNoTensor;
     const BertLinear dense = bert_linear(b, "predictions.dense", E, H, true);
-    const TensorId dec_b = b.param("predictions.bias", {V}, true);
+    if (!on_device) dec_b = b.param("predictions.bias", {V}, true);
+    b.construction_temp(b.info(word).bytes);
+    b.construction_temp(b.info(dec_b).bytes);
     mlm_head_loss(b, s, h, dense, ln_w, ln_b, word, dec_b, ids);
     return;
   }
