@@ -183,6 +183,10 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId typew = b.param("albert.embeddings.token_type_embeddings.weight", {s.type_vocab_size, E}, true);
   const TensorId eln_w = b.param("albert.embeddings.LayerNorm.weight", {E}, true);
   const TensorId eln_b = b.param("albert.embeddings.LayerNorm.bias", {E}, true);
+  // The embeddings' non-persistent int64 [1, max_position_embeddings] buffers position_ids and token_type_ids,
+  // after the module's parameters (the recordings: two 4 KiB blocks after the LayerNorm's bias).
+  b.buffer("albert.embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+  b.buffer("albert.embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
   const BertLinear mapping_in = bert_linear(b, "albert.encoder.embedding_hidden_mapping_in", H, E, true);
   std::vector<AlbertLayerParams> groups;  // [g * inner + j]
   for (int64_t g = 0; g < G; ++g)
