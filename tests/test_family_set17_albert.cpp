@@ -131,7 +131,12 @@ TEST_CASE("albert: bad values name their field", "[family][set17]") {
   const ModelSpec reg = model_of(R"({"model_type": "albert", "hidden_size": 256, "num_attention_heads": 4,
       "intermediate_size": 1024, "num_hidden_layers": 2, "problem_type": "regression"})");
   CHECK(error_of([&] { memplan::estimate(reg, training(Task::seq_cls, 3)); }).rfind("config.problem_type:", 0) == 0);
-  CHECK(error_of([&] { memplan::estimate(m, training(Task::seq_cls, 1)); }).rfind("config.problem_type:", 0) != 0);
+  CHECK(error_of([&] { memplan::estimate(m, training(Task::seq_cls, 1)); }).rfind("num_labels:", 0) == 0);
+  // 5 groups x 3 inner layers over 12 layer applications: 15 parameter sets, 36 layer applications.
+  // 3,906,048 + 99,072 + 15 x 7,087,872 + 128,688 = 110,451,888.
+  const ModelSpec grouped = model_of(R"({"model_type": "albert", "hidden_size": 768, "num_attention_heads": 12,
+      "intermediate_size": 3072, "num_hidden_groups": 5, "inner_group_num": 3})");
+  CHECK(memplan::estimate(grouped, training(Task::lm, 0)).params == 110'451'888);
 }
 
 TEST_CASE("albert: parameter counts derived by hand", "[family][set17]") {
