@@ -244,6 +244,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"m2m_100", build_m2m_100},
       {"glm4_moe", build_glm4_moe},
       {"mt5", build_t5},              {"umt5", build_umt5},
+      {"albert", build_albert},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -299,6 +300,8 @@ constexpr TaskRow kTasks[] = {
     {"camembert", Task::token_cls},
     {"electra", Task::seq_cls},         // engine/arch/encoders/electra.cpp
     {"electra", Task::token_cls},
+    {"albert", Task::seq_cls},          // engine/arch/encoders/albert.cpp (notes-f17/albert.md)
+    {"albert", Task::token_cls},
 };
 }  // namespace
 

@@ -313,6 +313,17 @@ struct TransformerSpec {
   // so _get_logits_processor builds no MinNewTokensLengthLogitsProcessor for min_new_tokens (generation/utils.py).
   // Read by engine/inference_replay.cpp; false (an EOS id configured) for every importer that does not set it.
   bool generate_without_eos = false;
+  // [albert]
+  // AlbertConfig (engine/arch/encoders/albert.cpp, models/hf/import_albert.cpp). albert also reads embedding_size
+  // (the [electra] field, same meaning: the embeddings' width, the MLM head's dense output; AlbertTransformer's
+  // embedding_hidden_mapping_in maps it to hidden_size always, even when equal).
+  // num_hidden_groups (default 1): parameter sets of AlbertLayerGroup; layer application i (of num_layers) runs
+  // group int(i / (num_layers / num_hidden_groups)), so consecutive applications share one group's parameters.
+  // 1 <= albert_num_hidden_groups <= num_layers (the importer refuses more groups than layers). 0: not albert.
+  int64_t albert_num_hidden_groups = 0;
+  // inner_group_num (default 1): AlbertLayers in each group, all run (in order) by every application of the
+  // group, each with parameters of its own. num_layers * albert_inner_group_num <= kMaxLayers. 0: not albert.
+  int64_t albert_inner_group_num = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
