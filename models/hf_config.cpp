@@ -224,7 +224,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
-      "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5"};
+      "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5", "mpnet"};
   return kTypes;
 }
 
@@ -287,6 +287,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_camembert(r);
   else if (type == "electra")
     s = import_electra(r);
+  else if (type == "mpnet")
+    s = import_mpnet(r);
   else if (type == "modernbert")
     s = import_modernbert(r);
   else if (type == "opt")

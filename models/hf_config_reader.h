@@ -176,6 +176,7 @@ TransformerSpec import_modernbert(const ConfigReader& r);  // models/hf/import_m
 TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
 TransformerSpec import_camembert(const ConfigReader& r);  // import_camembert.cpp (roberta's reader)
 TransformerSpec import_electra(const ConfigReader& r);
+TransformerSpec import_mpnet(const ConfigReader& r);  // models/hf/import_mpnet.cpp
 TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp
