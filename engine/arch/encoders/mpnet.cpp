@@ -79,16 +79,23 @@ TensorId mpnet_layer(GraphBuilder& b, const TransformerSpec& s, const MpnetLayer
   const TensorId layer_in = h;
   b.hold(layer_in);  // MPNetLayer.forward's hidden_states (and the encoder's loop variable) until it returns
   // MPNetSelfAttention.forward
-  const TensorId q = b.view(apply(b, w.q, h), {B, nh, S, hd});
-  const TensorId k = b.view(apply(b, w.k, h), {B, nh, S, hd});
-  const TensorId v = b.view(apply(b, w.v, h), {B, nh, S, hd});
+  // view(...).transpose(1, 2): bmm's backward hands each a gradient in [B, heads, S, head_dim] memory, which
+  // the projection's backward reshapes to [B * S, H] with a copy (whole-run streams: a head-sized block made
+  // and the incoming one freed before each q / k / v projection's backward).
+  const TensorId q = b.view_copying_grad(apply(b, w.q, h), {B, nh, S, hd});
+  const TensorId k = b.view_copying_grad(apply(b, w.k, h), {B, nh, S, hd});
+  const TensorId v = b.view_copying_grad(apply(b, w.v, h), {B, nh, S, hd});
   for (TensorId t : {q, k, v}) b.hold(t);  // bound until the self-attention returns
   // torch.matmul copies each head-split view before bmm, which saves the copies (as BERT's eager attention).
   TensorId scores = b.scalar_op("div_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
   scores = b.add_inplace(scores, bias);  // attention_scores += position_bias
   b.hold(scores);                        // attention_scores: bound until the self-attention returns
-  // nn.functional.softmax without a dtype: fp32 under autocast; dropout rebinds attention_probs.
-  const TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+  // nn.functional.softmax without a dtype: autocast's fp32 policy calls softmax(x, dim, float32); ATen fuses
+  // the upcast into the kernel for fp16 input only, a bf16 input is first copied to fp32 (ToCopyBackward casts
+  // the gradient back): whole-run streams, amp bf16 an fp32 [B, heads, S, S] copy made before the output and
+  // freed after it, amp fp16 none. Dropout rebinds attention_probs.
+  const TensorId soft_in = b.autocast() && b.dtype(scores) == DType::bf16 ? b.to(scores, DType::f32) : scores;
+  const TensorId probs = b.dropout(b.softmax_last(soft_in), s.attn_dropout);
   b.hold(probs);
   TensorId c = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd},
                                  /*grad_copied=*/true);
