@@ -290,16 +290,6 @@ TensorId GraphBuilder::inplace(std::string_view name, TensorId x, bool saves_res
   return r;
 }
 
-TensorId GraphBuilder::add_inplace(TensorId x, TensorId other) {
-  TensorId r = kNoTensor;
-  Op& op = emit_inplace("add_", x, {other}, r);
-  if (op.has_backward) {
-    if (info(x).requires_grad) op.grads.push_back({x, 0, 0});
-    if (info(other).requires_grad) op.grads.push_back(passed_through_grad(other, r));
-  }
-  return r;
-}
-
 // ---------------------------------------------------------------- dtype
 
 TensorId GraphBuilder::to(TensorId x, DType dt) {

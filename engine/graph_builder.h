@@ -93,10 +93,6 @@ class GraphBuilder {
   // where((self >= min).logical_and_(self <= max), grad, 0), measured on OLMo clip_qkv).
   TensorId inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
                               std::initializer_list<int64_t> bwd_pre_temp_bytes = {});
-  // x += other (Tensor.add_, x keeping its dtype): AddBackward0 hands the gradient to both operands without a
-  // copy, except that validate_outputs casts other's when its dtype differs (an fp32 bias added into bf16 scores
-  // under autocast: a fresh fp32 buffer at each use; mpnet's relative position bias).
-  TensorId add_inplace(TensorId x, TensorId other);
 
   // ---- dtype
   TensorId to(TensorId x, DType dtype);  // .to(dtype): no-op when equal, else a copy with ToCopyBackward

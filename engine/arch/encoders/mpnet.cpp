@@ -88,7 +88,9 @@ TensorId mpnet_layer(GraphBuilder& b, const TransformerSpec& s, const MpnetLayer
   for (TensorId t : {q, k, v}) b.hold(t);  // bound until the self-attention returns
   // torch.matmul copies each head-split view before bmm, which saves the copies (as BERT's eager attention).
   TensorId scores = b.scalar_op("div_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
-  scores = b.add_inplace(scores, bias);  // attention_scores += position_bias
+  // attention_scores += position_bias: AddBackward0 hands the gradient to both; the replay casts the bias's
+  // share to fp32 under autocast (validate_outputs), a fresh [B, heads, S, S] block per layer.
+  scores = b.inplace("add_", scores, false, {bias});
   b.hold(scores);                        // attention_scores: bound until the self-attention returns
   // nn.functional.softmax without a dtype: autocast's fp32 policy calls softmax(x, dim, float32); ATen fuses
   // the upcast into the kernel for fp16 input only, a bf16 input is first copied to fp32 (ToCopyBackward casts
