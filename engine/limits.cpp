@@ -36,9 +36,10 @@ void check_transformer(const TransformerSpec& s) {
   in_range("model.head_dim", s.head_dim, kMaxDim);
   in_range("model.intermediate_size", s.intermediate_size, kMaxDim);
   in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
-  // DistilBERT is an encoder without token types (type_vocab_size 0).
-  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && !image)
+  // DistilBERT and MPNet are encoders without token types (type_vocab_size 0).
+  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && s.model_type != "mpnet" && !image)
     in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
+  if (s.model_type == "mpnet") in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers);
   // Relative position buckets are T5's; the other encoder-decoders (bart, mbart, whisper) have learned positions
   // and their decoder's own heads and FFN width.

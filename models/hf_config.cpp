@@ -225,7 +225,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
-      "albert"};
+      "albert", "mpnet"};
   return kTypes;
 }
 
@@ -290,6 +290,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_electra(r);
   else if (type == "albert")
     s = import_albert(r);
+  else if (type == "mpnet")
+    s = import_mpnet(r);
   else if (type == "modernbert")
     s = import_modernbert(r);
   else if (type == "opt")

@@ -245,6 +245,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"glm4_moe", build_glm4_moe},
       {"mt5", build_t5},              {"umt5", build_umt5},
       {"albert", build_albert},
+      {"mpnet", build_mpnet},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -259,7 +260,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -302,6 +303,8 @@ constexpr TaskRow kTasks[] = {
     {"electra", Task::token_cls},
     {"albert", Task::seq_cls},          // engine/arch/encoders/albert.cpp (notes-f17/albert.md)
     {"albert", Task::token_cls},
+    {"mpnet", Task::seq_cls},           // engine/arch/encoders/mpnet.cpp (notes-f17/mpnet.md)
+    {"mpnet", Task::token_cls},
 };
 }  // namespace
 
