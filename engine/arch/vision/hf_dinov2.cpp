@@ -29,6 +29,7 @@
 #include "engine/arch/encoders/bert_parts.h"
 #include "engine/arch/vision/hf_vit_parts.h"
 #include "engine/errors.h"
+#include "engine/reduce_workspace.h"
 
 namespace memplan {
 
@@ -222,7 +223,13 @@ void build_hf_dinov2(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(seq);  // outputs.last_hidden_state until the forward returns
   const TensorId cls_tok = first_token(b, seq);
   const TensorId patch_tok = b.view_copying_grad(seq, {B, n, H});
-  const TensorId mean = b.generic_one("mean", {patch_tok}, {B, H}, b.dtype(seq));
+  // mean(dim=1) reduces over a dimension that is not the fastest: with many tokens per output ATen's Reduce.cuh
+  // splits each output across CTAs and stages partial sums in a global buffer plus semaphores, alive for the call
+  // (1369 tokens: the 518 bf16 row's 66 MiB + 192 B, in every step; 256 tokens: none, as the 224 rows).
+  const ReduceWorkspace ws = column_sum_workspace(n, B * H, cfg.gpu_sm_count, cfg.gpu_max_threads_per_sm);
+  std::vector<int64_t> mean_temps;
+  if (ws.buffer_bytes > 0) mean_temps = {ws.buffer_bytes, ws.semaphore_bytes};
+  const TensorId mean = b.generic({"mean", {patch_tok}, {{{B, H}, b.dtype(seq)}}, {}, {}, mean_temps, {}})[0];
   const TensorId linear_input = b.cat("cat", {cls_tok, mean}, 1);
   b.hold(linear_input);  // until the forward returns
   const TensorId logits = b.linear(linear_input, cls_w, cls_b);
