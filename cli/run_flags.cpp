@@ -194,7 +194,8 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     if (f.seq_len != 0)
       throw InputError("--seq-len", std::to_string(f.seq_len),
                        "does not apply to " + m.transformer.model_type + ": its sequence is the config's (image_size / "
-                       "patch_size)^2 + 1 = " + std::to_string(hf_image_tokens(m.transformer)) + " tokens");
+                       "patch_size)^2 + " + std::to_string(1 + m.transformer.image_extra_tokens) + " = " +
+                           std::to_string(hf_image_tokens(m.transformer)) + " tokens");
     if (f.target_len != 0)
       throw InputError("--target-len", std::to_string(f.target_len), "does not apply to " + m.transformer.model_type);
     c.seq_len = hf_image_tokens(m.transformer);

@@ -225,7 +225,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
-      "albert", "mpnet"};
+      "albert", "mpnet", "dinov2", "deit"};
   return kTypes;
 }
 
@@ -348,6 +348,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_cohere2(r);
   else if (type == "vit")
     s = import_vit(r);
+  else if (type == "dinov2")
+    s = import_dinov2(r);
+  else if (type == "deit")
+    s = import_deit(r);
   else if (type == "gpt_neo")
     s = import_gpt_neo(r);
   else if (type == "marian")

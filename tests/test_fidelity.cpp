@@ -71,10 +71,14 @@ double known_miss_bound(const std::string& id) {
 // Held out (family set 16, the same skip at step 2): f16-mt5s-ampfp16 (opt_peak = after_bwd = 2697.7 MiB; steps 1
 // and 3: 3355.5 / 3358.2, predicted 3346.9) and f16-camembert-tokcls-ampfp16 (894.2; 1097.8 / 1100.7, predicted
 // 1082.3).
+// f17-dinov2b518-bf16-b8: every event of the run matches in size and order except the patch-14 conv's cuDNN
+// workspaces (not in the measured table); they place the
+// gradients in other segments, whose unsplit tails memory_allocated counts: after_bwd 424.6 vs 401.1 MiB,
+// opt_peak 513.0 vs 485.2 MiB (data/validation/notes-f17/dinov2.md).
 bool known_phase_miss(const std::string& id) {
   return id == "vreq-mobilenet_v2-ampfp16-sgdmom-b32" || id == "f13-gpt2-seqcls-ampfp16-b16s256" ||
          id == "f15-vit384-ampfp16-b16" || id == "f16-mt5s-ampfp16-b12s384t96" ||
-         id == "f16-camembert-tokcls-ampfp16-b24s384";
+         id == "f16-camembert-tokcls-ampfp16-b24s384" || id == "f17-dinov2b518-bf16-b8";
 }
 
 void check_file(const std::string& file, bool holdout_only_report) {

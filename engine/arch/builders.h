@@ -70,6 +70,8 @@ void build_m2m_100(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/whisper.cpp
 void build_cohere2(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/cohere2.cpp
 void build_hf_vit(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vision/hf_vit.cpp (vit: ViTForImageClassification)
+void build_hf_dinov2(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vision/hf_dinov2.cpp (Dinov2ForImageClassification)
+void build_hf_deit(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vision/hf_deit.cpp (DeiTForImageClassification)
 void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt_neo.cpp
 void build_electra(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/electra.cpp
 void build_glm4_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/glm4_moe.cpp

@@ -237,6 +237,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"mbart", build_mbart},         {"whisper", build_whisper},
       {"cohere2", build_cohere2},
       {"vit", build_hf_vit},
+      {"dinov2", build_hf_dinov2},    {"deit", build_hf_deit},
       {"gpt_neo", build_gpt_neo},
       {"marian", build_marian},       {"pegasus", build_pegasus},
       {"camembert", build_roberta},   // the roberta classes under other names, heads registered first

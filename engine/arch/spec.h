@@ -324,6 +324,21 @@ struct TransformerSpec {
   // inner_group_num (default 1): AlbertLayers in each group, all run (in order) by every application of the
   // group, each with parameters of its own. num_layers * albert_inner_group_num <= kMaxLayers. 0: not albert.
   int64_t albert_inner_group_num = 0;
+  // [dinov2]
+  // Dinov2ForImageClassification (engine/arch/vision/hf_dinov2.cpp, models/hf/import_dinov2.cpp) and
+  // DeiTForImageClassification (engine/arch/vision/hf_deit.cpp, models/hf/import_deit.cpp) also fill [vit]'s fields.
+  // Tokens the embeddings put before the patches besides the cls token: DeiT's distillation token (1); 0 for every
+  // other model. hf_image_tokens adds it.
+  int64_t image_extra_tokens = 0;
+  // Dinov2Config.use_swiglu_ffn (false): Dinov2SwiGLUFFN (weights_in [2 * intermediate_size, H], chunk(2),
+  // silu(x1) * x2, weights_out) instead of Dinov2MLP (fc1, hidden_act, fc2). Either way intermediate_size holds the
+  // hidden width the importer derived from mlp_ratio.
+  bool dinov2_swiglu_ffn = false;
+  // Dinov2Config.use_mask_token (true): Dinov2Embeddings registers mask_token [1, H], a trainable parameter the
+  // classifier's forward never reads (no gradient, so AdamW keeps no state for it); counted in p.numel().
+  bool dinov2_mask_token = false;
+  // Dinov2Config.drop_path_rate (0.0): Dinov2DropPath on both residual branches when > 0 (nn.Identity otherwise).
+  double drop_path_rate = 0.0;
 };
 
 // Whether decoder layer i attends through the sliding window.
@@ -333,12 +348,12 @@ inline bool layer_is_sliding(const TransformerSpec& s, int64_t i) {
   return i >= s.first_sliding_layer;
 }
 
-// The encoder's tokens of a Hugging Face image model (spec.image_size > 0): (image_size / patch_size)^2 + 1;
-// 0 for every other model.
+// The encoder's tokens of a Hugging Face image model (spec.image_size > 0): (image_size / patch_size)^2 + 1
+// (+ image_extra_tokens: DeiT's distillation token); 0 for every other model.
 inline int64_t hf_image_tokens(const TransformerSpec& s) {
   if (s.image_size <= 0 || s.patch_size <= 0) return 0;
   const int64_t side = s.image_size / s.patch_size;
-  return side * side + 1;
+  return side * side + 1 + s.image_extra_tokens;
 }
 
 // torchvision classification models.

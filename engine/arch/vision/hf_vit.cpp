@@ -18,29 +18,24 @@
 // the fp32 position table keeps it there, and each residual add promotes the projection's 16-bit output.
 #include "engine/arch/builders.h"
 #include "engine/arch/encoders/bert_parts.h"
+#include "engine/arch/vision/hf_vit_parts.h"
 #include "engine/errors.h"
 
 namespace memplan {
 
-namespace {
+namespace hfvit {
 
-struct VitLinear {
-  TensorId w = kNoTensor, b = kNoTensor;
-};
 VitLinear vit_linear(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias, bool train) {
   VitLinear l;
   l.w = b.param(name + ".weight", {out, in}, train);
   if (bias) l.b = b.param(name + ".bias", {out}, train);
   return l;
 }
+
+namespace {
 TensorId apply(GraphBuilder& b, const VitLinear& l, TensorId x) { return b.linear(x, l.w, l.b); }
+}  // namespace
 
-struct VitLayerParams {
-  VitLinear q, k, v, o, fc1, fc2;
-  TensorId ln1_w, ln1_b, ln2_w, ln2_b;
-};
-
-// ViTLayer.__init__ order: attention (q, k, v, o projections), layernorm_before, layernorm_after, mlp (fc1, fc2).
 VitLayerParams vit_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
   const int64_t H = s.hidden_size, A = s.num_heads * s.head_dim, I = s.intermediate_size;
   VitLayerParams w;
@@ -56,6 +51,8 @@ VitLayerParams vit_layer_params(GraphBuilder& b, const TransformerSpec& s, const
   w.fc2 = vit_linear(b, p + "mlp.fc2", H, I, true, train);
   return w;
 }
+
+namespace {
 
 // ViTAttention.forward on the normed input x [B, S, H]: returns o_proj's output; `weights` receives eager
 // attention's probabilities (held by the caller's `_`), kNoTensor for SDPA.
@@ -101,6 +98,54 @@ TensorId vit_attention(GraphBuilder& b, const TransformerSpec& s, const VitLayer
 }
 
 }  // namespace
+
+TensorId vit_layer(GraphBuilder& b, const TransformerSpec& s, const VitLayerParams& w, const std::string& name,
+                   bool checkpointed, TensorId h) {
+  b.begin_layer(name, checkpointed);
+  const TensorId layer_in = h;
+  b.hold(layer_in);  // the model's loop variable (and `residual`) until the layer returns
+  TensorId a = b.layer_norm(h, w.ln1_w, w.ln1_b);
+  b.hold(a);  // hidden_states until the attention's return rebinds it
+  TensorId weights = kNoTensor;
+  TensorId att = vit_attention(b, s, w, a, weights);
+  b.drop(a);
+  att = b.dropout(att, s.resid_dropout);
+  TensorId h1 = b.add(att, layer_in);
+  b.hold(h1);  // residual until the layer returns
+  const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
+  b.hold(n2);  // the layer's hidden_states until the MLP returns (ViTMLP rebinds only its own local)
+  TensorId m = apply(b, w.fc2, b.unary("gelu", apply(b, w.fc1, n2), true, false));
+  b.drop(n2);
+  m = b.dropout(m, s.resid_dropout);
+  h = b.add(m, h1);
+  for (TensorId t : {h1, weights, layer_in})
+    if (t != kNoTensor) b.drop(t);
+  b.end_layer();
+  return h;
+}
+
+void vit_tail(GraphBuilder& b, TensorId h, TensorId embedding_output, TensorId lnf_w, TensorId lnf_b, TensorId cls_w,
+              TensorId cls_b, TensorId labels) {
+  b.hold(h);  // the loop variable until ViTModel.forward returns
+  const TensorId seq = b.layer_norm(h, lnf_w, lnf_b);
+  b.drop(h);
+  b.drop(embedding_output);
+
+  // ViTForImageClassification: sequence_output[:, 0, :] (a strided view), classifier, the loss.
+  b.hold(seq);  // outputs.last_hidden_state until the forward returns
+  const TensorId logits = b.linear(first_token(b, seq), cls_w, cls_b);
+  b.mark_model_end();
+  b.hold(logits);  // the output's logits until the forward returns
+  const TensorId loss = b.cross_entropy(logits, labels);
+  b.drop(logits);
+  b.drop(seq);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
+}  // namespace hfvit
+
+using namespace hfvit;
 
 void build_hf_vit(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
@@ -153,44 +198,10 @@ void build_hf_vit(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId embedding_output = h;
   b.hold(embedding_output);  // bound in ViTModel.forward until it returns
 
-  for (int64_t i = 0; i < s.num_layers; ++i) {
-    const VitLayerParams& w = layers[static_cast<size_t>(i)];
-    b.begin_layer("vit.layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);  // the model's loop variable (and `residual`) until the layer returns
-    TensorId a = b.layer_norm(h, w.ln1_w, w.ln1_b);
-    b.hold(a);  // hidden_states until the attention's return rebinds it
-    TensorId weights = kNoTensor;
-    TensorId att = vit_attention(b, s, w, a, weights);
-    b.drop(a);
-    att = b.dropout(att, s.resid_dropout);
-    TensorId h1 = b.add(att, layer_in);
-    b.hold(h1);  // residual until the layer returns
-    const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
-    b.hold(n2);  // the layer's hidden_states until the MLP returns (ViTMLP rebinds only its own local)
-    TensorId m = apply(b, w.fc2, b.unary("gelu", apply(b, w.fc1, n2), true, false));
-    b.drop(n2);
-    m = b.dropout(m, s.resid_dropout);
-    h = b.add(m, h1);
-    for (TensorId t : {h1, weights, layer_in})
-      if (t != kNoTensor) b.drop(t);
-    b.end_layer();
-  }
-  b.hold(h);  // the loop variable until ViTModel.forward returns
-  const TensorId seq = b.layer_norm(h, lnf_w, lnf_b);
-  b.drop(h);
-  b.drop(embedding_output);
-
-  // ViTForImageClassification: sequence_output[:, 0, :] (a strided view), classifier, the loss.
-  b.hold(seq);  // outputs.last_hidden_state until the forward returns
-  const TensorId logits = b.linear(first_token(b, seq), cls_w, cls_b);
-  b.mark_model_end();
-  b.hold(logits);  // the output's logits until the forward returns
-  const TensorId loss = b.cross_entropy(logits, labels);
-  b.drop(logits);
-  b.drop(seq);
-  b.exit_autocast();
-  b.set_loss(loss);
+  for (int64_t i = 0; i < s.num_layers; ++i)
+    h = vit_layer(b, s, layers[static_cast<size_t>(i)], "vit.layers." + std::to_string(i), layer_checkpointed(cfg, i),
+                  h);
+  vit_tail(b, h, embedding_output, lnf_w, lnf_b, cls_w, cls_b, labels);
 }
 
 }  // namespace memplan

@@ -1,0 +1,82 @@
+// DeiTConfig (transformers 5.17 models/deit/configuration_deit.py) and what DeiTForImageClassification reads of it.
+//
+// Class defaults: hidden_size 768, num_hidden_layers 12, num_attention_heads 12, intermediate_size 3072,
+// hidden_act "gelu", hidden_dropout_prob 0.0, attention_probs_dropout_prob 0.0, image_size 224, patch_size 16,
+// num_channels 3, qkv_bias True; the label count is PreTrainedConfig's (len(id2label), else num_labels, else 2).
+// DeiTAttention reads getattr(config, "head_dim", hidden_size // num_attention_heads).
+// The class: AutoModelForImageClassification maps deit to two classes (DeiTForImageClassification,
+// DeiTForImageClassificationWithTeacher) and picks the first that config.architectures names. The builder models
+// DeiTForImageClassification: architectures must name it before the teacher class (WithTeacher, two heads over
+// the cls and distillation tokens and no loss, is refused naming the key, as is an absent or unmatched list).
+// Keys that change no allocation of the classifier (read for their type only): layer_norm_eps, initializer_range,
+// encoder_stride (the masked-image-modeling decoder), pooler_output_size / pooler_act (the classifier builds
+// DeiTModel without its pooler).
+// Refused, naming the key: hidden_act other than gelu, a non-square or too large patch, and the labels and losses
+// import_image.h refuses.
+#include "models/hf/import_image.h"
+
+namespace memplan::hf {
+
+namespace {
+constexpr const char* kClassifier = "DeiTForImageClassification";
+constexpr const char* kTeacher = "DeiTForImageClassificationWithTeacher";
+
+// The class _get_model_class would build: the first entry of architectures that is one of deit's two.
+void check_architectures(const ConfigReader& r) {
+  const json* a = r.raw("architectures");
+  if (!a)
+    throw InputError(r.name("architectures"), "absent",
+                     std::string("must name ") + kClassifier + " (deit maps to two image-classification classes)");
+  if (!a->is_array()) throw InputError(r.name("architectures"), dump_short(*a), "must be a list of class names");
+  for (const json& e : *a) {
+    if (!e.is_string()) throw InputError(r.name("architectures"), dump_short(*a), "must be a list of class names");
+    const std::string name = e.get<std::string>();
+    if (name == kClassifier) return;
+    if (name == kTeacher)
+      throw InputError(r.name("architectures"), dump_short(*a),
+                       std::string("picks ") + kTeacher + " (inference-only, two heads), which is not modelled; " +
+                           kClassifier + " is");
+  }
+  throw InputError(r.name("architectures"), dump_short(*a), std::string("must name ") + kClassifier);
+}
+}  // namespace
+
+TransformerSpec import_deit(const ConfigReader& r) {
+  check_architectures(r);
+  TransformerSpec s;
+  s.family = TransformerSpec::Family::bert;  // an encoder: non-causal attention, training only
+  s.hidden_size = r.positive({"hidden_size"}, 768);
+  s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
+  s.num_heads = r.positive({"num_attention_heads"}, 12);
+  s.num_kv_heads = s.num_heads;
+  if (s.hidden_size < s.num_heads && !r.present("head_dim"))
+    throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),
+                     "exceeds hidden_size (" + std::to_string(s.hidden_size) + "): head_dim would be 0");
+  s.head_dim = r.positive({"head_dim"}, s.hidden_size / s.num_heads);
+  s.intermediate_size = r.positive({"intermediate_size"}, 3072);
+  s.hidden_act = r.string({"hidden_act"}, "gelu");
+  if (s.hidden_act != "gelu")
+    throw InputError(r.name("hidden_act"), "\"" + s.hidden_act + "\"", "is not modelled (deit is modelled with gelu)");
+  s.resid_dropout = r.probability({"hidden_dropout_prob"}, 0.0);
+  s.embd_dropout = s.resid_dropout;  // DeiTEmbeddings.dropout uses hidden_dropout_prob too
+  s.attn_dropout = r.probability({"attention_probs_dropout_prob"}, 0.0);
+  s.qkv_bias = r.boolean({"qkv_bias"}, true);
+  s.o_bias = s.mlp_bias = true;
+  s.attention_bias = s.qkv_bias;
+  // Read for their type only (no memory effect on DeiTForImageClassification).
+  r.opt_positive_number({"layer_norm_eps"});
+  r.opt_positive_number({"initializer_range"});
+  r.positive({"encoder_stride"}, 16);
+  r.opt_positive({"pooler_output_size"});
+  r.string({"pooler_act"}, "tanh");
+
+  image::read_geometry(r, s, 224, 16);
+  image::read_labels(r, s, kClassifier);
+  s.image_extra_tokens = 1;  // the distillation token
+  // The learned position table: num_patches + 2 rows (the sequence is exactly that long).
+  const int64_t side = s.image_size / s.patch_size;
+  s.max_position_embeddings = side * side + 2;
+  return s;
+}
+
+}  // namespace memplan::hf
