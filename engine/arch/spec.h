@@ -313,6 +313,16 @@ struct TransformerSpec {
   // so _get_logits_processor builds no MinNewTokensLengthLogitsProcessor for min_new_tokens (generation/utils.py).
   // Read by engine/inference_replay.cpp; false (an EOS id configured) for every importer that does not set it.
   bool generate_without_eos = false;
+  // [phimoe]
+  // PhimoeConfig.input_jitter_noise (default 0.0): in training, PhimoeSparseMoeBlock and then PhimoeTopKRouter
+  // each multiply the MoE input in place by a uniform noise tensor of its size, which the product's backward
+  // keeps. 0: no jitter. Read by the phimoe builder only (the experts' width is moe_intermediate_size, set to
+  // config.intermediate_size by the importer).
+  double phimoe_input_jitter_noise = 0.0;
+  // rope_type longrope: its original_max_position_embeddings (PhimoeForCausalLM.prepare_inputs_for_generation
+  // drops the cache and reruns the whole sequence at the decode step whose input first exceeds it: not modelled,
+  // the builder refuses such a generate()). 0: default rope (no such step).
+  int64_t phimoe_longrope_original_max = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
