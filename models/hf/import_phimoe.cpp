@@ -38,7 +38,9 @@ TransformerSpec import_phimoe(const ConfigReader& r) {
   if (r.raw("quantization_config") != nullptr)
     throw InputError("config.quantization_config", "present",
                      "quantized phimoe weights are not modelled; remove the key to size the bf16 model");
-  TransformerSpec s = read_decoder_sizes(r, {32064, 4096, 6400, 32, 32, 8});
+  // num_key_value_heads: 8 when absent, None (null) => num_attention_heads (__post_init__).
+  const int64_t kv_default = r.explicit_null("num_key_value_heads") ? 0 : 8;
+  TransformerSpec s = read_decoder_sizes(r, {32064, 4096, 6400, 32, 32, kv_default});
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 131072);
   s.hidden_act = r.string({"hidden_act"}, "silu");
   if (!is_single_kernel_activation(s.hidden_act))
