@@ -225,7 +225,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
-      "albert", "mpnet", "dinov2", "deit"};
+      "albert", "mpnet", "dinov2", "deit", "phimoe"};
   return kTypes;
 }
 
@@ -362,6 +362,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_m2m_100(r);
   else if (type == "glm4_moe")
     s = import_glm4_moe(r);
+  else if (type == "phimoe")
+    s = import_phimoe(r);
   else if (type == "mt5" || type == "umt5")
     s = import_mt5(r, type);
   else

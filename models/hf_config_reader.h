@@ -239,6 +239,7 @@ TransformerSpec import_marian(const ConfigReader& r);   // models/hf/import_mari
 TransformerSpec import_pegasus(const ConfigReader& r);  // models/hf/import_marian.cpp
 TransformerSpec import_m2m_100(const ConfigReader& r);  // models/hf/import_m2m_100.cpp
 TransformerSpec import_glm4_moe(const ConfigReader& r);  // models/hf/import_glm4_moe.cpp
+TransformerSpec import_phimoe(const ConfigReader& r);    // models/hf/import_phimoe.cpp
 // MT5Config / UMT5Config (models/hf/import_mt5.cpp): one reader, `type` "mt5" or "umt5".
 TransformerSpec import_mt5(const ConfigReader& r, const std::string& type);
 

@@ -75,6 +75,7 @@ void build_hf_deit(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt_neo.cpp
 void build_electra(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/electra.cpp
 void build_glm4_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/glm4_moe.cpp
+void build_phimoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/phimoe.cpp
 void build_umt5(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/umt5.cpp (mt5 runs build_t5)
 void build_albert(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/encoders/albert.cpp
 void build_mpnet(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/encoders/mpnet.cpp

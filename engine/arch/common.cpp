@@ -247,6 +247,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"mt5", build_t5},              {"umt5", build_umt5},
       {"albert", build_albert},
       {"mpnet", build_mpnet},
+      {"phimoe", build_phimoe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

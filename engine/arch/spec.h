@@ -339,6 +339,16 @@ struct TransformerSpec {
   bool dinov2_mask_token = false;
   // Dinov2Config.drop_path_rate (0.0): Dinov2DropPath on both residual branches when > 0 (nn.Identity otherwise).
   double drop_path_rate = 0.0;
+  // [phimoe]
+  // PhimoeConfig.input_jitter_noise (default 0.0): in training, PhimoeSparseMoeBlock and then PhimoeTopKRouter
+  // each multiply the MoE input in place by a uniform noise tensor of its size, which the product's backward
+  // keeps. 0: no jitter. Read by the phimoe builder only (the experts' width is moe_intermediate_size, set to
+  // config.intermediate_size by the importer).
+  double phimoe_input_jitter_noise = 0.0;
+  // rope_type longrope: its original_max_position_embeddings (PhimoeForCausalLM.prepare_inputs_for_generation
+  // drops the cache and reruns the whole sequence at the decode step whose input first exceeds it: not modelled,
+  // the builder refuses such a generate()). 0: default rope (no such step).
+  int64_t phimoe_longrope_original_max = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
