@@ -42,16 +42,37 @@ TensorId nested_sliding_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t k
   return op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
 }
 
-// causal_mask_mapping, both masks always: full_and_sliding_masks, but an inference pass's sliding SDPA mask is
+// eager_mask for the sliding mask: eager_mask's sdpa_mask(allow_is_causal_skip=False) evaluates the same
+// and_masks as SDPA's, so the [rows, 1, q, kv] bool is built by nested_sliding_mask's ops, then the float
+// [B, 1, q, kv] additive mask is made from it and the bool freed (whole-run f17-olmo3sw-fp32-b1s1024-eager stream:
+// 1 MiB a f a a f f, then the 4 MiB float mask and the bool's free).
+TensorId eager_sliding_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv, DType dtype) {
+  const TensorId allowed = nested_sliding_mask(b, rows, q, kv);
+  return b.generic({"causal_mask", {allowed}, {{{b.config().batch_size, 1, q, kv}, dtype}}, {}, {}, {}, {}})[0];
+}
+
+// causal_mask_mapping, both masks always (builders.h full_and_sliding_masks's cases), with the sliding mask built
+// by the ops above: eager's float mask from eager_sliding_mask, and an inference pass's SDPA mask by
 // nested_sliding_mask (skipped as inference_sliding_mask decides).
 CausalMasks olmo3_masks(GraphBuilder& b, const TransformerSpec& s, DType model_dtype) {
-  if (b.training() || b.config().attn == AttnImpl::eager) return full_and_sliding_masks(b, s, true, true, model_dtype);
+  const bool eager = b.config().attn == AttnImpl::eager;
+  if (b.training() && !eager) return full_and_sliding_masks(b, s, true, true, model_dtype);
   CausalMasks m;
-  m.full = inference_mask(b, 0, model_dtype);
-  const auto& p = b.pass();
-  const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
-  const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;  // as inference_sliding_mask decides
-  if (!skip) m.sliding = nested_sliding_mask(b, p.from_generate ? b.config().batch_size : 1, p.new_tokens, kv);
+  const int64_t w = s.sliding_window;
+  if (b.training()) {
+    const int64_t S = b.config().seq_len;
+    m.full = eager_mask(b, 1, S, S, model_dtype);
+    m.sliding = eager_sliding_mask(b, 1, S, S, model_dtype);
+  } else {
+    m.full = inference_mask(b, 0, model_dtype);
+    const auto& p = b.pass();
+    const int64_t kv = std::min(p.past_len, w - 1) + p.new_tokens, rows = p.from_generate ? b.config().batch_size : 1;
+    const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;  // as inference_sliding_mask decides
+    if (eager)
+      m.sliding = eager_sliding_mask(b, rows, p.new_tokens, kv, model_dtype);
+    else if (!skip)
+      m.sliding = nested_sliding_mask(b, rows, p.new_tokens, kv);
+  }
   for (TensorId t : {m.full, m.sliding})
     if (t != kNoTensor) b.hold(t);
   return m;
