@@ -26,14 +26,19 @@ Olmo2Layer olmo2_layer_params(GraphBuilder& b, const TransformerSpec& s, const s
 // head views; apply_rotary_pos_emb in fp32 with fp32 cos / sin, cast back (llama_parts.h rope_cast_back); then the
 // attention from the cache update on (llama_parts.h attention_o_proj with `mask` and the cache's sliding
 // `window`, 0 for full attention). `weights`: eager attention's probabilities, held.
+// `unbatched_eager_views` (olmo3): at batch size 1, eager attention's torch.matmul reshapes the [1, H, S, D]
+// transposed views of q, k and v without a copy (a size-1 dim merges with any stride), so bmm saves the views
+// themselves (eager_o_proj_batch1); olmo2 keeps llama_parts' attention_core, which copies them.
 TensorId olmo2_attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& w, TensorId x, TensorId cos,
-                         TensorId sin, TensorId mask, int64_t window, TensorId& weights);
+                         TensorId sin, TensorId mask, int64_t window, TensorId& weights,
+                         bool unbatched_eager_views = false);
 
 // Olmo2DecoderLayer / Olmo3DecoderLayer.forward (post-norm, no input_layernorm) between the layer's bookkeeping:
 // h + post_attention_layernorm(attn(h)), then h1 + post_feedforward_layernorm(mlp(h1)). The layer input stays
 // held (the residual and the model's loop variable) until the layer returns, unless it is `inputs_embeds`, which
 // the model holds itself; eager attention's weights die as the layer returns.
 TensorId olmo2_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& w, TensorId h,
-                             TensorId inputs_embeds, TensorId cos, TensorId sin, TensorId mask, int64_t window);
+                             TensorId inputs_embeds, TensorId cos, TensorId sin, TensorId mask, int64_t window,
+                             bool unbatched_eager_views = false);
 
 }  // namespace memplan

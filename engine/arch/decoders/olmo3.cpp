@@ -114,7 +114,7 @@ void build_olmo3(GraphBuilder& b, const TransformerSpec& s) {
     const bool sliding = layer_is_sliding(s, i);
     const auto& cs = sliding ? sliding_cs : full_cs;
     h = olmo2_decoder_layer(b, s, w, h, inputs_embeds, cs.first, cs.second, sliding ? sliding_mask : mask,
-                            sliding ? s.sliding_window : 0);
+                            sliding ? s.sliding_window : 0, /*unbatched_eager_views=*/true);
     b.end_layer();
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
