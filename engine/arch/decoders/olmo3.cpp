@@ -90,7 +90,8 @@ void build_olmo3(GraphBuilder& b, const TransformerSpec& s) {
   if (static_cast<int64_t>(s.sliding_layers.size()) != s.num_layers)
     throw InputError("model.sliding_layers", std::to_string(s.sliding_layers.size()) + " entries",
                      "must have one entry per layer (" + std::to_string(s.num_layers) + ")");
-  if (hd % 2 != 0) throw InputError("model.head_dim", std::to_string(hd), "must be even (rotate_half pairs dimensions)");
+  if (hd % 2 != 0)
+    throw InputError("model.head_dim", std::to_string(hd), "must be even (rotate_half pairs dimensions)");
   const bool emb_train = !cfg.freeze_embeddings;
   auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
