@@ -242,5 +242,6 @@ TransformerSpec import_glm4_moe(const ConfigReader& r);  // models/hf/import_glm
 TransformerSpec import_phimoe(const ConfigReader& r);    // models/hf/import_phimoe.cpp
 // MT5Config / UMT5Config (models/hf/import_mt5.cpp): one reader, `type` "mt5" or "umt5".
 TransformerSpec import_mt5(const ConfigReader& r, const std::string& type);
+TransformerSpec import_olmo3(const ConfigReader& r);  // models/hf/import_olmo3.cpp
 
 }  // namespace memplan::hf

@@ -79,6 +79,7 @@ void build_phimoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_umt5(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/umt5.cpp (mt5 runs build_t5)
 void build_albert(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/encoders/albert.cpp
 void build_mpnet(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/encoders/mpnet.cpp
+void build_olmo3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/olmo3.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -248,6 +248,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"albert", build_albert},
       {"mpnet", build_mpnet},
       {"phimoe", build_phimoe},
+      {"olmo3", build_olmo3},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
