@@ -114,7 +114,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Lfm2Layer& w
 // F.conv1d(x, weight.unsqueeze(1), bias, padding=pad, groups=H) on x [B, H, L] (torch path of causal_conv1d_fn /
 // causal_conv1d_update). Autocast casts input, weight and bias to 16 bits (conv1d is a lower-precision op).
 // `x_strided`: x is B * x's [B, S, H]-ordered tensor, which the convolution copies to a contiguous block for
-// its kernel (forward: allocated after the output here, freed before the op returns; backward: alive while both
+// its kernel (forward: allocated before the output, freed when the op returns; backward: alive while both
 // gradients are computed). The node keeps x and the weight.
 TensorId depthwise_conv1d(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int64_t pad, bool x_strided) {
   const TensorId xc = b.autocast_low(x);
@@ -123,12 +123,13 @@ TensorId depthwise_conv1d(GraphBuilder& b, TensorId x, TensorId w, TensorId bias
   const Shape xs = b.shape(xc), ws = b.shape(wc);
   const int64_t len = xs[2] + 2 * pad - ws[2] + 1;
   if (len < 1) throw InputError("seq_len", std::to_string(xs[2]), "too short for the model's convolution");
-  const int64_t copy_bytes = x_strided ? b.info(xc).bytes : 0;
   GraphBuilder::GenericOp op{"conv1d_depthwise", {xc, wc}, {{{xs[0], ws[0], len}, b.dtype(xc)}}, {0, 1}, {}, {}, {}};
   if (bc != kNoTensor) op.reads.push_back(bc);
-  if (copy_bytes > 0) {
-    op.fwd_temp_bytes.push_back(copy_bytes);
-    op.bwd_pre_temp_bytes.push_back(copy_bytes);
+  if (x_strided) {
+    // The kernel's contiguous copy of x: made before the output (whole-run streams), read by the kernel only (no
+    // autograd edge), freed once the op returns; the backward makes it again, alive across both gradients.
+    op.reads.push_back(b.generic_one("contiguous", {}, xs, b.dtype(xc)));
+    op.bwd_pre_temp_bytes.push_back(b.info(xc).bytes);
   }
   return b.generic(op)[0];
 }
