@@ -158,6 +158,7 @@ TransformerSpec import_seed_oss(const ConfigReader& r);
 TransformerSpec import_arcee(const ConfigReader& r);
 TransformerSpec import_llama4(const ConfigReader& r, const std::string& type);  // llama4_text, llama4
 TransformerSpec import_hunyuan_v1_dense(const ConfigReader& r);
+TransformerSpec import_lfm2(const ConfigReader& r);  // models/hf/import_lfm2.cpp
 TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text

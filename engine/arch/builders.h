@@ -80,6 +80,7 @@ void build_umt5(GraphBuilder& b, const TransformerSpec& s);        // engine/arc
 void build_albert(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/encoders/albert.cpp
 void build_mpnet(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/encoders/mpnet.cpp
 void build_olmo3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/olmo3.cpp
+void build_lfm2(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/lfm2.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -249,6 +249,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"mpnet", build_mpnet},
       {"phimoe", build_phimoe},
       {"olmo3", build_olmo3},
+      {"lfm2", build_lfm2},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

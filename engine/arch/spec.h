@@ -349,6 +349,16 @@ struct TransformerSpec {
   // drops the cache and reruns the whole sequence at the decode step whose input first exceeds it: not modelled,
   // the builder refuses such a generate()). 0: default rope (no such step).
   int64_t phimoe_longrope_original_max = 0;
+  // [lfm2]
+  // Lfm2Config.layer_types (or, when absent, full_attn_idxs: "full_attention" for the listed indices, "conv" for
+  // the rest; both absent: every layer attends): lfm2_conv_layers[i] != 0 iff layer i is an Lfm2ShortConv layer
+  // (in_proj to 3 x hidden, B * x, a depthwise causal conv1d of conv_L_cache taps, C * conv, out_proj; one conv
+  // state [B, hidden, conv_L_cache] per such layer in generate()'s cache), else Lfm2Attention (GQA with q / k
+  // RMSNorm over head_dim before the rotary embedding; K / V in the cache). One entry per layer for lfm2, empty
+  // for every other model_type. Read by engine/arch/decoders/lfm2.cpp only.
+  std::vector<uint8_t> lfm2_conv_layers;
+  int64_t lfm2_conv_kernel = 0;  // config.conv_L_cache (3): the depthwise conv's taps and the cached state's length
+  bool lfm2_conv_bias = false;   // config.conv_bias (false): biases on conv, in_proj and out_proj
 };
 
 // Whether decoder layer i attends through the sliding window.
