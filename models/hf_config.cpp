@@ -224,7 +224,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "distilbert", "glm4", "nemotron", "modernbert", "olmoe", "smollm3", "olmo", "gpt_bigcode", "gptj",
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
-      "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5"};
+      "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
+      "ernie4_5_moe"};
   return kTypes;
 }
 
@@ -355,6 +356,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_glm4_moe(r);
   else if (type == "mt5" || type == "umt5")
     s = import_mt5(r, type);
+  else if (type == "ernie4_5_moe")
+    s = import_ernie4_5_moe(r);
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

@@ -237,5 +237,6 @@ TransformerSpec import_m2m_100(const ConfigReader& r);  // models/hf/import_m2m_
 TransformerSpec import_glm4_moe(const ConfigReader& r);  // models/hf/import_glm4_moe.cpp
 // MT5Config / UMT5Config (models/hf/import_mt5.cpp): one reader, `type` "mt5" or "umt5".
 TransformerSpec import_mt5(const ConfigReader& r, const std::string& type);
+TransformerSpec import_ernie4_5_moe(const ConfigReader& r);  // models/hf/import_ernie4_5_moe.cpp
 
 }  // namespace memplan::hf

@@ -74,6 +74,7 @@ void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_electra(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/electra.cpp
 void build_glm4_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/glm4_moe.cpp
 void build_umt5(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/umt5.cpp (mt5 runs build_t5)
+void build_ernie4_5_moe(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/ernie4_5_moe.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -244,6 +244,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"m2m_100", build_m2m_100},
       {"glm4_moe", build_glm4_moe},
       {"mt5", build_t5},              {"umt5", build_umt5},
+      {"ernie4_5_moe", build_ernie4_5_moe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
