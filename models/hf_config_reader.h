@@ -244,5 +244,6 @@ TransformerSpec import_phimoe(const ConfigReader& r);    // models/hf/import_phi
 // MT5Config / UMT5Config (models/hf/import_mt5.cpp): one reader, `type` "mt5" or "umt5".
 TransformerSpec import_mt5(const ConfigReader& r, const std::string& type);
 TransformerSpec import_olmo3(const ConfigReader& r);  // models/hf/import_olmo3.cpp
+TransformerSpec import_ernie4_5_moe(const ConfigReader& r);  // models/hf/import_ernie4_5_moe.cpp
 
 }  // namespace memplan::hf

@@ -81,6 +81,7 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_mpnet(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/encoders/mpnet.cpp
 void build_olmo3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/olmo3.cpp
 void build_lfm2(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/lfm2.cpp
+void build_ernie4_5_moe(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/ernie4_5_moe.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -250,6 +250,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"phimoe", build_phimoe},
       {"olmo3", build_olmo3},
       {"lfm2", build_lfm2},
+      {"ernie4_5_moe", build_ernie4_5_moe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -15,6 +15,7 @@
 //   under fp32 models .float() and .to() return the tensor itself.
 #include "engine/arch/builders.h"
 
+#include "engine/arch/decoders/ernie_parts.h"
 #include "engine/arch/decoders/llama_parts.h"
 #include "engine/errors.h"
 
@@ -29,7 +30,9 @@ TensorId ernie_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin) {
   return b.add(a, c);
 }
 
-// Ernie4_5Attention.forward on the normed input x. `weights`: eager attention's probabilities, held.
+}  // namespace
+
+// Ernie4_5Attention.forward on the normed input x. `weights`: eager attention's probabilities, held (ernie_parts.h).
 TensorId ernie_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x,
                          TensorId cos, TensorId sin, TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
@@ -63,8 +66,6 @@ TensorId ernie_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
   TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, 0, w.o, w.ob, weights);
   return out;
 }
-
-}  // namespace
 
 void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
