@@ -200,7 +200,9 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
     // (innermost stride 1). The memory-efficient kernel (fp32) writes [B, L, H, D] memory: no copy.
     // (Whole-run amp fp16 whisper-medium-width stream: a q-sized block after each attention's, freed after
     // out_proj's backward; the checkpointed amp bf16 stream shows the same pair in its first forward.)
-    if (style.contiguous_heads && b.dtype(ctx) != DType::f32) ctx = b.contiguous_copy(ctx, {B, Lq, heads, hd});
+    // One query (a decode step): [B, H, 1, D] transposed is already contiguous, so nothing is copied.
+    if (style.contiguous_heads && b.dtype(ctx) != DType::f32 && multi_query)
+      ctx = b.contiguous_copy(ctx, {B, Lq, heads, hd});
   } else {
     // torch.matmul copies the head-split views whose batch and head dims cannot merge (training's projections;
     // one query merges, cached k / v are cat outputs, whisper's are contiguous copies).
