@@ -179,9 +179,10 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
     if (cache_past >= 0) {  // key_states / value_states rebound to what the cache returns
       const TensorId kc = cache_cat(b, k, cross ? 0 : cache_past);
       b.hold(kc);
-      b.drop(k);
+      if (!style.update_frees_after_both) b.drop(k);
       const TensorId vc = cache_cat(b, v, cross ? 0 : cache_past);
       b.hold(vc);
+      if (style.update_frees_after_both) b.drop(k);
       b.drop(v);
       k = kc;
       v = vc;
