@@ -165,9 +165,24 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
     mem.here = Location{1, 0, Phase::prefill, -1, false};
     mem.reset_peak();
     // generate(): attention_mask of ones, cache_position, unfinished_sequences; input_ids is the caller's.
-    int32_t ids = mem.alloc(bytes_of({B, S}, 8), Row::inputs);
-    int32_t attn = mem.alloc(bytes_of({B, S}, 8), Row::inputs);
-    const int32_t cache_pos = mem.alloc(bytes_of({S}, 8), Row::inputs);
+    // An encoder-decoder replayed exactly (TransformerSpec::generate_decoder_prompt > 0): the caller's encoder
+    // input (the measured prefill's first input) stays bound, input_ids are decoder_input_ids [B, prompt], and no
+    // attention mask is made.
+    const TransformerSpec& ts = spec.transformer;
+    const int64_t prompt = ts.generate_decoder_prompt;
+    int32_t caller = -1, attn = -1, ids = -1;
+    if (prompt > 0) {
+      for (const auto& t : prefill.tensors)
+        if (t.kind == TensorKind::input) {
+          caller = mem.alloc(t.bytes, Row::inputs);
+          break;
+        }
+      ids = mem.alloc(bytes_of({B, prompt}, 8), Row::inputs);
+    } else {
+      ids = mem.alloc(bytes_of({B, S}, 8), Row::inputs);
+      attn = mem.alloc(bytes_of({B, S}, 8), Row::inputs);
+    }
+    const int32_t cache_pos = mem.alloc(bytes_of({prompt > 0 ? prompt : S}, 8), Row::inputs);
     const int32_t unfinished = mem.alloc(bytes_of({B}, 8), Row::inputs);
     int64_t decode_peak = 0;
     int32_t prev_scores = -1, prev_processed = -1;  // the loop variables next_token_logits / next_token_scores
@@ -193,6 +208,7 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
       if (prev_scores >= 0) mem.free(prev_scores);
       prev_scores = scores;
       std::vector<int32_t> step_blocks;
+      int32_t cur = -1;  // the processors' current output (-1: the scores themselves)
       if (!spec.transformer.generate_without_eos) {
         const int32_t vocab1 = mem.alloc(bytes_of({V}, 8), Row::transient);
         const int32_t mask1 = mem.alloc(bytes_of({V}, 1), Row::transient);
@@ -209,17 +225,40 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
         mem.free(mask2);
         mem.free(vocab2);
         mem.free(min_length_out);
-        if (prev_processed >= 0) mem.free(prev_processed);
-        prev_processed = processed;
+        cur = processed;
       }
+      // The processors after those (TransformerSpec [whisper / mbart generate]): each one's locals die as it
+      // returns, then the list's rebinding frees the scores it replaced (unless they are next_token_logits).
+      const auto replace = [&](int32_t out) {
+        if (cur >= 0) mem.free(cur);
+        cur = out;
+      };
+      const auto suppress = [&](bool where) {  // arange(V), isin, [torch.where]
+        const int32_t vocab = mem.alloc(bytes_of({V}, 8), Row::transient);
+        const int32_t mask = mem.alloc(bytes_of({V}, 1), Row::transient);
+        const int32_t out = where ? mem.alloc(bytes_of({B, V}, 4), Row::transient) : -1;
+        mem.free(mask);
+        mem.free(vocab);
+        if (out >= 0) replace(out);
+      };
+      if (ts.generate_begin_suppress) suppress(step == 0);
+      if (ts.generate_suppress) suppress(true);
+      if (ts.generate_forced_eos && step == cfg.generate_tokens - 1)
+        replace(mem.alloc(bytes_of({B, V}, 4), Row::transient));  // full_like, the EOS column written in place
+      // next_token_scores rebound: the previous step's processed scores die
+      if (prev_processed >= 0) mem.free(prev_processed);
+      prev_processed = cur;
       const int32_t next = mem.alloc(bytes_of({B}, 8), Row::transient);  // argmax
       step_blocks.push_back(next);
-      const int32_t new_ids = mem.alloc(bytes_of({B, len + 1}, 8), Row::inputs);
+      const int64_t ids_len = prompt > 0 ? prompt + step : len;
+      const int32_t new_ids = mem.alloc(bytes_of({B, ids_len + 1}, 8), Row::inputs);
       mem.free(ids);
       ids = new_ids;
-      const int32_t new_attn = mem.alloc(bytes_of({B, len + 1}, 8), Row::inputs);
-      mem.free(attn);
-      attn = new_attn;
+      if (attn >= 0) {
+        const int32_t new_attn = mem.alloc(bytes_of({B, len + 1}, 8), Row::inputs);
+        mem.free(attn);
+        attn = new_attn;
+      }
       for (int32_t b : outputs) mem.free(b);  // del outputs
       for (int32_t b : step_blocks) mem.free(b);
       if (step > 0) decode_peak = std::max(decode_peak, mem.window_peak());
@@ -231,7 +270,8 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
     res.decode_peak_bytes = decode_peak;
     res.final_kv_entries_bytes = mem.ledger()[Row::kv_cache];
     runner.free_cache();
-    for (int32_t b : {ids, attn, cache_pos, unfinished}) mem.free(b);
+    for (int32_t b : {ids, attn, cache_pos, unfinished, caller})
+      if (b >= 0) mem.free(b);
   };
   PeakInfo run_peak = mem.peak();  // the weights alone
   const auto keep_max = [&run_peak](const PeakInfo& p) { if (p.bytes > run_peak.bytes) run_peak = p; };

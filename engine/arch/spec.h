@@ -359,6 +359,25 @@ struct TransformerSpec {
   std::vector<uint8_t> lfm2_conv_layers;
   int64_t lfm2_conv_kernel = 0;  // config.conv_L_cache (3): the depthwise conv's taps and the cached state's length
   bool lfm2_conv_bias = false;   // config.conv_bias (false): biases on conv, in_proj and out_proj
+  // [whisper / mbart generate]
+  // generate() as transformers 5.17 runs it for whisper (WhisperGenerationMixin.generate, short-form) and mbart
+  // (GenerationMixin.generate), read by engine/inference_replay.cpp and the whisper builder. 0 (every other
+  // importer): the replay's older model of generate() (the caller's ids and an attention mask of [B, S + step]).
+  // > 0: the decoder's prompt length, `decoder_input_ids` [B, prompt] (mbart: [decoder_start_token_id], 1;
+  // whisper: its init tokens [decoder_start, <|notimestamps|>], 2, one forward over both). generate() then keeps
+  // the caller's encoder input (the measured prefill's first input: ids or log-mel features) and grows
+  // decoder_input_ids by one column a step, with no attention mask (an encoder-decoder builds none).
+  int64_t generate_decoder_prompt = 0;
+  // The logits processors after the two min-length ones, in generate()'s order (generation/logits_process.py):
+  // SuppressTokensAtBeginLogitsProcessor (whisper's begin_suppress_tokens not null): arange(V) int64 and an isin
+  // bool [V] every step, a torch.where [B, V] fp32 only at the first step (input_ids of begin_index tokens);
+  bool generate_begin_suppress = false;
+  // SuppressTokensLogitsProcessor (whisper's suppress_tokens not null): arange, isin and a torch.where [B, V]
+  // every step;
+  bool generate_suppress = false;
+  // ForcedEOSTokenLogitsProcessor (forced_eos_token_id not null: mbart's default 2): a torch.full_like [B, V] fp32
+  // at the last step (input_ids of max_length - 1 tokens), written in place.
+  bool generate_forced_eos = false;
 };
 
 // Whether decoder layer i attends through the sliding window.

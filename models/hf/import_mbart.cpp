@@ -6,7 +6,8 @@
 // 16 heads; d_model 1024, activation "gelu", dropout 0.1, attention_dropout 0, activation_dropout 0,
 // encoder_layerdrop / decoder_layerdrop 0, scale_embedding False, pad_token_id 1, tie_word_embeddings True.
 // attribute_map: hidden_size -> d_model, num_attention_heads -> encoder_attention_heads, num_hidden_layers ->
-// encoder_layers. MBartAttention raises unless the heads divide d_model.
+// encoder_layers. MBartAttention raises unless the heads divide d_model. Generation keys: bos 0, eos 2, decoder_start
+// None, forced_eos 2.
 #include "engine/arch/decoders/phi_parts.h"
 #include "models/hf_config_reader.h"
 
@@ -58,6 +59,15 @@ TransformerSpec import_mbart(const ConfigReader& r) {
   read_bart_stacks(r, s, {50265, 1024, 12, 16, 4096, 0.1});
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 1024);
   s.learned_positions = true;  // seq_len <= max_position_embeddings (estimate.cpp); target_len: the builder
+  // generate() (GenerationMixin's): decoder_input_ids start as [B, 1] decoder_start_token_id (None falls back to
+  // bos_token_id; both None raise); the min-length processors need eos_token_id (class default 2; null: none);
+  // forced_eos_token_id (class default 2) adds ForcedEOSTokenLogitsProcessor.
+  if (r.explicit_null("decoder_start_token_id") && r.explicit_null("bos_token_id"))
+    throw InputError(r.name("decoder_start_token_id"), "null",
+                     "generate() needs a decoder start token (decoder_start_token_id or bos_token_id)");
+  s.generate_decoder_prompt = 1;
+  s.generate_without_eos = r.explicit_null("eos_token_id");
+  s.generate_forced_eos = !r.explicit_null("forced_eos_token_id");
   return s;
 }
 

@@ -179,9 +179,10 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
     if (cache_past >= 0) {  // key_states / value_states rebound to what the cache returns
       const TensorId kc = cache_cat(b, k, cross ? 0 : cache_past);
       b.hold(kc);
-      b.drop(k);
+      if (!style.update_frees_after_both) b.drop(k);
       const TensorId vc = cache_cat(b, v, cross ? 0 : cache_past);
       b.hold(vc);
+      if (style.update_frees_after_both) b.drop(k);
       b.drop(v);
       k = kc;
       v = vc;
@@ -200,7 +201,9 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
     // (innermost stride 1). The memory-efficient kernel (fp32) writes [B, L, H, D] memory: no copy.
     // (Whole-run amp fp16 whisper-medium-width stream: a q-sized block after each attention's, freed after
     // out_proj's backward; the checkpointed amp bf16 stream shows the same pair in its first forward.)
-    if (style.contiguous_heads && b.dtype(ctx) != DType::f32) ctx = b.contiguous_copy(ctx, {B, Lq, heads, hd});
+    // One query (a decode step): [B, H, 1, D] transposed is already contiguous, so nothing is copied.
+    if (style.contiguous_heads && b.dtype(ctx) != DType::f32 && multi_query)
+      ctx = b.contiguous_copy(ctx, {B, Lq, heads, hd});
   } else {
     // torch.matmul copies the head-split views whose batch and head dims cannot merge (training's projections;
     // one query merges, cached k / v are cat outputs, whisper's are contiguous copies).

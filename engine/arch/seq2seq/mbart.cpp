@@ -1,4 +1,5 @@
-// MBartForConditionalGeneration (transformers 5.17 models/mbart/modeling_mbart.py), training forward + loss.
+// MBartForConditionalGeneration (transformers 5.17 models/mbart/modeling_mbart.py), training forward + loss, or one
+// inference pass with an EncoderDecoderCache.
 //   labels -> shift_tokens_right (clone, -100 -> pad, the last non-pad token wrapped to the front) before the model
 //   encoder: embed_tokens(ids) * embed_scale (MBartScaledWordEmbedding: always a product, 1.0 without
 //            scale_embedding) + embed_positions(arange(S).expand(B, -1) + 2) -> layernorm_embedding -> dropout ->
@@ -9,6 +10,13 @@
 //            layer_norm
 //   lm_logits = lm_head(h) + final_logits_bias (a [1, V] buffer in the model dtype: under amp the fp16 head's
 //   output plus the fp32 buffer is an fp32 [B, T, V]); CrossEntropyLoss over lm_logits.view(-1, V).
+// Inference (one pass of engine/inference_replay.cpp, as bart's): past_len 0 runs the encoder over the seq_len ids
+// and the first decoder step ([B, 1] decoder_start_token_id); a decode pass is one decoder step over the cached
+// encoder output. MBartDecoder in a pass: inputs_embeds = embed_tokens(ids) * embed_scale; position_ids =
+// arange(L) + past; attention_mask = torch.ones(B, past + L) (default dtype, bound until the decoder returns:
+// the causal mask is a new name; SDPA makes none, eager the float mask); `position_ids = embed_positions(...)`
+// rebinds the ids to the [1, L, d] lookup of position_ids.unsqueeze(0) + 2; layernorm_embedding, the cached
+// pre-LN layers (mbart_parts.h), layer_norm; lm_logits = lm_head(h) + final_logits_bias.
 // Layers: mbart_parts.h. Parameters in Module._apply order (the harness builds on the CPU, then .to("cuda")):
 // shared, encoder (embed_tokens = shared, embed_positions, layers, layernorm_embedding, layer_norm), decoder
 // (the same), lm_head (tied), then the buffer final_logits_bias.
@@ -31,12 +39,13 @@ struct StackParams {
 StackParams stack_params(GraphBuilder& b, const TransformerSpec& s, bool decoder) {
   const std::string prefix = bart_stack_prefix(decoder);
   const int64_t d = s.hidden_size;
-  const bool emb_train = !b.config().freeze_embeddings;
+  const bool train = b.training();
+  const bool emb_train = train && !b.config().freeze_embeddings;
   StackParams sp;
   sp.positions = b.param(prefix + "embed_positions.weight", {s.max_position_embeddings + 2, d}, emb_train);
-  sp.layers = bart_stack_layer_params(b, s, decoder, true);
-  std::tie(sp.ln_emb_w, sp.ln_emb_b) = bart_norm_params(b, prefix + "layernorm_embedding", d, true);
-  std::tie(sp.ln_w, sp.ln_b) = bart_norm_params(b, prefix + "layer_norm", d, true);
+  sp.layers = bart_stack_layer_params(b, s, decoder, train);
+  std::tie(sp.ln_emb_w, sp.ln_emb_b) = bart_norm_params(b, prefix + "layernorm_embedding", d, train);
+  std::tie(sp.ln_w, sp.ln_b) = bart_norm_params(b, prefix + "layer_norm", d, train);
   return sp;
 }
 
@@ -55,13 +64,87 @@ TensorId embed(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
   return b.dropout(h, s.embd_dropout);
 }
 
+// MBartEncoder over `ids` [B, S]: positions arange(S).expand(B, -1) (+ 2 inside embed), the pre-LN layers,
+// layer_norm; inputs_embeds and embed_pos bound until it returns.
+TensorId encoder(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared, TensorId ids) {
+  const int64_t B = b.shape(ids)[0], S = b.shape(ids)[1];
+  std::vector<TensorId> locals;
+  const TensorId pos_ids = b.generic_one("arange", {}, {S}, DType::i64);  // expand(B, -1): a view
+  TensorId h = embed(b, s, sp, shared, ids, b.view(pos_ids, {B, S}), locals);
+  for (size_t i = 0; i < sp.layers.size(); ++i)
+    h = bart_encoder_layer(b, s, BartStyle{}, sp.layers[i], static_cast<int64_t>(i), h);
+  b.hold(h);
+  const TensorId out = b.layer_norm(h, sp.ln_w, sp.ln_b);
+  b.drop(h);
+  for (TensorId t : locals) b.drop(t);
+  return out;
+}
+
+// MBartDecoder in one inference pass over `ids` [B, L] with `past` positions cached (statements in the header).
+TensorId cached_decoder(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp, TensorId shared,
+                        TensorId ids, TensorId enc, int64_t past) {
+  const int64_t B = b.shape(ids)[0], L = b.shape(ids)[1], kv = past + L;
+  const TensorId inputs_embeds = b.scalar_op("mul_scalar", b.embedding(ids, shared), false);
+  b.hold(inputs_embeds);
+  const TensorId position_ids =
+      b.generic_one("add_scalar", {b.generic_one("arange", {}, {L}, DType::i64)}, {L}, DType::i64);
+  b.hold(position_ids);
+  const TensorId ones = b.generic_one("ones", {}, {B, kv}, b.param_dtype());
+  b.hold(ones);
+  std::vector<TensorId> locals{inputs_embeds, ones};
+  TensorId mask = kNoTensor;
+  if (b.config().attn == AttnImpl::eager) {
+    mask = eager_mask(b, B, L, kv, b.dtype(inputs_embeds));
+    b.hold(mask);
+    locals.push_back(mask);
+  }
+  const TensorId pos_ids1 = b.generic_one("add_scalar", {b.view(position_ids, {1, L})}, {1, L}, DType::i64);
+  const TensorId positions = b.embedding(pos_ids1, sp.positions);
+  b.hold(positions);
+  b.drop(position_ids);  // rebound to the lookup
+  locals.push_back(positions);
+  TensorId h = b.dropout(b.layer_norm(b.add(inputs_embeds, positions), sp.ln_emb_w, sp.ln_emb_b), s.embd_dropout);
+  for (size_t i = 0; i < sp.layers.size(); ++i)
+    h = bart_cached_decoder_layer(b, s, BartStyle{}, sp.layers[i], static_cast<int64_t>(i), h, enc, mask, past);
+  b.hold(h);
+  const TensorId out = b.layer_norm(h, sp.ln_w, sp.ln_b);
+  b.drop(h);
+  for (TensorId t : locals) b.drop(t);
+  return out;
+}
+
+// One inference pass (engine/inference_replay.cpp), as bart.cpp's. Cache slots per decoder layer: self k, self v,
+// cross k, cross v (after the encoder output's slot inside generate()).
+void build_inference(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, V = s.vocab_size, d = s.hidden_size;
+  const int64_t past = seq2seq_decoder_past(b, "mbart");
+  hf_construction_scalar(b);
+  const TensorId shared = b.param("model.shared.weight", {V, d}, false);
+  const StackParams enc_p = stack_params(b, s, false);
+  const StackParams dec_p = stack_params(b, s, true);
+  const TensorId logits_bias = b.buffer("final_logits_bias", {1, V}, b.param_dtype());
+  const TensorId enc =
+      seq2seq_encoder_output(b, d, [&] { return encoder(b, s, enc_p, shared, b.input({B, S}, DType::i64)); });
+  const TensorId h = cached_decoder(b, s, dec_p, shared, b.input({B, 1}, DType::i64), enc, past);
+  for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
+  seq2seq_inference_end(b, b.add(b.linear(h, shared), logits_bias), enc);
+}
+
 }  // namespace
 
 void build_mbart(GraphBuilder& b, const TransformerSpec& s) {
-  if (!b.training())
-    throw InputError("mode", "inference", "mbart is modelled for training (inference is not measured yet)");
   const auto& cfg = b.config();
   if (cfg.attn != AttnImpl::sdpa && cfg.attn != AttnImpl::eager) throw InputError("attn", "?", "sdpa or eager");
+  if (!b.training()) {
+    // Positions run from 0 (plus the offset): the encoder needs seq_len rows, the decoder one per generated
+    // token; an index past the table is a device assert.
+    check_seq2seq_lengths(
+        cfg, s.max_position_embeddings,
+        "exceeds the model's position embeddings (" + std::to_string(s.max_position_embeddings) + ")");
+    build_inference(b, s);
+    return;
+  }
   const int64_t B = cfg.batch_size, S = cfg.seq_len, T = cfg.target_len > 0 ? cfg.target_len : cfg.seq_len,
                 V = s.vocab_size, d = s.hidden_size;
   // The decoder's learned positions end at max_position_embeddings (an index past the table is a device assert).
@@ -90,16 +173,7 @@ void build_mbart(GraphBuilder& b, const TransformerSpec& s) {
   b.drop(start);
   b.hold(dec_ids);  // decoder_input_ids: bound until forward returns
 
-  // encoder
-  std::vector<TensorId> enc_locals;
-  const TensorId enc_pos_ids = b.generic_one("arange", {}, {S}, DType::i64);  // expand(B, -1): a view
-  TensorId h = embed(b, s, enc_p, shared, ids, b.view(enc_pos_ids, {B, S}), enc_locals);
-  for (size_t i = 0; i < enc_p.layers.size(); ++i)
-    h = bart_encoder_layer(b, s, BartStyle{}, enc_p.layers[i], static_cast<int64_t>(i), h);
-  b.hold(h);
-  const TensorId enc = b.layer_norm(h, enc_p.ln_w, enc_p.ln_b);
-  b.drop(h);
-  for (TensorId t : enc_locals) b.drop(t);
+  const TensorId enc = encoder(b, s, enc_p, shared, ids);
   b.hold(enc);  // encoder_outputs: bound until forward returns
 
   // decoder: attention_mask = torch.ones(B, T) (default dtype), position_ids = arange(T) + 0, both locals.
@@ -118,7 +192,7 @@ void build_mbart(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(mask);
     dec_locals.push_back(mask);
   }
-  h = embed(b, s, dec_p, shared, dec_ids, b.view(dec_pos_ids, {1, T}), dec_locals);
+  TensorId h = embed(b, s, dec_p, shared, dec_ids, b.view(dec_pos_ids, {1, T}), dec_locals);
   for (size_t i = 0; i < dec_p.layers.size(); ++i)
     h = bart_decoder_layer(b, s, BartStyle{}, dec_p.layers[i], static_cast<int64_t>(i), h, enc, mask);
   b.hold(h);

@@ -75,4 +75,35 @@ TensorId bart_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const Bar
   return h;
 }
 
+TensorId bart_cached_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st,
+                                   const BartLayerParams& w, int64_t i, TensorId h, TensorId enc, TensorId mask,
+                                   int64_t past) {
+  b.begin_layer("decoder.layers." + std::to_string(i), false);
+  const int64_t heads = s.decoder_num_heads;
+  const BartAttnStyle style{st.contiguous_heads, /*view_grad_copies=*/false, /*one_query_merges=*/true,
+                            /*update_frees_after_both=*/true};
+  b.hold(h);  // the decoder's loop variable and the first block's `residual` until the layer returns
+  TensorId w1 = kNoTensor, w2 = kNoTensor;
+  TensorId x = b.layer_norm(h, w.sa_ln_w, w.sa_ln_b);
+  b.hold(x);
+  TensorId a = bart_attention(b, s, w.sa, x, kNoTensor, true, mask, heads, past, w1, style);
+  b.drop(x);
+  const TensorId h1 = b.add(h, b.dropout(a, s.resid_dropout));
+  b.hold(h1);
+  x = b.layer_norm(h1, w.ca_ln_w, w.ca_ln_b);
+  b.hold(x);
+  a = bart_attention(b, s, w.ca, x, enc, false, kNoTensor, heads, past, w2, style);
+  b.drop(x);
+  if (w1 != kNoTensor) b.drop(w1);  // `_` rebound by the cross-attention's result
+  const TensorId h2 = b.add(h1, b.dropout(a, s.resid_dropout));
+  b.drop(h1);
+  b.hold(h2);
+  const TensorId ffn_in = b.layer_norm(h2, w.ln_w, w.ln_b);
+  const TensorId out = b.add(h2, bart_ffn(b, s, ffn_in, w.fc1, w.fc1_b, w.fc2, w.fc2_b, /*pre_ln=*/true));
+  for (TensorId t : {w2, h2, h})
+    if (t != kNoTensor) b.drop(t);
+  b.end_layer();
+  return out;
+}
+
 }  // namespace memplan

@@ -31,5 +31,13 @@ TensorId bart_encoder_layer(GraphBuilder& b, const TransformerSpec& s, const Bar
 // float mask (kNoTensor under SDPA, which runs is_causal).
 TensorId bart_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st, const BartLayerParams& w,
                             int64_t i, TensorId h, TensorId enc, TensorId mask);
+// The same decoder layer in one inference pass (no autograd): the self-attention appends its keys / values to the
+// EncoderDecoderCache (`past` positions already cached), the cross-attention stores the encoder's keys / values at
+// the first step (past 0) and reads them back after (bart_attention's cache_past), with a single query's head view
+// merging (BartAttnStyle::one_query_merges). The normed input of each block is bound to hidden_states until its
+// attention returns, each block's sum is `residual` of the next.
+TensorId bart_cached_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const BartStyle& st,
+                                   const BartLayerParams& w, int64_t i, TensorId h, TensorId enc, TensorId mask,
+                                   int64_t past);
 
 }  // namespace memplan
