@@ -44,32 +44,7 @@ void check_architectures(const ConfigReader& r) {
 TransformerSpec import_deit(const ConfigReader& r) {
   check_architectures(r);
   TransformerSpec s;
-  s.family = TransformerSpec::Family::bert;  // an encoder: non-causal attention, training only
-  s.hidden_size = r.positive({"hidden_size"}, 768);
-  s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
-  s.num_heads = r.positive({"num_attention_heads"}, 12);
-  s.num_kv_heads = s.num_heads;
-  if (s.hidden_size < s.num_heads && !r.present("head_dim"))
-    throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),
-                     "exceeds hidden_size (" + std::to_string(s.hidden_size) + "): head_dim would be 0");
-  s.head_dim = r.positive({"head_dim"}, s.hidden_size / s.num_heads);
-  s.intermediate_size = r.positive({"intermediate_size"}, 3072);
-  s.hidden_act = r.string({"hidden_act"}, "gelu");
-  if (s.hidden_act != "gelu")
-    throw InputError(r.name("hidden_act"), "\"" + s.hidden_act + "\"", "is not modelled (deit is modelled with gelu)");
-  s.resid_dropout = r.probability({"hidden_dropout_prob"}, 0.0);
-  s.embd_dropout = s.resid_dropout;  // DeiTEmbeddings.dropout uses hidden_dropout_prob too
-  s.attn_dropout = r.probability({"attention_probs_dropout_prob"}, 0.0);
-  s.qkv_bias = r.boolean({"qkv_bias"}, true);
-  s.o_bias = s.mlp_bias = true;
-  s.attention_bias = s.qkv_bias;
-  // Read for their type only (no memory effect on DeiTForImageClassification).
-  r.opt_positive_number({"layer_norm_eps"});
-  r.opt_positive_number({"initializer_range"});
-  r.positive({"encoder_stride"}, 16);
-  r.opt_positive({"pooler_output_size"});
-  r.string({"pooler_act"}, "tanh");
-
+  image::read_vit_encoder(r, s, "deit");
   image::read_geometry(r, s, 224, 16);
   image::read_labels(r, s, kClassifier);
   s.image_extra_tokens = 1;  // the distillation token

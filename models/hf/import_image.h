@@ -1,6 +1,6 @@
-// What the DINOv2 and DeiT importers (import_dinov2.cpp, import_deit.cpp) read alike of a transformers image
-// classifier's config: the square image and patch geometry and the classifier's labels and loss. (import_vit.cpp
-// keeps its own copy of the same reads.)
+// What the ViT, DeiT and DINOv2 importers (import_vit.cpp, import_deit.cpp, import_dinov2.cpp) read alike of a
+// transformers image classifier's config: the square image and patch geometry, the classifier's labels and loss,
+// and (ViT and DeiT, whose configs are the same class shape) the encoder's layer keys.
 #pragma once
 #include <string>
 
@@ -53,6 +53,38 @@ inline void read_labels(const ConfigReader& r, TransformerSpec& s, const std::st
   if (!s.problem_type.empty() && s.problem_type != "single_label_classification")
     throw InputError(r.name("problem_type"), "\"" + s.problem_type + "\"",
                      "is not modelled (" + cls + " is modelled with cross entropy: single_label_classification)");
+}
+
+// ViTConfig's and DeiTConfig's encoder keys (the same fields and defaults in both classes) into s: an encoder
+// (non-causal attention, training only) of hidden_size 768, 12 layers of 12 heads, intermediate 3072, gelu, the
+// two dropouts, qkv_bias True; the keys that change no allocation of the classification model are read for their
+// type only. `type` names the model_type in messages.
+inline void read_vit_encoder(const ConfigReader& r, TransformerSpec& s, const std::string& type) {
+  s.family = TransformerSpec::Family::bert;
+  s.hidden_size = r.positive({"hidden_size"}, 768);
+  s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
+  s.num_heads = r.positive({"num_attention_heads"}, 12);
+  s.num_kv_heads = s.num_heads;
+  if (s.hidden_size < s.num_heads && !r.present("head_dim"))
+    throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),
+                     "exceeds hidden_size (" + std::to_string(s.hidden_size) + "): head_dim would be 0");
+  s.head_dim = r.positive({"head_dim"}, s.hidden_size / s.num_heads);
+  s.intermediate_size = r.positive({"intermediate_size"}, 3072);
+  s.hidden_act = r.string({"hidden_act"}, "gelu");
+  if (s.hidden_act != "gelu")
+    throw InputError(r.name("hidden_act"), "\"" + s.hidden_act + "\"",
+                     "is not modelled (" + type + " is modelled with gelu)");
+  s.resid_dropout = r.probability({"hidden_dropout_prob"}, 0.0);
+  s.embd_dropout = s.resid_dropout;  // the embeddings' dropout uses hidden_dropout_prob too
+  s.attn_dropout = r.probability({"attention_probs_dropout_prob"}, 0.0);
+  s.qkv_bias = r.boolean({"qkv_bias"}, true);
+  s.o_bias = s.mlp_bias = true;
+  s.attention_bias = s.qkv_bias;
+  r.opt_positive_number({"layer_norm_eps"});
+  r.opt_positive_number({"initializer_range"});
+  r.positive({"encoder_stride"}, 16);  // the masked-image-modeling decoder's
+  r.opt_positive({"pooler_output_size"});
+  r.string({"pooler_act"}, "tanh");  // the classifiers build the model without its pooler
 }
 
 }  // namespace memplan::hf::image

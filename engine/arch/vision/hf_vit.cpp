@@ -143,41 +143,44 @@ void vit_tail(GraphBuilder& b, TensorId h, TensorId embedding_output, TensorId l
   b.set_loss(loss);
 }
 
-}  // namespace hfvit
-
-using namespace hfvit;
-
-void build_hf_vit(GraphBuilder& b, const TransformerSpec& s) {
+// ViTForImageClassification, and DeiTForImageClassification (`distillation`: DeiTEmbeddings' distillation token,
+// registered after the position table, and one more expanded token in the cat; engine/arch/vision/hf_deit.cpp says
+// what else is the same). `type` / `cls_name` name the model in messages, `prefix` its parameters.
+void build_vit_classifier(GraphBuilder& b, const TransformerSpec& s, const std::string& type,
+                          const std::string& cls_name, bool distillation) {
   const auto& cfg = b.config();
   if (!b.training())
-    throw InputError("mode", "inference", "vit (ViTForImageClassification) is modelled for training only");
+    throw InputError("mode", "inference", type + " (" + cls_name + ") is modelled for training only");
   if (cfg.task != Task::lm)  // check_task refuses it first (no kTasks row)
-    throw InputError("task", std::string(task_name(cfg.task)), "vit has its own image-classification head");
+    throw InputError("task", std::string(task_name(cfg.task)), type + " has its own image-classification head");
   const int64_t B = cfg.batch_size, H = s.hidden_size, R = s.image_size, P = s.patch_size, C = s.num_channels;
-  const int64_t side = R / P, n = side * side, S = n + 1, NL = s.image_num_labels;
-  if (cfg.seq_len != S)
+  const int64_t extra = distillation ? 2 : 1;
+  const int64_t side = R / P, n = side * side, S = n + extra, NL = s.image_num_labels;
+  if (cfg.seq_len != S || hf_image_tokens(s) != S)
     throw InputError("seq_len", std::to_string(cfg.seq_len),
-                     "a vit's sequence is its (image_size / patch_size)^2 + 1 = " + std::to_string(S) +
-                         " tokens, set from the config (not a run setting)");
+                     "a " + type + "'s sequence is its (image_size / patch_size)^2 + " + std::to_string(extra) +
+                         " = " + std::to_string(S) + " tokens, set from the config (not a run setting)");
   const bool emb_train = !cfg.freeze_embeddings;
+  const std::string pre = type + ".";
 
   hf_construction_scalar(b);
   // Parameters in the order they reach the GPU. model.to("cuda") (Module._apply) moves a module's children, then
-  // its own parameters: ViTEmbeddings' patch projection (weight, bias), then cls_token and position_embeddings;
-  // built on the GPU (weights_load on_device) they are allocated in __init__ order, cls_token first. Then the
-  // layers, the final layernorm, the classifier.
+  // its own parameters: the embeddings' patch projection (weight, bias), then cls_token and position_embeddings
+  // (and DeiT's distillation_token); built on the GPU (weights_load on_device) they are allocated in __init__
+  // order, cls_token first. Then the layers, the final layernorm, the classifier.
   const bool built_on_device = cfg.weights_load == WeightsLoad::on_device;
-  TensorId cls = built_on_device ? b.param("vit.embeddings.cls_token", {1, 1, H}, emb_train) : kNoTensor;
-  TensorId conv_w = b.param("vit.embeddings.patch_embeddings.projection.weight", {H, C, P, P}, emb_train);
-  TensorId conv_b = b.param("vit.embeddings.patch_embeddings.projection.bias", {H}, emb_train);
-  if (!built_on_device) cls = b.param("vit.embeddings.cls_token", {1, 1, H}, emb_train);
-  TensorId pos = b.param("vit.embeddings.position_embeddings", {1, S, H}, emb_train);
+  TensorId cls = built_on_device ? b.param(pre + "embeddings.cls_token", {1, 1, H}, emb_train) : kNoTensor;
+  TensorId conv_w = b.param(pre + "embeddings.patch_embeddings.projection.weight", {H, C, P, P}, emb_train);
+  TensorId conv_b = b.param(pre + "embeddings.patch_embeddings.projection.bias", {H}, emb_train);
+  if (!built_on_device) cls = b.param(pre + "embeddings.cls_token", {1, 1, H}, emb_train);
+  TensorId pos = b.param(pre + "embeddings.position_embeddings", {1, S, H}, emb_train);
+  TensorId dist = distillation ? b.param(pre + "embeddings.distillation_token", {1, 1, H}, emb_train) : kNoTensor;
   std::vector<VitLayerParams> layers;
   layers.reserve(static_cast<size_t>(s.num_layers));
   for (int64_t i = 0; i < s.num_layers; ++i)
-    layers.push_back(vit_layer_params(b, s, "vit.layers." + std::to_string(i) + ".", !layer_frozen(cfg, i)));
-  TensorId lnf_w = b.param("vit.layernorm.weight", {H});
-  TensorId lnf_b = b.param("vit.layernorm.bias", {H});
+    layers.push_back(vit_layer_params(b, s, pre + "layers." + std::to_string(i) + ".", !layer_frozen(cfg, i)));
+  TensorId lnf_w = b.param(pre + "layernorm.weight", {H});
+  TensorId lnf_b = b.param(pre + "layernorm.bias", {H});
   TensorId cls_w = b.param("classifier.weight", {NL, H});
   TensorId cls_b = b.param("classifier.bias", {NL});
 
@@ -185,23 +188,32 @@ void build_hf_vit(GraphBuilder& b, const TransformerSpec& s) {
   TensorId x = b.input({B, C, R, R}, b.param_dtype());
   TensorId labels = b.input({B}, DType::i64);
 
-  // ViTEmbeddings.forward. The conv output dies once cat has copied it (Conv2d saves its input and weight).
+  // The embeddings' forward. The conv output dies once cat has copied it (Conv2d saves its input and weight).
   // flatten(2).transpose(1, 2): views. The gradient reaching the conv output is the transposed narrow of cat's
   // gradient, which convolution_backward copies contiguous for cuDNN (allocated before the weight gradient, freed
   // after the kernel: whole-run streams, all four rows).
   TensorId patches = b.view_copying_grad(b.conv2d(x, conv_w, conv_b, P, 0, {B, H, side, side}), {B, n, H});
   // Under autocast the bf16 patches join the fp32 cls token: cat promotes, and its backward casts the patches'
   // narrow of the fp32 gradient back to bf16 (a fresh buffer; whole-run amp streams).
-  TensorId e = b.cat("cat", {b.view(cls, {B, 1, H}), patches}, 1, std::nullopt, /*cast_part_grads=*/true);
+  TensorId e = distillation ? b.cat("cat", {b.view(cls, {B, 1, H}), b.view(dist, {B, 1, H}), patches}, 1,
+                                    std::nullopt, /*cast_part_grads=*/true)
+                             : b.cat("cat", {b.view(cls, {B, 1, H}), patches}, 1, std::nullopt,
+                                     /*cast_part_grads=*/true);
   e = b.add(e, pos);
   TensorId h = b.dropout(e, s.embd_dropout);
   const TensorId embedding_output = h;
-  b.hold(embedding_output);  // bound in ViTModel.forward until it returns
+  b.hold(embedding_output);  // bound in the model's forward until it returns
 
   for (int64_t i = 0; i < s.num_layers; ++i)
-    h = vit_layer(b, s, layers[static_cast<size_t>(i)], "vit.layers." + std::to_string(i), layer_checkpointed(cfg, i),
-                  h);
+    h = vit_layer(b, s, layers[static_cast<size_t>(i)], pre + "layers." + std::to_string(i),
+                  layer_checkpointed(cfg, i), h);
   vit_tail(b, h, embedding_output, lnf_w, lnf_b, cls_w, cls_b, labels);
+}
+
+}  // namespace hfvit
+
+void build_hf_vit(GraphBuilder& b, const TransformerSpec& s) {
+  hfvit::build_vit_classifier(b, s, "vit", "ViTForImageClassification", /*distillation=*/false);
 }
 
 }  // namespace memplan

@@ -33,6 +33,10 @@ TensorId vit_layer(GraphBuilder& b, const TransformerSpec& s, const VitLayerPara
 // After the last layer's output h: the model's final layernorm (h and `embedding_output` released after it, when
 // the model's forward returns), the classifier on the first token, cross entropy against `labels`; marks the
 // model's end, exits autocast and sets the loss.
+// The whole ViTForImageClassification training graph, or DeiTForImageClassification's with `distillation`
+// (engine/arch/vision/hf_vit.cpp); `type` ("vit", "deit") prefixes the parameters and names the model in messages.
+void build_vit_classifier(GraphBuilder& b, const TransformerSpec& s, const std::string& type,
+                          const std::string& cls_name, bool distillation);
 void vit_tail(GraphBuilder& b, TensorId h, TensorId embedding_output, TensorId lnf_w, TensorId lnf_b, TensorId cls_w,
               TensorId cls_b, TensorId labels);
 
