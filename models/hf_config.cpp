@@ -37,6 +37,18 @@ int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_ke
   return hidden / heads;
 }
 
+int64_t rotary_head_dim_floor(const ConfigReader& r, const TransformerSpec& s) {
+  const int64_t head_dim = r.opt_positive({"head_dim"}).value_or(s.hidden_size / s.num_heads);
+  if (head_dim == 0)
+    throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),
+                     "exceeds hidden_size (" + std::to_string(s.hidden_size) + "): head_dim = hidden // heads is 0");
+  if (head_dim % 2 != 0)
+    throw InputError(r.name(r.raw("head_dim") ? "head_dim" : "hidden_size"),
+                     std::to_string(r.raw("head_dim") ? head_dim : s.hidden_size),
+                     "gives an odd head_dim " + std::to_string(head_dim) + "; rotate_half pairs dimensions");
+  return head_dim;
+}
+
 void check_kv_heads(const TransformerSpec& s) {
   if (s.num_heads % s.num_kv_heads != 0)
     throw InputError(ConfigReader::field("num_key_value_heads"), std::to_string(s.num_kv_heads),

@@ -127,6 +127,9 @@ class ConfigReader {
 
 // hidden = heads * head_dim when the config gives no head_dim (gpt2, bert, the llama family, ...).
 int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_key, const char* hidden_key);
+// getattr(config, "head_dim", hidden_size // num_attention_heads) with floor division (cohere2, olmo3): refused
+// when 0 (more heads than hidden units) or odd (rotate_half pairs dimensions), naming the key that set it.
+int64_t rotary_head_dim_floor(const ConfigReader& r, const TransformerSpec& s);
 // num_attention_heads % num_key_value_heads == 0, as every GQA attention requires.
 void check_kv_heads(const TransformerSpec& s);
 

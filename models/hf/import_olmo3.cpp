@@ -48,14 +48,7 @@ TransformerSpec import_olmo3(const ConfigReader& r) {
   s.num_heads = r.positive({"num_attention_heads"}, 32);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(s.num_heads);
   check_kv_heads(s);
-  s.head_dim = r.opt_positive({"head_dim"}).value_or(s.hidden_size / s.num_heads);  // hidden // heads: floor
-  if (s.head_dim == 0)
-    throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),
-                     "exceeds hidden_size (" + std::to_string(s.hidden_size) + "): head_dim = hidden // heads is 0");
-  if (s.head_dim % 2 != 0)
-    throw InputError(r.name(r.raw("head_dim") ? "head_dim" : "hidden_size"),
-                     std::to_string(r.raw("head_dim") ? s.head_dim : s.hidden_size),
-                     "gives an odd head_dim " + std::to_string(s.head_dim) + "; rotate_half pairs dimensions");
+  s.head_dim = rotary_head_dim_floor(r, s);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 2048);
   s.hidden_act = r.string({"hidden_act"}, "silu");
   if (s.hidden_act != "silu" && s.hidden_act != "swish")
