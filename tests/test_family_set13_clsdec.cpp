@@ -1,6 +1,6 @@
 // Sequence and token classification heads on decoders (family set 13): llama / mistral / qwen2 / qwen3
 // (GenericForSequenceClassification, GenericForTokenClassification) and gpt2 (GPT2ForSequenceClassification),
-// engine/arch/decoders/heads_decoder.cpp. The importer's head keys and refusals, the parameter counts derived by hand, and
+// engine/arch/decoders/parts/heads_decoder.cpp. The importer's head keys and refusals, the parameter counts derived by hand, and
 // the measured H200 rows (measured before the head existed and used to write it;
 // data/validation/notes-f13/classification-decoders.md).
 #include <catch2/catch.hpp>

@@ -74,7 +74,7 @@ NativeGraph mlp() {
 }
 
 // GPT-2 small (HF gpt2: V 50257, H 768, 12 layers x 12 heads, 1024 positions, dropout 0.1, tied head) written
-// with the ops and Python lifetimes of engine/arch/decoders/gpt2.cpp: Conv1D = transposed linear, gelu_new spelled out
+// with the ops and Python lifetimes of engine/arch/decoders/gpt/gpt2.cpp: Conv1D = transposed linear, gelu_new spelled out
 // (pow as a custom op saving its fp32 input), ForCausalLMLoss's pad/contiguous as custom i64 ops.
 NativeGraph gpt2_small() {
   const int64_t V = 50257, H = 768, L = 12, nh = 12, hd = 64, I = 3072;

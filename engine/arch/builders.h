@@ -22,66 +22,66 @@ TransformerBuilder transformer_builder(const TransformerSpec& s);
 void build_gpt2(GraphBuilder& b, const TransformerSpec& s);
 void build_llama(GraphBuilder& b, const TransformerSpec& s);       // llama, mistral, qwen2, mixtral
 void build_bert(GraphBuilder& b, const TransformerSpec& s);
-void build_qwen3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/qwen3.cpp
-void build_qwen3_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/decoders/qwen3_moe.cpp
-void build_olmo2(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/olmo2.cpp
-void build_gemma(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/gemma.cpp
-void build_gemma2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/gemma2.cpp
-void build_gemma3(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/gemma3.cpp (gemma3_text)
-void build_phi3(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/phi3.cpp
-void build_gpt_neox(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/gpt_neox.cpp
-void build_starcoder2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/starcoder2.cpp
-void build_deepseek_v2(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/deepseek_v2.cpp
-void build_deepseek_v3(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/deepseek_v3.cpp
-void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt_oss.cpp
+void build_qwen3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/dense/qwen3.cpp
+void build_qwen3_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/decoders/moe/qwen3_moe.cpp
+void build_olmo2(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/dense/olmo2.cpp
+void build_gemma(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/dense/gemma.cpp
+void build_gemma2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/dense/gemma2.cpp
+void build_gemma3(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/dense/gemma3.cpp (gemma3_text)
+void build_phi3(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/dense/phi3.cpp
+void build_gpt_neox(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/gpt/gpt_neox.cpp
+void build_starcoder2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/starcoder2.cpp
+void build_deepseek_v2(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/moe/deepseek_v2.cpp
+void build_deepseek_v3(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/moe/deepseek_v3.cpp
+void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/moe/gpt_oss.cpp
 void build_t5(GraphBuilder& b, const TransformerSpec& s);          // engine/arch/seq2seq/t5.cpp
-void build_granite(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/granite.cpp
-void build_phi(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/decoders/phi.cpp
-void build_stablelm(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/stablelm.cpp
-void build_cohere(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/cohere.cpp
+void build_granite(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/dense/granite.cpp
+void build_phi(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/decoders/gpt/phi.cpp
+void build_stablelm(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/dense/stablelm.cpp
+void build_cohere(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/dense/cohere.cpp
 void build_roberta(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/roberta.cpp (and xlm-roberta)
-void build_opt(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/decoders/opt.cpp
-void build_qwen2_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/decoders/qwen2_moe.cpp
+void build_opt(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/decoders/gpt/opt.cpp
+void build_qwen2_moe(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/decoders/moe/qwen2_moe.cpp
 void build_distilbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/distilbert.cpp
-void build_glm4(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/glm4.cpp
-void build_nemotron(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/nemotron.cpp
+void build_glm4(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/dense/glm4.cpp
+void build_nemotron(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/dense/nemotron.cpp
 void build_modernbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/modernbert.cpp
-void build_olmoe(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/olmoe.cpp
-void build_granitemoe(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/granitemoe.cpp (+ granitemoeshared)
-void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/smollm3.cpp
-void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/olmo.cpp
-void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/gpt_bigcode.cpp
-void build_gptj(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/gptj.cpp
-void build_falcon(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/falcon.cpp
-void build_bloom(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/bloom.cpp
-void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/ernie4_5.cpp
-void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/exaone4.cpp
-void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/seed_oss.cpp
-void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/arcee.cpp
+void build_olmoe(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/moe/olmoe.cpp
+void build_granitemoe(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/granitemoe.cpp (+ granitemoeshared)
+void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/dense/smollm3.cpp
+void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/dense/olmo.cpp
+void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/gpt/gpt_bigcode.cpp
+void build_gptj(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/gpt/gptj.cpp
+void build_falcon(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/gpt/falcon.cpp
+void build_bloom(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/gpt/bloom.cpp
+void build_ernie4_5(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/dense/ernie4_5.cpp
+void build_exaone4(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/dense/exaone4.cpp
+void build_seed_oss(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/dense/seed_oss.cpp
+void build_arcee(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/dense/arcee.cpp
 void build_bart(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/bart.cpp
-void build_llama4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/llama4.cpp (llama4_text)
-void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/hunyuan_v1_dense.cpp
-void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/apertus.cpp
+void build_llama4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/moe/llama4.cpp (llama4_text)
+void build_hunyuan_v1_dense(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/hunyuan_v1_dense.cpp
+void build_apertus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/dense/apertus.cpp
 void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/deberta_v2.cpp (deberta-v2)
 void build_mbart(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/seq2seq/mbart.cpp
 void build_marian(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/seq2seq/marian.cpp
 void build_pegasus(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/marian.cpp
 void build_m2m_100(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/m2m_100.cpp
 void build_whisper(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/seq2seq/whisper.cpp
-void build_cohere2(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/cohere2.cpp
+void build_cohere2(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/dense/cohere2.cpp
 void build_hf_vit(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vision/hf_vit.cpp (vit: ViTForImageClassification)
 void build_hf_dinov2(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vision/hf_dinov2.cpp (Dinov2ForImageClassification)
 void build_hf_deit(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vision/hf_deit.cpp (DeiTForImageClassification)
-void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt_neo.cpp
+void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt/gpt_neo.cpp
 void build_electra(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/electra.cpp
-void build_glm4_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/glm4_moe.cpp
-void build_phimoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/phimoe.cpp
+void build_glm4_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/moe/glm4_moe.cpp
+void build_phimoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/moe/phimoe.cpp
 void build_umt5(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/umt5.cpp (mt5 runs build_t5)
 void build_albert(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/encoders/albert.cpp
 void build_mpnet(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/encoders/mpnet.cpp
-void build_olmo3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/olmo3.cpp
-void build_lfm2(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/lfm2.cpp
-void build_ernie4_5_moe(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/ernie4_5_moe.cpp
+void build_olmo3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/dense/olmo3.cpp
+void build_lfm2(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/dense/lfm2.cpp
+void build_ernie4_5_moe(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/moe/ernie4_5_moe.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)
@@ -110,7 +110,7 @@ void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, 
 void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId head,
                             TensorId ids, TensorId bias = kNoTensor,
                             TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr);
-// The classification heads of decoder-only models (engine/arch/decoders/heads_decoder.cpp), in place of the CausalLM head
+// The classification heads of decoder-only models (engine/arch/decoders/parts/heads_decoder.cpp), in place of the CausalLM head
 // when cfg.task is seq_cls or token_cls: "score.weight" [num_labels, H] (and "score.bias" for token_cls with
 // s.token_cls_bias), the head's forward over the last hidden state `hidden`, its loss against `labels` (made by
 // task_labels when kNoTensor), the autocast cache cleared, the loss set. transformers 5.17

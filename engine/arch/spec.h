@@ -249,7 +249,7 @@ struct TransformerSpec {
   bool deberta_legacy_mlm_head = true;
   // [classification heads: RunConfig::task seq_cls / token_cls]
   // What ...ForSequenceClassification / ...ForTokenClassification read of the config beyond the base model's keys
-  // (decoders: engine/arch/decoders/heads_decoder.cpp, importer models/hf/import_cls_heads.cpp; encoders:
+  // (decoders: engine/arch/decoders/parts/heads_decoder.cpp, importer models/hf/import_cls_heads.cpp; encoders:
   // engine/arch/encoders/heads_encoder.cpp and modernbert.cpp, read by each family's importer; deberta-v2 has its own).
   // config.pad_token_id is not None (decoders): the sequence head pools the last token that is not pad_token_id (the
   // value changes no allocation); without one transformers raises at batch size > 1, so the builder refuses that.
@@ -355,7 +355,7 @@ struct TransformerSpec {
   // (in_proj to 3 x hidden, B * x, a depthwise causal conv1d of conv_L_cache taps, C * conv, out_proj; one conv
   // state [B, hidden, conv_L_cache] per such layer in generate()'s cache), else Lfm2Attention (GQA with q / k
   // RMSNorm over head_dim before the rotary embedding; K / V in the cache). One entry per layer for lfm2, empty
-  // for every other model_type. Read by engine/arch/decoders/lfm2.cpp only.
+  // for every other model_type. Read by engine/arch/decoders/dense/lfm2.cpp only.
   std::vector<uint8_t> lfm2_conv_layers;
   int64_t lfm2_conv_kernel = 0;  // config.conv_L_cache (3): the depthwise conv's taps and the cached state's length
   bool lfm2_conv_bias = false;   // config.conv_bias (false): biases on conv, in_proj and out_proj

@@ -8,7 +8,7 @@
 // bias. rope_parameters (llama3 by default) changes only the [head_dim / 2] inverse frequencies.
 #include "models/hf_config_reader.h"
 
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 
 namespace memplan::hf {
 

@@ -2,7 +2,7 @@
 // PreTrainedConfig.problem_type (transformers 5.17 configuration_utils.py) for every family, and the decoders' keys
 // (modeling_layers.py GenericForSequenceClassification / GenericForTokenClassification, which llama, mistral, qwen2
 // and qwen3 use; modeling_gpt2.py GPT2ForSequenceClassification). The encoders' head fields are read by each
-// family's importer. Builders: engine/arch/decoders/heads_decoder.cpp, heads_encoder.cpp.
+// family's importer. Builders: engine/arch/decoders/parts/heads_decoder.cpp, heads_encoder.cpp.
 //   pad_token_id                 None unless set (LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
 //                                GPT2Config: no default pad token); compared with input_ids, so any integer
 //   classifier_dropout           getattr(config, "classifier_dropout", None); when None, hidden_dropout; when that

@@ -9,7 +9,7 @@
 // ["sliding_attention" if (i + 1) % sliding_window_pattern != 0 else "full_attention"], which Python can only
 // evaluate for an integer pattern other than 0 (a string pattern or a None window without layer_types raises
 // there, and is refused here naming the field). With a window set, full-attention layers take no rotary
-// embedding (engine/arch/decoders/exaone4.cpp); a None window (spec sliding_window 0) rotates every layer and is accepted
+// embedding (engine/arch/decoders/dense/exaone4.cpp); a None window (spec sliding_window 0) rotates every layer and is accepted
 // only when no layer is a sliding one.
 #include "models/hf_config_reader.h"
 

@@ -11,7 +11,7 @@
 // or the old architecture with num_ln_in_parallel_attn 2 (FalconDecoderLayer builds norms its forward does not
 // call: the Python raises), num_kv_heads that do not divide the heads (new architecture) or differ from them
 // (old architecture without multi_query: the key reshape fails), rope types other than default / linear / dynamic.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -6,7 +6,7 @@
 // attention_bias True (q / k / v; o_proj and the MLP never have one); partial_rotary_factor 0.5
 // (__post_init__'s setdefault; a rope dict's value wins). num_key_value_heads or head_dim null stays None and
 // the attention divides by it / raises it to a power: refused. No sliding window.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -13,7 +13,7 @@
 // num_nextn_predict_layers (num_mtp_layers, the published checkpoints' MTP layer) is not built by from_config
 // (its weights are ignored on load): no memory. Glm4MoeTopkRouter always routes over groups, which must split the
 // experts in groups of at least two (topk(2) per group).
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -7,7 +7,7 @@
 // GPTBigCodeAttention requires n_embd % n_head == 0. scale_attn_weights, attention_softmax_in_fp32 and
 // scale_attention_softmax_in_fp32 change no allocation in 5.17 (the attention runs eager_attention_forward or
 // SDPA, whose softmax is fp32 either way; the scaling is a Python float): read for their type only.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/checked.h"
 #include "models/hf_config_reader.h"
 

@@ -12,7 +12,7 @@
 // by key length, and wpe is learned: a sequence may not pass max_position_embeddings (estimate.cpp checks).
 #include <algorithm>
 
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/checked.h"
 #include "models/hf_config_reader.h"
 

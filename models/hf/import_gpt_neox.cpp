@@ -8,7 +8,7 @@
 // validate_architecture: hidden_size % num_attention_heads == 0; head_size = hidden // heads.
 // Rotary: rope_parameters (or rope_scaling) partial_rotary_factor, else the legacy top-level rotary_pct, else
 // 0.25; rotary_ndims = int(head_size * factor).
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -6,7 +6,7 @@
 // gathers from it by position id, so a sequence may not pass n_positions (learned_positions: estimate.cpp checks).
 // rotary_dim None would make that table n_embd wide and the rotary product fail to broadcast unless there is one
 // head: refused, as are odd values and values above the head size (the slices would not match the table).
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/checked.h"
 #include "models/hf_config_reader.h"
 

@@ -6,7 +6,7 @@
 // False, attention_dropout 0. head_dim: getattr(config, "head_dim", hidden // heads). No sliding window.
 // The four multipliers (embedding_multiplier, residual_multiplier, attention_multiplier, logits_scaling; 1.0 by
 // default) are Python floats in the forward: they change no tensor's size, but each is a statement the builder
-// models (engine/arch/decoders/granite.cpp), and a value that is not a number, or a logits_scaling that is not positive,
+// models (engine/arch/decoders/dense/granite.cpp), and a value that is not a number, or a logits_scaling that is not positive,
 // is refused rather than ignored.
 #include "models/hf_config_reader.h"
 

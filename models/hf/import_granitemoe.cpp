@@ -7,7 +7,7 @@
 // experts (num_local_experts, num_experts_per_tok), output_router_logits False, the four multipliers 1.0;
 // granitemoeshared adds shared_intermediate_size 0 (no shared MLP). head_dim: getattr(config, "head_dim",
 // hidden // heads). Every layer is sparse; the router always renormalises by a softmax over the top k (no
-// norm_topk_prob key). The multipliers are Python floats in the forward (engine/arch/decoders/granitemoe.cpp): they change
+// norm_topk_prob key). The multipliers are Python floats in the forward (engine/arch/decoders/moe/granitemoe.cpp): they change
 // no tensor's size, but a value that is not a number, or a logits_scaling that is not positive, is refused.
 #include "models/hf_config_reader.h"
 

@@ -11,7 +11,7 @@
 // (default, dynamic with or without alpha, ...) changes only the [head_dim / 2] inverse frequencies.
 #include "models/hf_config_reader.h"
 
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 
 namespace memplan::hf {
 

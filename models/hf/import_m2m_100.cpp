@@ -8,7 +8,7 @@
 // num_hidden_layers -> encoder_layers. M2M100Attention raises unless the heads divide d_model.
 // The stacks' keys are BartConfig's spellings, but read here with M2M100's own defaults (read_bart_stacks
 // hard-codes BART's gelu, attention_dropout 0, scale_embedding false and refuses LayerDrop, M2M100's default).
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

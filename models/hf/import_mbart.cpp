@@ -8,7 +8,7 @@
 // attribute_map: hidden_size -> d_model, num_attention_heads -> encoder_attention_heads, num_hidden_layers ->
 // encoder_layers. MBartAttention raises unless the heads divide d_model. Generation keys: bos 0, eos 2, decoder_start
 // None, forced_eos 2.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -8,7 +8,7 @@
 // sparse_prediction false, tie_word_embeddings true, pad_token_id 50283, classifier_pooling "cls",
 // classifier_dropout 0. layer_types None -> from the legacy global_attn_every_n_layers (default 3): layer i is
 // "sliding_attention" iff i % n != 0.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

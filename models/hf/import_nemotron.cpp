@@ -7,7 +7,7 @@
 // max_position_embeddings 4096, tie False, attention_bias False (q / k / v / o), mlp_bias False (up / down),
 // attention_dropout 0.0; partial_rotary_factor 0.5 (__post_init__'s setdefault; a rope dict's value wins).
 // No sliding window.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -5,7 +5,7 @@
 // _remove_final_layer_norm False, word_embed_proj_dim None (=> hidden), dropout 0.1, attention_dropout 0,
 // relu, layerdrop 0, enable_bias True, layer_norm_elementwise_affine True, tie True. OPTAttention requires
 // hidden % heads == 0 and has no GQA.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

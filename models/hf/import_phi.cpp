@@ -6,7 +6,7 @@
 // tie False, qk_layernorm False; partial_rotary_factor 0.5 (__post_init__'s setdefault; a rope dict's value wins).
 // head_dim: getattr(config, "head_dim", hidden // heads). q/k/v/dense, fc1/fc2 and lm_head all have biases.
 // No sliding window.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -11,7 +11,7 @@
 // renamed longrope), as validate_rope requires. longrope's short / long factors change no tensor size.
 #include <cmath>
 
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -13,7 +13,7 @@
 // key: other rope types, output_router_logits (the load-balancing loss keeps every layer's router logits), a
 // generate() whose sequence crosses a longrope config's original_max_position_embeddings (prepare_inputs_for_
 // generation then drops the cache and runs the whole sequence again; checked by the builder), quantization_config.
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

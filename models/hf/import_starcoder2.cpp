@@ -6,7 +6,7 @@
 // cache), attention_dropout / residual_dropout / embedding_dropout 0.0, use_bias true (every projection and
 // the MLP), tie_word_embeddings true. head_dim: getattr(config, "head_dim", None) or hidden // heads.
 // The rotary embedding covers the whole head (Starcoder2's apply_rotary_pos_emb has no partial form).
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -26,8 +26,8 @@
 #include <tuple>
 
 #include "engine/arch/encoders/bert_parts.h"
-#include "engine/arch/decoders/llama_parts.h"
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/errors.h"
 
 namespace memplan {

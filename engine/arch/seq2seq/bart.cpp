@@ -21,7 +21,7 @@
 #include <tuple>
 
 #include "engine/arch/seq2seq/bart_parts.h"
-#include "engine/arch/decoders/phi_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 

@@ -1,0 +1,43 @@
+// Pieces shared by the deepseek_v2, deepseek_v3, gpt_oss and glm4_moe builders (engine/arch/decoders/moe/deepseek_v2.cpp,
+// _v3.cpp, gpt_oss.cpp, glm4_moe.cpp): the routed experts through transformers 5.17's default experts
+// implementation, the DeepSeek top-k router, and the multi-head latent attention decoder both DeepSeek modeling
+// files write the same way.
+#pragma once
+#include "engine/arch/builders.h"
+
+namespace memplan {
+
+// The routed experts' parameters and layout.
+struct ExpertsParams {
+  int64_t experts = 0, top_k = 0, inter = 0;
+  TensorId gate_up = kNoTensor, down = kNoTensor;             // [E, 2I, H] / [E, H, I] (gpt_oss: transposed)
+  TensorId gate_up_bias = kNoTensor, down_bias = kNoTensor;   // gpt_oss: [E, 2I] / [E, H]
+  bool gpt_oss_gate = false;  // GptOssExperts._apply_gate: interleaved gate / up, clamps, sigmoid(alpha x) glu
+};
+
+// integrations/moe.py grouped_mm_experts_forward (the default experts_implementation "grouped_mm" that
+// @use_experts_implementation installs on DeepseekV2Experts, DeepseekV3Experts and GptOssExperts; generate()'s
+// decode steps run batched_mm_experts_forward instead, see deepseek_parts.cpp): sort by
+// expert, gather the R = T * k routed rows, masked_fill_ the sentinel rows, grouped_mm (input cast to the
+// weight's dtype: grouped_mm is not autocast), per-row bias gathered from the expert bias (has_bias) and
+// add_-ed in place, masked_fill, the gate, grouped_mm down (+ bias), masked_fill, times the routing weight,
+// back to token order, view(T, k, H).sum(1), cast to the input dtype. Returns [T, H].
+// llama_parts.h moe_grouped_mm is the same function bound to Mixtral's router and config.intermediate_size; the
+// routers here differ (fp32 / sigmoid / biased), so the experts part is written once for them.
+TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId flat, TensorId top_w, TensorId top_idx);
+
+// DeepseekV2TopkRouter / DeepseekV3TopkRouter (and Glm4MoeTopkRouter, the same statements) over flat [T, H] with
+// router weight [E, H]: fp32 logits, then by s.moe_topk_method (greedy / group_limited_greedy softmax, or noaux_tc:
+// sigmoid scores + e_score_correction_bias, group top-2 sums, group mask, top-k, gathered weights, optional
+// renormalisation, * routed_scaling_factor). Returns the routing weights [T, K], indices [T, K] and logits [T, E];
+// the logits come back held (the MoE forward binds them to `_`), the caller holds the other two for the MoE's
+// bindings and drops all three when the MoE forward returns.
+struct DeepseekRoute {
+  TensorId weights = kNoTensor, indices = kNoTensor, logits = kNoTensor;
+};
+DeepseekRoute deepseek_route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w);
+
+// DeepseekV2ForCausalLM / DeepseekV3ForCausalLM (training forward + loss, or one inference pass).
+void build_deepseek(GraphBuilder& b, const TransformerSpec& s);
+
+}  // namespace memplan
