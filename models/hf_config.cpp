@@ -49,6 +49,23 @@ int64_t rotary_head_dim_floor(const ConfigReader& r, const TransformerSpec& s) {
   return head_dim;
 }
 
+bool read_sliding_layer_types(const ConfigReader& r, TransformerSpec& s) {
+  const json* lt = r.raw("layer_types");
+  if (!lt) return false;
+  if (!lt->is_array() || static_cast<int64_t>(lt->size()) != s.num_layers)
+    throw InputError(r.name("layer_types"), dump_short(*lt),
+                     "must be a list of " + std::to_string(s.num_layers) + " layer types (num_hidden_layers)");
+  for (size_t i = 0; i < lt->size(); ++i) {
+    const json& t = (*lt)[i];
+    const bool sliding = t.is_string() && t.get<std::string>() == "sliding_attention";
+    if (!sliding && !(t.is_string() && t.get<std::string>() == "full_attention"))
+      throw InputError(r.name("layer_types") + "[" + std::to_string(i) + "]", dump_short(t),
+                       "must be \"sliding_attention\" or \"full_attention\"");
+    s.sliding_layers[i] = sliding ? 1 : 0;
+  }
+  return true;
+}
+
 void check_kv_heads(const TransformerSpec& s) {
   if (s.num_heads % s.num_kv_heads != 0)
     throw InputError(ConfigReader::field("num_key_value_heads"), std::to_string(s.num_kv_heads),

@@ -130,6 +130,11 @@ int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_ke
 // getattr(config, "head_dim", hidden_size // num_attention_heads) with floor division (cohere2, olmo3): refused
 // when 0 (more heads than hidden units) or odd (rotate_half pairs dimensions), naming the key that set it.
 int64_t rotary_head_dim_floor(const ConfigReader& r, const TransformerSpec& s);
+// config.layer_types of a model with sliding and full attention layers (cohere2, olmo3): when present, a list of
+// num_hidden_layers entries, each "sliding_attention" or "full_attention" (anything else refused naming the entry),
+// written into s.sliding_layers (sized num_layers by the caller); returns false when absent (the caller's class
+// builds its default pattern).
+bool read_sliding_layer_types(const ConfigReader& r, TransformerSpec& s);
 // num_attention_heads % num_key_value_heads == 0, as every GQA attention requires.
 void check_kv_heads(const TransformerSpec& s);
 

@@ -42,19 +42,7 @@ TransformerSpec import_cohere2(const ConfigReader& r) {
                      "Cohere2Model always builds the sliding-window mask, which raises without a window");
   s.sliding_window = r.positive({"sliding_window"}, 4096);
   s.sliding_layers.assign(static_cast<size_t>(s.num_layers), 0);
-  if (const json* lt = r.raw("layer_types")) {
-    if (!lt->is_array() || static_cast<int64_t>(lt->size()) != s.num_layers)
-      throw InputError(r.name("layer_types"), dump_short(*lt),
-                       "must be a list of " + std::to_string(s.num_layers) + " layer types (num_hidden_layers)");
-    for (size_t i = 0; i < lt->size(); ++i) {
-      const json& t = (*lt)[i];
-      const bool sliding = t.is_string() && t.get<std::string>() == "sliding_attention";
-      if (!sliding && !(t.is_string() && t.get<std::string>() == "full_attention"))
-        throw InputError(r.name("layer_types") + "[" + std::to_string(i) + "]", dump_short(t),
-                         "must be \"sliding_attention\" or \"full_attention\"");
-      s.sliding_layers[i] = sliding ? 1 : 0;
-    }
-  } else {
+  if (!read_sliding_layer_types(r, s)) {
     int64_t pattern = 4;
     if (const json* pat = r.raw("sliding_window_pattern")) {
       if (!pat->is_number_integer() || pat->get<int64_t>() <= 0)
