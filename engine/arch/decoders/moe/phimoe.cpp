@@ -62,7 +62,7 @@ std::pair<TensorId, TensorId> row_max(GraphBuilder& b, TensorId x) {
 // clamp (the abs temporary freed), the difference, the quotient (the difference freed), the bool mask (the
 // quotient freed). Returns (factor, mask): factor stays bound in sparsemixer until the next round rebinds it.
 std::pair<TensorId, TensorId> sparsity_mask(GraphBuilder& b, TensorId scores, TensorId threshold) {
-  const Shape& sh = b.shape(scores);
+  const Shape sh = b.shape(scores);  // a copy: new tensors may reallocate the graph's table
   const DType dt = b.dtype(scores);
   TensorId ab = plain(b, "abs", {}, sh, dt);
   TensorId factor = plain(b, "clamp_min", {ab, threshold}, sh, dt);
@@ -77,7 +77,7 @@ std::pair<TensorId, TensorId> sparsity_mask(GraphBuilder& b, TensorId scores, Te
 // Gumbel sampling `(gates - empty_like(gates).exponential_().log()).max(dim=-1)[1].unsqueeze(-1)`: the noise,
 // its log (the noise freed), the difference (the log freed), the row max (values dropped with the tuple).
 TensorId gumbel_pick(GraphBuilder& b, TensorId gates) {
-  const Shape& sh = b.shape(gates);
+  const Shape sh = b.shape(gates);  // a copy: new tensors may reallocate the graph's table
   const DType dt = b.dtype(gates);
   const int64_t T = sh[0];
   TensorId noise = plain(b, "exponential", {}, sh, dt);
@@ -91,7 +91,7 @@ TensorId gumbel_pick(GraphBuilder& b, TensorId gates) {
 // torch.softmax(gates, dim=-1) of a masked_fill output; under autocast softmax runs in fp32 (its input cast
 // first, the cast freed after the kernel).
 TensorId gate_softmax(GraphBuilder& b, TensorId gates) {
-  const Shape& sh = b.shape(gates);
+  const Shape sh = b.shape(gates);  // a copy: new tensors may reallocate the graph's table
   if (b.autocast() && b.dtype(gates) != DType::f32) {
     TensorId x32 = plain(b, "to_copy", {gates}, sh, DType::f32);
     return plain(b, "softmax", {x32}, sh, DType::f32);
