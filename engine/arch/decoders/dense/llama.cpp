@@ -206,6 +206,50 @@ TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
   return out;
 }
 
+TensorId eager_attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                                TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob,
+                                TensorId& weights) {
+  const bool inf = !b.training();
+  const int64_t B = b.config().batch_size, S = inf ? b.pass().new_tokens : b.config().seq_len, nh = s.num_heads,
+                nkv = s.num_kv_heads, hd = s.head_dim;
+  weights = kNoTensor;
+  int64_t Lk = S;
+  if (inf) {  // key_states / value_states rebind to what the cache returns
+    auto [kc, vc] = kv_update(b, ke, v, window);
+    b.drop(ke);
+    b.drop(v_proj);
+    ke = kc;
+    v = vc;
+    Lk = b.shape(kc)[2];
+  }
+  TensorId kr = ke, vr = v;
+  if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
+    kr = b.contiguous_copy(ke, {B, nh, Lk, hd});
+    vr = b.contiguous_copy(v, {B, nh, Lk, hd});
+  }
+  b.hold(kr);  // bound until eager_attention_forward returns
+  b.hold(vr);
+  const bool batch_dims_copy = B > 1;
+  TensorId scores = b.scalar_op(
+      "mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, batch_dims_copy, batch_dims_copy && kr == ke && !inf), false);
+  TensorId masked = b.add(scores, mask);
+  b.hold(masked);  // softmax(x, dtype=float32).to(query.dtype): one statement
+  TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
+  b.drop(masked);
+  probs = b.dropout(probs, s.attn_dropout);
+  weights = probs;
+  b.hold(weights);
+  TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, batch_dims_copy && vr == v && !inf),
+                                   {B, S, nh, hd}, /*grad_copied=*/batch_dims_copy);
+  b.drop(kr);
+  b.drop(vr);
+  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), o, ob);
+  b.drop(qe);
+  b.drop(ke);  // key_states: the rotated k in training, the cache's tensor in inference
+  if (!inf) b.drop(v_proj);
+  return out;
+}
+
 TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
                           TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob, TensorId& weights) {
   const auto& cfg = b.config();

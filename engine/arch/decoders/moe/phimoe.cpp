@@ -227,60 +227,18 @@ TensorId phimoe_moe_block(GraphBuilder& b, const TransformerSpec& s, const FfnPa
   return out;
 }
 
-// PhimoeAttention with eager_attention_forward: Llama's statements (llama.cpp attention_core's eager branch), with
-// torch.matmul's reshape of the batch and head dims seen as it is for B == 1: the rotated q keeps the projection's
-// [B, S, H, D] memory order, which the scores bmm must copy for B > 1, but whose size-1 batch dim merges as a view
-// for B = 1; likewise the context gradient matmul's backward reshapes (whole-run fp32 b1 eager stream: an 8 MiB
-// q copy per layer in forward and a context-gradient copy in backward too many with the B > 1 form; glm4_moe's
-// note found the backward half for cat_rotary_attention). SDPA goes to attention_o_proj unchanged.
+// PhimoeAttention: Llama's q / k / v views and rotary, then eager_attention_forward with torch.matmul's reshapes
+// seen per batch size (llama_parts.h eager_attention_o_proj). SDPA goes to llama_attention unchanged.
 TensorId phimoe_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x,
                           const SkeletonContext& c, TensorId& weights) {
   const auto& cfg = b.config();
   if (cfg.attn != AttnImpl::eager) return llama_attention(b, s, w, x, c.cos, c.sin, c.mask, c.window, weights);
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
   auto [q, k, v] = llama_qkv_views(b, s, w, x, c.mask);
   const TensorId v_proj = v;
   b.hold(q);
   b.hold(k);
   auto [qe, ke] = rope_qk(b, q, k, c.cos, c.sin);
-  weights = kNoTensor;
-  int64_t Lk = S;
-  if (inf) {  // key_states / value_states rebind to what the cache returns
-    auto [kc, vc] = kv_update(b, ke, v, c.window);
-    b.drop(ke);
-    b.drop(v_proj);
-    ke = kc;
-    v = vc;
-    Lk = b.shape(kc)[2];
-  }
-  TensorId kr = ke, vr = v;
-  if (nkv != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
-    kr = b.contiguous_copy(ke, {B, nh, Lk, hd});
-    vr = b.contiguous_copy(v, {B, nh, Lk, hd});
-  }
-  b.hold(kr);  // bound until eager_attention_forward returns
-  b.hold(vr);
-  const bool batch_dims_copy = B > 1;
-  TensorId scores = b.scalar_op(
-      "mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, batch_dims_copy, batch_dims_copy && kr == ke && !inf), false);
-  TensorId masked = b.add(scores, c.mask);
-  b.hold(masked);  // softmax(x, dtype=float32).to(query.dtype): one statement
-  TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
-  b.drop(masked);
-  probs = b.dropout(probs, s.attn_dropout);
-  weights = probs;
-  b.hold(weights);
-  TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, batch_dims_copy && vr == v && !inf),
-                                   {B, S, nh, hd}, /*grad_copied=*/batch_dims_copy);
-  b.drop(kr);
-  b.drop(vr);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
-  b.drop(qe);
-  b.drop(ke);  // key_states: the rotated k in training, the cache's tensor in inference
-  if (!inf) b.drop(v_proj);
-  return out;
+  return eager_attention_o_proj(b, s, qe, ke, v, v_proj, c.mask, c.window, w.o, w.ob, weights);
 }
 
 TensorId phimoe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {

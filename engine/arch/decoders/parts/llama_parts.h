@@ -138,6 +138,15 @@ TensorId clamp_qkv_inplace(GraphBuilder& b, TensorId t);
 TensorId llama_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
                          TensorId sin, TensorId mask, int64_t window, TensorId& weights);
 
+// eager_attention_forward from the cache update on, as attention_o_proj's eager branch but with torch.matmul's
+// reshapes seen per batch size: the rotated q keeps the projection's [B, S, H, D] memory order, which the scores
+// bmm copies for B > 1 but merges as a view for B = 1, and likewise the context gradient in matmul's backward
+// (whole-run fp32 b1 eager streams of OLMo-3 and Phi-3.5-MoE: an 8 MiB q copy per layer too many in forward and a
+// context-gradient copy in backward with the B > 1 form). Arguments and releases as attention_o_proj.
+TensorId eager_attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
+                                TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob,
+                                TensorId& weights);
+
 // A Llama-derived attention from the cache update on: attention_core (qe / ke / v / v_proj as there), o_proj
 // (weight `o`, bias `ob` or kNoTensor) over attn_output.reshape(B, S, nh * hd), then the module's frame returns:
 // query_states / key_states (qe / ke, held by the caller; ke as the cache update rebinds it) released, and

@@ -41,54 +41,6 @@ Olmo2Layer olmo2_layer_params(GraphBuilder& b, const TransformerSpec& s, const s
   return w;
 }
 
-namespace {
-
-// llama_parts.h attention_o_proj with eager attention at batch size 1: the cache update in inference, repeat_kv
-// (materialised only with grouped KV heads), scores = matmul(q, k^T) * scaling with neither operand copied (the
-// views reshape to [H, S, D] / [H, D, Lk] in place, and bmm saves them), the mask added, softmax in fp32 cast back
-// (the masked scores bound through the statement), dropout, probs @ v without a copy, the context's
-// transpose(1, 2).contiguous(), o_proj; then query / key / value states released as the module returns.
-TensorId eager_o_proj_batch1(GraphBuilder& b, const TransformerSpec& s, TensorId qe, TensorId ke, TensorId v,
-                             TensorId v_proj, TensorId mask, int64_t window, TensorId o, TensorId ob,
-                             TensorId& weights) {
-  const bool inf = !b.training();
-  const int64_t B = 1, S = inf ? b.pass().new_tokens : b.config().seq_len, nh = s.num_heads, hd = s.head_dim;
-  int64_t Lk = S;
-  if (inf) {  // key_states / value_states rebind to what the cache returns
-    auto [kc, vc] = kv_update(b, ke, v, window);
-    b.drop(ke);
-    b.drop(v_proj);
-    ke = kc;
-    v = vc;
-    Lk = b.shape(kc)[2];
-  }
-  TensorId kr = ke, vr = v;
-  if (s.num_kv_heads != nh) {  // repeat_kv: expand + reshape materialises the repeated heads
-    kr = b.contiguous_copy(ke, {B, nh, Lk, hd});
-    vr = b.contiguous_copy(v, {B, nh, Lk, hd});
-  }
-  b.hold(kr);  // bound until eager_attention_forward returns
-  b.hold(vr);
-  TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}), false);
-  TensorId masked = b.add(scores, mask);
-  b.hold(masked);
-  TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
-  b.drop(masked);
-  probs = b.dropout(probs, s.attn_dropout);
-  weights = probs;
-  b.hold(weights);
-  TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}), {B, S, nh, hd}, /*grad_copied=*/true);
-  b.drop(kr);
-  b.drop(vr);
-  TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), o, ob);
-  b.drop(qe);
-  b.drop(ke);
-  if (!inf) b.drop(v_proj);
-  return out;
-}
-
-}  // namespace
-
 TensorId olmo2_attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& w, TensorId x, TensorId cos,
                          TensorId sin, TensorId mask, int64_t window, TensorId& weights, bool unbatched_eager_views) {
   const auto& cfg = b.config();
@@ -108,7 +60,7 @@ TensorId olmo2_attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2L
   b.hold(v_proj);
   const auto [qe, ke] = rope_cast_back(b, q, k, cos, sin);  // apply_rotary_pos_emb (fp32 cos / sin)
   if (unbatched_eager_views && cfg.attn == AttnImpl::eager && B == 1)
-    return eager_o_proj_batch1(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
+    return eager_attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
   return attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
 }
 

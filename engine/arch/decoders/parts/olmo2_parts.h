@@ -28,7 +28,7 @@ Olmo2Layer olmo2_layer_params(GraphBuilder& b, const TransformerSpec& s, const s
 // `window`, 0 for full attention). `weights`: eager attention's probabilities, held.
 // `unbatched_eager_views` (olmo3): at batch size 1, eager attention's torch.matmul reshapes the [1, H, S, D]
 // transposed views of q, k and v without a copy (a size-1 dim merges with any stride), so bmm saves the views
-// themselves (eager_o_proj_batch1); olmo2 keeps llama_parts' attention_core, which copies them.
+// themselves (llama_parts.h eager_attention_o_proj); olmo2 keeps llama_parts' attention_core, which copies them.
 TensorId olmo2_attention(GraphBuilder& b, const TransformerSpec& s, const Olmo2Layer& w, TensorId x, TensorId cos,
                          TensorId sin, TensorId mask, int64_t window, TensorId& weights,
                          bool unbatched_eager_views = false);
