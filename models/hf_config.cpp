@@ -66,6 +66,25 @@ bool read_sliding_layer_types(const ConfigReader& r, TransformerSpec& s) {
   return true;
 }
 
+void check_padding_idx(const ConfigReader& r, int64_t vocab_size) {
+  const json* pad = r.raw("pad_token_id");
+  if (!pad) return;
+  const bool in_table = pad->is_number_integer() &&
+                        (pad->is_number_unsigned() ? pad->get<uint64_t>() < uint64_t(vocab_size)
+                                                   : pad->get<int64_t>() >= -vocab_size &&
+                                                         pad->get<int64_t>() < vocab_size);
+  if (!in_table)
+    throw InputError(r.name("pad_token_id"), dump_short(*pad),
+                     "must be an integer in [-vocab_size, vocab_size) (vocab_size " + std::to_string(vocab_size) +
+                         ") or null");
+}
+
+void refuse_chunked_feed_forward(const ConfigReader& r) {
+  if (r.non_negative({"chunk_size_feed_forward"}, 0) != 0)
+    throw InputError(r.name("chunk_size_feed_forward"), dump_short(*r.raw("chunk_size_feed_forward")),
+                     "a chunked feed-forward is not modelled (0 only)");
+}
+
 void check_kv_heads(const TransformerSpec& s) {
   if (s.num_heads % s.num_kv_heads != 0)
     throw InputError(ConfigReader::field("num_key_value_heads"), std::to_string(s.num_kv_heads),

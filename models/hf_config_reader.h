@@ -135,6 +135,12 @@ int64_t rotary_head_dim_floor(const ConfigReader& r, const TransformerSpec& s);
 // written into s.sliding_layers (sized num_layers by the caller); returns false when absent (the caller's class
 // builds its default pattern).
 bool read_sliding_layer_types(const ConfigReader& r, TransformerSpec& s);
+// nn.Embedding(vocab_size, ..., padding_idx=pad_token_id) raises unless -vocab_size <= index < vocab_size: a
+// present, non-null pad_token_id outside that range is refused naming the key (the index changes no memory).
+void check_padding_idx(const ConfigReader& r, int64_t vocab_size);
+// chunk_size_feed_forward > 0 makes apply_chunking_to_forward split the feed-forward over the sequence (BERT-style
+// encoders): not modelled, refused naming the key.
+void refuse_chunked_feed_forward(const ConfigReader& r);
 // num_attention_heads % num_key_value_heads == 0, as every GQA attention requires.
 void check_kv_heads(const TransformerSpec& s);
 

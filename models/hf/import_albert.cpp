@@ -54,23 +54,8 @@ TransformerSpec import_albert(const ConfigReader& r) {
     throw InputError(r.name("tie_word_embeddings"), "false", "albert is modelled with the tied MLM decoder (true only)");
   s.tie_word_embeddings = true;
   s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
-  // nn.Embedding(vocab_size, embedding_size, padding_idx=pad_token_id) raises unless -vocab_size <= index <
-  // vocab_size (None: no padding index). The index changes no memory.
-  if (const json* pad = r.raw("pad_token_id")) {
-    const bool in_table = pad->is_null() ||
-                          (pad->is_number_integer() &&
-                           (pad->is_number_unsigned() ? pad->get<uint64_t>() < uint64_t(s.vocab_size)
-                                                      : pad->get<int64_t>() >= -s.vocab_size &&
-                                                            pad->get<int64_t>() < s.vocab_size));
-    if (!in_table)
-      throw InputError(r.name("pad_token_id"), dump_short(*pad),
-                       "must be an integer in [-vocab_size, vocab_size) (vocab_size " + std::to_string(s.vocab_size) +
-                           ") or null");
-  }
-  // apply_chunking_to_forward splits the feed-forward over the sequence when chunk_size_feed_forward > 0.
-  if (r.non_negative({"chunk_size_feed_forward"}, 0) != 0)
-    throw InputError(r.name("chunk_size_feed_forward"), dump_short(*r.raw("chunk_size_feed_forward")),
-                     "a chunked feed-forward is not modelled (0 only)");
+  check_padding_idx(r, s.vocab_size);
+  refuse_chunked_feed_forward(r);
   // AlbertForSequenceClassification: nn.Dropout(classifier_dropout_prob) on the pooled output;
   // AlbertForTokenClassification: classifier_dropout_prob (None -> hidden_dropout_prob) on every position.
   s.seq_cls_dropout = s.token_cls_dropout = r.opt_probability({"classifier_dropout_prob"}).value_or(0.1);

@@ -84,17 +84,7 @@ TransformerSpec import_deberta_v2(const ConfigReader& r) {
   s.attn_dropout = r.probability({"attention_probs_dropout_prob"}, 0.1);
   s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
 
-  // nn.Embedding(vocab_size, ..., padding_idx=pad_token_id) raises unless -vocab_size <= index < vocab_size.
-  if (const json* pad = r.raw("pad_token_id")) {
-    const bool in_table = pad->is_number_integer() &&
-                          (pad->is_number_unsigned() ? pad->get<uint64_t>() < uint64_t(s.vocab_size)
-                                                     : pad->get<int64_t>() >= -s.vocab_size &&
-                                                           pad->get<int64_t>() < s.vocab_size);
-    if (!in_table)
-      throw InputError(r.name("pad_token_id"), dump_short(*pad),
-                       "must be an integer in [-vocab_size, vocab_size) (vocab_size " + std::to_string(s.vocab_size) +
-                           ") or null");
-  }
+  check_padding_idx(r, s.vocab_size);
   if (auto e = r.opt_positive({"embedding_size"}); e && *e != s.hidden_size)
     throw InputError(r.name("embedding_size"), std::to_string(*e),
                      "an embedding_size other than hidden_size (embed_proj) is not modelled");

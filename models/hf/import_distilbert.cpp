@@ -37,22 +37,8 @@ TransformerSpec import_distilbert(const ConfigReader& r) {
     throw InputError(r.name("activation"), "\"" + s.hidden_act + "\"",
                      "is not modelled (distilbert is modelled with gelu, in the FFN and the MLM head)");
   r.boolean({"sinusoidal_pos_embds"}, false);  // read for its type only: initialisation, no memory effect
-  // nn.Embedding(vocab_size, dim, padding_idx=pad_token_id) raises unless -vocab_size <= index < vocab_size
-  // (None: no padding index). The index changes no memory.
-  if (const json* pad = r.raw("pad_token_id")) {
-    const bool in_table = pad->is_number_integer() &&
-                          (pad->is_number_unsigned() ? pad->get<uint64_t>() < uint64_t(s.vocab_size)
-                                                     : pad->get<int64_t>() >= -s.vocab_size &&
-                                                           pad->get<int64_t>() < s.vocab_size);
-    if (!in_table)
-      throw InputError(r.name("pad_token_id"), dump_short(*pad),
-                       "must be an integer in [-vocab_size, vocab_size) (vocab_size " + std::to_string(s.vocab_size) +
-                           ") or null");
-  }
-  // apply_chunking_to_forward splits the FFN over the sequence when chunk_size_feed_forward > 0.
-  if (r.non_negative({"chunk_size_feed_forward"}, 0) != 0)
-    throw InputError(r.name("chunk_size_feed_forward"), dump_short(*r.raw("chunk_size_feed_forward")),
-                     "a chunked feed-forward is not modelled (0 only)");
+  check_padding_idx(r, s.vocab_size);
+  refuse_chunked_feed_forward(r);
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   // DistilBertForSequenceClassification's nn.Dropout(seq_classif_dropout) after pre_classifier and ReLU;
   // DistilBertForTokenClassification's nn.Dropout(config.dropout) over the last hidden states.

@@ -35,23 +35,8 @@ TransformerSpec import_electra(const ConfigReader& r) {
   s.type_vocab_size = r.positive({"type_vocab_size"}, 2);
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
-  // nn.Embedding(vocab_size, embedding_size, padding_idx=pad_token_id) raises unless -vocab_size <= index <
-  // vocab_size (None: no padding index). The index changes no memory.
-  if (const json* pad = r.raw("pad_token_id")) {
-    const bool in_table = pad->is_null() ||
-                          (pad->is_number_integer() &&
-                           (pad->is_number_unsigned() ? pad->get<uint64_t>() < uint64_t(s.vocab_size)
-                                                      : pad->get<int64_t>() >= -s.vocab_size &&
-                                                            pad->get<int64_t>() < s.vocab_size));
-    if (!in_table)
-      throw InputError(r.name("pad_token_id"), dump_short(*pad),
-                       "must be an integer in [-vocab_size, vocab_size) (vocab_size " + std::to_string(s.vocab_size) +
-                           ") or null");
-  }
-  // apply_chunking_to_forward splits the feed-forward over the sequence when chunk_size_feed_forward > 0.
-  if (r.non_negative({"chunk_size_feed_forward"}, 0) != 0)
-    throw InputError(r.name("chunk_size_feed_forward"), dump_short(*r.raw("chunk_size_feed_forward")),
-                     "a chunked feed-forward is not modelled (0 only)");
+  check_padding_idx(r, s.vocab_size);
+  refuse_chunked_feed_forward(r);
   for (const char* key : {"is_decoder", "add_cross_attention"})
     if (r.boolean({key}, false))
       throw InputError(r.name(key), "true", "electra is modelled as a bidirectional encoder (false only)");
