@@ -41,7 +41,10 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "modernbert", "deberta-v2", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "bart", "mbart",
             "whisper", "llama4_text", "granitemoeshared", "hunyuan_v1_dense", "apertus", "marian", "pegasus",
             "m2m_100", "mt5", "umt5", "camembert", "electra", "cohere2", "glm4_moe", "gpt_neo", "vit", "olmo3",
-            "ernie4_5_moe", "phimoe", "albert", "mpnet", "dinov2", "deit", "lfm2")
+            "ernie4_5_moe", "phimoe", "albert", "mpnet", "dinov2", "deit", "lfm2",
+            # family set 19 (2026-12-03, sixteenth session)
+            "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe",
+            "mistral4", "ministral3", "minimax_m2", "lfm2_moe")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
@@ -49,6 +52,9 @@ SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
 IMAGE_CLS_TYPES = ("vit", "dinov2", "deit")  # AutoModelForImageClassification: pixel_values [B, 3, image_size, image_size] in
 SPEECH_TYPES = ("whisper",)  # AutoModelForSpeechSeq2Seq: input_features [B, num_mel_bins, seq_len] in, labels out
 TASKS = ("seq_cls", "token_cls")  # case["task"]: AutoModelFor{Sequence,Token}Classification, case["num_labels"]
+FEATURE_TASK = "feature"  # case["task"] "feature" (inference only): AutoModel, the bare encoder (embedding serving)
+FORWARD_REPEATS = 3  # timed forwards after the measured one (inference of encoders / vision models)
+FORWARD_KINDS = ("masked_lm", "seq_cls", "token_cls", "feature", "image_cls", "vision")  # inference: one forward
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
             "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "convnext_tiny",
             "convnext_small", "convnext_base", "convnext_large", "efficientnet_b0", "efficientnet_b1",
@@ -158,7 +164,12 @@ def build_model(case, device="cuda"):
                 cfg.use_cache = False
             attn = m.get("attn_implementation", "sdpa")
             task = case.get("task")
-            if task is not None:
+            if task == FEATURE_TASK:
+                if case["mode"] != "inference":
+                    raise ValueError("task feature is inference only")
+                model = transformers.AutoModel.from_config(cfg, attn_implementation=attn)
+                kind = "feature"
+            elif task is not None:
                 if task not in TASKS:
                     raise ValueError("unknown task %r" % task)
                 cfg.num_labels = int(case.get("num_labels", 2))
@@ -368,6 +379,10 @@ def _probe_forward(case, model, kind):
     ac_dtype = _autocast_dtype(case["precision"])
     ac = torch.autocast("cuda", dtype=ac_dtype) if ac_dtype is not None else contextlib.nullcontext()
     B = int(case["batch_size"])
+    if case["mode"] == "inference" and kind in FORWARD_KINDS:
+        with torch.inference_mode(), ac:
+            _call_forward(model, kind, _forward_input(case, model, kind))
+        return
     if kind == "vision":
         S = int(case.get("image_size", 224))
         x = torch.randn(B, 3, S, S, device="cuda", dtype=_dtype_of(case["precision"]))
@@ -530,6 +545,8 @@ def _infer(case, model, kind, measured, observed, spy):
     import torch
     if kind in ("seq2seq", "speech_seq2seq"):
         return _infer_seq2seq(case, model, measured, observed)
+    if kind in FORWARD_KINDS:
+        return _infer_forward(case, model, kind, measured, observed)
     if kind != "causal_lm":
         raise ValueError("inference cases need a causal LM or a seq2seq LM")
     alloc = torch.cuda.memory_allocated
@@ -579,6 +596,62 @@ def _infer(case, model, kind, measured, observed, spy):
     pp, gp = res["pp"], res.get("gp")
     measured["peak_allocated_mib"] = mib(max(pp, gp or 0))
     measured["generate_peak_mib"] = mib(gp) if gp is not None else None
+
+
+def _forward_input(case, model, kind):
+    """The one input of an encoder / vision inference forward: token ids [B, seq_len], or images [B, 3, S, S] in the
+    model's dtype (torchvision: case image_size, default 224; transformers: the config's image_size)."""
+    import torch
+    B = int(case["batch_size"])
+    if kind in ("vision", "image_cls"):
+        S = int(case.get("image_size", 224)) if kind == "vision" else int(model.config.image_size)
+        return torch.randn(B, 3, S, S, device="cuda", dtype=_dtype_of(case["precision"]))
+    return torch.randint(0, int(model.config.vocab_size), (B, int(case["seq_len"])), device="cuda")
+
+
+def _call_forward(model, kind, x):
+    if kind == "vision":
+        return model(x)
+    if kind == "image_cls":
+        return model(pixel_values=x)
+    return model(input_ids=x)
+
+
+def _infer_forward(case, model, kind, measured, observed):
+    """Encoder / vision inference (CASE-FORMAT.md): model.eval(), torch.inference_mode() (and autocast under amp), one
+    forward of the batch (token ids without an attention mask, or images); the output is dropped after the peak is
+    read. peak_allocated_mib = prefill_peak_mib = that forward's peak. Then FORWARD_REPEATS more
+    forwards, each synchronised and timed (observed.forward_times_ms; their median is measured.forward_time_ms),
+    as a serving loop runs them: the reserved peak covers them too."""
+    import contextlib
+    import torch
+    sync = torch.cuda.synchronize
+    ac_dtype = _autocast_dtype(case["precision"])
+    ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
+    x = _forward_input(case, model, kind)
+    sync()
+    _reset_peaks()
+    t0 = time.perf_counter()
+    with torch.inference_mode(), ctx():
+        out = _call_forward(model, kind, x)
+        sync()
+        observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
+        pp = torch.cuda.max_memory_allocated()
+        del out
+    measured["prefill_peak_mib"] = mib(pp)
+    measured["peak_allocated_mib"] = mib(pp)
+    times = []
+    for _ in range(FORWARD_REPEATS):
+        sync()
+        t0 = time.perf_counter()
+        with torch.inference_mode(), ctx():
+            out = _call_forward(model, kind, x)
+            sync()
+            times.append((time.perf_counter() - t0) * 1e3)
+            del out
+    if times:
+        observed["forward_times_ms"] = [round(t, 2) for t in times]
+        measured["forward_time_ms"] = round(statistics.median(times), 2)
 
 
 def _infer_seq2seq(case, model, measured, observed):
