@@ -8,6 +8,8 @@ Training: `warmup` steps, then `steps` timed steps, each bracketed by torch.cuda
 harness.py runs it: micro-batches of fresh random ids, forward under autocast, loss / G, backward (GradScaler
 for amp_fp16), optimizer step, zero_grad(set_to_none=True); no memory bookkeeping inside the step);
 measured.step_time_ms = the median of the timed steps, observed.step_times_ms all of them.
+Inference of an encoder / vision model (harness.FORWARD_KINDS): measured.prefill_ms = median of 3 synchronised
+forwards after one warm-up (harness._infer_forward's input and call).
 Inference (causal LM): measured.prefill_ms = median of 3 synchronised forwards (use_cache=True, logits_to_keep=1)
 after one warm-up; measured.decode_ms_per_token = (generate(N) - generate(1)) / (N - 1), medians of 2 each
 (greedy, min_new_tokens = max_new_tokens: what a user's generate() costs per token beyond the first).
@@ -103,8 +105,22 @@ def _train_times(case, model, kind, warmup, steps):
 def _infer_times(case, model, kind):
     import contextlib
     import torch
+    if kind in harness.FORWARD_KINDS:  # encoders / vision models: the forward alone, as a serving loop runs it
+        ac_dtype = harness._autocast_dtype(case["precision"])
+        ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
+        x = harness._forward_input(case, model, kind)
+        pre = []
+        with torch.inference_mode(), ctx():
+            for i in range(4):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                out = harness._call_forward(model, kind, x)
+                torch.cuda.synchronize()
+                pre.append((time.perf_counter() - t0) * 1e3)
+                del out
+        return {"prefill_times_ms": [round(t, 3) for t in pre], "prefill_ms": round(statistics.median(pre[1:]), 3)}
     if kind != "causal_lm":
-        raise ValueError("timed inference needs a causal LM")
+        raise ValueError("timed inference needs a causal LM, an encoder or a vision model")
     B, L = int(case["batch_size"]), int(case["seq_len"])
     N = int(case.get("generate_tokens") or 0)
     ac_dtype = harness._autocast_dtype(case["precision"])
