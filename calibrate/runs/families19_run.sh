@@ -19,8 +19,8 @@ for n in ['is_flash_linear_attention_available','is_causal_conv1d_available','is
    minimax_m2 lfm2_moe lfm2 pixtral > "$OUT/sources.log" 2>&1
 )
 work=$(mktemp -d)
-timeout 420 python3 "$here/record_cases_budget.py" "$here/cases/families19-input.jsonl" "$work/families19" --jobs 8 \
-  --budget-gib 125 --timeout 300 > "$OUT/progress.log" 2>&1
+timeout 470 python3 "$here/record_cases_budget.py" "$here/cases/families19-input.jsonl" "$work/families19" --jobs 8 \
+  --budget-gib 125 --timeout 330 > "$OUT/progress.log" 2>&1
 cp "$work/families19/log" "$OUT/record.log" 2>/dev/null
 tar -C "$work" -czf "$OUT/families19.tgz" families19
 tail -60 "$OUT/progress.log"; cat "$OUT/probe.txt"
