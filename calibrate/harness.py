@@ -190,7 +190,13 @@ def build_model(case, device="cuda"):
                 model = transformers.AutoModelForSeq2SeqLM.from_config(cfg, attn_implementation=attn)
                 kind = "seq2seq"
             else:
-                model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=attn)
+                try:
+                    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation=attn)
+                except ValueError:  # a type the auto class does not map (mistral4 in 5.17): its own causal LM class
+                    cls = getattr(transformers, type(cfg).__name__.replace("Config", "ForCausalLM"), None)
+                    if cls is None:
+                        raise
+                    model = cls._from_config(cfg, attn_implementation=attn)
                 kind = "causal_lm"
         elif m["source"] == "torchvision":
             import torchvision
