@@ -1,15 +1,14 @@
 // Mistral4ForCausalLM (transformers 5.17 models/mistral4/modeling_mistral4.py; Mistral-Small-4-119B-2603's text
-// model): DeepSeek-V3's multi-head latent attention and shared-expert MoE with three differences that change the
+// model): DeepSeek-V3's multi-head latent attention and shared-expert MoE with two differences that change the
 // ops, so the statements are written here rather than borrowed from deepseek_parts.cpp (which keeps its own):
-//   - Mistral4RotaryEmbedding multiplies position_ids by inv_freq elementwise (no GEMM: the forward thread's cuBLAS
-//     workspace arrives with the first projection, not the rotary embedding);
 //   - Mistral4Attention scales query_states by get_llama_4_attn_scale(position_ids) (a [P, 1, S, 1] factor, cast to
 //     the query's dtype) after the q cat, a rebinding product: the cat's output dies there;
 //   - Mistral4TopkRouter: F.linear in the model's dtype (no fp32 upcast), softmax scores (fp32 only under autocast),
 //     group top-2 sums, group mask, masked_fill(0.0), top-k, weights gathered from the scores, norm_topk_prob,
 //     * routed_scaling_factor.
 // Shared read-only: the routed experts (deepseek_parts.h experts_grouped_mm: transformers' default grouped_mm,
-// batched_mm in generate()'s decode steps), Mistral4MLP = llama_parts.h swiglu_mlp, the masks, the cache update and
+// batched_mm in generate()'s decode steps), Mistral4MLP = llama_parts.h swiglu_mlp, Mistral4RotaryEmbedding =
+// rotary_cos_sin (LlamaRotaryEmbedding over qk_rope_head_dim dims), the masks, the cache update and
 // the causal-LM heads.
 //
 // Stages: embed_tokens -> position_ids (arange + past, when the caller passes none) -> causal mask (eager: float;
@@ -119,28 +118,6 @@ Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool tr
   d.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
   d.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
   return d;
-}
-
-// Mistral4RotaryEmbedding.forward (fp32, autocast off) over `rd` = qk_rope_head_dim rotary dims:
-// position_ids[:, None, :].float() [P, 1, S], freqs = its transpose times inv_freq's (a broadcast product
-// [P, S, rd / 2], not a GEMM), emb = cat(freqs, freqs), cos = emb.cos() * attention_scaling and likewise sin (each
-// a temporary, then the product), returned .to(hidden dtype); the fp32 locals die when it returns.
-std::pair<TensorId, TensorId> m4_rotary(GraphBuilder& b, TensorId position_ids, int64_t P, int64_t S, int64_t rd,
-                                        DType out_dtype) {
-  auto f32 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::f32}}, {}, {}, {}, {}})[0];
-  };
-  const TensorId positions = f32("to_copy", {position_ids}, {P, 1, S});
-  const TensorId freqs = f32("mul", {positions}, {P, S, rd / 2});
-  const TensorId emb = f32("cat", {freqs}, {P, 1, S, rd});
-  const TensorId cos32 = f32("mul_scalar", {f32("cos", {emb}, {P, 1, S, rd})}, {P, 1, S, rd});
-  const TensorId sin32 = f32("mul_scalar", {f32("sin", {emb}, {P, 1, S, rd})}, {P, 1, S, rd});
-  for (TensorId t : {positions, freqs, emb, cos32, sin32}) b.hold(t);
-  TensorId cos = b.to(cos32, out_dtype);
-  TensorId sin = b.to(sin32, out_dtype);
-  for (TensorId t : {positions, freqs, emb, cos32, sin32})
-    if (t != cos && t != sin) b.drop(t);
-  return {cos, sin};
 }
 
 // get_llama_4_attn_scale(position_ids, beta, original_max_position_embeddings)[:, None, :, None].to(dt):
@@ -376,7 +353,8 @@ void build_mistral4(GraphBuilder& b, const TransformerSpec& s) {
   Rope rot;
   rot.position_ids = position_ids;
   rot.rows = P;
-  std::tie(rot.cos, rot.sin) = m4_rotary(b, position_ids, P, S, s.qk_rope_head_dim, b.dtype(h));
+  // Mistral4RotaryEmbedding is LlamaRotaryEmbedding's forward over qk_rope_head_dim dims (llama_parts.h).
+  std::tie(rot.cos, rot.sin) = rotary_cos_sin(b, P, S, s.qk_rope_head_dim, b.dtype(h));
   b.hold(inputs_embeds);
   b.hold(rot.cos);
   b.hold(rot.sin);
