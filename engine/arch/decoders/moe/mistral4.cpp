@@ -271,9 +271,11 @@ Route m4_route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorI
   };
   const TensorId scores = local(b.softmax_last(r.logits));  // softmax(-1): fp32 under autocast only
   const DType sdt = b.dtype(scores);
-  // group_scores = scores.view(-1, G, E / G).topk(2)[0].sum(-1): the top-2 values, then their sum (a local).
+  // group_scores = scores.view(-1, G, E / G).topk(2)[0].sum(-1): the top-2 values, then their sum (a local). In
+  // training the sum's graph reaches the topk node, which keeps its indices while group_scores lives.
   auto g2 = b.generic({"topk", {}, {{{T, G, 2}, sdt}, {{T, G, 2}, DType::i64}}, {}, {}, {}, {}});
   b.hold(g2[0]);
+  if (b.training()) local(g2[1]);
   const TensorId group_scores = local(no_grad(b, "sum", {T, G}, sdt, {g2[0]}));
   b.drop(g2[0]);
   // group_idx = topk(group_scores, topk_group)[1]
