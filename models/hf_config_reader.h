@@ -273,5 +273,8 @@ void check_llama4_scaled_rope(const ConfigReader& r, const char* family);
 // pad_token_id with Mistral's default 11 (ministral3, mistral4): null accepted; present: check_padding_idx; absent:
 // vocab_size must exceed 11.
 void check_mistral_pad(const ConfigReader& r, int64_t vocab);
+// quantization_config present (the published fp8 checkpoints of ministral3 / mistral4 / their mistral3 wrappers):
+// refused naming the key; from_config builds bf16 / fp32 modules.
+void refuse_quantized_mistral(const ConfigReader& r, const char* family);
 
 }  // namespace memplan::hf

@@ -155,6 +155,11 @@ TEST_CASE("mistral4 / ministral3 / mistral3 importers: bad values name their fie
           "llama_4_scaling_beta": 0.1}})", "config.rope_parameters.original_max_position_embeddings:"},
       {R"({"model_type": "ministral3", "rope_parameters": {"rope_type": "default"}})",
        "config.rope_parameters.llama_4_scaling_beta:"},
+      {R"({"model_type": "ministral3", "quantization_config": {"quant_method": "fp8"}})", "config.quantization_config:"},
+      {R"({"model_type": "mistral3", "quantization_config": {"quant_method": "fp8"}, "text_config":
+          {"model_type": "ministral3"}})", "config.quantization_config:"},
+      {R"({"model_type": "mistral3", "text_config": {"model_type": "mistral4", "quantization_config": {}}})",
+       "config.text_config.quantization_config:"},
       {R"({"model_type": "mistral3"})", "config.text_config.model_type:"},  // MistralConfig by default
       {R"({"model_type": "mistral3", "text_config": {"model_type": "mistral"}})", "config.text_config.model_type:"},
       {R"({"model_type": "mistral3", "text_config": {}})", "config.text_config.model_type:"},

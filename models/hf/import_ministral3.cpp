@@ -6,7 +6,7 @@
 // 262144, pad_token_id 11, tie False, sliding_window None, attention_dropout 0.0; rope_parameters None => yarn
 // (rope_theta 1e6, factor 16, original_max_position_embeddings 16384, llama_4_scaling_beta 0.1). Ministral3Attention
 // has no biases; Ministral3MLP is LlamaMLP with hidden_act.
-// Refused, naming the field: a rope dict without llama_4_scaling_beta or original_max_position_embeddings
+// Refused, naming the field: quantization_config (the published Instruct checkpoints' fp8 weights), a rope dict without llama_4_scaling_beta or original_max_position_embeddings
 // (Ministral3Attention.forward computes 1 + beta * log(1 + floor(position / max)) from them every forward: None
 // raises a TypeError), rope types the engine does not model, hidden_act other than silu.
 //
@@ -55,7 +55,16 @@ void check_pad_default_11(const ConfigReader& r, int64_t vocab) {
 
 void check_mistral_pad(const ConfigReader& r, int64_t vocab) { check_pad_default_11(r, vocab); }
 
+void refuse_quantized_mistral(const ConfigReader& r, const char* family) {
+  if (r.raw("quantization_config") != nullptr)
+    throw InputError(r.name("quantization_config"), "present",
+                     std::string("quantized ") + family +
+                         " weights (the published fp8 checkpoints) are not modelled; remove the key to size the "
+                         "bf16 model");
+}
+
 TransformerSpec import_ministral3(const ConfigReader& r) {
+  refuse_quantized_mistral(r, "ministral3");
   TransformerSpec s;
   s.family = TransformerSpec::Family::llama;
   s.vocab_size = r.positive({"vocab_size"}, 131072);
@@ -91,6 +100,7 @@ TransformerSpec import_ministral3(const ConfigReader& r) {
 }
 
 TransformerSpec import_mistral3(const ConfigReader& r, std::string& type) {
+  refuse_quantized_mistral(r, "mistral3");
   const json* tc = r.raw("text_config");
   static const json kEmpty = json::object();
   if (tc && !tc->is_object()) throw InputError(r.name("text_config"), dump_short(*tc), "must be a JSON object");

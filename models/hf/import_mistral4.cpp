@@ -23,9 +23,7 @@
 namespace memplan::hf {
 
 TransformerSpec import_mistral4(const ConfigReader& r) {
-  if (r.raw("quantization_config") != nullptr)
-    throw InputError(r.name("quantization_config"), "present",
-                     "quantized mistral4 weights (fp8) are not modelled; remove the key to size the bf16 model");
+  refuse_quantized_mistral(r, "mistral4");
   TransformerSpec s;
   s.family = TransformerSpec::Family::llama;
   s.vocab_size = r.positive({"vocab_size"}, 131072);
