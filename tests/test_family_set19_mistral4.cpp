@@ -12,7 +12,9 @@
 #include "family_test_helpers.h"
 #include "fidelity_cases.h"
 #include "models/hf_config.h"
+#include "models/load_model.h"
 #include "models/param_count.h"
+#include "models/zoo.h"
 
 using memplan::TransformerSpec;
 
@@ -198,6 +200,9 @@ TEST_CASE("mistral4 / ministral3 parameter counts, derived by hand", "[family][s
   // Mistral-Small-4-119B-2603's text model (36 MoE layers, the class defaults): 36 * 3,274,974,464 +
   // 1,073,745,920 = 118,972,826,624 (published: 119B with the 0.4B Pixtral tower).
   CHECK(memplan::param_count(import(R"({"model_type": "mistral4"})")) == 118'972'826'624);
+  // The zoo entry (its text_config as published) is the same model.
+  CHECK(memplan::param_count(memplan::load_zoo_model("mistral-small-4-119b")) == 118'972'826'624);
+  CHECK(memplan::load_zoo_model("mistral-small-4-119b").transformer.model_type == "mistral4");
   // Ministral3ForCausalLM per layer: q [nh * 128, H], k / v [8 * 128, H], o [H, nh * 128], gate / up [I, H],
   // down [H, I], two norms [H]; embed [131072, H], norm [H], lm_head unless tied.
   // 8B shape (H 4096, I 14336): 16,777,216 + 2 * 4,194,304 + 16,777,216 + 176,160,768 + 8,192 = 218,112,000 per
