@@ -226,7 +226,9 @@ TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaParam
     b.hold(k_pass);
     b.hold(k_rot);
   }
-  const TensorId cat = b.cat_last("cat", {q_pass, q_rot});
+  // Under autocast q_rot is fp32 (a 16-bit slice times fp32 cos / sin) and q_pass 16-bit: the cat promotes, and
+  // its backward casts q_pass's part of the gradient back to 16 bits (a fresh buffer; glm4's measured mechanism).
+  const TensorId cat = b.cat("cat", {q_pass, q_rot}, -1, std::nullopt, /*cast_part_grads=*/true);
   b.hold(cat);
   // query_states = query_states * get_llama_4_attn_scale(...).to(query_states.dtype): rebinds, the cat dies.
   const TensorId query = b.mul(cat, llama4_attn_scale(b, rot.position_ids, rot.rows, S, b.dtype(cat)));
