@@ -259,5 +259,22 @@ TransformerSpec import_phimoe(const ConfigReader& r);    // models/hf/import_phi
 TransformerSpec import_mt5(const ConfigReader& r, const std::string& type);
 TransformerSpec import_olmo3(const ConfigReader& r);  // models/hf/import_olmo3.cpp
 TransformerSpec import_ernie4_5_moe(const ConfigReader& r);  // models/hf/import_ernie4_5_moe.cpp
+TransformerSpec import_mistral4(const ConfigReader& r);    // models/hf/import_mistral4.cpp
+TransformerSpec import_ministral3(const ConfigReader& r);  // models/hf/import_ministral3.cpp
+// Mistral3Config (models/hf/import_ministral3.cpp): its text_config's decoder (ministral3 or mistral4, anything else
+// refused naming config.text_config.model_type), the top-level tie_word_embeddings (default True); `type` becomes
+// the text type.
+TransformerSpec import_mistral3(const ConfigReader& r, std::string& type);
+// The rope dict (rope_parameters, else rope_scaling) of ministral3 / mistral4, whose attention scales the queries
+// by 1 + llama_4_scaling_beta * log(1 + floor(position / original_max_position_embeddings)) every forward: when
+// present it must carry both keys (absent: the class's default dict does), and a modelled rope_type
+// (check_rope_type). InputError names the key.
+void check_llama4_scaled_rope(const ConfigReader& r, const char* family);
+// pad_token_id with Mistral's default 11 (ministral3, mistral4): null accepted; present: check_padding_idx; absent:
+// vocab_size must exceed 11.
+void check_mistral_pad(const ConfigReader& r, int64_t vocab);
+// quantization_config present (the published fp8 checkpoints of ministral3 / mistral4 / their mistral3 wrappers):
+// refused naming the key; from_config builds bf16 / fp32 modules.
+void refuse_quantized_mistral(const ConfigReader& r, const char* family);
 
 }  // namespace memplan::hf
