@@ -251,6 +251,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"olmo3", build_olmo3},
       {"lfm2", build_lfm2},
       {"ernie4_5_moe", build_ernie4_5_moe},
+      {"minimax_m2", build_minimax_m2},
+      {"lfm2_moe", build_lfm2_moe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
