@@ -30,7 +30,7 @@
 //     returns (`_` the logits). The weights stay fp32 (no cast back, unlike Qwen3Moe's router), so the experts'
 //     `proj_out * sample_weights_g` [T * K, H] and its sum are fp32, cast back at the end.
 //     MiniMaxM2Experts = MixtralExperts through transformers' default experts implementation, grouped_mm
-//     (deepseek_parts.h experts_grouped_mm; generate()'s decode steps batched_mm).
+//     (grouped_experts.h; generate()'s decode steps batched_mm).
 //   The e_score_correction_bias buffer [E] is created by torch.zeros in the default dtype (the model's dtype).
 // Parameters per layer, registration order: self_attn q / k / v / o, q_norm [nh * D], k_norm [nkv * D];
 // mlp.gate.weight [E, H], mlp.experts.gate_up_proj [E, 2I, H], mlp.experts.down_proj [E, H, I] (+ the buffer);
@@ -39,6 +39,7 @@
 #include "engine/arch/builders.h"
 
 #include "engine/arch/decoders/parts/deepseek_parts.h"
+#include "engine/arch/decoders/parts/grouped_experts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/arch/decoders/parts/rotary_slices.h"
@@ -85,14 +86,22 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const MiniMaxLayer
   const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, hd = s.head_dim,
                 nh = s.num_heads, nkv = s.num_kv_heads;
   const int64_t rot = s.rotary_dim > 0 ? s.rotary_dim : hd;
-  // query_states / key_states are bound to the norms' outputs, then rebound to their head views; the rotary
-  // slices' backward hands contiguous [B, H, S, D] gradients to the transposed views, which copy them back to
-  // the norms' [B, S, H * D] layout (olmo2_attention's views).
-  const TensorId q = b.view_copying_grad(rms_norm(b, b.linear(x, w.q), w.q_norm, true), {B, nh, S, hd});
-  b.hold(q);
-  const TensorId k = b.view_copying_grad(rms_norm(b, b.linear(x, w.k), w.k_norm, true), {B, nkv, S, hd});
-  b.hold(k);
+  // query_states / key_states / value_states are bound to the norms' outputs and v_proj's, then rebound to their
+  // head views, all three after the three projections (statement order: in backward the views' nodes, the last
+  // created, run before any projection's: v's, k's and q's gradient copies first, then v_proj's backward; whole-run
+  // bf16 eager stream). The rotary slices' backward hands contiguous [B, H, S, D] gradients to the transposed
+  // views, which copy them back to the norms' [B, S, H * D] layout (olmo2_attention's views).
+  const TensorId qn = rms_norm(b, b.linear(x, w.q), w.q_norm, true);
+  b.hold(qn);
+  const TensorId kn = rms_norm(b, b.linear(x, w.k), w.k_norm, true);
+  b.hold(kn);
   const TensorId vp = b.linear(x, w.v);
+  const TensorId q = b.view_copying_grad(qn, {B, nh, S, hd});
+  b.hold(q);
+  const TensorId k = b.view_copying_grad(kn, {B, nkv, S, hd});
+  b.hold(k);
+  b.drop(qn);
+  b.drop(kn);
   // As llama_qkv_views: v's gradient keeps its layout only from the fused SDPA kernels.
   const bool math_sdpa = b.dtype(vp) == DType::f32 && nkv != nh;
   const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && c.mask == kNoTensor && !math_sdpa;
@@ -148,7 +157,7 @@ TensorId moe(GraphBuilder& b, const TransformerSpec& s, const MiniMaxLayer& w, T
   const int64_t T = checked_mul(xs[0], xs[1]), H = s.hidden_size;
   const TensorId flat = b.view(x, {T, H});
   const MiniMaxRoute r = route(b, s, w, flat);
-  const TensorId out = b.view(experts_grouped_mm(b, w.experts, flat, r.weights, r.index), xs);
+  const TensorId out = b.view(grouped_experts(b, w.experts, flat, r.weights, r.index), xs);
   for (TensorId t : {r.weights, r.index, r.logits}) b.drop(t);
   return out;
 }
