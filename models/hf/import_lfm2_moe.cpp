@@ -45,7 +45,8 @@ TransformerSpec import_lfm2_moe(const ConfigReader& r) {
                      "must not exceed num_experts (" + std::to_string(s.num_experts) + ")");
   s.lfm2_moe_expert_bias = r.boolean({"use_expert_bias"}, true);
   s.norm_topk_prob = r.boolean({"norm_topk_prob"}, true);
-  (void)r.opt_positive_number({"routed_scaling_factor"});  // validated; a product whatever its value
+  if (const json* f = r.raw("routed_scaling_factor"); f && !f->is_number())  // a product whatever its value
+    throw InputError(r.name("routed_scaling_factor"), dump_short(*f), "must be a number");
   if (const json* lt = r.raw("layer_types"))
     s.lfm2_conv_layers = read_lfm2_layer_types(*lt, s.num_layers);
   else
