@@ -28,6 +28,8 @@
 // [E], operator_norm, ffn_norm.
 #include "engine/arch/decoders/parts/lfm2_parts.h"
 
+#include <vector>
+
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/deepseek_parts.h"
 #include "engine/arch/decoders/parts/grouped_experts.h"

@@ -126,7 +126,7 @@ struct MiniMaxRoute {
 
 // MiniMaxM2TopKRouter.forward over flat [T, H] (the file header's statements). What it returns comes back held.
 MiniMaxRoute route(GraphBuilder& b, const TransformerSpec& s, const MiniMaxLayer& w, TensorId flat) {
-  const int64_t T = b.shape(flat)[0], E = s.num_experts, K = s.num_experts_per_tok;
+  const int64_t T = b.shape(flat)[0], K = s.num_experts_per_tok;
   MiniMaxRoute r;
   r.logits = b.linear(b.to(flat, b.dtype(w.router)), w.router);
   b.hold(r.logits);
@@ -147,7 +147,6 @@ MiniMaxRoute route(GraphBuilder& b, const TransformerSpec& s, const MiniMaxLayer
   b.hold(r.weights);
   b.hold(r.index);
   for (TensorId t : {top[0], choice, probs}) b.drop(t);
-  (void)E;
   return r;
 }
 
