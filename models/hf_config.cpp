@@ -273,8 +273,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
-      "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe",
-      "mistral4", "ministral3", "mistral3"};
+      "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
+      "mistral3", "minimax_m2", "lfm2_moe"};
   return kTypes;
 }
 
@@ -427,6 +427,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_ministral3(r);
   else if (type == "mistral3")  // multimodal: its text_config's decoder, built as ministral3 / mistral4
     s = import_mistral3(r, type);
+  else if (type == "minimax_m2")
+    s = import_minimax_m2(r);
+  else if (type == "lfm2_moe")
+    s = import_lfm2_moe(r);
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

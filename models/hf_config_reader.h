@@ -173,6 +173,11 @@ TransformerSpec import_arcee(const ConfigReader& r);
 TransformerSpec import_llama4(const ConfigReader& r, const std::string& type);  // llama4_text, llama4
 TransformerSpec import_hunyuan_v1_dense(const ConfigReader& r);
 TransformerSpec import_lfm2(const ConfigReader& r);  // models/hf/import_lfm2.cpp
+// layer_types of lfm2 / lfm2_moe (models/hf/import_lfm2.cpp): one "full_attention" or "conv" per layer, as
+// TransformerSpec::lfm2_conv_layers (1 for conv); anything else refused naming config.layer_types[i].
+std::vector<uint8_t> read_lfm2_layer_types(const json& lt, int64_t layers);
+TransformerSpec import_lfm2_moe(const ConfigReader& r);  // models/hf/import_lfm2_moe.cpp
+TransformerSpec import_minimax_m2(const ConfigReader& r);  // models/hf/import_minimax_m2.cpp
 TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text

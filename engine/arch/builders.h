@@ -81,6 +81,8 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_mpnet(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/encoders/mpnet.cpp
 void build_olmo3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/dense/olmo3.cpp
 void build_lfm2(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/dense/lfm2.cpp
+void build_minimax_m2(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/minimax_m2.cpp
+void build_lfm2_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/moe/lfm2_moe.cpp
 void build_ernie4_5_moe(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/moe/ernie4_5_moe.cpp
 void build_mistral4(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/moe/mistral4.cpp
 void build_ministral3(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/ministral3.cpp

@@ -253,6 +253,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"ernie4_5_moe", build_ernie4_5_moe},
       {"mistral4", build_mistral4},
       {"ministral3", build_ministral3},
+      {"minimax_m2", build_minimax_m2},
+      {"lfm2_moe", build_lfm2_moe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -378,6 +378,17 @@ struct TransformerSpec {
   // ForcedEOSTokenLogitsProcessor (forced_eos_token_id not null: mbart's default 2): a torch.full_like [B, V] fp32
   // at the last step (input_ids of max_length - 1 tokens), written in place.
   bool generate_forced_eos = false;
+  // [minimax_m2 / lfm2_moe]
+  // minimax_m2 (engine/arch/decoders/moe/minimax_m2.cpp) needs no field of its own: every layer is a sparse MoE
+  // of num_experts (num_local_experts) x num_experts_per_tok experts, moe_intermediate_size wide
+  // (config.intermediate_size), with a sigmoid router and the e_score_correction_bias buffer; rotary_dim is
+  // int(head_dim * partial_rotary_factor). lfm2_moe (engine/arch/decoders/moe/lfm2_moe.cpp) reads [lfm2]'s fields,
+  // first_dense_layers (config.num_dense_layers: Lfm2MoeMLP of intermediate_size on layers below it, the sparse
+  // block after), num_experts, num_experts_per_tok, moe_intermediate_size, norm_topk_prob, and:
+  // Lfm2MoeConfig.use_expert_bias (default true): the sparse block's fp32 expert_bias buffer [E] is added to the
+  // sigmoid scores to choose the experts (the weights are gathered from the unbiased scores); false: the top-k of
+  // the scores themselves. Read by lfm2_moe.cpp only.
+  bool lfm2_moe_expert_bias = false;
 };
 
 // Whether decoder layer i attends through the sliding window.

@@ -18,11 +18,9 @@
 
 namespace memplan::hf {
 
-namespace {
-
 // layer_types as the modeling code reads it: "full_attention" builds Lfm2Attention, anything else Lfm2ShortConv,
 // and causal_mask_mapping has only "full_attention" and "conv" (any other name raises a KeyError in forward).
-std::vector<uint8_t> read_layer_types(const json& lt, int64_t layers) {
+std::vector<uint8_t> read_lfm2_layer_types(const json& lt, int64_t layers) {
   if (!lt.is_array()) throw InputError("config.layer_types", dump_short(lt), "must be a list of layer types");
   if (static_cast<int64_t>(lt.size()) != layers)
     throw InputError("config.layer_types", std::to_string(lt.size()) + " entries",
@@ -40,8 +38,6 @@ std::vector<uint8_t> read_layer_types(const json& lt, int64_t layers) {
   }
   return conv;
 }
-
-}  // namespace
 
 TransformerSpec import_lfm2(const ConfigReader& r) {
   TransformerSpec s;
@@ -92,7 +88,7 @@ TransformerSpec import_lfm2(const ConfigReader& r) {
 
   const size_t n = static_cast<size_t>(s.num_layers);
   if (const json* lt = r.raw("layer_types")) {
-    s.lfm2_conv_layers = read_layer_types(*lt, s.num_layers);
+    s.lfm2_conv_layers = read_lfm2_layer_types(*lt, s.num_layers);
   } else if (const json* fi = r.raw("full_attn_idxs")) {
     if (!fi->is_array()) throw InputError("config.full_attn_idxs", dump_short(*fi), "must be a list of layer indices");
     s.lfm2_conv_layers.assign(n, 1);

@@ -46,18 +46,18 @@ def tuning():
         tr("f19-mm2e32-ampbf16-b4s1024-ckpt", hf("minimax_m2", MM2_E32), 4, 1024, "amp_bf16", "adamw", ckpt=True,
            _est_gib=40),
         inference("f19-mm2-infer-bf16-b4s512-g16", hf("minimax_m2", MM2), 4, 512, "bf16", 16) | {"_est_gib": 20},
-        tr("f19-lfm-bf16-b4s2048", hf("lfm2_moe", LFM8), 4, 2048, "bf16", "adamw", _est_gib=32),
+        tr("f19-lfm-bf16-b4s2048", hf("lfm2_moe", LFM8), 4, 2048, "bf16", "adamw", _est_gib=35),
         tr("f19-lfm-ampbf16-b2s1500-ckpt-acc2", hf("lfm2_moe", LFM6), 2, 1500, "amp_bf16", "adamw", ckpt=True,
-           accum=2, _est_gib=30),
+           accum=2, _est_gib=34),
         inference("f19-lfm-infer-bf16-b8s512-g32", hf("lfm2_moe", LFM8), 8, 512, "bf16", 32) | {"_est_gib": 8},
     ]
 
 
 def holdout():
     return [
-        tr("f20-mm2-bf16-b1s2048-1l", hf("minimax_m2", MM2_1L), 1, 2048, "bf16", "adamw", _est_gib=42),
+        tr("f20-mm2-bf16-b1s2048-1l", hf("minimax_m2", MM2_1L), 1, 2048, "bf16", "adamw", _est_gib=50),
         tr("f20-lfm-ampfp16-b5s1000-acc2", hf("lfm2_moe", LFM4), 5, 1000, "amp_fp16", "adamw", accum=2,
-           _est_gib=25),
+           _est_gib=26),
         inference("f20-mm2-infer-bf16-b2s1500-g24-eager", hf("minimax_m2", MM2, "eager"), 2, 1500, "bf16", 24)
         | {"_est_gib": 22},
     ]

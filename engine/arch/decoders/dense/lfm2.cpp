@@ -31,8 +31,10 @@
 // Parameters per layer, registration order: self_attn.{q,k,v,out}_proj, q_layernorm, k_layernorm, or
 // conv.conv (weight [H, 1, L], bias with conv_bias), conv.in_proj, conv.out_proj; then feed_forward.{w1,w3,w2},
 // operator_norm, ffn_norm. After the layers: embedding_norm.
-#include "engine/arch/builders.h"
+// build_lfm2_model (lfm2_parts.h) is everything but the feed-forward, which lfm2_moe.cpp replaces.
+#include "engine/arch/decoders/parts/lfm2_parts.h"
 
+#include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -41,21 +43,9 @@ namespace memplan {
 
 namespace {
 
-struct Lfm2Layer {
-  bool conv = false;
-  // attention
-  TensorId q = kNoTensor, k = kNoTensor, v = kNoTensor, o = kNoTensor, q_norm = kNoTensor, k_norm = kNoTensor;
-  // short conv
-  TensorId conv_w = kNoTensor, conv_b = kNoTensor, in_proj = kNoTensor, in_b = kNoTensor, out_proj = kNoTensor,
-           out_b = kNoTensor;
-  TensorId w1 = kNoTensor, w3 = kNoTensor, w2 = kNoTensor, op_norm = kNoTensor, ffn_norm = kNoTensor;
-};
-
-Lfm2Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train) {
-  const std::string p = "layers." + std::to_string(i) + ".";
-  const int64_t H = s.hidden_size, I = s.intermediate_size, hd = s.head_dim, nh = s.num_heads,
-                nkv = s.num_kv_heads;
-  Lfm2Layer w;
+Lfm2Operator operator_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, int64_t i, bool train) {
+  const int64_t H = s.hidden_size, hd = s.head_dim, nh = s.num_heads, nkv = s.num_kv_heads;
+  Lfm2Operator w;
   w.conv = s.lfm2_conv_layers[static_cast<size_t>(i)] != 0;
   if (w.conv) {
     const bool bias = s.lfm2_conv_bias;
@@ -73,17 +63,12 @@ Lfm2Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, boo
     w.q_norm = b.param(p + "self_attn.q_layernorm.weight", {hd}, train);
     w.k_norm = b.param(p + "self_attn.k_layernorm.weight", {hd}, train);
   }
-  w.w1 = b.param(p + "feed_forward.w1.weight", {I, H}, train);
-  w.w3 = b.param(p + "feed_forward.w3.weight", {I, H}, train);
-  w.w2 = b.param(p + "feed_forward.w2.weight", {H, I}, train);
-  w.op_norm = b.param(p + "operator_norm.weight", {H}, train);
-  w.ffn_norm = b.param(p + "ffn_norm.weight", {H}, train);
   return w;
 }
 
 // Lfm2Attention.forward on the normed input x (Qwen3Attention's statements, see qwen3.cpp). `weights`: eager
 // attention's probabilities, held (attention_core).
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Lfm2Layer& w, TensorId x, TensorId cos,
+TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Lfm2Operator& w, TensorId x, TensorId cos,
                    TensorId sin, TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, nh = s.num_heads,
@@ -135,7 +120,7 @@ TensorId depthwise_conv1d(GraphBuilder& b, TensorId x, TensorId w, TensorId bias
 }
 
 // Lfm2ShortConv.forward on the normed input x (held by the caller). Training / inference as the file header says.
-TensorId short_conv(GraphBuilder& b, const TransformerSpec& s, const Lfm2Layer& w, TensorId x) {
+TensorId short_conv(GraphBuilder& b, const TransformerSpec& s, const Lfm2Operator& w, TensorId x) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
@@ -207,20 +192,21 @@ void recurrent_mask_check(GraphBuilder& b) {
   b.generic_one("all", {eq}, {}, DType::boolean);
 }
 
-}  // namespace
-
-void build_lfm2(GraphBuilder& b, const TransformerSpec& s) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
+void check_layer_fields(const TransformerSpec& s) {
   if (static_cast<int64_t>(s.lfm2_conv_layers.size()) != s.num_layers)
     throw InputError("model.lfm2_conv_layers", std::to_string(s.lfm2_conv_layers.size()) + " entries",
                      "must have one entry per layer (" + std::to_string(s.num_layers) + ")");
   if (s.lfm2_conv_kernel < 1)
     throw InputError("model.lfm2_conv_kernel", std::to_string(s.lfm2_conv_kernel), "must be a positive integer");
-  if (s.sliding_window > 0 || s.num_experts > 0)
-    throw InputError("model.sliding_window", std::to_string(s.sliding_window),
-                     "lfm2 has no sliding-window attention or experts");
+}
+
+}  // namespace
+
+void build_lfm2_model(GraphBuilder& b, const TransformerSpec& s, const Lfm2FeedForwardFactory& ffn) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
+  check_layer_fields(s);
   auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(h)).full;
@@ -231,16 +217,21 @@ void build_lfm2(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(cos);
   b.hold(sin);
   for (int64_t i = 0; i < s.num_layers; ++i) {
-    const Lfm2Layer w = layer_params(b, s, i, !layer_frozen(cfg, i));
+    const std::string p = "layers." + std::to_string(i) + ".";
+    const bool train = !layer_frozen(cfg, i);
+    const Lfm2Operator w = operator_params(b, s, p, i, train);
+    const LlamaMlpFn feed_forward = ffn(i, p, train);
+    const TensorId op_norm = b.param(p + "operator_norm.weight", {H}, train);
+    const TensorId ffn_norm = b.param(p + "ffn_norm.weight", {H}, train);
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);  // the model's loop variable holds the layer input until the layer returns
     h = llama_residual_blocks(
-        b, h, w.op_norm, w.ffn_norm,
+        b, h, op_norm, ffn_norm,
         [&](TensorId x, TensorId& weights) {
           return w.conv ? short_conv(b, s, w, x) : attention(b, s, w, x, cos, sin, mask, weights);
         },
-        [&](TensorId n2) { return swiglu_mlp(b, n2, w.w1, w.w3, w.w2); });
+        feed_forward);
     if (layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
   }
@@ -249,6 +240,21 @@ void build_lfm2(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {h, inputs_embeds, cos, sin, mask})
     if (t != kNoTensor) b.drop(t);
   causal_lm_tail(b, s, hn, embed, ids);
+}
+
+void build_lfm2(GraphBuilder& b, const TransformerSpec& s) {
+  check_layer_fields(s);
+  if (s.sliding_window > 0 || s.num_experts > 0)
+    throw InputError("model.sliding_window", std::to_string(s.sliding_window),
+                     "lfm2 has no sliding-window attention or experts");
+  const int64_t H = s.hidden_size, I = s.intermediate_size;
+  // Lfm2MLP: w2(silu(w1(x)) * w3(x)), registered w1, w3, w2.
+  build_lfm2_model(b, s, [&b, H, I](int64_t, const std::string& p, bool train) -> LlamaMlpFn {
+    const TensorId w1 = b.param(p + "feed_forward.w1.weight", {I, H}, train);
+    const TensorId w3 = b.param(p + "feed_forward.w3.weight", {I, H}, train);
+    const TensorId w2 = b.param(p + "feed_forward.w2.weight", {H, I}, train);
+    return [&b, w1, w3, w2](TensorId n2) { return swiglu_mlp(b, n2, w1, w3, w2); };
+  });
 }
 
 }  // namespace memplan
