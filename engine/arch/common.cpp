@@ -251,6 +251,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"olmo3", build_olmo3},
       {"lfm2", build_lfm2},
       {"ernie4_5_moe", build_ernie4_5_moe},
+      {"gemma4_text", build_gemma4},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
