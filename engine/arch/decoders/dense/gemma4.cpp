@@ -142,8 +142,20 @@ TensorId activation(GraphBuilder& b, const std::string& act, TensorId x) {
 }
 
 // F.scaled_dot_product_attention through the memory-efficient kernel, which takes head dims above 256 (flash and
-// cuDNN do not): out and the fp32 logsumexp [B, H, L] (training only), all saved; backward as GraphBuilder::sdpa's
-// memory-efficient branch (delta rows and a grad-output sized fp32 scratch).
+// cuDNN do not; the recordings' observed backend: "efficient bfloat16 hd512"): out and the fp32 logsumexp [B, H, L]
+// (training only), all saved. The cutlass kernels for head dims above 128 keep no output in registers: the forward
+// accumulates into an fp32 [B, H, Lq, Dv] buffer freed at once, and the backward takes delta rows [B, H, Lq] fp32
+// and a workspace of B * H * align4(gk + gv + gq) floats (kernel_backward.h workspace_size, num_splits_key 1):
+// gk = gv = align(Lk, 128) * align(D, 64) accumulators, gq = ceil(Lq / 64) * ceil(D / 128) GradQTempStorage tiles
+// of 4100 floats (whole-run f19-g4-e2b-bf16-b2s1024: 32 MiB forward, 83,902,464 B backward for B 2, H 8, L 1024,
+// D 512).
+int64_t efficient_bwd_workspace(int64_t bh, int64_t lq, int64_t lk, int64_t d) {
+  auto align = [](int64_t x, int64_t a) { return (x + a - 1) / a * a; };
+  const int64_t gk = checked_mul(align(lk, 128), align(d, 64));
+  const int64_t gq = checked_mul(checked_mul((lq + 63) / 64, (d + 127) / 128), 4100);
+  return checked_mul(checked_mul(bh, align(checked_add(checked_mul(gk, 2), gq), 4)), 4);
+}
+
 TensorId sdpa_efficient(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bool_mask) {
   v = b.autocast_low(v);
   k = b.autocast_low(k);
@@ -154,14 +166,15 @@ TensorId sdpa_efficient(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Ten
   if (bool_mask != kNoTensor)
     reads.push_back(b.generic_one("attn_mask_to_float", {bool_mask}, {qs[0], 1, qs[2], b.shape(k)[2]}, dt));
   const bool grad = b.training() && (b.info(q).requires_grad || b.info(k).requires_grad || b.info(v).requires_grad);
-  GraphBuilder::GenericOp op{"sdpa_efficient", reads, {{qs, dt}}, {0, 1, 2}, {0}, {}, {}};
+  const int64_t bh = checked_mul(qs[0], qs[1]), bhl = checked_mul(bh, qs[2]), dv = b.shape(v)[3];
+  GraphBuilder::GenericOp op{"sdpa_efficient", reads, {{{qs[0], qs[1], qs[2], dv}, dt}}, {0, 1, 2}, {0}, {}, {}};
   if (reads.size() > 3) op.saved_reads.push_back(3);
   if (grad) {
     op.outs.push_back({{qs[0], qs[1], qs[2]}, DType::f32});
     op.saved_outs.push_back(1);
-    const int64_t bhl = checked_mul(checked_mul(qs[0], qs[1]), qs[2]);
-    op.bwd_temp_bytes = {checked_mul(bhl, 4), checked_add(checked_mul(checked_mul(bhl, qs[3]), 4), 24576)};
+    op.bwd_temp_bytes = {checked_mul(bhl, 4), efficient_bwd_workspace(bh, qs[2], b.shape(k)[2], qs[3])};
   }
+  if (dt != DType::f32 && qs[3] > 128) op.fwd_temp_bytes = {checked_mul(checked_mul(bhl, dv), 4)};
   return b.generic(op)[0];
 }
 
@@ -177,9 +190,12 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, const G4Layer
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads, nkv = w.nkv,
                 hd = w.hd, Lk = b.shape(k)[2];
+  // ExpandBackward sums the repeated heads' gradient into a fresh tensor of x's size (x may be a view, whose own
+  // bytes are 0).
   auto repeat = [&](TensorId x) {
     if (nkv == nh) return x;
-    return nkv == 1 ? b.view_copying_grad(x, {B, nh, Lk, hd}) : b.contiguous_copy(x, {B, nh, Lk, hd});
+    const int64_t bytes = checked_mul(b.numel(x), dtype_bytes(b.dtype(x)));
+    return nkv == 1 ? b.view_copying_grad(x, {B, nh, Lk, hd}, bytes) : b.contiguous_copy(x, {B, nh, Lk, hd});
   };
   if (cfg.attn == AttnImpl::sdpa) {
     const bool gqa_ok = mask == kNoTensor && hd <= 256;
@@ -291,7 +307,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w, 
   return out;
 }
 
-// Gemma4TextRouter.forward over flat [T, H]: norm (no weight), * scale * hidden**-0.5, proj, softmax, topk,
+// Gemma4TextRouter.forward over flat [T, H]: norm (no weight), * scale * hidden**-0.5, proj, softmax in fp32, topk,
 // top_k_weights /= their sum (in place: the node keeps a clone of the values; modelled as the out-of-place quotient,
 // the same bytes), * per_expert_scale[top_k_index]. Returns (router_probabilities, top_k_weights, top_k_index),
 // each held (the layer binds them until it returns).
@@ -301,7 +317,10 @@ QwenMoeRoute router(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w,
   x = b.scalar_op("mul_scalar", b.mul(x, w.router_scale), false);
   const TensorId scores = b.linear(x, w.router_proj);
   b.hold(scores);  // expert_scores, bound until the router returns
-  const TensorId probs = b.softmax_last(scores);
+  // softmax(expert_scores, dim=-1, dtype=torch.float32): one kernel writing fp32 probabilities from the 16-bit
+  // scores (saved for its backward); under autocast softmax's fp32 policy casts the scores first.
+  const TensorId sin = b.autocast() ? b.autocast_fp32(scores) : scores;
+  const TensorId probs = b.generic({"softmax", {sin}, {{{T, s.num_experts}, DType::f32}}, {}, {0}, {}, {}})[0];
   b.hold(probs);
   auto top = b.generic({"topk", {probs}, {{{T, K}, b.dtype(probs)}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
   b.hold(top[1]);
@@ -392,8 +411,11 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s) {
     const TensorId tok = b.view(b.scalar_op("mul", b.embedding(ids, ple_embed), false), {B, S, L, Pd});
     b.hold(tok);
     TensorId proj = b.scalar_op("mul_scalar", b.linear(inputs_embeds, ple_model_proj), false);
+    // per_layer_projection = norm(...) stays bound until the function returns, after the scaled sum.
     proj = g4_norm_rebinding(b, b.view(proj, {B, S, L, Pd}), ple_proj_norm);
+    b.hold(proj);
     ple = b.scalar_op("mul_scalar", b.add(proj, tok), false);
+    b.drop(proj);
     b.drop(tok);
     b.hold(ple);
   }
@@ -432,7 +454,10 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s) {
     const TensorId h1 = b.add(h, a);
     const TensorId n2 = g4_norm(b, h1, w.pre_ffn_norm);
     b.hold(n2);
-    TensorId m = b.linear(b.mul(activation(b, s.hidden_act, b.linear(n2, w.gate)), b.linear(n2, w.up)), w.down);
+    // down_proj(act_fn(gate_proj(x)) * up_proj(x)), evaluated left to right (autograd then runs up_proj's
+    // backward before the activation's: the later node first).
+    const TensorId act = activation(b, s.hidden_act, b.linear(n2, w.gate));
+    TensorId m = b.linear(b.mul(act, b.linear(n2, w.up)), w.down);
     b.drop(n2);
     if (s.gemma4_moe) {
       b.hold(m);  // hidden_states (the MLP's output) until `hidden_states = hidden_states_1 + hidden_states_2`
@@ -482,7 +507,13 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s) {
     if (t != kNoTensor) b.drop(t);
   TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr;
   if (s.final_logit_softcapping > 0.0) logits_op = &g4_softcap;
-  causal_lm_tail(b, s, hn, embed, ids, false, logits_op);
+  // lm_head: causal_lm_tail's statements without its tied head's construction temporary (the whole-run recordings
+  // show no lm_head-sized allocation at construction).
+  const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  if (!inf)
+    causal_lm_training_head(b, hn, head, ids, kNoTensor, logits_op);
+  else
+    inference_head(b, hn, head, kNoTensor, logits_op);
 }
 
 }  // namespace memplan
