@@ -25,6 +25,7 @@
 //   Gemma4RMSNorm: x.float(), x * pow(mean(x^2) + eps, -0.5), * weight.float() (no 1 + weight), .type_as(x).
 #include "engine/arch/builders.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -145,13 +146,18 @@ TensorId activation(GraphBuilder& b, const std::string& act, TensorId x) {
 // cuDNN do not; the recordings' observed backend: "efficient bfloat16 hd512"): out and the fp32 logsumexp [B, H, L]
 // (training only), all saved. The cutlass kernels for head dims above 128 keep no output in registers: the forward
 // accumulates into an fp32 [B, H, Lq, Dv] buffer freed at once, and the backward takes delta rows [B, H, Lq] fp32
-// and a workspace of B * H * align4(gk + gv + gq) floats (kernel_backward.h workspace_size, num_splits_key 1):
-// gk = gv = align(Lk, 128) * align(D, 64) accumulators, gq = ceil(Lq / 64) * ceil(D / 128) GradQTempStorage tiles
-// of 4100 floats (whole-run f19-g4-e2b-bf16-b2s1024: 32 MiB forward, 83,902,464 B backward for B 2, H 8, L 1024,
-// D 512).
+// and a workspace of B * H * align4(gk + gv + gq) floats (mem_eff_attention/kernel_backward.h workspace_size, the
+// 64 x 128 kernel): gk = gv = num_splits_key * 128 * align(D, 64) with attention_backward.cu's split heuristic
+// (ceil(Lk / 128) splits; 1 when B * H >= 256 and Lk <= 256; at most 200 / (B * H) as gK / gV are staged),
+// gq = ceil(Lq / 64) * ceil(D / 128) GradQTempStorage tiles of 4100 floats (whole-run f19-g4-e2b-bf16-b2s1024:
+// 32 MiB forward, 83,902,464 B backward for B 2, H 8, L 1024, D 512: 8 splits).
 int64_t efficient_bwd_workspace(int64_t bh, int64_t lq, int64_t lk, int64_t d) {
   auto align = [](int64_t x, int64_t a) { return (x + a - 1) / a * a; };
-  const int64_t gk = checked_mul(align(lk, 128), align(d, 64));
+  int64_t splits = (lk + 127) / 128;
+  if (bh >= 256 && lk <= 256) splits = 1;
+  splits = std::min(splits, 200 / bh);
+  if (splits < 1) splits = 1;
+  const int64_t gk = checked_mul(checked_mul(splits, 128), align(d, 64));
   const int64_t gq = checked_mul(checked_mul((lq + 63) / 64, (d + 127) / 128), 4100);
   return checked_mul(checked_mul(bh, align(checked_add(checked_mul(gk, 2), gq), 4)), 4);
 }
