@@ -274,7 +274,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
       "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
-      "mistral3", "minimax_m2", "lfm2_moe"};
+      "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4"};
   return kTypes;
 }
 
@@ -431,6 +431,12 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_minimax_m2(r);
   else if (type == "lfm2_moe")
     s = import_lfm2_moe(r);
+  else if (type == "gemma4_text")
+    s = import_gemma4(r, type);
+  else if (type == "gemma4") {  // multimodal: its text_config's decoder, built as gemma4_text
+    s = import_gemma4(r, type);
+    type = "gemma4_text";
+  }
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

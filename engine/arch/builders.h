@@ -86,6 +86,7 @@ void build_lfm2_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arc
 void build_ernie4_5_moe(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/moe/ernie4_5_moe.cpp
 void build_mistral4(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/moe/mistral4.cpp
 void build_ministral3(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/ministral3.cpp
+void build_gemma4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/dense/gemma4.cpp (gemma4_text)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

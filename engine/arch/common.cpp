@@ -255,6 +255,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"ministral3", build_ministral3},
       {"minimax_m2", build_minimax_m2},
       {"lfm2_moe", build_lfm2_moe},
+      {"gemma4_text", build_gemma4},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

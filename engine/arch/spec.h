@@ -389,6 +389,33 @@ struct TransformerSpec {
   // sigmoid scores to choose the experts (the weights are gathered from the unbiased scores); false: the top-k of
   // the scores themselves. Read by lfm2_moe.cpp only.
   bool lfm2_moe_expert_bias = false;
+  // [gemma4]
+  // Gemma4TextConfig (transformers 5.17 models/gemma4; engine/arch/decoders/dense/gemma4.cpp, models/hf/import_gemma4.cpp).
+  // head_dim / num_kv_heads are the sliding layers'; per_layer_config (from global_head_dim and, when
+  // attention_k_eq_v, num_global_key_value_heads) overrides both on the full-attention layers:
+  int64_t gemma4_global_head_dim = 0;  // head_dim of the full-attention layers (global_head_dim, default 512)
+  int64_t gemma4_global_kv_heads = 0;  // their KV heads (num_global_key_value_heads under attention_k_eq_v, else
+                                       // num_key_value_heads)
+  // attention_k_eq_v (default false): full-attention layers have no v_proj; value_states is k_proj's head view,
+  // which v_norm then normalises (keys through k_norm and the rotary embedding, values without either).
+  bool gemma4_k_eq_v = false;
+  // hidden_size_per_layer_input (default 256; 0: none): per-layer input embeddings (PLE). The model holds one packed
+  // embed_tokens_per_layer [gemma4_ple_vocab, num_layers * size] (scaled by sqrt(size)), per_layer_model_projection
+  // [num_layers * size, hidden] and per_layer_projection_norm [size]; each layer a per_layer_input_gate [size,
+  // hidden], per_layer_projection [hidden, size] and post_per_layer_input_norm [hidden].
+  int64_t gemma4_ple_size = 0;
+  int64_t gemma4_ple_vocab = 0;        // vocab_size_per_layer_input (default 262144)
+  // num_kv_shared_layers (default 0): the last this many layers compute no keys or values (no k_proj, v_proj,
+  // k_norm); each reuses those of the last earlier layer of its own attention type, which keeps them in
+  // shared_kv_states. 0 <= gemma4_kv_shared_layers < num_layers.
+  int64_t gemma4_kv_shared_layers = 0;
+  // use_double_wide_mlp (default false): the KV-shared layers' MLP is 2 * intermediate_size wide.
+  bool gemma4_double_wide_mlp = false;
+  // enable_moe_block (default false): every layer runs, beside its dense MLP, the router (RMSNorm without weight,
+  // * scale * hidden**-0.5, proj [num_experts, hidden], softmax, top-k of top_k_experts renormalised, *
+  // per_expert_scale) and num_experts experts of moe_intermediate_size (num_experts, num_experts_per_tok and
+  // moe_intermediate_size hold those keys).
+  bool gemma4_moe = false;
 };
 
 // Whether decoder layer i attends through the sliding window.

@@ -43,12 +43,12 @@ G4 = "gemma4_text"
 
 def tuning():
     return [
-        training("f19-g4-e2b-bf16-b2s1024", hf(G4, E2B), 2, 1024, "bf16", "adamw", _est_gib=18),
+        training("f19-g4-e2b-bf16-b2s1024", hf(G4, E2B), 2, 1024, "bf16", "adamw", _est_gib=22),
         training("f19-g4-e2b-ampbf16-b1s1500-ckpt", hf(G4, E2B), 1, 1500, "amp_bf16", "adamw", ckpt=True,
                  _est_gib=28),
-        training("f19-g4-31b-bf16-b1s2048-3l", hf(G4, G31), 1, 2048, "bf16", "adamw", _est_gib=30),
-        training("f19-g4-moe-bf16-b2s1024-3l", hf(G4, MOE), 2, 1024, "bf16", "adamw", _est_gib=32),
-        training("f19-g4-e2b6-fp32-b1s1000-eager", hf(G4, E2B6, "eager"), 1, 1000, "fp32", "adamw", _est_gib=26),
+        training("f19-g4-31b-bf16-b1s2048-3l", hf(G4, G31), 1, 2048, "bf16", "adamw", _est_gib=35),
+        training("f19-g4-moe-bf16-b2s1024-3l", hf(G4, MOE), 2, 1024, "bf16", "adamw", _est_gib=38),
+        training("f19-g4-e2b6-fp32-b1s1000-eager", hf(G4, E2B6, "eager"), 1, 1000, "fp32", "adamw", _est_gib=24),
         dict(inference("f19-g4-e2b-infer-bf16-b4s1000-g16", hf(G4, E2B), 4, 1000, "bf16", 16), _est_gib=5),
     ]
 
@@ -58,7 +58,7 @@ def holdout():
         dict(inference("f20-g4-31b4-infer-bf16-b2s1500-g24", hf(G4, G31_4), 2, 1500, "bf16", 24), _est_gib=10),
         dict(inference("f20-g4-moe-infer-bf16-b3s1000-g16", hf(G4, MOE), 3, 1000, "bf16", 16), _est_gib=9),
         training("f20-g4-e4b-ampfp16-b3s1000-acc2", hf(G4, E4B), 3, 1000, "amp_fp16", "adamw", accum=2,
-                 _est_gib=40),
+                 _est_gib=50),
     ]
 
 
