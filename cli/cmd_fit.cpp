@@ -64,10 +64,13 @@ Single run_single(const ModelSpec& m, const RunConfig& c, const DeviceBudget& d,
   opt.allocator.expandable_segments = expandable;
   // Replayed under what PyTorch may reserve: a run that fits only through release-and-retry fits.
   opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
-  const Graph g = build_graph(m, c);
+  // Inference: the inference replay (the prefill and generate(), or a forward-only model's forward), timed on the
+  // prefill's graph; the training graph's step replay does not apply (it aborted on an inference graph).
+  const bool inference = c.mode == Mode::inference;
+  const Graph g = inference ? build_inference_graph(m, c, InferencePass{0, c.seq_len, false}) : build_graph(m, c);
   // A distributed run: rank cfg.distributed.rank's replay (engine/dist/); the step time stays the single-GPU
   // model's (the graph's compute, no communication).
-  s.e = c.distributed.enabled() ? estimate(m, c, opt) : estimate_graph(g, c, opt);
+  s.e = c.distributed.enabled() || inference ? estimate(m, c, opt) : estimate_graph(g, c, opt);
   s.device_bytes = s.e.run_peak_reserved_bytes() + d.non_pytorch_bytes;
   // Training: the step-time model fitted on the H200 timing corpus (engine/time/; on another GPU scaled by the
   // GEMM-rate and bandwidth ratios, DeviceRates::time_scale_*); otherwise the older roofline.

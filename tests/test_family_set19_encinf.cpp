@@ -17,6 +17,7 @@
 #include "fidelity_cases.h"
 #include "models/hf_config.h"
 #include "models/zoo.h"
+#include "run_cli.h"
 
 using memplan::ModelSpec;
 using memplan::RunConfig;
@@ -131,4 +132,19 @@ TEST_CASE("encoder inference: the measured H200 rows", "[family][set19][fidelity
       [](const memplan::ValidationCase& c) { return c.id.rfind("f19-ei-", 0) == 0; },
       [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
   CHECK(checked.size() >= 1);
+}
+
+TEST_CASE("encoder inference through the CLI: estimate, fit and validate answer", "[family][set19][cli]") {
+  using memplan::testing::run_cli;
+  const auto est = run_cli("estimate --model bert-base --mode inference --task feature --batch-size 8 --seq-len 128 --json");
+  CHECK(est.exit_code == 0);
+  CHECK(est.out.find("\"forward_only\": true") != std::string::npos);
+  // fit ran the training replay on an inference graph and aborted (a double free, decoders too): it now runs the
+  // inference replay.
+  CHECK(run_cli("fit --model bert-base --mode inference --task seq_cls --batch-size 64 --seq-len 512 --gpu h200").exit_code == 0);
+  CHECK(run_cli("fit --model llama-3.2-1b --mode inference --batch-size 4 --seq-len 512 --gpu h200").exit_code == 0);
+  const auto gen = run_cli("estimate --model mpnet-base --mode inference --batch-size 2 --seq-len 64 --generate-tokens 4");
+  CHECK(gen.exit_code == 2);
+  CHECK(gen.err.find("generate_tokens") != std::string::npos);
+  CHECK(run_cli("estimate --model bert-base --task feature --batch-size 2 --seq-len 64").exit_code == 2);
 }
