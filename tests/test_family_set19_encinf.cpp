@@ -55,8 +55,7 @@ TEST_CASE("encoder inference: one forward, no KV cache, the ledger balances", "[
     CHECK(l[memplan::Row::kv_cache] == 0);
     CHECK(l[memplan::Row::activations] == 0);  // inference_mode saves nothing
     CHECK(l[memplan::Row::gradients] == 0);
-    // The token ids (no labels) and BERT's [1, S] position-id slice, which the builder makes an input.
-    CHECK(l[memplan::Row::inputs] == 4 * 128 * 8 + 128 * 8);
+    CHECK(l[memplan::Row::inputs] == 4 * 128 * 8);  // the token ids alone: no labels; positions are a buffer's slice
     CHECK(l[memplan::Row::weights] == e.weights_bytes);
     // The measured forward is the run's peak: the three timed ones repeat it on a warm cache.
     CHECK(e.inference.prefill_peak_bytes == e.replay.peak.bytes);

@@ -187,7 +187,8 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId eln_b = b.param("albert.embeddings.LayerNorm.bias", {E}, true);
   // The embeddings' non-persistent int64 [1, max_position_embeddings] buffers position_ids and token_type_ids,
   // after the module's parameters (the recordings: two 4 KiB blocks after the LayerNorm's bias).
-  b.buffer("albert.embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+  const TensorId position_buffer =
+      b.buffer("albert.embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
   b.buffer("albert.embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
   const BertLinear mapping_in = bert_linear(b, "albert.encoder.embedding_hidden_mapping_in", H, E, true);
   std::vector<AlbertLayerParams> groups;  // [g * inner + j]
@@ -199,23 +200,24 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = task_labels(b, ids);
   // token_type_ids: the zero buffer gathered at the position ids and expanded.
-  const TensorId type_ids = b.generic({"expand", {}, {{{B, S}, DType::i64}}, {}, {}, {}, {}})[0];
+  const TokenTypeIds type_ids = bert_token_type_ids(b);
 
   // AlbertEmbeddings.forward: inputs_embeds and token_type_embeddings bound until it returns.
   const TensorId we = b.embedding(ids, word);
   b.hold(we);
-  const TensorId te = b.embedding(type_ids, typew);
+  const TensorId te = bert_token_type_embedding(b, type_ids, typew);
   b.hold(te);
   TensorId e = b.add(we, te);
   // position_embeddings is a local until the embeddings return too. Held in inference only: in training the
   // [1, S, H] block's earlier release is what the measured rows were fitted with (its add saves nothing).
-  const TensorId pe = b.embedding(b.input({1, S}, DType::i64), posw);
+  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), posw);
   if (!b.training()) b.hold(pe);
   e = b.add(e, pe);
   const TensorId embedding_output = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   b.drop(we);
   b.drop(te);
   if (!b.training()) b.drop(pe);
+  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
   b.hold(embedding_output);  // AlbertModel.forward binds it until it returns (after the pooler)
 
   // AlbertTransformer.forward.

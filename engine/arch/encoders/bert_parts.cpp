@@ -105,6 +105,27 @@ void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, Ten
   b.set_loss(loss);
 }
 
+TensorId bert_position_ids(GraphBuilder& b, TensorId buffer) {
+  const int64_t S = b.config().seq_len;
+  if (b.training() || buffer == kNoTensor) return b.input({1, S}, DType::i64);
+  return b.view(buffer, {1, S});
+}
+
+TokenTypeIds bert_token_type_ids(GraphBuilder& b) {
+  const int64_t B = b.config().batch_size, S = b.config().seq_len;
+  if (b.training()) return {b.generic({"expand", {}, {{{B, S}, DType::i64}}, {}, {}, {}, {}})[0], kNoTensor};
+  const TensorId gathered = b.generic_one("gather", {}, {1, S}, DType::i64);  // buffered_token_type_ids
+  b.hold(gathered);
+  return {b.view(gathered, {B, S}), gathered};
+}
+
+TensorId bert_token_type_embedding(GraphBuilder& b, const TokenTypeIds& t, TensorId table) {
+  if (t.gathered == kNoTensor) return b.embedding(t.ids, table);
+  const Shape s = b.shape(t.ids);
+  const TensorId index = b.generic_one("index_contiguous", {t.ids}, {s[0] * s[1]}, DType::i64);
+  return b.embedding(b.view(index, s), table);
+}
+
 TensorId encoder_pooler(GraphBuilder& b, const BertLinear& pooler, TensorId seq, TensorId embedding_output) {
   b.hold(seq);  // last_hidden_state, in the returned output
   if (embedding_output != kNoTensor) b.hold(embedding_output);

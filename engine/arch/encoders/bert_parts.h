@@ -80,6 +80,21 @@ void roberta_cls_head(GraphBuilder& b, const TransformerSpec& s, const RobertaCl
                       TensorId labels);
 void distilbert_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId seq, TensorId labels);
 
+// BertEmbeddings' token types when no token_type_ids are passed (ELECTRA's and ALBERT's embeddings copy it), made
+// before the word embedding. Training: a [B, S] int64 block until the lookup (as the training rows were fitted).
+// Inference: the zero buffer gathered at the position ids, a [1, S] int64 local (`gathered`) until the embeddings
+// return, expanded to [B, S] (a view); nn.Embedding copies the expanded index to a contiguous [B * S] int64 block for
+// the lookup, freed after it (whole-run inference stream, bert-base b64 s512).
+// position_ids[:, :S]: a view of the embeddings' non-persistent position_ids buffer (`buffer`, registered after the
+// embeddings' parameters) in inference; training keeps the [1, S] int64 input its rows were fitted with (kNoTensor
+// buffer: the builder registers none there).
+TensorId bert_position_ids(GraphBuilder& b, TensorId buffer);
+struct TokenTypeIds {
+  TensorId ids = kNoTensor, gathered = kNoTensor;
+};
+TokenTypeIds bert_token_type_ids(GraphBuilder& b);
+TensorId bert_token_type_embedding(GraphBuilder& b, const TokenTypeIds& t, TensorId table);
+
 // ---- inference (forward_only_inference)
 // BertPooler / RobertaPooler (and their copies): tanh(dense(hidden_states[:, 0])) over the last hidden states
 // `seq`, which stay bound (the model output's last_hidden_state); the base model's forward still binds
