@@ -166,7 +166,10 @@ void build_mpnet(GraphBuilder& b, const TransformerSpec& s) {
   };
   const TensorId mask = op1("to_int", {op1("ne", {ids}, DType::boolean)}, DType::i32);
   b.hold(mask);
-  TensorId incremental = op1("type_as", {op1("cumsum", {mask}, DType::i64)}, DType::i32);
+  // torch.cumsum of an int32 tensor accumulates in int64: it first copies the mask to int64, freed once the cumsum
+  // has run (whole-run inference stream, roberta-large b128 s256). Inference only (training as fitted).
+  const TensorId cumsum_in = b.training() ? mask : op1("to_long", {mask}, DType::i64);
+  TensorId incremental = op1("type_as", {op1("cumsum", {cumsum_in}, DType::i64)}, DType::i32);
   incremental = op1("mul", {incremental, mask}, DType::i32);
   b.hold(incremental);
   const TensorId position_ids = op1("add_scalar", {op1("to_long", {incremental}, DType::i64)}, DType::i64);

@@ -56,6 +56,12 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
   TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
   TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
+  // The embeddings' non-persistent int64 buffers position_ids and token_type_ids [1, max_position_embeddings], moved
+  // after its parameters (whole-run inference stream). Registered in inference only (training as fitted).
+  if (!b.training()) {
+    b.buffer("embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+    b.buffer("embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
+  }
   TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = task_labels(b, ids);
 
@@ -67,7 +73,10 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   // intermediate is a temporary of the expression it sits in.
   TensorId mask = op1("to_int", {op1("ne", {ids}, DType::boolean)}, DType::i32);
   b.hold(mask);
-  TensorId incremental = op1("type_as", {op1("cumsum", {mask}, DType::i64)}, DType::i32);
+  // torch.cumsum of an int32 tensor accumulates in int64: it first copies the mask to int64, freed once the cumsum
+  // has run (whole-run inference stream, roberta-large b128 s256). Inference only (training as fitted).
+  const TensorId cumsum_in = b.training() ? mask : op1("to_long", {mask}, DType::i64);
+  TensorId incremental = op1("type_as", {op1("cumsum", {cumsum_in}, DType::i64)}, DType::i32);
   incremental = op1("add_scalar", {incremental}, DType::i32);  // + past_key_values_length (0): a new tensor
   incremental = op1("mul", {incremental, mask}, DType::i32);
   b.hold(incremental);
@@ -76,6 +85,8 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   b.drop(mask);
   b.hold(position_ids);
   TensorId type_ids = op1("gather", {position_ids}, DType::i64);
+  // token_type_ids is a local until the embeddings return; held in inference only (training: the lookup saves it).
+  if (!b.training()) b.hold(type_ids);
 
   TensorId we = b.embedding(ids, word);
   b.hold(we);  // inputs_embeds, token_type_embeddings and position_embeddings: locals until forward returns
@@ -87,6 +98,7 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   e = b.add(e, pe);
   TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   for (TensorId t : {we, te, pe, position_ids}) b.drop(t);
+  if (!b.training()) b.drop(type_ids);
   const TensorId embedding_output = h;
   h = bert_encoder(b, s, h);
   if (cfg.task == Task::feature) {
