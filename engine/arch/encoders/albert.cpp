@@ -144,6 +144,10 @@ void mlm_head_loss(GraphBuilder& b, const TransformerSpec& s, TensorId h, const 
   b.hold(t);
   const TensorId logits = b.linear(t, dec_w, dec_b);
   b.drop(t);
+  if (!b.training()) {  // MaskedLMOutput(logits=prediction_scores): no labels, no loss
+    forward_output(b, {logits});
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);
   const TensorId loss = b.cross_entropy(b.view(logits, {B * S, V}), b.view(ids, {B * S}));
@@ -164,8 +168,6 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
   if (G <= 0 || G > L || inner <= 0 || inner > kMaxLayers / L)
     throw InputError("model.num_hidden_groups", std::to_string(G) + " x " + std::to_string(inner),
                      "albert needs 1 <= num_hidden_groups <= num_hidden_layers and a positive inner_group_num");
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "albert is modelled as a training step only");
   if (cfg.grad_checkpointing || !cfg.checkpoint_layers.empty())
     throw InputError("grad_checkpointing", cfg.checkpoint_layers.empty() ? "true" : "some layers",
                      "transformers refuses it for ALBERT (AlbertPreTrainedModel.supports_gradient_checkpointing is "
@@ -185,7 +187,8 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId eln_b = b.param("albert.embeddings.LayerNorm.bias", {E}, true);
   // The embeddings' non-persistent int64 [1, max_position_embeddings] buffers position_ids and token_type_ids,
   // after the module's parameters (the recordings: two 4 KiB blocks after the LayerNorm's bias).
-  b.buffer("albert.embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+  const TensorId position_buffer =
+      b.buffer("albert.embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
   b.buffer("albert.embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
   const BertLinear mapping_in = bert_linear(b, "albert.encoder.embedding_hidden_mapping_in", H, E, true);
   std::vector<AlbertLayerParams> groups;  // [g * inner + j]
@@ -197,18 +200,24 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = task_labels(b, ids);
   // token_type_ids: the zero buffer gathered at the position ids and expanded.
-  const TensorId type_ids = b.generic({"expand", {}, {{{B, S}, DType::i64}}, {}, {}, {}, {}})[0];
+  const TokenTypeIds type_ids = bert_token_type_ids(b);
 
   // AlbertEmbeddings.forward: inputs_embeds and token_type_embeddings bound until it returns.
   const TensorId we = b.embedding(ids, word);
   b.hold(we);
-  const TensorId te = b.embedding(type_ids, typew);
+  const TensorId te = bert_token_type_embedding(b, type_ids, typew);
   b.hold(te);
   TensorId e = b.add(we, te);
-  e = b.add(e, b.embedding(b.input({1, S}, DType::i64), posw));
+  // position_embeddings is a local until the embeddings return too. Held in inference only: in training the
+  // [1, S, H] block's earlier release is what the measured rows were fitted with (its add saves nothing).
+  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), posw);
+  if (!b.training()) b.hold(pe);
+  e = b.add(e, pe);
   const TensorId embedding_output = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   b.drop(we);
   b.drop(te);
+  if (!b.training()) b.drop(pe);
+  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
   b.hold(embedding_output);  // AlbertModel.forward binds it until it returns (after the pooler)
 
   // AlbertTransformer.forward.
@@ -231,6 +240,13 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(group_in);
   }
 
+  if (cfg.task == Task::feature) {
+    // AutoModel: AlbertModel(config) with its pooler (nn.Linear "pooler" and tanh on sequence_output[:, 0]), run
+    // while embedding_output is bound; BaseModelOutputWithPooling(last_hidden_state, pooler_output).
+    const BertLinear pooler = bert_linear(b, "albert.pooler", H, H, true);
+    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
+    return;
+  }
   if (cfg.task == Task::lm) {
     b.drop(embedding_output);  // AlbertModel(add_pooling_layer=False) returns here
     // model.to("cuda") (weights_load to_device, the harness's) moves AlbertMLMHead children first

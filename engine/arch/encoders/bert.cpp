@@ -3,7 +3,10 @@
 //   N x layer: LN(h + drop(dense(sdpa(q, k, v)))), then LN(h + drop(dense(gelu(dense(h)))))   (bert_parts.cpp)
 //   head: dense -> gelu -> LayerNorm -> decoder (tied to word embeddings, own bias) -> cross entropy.
 // BertForSequenceClassification / BertForTokenClassification (RunConfig::task) run the same model (with its pooler
-// for seq_cls) and their own heads: engine/arch/encoders/heads_encoder.cpp.
+// for seq_cls) and their own heads: engine/arch/encoders/heads_encoder.cpp. Task::feature (inference): BertModel
+// with its pooler, both outputs returned.
+// Inference (model.eval(), inference_mode): dropout is the identity, nothing is saved, no labels and no loss; the
+// head's output is the forward's (forward_output).
 #include "engine/arch/encoders/bert_parts.h"
 
 namespace memplan {
@@ -20,22 +23,42 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
   TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
   TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
+  // The embeddings' non-persistent int64 buffers position_ids and token_type_ids [1, max_position_embeddings],
+  // moved after its parameters (whole-run inference stream: two 4 KiB blocks after the LayerNorm's bias).
+  // Registered in inference only (training predictions unchanged).
+  TensorId position_buffer = kNoTensor;
+  if (!b.training()) {
+    position_buffer = b.buffer("embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+    b.buffer("embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
+  }
   TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = task_labels(b, ids);
-  TensorId type_ids = b.generic({"expand", {}, {{{B, S}, DType::i64}}, {}, {}, {}, {}})[0];
+  const TokenTypeIds type_ids = bert_token_type_ids(b);
 
   // inputs_embeds and token_type_embeddings stay bound until BertEmbeddings.forward returns.
   TensorId we = b.embedding(ids, word);
   b.hold(we);
-  TensorId te = b.embedding(type_ids, typew);
+  TensorId te = bert_token_type_embedding(b, type_ids, typew);
   b.hold(te);
   TensorId e = b.add(we, te);
-  e = b.add(e, b.embedding(b.input({1, S}, DType::i64), posw));
+  // position_embeddings is a local until the embeddings return too. Held in inference only: in training the
+  // [1, S, H] block's earlier release is what the measured rows were fitted with (its add saves nothing).
+  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), posw);
+  if (!b.training()) b.hold(pe);
+  e = b.add(e, pe);
   TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   b.drop(we);
   b.drop(te);
+  if (!b.training()) b.drop(pe);
+  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
   const TensorId embedding_output = h;
   h = bert_encoder(b, s, h);
+  if (cfg.task == Task::feature) {
+    // AutoModel: BertModel(config) with its pooler; BaseModelOutputWithPooling(last_hidden_state, pooler_output).
+    const BertLinear pooler = bert_linear(b, "pooler.dense", H, H, true);
+    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
+    return;
+  }
   if (cfg.task != Task::lm) {
     // BertFor{Sequence,Token}Classification (heads_encoder.cpp)
     bert_cls_head(b, s, h, labels, embedding_output);

@@ -1,6 +1,7 @@
 // DeBERTa-v2 / v3 (transformers 5.17 models/deberta_v2/modeling_deberta_v2.py): DebertaV2ForMaskedLM,
 // DebertaV2ForSequenceClassification (--task seq_cls) and DebertaV2ForTokenClassification (--task token_cls),
-// one training step. The class sets no _supports_sdpa: only the eager DisentangledSelfAttention exists, so
+// one training step; in inference (model.eval(), inference_mode: nothing saved, dropout the identity, no labels and no
+// loss) also DebertaV2Model alone (--task feature). The class sets no _supports_sdpa: only the eager DisentangledSelfAttention exists, so
 // from_config refuses attn_implementation "sdpa" and so does this builder.
 //
 // Stages, as the Python runs them:
@@ -59,8 +60,9 @@ struct EncoderInputs {
 
 // build_relative_position(hidden_states, hidden_states, position_buckets, max_relative_positions) as the
 // encoder's get_rel_pos runs it. make_log_bucket_position is TorchScript: the profiling executor interprets the
-// first call op by op, then fuses the elementwise chain. The steady state (every step after the first in the
-// whole-run streams) is replayed: sign(relative_pos); torch.tensor(mid - 1).type_as(...) (a device scalar); one
+// first call op by op, then fuses the elementwise chain. Inference replays the first call in its first forward
+// (InferencePass::first_call) and the steady state after it; training replays the steady state (every step after
+// the first in the whole-run streams): sign(relative_pos); torch.tensor(mid - 1).type_as(...) (a device scalar); one
 // fused group writing abs_pos / mid (float) and abs_pos (int64); log of the former; a second group writing the
 // bucket_pos from it, abs_pos, sign and relative_pos; then .to(long). Each dies after its last use. The float
 // intermediates are in the default dtype (true division of int64 makes one): bf16 in a pure-bf16 run
@@ -76,7 +78,25 @@ TensorId relative_position(GraphBuilder& b, const TransformerSpec& s, int64_t S)
   b.hold(q_ids);
   b.hold(k_ids);
   TensorId rel = op("sub", {q_ids, k_ids}, sq, DType::i64);
-  if (s.deberta_position_buckets > 0) {
+  if (s.deberta_position_buckets > 0 && !b.training() && b.pass().first_call) {
+    // The first call, interpreted: one kernel per operator, each value dropped after its last use (whole-run
+    // inference stream, amp fp16 s512: 2 MiB int64 and 1 MiB fp32 blocks in this order in the first forward only).
+    b.hold(rel);  // relative_pos, the function's argument, until build_relative_position rebinds it
+    const TensorId sign = op("sign", {rel}, sq, DType::i64);
+    const TensorId lt = op("lt", {rel}, sq, DType::boolean);
+    const TensorId both = op("and", {lt, op("gt", {rel}, sq, DType::boolean)}, sq, DType::boolean);
+    const TensorId mid1 = op("tensor_type_as", {}, {}, DType::i64);
+    const TensorId abs_pos = op("where", {both, mid1, op("abs", {rel}, sq, DType::i64)}, sq, DType::i64);
+    // log_pos = ceil(log(abs_pos / mid) / log(tensor(...)) * (mid - 1)) + mid, a kernel per operator
+    TensorId x = op("log", {op("div", {abs_pos}, sq, fl)}, sq, fl);
+    x = op("ceil", {op("mul_scalar", {op("div", {x}, sq, fl)}, sq, fl)}, sq, fl);
+    const TensorId log_pos = op("add_scalar", {x}, sq, fl);
+    const TensorId le = op("le", {abs_pos}, sq, DType::boolean);
+    const TensorId as_float = op("type_as", {rel}, sq, fl);
+    const TensorId bucket = op("where", {le, as_float, op("mul", {log_pos, sign}, sq, fl)}, sq, fl);
+    b.drop(rel);
+    rel = op("to_long", {bucket}, sq, DType::i64);
+  } else if (s.deberta_position_buckets > 0) {
     b.hold(rel);  // relative_pos, an argument of the scripted function, until build_relative_position rebinds it
     const TensorId sign = op("sign", {rel}, sq, DType::i64);
     b.hold(sign);
@@ -226,8 +246,6 @@ TensorId deberta_layer(GraphBuilder& b, const TransformerSpec& s, const LayerWei
 
 void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "deberta-v2 is modelled as a training step only");
   if (cfg.attn != AttnImpl::eager)
     throw InputError("attn", std::string(attn_name(cfg.attn)),
                      "deberta-v2 has no SDPA attention in transformers 5.17 (_supports_sdpa is false): use eager");
@@ -300,14 +318,17 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   } else if (task == Task::seq_cls) {
     head_dense = bert_linear(b, "pooler.dense", H, H, true);
     classifier = bert_linear(b, "classifier", cfg.num_labels, H, true);
-  } else {
+  } else if (task == Task::token_cls) {
     classifier = bert_linear(b, "classifier", cfg.num_labels, H, true);
-  }
+  }  // Task::feature: AutoModel, DebertaV2Model alone
 
   // ---- DebertaV2Model.forward
   const TensorId ids = b.input({B, S}, DType::i64);
   // The harness's labels: the input ids (masked LM), [B] (seq_cls) or [B, S] (token_cls) class ids, made after them.
-  const TensorId labels = task == Task::lm ? ids : b.input(task == Task::seq_cls ? Shape{B} : Shape{B, S}, DType::i64);
+  // Inference passes none.
+  const TensorId labels = !b.training()    ? kNoTensor
+                          : task == Task::lm ? ids
+                                             : b.input(task == Task::seq_cls ? Shape{B} : Shape{B, S}, DType::i64);
   const TensorId attention_mask = b.generic_one("ones", {}, {B, S}, model_dt);  // the default dtype
   const TensorId token_type_ids = b.generic_one("zeros", {}, {B, S}, DType::i64);
   b.hold(attention_mask);
@@ -366,6 +387,10 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {embedding_output, attention_mask, token_type_ids}) b.drop(t);
 
   // ---- heads
+  if (task == Task::feature) {  // BaseModelOutput(last_hidden_state): the hidden-state tuple died with the encoder's
+    forward_output(b, {sequence_output});
+    return;
+  }
   if (task == Task::lm) {
     // The MLM head's statements each rebind hidden_states, so a module's output lives until the next call has
     // returned: the gelu output through the LayerNorm, the norm's output through the decoder (under autocast
@@ -389,6 +414,10 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
       logits = b.add(b.linear(n, fresh_cast ? b.to(word, b.low_dtype()) : word), head_bias);
     }
     b.drop(n);
+    if (!b.training()) {  // MaskedLMOutput(logits=prediction_scores): no labels, no loss
+      forward_output(b, {logits});
+      return;
+    }
     b.mark_model_end();
     b.hold(logits);
     // CrossEntropyLoss over prediction_scores.view(-1, V) and labels.view(-1) (the input ids).
@@ -410,6 +439,10 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
     x = b.unary(s.deberta_pooler_act, x, !saves_out, saves_out);
     x = b.dropout(x, s.deberta_cls_dropout);
     TensorId logits = apply(b, classifier, x);
+    if (!b.training()) {
+      forward_output(b, {logits});
+      return;
+    }
     b.mark_model_end();
     b.hold(logits);
     // label_index = (labels >= 0).nonzero(); labeled_logits = gather(logits, 0, label_index.expand(...));
@@ -431,6 +464,10 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   TensorId x = b.dropout(sequence_output, s.resid_dropout);
   b.hold(x);
   TensorId logits = apply(b, classifier, x);
+  if (!b.training()) {
+    forward_output(b, {logits});
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);
   const TensorId loss = b.cross_entropy(b.view(logits, {B * S, NL}), b.view(labels, {B * S}));

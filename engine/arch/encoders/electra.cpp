@@ -1,5 +1,6 @@
 // ElectraForMaskedLM / ElectraForSequenceClassification / ElectraForTokenClassification (transformers 5.17
-// models/electra/modeling_electra.py), training forward + loss.
+// models/electra/modeling_electra.py), training forward + loss; in inference (model.eval(), inference_mode) the
+// forward alone (no labels, no loss, dropout the identity, nothing saved), and ElectraModel (--task feature).
 //
 // Stages:
 //   ElectraEmbeddings (BertEmbeddings.forward copied, at embedding_size E): word + token_type, + position
@@ -31,8 +32,6 @@ void build_electra(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size, E = s.embedding_size;
   if (E <= 0 || E > kMaxDim)
     throw InputError("model.embedding_size", std::to_string(E), "must be a positive integer (electra)");
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "electra is modelled as a training step only");
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
   TensorId word = b.param("embeddings.word_embeddings.weight", {V, E}, emb_train);
@@ -40,27 +39,45 @@ void build_electra(GraphBuilder& b, const TransformerSpec& s) {
   TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, E}, emb_train);
   TensorId eln_w = b.param("embeddings.LayerNorm.weight", {E}, emb_train);
   TensorId eln_b = b.param("embeddings.LayerNorm.bias", {E}, emb_train);
+  // The embeddings' non-persistent int64 buffers position_ids and token_type_ids [1, max_position_embeddings],
+  // moved after its parameters (whole-run inference stream: two 4 KiB blocks after the LayerNorm's bias).
+  // Registered in inference only (training predictions unchanged).
+  TensorId position_buffer = kNoTensor;
+  if (!b.training()) {
+    position_buffer = b.buffer("embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+    b.buffer("embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
+  }
   const bool project = E != H;
   BertLinear proj{};
   if (project) proj = bert_linear(b, "embeddings_project", H, E, emb_train);
   TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = task_labels(b, ids);
   // token_type_ids: the zero buffer gathered at the position ids and expanded (BertEmbeddings.forward).
-  TensorId type_ids = b.generic({"expand", {}, {{{B, S}, DType::i64}}, {}, {}, {}, {}})[0];
+  const TokenTypeIds type_ids = bert_token_type_ids(b);
 
   // inputs_embeds and token_type_embeddings stay bound until ElectraEmbeddings.forward returns.
   TensorId we = b.embedding(ids, word);
   b.hold(we);
-  TensorId te = b.embedding(type_ids, typew);
+  TensorId te = bert_token_type_embedding(b, type_ids, typew);
   b.hold(te);
   TensorId e = b.add(we, te);
-  e = b.add(e, b.embedding(b.input({1, S}, DType::i64), posw));
+  // position_embeddings is a local until the embeddings return too. Held in inference only: in training the
+  // [1, S, H] block's earlier release is what the measured rows were fitted with (its add saves nothing).
+  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), posw);
+  if (!b.training()) b.hold(pe);
+  e = b.add(e, pe);
   TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   b.drop(we);
   b.drop(te);
+  if (!b.training()) b.drop(pe);
+  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
   // embedding_output = self.embeddings_project(embedding_output): the embeddings' output dies here unless saved.
   if (project) h = b.linear(h, proj.w, proj.b);
   h = bert_encoder(b, s, h);
+  if (cfg.task == Task::feature) {  // AutoModel: ElectraModel (no pooler), last_hidden_state
+    forward_output(b, {h});
+    return;
+  }
 
   if (cfg.task == Task::lm) {
     TensorId ln_w = b.param("generator_predictions.LayerNorm.weight", {E}, emb_train);

@@ -21,6 +21,8 @@
 // Parameters in registration order: embeddings (tok_embeddings, norm), per layer attn_norm (not in layer 0),
 // attn.Wqkv, attn.Wo, mlp_norm, mlp.Wi, mlp.Wo; final_norm; the rotary buffers (inv_freq and original_inv_freq
 // per layer type, sorted by name); head.dense, head.norm; decoder (weight when untied, bias).
+// Task::feature (inference): ModernBertModel alone (no head parameters), last_hidden_state returned. Inference
+// (model.eval(), inference_mode): dropout the identity, nothing saved, no labels, no loss.
 // Not modelled (the importer refuses): sparse_prediction (data-dependent row selection), flash attention's
 // unpadding path, rope types other than the default one.
 #include <tuple>
@@ -146,8 +148,13 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const MbLayer& w, 
 TensorId mlp(GraphBuilder& b, const TransformerSpec& s, const MbLayer& w, TensorId x) {
   const int64_t B = b.config().batch_size, S = b.config().seq_len, I = s.intermediate_size;
   const std::vector<TensorId> halves = b.split(apply(b, w.wi, x), 2, {B, S, I});  // input, gate: locals
+  // The locals keep Wi's output alive until the MLP returns, after Wo. Held in inference only: in training the
+  // activation saves `input` anyway.
+  if (!b.training()) b.hold(halves[0]);
   const TensorId prod = b.mul(activation(b, s.hidden_act, halves[0]), halves[1]);
-  return apply(b, w.mlp_wo, b.dropout(prod, s.resid_dropout));
+  const TensorId out = apply(b, w.mlp_wo, b.dropout(prod, s.resid_dropout));
+  if (!b.training()) b.drop(halves[0]);
+  return out;
 }
 
 // ModernBertPredictionHead: norm(act(dense(x))). Each module's output is the next call's argument and stays
@@ -206,8 +213,6 @@ void classification_tail(GraphBuilder& b, const TransformerSpec& s, const ClsHea
 
 void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  if (!b.training())
-    throw InputError("mode", "inference", "modernbert is modelled for masked-LM training only");
   if (s.sliding_layers.size() != static_cast<size_t>(s.num_layers))
     throw InputError("model.layer_types", std::to_string(s.sliding_layers.size()),
                      "needs one entry per layer (" + std::to_string(s.num_layers) + ")");
@@ -231,12 +236,18 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   // The classification models' head and classifier are trained whatever freeze_embeddings says (the masked LM's
   // head shares the embedding's fate).
   const bool lm = cfg.task == Task::lm;
+  const bool feature = cfg.task == Task::feature;  // AutoModel: ModernBertModel, no head
   const bool head_train = emb_train || !lm;
-  const MbLinear head_dense = mb_linear(b, "head.dense", H, H, s.classifier_bias, head_train);
-  const MbNorm head_norm = mb_norm(b, s, "head.norm", head_train);
+  MbLinear head_dense;
+  MbNorm head_norm;
+  if (!feature) {
+    head_dense = mb_linear(b, "head.dense", H, H, s.classifier_bias, head_train);
+    head_norm = mb_norm(b, s, "head.norm", head_train);
+  }
   TensorId decoder = kNoTensor, decoder_bias = kNoTensor;
   MbLinear classifier;
-  if (lm) {
+  if (feature) {
+  } else if (lm) {
     decoder = s.tie_word_embeddings ? tok : b.param("decoder.weight", {V, H}, emb_train);
     decoder_bias = s.decoder_bias ? b.param("decoder.bias", {V}, emb_train) : kNoTensor;
   } else {
@@ -298,6 +309,10 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {h, embeds, position_ids, sliding_mask, cos_full, sin_full, cos_sl, sin_sl})
     if (t != kNoTensor) b.drop(t);
 
+  if (feature) {  // BaseModelOutput(last_hidden_state)
+    forward_output(b, {last});
+    return;
+  }
   if (!lm) {
     classification_tail(b, s, {head_dense, head_norm, classifier}, last, labels);
     return;
@@ -310,6 +325,10 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(t);
   const TensorId logits = b.linear(t, decoder, decoder_bias);
   b.drop(t);
+  if (!b.training()) {  // MaskedLMOutput(logits=logits): no labels, no loss
+    forward_output(b, {logits});
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);  // MaskedLMOutput.logits
   const TensorId f = b.to(logits, DType::f32);

@@ -17,6 +17,7 @@
 // pooler) and their own heads, engine/arch/encoders/heads_encoder.cpp.
 // CamembertFor{MaskedLM,SequenceClassification,TokenClassification} (models/camembert, model_type camembert) run
 // these statements under other class names; only the head's place in module order differs (head_first).
+// Task::feature (inference): RobertaModel with its pooler (BertPooler's statements), both outputs returned.
 #include "engine/arch/encoders/bert_parts.h"
 
 namespace memplan {
@@ -29,12 +30,18 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   // XLMRobertaFor{Sequence,Token}Classification register their head before the base model (bert_parts.h);
   // every Camembert class does, CamembertForMaskedLM too (its lm_head is assigned before self.roberta).
   const bool camembert = s.model_type == "camembert";
-  const bool head_first = cfg.task != Task::lm && (s.model_type == "xlm-roberta" || camembert);
+  const bool cls = cfg.task == Task::seq_cls || cfg.task == Task::token_cls;
+  const bool head_first = cls && (s.model_type == "xlm-roberta" || camembert);
   RobertaClsHead head;
   if (head_first) head = roberta_cls_params(b, s);
   // CamembertForMaskedLM: the model is moved to the GPU module by module (children first), so lm_head's dense and
   // layer_norm come first, then its decoder: the weight is the tied word embedding, the bias lm_head.bias.
-  const bool lm_head_first = cfg.task == Task::lm && camembert;
+  // XLMRobertaForMaskedLM assigns its lm_head before the base model too (5.17), so its order is CamembertForMaskedLM's
+  // (whole-run inference stream f19-ei-xlmrl-mlm-bf16-b24s500: lm_head.dense's 2 MiB weight is the first block).
+  // Inference only, so that the training predictions stay as they were; applied to training it moves the two
+  // measured xlm-roberta MLM training rows closer (f7-xlmr allocated 316 -> 190 ppm, f8-xlmrl reserved 249 -> 0 ppm).
+  const bool lm_head_first =
+      cfg.task == Task::lm && (camembert || (s.model_type == "xlm-roberta" && !b.training()));
   BertLinear lm_dense{};
   TensorId lm_ln_w = kNoTensor, lm_ln_b = kNoTensor, lm_bias = kNoTensor;
   auto lm_head_params = [&] {
@@ -49,6 +56,12 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
   TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
   TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
+  // The embeddings' non-persistent int64 buffers position_ids and token_type_ids [1, max_position_embeddings], moved
+  // after its parameters (whole-run inference stream). Registered in inference only (training as fitted).
+  if (!b.training()) {
+    b.buffer("embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+    b.buffer("embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
+  }
   TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = task_labels(b, ids);
 
@@ -60,7 +73,10 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   // intermediate is a temporary of the expression it sits in.
   TensorId mask = op1("to_int", {op1("ne", {ids}, DType::boolean)}, DType::i32);
   b.hold(mask);
-  TensorId incremental = op1("type_as", {op1("cumsum", {mask}, DType::i64)}, DType::i32);
+  // torch.cumsum of an int32 tensor accumulates in int64: it first copies the mask to int64, freed once the cumsum
+  // has run (whole-run inference stream, roberta-large b128 s256). Inference only (training as fitted).
+  const TensorId cumsum_in = b.training() ? mask : op1("to_long", {mask}, DType::i64);
+  TensorId incremental = op1("type_as", {op1("cumsum", {cumsum_in}, DType::i64)}, DType::i32);
   incremental = op1("add_scalar", {incremental}, DType::i32);  // + past_key_values_length (0): a new tensor
   incremental = op1("mul", {incremental, mask}, DType::i32);
   b.hold(incremental);
@@ -69,6 +85,8 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   b.drop(mask);
   b.hold(position_ids);
   TensorId type_ids = op1("gather", {position_ids}, DType::i64);
+  // token_type_ids is a local until the embeddings return; held in inference only (training: the lookup saves it).
+  if (!b.training()) b.hold(type_ids);
 
   TensorId we = b.embedding(ids, word);
   b.hold(we);  // inputs_embeds, token_type_embeddings and position_embeddings: locals until forward returns
@@ -80,8 +98,16 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   e = b.add(e, pe);
   TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   for (TensorId t : {we, te, pe, position_ids}) b.drop(t);
+  if (!b.training()) b.drop(type_ids);
+  const TensorId embedding_output = h;
   h = bert_encoder(b, s, h);
-  if (cfg.task != Task::lm) {
+  if (cfg.task == Task::feature) {
+    // AutoModel: RobertaModel(config) (XLMRobertaModel, CamembertModel) keeps its pooler (add_pooling_layer=True).
+    const BertLinear pooler = bert_linear(b, "pooler.dense", H, H, true);
+    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
+    return;
+  }
+  if (cls) {
     if (!head_first) head = roberta_cls_params(b, s);
     roberta_cls_head(b, s, head, h, labels);  // RobertaFor{Sequence,Token}Classification (heads_encoder.cpp)
     return;

@@ -41,6 +41,8 @@ TensorId grouped_conv_bn(GraphBuilder& b, const ConvBn& c, TensorId x, int64_t s
 void build_resnet(GraphBuilder& b, const VisionSpec& s) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, R = cfg.image_size;
+  if (cfg.mode != Mode::training)
+    throw InputError("mode", "inference", "torchvision models are modelled for training steps only");
   TensorId x = b.input({B, 3, R, R}, b.param_dtype());  // images in the model's dtype
   TensorId y = b.input({B}, DType::i64);
   ConvBn stem = make_conv_bn(b, "conv1", "bn1", 64, 3, 7);

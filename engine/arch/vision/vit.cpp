@@ -15,6 +15,8 @@ void build_vit(GraphBuilder& b, const VisionSpec& s) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, R = cfg.image_size, P = s.patch_size, E = s.hidden_dim, nh = s.num_heads;
   const int64_t n = (R / P) * (R / P), L = n + 1, hd = E / nh;
+  if (cfg.mode != Mode::training)
+    throw InputError("mode", "inference", "torchvision models are modelled for training steps only");
   TensorId x = b.input({B, 3, R, R}, b.param_dtype());  // images in the model's dtype
   TensorId y = b.input({B}, DType::i64);
   TensorId cls = b.param("class_token", {1, 1, E});
