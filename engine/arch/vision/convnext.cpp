@@ -88,6 +88,7 @@ void build_convnext(GraphBuilder& b, const VisionSpec& s) {
 
   TensorId h = layer_norm_2d(b, stem_ln, conv(b, stem, x), /*contiguous_input=*/false);
   for (size_t i = 0; i < stages.size(); ++i) {
+    ModuleCall stage_call(b, h);  // features.<2i+1> (an nn.Sequential): its input lives through the stage
     for (size_t j = 0; j < stages[i].size(); ++j) {
       const Block& blk = stages[i][j];
       b.begin_layer("features." + std::to_string(2 * i + 1) + "." + std::to_string(j), false);
@@ -104,10 +105,18 @@ void build_convnext(GraphBuilder& b, const VisionSpec& s) {
       h = b.inplace("add_", o, false, {h});
       b.end_layer();
     }
-    if (i < downs.size()) h = conv(b, downs[i].c, layer_norm_2d(b, downs[i].ln, h, /*contiguous_input=*/true));
+    stage_call.end();
+    if (i < downs.size()) {
+      ModuleCall down_call(b, h);  // the downsampler (LayerNorm2d, Conv2d): its input lives through the conv
+      h = conv(b, downs[i].c, layer_norm_2d(b, downs[i].ln, h, /*contiguous_input=*/true));
+    }
   }
-  h = layer_norm_2d(b, head_ln, b.mean_hw(h), true);
-  classification_loss(b, b.linear(b.view(h, {B, last}), fcw, fcb), y);
+  const TensorId pooled = b.mean_hw(h);
+  ModuleCall head_call(b, pooled);  // the classifier (an nn.Sequential): its input lives through the Linear
+  h = layer_norm_2d(b, head_ln, pooled, true);
+  const TensorId logits = b.linear(b.view(h, {B, last}), fcw, fcb);
+  head_call.end();
+  classification_loss(b, logits, y);
 }
 
 }  // namespace memplan
