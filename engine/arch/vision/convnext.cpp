@@ -27,6 +27,7 @@ Ln make_ln(GraphBuilder& b, const std::string& name, int64_t c) {
 // LayerNorm2d on [N, C, H, W]; `contiguous_input`: x has channels-last strides, so the permute is contiguous.
 TensorId layer_norm_2d(GraphBuilder& b, const Ln& ln, TensorId x, bool contiguous_input) {
   const Shape s = b.shape(x);
+  vision::ModuleCall call(b, x);  // the module's argument, past autocast's fp32 cast of it (inference)
   TensorId v = b.view(x, {s[0], s[2], s[3], s[1]});
   TensorId y = b.layer_norm(v, ln.w, ln.b, /*contiguous_copy=*/!contiguous_input && s[2] * s[3] > 1);
   return b.view(y, s);
@@ -96,7 +97,11 @@ void build_convnext(GraphBuilder& b, const VisionSpec& s) {
       dw.args.channels_last = true;
       TensorId o = conv(b, dw, h);
       const Shape os = b.shape(o);
-      o = b.layer_norm(b.view(o, {os[0], os[2], os[3], os[1]}), blk.ln.w, blk.ln.b);
+      {
+        const TensorId permuted = b.view(o, {os[0], os[2], os[3], os[1]});
+        ModuleCall ln_call(b, permuted);  // nn.LayerNorm's argument, past autocast's fp32 cast of it (inference)
+        o = b.layer_norm(permuted, blk.ln.w, blk.ln.b);
+      }
       o = b.linear(o, blk.w1, blk.b1);
       o = b.unary("gelu", o, true, false);
       o = b.linear(o, blk.w2, blk.b2);

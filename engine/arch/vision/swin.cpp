@@ -38,7 +38,12 @@ struct Ln {
 Ln make_ln(GraphBuilder& b, const std::string& name, int64_t c) {
   return {b.param(name + ".weight", {c}), b.param(name + ".bias", {c})};
 }
-TensorId ln(GraphBuilder& b, const Ln& l, TensorId x, bool copy = false) { return b.layer_norm(x, l.w, l.b, copy); }
+// nn.LayerNorm: its argument lives until it returns, past autocast's fp32 cast of it (inference: the stem's permuted
+// conv output stays allocated through the norm, whole-run amp_fp16 stream).
+TensorId ln(GraphBuilder& b, const Ln& l, TensorId x, bool copy = false) {
+  ModuleCall call(b, x);
+  return b.layer_norm(x, l.w, l.b, copy);
+}
 
 struct Attn {
   TensorId qkv_w, qkv_b, proj_w, proj_b;
@@ -58,6 +63,18 @@ struct Block {
 // A new tensor of `shape` computed from x alone, backward a fresh x-sized gradient (roll, pad, index gathers).
 TensorId fresh(GraphBuilder& b, const char* name, TensorId x, Shape shape, std::vector<int> saved = {}) {
   return b.generic({name, {x}, {{std::move(shape), b.dtype(x)}}, std::move(saved), {}, {}, {}})[0];
+}
+
+// `x = torch.roll(x, shifts=(a, b), dims=(1, 2))`. ATen rolls a multi-dim shift one dim at a time: the first
+// dim's result is a full-size intermediate, alive until the second roll has written the output; x is freed
+// when the statement rebinds it, after both. Inference only: the training builder keeps the single roll its
+// measured rows were matched with (the intermediate is transient there too, not modelled).
+TensorId roll2(GraphBuilder& b, TensorId x) {
+  const Shape s = b.shape(x);
+  if (b.training()) return fresh(b, "roll", x, s);
+  ModuleCall rebind(b, x);
+  const TensorId first = fresh(b, "roll", x, s);
+  return fresh(b, "roll", first, s);
 }
 
 // The relative position bias [1, nH, N, N] of one attention module.
@@ -99,7 +116,7 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
   };
   TensorId bias = local(position_bias(b, a, v2, ws, heads));
   TensorId h = fresh(b, "constant_pad_nd", x, {B, pH, pW, C});
-  if (shifted) h = fresh(b, "roll", h, {B, pH, pW, C});
+  if (shifted) h = roll2(b, h);
   h = b.contiguous_copy(h, {BW, N, C}, /*grad_copied=*/true);
   // shifted_window_attention binds the partitioned windows to x until `x = attn.matmul(v)...` rebinds it (under
   // autocast the linear saves its bf16 cast, so the fp32 windows outlive it only through the variable).
@@ -154,7 +171,7 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
   b.drop(h);
   o = b.linear(o, a.proj_w, a.proj_b);
   o = b.contiguous_copy(o, {B, pH, pW, C}, /*grad_copied=*/true);
-  if (shifted) o = fresh(b, "roll", o, {B, pH, pW, C});
+  if (shifted) o = roll2(b, o);
   if (pad_r > 0 || pad_b > 0) o = b.contiguous_copy(o, {B, H, W, C});
   for (TensorId t : locals) b.drop(t);
   call.end();
