@@ -31,7 +31,21 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
                      std::ostream& out) {
   const auto& inf = e.inference;
   const auto& peak = e.replay.peak;
-  if (json) {
+  if (inf.forward_only) {  // one forward of the batch: no KV cache, no generate()
+    if (json) {
+      nlohmann::json j = estimate_json(m, c, e, d);
+      j.erase("steps");
+      j["inference"] = {{"forward_only", true}, {"forward_peak_mib", mib1(inf.prefill_peak_bytes)}};
+      out << j.dump(2) << "\n";
+      return;
+    }
+    out << m.name << " inference, one forward of batch " << c.batch_size;
+    if (m.kind == ModelSpec::Kind::vision) out << " images of " << c.image_size << " px";
+    else out << " x " << c.seq_len << " tokens";
+    out << ", " << precision_name(c.precision) << ", task " << task_name(c.task) << "\n";
+    out << "  weights             " << mib(e.weights_bytes) << " MiB\n"
+        << "  forward peak        " << mib(inf.prefill_peak_bytes) << " MiB\n";
+  } else if (json) {
     nlohmann::json j = estimate_json(m, c, e, d);
     j.erase("steps");
     j["inference"] = {{"prefill_peak_mib", mib1(inf.prefill_peak_bytes)}, {"kv_cache_mib", mib1(e.torch_kv_cache_bytes())},
@@ -41,13 +55,14 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
                       {"generate_tokens", c.generate_tokens}};
     out << j.dump(2) << "\n";
     return;
+  } else {
+    out << m.name << " inference, batch " << c.batch_size << " x " << c.seq_len << " tokens, "
+        << precision_name(c.precision) << ", generate " << c.generate_tokens << " tokens\n";
+    out << "  weights             " << mib(e.weights_bytes) << " MiB\n"
+        << "  prefill peak        " << mib(inf.prefill_peak_bytes) << " MiB\n"
+        << "  KV cache (+ws)      " << mib(e.torch_kv_cache_bytes()) << " MiB (cache entries "
+        << mib(inf.kv_cache_entries_bytes) << " MiB)\n";
   }
-  out << m.name << " inference, batch " << c.batch_size << " x " << c.seq_len << " tokens, "
-            << precision_name(c.precision) << ", generate " << c.generate_tokens << " tokens\n";
-  out << "  weights             " << mib(e.weights_bytes) << " MiB\n"
-            << "  prefill peak        " << mib(inf.prefill_peak_bytes) << " MiB\n"
-            << "  KV cache (+ws)      " << mib(e.torch_kv_cache_bytes()) << " MiB (cache entries " << mib(inf.kv_cache_entries_bytes)
-            << " MiB)\n";
   if (c.generate_tokens > 0)
     out << "  generate peak       " << mib(inf.generate_peak_bytes) << " MiB (decode steps " << mib(inf.decode_peak_bytes)
               << " MiB, cache at end " << mib(inf.final_kv_entries_bytes) << " MiB)\n";

@@ -188,7 +188,7 @@ nlohmann::json predicted_json(const CaseResult& r) {
   if (c.run.mode == Mode::inference) {
     const auto& inf = r.e.inference;
     p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);
-    p["kv_cache_mib"] = mib1(r.e.torch_kv_cache_bytes());
+    if (!inf.forward_only) p["kv_cache_mib"] = mib1(r.e.torch_kv_cache_bytes());
     if (c.run.generate_tokens > 0) p["generate_peak_mib"] = mib1(inf.generate_peak_bytes);
   } else {
     const auto& st = r.e.replay.steps.back();

@@ -77,7 +77,7 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
                  "sdpa | eager (default: sdpa where the model's transformers class supports it, else eager)");
   cmd.add_option("--task", f.task,
                  "lm (the family's causal / masked / seq2seq LM head; default) | seq_cls (ForSequenceClassification) "
-                 "| token_cls (ForTokenClassification)");
+                 "| token_cls (ForTokenClassification) | feature (AutoModel, the bare encoder; encoder inference only)");
   cmd.add_option("--num-labels", f.num_labels, "seq_cls / token_cls: the classifier's labels (default 2)");
   cmd.add_option("--pad-token-id", f.pad_token_id,
                  "sets config.pad_token_id (decoders without one: seq_cls pools the last non-pad token; transformers "
@@ -95,8 +95,9 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_flag("--quiet", f.quiet, "no progress lines or hints, for scripts (the answer is unchanged)");
   cmd.add_flag("--per-layer", f.per_layer, "per-layer table: parameters, saved activations, transient peak");
   cmd.add_option("--timeline", f.timeline, "write the memory timeline of the run as an SVG file");
-  cmd.add_option("--mode", f.mode, "training | inference (prefill of batch x seq, KV cache, generate)");
-  cmd.add_option("--generate-tokens", f.generate_tokens, "inference: tokens generated after the prefill");
+  cmd.add_option("--mode", f.mode, "training | inference (decoders: prefill of batch x seq, KV cache, generate; encoders, image "
+                 "classifiers and torchvision models: one forward of the batch)");
+  cmd.add_option("--generate-tokens", f.generate_tokens, "inference: tokens generated after the prefill (causal LMs, encoder-decoders)");
   cmd.add_option("--logits-to-keep", f.logits_to_keep, "inference: positions whose logits are computed (0: all)");
   cmd.add_option("--load", f.load,
                  "how the weights reach the GPU: to_device (built on the CPU, then model.to(\"cuda\"); default) or "
@@ -225,7 +226,7 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     throw InputError("--optimizer-impl", f.optimizer_impl, "must be one of foreach, fused, forloop");
   if (f.attn.empty()) c.attn = default_attn(m);
   else if (!parse_attn(f.attn, c.attn)) throw InputError("--attn", f.attn, "must be sdpa or eager");
-  if (!parse_task(f.task, c.task)) throw InputError("--task", f.task, "must be lm, seq_cls or token_cls");
+  if (!parse_task(f.task, c.task)) throw InputError("--task", f.task, "must be lm, seq_cls, token_cls or feature");
   if (f.num_labels <= 0 || f.num_labels > kMaxDim)
     throw InputError("--num-labels", std::to_string(f.num_labels), "must be in [1, " + std::to_string(kMaxDim) + "]");
   c.num_labels = f.num_labels;

@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <climits>
+#include <string>
 
 #include "engine/arch/builders.h"
 #include "engine/checked.h"
@@ -30,8 +31,9 @@ class PassRunner {
   }
 
   // Runs one forward. Returns the blocks still referenced at its end that the cache does not own (the model
-  // output: logits), left live for the caller to free.
-  std::vector<int32_t> run(const Graph& g) {
+  // output: logits), left live for the caller to free. `bound_inputs`: blocks the caller allocated for the graph's
+  // inputs (in creation order) and keeps across forwards; null: the forward allocates its inputs.
+  std::vector<int32_t> run(const Graph& g, const std::vector<int32_t>* bound_inputs = nullptr) {
     const size_t n = g.tensors.size();
     refs_.assign(n, 0);
     block_.assign(n, -1);
@@ -59,8 +61,17 @@ class PassRunner {
       refs_[static_cast<size_t>(t)] = 1;  // the cache's reference, dropped when the update rebinds the slot
       slots_[j] = -1;
     }
-    for (size_t t = 0; t < n; ++t)
-      if (g.tensors[t].kind == TensorKind::input) create(g, static_cast<TensorId>(t), Row::inputs);
+    size_t next_input = 0;
+    for (size_t t = 0; t < n; ++t) {
+      if (g.tensors[t].kind != TensorKind::input) continue;
+      if (!bound_inputs) {
+        create(g, static_cast<TensorId>(t), Row::inputs);
+        continue;
+      }
+      assert(next_input < bound_inputs->size() && "one bound block per input");
+      block_[t] = (*bound_inputs)[next_input++];
+      refs_[t] = INT32_MAX / 2;  // the caller's: never freed by the forward
+    }
     for (size_t i = 0; i < g.ops.size(); ++i) {
       const Op& op = g.ops[i];
       mem_.here.op = static_cast<int32_t>(i);
@@ -81,6 +92,7 @@ class PassRunner {
     for (size_t t = 0; t < n; ++t) {
       const auto& ti = g.tensors[t];
       if (ti.kind == TensorKind::param || ti.kind == TensorKind::buffer) continue;
+      if (bound_inputs && ti.kind == TensorKind::input) continue;
       if (block_[t] >= 0 && refs_[t] > 0) left.push_back(block_[t]);
     }
     return left;
@@ -124,6 +136,48 @@ class PassRunner {
   bool gemm_ws_ = false, lt_ws_ = false;
 };
 
+// The forward-only run (forward_only_inference): weights, the batch (allocated once, kept), the measured forward
+// (its output dropped after it), then opt.forward_repeats more forwards as the harness times them.
+InferenceResult replay_forward_only(const ModelSpec& spec, const RunConfig& cfg, const InferenceReplayOptions& opt) {
+  if (cfg.generate_tokens != 0) {
+    const std::string what = spec.kind == ModelSpec::Kind::transformer ? spec.transformer.model_type : spec.name;
+    throw InputError("generate_tokens", std::to_string(cfg.generate_tokens),
+                     "does not apply to " + what + ": its inference is one forward of the batch (no KV cache, no "
+                     "generate()); use 0");
+  }
+  if (opt.forward_repeats < 0)
+    throw InputError("forward_repeats", std::to_string(opt.forward_repeats), "must be non-negative");
+  InferenceResult res;
+  MemoryTracker mem;
+  PassRunner runner(mem, opt);
+  const Graph g = build_inference_graph(spec, cfg, InferencePass{0, cfg.seq_len, false});
+  mem.here = Location{0, 0, Phase::build, -1, false};
+  runner.allocate_weights(g, cfg.weights_load == WeightsLoad::on_device);
+  res.weights_bytes = mem.current_bytes();
+  res.first_pass_event = mem.event_count();
+  // The batch: token ids [B, S] (or images), made once before the measured forward and kept by the caller.
+  std::vector<int32_t> inputs;
+  for (const auto& t : g.tensors)
+    if (t.kind == TensorKind::input) inputs.push_back(mem.alloc(t.bytes, Row::inputs));
+  PeakInfo run_peak = mem.peak();
+  for (int64_t i = 0; i <= opt.forward_repeats; ++i) {
+    mem.here = Location{static_cast<int32_t>(i), 0, Phase::prefill, -1, false};
+    mem.reset_peak();
+    if (i == 0) res.prefill_begin_event = mem.event_count();
+    for (int32_t b : runner.run(g, &inputs)) mem.free(b);  // del out
+    if (i == 0) {
+      res.prefill_peak = mem.peak();
+      res.prefill_peak_bytes = res.prefill_peak.bytes;
+    }
+    if (mem.peak().bytes > run_peak.bytes) run_peak = mem.peak();
+  }
+  for (int32_t b : inputs) mem.free(b);
+  res.forward_only = true;
+  res.peak = run_peak;
+  res.events = mem.take_events();
+  return res;
+}
+
 int64_t bytes_of(std::initializer_list<int64_t> dims, int64_t elem) {
   int64_t n = elem;
   for (int64_t d : dims) n = checked_mul(n, d, "generate buffer bytes");
@@ -134,9 +188,10 @@ int64_t bytes_of(std::initializer_list<int64_t> dims, int64_t elem) {
 
 InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, const InferenceReplayOptions& opt) {
   if (cfg.mode != Mode::inference) throw InputError("mode", "training", "replay_inference needs mode inference");
-  if (cfg.seq_len <= 0) throw InputError("seq_len", std::to_string(cfg.seq_len), "must be a positive prompt length");
   if (cfg.generate_tokens < 0)
     throw InputError("generate_tokens", std::to_string(cfg.generate_tokens), "must be non-negative");
+  if (forward_only_inference(spec)) return replay_forward_only(spec, cfg, opt);
+  if (cfg.seq_len <= 0) throw InputError("seq_len", std::to_string(cfg.seq_len), "must be a positive prompt length");
   InferenceResult res;
   MemoryTracker mem;
   PassRunner runner(mem, opt);

@@ -16,6 +16,12 @@
 //
 // Peaks: prefill_peak over stage 2, generate_peak over stage 3, peak over the whole run (the harness's
 // peak_allocated_mib).
+//
+// Forward-only models (forward_only_inference: the encoders, the image classifiers, torchvision; the harness's
+// _infer_forward): 1. weights; 2. the batch (token ids [B, S] or images), allocated once and kept; 3. the measured
+// forward under inference_mode (each tensor freed at its last Python use, the output held until the forward
+// returns, then dropped): prefill_peak is its peak; 4. forward_repeats more forwards (the timed ones), which the
+// caching allocator replays too (the reserved peak covers them). No KV cache; generate_tokens > 0 is refused.
 #pragma once
 #include <cstdint>
 
@@ -30,6 +36,8 @@ struct InferenceReplayOptions {
   int64_t cublas_workspace_bytes = 32 << 20;   // per (thread, stream), compute capability 9.x (MECHANICS §3)
   int64_t cublaslt_workspace_bytes = 1 << 20;  // allocated by the first addmm (cuBLASLt bias epilogue)
   bool measured_prefill = true;                // run stage 2 (the harness's plain prefill) before generate()
+  int64_t forward_repeats = 3;                 // forward-only models: forwards after the measured one (harness
+                                               // FORWARD_REPEATS, timed)
 };
 
 struct InferenceResult {
@@ -47,10 +55,11 @@ struct InferenceResult {
   int64_t prefill_begin_event = 0;   // with measured_prefill: index of its first event (after generate() when
                                      // RunConfig::generate_first)
   int64_t prefill_end_event = -1;    // with measured_prefill: events up to the measured prefill's end (logits freed)
+  bool forward_only = false;         // a forward-only run: prefill_peak is the measured forward's, no KV figures
 };
 
-// cfg.mode must be inference; cfg.seq_len is the prompt length. Throws InputError for models without an
-// inference builder (BERT, vision).
+// cfg.mode must be inference; cfg.seq_len is the prompt length (forward-only transformers: the batch's length).
+// Throws InputError for models without an inference builder (native graphs).
 InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, const InferenceReplayOptions& opt = {});
 
 }  // namespace memplan

@@ -87,13 +87,14 @@ TEST_CASE("modernbert importer: bad values name their field", "[family][set11]")
     INFO(c.config);
     CHECK(error_of([&] { import(c.config); }).rfind(c.field, 0) == 0);
   }
-  // Masked-LM training only: an inference estimate is refused naming the mode.
+  // Inference is one forward (tests/test_family_set19_encinf.cpp); generate() is refused naming generate_tokens.
   memplan::RunConfig cfg;
   cfg.mode = memplan::Mode::inference;
   cfg.batch_size = 1;
   cfg.seq_len = 128;
+  cfg.generate_tokens = 4;
   const memplan::ModelSpec m = memplan::load_zoo_model("modernbert-base");
-  CHECK(error_of([&] { memplan::estimate(m, cfg); }).rfind("mode:", 0) == 0);
+  CHECK(error_of([&] { memplan::estimate(m, cfg); }).rfind("generate_tokens:", 0) == 0);
 }
 
 TEST_CASE("modernbert parameter counts: published checkpoints", "[family][set11]") {

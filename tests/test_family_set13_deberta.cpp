@@ -133,10 +133,11 @@ TEST_CASE("deberta-v2 importer and builder: bad values name their field", "[fami
   cfg.batch_size = 2;
   cfg.seq_len = 128;
   cfg.attn = memplan::AttnImpl::eager;
-  // Training only; no SDPA in transformers 5.17; the regression head (num_labels 1) and an untied MLM decoder.
+  // No SDPA in transformers 5.17 (inference too); the regression head (num_labels 1) and an untied MLM decoder.
   memplan::RunConfig inf = cfg;
   inf.mode = memplan::Mode::inference;
-  CHECK(error_of([&] { memplan::estimate(m, inf); }).rfind("mode:", 0) == 0);
+  inf.attn = memplan::AttnImpl::sdpa;
+  CHECK(error_of([&] { memplan::estimate(m, inf); }).rfind("attn:", 0) == 0);
   memplan::RunConfig sdpa = cfg;
   sdpa.attn = memplan::AttnImpl::sdpa;
   CHECK(error_of([&] { memplan::estimate(m, sdpa); }).rfind("attn:", 0) == 0);

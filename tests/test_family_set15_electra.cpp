@@ -114,16 +114,17 @@ TEST_CASE("camembert / electra: bad values name their field", "[family][set15]")
     INFO(c.config);
     CHECK(error_of([&] { import(c.config); }).rfind(c.field, 0) == 0);
   }
-  // Regression / multi-label sequence losses are refused naming what picks them; inference is refused naming the
-  // mode (electra) or the model (the encoders have no inference replay).
+  // Regression / multi-label sequence losses are refused naming what picks them.
   const ModelSpec m = model_of(R"({"model_type": "electra", "num_hidden_layers": 2, "problem_type": "regression"})");
   CHECK(error_of([&] { memplan::estimate(m, training(Task::seq_cls, 3)); }).rfind("config.problem_type:", 0) == 0);
   CHECK(error_of([&] { memplan::estimate(m, training(Task::token_cls, 3)); }) == "no error");
   const ModelSpec one = model_of(R"({"model_type": "camembert", "num_hidden_layers": 2})");
   CHECK(error_of([&] { memplan::estimate(one, training(Task::seq_cls, 1)); }).rfind("num_labels:", 0) == 0);
-  RunConfig inf = training(Task::lm, 2);
+  RunConfig inf = training(Task::lm, 2);  // inference is one forward (test_family_set19_encinf.cpp): no generate()
   inf.mode = memplan::Mode::inference;
-  CHECK(error_of([&] { memplan::estimate(model_of(R"({"model_type": "electra"})"), inf); }) != "no error");
+  inf.generate_tokens = 2;
+  CHECK(error_of([&] { memplan::estimate(model_of(R"({"model_type": "electra"})"), inf); })
+            .rfind("generate_tokens:", 0) == 0);
 }
 
 TEST_CASE("camembert / electra: parameter counts derived by hand", "[family][set15]") {

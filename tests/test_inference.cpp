@@ -38,7 +38,8 @@ void check_inference_cases(const std::string& file) {
       continue;
     }
     const auto& inf = e.inference;
-    const double kv = err_pct(mib(e.torch_kv_cache_bytes()), *m.kv_cache_mib);
+    // Forward-only rows (encoders, image classifiers: one forward, no cache) have no KV figure.
+    const double kv = m.kv_cache_mib ? err_pct(mib(e.torch_kv_cache_bytes()), *m.kv_cache_mib) : 0.0;
     const double pre = err_pct(mib(inf.prefill_peak_bytes), *m.prefill_peak_mib);
     const double peak = err_pct(mib(e.torch_peak_allocated_bytes()), *m.peak_allocated_mib);
     std::printf("%-40s %s kv %+.2f%% prefill %+.2f%% peak %+.2f%%\n", c.id.c_str(), c.holdout ? "holdout" : "tuned  ",
@@ -55,7 +56,11 @@ void check_inference_cases(const std::string& file) {
     // (461.1 MiB), while its whole-run recording holds exactly the parameters when the prefill starts and the
     // peaks and KV cache agree (data/validation/notes-f17/whisper-mbart-generate.md): listed, not modelled. The
     // held-out whisper-small bf16 row of family set 18 reads the same 477.8 MiB.
-    if (m.weights_mib && c.id != "f17-whispers-infer-bf16-b8-g32" && c.id != "f18-whispers-infer-bf16-b3-g40")
+    // f19-ei-modernbertb-feature-bf16-b32s2048 likewise: its weights phase reads 294.1 MiB, 9.9 MiB above the
+    // parameters and rotary buffers (284.2 MiB), which its whole-run recording holds exactly when the forward
+    // starts; the forward's peak allocated and reserved agree (data/validation/notes-f19/encinf.md).
+    if (m.weights_mib && c.id != "f17-whispers-infer-bf16-b8-g32" && c.id != "f18-whispers-infer-bf16-b3-g40" &&
+        c.id != "f19-ei-modernbertb-feature-bf16-b32s2048")
       CHECK(std::fabs(err_pct(mib(e.weights_bytes), *m.weights_mib)) <= 3.0);
   }
   std::printf("%s inference: tuned %d cases max |err| %.2f%%; holdout %d cases max |err| %.2f%%\n", file.c_str(),

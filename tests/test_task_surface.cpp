@@ -130,11 +130,15 @@ TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
     CHECK(e.field() == "task");
     CHECK_THAT(std::string(e.what()), Catch::Contains("model_type gptj"));
   }
-  SECTION("inference and LoRA with a head are not measured") {
+  SECTION("a decoder's inference with a head, LoRA with a head and feature in training are not measured") {
     const memplan::ModelSpec m = memplan::load_model("bert-base");
     cfg.mode = memplan::Mode::inference;
-    CHECK(input_error([&] { memplan::check_task(m, cfg); }).field() == "task");
+    CHECK_NOTHROW(memplan::check_task(m, cfg));  // an encoder's inference replays its head (forward only)
+    CHECK(input_error([&] { memplan::check_task(memplan::load_model("llama-3.2-1b"), cfg); }).field() == "task");
     cfg.mode = memplan::Mode::training;
+    cfg.task = memplan::Task::feature;
+    CHECK(input_error([&] { memplan::check_task(m, cfg); }).field() == "task");
+    cfg.task = memplan::Task::seq_cls;
     cfg.lora.r = 8;
     CHECK(input_error([&] { memplan::check_task(m, cfg); }).field() == "task");
   }

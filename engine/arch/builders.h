@@ -122,6 +122,7 @@ void decoder_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden
 // The labels a head's loss reads: `ids` itself for Task::lm (the masked-LM heads score the inputs; the causal heads
 // their shifted copy), else a fresh int64 input, [B] for seq_cls or [B, S] for token_cls, made right after the input
 // ids (a training batch: the ids, then the labels; inputs are allocated in creation order at the step's start).
+// Inference passes no labels: kNoTensor for every task but lm (ids, unread).
 TensorId task_labels(GraphBuilder& b, TensorId ids);
 // Refuses (InputError naming config.problem_type or num_labels) a sequence-classification loss other than cross
 // entropy: problem_type "regression" (MSELoss; also what num_labels == 1 picks when problem_type is None) or
@@ -150,8 +151,18 @@ bool task_modelled(std::string_view model_type, Task task);
 // num_labels, a vision or native model with a task, and inference with one. Called before every graph build.
 void check_task(const ModelSpec& spec, const RunConfig& cfg);
 // ---- inference (GraphBuilder::pass())
-// One inference forward of `spec` (cfg.mode must be inference).
+// One inference forward of `spec` (cfg.mode must be inference). Forward-only models (forward_only_inference) are
+// built with pass {0, seq_len, false}, the one forward they run.
 Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const InferencePass& pass);
+// Whether inference of `spec` is one forward of the batch with no KV cache and no generate() (replay_inference's
+// forward-only pass; the harness's _infer_forward): the encoders (bert, roberta, xlm-roberta, camembert, electra,
+// distilbert, modernbert, deberta-v2, albert, mpnet) with every head (lm: the masked-LM head, seq_cls, token_cls,
+// feature), the Hugging Face image classifiers (vit, dinov2, deit) and the torchvision models.
+bool forward_only_inference(const ModelSpec& spec);
+// The end of a forward-only inference pass: the model output's tensors (`outputs`, kNoTensor skipped) stay bound
+// until the forward returns (the harness drops them after reading its peak); marks the model's end. A builder
+// calls it instead of its loss when !b.training().
+void forward_output(GraphBuilder& b, std::initializer_list<TensorId> outputs);
 // DynamicLayer.update (transformers 5.17 cache_utils.py): keys = torch.cat([keys, k], dim=-2), then the same
 // for values; the prefill cats onto an empty tensor, so even then the cache is a fresh copy. Every decode step
 // reallocates each layer's K and V (old and new live together during the cat). DynamicSlidingWindowLayer

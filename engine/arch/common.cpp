@@ -71,12 +71,20 @@ void causal_lm_head_forward(GraphBuilder& b, const TransformerSpec& s, TensorId 
 
 TensorId task_labels(GraphBuilder& b, TensorId ids) {
   const auto& cfg = b.config();
+  if (!b.training()) return cfg.task == Task::lm ? ids : kNoTensor;  // inference: no labels are passed
   switch (cfg.task) {
     case Task::seq_cls: return b.input({cfg.batch_size}, DType::i64);
     case Task::token_cls: return b.input({cfg.batch_size, cfg.seq_len}, DType::i64);
-    case Task::lm: break;
+    case Task::lm:
+    case Task::feature: break;
   }
   return ids;
+}
+
+void forward_output(GraphBuilder& b, std::initializer_list<TensorId> outputs) {
+  for (TensorId t : outputs)
+    if (t != kNoTensor) b.hold(t);
+  b.mark_model_end();
 }
 
 void check_cls_loss(const GraphBuilder& b, const TransformerSpec& s) {
@@ -310,8 +318,34 @@ constexpr TaskRow kTasks[] = {
     {"albert", Task::token_cls},
     {"mpnet", Task::seq_cls},           // engine/arch/encoders/mpnet.cpp (notes-f17/mpnet.md)
     {"mpnet", Task::token_cls},
+    // AutoModel, the bare encoder (and its pooler), inference only (notes-f19/encinf.md)
+    {"bert", Task::feature},
+    {"roberta", Task::feature},
+    {"xlm-roberta", Task::feature},
+    {"camembert", Task::feature},
+    {"electra", Task::feature},
+    {"distilbert", Task::feature},
+    {"modernbert", Task::feature},
+    {"deberta-v2", Task::feature},
+    {"albert", Task::feature},
+    {"mpnet", Task::feature},
 };
+
+// model_types whose inference is one forward of the batch (replay_inference's forward-only pass): the encoders
+// and the Hugging Face image classifiers. Every other transformer is a causal LM or an encoder-decoder.
+constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "xlm-roberta", "camembert", "electra",
+                                                  "distilbert", "modernbert", "deberta-v2",  "albert",    "mpnet",
+                                                  "vit",        "dinov2",     "deit"};
 }  // namespace
+
+bool forward_only_inference(const ModelSpec& spec) {
+  if (spec.kind == ModelSpec::Kind::vision) return true;
+  if (spec.kind != ModelSpec::Kind::transformer) return false;
+  for (std::string_view t : kForwardOnlyTypes)
+    if (spec.transformer.model_type == t) return true;
+  // A spec made in code with no model_type runs build_bert for family bert (transformer_builder).
+  return spec.transformer.model_type.empty() && spec.transformer.family == TransformerSpec::Family::bert;
+}
 
 bool task_modelled(std::string_view model_type, Task task) {
   if (task == Task::lm) return true;
@@ -323,12 +357,15 @@ bool task_modelled(std::string_view model_type, Task task) {
 void check_task(const ModelSpec& spec, const RunConfig& cfg) {
   if (cfg.task == Task::lm) return;
   const std::string t(task_name(cfg.task));
+  if (cfg.task == Task::feature && cfg.mode == Mode::training)
+    throw InputError("task", t, "(AutoModel, the bare encoder) is inference only: train a head (lm, seq_cls, token_cls)");
   if (cfg.num_labels <= 0) throw InputError("num_labels", std::to_string(cfg.num_labels), "must be a positive integer");
   if (spec.kind != ModelSpec::Kind::transformer)
     throw InputError("task", t, "classification heads are modelled for Hugging Face transformers only (a vision "
                                 "model's classifier is its own head; a native graph writes its own)");
-  if (cfg.mode != Mode::training)
-    throw InputError("task", t, "is modelled for training; inference with a classification head is not replayed yet");
+  if (cfg.mode != Mode::training && !forward_only_inference(spec))
+    throw InputError("task", t, "inference with a classification head is replayed for the encoders only (a "
+                                "decoder's inference replays its causal LM head)");
   if (cfg.lora.enabled() || cfg.quant.enabled())
     throw InputError("task", t, "with LoRA is not modelled yet (peft's task_type SEQ_CLS / TOKEN_CLS trains the "
                                 "classifier as a modules_to_save copy; not measured)");
@@ -355,11 +392,18 @@ void reserve_for_layers(GraphBuilder& b, const TransformerSpec& s) {
 
 Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const InferencePass& pass) {
   if (cfg.mode != Mode::inference) throw InputError("mode", "training", "build_inference_graph needs mode inference");
-  if (spec.kind != ModelSpec::Kind::transformer || spec.transformer.family == TransformerSpec::Family::bert)
-    throw InputError("model", spec.name, "inference replay covers decoder-only causal LMs (gpt2, llama family)");
+  const bool forward_only = forward_only_inference(spec);
+  if (spec.kind == ModelSpec::Kind::graph ||
+      (spec.transformer.family == TransformerSpec::Family::bert && !forward_only))
+    throw InputError("model", spec.name,
+                     "inference replay covers causal LMs, encoder-decoders, the encoders (bert-like) and vision models");
   check_task(spec, cfg);
   GraphBuilder b(cfg);
   b.set_pass(pass);
+  if (spec.kind == ModelSpec::Kind::vision) {
+    build_vision(b, spec.vision);
+    return b.finish();
+  }
   reserve_for_layers(b, spec.transformer);
   transformer_builder(spec.transformer)(b, spec.transformer);
   return b.finish();

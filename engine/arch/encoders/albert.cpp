@@ -144,6 +144,10 @@ void mlm_head_loss(GraphBuilder& b, const TransformerSpec& s, TensorId h, const 
   b.hold(t);
   const TensorId logits = b.linear(t, dec_w, dec_b);
   b.drop(t);
+  if (!b.training()) {  // MaskedLMOutput(logits=prediction_scores): no labels, no loss
+    forward_output(b, {logits});
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);
   const TensorId loss = b.cross_entropy(b.view(logits, {B * S, V}), b.view(ids, {B * S}));
@@ -164,8 +168,6 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
   if (G <= 0 || G > L || inner <= 0 || inner > kMaxLayers / L)
     throw InputError("model.num_hidden_groups", std::to_string(G) + " x " + std::to_string(inner),
                      "albert needs 1 <= num_hidden_groups <= num_hidden_layers and a positive inner_group_num");
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "albert is modelled as a training step only");
   if (cfg.grad_checkpointing || !cfg.checkpoint_layers.empty())
     throw InputError("grad_checkpointing", cfg.checkpoint_layers.empty() ? "true" : "some layers",
                      "transformers refuses it for ALBERT (AlbertPreTrainedModel.supports_gradient_checkpointing is "
@@ -231,6 +233,13 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(group_in);
   }
 
+  if (cfg.task == Task::feature) {
+    // AutoModel: AlbertModel(config) with its pooler (nn.Linear "pooler" and tanh on sequence_output[:, 0]), run
+    // while embedding_output is bound; BaseModelOutputWithPooling(last_hidden_state, pooler_output).
+    const BertLinear pooler = bert_linear(b, "albert.pooler", H, H, true);
+    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
+    return;
+  }
   if (cfg.task == Task::lm) {
     b.drop(embedding_output);  // AlbertModel(add_pooling_layer=False) returns here
     // model.to("cuda") (weights_load to_device, the harness's) moves AlbertMLMHead children first

@@ -3,7 +3,10 @@
 //   N x layer: LN(h + drop(dense(sdpa(q, k, v)))), then LN(h + drop(dense(gelu(dense(h)))))   (bert_parts.cpp)
 //   head: dense -> gelu -> LayerNorm -> decoder (tied to word embeddings, own bias) -> cross entropy.
 // BertForSequenceClassification / BertForTokenClassification (RunConfig::task) run the same model (with its pooler
-// for seq_cls) and their own heads: engine/arch/encoders/heads_encoder.cpp.
+// for seq_cls) and their own heads: engine/arch/encoders/heads_encoder.cpp. Task::feature (inference): BertModel
+// with its pooler, both outputs returned.
+// Inference (model.eval(), inference_mode): dropout is the identity, nothing is saved, no labels and no loss; the
+// head's output is the forward's (forward_output).
 #include "engine/arch/encoders/bert_parts.h"
 
 namespace memplan {
@@ -36,6 +39,12 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   b.drop(te);
   const TensorId embedding_output = h;
   h = bert_encoder(b, s, h);
+  if (cfg.task == Task::feature) {
+    // AutoModel: BertModel(config) with its pooler; BaseModelOutputWithPooling(last_hidden_state, pooler_output).
+    const BertLinear pooler = bert_linear(b, "pooler.dense", H, H, true);
+    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
+    return;
+  }
   if (cfg.task != Task::lm) {
     // BertFor{Sequence,Token}Classification (heads_encoder.cpp)
     bert_cls_head(b, s, h, labels, embedding_output);

@@ -55,8 +55,13 @@ TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h) {
     TensorId vs = b.view(apply(b, v, h), {B, nh, S, hd});
     const TensorId proj[3] = {qs, ks, vs};
     for (TensorId t : proj) b.hold(t);  // query/key/value_layer stay bound until the self-attention returns
-    const TensorId ctx = bert_attention(b, s, qs, ks, vs).output;
+    const BertAttentionOut att = bert_attention(b, s, qs, ks, vs);
+    const TensorId ctx = att.output;
     for (TensorId t : proj) b.drop(t);
+    // BertLayer: `self_attention_output, _ = self.attention(...)`: eager's probabilities stay bound as `_` until
+    // the layer returns (in training the context matmul saves them anyway).
+    const TensorId probs = !b.training() ? att.weights : kNoTensor;
+    if (probs != kNoTensor) b.hold(probs);
     // BertSelfOutput / BertOutput: `LayerNorm(hidden_states + input_tensor)`, both operands bound until the
     // module returns, after the norm (whole-run stream).
     TensorId a = b.dropout(apply(b, ao, b.view(ctx, {B, S, H})), s.resid_dropout);
@@ -70,6 +75,7 @@ TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h) {
     b.hold(o);
     h = b.layer_norm(b.add(o, h1), oln_w, oln_b);
     for (TensorId t : {o, mid, h1, layer_in}) b.drop(t);
+    if (probs != kNoTensor) b.drop(probs);
     b.end_layer();
   }
   b.drop(embedding_output);
@@ -81,6 +87,10 @@ void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, Ten
   b.hold(h);  // BertForMaskedLM.forward keeps sequence_output bound until it returns, after the loss (trace)
   TensorId t = b.layer_norm(b.unary("gelu", apply(b, w.dense, h), true, false), w.ln_w, w.ln_b);
   TensorId logits = b.linear(t, w.decoder, w.decoder_bias);
+  if (!b.training()) {  // MaskedLMOutput(logits=prediction_scores); sequence_output bound until the forward returns
+    forward_output(b, {logits});
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);  // prediction_scores live in the output until forward returns
   TensorId flat = b.view(logits, {B * S, V});
@@ -89,6 +99,14 @@ void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, Ten
   b.drop(h);
   b.exit_autocast();
   b.set_loss(loss);
+}
+
+TensorId encoder_pooler(GraphBuilder& b, const BertLinear& pooler, TensorId seq, TensorId embedding_output) {
+  b.hold(seq);  // last_hidden_state, in the returned output
+  if (embedding_output != kNoTensor) b.hold(embedding_output);
+  const TensorId pooled = b.unary("tanh", apply(b, pooler, first_token(b, seq)), false, true);
+  if (embedding_output != kNoTensor) b.drop(embedding_output);
+  return pooled;
 }
 
 }  // namespace memplan

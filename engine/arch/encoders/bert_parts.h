@@ -36,7 +36,8 @@ TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h);
 // The masked-LM head's parameters (registered by the caller, in its module order) and the loss after it:
 // dense -> gelu -> LayerNorm -> decoder (weight tied to the word embeddings, bias) -> CrossEntropyLoss over
 // prediction_scores.view(-1, V) and labels = the input ids. The forward keeps sequence_output and the
-// prediction scores bound until it returns, after the loss. Sets the loss.
+// prediction scores bound until it returns, after the loss. Sets the loss. Inference: no loss; the prediction
+// scores are the output (forward_output).
 struct MaskedLmHead {
   BertLinear dense;
   TensorId ln_w, ln_b, decoder, decoder_bias;
@@ -49,6 +50,7 @@ void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, Ten
 // logits.view(-1, num_labels) and labels.view(-1) (log_softmax in the logits' dtype, nll_loss in fp32 under
 // autocast), the logits held by the output until the forward returns, then `outputs` (tensors the caller held:
 // the model output's hidden states, the head's locals; kNoTensor skipped) dropped, the autocast cache cleared, the loss set.
+// Inference: no loss; the logits are the output and `outputs` stay bound until the forward returns.
 void cls_loss(GraphBuilder& b, TensorId logits, TensorId labels, std::initializer_list<TensorId> outputs);
 // hidden_states[:, 0] (the first token, [B, H]): a strided view whose SelectBackward writes the incoming gradient
 // into a zero-filled gradient of the whole [B, S, H] input (a fresh buffer of its size).
@@ -77,5 +79,12 @@ RobertaClsHead roberta_cls_params(GraphBuilder& b, const TransformerSpec& s);
 void roberta_cls_head(GraphBuilder& b, const TransformerSpec& s, const RobertaClsHead& w, TensorId seq,
                       TensorId labels);
 void distilbert_cls_head(GraphBuilder& b, const TransformerSpec& s, TensorId seq, TensorId labels);
+
+// ---- inference (forward_only_inference)
+// BertPooler / RobertaPooler (and their copies): tanh(dense(hidden_states[:, 0])) over the last hidden states
+// `seq`, which stay bound (the model output's last_hidden_state); the base model's forward still binds
+// `embedding_output` (kNoTensor: none) while its pooler runs. Returns pooler_output. The caller registered `pooler`
+// after the encoder's parameters and ends the forward (forward_output).
+TensorId encoder_pooler(GraphBuilder& b, const BertLinear& pooler, TensorId seq, TensorId embedding_output);
 
 }  // namespace memplan

@@ -1,6 +1,7 @@
 // DeBERTa-v2 / v3 (transformers 5.17 models/deberta_v2/modeling_deberta_v2.py): DebertaV2ForMaskedLM,
 // DebertaV2ForSequenceClassification (--task seq_cls) and DebertaV2ForTokenClassification (--task token_cls),
-// one training step. The class sets no _supports_sdpa: only the eager DisentangledSelfAttention exists, so
+// one training step; in inference (model.eval(), inference_mode: nothing saved, dropout the identity, no labels and no
+// loss) also DebertaV2Model alone (--task feature). The class sets no _supports_sdpa: only the eager DisentangledSelfAttention exists, so
 // from_config refuses attn_implementation "sdpa" and so does this builder.
 //
 // Stages, as the Python runs them:
@@ -226,8 +227,6 @@ TensorId deberta_layer(GraphBuilder& b, const TransformerSpec& s, const LayerWei
 
 void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "deberta-v2 is modelled as a training step only");
   if (cfg.attn != AttnImpl::eager)
     throw InputError("attn", std::string(attn_name(cfg.attn)),
                      "deberta-v2 has no SDPA attention in transformers 5.17 (_supports_sdpa is false): use eager");
@@ -300,14 +299,17 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   } else if (task == Task::seq_cls) {
     head_dense = bert_linear(b, "pooler.dense", H, H, true);
     classifier = bert_linear(b, "classifier", cfg.num_labels, H, true);
-  } else {
+  } else if (task == Task::token_cls) {
     classifier = bert_linear(b, "classifier", cfg.num_labels, H, true);
-  }
+  }  // Task::feature: AutoModel, DebertaV2Model alone
 
   // ---- DebertaV2Model.forward
   const TensorId ids = b.input({B, S}, DType::i64);
   // The harness's labels: the input ids (masked LM), [B] (seq_cls) or [B, S] (token_cls) class ids, made after them.
-  const TensorId labels = task == Task::lm ? ids : b.input(task == Task::seq_cls ? Shape{B} : Shape{B, S}, DType::i64);
+  // Inference passes none.
+  const TensorId labels = !b.training()    ? kNoTensor
+                          : task == Task::lm ? ids
+                                             : b.input(task == Task::seq_cls ? Shape{B} : Shape{B, S}, DType::i64);
   const TensorId attention_mask = b.generic_one("ones", {}, {B, S}, model_dt);  // the default dtype
   const TensorId token_type_ids = b.generic_one("zeros", {}, {B, S}, DType::i64);
   b.hold(attention_mask);
@@ -366,6 +368,10 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {embedding_output, attention_mask, token_type_ids}) b.drop(t);
 
   // ---- heads
+  if (task == Task::feature) {  // BaseModelOutput(last_hidden_state): the hidden-state tuple died with the encoder's
+    forward_output(b, {sequence_output});
+    return;
+  }
   if (task == Task::lm) {
     // The MLM head's statements each rebind hidden_states, so a module's output lives until the next call has
     // returned: the gelu output through the LayerNorm, the norm's output through the decoder (under autocast
@@ -389,6 +395,10 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
       logits = b.add(b.linear(n, fresh_cast ? b.to(word, b.low_dtype()) : word), head_bias);
     }
     b.drop(n);
+    if (!b.training()) {  // MaskedLMOutput(logits=prediction_scores): no labels, no loss
+      forward_output(b, {logits});
+      return;
+    }
     b.mark_model_end();
     b.hold(logits);
     // CrossEntropyLoss over prediction_scores.view(-1, V) and labels.view(-1) (the input ids).
@@ -410,6 +420,10 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
     x = b.unary(s.deberta_pooler_act, x, !saves_out, saves_out);
     x = b.dropout(x, s.deberta_cls_dropout);
     TensorId logits = apply(b, classifier, x);
+    if (!b.training()) {
+      forward_output(b, {logits});
+      return;
+    }
     b.mark_model_end();
     b.hold(logits);
     // label_index = (labels >= 0).nonzero(); labeled_logits = gather(logits, 0, label_index.expand(...));
@@ -431,6 +445,10 @@ void build_deberta_v2(GraphBuilder& b, const TransformerSpec& s) {
   TensorId x = b.dropout(sequence_output, s.resid_dropout);
   b.hold(x);
   TensorId logits = apply(b, classifier, x);
+  if (!b.training()) {
+    forward_output(b, {logits});
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);
   const TensorId loss = b.cross_entropy(b.view(logits, {B * S, NL}), b.view(labels, {B * S}));

@@ -14,7 +14,9 @@
 //   MLM head, written out in the forward: vocab_transform -> activation -> vocab_layer_norm -> vocab_projector
 //     (weight tied to the word embeddings, own bias) -> nn.CrossEntropyLoss over prediction_logits.view(-1, V).
 //   DistilBertForSequenceClassification / ...ForTokenClassification (RunConfig::task): the same DistilBertModel,
-//     their heads in engine/arch/encoders/heads_encoder.cpp.
+//     their heads in engine/arch/encoders/heads_encoder.cpp. Task::feature (inference): DistilBertModel alone
+//     (no pooler), last_hidden_state returned.
+//   Inference (model.eval(), inference_mode): dropout is the identity, nothing saved, no labels, no loss.
 #include "engine/arch/encoders/bert_parts.h"
 #include "engine/errors.h"
 
@@ -91,8 +93,6 @@ TensorId distilbert_transformer(GraphBuilder& b, const TransformerSpec& s, Tenso
 
 void build_distilbert(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "distilbert is modelled as a masked-LM training step only");
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
@@ -119,6 +119,10 @@ void build_distilbert(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(embeddings);
   h = distilbert_transformer(b, s, h);
   b.drop(embeddings);
+  if (cfg.task == Task::feature) {  // AutoModel: DistilBertModel, BaseModelOutput(last_hidden_state)
+    forward_output(b, {h});
+    return;
+  }
   if (cfg.task != Task::lm) {
     distilbert_cls_head(b, s, h, labels);  // DistilBertFor{Sequence,Token}Classification (heads_encoder.cpp)
     return;
@@ -152,6 +156,10 @@ void build_distilbert(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(n);
   TensorId logits = b.linear(n, projector, projector_b);
   b.drop(n);
+  if (!b.training()) {  // MaskedLMOutput(logits=prediction_logits): no labels, no loss
+    forward_output(b, {logits});
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);  // prediction_logits live in the output until forward returns
   // mlm_loss_fct (nn.CrossEntropyLoss) over prediction_logits.view(-1, V) and labels.view(-1); the harness passes

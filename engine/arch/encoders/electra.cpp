@@ -1,5 +1,6 @@
 // ElectraForMaskedLM / ElectraForSequenceClassification / ElectraForTokenClassification (transformers 5.17
-// models/electra/modeling_electra.py), training forward + loss.
+// models/electra/modeling_electra.py), training forward + loss; in inference (model.eval(), inference_mode) the
+// forward alone (no labels, no loss, dropout the identity, nothing saved), and ElectraModel (--task feature).
 //
 // Stages:
 //   ElectraEmbeddings (BertEmbeddings.forward copied, at embedding_size E): word + token_type, + position
@@ -31,8 +32,6 @@ void build_electra(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size, E = s.embedding_size;
   if (E <= 0 || E > kMaxDim)
     throw InputError("model.embedding_size", std::to_string(E), "must be a positive integer (electra)");
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "electra is modelled as a training step only");
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
   TensorId word = b.param("embeddings.word_embeddings.weight", {V, E}, emb_train);
@@ -61,6 +60,10 @@ void build_electra(GraphBuilder& b, const TransformerSpec& s) {
   // embedding_output = self.embeddings_project(embedding_output): the embeddings' output dies here unless saved.
   if (project) h = b.linear(h, proj.w, proj.b);
   h = bert_encoder(b, s, h);
+  if (cfg.task == Task::feature) {  // AutoModel: ElectraModel (no pooler), last_hidden_state
+    forward_output(b, {h});
+    return;
+  }
 
   if (cfg.task == Task::lm) {
     TensorId ln_w = b.param("generator_predictions.LayerNorm.weight", {E}, emb_train);

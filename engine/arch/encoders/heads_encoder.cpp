@@ -33,6 +33,10 @@ void token_cls_head(GraphBuilder& b, TensorId seq, TensorId labels, double p, co
 }  // namespace
 
 void cls_loss(GraphBuilder& b, TensorId logits, TensorId labels, std::initializer_list<TensorId> outputs) {
+  if (!b.training()) {  // no labels: the logits are the output; the held locals die as the forward returns
+    forward_output(b, {logits});
+    return;
+  }
   const int64_t rows = b.numel(labels), nl = b.config().num_labels;
   b.mark_model_end();
   b.hold(logits);  // the output's logits until the forward returns

@@ -21,6 +21,8 @@
 // Parameters in registration order: embeddings (tok_embeddings, norm), per layer attn_norm (not in layer 0),
 // attn.Wqkv, attn.Wo, mlp_norm, mlp.Wi, mlp.Wo; final_norm; the rotary buffers (inv_freq and original_inv_freq
 // per layer type, sorted by name); head.dense, head.norm; decoder (weight when untied, bias).
+// Task::feature (inference): ModernBertModel alone (no head parameters), last_hidden_state returned. Inference
+// (model.eval(), inference_mode): dropout the identity, nothing saved, no labels, no loss.
 // Not modelled (the importer refuses): sparse_prediction (data-dependent row selection), flash attention's
 // unpadding path, rope types other than the default one.
 #include <tuple>
@@ -206,8 +208,6 @@ void classification_tail(GraphBuilder& b, const TransformerSpec& s, const ClsHea
 
 void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  if (!b.training())
-    throw InputError("mode", "inference", "modernbert is modelled for masked-LM training only");
   if (s.sliding_layers.size() != static_cast<size_t>(s.num_layers))
     throw InputError("model.layer_types", std::to_string(s.sliding_layers.size()),
                      "needs one entry per layer (" + std::to_string(s.num_layers) + ")");
@@ -231,12 +231,18 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   // The classification models' head and classifier are trained whatever freeze_embeddings says (the masked LM's
   // head shares the embedding's fate).
   const bool lm = cfg.task == Task::lm;
+  const bool feature = cfg.task == Task::feature;  // AutoModel: ModernBertModel, no head
   const bool head_train = emb_train || !lm;
-  const MbLinear head_dense = mb_linear(b, "head.dense", H, H, s.classifier_bias, head_train);
-  const MbNorm head_norm = mb_norm(b, s, "head.norm", head_train);
+  MbLinear head_dense;
+  MbNorm head_norm;
+  if (!feature) {
+    head_dense = mb_linear(b, "head.dense", H, H, s.classifier_bias, head_train);
+    head_norm = mb_norm(b, s, "head.norm", head_train);
+  }
   TensorId decoder = kNoTensor, decoder_bias = kNoTensor;
   MbLinear classifier;
-  if (lm) {
+  if (feature) {
+  } else if (lm) {
     decoder = s.tie_word_embeddings ? tok : b.param("decoder.weight", {V, H}, emb_train);
     decoder_bias = s.decoder_bias ? b.param("decoder.bias", {V}, emb_train) : kNoTensor;
   } else {
@@ -298,6 +304,10 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {h, embeds, position_ids, sliding_mask, cos_full, sin_full, cos_sl, sin_sl})
     if (t != kNoTensor) b.drop(t);
 
+  if (feature) {  // BaseModelOutput(last_hidden_state)
+    forward_output(b, {last});
+    return;
+  }
   if (!lm) {
     classification_tail(b, s, {head_dense, head_norm, classifier}, last, labels);
     return;
@@ -310,6 +320,10 @@ void build_modernbert(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(t);
   const TensorId logits = b.linear(t, decoder, decoder_bias);
   b.drop(t);
+  if (!b.training()) {  // MaskedLMOutput(logits=logits): no labels, no loss
+    forward_output(b, {logits});
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);  // MaskedLMOutput.logits
   const TensorId f = b.to(logits, DType::f32);

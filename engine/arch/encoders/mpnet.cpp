@@ -132,7 +132,6 @@ void build_mpnet(GraphBuilder& b, const TransformerSpec& s) {
     throw InputError("grad_checkpointing", "true",
                      "transformers 5.17 refuses gradient checkpointing for MPNet (supports_gradient_checkpointing "
                      "is False)");
-  if (cfg.mode != Mode::training) throw InputError("mode", "inference", "mpnet is modelled as a training step only");
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
   const TensorId word = b.param("mpnet.embeddings.word_embeddings.weight", {V, H}, emb_train);
@@ -155,7 +154,7 @@ void build_mpnet(GraphBuilder& b, const TransformerSpec& s) {
     // The decoder's own weight and bias are never allocated on the device: the whole-run streams go from
     // layer_norm's bias straight to lm_head.bias (no [V, H] block between them, unlike BERT's builder).
     lm_bias = b.param("lm_head.bias", {V}, emb_train);
-  } else {
+  } else if (cfg.task != Task::feature) {
     head = roberta_cls_params(b, s);
   }
   const TensorId ids = b.input({B, S}, DType::i64);
@@ -191,6 +190,13 @@ void build_mpnet(GraphBuilder& b, const TransformerSpec& s) {
     b.end_layer();
   }
   b.drop(bias);
+  if (cfg.task == Task::feature) {
+    // AutoModel: MPNetModel(config) with its pooler (dense + tanh on the first token), registered after the
+    // encoder and run while embedding_output is still bound; BaseModelOutputWithPooling.
+    const BertLinear pooler = bert_linear(b, "pooler.dense", H, H, true);
+    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
+    return;
+  }
   b.drop(embedding_output);
 
   if (cfg.task != Task::lm) {

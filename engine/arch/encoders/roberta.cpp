@@ -17,6 +17,7 @@
 // pooler) and their own heads, engine/arch/encoders/heads_encoder.cpp.
 // CamembertFor{MaskedLM,SequenceClassification,TokenClassification} (models/camembert, model_type camembert) run
 // these statements under other class names; only the head's place in module order differs (head_first).
+// Task::feature (inference): RobertaModel with its pooler (BertPooler's statements), both outputs returned.
 #include "engine/arch/encoders/bert_parts.h"
 
 namespace memplan {
@@ -29,7 +30,8 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   // XLMRobertaFor{Sequence,Token}Classification register their head before the base model (bert_parts.h);
   // every Camembert class does, CamembertForMaskedLM too (its lm_head is assigned before self.roberta).
   const bool camembert = s.model_type == "camembert";
-  const bool head_first = cfg.task != Task::lm && (s.model_type == "xlm-roberta" || camembert);
+  const bool cls = cfg.task == Task::seq_cls || cfg.task == Task::token_cls;
+  const bool head_first = cls && (s.model_type == "xlm-roberta" || camembert);
   RobertaClsHead head;
   if (head_first) head = roberta_cls_params(b, s);
   // CamembertForMaskedLM: the model is moved to the GPU module by module (children first), so lm_head's dense and
@@ -80,8 +82,15 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   e = b.add(e, pe);
   TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   for (TensorId t : {we, te, pe, position_ids}) b.drop(t);
+  const TensorId embedding_output = h;
   h = bert_encoder(b, s, h);
-  if (cfg.task != Task::lm) {
+  if (cfg.task == Task::feature) {
+    // AutoModel: RobertaModel(config) (XLMRobertaModel, CamembertModel) keeps its pooler (add_pooling_layer=True).
+    const BertLinear pooler = bert_linear(b, "pooler.dense", H, H, true);
+    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
+    return;
+  }
+  if (cls) {
     if (!head_first) head = roberta_cls_params(b, s);
     roberta_cls_head(b, s, head, h, labels);  // RobertaFor{Sequence,Token}Classification (heads_encoder.cpp)
     return;
