@@ -96,6 +96,25 @@ TensorId position_bias(GraphBuilder& b, const Attn& a, bool v2, int64_t ws, int6
   return bias;
 }
 
+// Inference: the statements that build attn_mask, each allocation as it happens (small-pool blocks, which set how
+// many 2 MiB segments the small pool needs): x.new_zeros((pH, pW)); the window permute + reshape to [nW, N] (a copy;
+// the zeros die on the rebind); the unsqueeze difference [nW, N, N] (the copy dies); then
+// `attn_mask.masked_fill(attn_mask != 0, -100.0).masked_fill(attn_mask == 0, 0.0)`: a bool mask, an out-of-place
+// fill (its clone), the first bool dropped, a second bool, the second fill; the first fill and the second bool die
+// with the statement, the difference on the rebind. The training builder keeps the one [nW, N, N] tensor its rows
+// were matched with.
+TensorId shift_mask(GraphBuilder& b, int64_t pH, int64_t pW, int64_t ws, DType dt) {
+  const int64_t nW = (pH / ws) * (pW / ws), N = ws * ws;
+  const TensorId zeros = b.generic_one("new_zeros", {}, {pH, pW}, dt);
+  const TensorId rows = b.generic_one("reshape_copy", {zeros}, {nW, N}, dt);
+  const TensorId diff = b.generic_one("sub", {rows}, {nW, N, N}, dt);
+  ModuleCall statement(b, diff);  // bound to attn_mask until the statement rebinds it
+  const TensorId ne = b.generic_one("ne", {diff}, {nW, N, N}, DType::boolean);
+  const TensorId fill1 = b.generic_one("masked_fill", {diff, ne}, {nW, N, N}, dt);
+  const TensorId eq = b.generic_one("eq", {diff}, {nW, N, N}, DType::boolean);
+  return b.generic_one("masked_fill", {fill1, eq}, {nW, N, N}, dt);
+}
+
 TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, int64_t ws, int64_t heads,
                           int64_t shift_cfg) {
   const Shape xs = b.shape(x);
@@ -162,7 +181,8 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
   if (shifted) {
     // attn_mask: built from x.new_zeros in x's dtype, [nW, N, N] after the unsqueeze difference and two
     // masked_fills; added batch- and head-broadcast.
-    TensorId m = local(b.generic({"attn_mask", {}, {{{nW, N, N}, b.dtype(h)}}, {}, {}, {}, {}})[0]);
+    TensorId m = b.training() ? b.generic({"attn_mask", {}, {{{nW, N, N}, b.dtype(h)}}, {}, {}, {}, {}})[0]
+                              : local(shift_mask(b, pH, pW, ws, b.dtype(h)));
     attn = b.view(b.add(b.view(attn, {B, nW, heads, N, N}), b.view(m, {1, nW, 1, N, N})), {BW, heads, N, N});
   }
   attn = local(b.softmax_last(attn));
