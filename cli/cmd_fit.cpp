@@ -64,10 +64,13 @@ Single run_single(const ModelSpec& m, const RunConfig& c, const DeviceBudget& d,
   opt.allocator.expandable_segments = expandable;
   // Replayed under what PyTorch may reserve: a run that fits only through release-and-retry fits.
   opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
-  const Graph g = build_graph(m, c);
+  // Inference: the inference replay (the prefill and generate(), or a forward-only model's forward), timed on the
+  // prefill's graph; the training graph's step replay does not apply (it aborted on an inference graph).
+  const bool inference = c.mode == Mode::inference;
+  const Graph g = inference ? build_inference_graph(m, c, InferencePass{0, c.seq_len, false}) : build_graph(m, c);
   // A distributed run: rank cfg.distributed.rank's replay (engine/dist/); the step time stays the single-GPU
   // model's (the graph's compute, no communication).
-  s.e = c.distributed.enabled() ? estimate(m, c, opt) : estimate_graph(g, c, opt);
+  s.e = c.distributed.enabled() || inference ? estimate(m, c, opt) : estimate_graph(g, c, opt);
   s.device_bytes = s.e.run_peak_reserved_bytes() + d.non_pytorch_bytes;
   // Training: the step-time model fitted on the H200 timing corpus (engine/time/; on another GPU scaled by the
   // GEMM-rate and bandwidth ratios, DeviceRates::time_scale_*); otherwise the older roofline.
@@ -278,8 +281,25 @@ void register_fit(CLI::App& app, Context& ctx) {
         add("pure 16-bit weights (model.to(bf16)); no fp32 master copy", std::string("--precision ") + std::string(precision_name(cur.precision)), now.device_bytes, now.step_s);
       }
     }
+    // Inference (a prefill / generate() or an encoder's forward): precision, then fewer sequences per forward; the
+    // training remedies below (accumulation, checkpointing, optimizers, LoRA, sharding a training step) do not apply.
+    const bool training = cur.mode == Mode::training;
+    if (!done && !training && cur.batch_size > 1) {
+      for (int64_t b = cur.batch_size / 2;; b /= 2) {
+        RunConfig c = cur;
+        c.batch_size = std::max<int64_t>(b, 1);
+        const Single s = try_cfg(c);
+        if (s.device_bytes <= d.capacity_bytes || c.batch_size == 1) {
+          cur = c;
+          now = s;
+          add("fewer sequences per forward (the requests split over more forwards)",
+              "--batch-size " + std::to_string(c.batch_size), now.device_bytes, now.step_s);
+          break;
+        }
+      }
+    }
     // 2. micro-batch with accumulation, holding the global batch
-    if (!done && cur.batch_size > 1) {
+    if (!done && training && cur.batch_size > 1) {
       const int64_t global = cur.batch_size * cur.grad_accum_steps;
       for (int64_t b = cur.batch_size - 1; b >= 1; --b) {
         if (global % b != 0 || (cur.batch_size % b != 0 && b != 1)) continue;
@@ -299,7 +319,7 @@ void register_fit(CLI::App& app, Context& ctx) {
     }
     // 3. checkpointing: the fewest layers (chain DP on the per-layer saving measured by two replays), then all
     const int64_t L = plan::stack_layers(m);
-    if (!done && L > 0 && !cur.grad_checkpointing) {
+    if (!done && training && L > 0 && !cur.grad_checkpointing) {
       RunConfig all = cur;
       all.grad_checkpointing = true;
       const Single s_all = try_cfg(all);
@@ -329,13 +349,13 @@ void register_fit(CLI::App& app, Context& ctx) {
     }
     // 4. leaner optimizer
     const bool adam = cur.optimizer == OptimizerKind::adam || cur.optimizer == OptimizerKind::adamw;
-    if (!done && adam && cur.optimizer_impl != OptimizerImpl::fused) {
+    if (!done && training && adam && cur.optimizer_impl != OptimizerImpl::fused) {
       cur.optimizer_impl = OptimizerImpl::fused;
       now = try_cfg(cur);
       add("fused AdamW (no foreach temporaries, same math)", "--optimizer-impl fused", now.device_bytes, now.step_s);
     }
     for (OptimizerKind k : {OptimizerKind::adam8bit, OptimizerKind::adafactor}) {
-      if (done || !(cur.optimizer == OptimizerKind::adam || cur.optimizer == OptimizerKind::adamw ||
+      if (done || !training || !(cur.optimizer == OptimizerKind::adam || cur.optimizer == OptimizerKind::adamw ||
                     (k == OptimizerKind::adafactor && cur.optimizer == OptimizerKind::adam8bit)))
         continue;
       cur.optimizer = k;
@@ -376,7 +396,7 @@ void register_fit(CLI::App& app, Context& ctx) {
     // 6 / 7. shard across GPUs, then offload: rank 0 of the sharded step replayed (cli/plan_replay.h) where
     // engine/dist/ models it, else the closed forms + the local replay of engine/plan/. Not for a run that is
     // distributed already (its strategy is the user's).
-    if (!done && !cur.distributed.enabled()) {
+    if (!done && training && !cur.distributed.enabled()) {
       plan::PlanSpace s;
       s.capacity_bytes = d.capacity_bytes;
       s.non_pytorch_bytes = d.non_pytorch_bytes;

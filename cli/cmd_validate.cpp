@@ -187,7 +187,8 @@ nlohmann::json predicted_json(const CaseResult& r) {
   }
   if (c.run.mode == Mode::inference) {
     const auto& inf = r.e.inference;
-    p["prefill_peak_mib"] = mib1(inf.prefill_peak_bytes);
+    // A forward-only run's measured forward is its peak: torch.cuda.max_memory_allocated's figure, as measured.
+    p["prefill_peak_mib"] = mib1(inf.forward_only ? r.e.torch_peak_allocated_bytes() : inf.prefill_peak_bytes);
     if (!inf.forward_only) p["kv_cache_mib"] = mib1(r.e.torch_kv_cache_bytes());
     if (c.run.generate_tokens > 0) p["generate_peak_mib"] = mib1(inf.generate_peak_bytes);
   } else {
@@ -257,7 +258,7 @@ void print_table(const std::vector<CaseResult>& results, const Summary& s, bool 
       const auto& m = *c.measured;
       const auto& p = r.e.inference;
       const std::tuple<const char*, int64_t, std::optional<double>> rows[] = {
-          {"prefill_peak", p.prefill_peak_bytes, m.prefill_peak_mib},
+          {"prefill_peak", p.forward_only ? r.e.torch_peak_allocated_bytes() : p.prefill_peak_bytes, m.prefill_peak_mib},
           {"kv_cache", r.e.torch_kv_cache_bytes(), m.kv_cache_mib},
           {"generate_peak", p.generate_peak_bytes, m.generate_peak_mib}};
       for (const auto& [name, v, meas] : rows) {

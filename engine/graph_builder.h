@@ -32,6 +32,10 @@ struct InferencePass {
   int64_t past_len = 0;        // tokens already in the cache (the cache_position of the first new token)
   int64_t new_tokens = 0;      // tokens this forward processes (prompt length in prefill, 1 in decode)
   bool from_generate = false;  // inside generate(): position_ids [B, S] and an all-ones attention_mask are passed
+  // The process's first forward (forward-only inference: the measured one): TorchScript functions
+  // (@torch.jit.script, deberta-v2's make_log_bucket_position) run interpreted op by op before the profiling
+  // executor fuses them on later calls. Decoder passes leave it false.
+  bool first_call = false;
 };
 
 class GraphBuilder {

@@ -207,10 +207,15 @@ void build_albert(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId te = b.embedding(type_ids, typew);
   b.hold(te);
   TensorId e = b.add(we, te);
-  e = b.add(e, b.embedding(b.input({1, S}, DType::i64), posw));
+  // position_embeddings is a local until the embeddings return too. Held in inference only: in training the
+  // [1, S, H] block's earlier release is what the measured rows were fitted with (its add saves nothing).
+  const TensorId pe = b.embedding(b.input({1, S}, DType::i64), posw);
+  if (!b.training()) b.hold(pe);
+  e = b.add(e, pe);
   const TensorId embedding_output = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
   b.drop(we);
   b.drop(te);
+  if (!b.training()) b.drop(pe);
   b.hold(embedding_output);  // AlbertModel.forward binds it until it returns (after the pooler)
 
   // AlbertTransformer.forward.

@@ -64,10 +64,14 @@ TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h) {
     if (probs != kNoTensor) b.hold(probs);
     // BertSelfOutput / BertOutput: `LayerNorm(hidden_states + input_tensor)`, both operands bound until the
     // module returns, after the norm (whole-run stream).
+    // BertAttention.forward keeps the self-attention's output bound (attention_output) until self.output returns.
+    // Held in inference only: in training the dense saves it anyway.
+    if (!b.training()) b.hold(ctx);
     TensorId a = b.dropout(apply(b, ao, b.view(ctx, {B, S, H})), s.resid_dropout);
     b.hold(a);
     TensorId h1 = b.layer_norm(b.add(a, h), aln_w, aln_b);
     b.drop(a);
+    if (!b.training()) b.drop(ctx);
     b.hold(h1);  // attention_output, until the layer returns
     TensorId mid = b.unary("gelu", apply(b, inter, h1), true, false);
     b.hold(mid);  // intermediate_output, until feed_forward_chunk returns

@@ -60,8 +60,9 @@ struct EncoderInputs {
 
 // build_relative_position(hidden_states, hidden_states, position_buckets, max_relative_positions) as the
 // encoder's get_rel_pos runs it. make_log_bucket_position is TorchScript: the profiling executor interprets the
-// first call op by op, then fuses the elementwise chain. The steady state (every step after the first in the
-// whole-run streams) is replayed: sign(relative_pos); torch.tensor(mid - 1).type_as(...) (a device scalar); one
+// first call op by op, then fuses the elementwise chain. Inference replays the first call in its first forward
+// (InferencePass::first_call) and the steady state after it; training replays the steady state (every step after
+// the first in the whole-run streams): sign(relative_pos); torch.tensor(mid - 1).type_as(...) (a device scalar); one
 // fused group writing abs_pos / mid (float) and abs_pos (int64); log of the former; a second group writing the
 // bucket_pos from it, abs_pos, sign and relative_pos; then .to(long). Each dies after its last use. The float
 // intermediates are in the default dtype (true division of int64 makes one): bf16 in a pure-bf16 run
@@ -77,7 +78,25 @@ TensorId relative_position(GraphBuilder& b, const TransformerSpec& s, int64_t S)
   b.hold(q_ids);
   b.hold(k_ids);
   TensorId rel = op("sub", {q_ids, k_ids}, sq, DType::i64);
-  if (s.deberta_position_buckets > 0) {
+  if (s.deberta_position_buckets > 0 && !b.training() && b.pass().first_call) {
+    // The first call, interpreted: one kernel per operator, each value dropped after its last use (whole-run
+    // inference stream, amp fp16 s512: 2 MiB int64 and 1 MiB fp32 blocks in this order in the first forward only).
+    b.hold(rel);  // relative_pos, the function's argument, until build_relative_position rebinds it
+    const TensorId sign = op("sign", {rel}, sq, DType::i64);
+    const TensorId lt = op("lt", {rel}, sq, DType::boolean);
+    const TensorId both = op("and", {lt, op("gt", {rel}, sq, DType::boolean)}, sq, DType::boolean);
+    const TensorId mid1 = op("tensor_type_as", {}, {}, DType::i64);
+    const TensorId abs_pos = op("where", {both, mid1, op("abs", {rel}, sq, DType::i64)}, sq, DType::i64);
+    // log_pos = ceil(log(abs_pos / mid) / log(tensor(...)) * (mid - 1)) + mid, a kernel per operator
+    TensorId x = op("log", {op("div", {abs_pos}, sq, fl)}, sq, fl);
+    x = op("ceil", {op("mul_scalar", {op("div", {x}, sq, fl)}, sq, fl)}, sq, fl);
+    const TensorId log_pos = op("add_scalar", {x}, sq, fl);
+    const TensorId le = op("le", {abs_pos}, sq, DType::boolean);
+    const TensorId as_float = op("type_as", {rel}, sq, fl);
+    const TensorId bucket = op("where", {le, as_float, op("mul", {log_pos, sign}, sq, fl)}, sq, fl);
+    b.drop(rel);
+    rel = op("to_long", {bucket}, sq, DType::i64);
+  } else if (s.deberta_position_buckets > 0) {
     b.hold(rel);  // relative_pos, an argument of the scripted function, until build_relative_position rebinds it
     const TensorId sign = op("sign", {rel}, sq, DType::i64);
     b.hold(sign);

@@ -148,8 +148,13 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const MbLayer& w, 
 TensorId mlp(GraphBuilder& b, const TransformerSpec& s, const MbLayer& w, TensorId x) {
   const int64_t B = b.config().batch_size, S = b.config().seq_len, I = s.intermediate_size;
   const std::vector<TensorId> halves = b.split(apply(b, w.wi, x), 2, {B, S, I});  // input, gate: locals
+  // The locals keep Wi's output alive until the MLP returns, after Wo. Held in inference only: in training the
+  // activation saves `input` anyway.
+  if (!b.training()) b.hold(halves[0]);
   const TensorId prod = b.mul(activation(b, s.hidden_act, halves[0]), halves[1]);
-  return apply(b, w.mlp_wo, b.dropout(prod, s.resid_dropout));
+  const TensorId out = apply(b, w.mlp_wo, b.dropout(prod, s.resid_dropout));
+  if (!b.training()) b.drop(halves[0]);
+  return out;
 }
 
 // ModernBertPredictionHead: norm(act(dense(x))). Each module's output is the next call's argument and stays
