@@ -99,7 +99,7 @@ namespace {
 // `lent`: storage both replays reuse (EstimateWorkspace), or null.
 void simulate_allocators(Estimate& e, const MemEventStream& events, const EstimateOptions& opt, int64_t window_begin,
                          std::vector<int64_t> samples = {}, std::vector<int64_t> step_begins = {},
-                         AllocatorReplayStorage* lent = nullptr) {
+                         AllocatorReplayStorage* lent = nullptr, int64_t window_end = -1) {
   if (!opt.simulate_allocator) return;
   AllocatorOptions unlimited = opt.allocator;
   unlimited.capacity_bytes = 0;
@@ -107,6 +107,7 @@ void simulate_allocators(Estimate& e, const MemEventStream& events, const Estima
   e.allocator = replay_allocator(alloc, events,
                                  AllocatorReplayOptions{.record_reserved_curve = opt.replay.record_timeline,
                                                         .window_begin_event = window_begin,
+                                                        .window_end_event = window_end,
                                                         .allocated_after_events = std::move(samples),
                                                         .step_begin_events = step_begins,
                                                         .lent = lent});
@@ -216,7 +217,9 @@ Estimate estimate_impl(const ModelSpec& spec, const RunConfig& cfg, const Estima
     e.replay.peak = e.inference.peak;
     std::vector<int64_t> samples;
     if (e.inference.prefill_end_event >= 0) samples = {e.inference.prefill_begin_event, e.inference.prefill_end_event};
-    simulate_allocators(e, e.inference.events, opt, e.inference.first_pass_event, std::move(samples));
+    // A forward-only run's peak allocated is the measured forward's (the harness reads it before the timed ones).
+    simulate_allocators(e, e.inference.events, opt, e.inference.first_pass_event, std::move(samples), {}, nullptr,
+                        e.inference.forward_only ? e.inference.measured_end_event : -1);
     e.replay.events = std::move(e.inference.events);
     return e;
   }

@@ -4,6 +4,7 @@
 // the order its outputs are allocated, what it saves for backward, and what its backward allocates.
 #include <algorithm>
 #include <cassert>
+#include <climits>
 
 #include "engine/checked.h"
 #include "engine/conv_workspace.h"
@@ -444,6 +445,22 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, int64_t conv_s
 TensorId GraphBuilder::batch_norm(TensorId x, TensorId w, TensorId b) {
   // cudnn_batch_norm: output, save_mean, save_invstd [C] fp32 and a reserve buffer; saves input and stats.
   const int64_t c = shape(x)[1];
+  if (!training()) {
+    // model.eval(): the running statistics normalise. cudnn_batch_norm in inference allocates the output only
+    // (save_mean / save_var / reserve are empty tensors). ATen takes cuDNN unless the input is fp16 with fp16
+    // weights (pure fp16) or has 2^31 - 1 elements or more; the native batch_norm_cuda then allocates save_mean
+    // and save_invstd [C] in the accumulate type (fp32) after the output, dropped when batch_norm returns.
+    const bool native = (dtype(x) == DType::f16 && dtype(w) == DType::f16) || numel(x) >= INT32_MAX;
+    TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
+    Op& op = emit("batch_norm", {x, w, b});
+    op.outs = {y};
+    if (native) {
+      op.outs.push_back(new_tensor({c}, DType::f32, TensorKind::activation));
+      op.outs.push_back(new_tensor({c}, DType::f32, TensorKind::activation));
+    }
+    finish_outs(op);
+    return y;
+  }
   TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
   TensorId mean = new_tensor({c}, DType::f32, TensorKind::activation);
   TensorId invstd = new_tensor({c}, DType::f32, TensorKind::activation);

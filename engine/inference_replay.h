@@ -56,6 +56,8 @@ struct InferenceResult {
                                      // RunConfig::generate_first)
   int64_t prefill_end_event = -1;    // with measured_prefill: events up to the measured prefill's end (logits freed)
   bool forward_only = false;         // a forward-only run: prefill_peak is the measured forward's, no KV figures
+  int64_t measured_end_event = -1;   // forward-only: index of the first event after the measured forward (output
+                                     // freed); peak and the allocator's peak allocated are taken up to there
 };
 
 // cfg.mode must be inference; cfg.seq_len is the prompt length (forward-only transformers: the batch's length).

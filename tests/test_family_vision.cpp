@@ -81,7 +81,10 @@ TEST_CASE("torchvision families: predicted vs measured on the H200", "[family]")
       {"vreq2-swin_v2_t-ampfp16-sgdmom-b16", 0.07, 0.05},
   };
   const auto checked = memplan::testing::check_family_cases(
-      [](const memplan::ValidationCase& c) { return c.model.kind == memplan::ModelSpec::Kind::vision; },
+      // Training rows (the inference rows are tests/test_family_set19_visinf.cpp's).
+      [](const memplan::ValidationCase& c) {
+        return c.model.kind == memplan::ModelSpec::Kind::vision && c.run.mode == memplan::Mode::training;
+      },
       [&](const std::string& id) {
         for (const Pending& p : pending)
           if (id == p.id) return memplan::testing::FamilyBounds{p.alloc, p.reserved};
@@ -106,9 +109,12 @@ TEST_CASE("torchvision family inputs are validated", "[family]") {
   m.name = "swin_t";
   cfg.image_size = 64;
   CHECK_NOTHROW(memplan::estimate(m, cfg));
+  // Inference is one forward of the batch (notes-f19/visinf.md); generate() does not apply.
   cfg.mode = memplan::Mode::inference;
   cfg.image_size = 224;
   m.vision = memplan::vision_spec_for("efficientnet_b0");
+  CHECK_NOTHROW(memplan::estimate(m, cfg));
+  cfg.generate_tokens = 4;
   CHECK_THROWS_AS(memplan::estimate(m, cfg), memplan::InputError);
 }
 

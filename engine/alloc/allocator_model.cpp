@@ -82,7 +82,9 @@ AllocatorStats replay(Model& model, const MemEventStream& events, const Allocato
       s.allocated_at_peak_reserved_bytes = allocated;
     }
     if (allocated > s.peak_allocated_bytes) s.peak_allocated_bytes = allocated;
-    if (static_cast<int64_t>(i) >= options.window_begin_event && allocated > s.window_peak_allocated_bytes)
+    if (static_cast<int64_t>(i) >= options.window_begin_event &&
+        (options.window_end_event < 0 || static_cast<int64_t>(i) < options.window_end_event) &&
+        allocated > s.window_peak_allocated_bytes)
       s.window_peak_allocated_bytes = allocated;
     if (options.record_reserved_curve) s.reserved_curve_bytes.push_back(reserved);
   }

@@ -78,8 +78,10 @@ struct AllocatorStats {
 
 struct AllocatorReplayOptions {
   bool record_reserved_curve = false;  // off by default: one int64 per event
-  // AllocatorStats::window_peak_allocated_bytes is taken over the events from this index on.
+  // AllocatorStats::window_peak_allocated_bytes is taken over the events from this index on, up to (excluding)
+  // window_end_event (-1: to the end of the stream).
   int64_t window_begin_event = 0;
+  int64_t window_end_event = -1;
   // Event counts to sample allocated bytes at (ascending); see AllocatorStats::allocated_after_events_bytes.
   std::vector<int64_t> allocated_after_events{};
   // First event of each training step, ascending, the last step running to the end of the stream; empty: no

@@ -27,6 +27,7 @@ Ln make_ln(GraphBuilder& b, const std::string& name, int64_t c) {
 // LayerNorm2d on [N, C, H, W]; `contiguous_input`: x has channels-last strides, so the permute is contiguous.
 TensorId layer_norm_2d(GraphBuilder& b, const Ln& ln, TensorId x, bool contiguous_input) {
   const Shape s = b.shape(x);
+  vision::ModuleCall call(b, x);  // the module's argument, past autocast's fp32 cast of it (inference)
   TensorId v = b.view(x, {s[0], s[2], s[3], s[1]});
   TensorId y = b.layer_norm(v, ln.w, ln.b, /*contiguous_copy=*/!contiguous_input && s[2] * s[3] > 1);
   return b.view(y, s);
@@ -88,6 +89,7 @@ void build_convnext(GraphBuilder& b, const VisionSpec& s) {
 
   TensorId h = layer_norm_2d(b, stem_ln, conv(b, stem, x), /*contiguous_input=*/false);
   for (size_t i = 0; i < stages.size(); ++i) {
+    ModuleCall stage_call(b, h);  // features.<2i+1> (an nn.Sequential): its input lives through the stage
     for (size_t j = 0; j < stages[i].size(); ++j) {
       const Block& blk = stages[i][j];
       b.begin_layer("features." + std::to_string(2 * i + 1) + "." + std::to_string(j), false);
@@ -95,7 +97,11 @@ void build_convnext(GraphBuilder& b, const VisionSpec& s) {
       dw.args.channels_last = true;
       TensorId o = conv(b, dw, h);
       const Shape os = b.shape(o);
-      o = b.layer_norm(b.view(o, {os[0], os[2], os[3], os[1]}), blk.ln.w, blk.ln.b);
+      {
+        const TensorId permuted = b.view(o, {os[0], os[2], os[3], os[1]});
+        ModuleCall ln_call(b, permuted);  // nn.LayerNorm's argument, past autocast's fp32 cast of it (inference)
+        o = b.layer_norm(permuted, blk.ln.w, blk.ln.b);
+      }
       o = b.linear(o, blk.w1, blk.b1);
       o = b.unary("gelu", o, true, false);
       o = b.linear(o, blk.w2, blk.b2);
@@ -104,10 +110,18 @@ void build_convnext(GraphBuilder& b, const VisionSpec& s) {
       h = b.inplace("add_", o, false, {h});
       b.end_layer();
     }
-    if (i < downs.size()) h = conv(b, downs[i].c, layer_norm_2d(b, downs[i].ln, h, /*contiguous_input=*/true));
+    stage_call.end();
+    if (i < downs.size()) {
+      ModuleCall down_call(b, h);  // the downsampler (LayerNorm2d, Conv2d): its input lives through the conv
+      h = conv(b, downs[i].c, layer_norm_2d(b, downs[i].ln, h, /*contiguous_input=*/true));
+    }
   }
-  h = layer_norm_2d(b, head_ln, b.mean_hw(h), true);
-  classification_loss(b, b.linear(b.view(h, {B, last}), fcw, fcb), y);
+  const TensorId pooled = b.mean_hw(h);
+  ModuleCall head_call(b, pooled);  // the classifier (an nn.Sequential): its input lives through the Linear
+  h = layer_norm_2d(b, head_ln, pooled, true);
+  const TensorId logits = b.linear(b.view(h, {B, last}), fcw, fcb);
+  head_call.end();
+  classification_loss(b, logits, y);
 }
 
 }  // namespace memplan

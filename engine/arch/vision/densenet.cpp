@@ -5,6 +5,10 @@
 //   conv2 (3x3, growth); the block's list keeps every layer's output until _DenseBlock.forward cats them all;
 //   _Transition: norm relu_ conv 1x1 (half the channels) AvgPool2d(2, 2). Then norm5, F.relu(inplace=True),
 //   adaptive_avg_pool2d(1) (a mean), flatten, classifier.
+// Inference (Python bindings, vision_parts.h): bn_function's concated_features lives until conv1 returns,
+// _DenseLayer.forward's bottleneck_output until conv2 returns; a block's input (features[0]) through the block;
+// a transition's input (the block's cat) through its conv and pool; DenseNet.forward's `features` (norm5's
+// output) until the classifier returns.
 #include "engine/arch/vision/vision_parts.h"
 
 namespace memplan {
@@ -64,24 +68,32 @@ void build_densenet(GraphBuilder& b, const VisionSpec& s) {
     for (size_t j = 0; j < blocks[i].size(); ++j) {
       const DenseLayer& l = blocks[i][j];
       b.begin_layer("features.denseblock" + std::to_string(i + 1) + ".denselayer" + std::to_string(j + 1), false);
-      TensorId t = b.cat_list("cat", features, 1);
-      t = b.inplace("relu_", b.batch_norm(t, l.n1.w, l.n1.b), true);
-      t = conv(b, l.c1, t);
-      t = b.inplace("relu_", b.batch_norm(t, l.n2.w, l.n2.b), true);
+      const TensorId cat = b.cat_list("cat", features, 1);
+      ModuleCall concated(b, cat);
+      TensorId t = b.inplace("relu_", b.batch_norm(cat, l.n1.w, l.n1.b), true);
+      const TensorId bottleneck = conv(b, l.c1, t);
+      concated.end();
+      ModuleCall bottleneck_output(b, bottleneck);
+      t = b.inplace("relu_", b.batch_norm(bottleneck, l.n2.w, l.n2.b), true);
       features.push_back(conv(b, l.c2, t));
+      bottleneck_output.end();
       b.end_layer();
     }
     h = b.cat_list("cat", features, 1);
     if (i < transitions.size()) {
       const Transition& t = transitions[i];
+      ModuleCall transition(b, h);
       h = conv(b, t.c, b.inplace("relu_", b.batch_norm(h, t.n.w, t.n.b), true));
       const Shape hs = b.shape(h);
       h = b.avg_pool2d(h, {hs[0], hs[1], hs[2] / 2, hs[3] / 2});
     }
   }
   h = b.inplace("relu_", b.batch_norm(h, norm5.w, norm5.b), true);
+  ModuleCall features_out(b, h);  // DenseNet.forward's `features`
   h = b.view(b.mean_hw(h), {B, nf});
-  classification_loss(b, b.linear(h, fcw, fcb), y);
+  const TensorId logits = b.linear(h, fcw, fcb);
+  features_out.end();
+  classification_loss(b, logits, y);
 }
 
 }  // namespace memplan

@@ -102,10 +102,12 @@ void build_efficientnet(GraphBuilder& b, const VisionSpec& s) {
   TensorId fcb = b.param("classifier.1.bias", {s.num_classes});
 
   TensorId h = cna(b, stem, x);
-  for (size_t si = 0; si < stages.size(); ++si)
+  for (size_t si = 0; si < stages.size(); ++si) {
+    ModuleCall stage_call(b, h);  // features.<i> (an nn.Sequential): its input lives through the stage
     for (size_t i = 0; i < stages[si].size(); ++i) {
       const Block& blk = stages[si][i];
       b.begin_layer("features." + std::to_string(si + 1) + "." + std::to_string(i), false);
+      ModuleCall block_call(b, h);  // MBConv.forward's input, until the block returns (residual or not)
       TensorId o;
       if (blk.fused) {
         o = cna(b, blk.e, h);
@@ -121,12 +123,17 @@ void build_efficientnet(GraphBuilder& b, const VisionSpec& s) {
         o = b.inplace("add_", o, false, {h});
       }
       h = o;
+      block_call.end();
       b.end_layer();
     }
+  }
   h = cna(b, head, h);
   h = b.view(b.mean_hw(h), {B, last_out});
+  ModuleCall head_call(b, h);  // the classifier (Dropout, Linear): its input lives through the Linear
   h = dropout_inplace(b, h, s.dropout);
-  classification_loss(b, b.linear(h, fcw, fcb), y);
+  const TensorId logits = b.linear(h, fcw, fcb);
+  head_call.end();
+  classification_loss(b, logits, y);
 }
 
 }  // namespace memplan

@@ -156,8 +156,6 @@ TensorId dinov2_layer(GraphBuilder& b, const TransformerSpec& s, const Dinov2Lay
 
 void build_hf_dinov2(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  if (!b.training())
-    throw InputError("mode", "inference", "dinov2 (Dinov2ForImageClassification) is modelled for training only");
   if (cfg.task != Task::lm)  // check_task refuses it first (no kTasks row)
     throw InputError("task", std::string(task_name(cfg.task)), "dinov2 has its own image-classification head");
   const int64_t B = cfg.batch_size, H = s.hidden_size, R = s.image_size, P = s.patch_size, C = s.num_channels;
@@ -197,7 +195,7 @@ void build_hf_dinov2(GraphBuilder& b, const TransformerSpec& s) {
 
   // The batch: pixel_values in the model's dtype (fp32 under amp), then the labels.
   TensorId x = b.input({B, C, R, R}, b.param_dtype());
-  TensorId labels = b.input({B}, DType::i64);
+  TensorId labels = b.training() ? b.input({B}, DType::i64) : kNoTensor;  // inference passes no labels
 
   // Dinov2Embeddings.forward, as ViT's: the conv output's gradient is the transposed narrow of cat's gradient
   // (copied contiguous for cuDNN); under autocast cat promotes the bf16 patches to the fp32 cls token's dtype and
@@ -233,6 +231,11 @@ void build_hf_dinov2(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId linear_input = b.cat("cat", {cls_tok, mean}, 1);
   b.hold(linear_input);  // until the forward returns
   const TensorId logits = b.linear(linear_input, cls_w, cls_b);
+  if (!b.training()) {  // inference: the logits are the output, dropped by the caller after the forward returns
+    b.hold(logits);
+    b.mark_model_end();
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);  // the output's logits until the forward returns
   const TensorId loss = b.cross_entropy(logits, labels);

@@ -134,6 +134,11 @@ void vit_tail(GraphBuilder& b, TensorId h, TensorId embedding_output, TensorId l
   // ViTForImageClassification: sequence_output[:, 0, :] (a strided view), classifier, the loss.
   b.hold(seq);  // outputs.last_hidden_state until the forward returns
   const TensorId logits = b.linear(first_token(b, seq), cls_w, cls_b);
+  if (!b.training()) {  // inference: the logits are the output, dropped by the caller after the forward returns
+    b.hold(logits);
+    b.mark_model_end();
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);  // the output's logits until the forward returns
   const TensorId loss = b.cross_entropy(logits, labels);
@@ -149,10 +154,9 @@ void vit_tail(GraphBuilder& b, TensorId h, TensorId embedding_output, TensorId l
 void build_vit_classifier(GraphBuilder& b, const TransformerSpec& s, const std::string& type,
                           const std::string& cls_name, bool distillation) {
   const auto& cfg = b.config();
-  if (!b.training())
-    throw InputError("mode", "inference", type + " (" + cls_name + ") is modelled for training only");
   if (cfg.task != Task::lm)  // check_task refuses it first (no kTasks row)
-    throw InputError("task", std::string(task_name(cfg.task)), type + " has its own image-classification head");
+    throw InputError("task", std::string(task_name(cfg.task)),
+                     type + " (" + cls_name + ") has its own image-classification head");
   const int64_t B = cfg.batch_size, H = s.hidden_size, R = s.image_size, P = s.patch_size, C = s.num_channels;
   const int64_t extra = distillation ? 2 : 1;
   const int64_t side = R / P, n = side * side, S = n + extra, NL = s.image_num_labels;
@@ -186,7 +190,7 @@ void build_vit_classifier(GraphBuilder& b, const TransformerSpec& s, const std::
 
   // The batch: pixel_values in the model's dtype (fp32 under amp), then the labels.
   TensorId x = b.input({B, C, R, R}, b.param_dtype());
-  TensorId labels = b.input({B}, DType::i64);
+  TensorId labels = b.training() ? b.input({B}, DType::i64) : kNoTensor;  // inference passes no labels
 
   // The embeddings' forward. The conv output dies once cat has copied it (Conv2d saves its input and weight).
   // flatten(2).transpose(1, 2): views. The gradient reaching the conv output is the transposed narrow of cat's

@@ -56,16 +56,21 @@ void build_mobilenet_v2(GraphBuilder& b, const VisionSpec& s) {
   for (size_t i = 0; i < blocks.size(); ++i) {
     const Block& blk = blocks[i];
     b.begin_layer("features." + std::to_string(i + 1), false);
+    ModuleCall block_call(b, h);  // InvertedResidual's input, until it returns
     TensorId o = blk.expand ? cna(b, blk.e, h) : h;
     o = cna(b, blk.dw, o);
     o = b.batch_norm(conv(b, blk.proj, o), blk.bn.w, blk.bn.b);
     h = blk.res ? b.add(h, o) : o;
+    block_call.end();
     b.end_layer();
   }
   h = cna(b, head, h);
   h = b.view(b.mean_hw(h), {B, last});
+  ModuleCall head_call(b, h);  // the classifier (Dropout, Linear)
   h = b.dropout(h, s.dropout);
-  classification_loss(b, b.linear(h, fcw, fcb), y);
+  const TensorId logits = b.linear(h, fcw, fcb);
+  head_call.end();
+  classification_loss(b, logits, y);
 }
 
 void build_mobilenet_v3(GraphBuilder& b, const VisionSpec& s) {
@@ -127,18 +132,23 @@ void build_mobilenet_v3(GraphBuilder& b, const VisionSpec& s) {
   for (size_t i = 0; i < blocks.size(); ++i) {
     const Block& blk = blocks[i];
     b.begin_layer("features." + std::to_string(i + 1), false);
+    ModuleCall block_call(b, h);  // InvertedResidual's input, until it returns
     TensorId o = blk.expand ? cna(b, blk.e, h) : h;
     o = cna(b, blk.dw, o);
     if (blk.has_se) o = se(b, blk.sq, o);
     o = cna(b, blk.proj, o);
     h = blk.res ? b.inplace("add_", o, false, {h}) : o;
+    block_call.end();
     b.end_layer();
   }
   h = cna(b, head, h);
   h = b.view(b.mean_hw(h), {B, last_out});
+  ModuleCall head_call(b, h);  // the classifier (Linear, Hardswish, Dropout, Linear)
   h = activation(b, b.linear(h, fc1w, fc1b), Act::hardswish_);
   h = dropout_inplace(b, h, s.dropout);
-  classification_loss(b, b.linear(h, fc2w, fc2b), y);
+  const TensorId logits = b.linear(h, fc2w, fc2b);
+  head_call.end();
+  classification_loss(b, logits, y);
 }
 
 }  // namespace memplan

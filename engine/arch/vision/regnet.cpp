@@ -83,18 +83,24 @@ void build_regnet(GraphBuilder& b, const VisionSpec& s) {
   TensorId fcw = b.param("fc.weight", {s.num_classes, cur}), fcb = b.param("fc.bias", {s.num_classes});
 
   TensorId h = cna(b, stem, x);
-  for (size_t i = 0; i < stages.size(); ++i)
+  ModuleCall trunk_call(b, h);  // trunk_output (an nn.Sequential of stages): its input lives through it
+  for (size_t i = 0; i < stages.size(); ++i) {
+    ModuleCall stage_call(b, h);  // block<i> (an AnyStage): its input lives through the stage
     for (size_t j = 0; j < stages[i].size(); ++j) {
       const Block& blk = stages[i][j];
       b.begin_layer("trunk_output.block" + std::to_string(i + 1) + "." + std::to_string(j), false);
+      ModuleCall block_call(b, h);  // ResBottleneckBlock's input, until it returns
       TensorId id = blk.has_proj ? cna(b, blk.proj, h) : h;
       TensorId f = cna(b, blk.a, h);
       f = cna(b, blk.bb, f);
       if (blk.has_se) f = se(b, blk.sq, f);
       f = cna(b, blk.c, f);
       h = b.inplace("relu_", b.add(id, f), true);
+      block_call.end();
       b.end_layer();
     }
+  }
+  trunk_call.end();
   h = b.view(b.mean_hw(h), {B, cur});
   classification_loss(b, b.linear(h, fcw, fcb), y);
 }

@@ -41,10 +41,8 @@ TensorId grouped_conv_bn(GraphBuilder& b, const ConvBn& c, TensorId x, int64_t s
 void build_resnet(GraphBuilder& b, const VisionSpec& s) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, R = cfg.image_size;
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "torchvision models are modelled for training steps only");
   TensorId x = b.input({B, 3, R, R}, b.param_dtype());  // images in the model's dtype
-  TensorId y = b.input({B}, DType::i64);
+  TensorId y = b.training() ? b.input({B}, DType::i64) : kNoTensor;
   ConvBn stem = make_conv_bn(b, "conv1", "bn1", 64, 3, 7);
   add_bn_buffers(b, "bn1", 64);
   TensorId h = b.inplace("relu_", conv_bn(b, stem, x, 64, 7, 2, 3), true);
@@ -60,6 +58,7 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
   // order their measured cases were matched with (validate output unchanged); ResNeXt / Wide ResNet use this one.
   const bool construction_order = s.groups != 1 || s.width_per_group != 64;
   for (size_t stage = 0; stage < s.blocks_per_stage.size(); ++stage) {
+    vision::ModuleCall layer_call(b, h);  // `x = self.layer<i>(x)`: the stage's input lives through the stage
     const int64_t planes = 64 << stage;
     const int64_t width = static_cast<int64_t>(static_cast<double>(planes) * (static_cast<double>(s.width_per_group) / 64.0)) * s.groups;
     for (int64_t blk = 0; blk < s.blocks_per_stage[stage]; ++blk) {
@@ -67,6 +66,7 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
       const int64_t stride = (blk == 0 && stage > 0) ? 2 : 1;
       const int64_t out_ch = planes * expansion;
       b.begin_layer(p.substr(0, p.size() - 1), false);
+      vision::ModuleCall block_call(b, h);  // the block's input lives until it returns (past the downsample)
       TensorId identity = h;
       TensorId o;
       const bool has_ds = blk == 0 && (stride != 1 || in_ch != out_ch);
@@ -111,6 +111,7 @@ void build_resnet(GraphBuilder& b, const VisionSpec& s) {
       }
       o = b.inplace("add_", o, false, {identity});
       h = b.inplace("relu_", o, true);
+      block_call.end();
       b.end_layer();
       in_ch = out_ch;
     }

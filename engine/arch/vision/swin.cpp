@@ -18,6 +18,11 @@
 //   (Linear 2 -> 512, ReLU(inplace), Linear 512 -> nH) over the coords table, the same gather, 16 * sigmoid.
 //   PatchMerging: F.pad (clone), four strided slices, torch.cat (-1), then V1 norm(4C) + reduction, V2 reduction
 //   + norm(2C).
+// Inference (Python bindings, vision_parts.h): shifted_window_attention's locals q (V1: the scaled copy), k and
+// v (views of qkv), the final attn (the softmax output), attn_mask, the V2 qkv_bias clone and the relative
+// position bias (ShiftedWindowAttention.forward's argument) all live until the function returns, as does its
+// input (the module's argument); a block's input lives through the block (the stage's nn.Sequential holds it),
+// a stage's input through the stage, PatchMerging's input through its norm and reduction.
 #include <cmath>
 
 #include "engine/arch/vision/vision_parts.h"
@@ -33,7 +38,12 @@ struct Ln {
 Ln make_ln(GraphBuilder& b, const std::string& name, int64_t c) {
   return {b.param(name + ".weight", {c}), b.param(name + ".bias", {c})};
 }
-TensorId ln(GraphBuilder& b, const Ln& l, TensorId x, bool copy = false) { return b.layer_norm(x, l.w, l.b, copy); }
+// nn.LayerNorm: its argument lives until it returns, past autocast's fp32 cast of it (inference: the stem's permuted
+// conv output stays allocated through the norm, whole-run amp_fp16 stream).
+TensorId ln(GraphBuilder& b, const Ln& l, TensorId x, bool copy = false) {
+  ModuleCall call(b, x);
+  return b.layer_norm(x, l.w, l.b, copy);
+}
 
 struct Attn {
   TensorId qkv_w, qkv_b, proj_w, proj_b;
@@ -55,6 +65,18 @@ TensorId fresh(GraphBuilder& b, const char* name, TensorId x, Shape shape, std::
   return b.generic({name, {x}, {{std::move(shape), b.dtype(x)}}, std::move(saved), {}, {}, {}})[0];
 }
 
+// `x = torch.roll(x, shifts=(a, b), dims=(1, 2))`. ATen rolls a multi-dim shift one dim at a time: the first
+// dim's result is a full-size intermediate, alive until the second roll has written the output; x is freed
+// when the statement rebinds it, after both. Inference only: the training builder keeps the single roll its
+// measured rows were matched with (the intermediate is transient there too, not modelled).
+TensorId roll2(GraphBuilder& b, TensorId x) {
+  const Shape s = b.shape(x);
+  if (b.training()) return fresh(b, "roll", x, s);
+  ModuleCall rebind(b, x);
+  const TensorId first = fresh(b, "roll", x, s);
+  return fresh(b, "roll", first, s);
+}
+
 // The relative position bias [1, nH, N, N] of one attention module.
 TensorId position_bias(GraphBuilder& b, const Attn& a, bool v2, int64_t ws, int64_t heads) {
   const int64_t N = ws * ws, T = (2 * ws - 1) * (2 * ws - 1);
@@ -74,6 +96,25 @@ TensorId position_bias(GraphBuilder& b, const Attn& a, bool v2, int64_t ws, int6
   return bias;
 }
 
+// Inference: the statements that build attn_mask, each allocation as it happens (small-pool blocks, which set how
+// many 2 MiB segments the small pool needs): x.new_zeros((pH, pW)); the window permute + reshape to [nW, N] (a copy;
+// the zeros die on the rebind); the unsqueeze difference [nW, N, N] (the copy dies); then
+// `attn_mask.masked_fill(attn_mask != 0, -100.0).masked_fill(attn_mask == 0, 0.0)`: a bool mask, an out-of-place
+// fill (its clone), the first bool dropped, a second bool, the second fill; the first fill and the second bool die
+// with the statement, the difference on the rebind. The training builder keeps the one [nW, N, N] tensor its rows
+// were matched with.
+TensorId shift_mask(GraphBuilder& b, int64_t pH, int64_t pW, int64_t ws, DType dt) {
+  const int64_t nW = (pH / ws) * (pW / ws), N = ws * ws;
+  const TensorId zeros = b.generic_one("new_zeros", {}, {pH, pW}, dt);
+  const TensorId rows = b.generic_one("reshape_copy", {zeros}, {nW, N}, dt);
+  const TensorId diff = b.generic_one("sub", {rows}, {nW, N, N}, dt);
+  ModuleCall statement(b, diff);  // bound to attn_mask until the statement rebinds it
+  const TensorId ne = b.generic_one("ne", {diff}, {nW, N, N}, DType::boolean);
+  const TensorId fill1 = b.generic_one("masked_fill", {diff, ne}, {nW, N, N}, dt);
+  const TensorId eq = b.generic_one("eq", {diff}, {nW, N, N}, DType::boolean);
+  return b.generic_one("masked_fill", {fill1, eq}, {nW, N, N}, dt);
+}
+
 TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, int64_t ws, int64_t heads,
                           int64_t shift_cfg) {
   const Shape xs = b.shape(x);
@@ -83,16 +124,25 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
   int64_t shift_h = ws >= pH ? 0 : shift_cfg, shift_w = ws >= pW ? 0 : shift_cfg;
   const bool shifted = shift_h + shift_w > 0;
   const int64_t nW = (pH / ws) * (pW / ws), N = ws * ws, BW = B * nW;
-  TensorId bias = position_bias(b, a, v2, ws, heads);
+  ModuleCall call(b, x);  // the attention module's argument
+  std::vector<TensorId> locals;  // inference: shifted_window_attention's locals, alive until it returns
+  const auto local = [&](TensorId t) {
+    if (!b.training()) {
+      b.hold(t);
+      locals.push_back(t);
+    }
+    return t;
+  };
+  TensorId bias = local(position_bias(b, a, v2, ws, heads));
   TensorId h = fresh(b, "constant_pad_nd", x, {B, pH, pW, C});
-  if (shifted) h = fresh(b, "roll", h, {B, pH, pW, C});
+  if (shifted) h = roll2(b, h);
   h = b.contiguous_copy(h, {BW, N, C}, /*grad_copied=*/true);
   // shifted_window_attention binds the partitioned windows to x until `x = attn.matmul(v)...` rebinds it (under
   // autocast the linear saves its bf16 cast, so the fp32 windows outlive it only through the variable).
   b.hold(h);
   TensorId qkv_b = a.qkv_b;
-  if (v2) qkv_b = fresh(b, "clone", a.qkv_b, b.shape(a.qkv_b));  // qkv_bias.clone(), middle third zeroed
-  TensorId qkv = b.linear(h, a.qkv_w, qkv_b);
+  if (v2) qkv_b = local(fresh(b, "clone", a.qkv_b, b.shape(a.qkv_b)));  // qkv_bias.clone(), middle third zeroed
+  TensorId qkv = local(b.linear(h, a.qkv_w, qkv_b));  // k and v, its views, are never rebound
   std::vector<TensorId> parts = b.split(qkv, 3, {BW, heads, N, hd});
   TensorId q = parts[0], k = parts[1], v = parts[2];
   TensorId attn;
@@ -121,31 +171,35 @@ TensorId window_attention(GraphBuilder& b, const Attn& a, TensorId x, bool v2, i
     attn = b.matmul(nq, nk, {BW, heads, N, N}, true, true);
     b.drop(nq);
     b.drop(nk);
-    TensorId ls = b.unary("exp", b.scalar_op("clamp", a.logit_scale, true), false, true, true);
+    TensorId ls = local(b.unary("exp", b.scalar_op("clamp", a.logit_scale, true), false, true, true));
     attn = b.mul(attn, ls);
   } else {
-    q = b.scalar_op("mul_scalar", q, false);
+    q = local(b.scalar_op("mul_scalar", q, false));
     attn = b.matmul(q, k, {BW, heads, N, N}, true, true);
   }
   attn = b.add(attn, bias);
   if (shifted) {
     // attn_mask: built from x.new_zeros in x's dtype, [nW, N, N] after the unsqueeze difference and two
     // masked_fills; added batch- and head-broadcast.
-    TensorId m = b.generic({"attn_mask", {}, {{{nW, N, N}, b.dtype(h)}}, {}, {}, {}, {}})[0];
+    TensorId m = b.training() ? b.generic({"attn_mask", {}, {{{nW, N, N}, b.dtype(h)}}, {}, {}, {}, {}})[0]
+                              : local(shift_mask(b, pH, pW, ws, b.dtype(h)));
     attn = b.view(b.add(b.view(attn, {B, nW, heads, N, N}), b.view(m, {1, nW, 1, N, N})), {BW, heads, N, N});
   }
-  attn = b.softmax_last(attn);
+  attn = local(b.softmax_last(attn));
   TensorId o = b.matmul(attn, v, {BW, heads, N, hd}, false, true);
   o = b.contiguous_copy(o, {BW, N, C});
   b.drop(h);
   o = b.linear(o, a.proj_w, a.proj_b);
   o = b.contiguous_copy(o, {B, pH, pW, C}, /*grad_copied=*/true);
-  if (shifted) o = fresh(b, "roll", o, {B, pH, pW, C});
+  if (shifted) o = roll2(b, o);
   if (pad_r > 0 || pad_b > 0) o = b.contiguous_copy(o, {B, H, W, C});
+  for (TensorId t : locals) b.drop(t);
+  call.end();
   return o;
 }
 
 TensorId patch_merging(GraphBuilder& b, TensorId x, const Ln& norm, TensorId red, bool v2) {
+  ModuleCall call(b, x);  // its input lives through the norm and the reduction
   const Shape xs = b.shape(x);
   const int64_t B = xs[0], H = xs[1], W = xs[2], C = xs[3];
   const int64_t pH = H + H % 2, pW = W + W % 2;
@@ -225,18 +279,25 @@ void build_swin(GraphBuilder& b, const VisionSpec& s) {
     h = ln(b, stem_ln, b.view(h, {hs[0], hs[2], hs[3], hs[1]}), /*copy=*/true);
   }
   for (int64_t st = 0; st < nst; ++st) {
+    ModuleCall stage_call(b, h);  // features.<2 st + 1> (an nn.Sequential): its input lives through the stage
     for (size_t j = 0; j < stages[static_cast<size_t>(st)].size(); ++j) {
       const Block& blk = stages[static_cast<size_t>(st)][j];
       b.begin_layer("features." + std::to_string(2 * st + 1) + "." + std::to_string(j), false);
+      ModuleCall block_call(b, h);  // the block's input, until it returns
       TensorId a = v2 ? ln(b, blk.n1, window_attention(b, blk.a, h, true, ws, blk.heads, blk.shift))
                       : window_attention(b, blk.a, ln(b, blk.n1, h), false, ws, blk.heads, blk.shift);
       h = b.add(h, stochastic_depth(b, a, blk.sd));
       TensorId m = v2 ? h : ln(b, blk.n2, h);
-      m = b.linear(b.unary("gelu", b.linear(m, blk.m1w, blk.m1b), true, false), blk.m2w, blk.m2b);
+      {
+        ModuleCall mlp_call(b, m);  // the MLP's argument (V1: norm2's output) lives through the MLP
+        m = b.linear(b.unary("gelu", b.linear(m, blk.m1w, blk.m1b), true, false), blk.m2w, blk.m2b);
+      }
       if (v2) m = ln(b, blk.n2, m);
       h = b.add(h, stochastic_depth(b, m, blk.sd));
+      block_call.end();
       b.end_layer();
     }
+    stage_call.end();
     if (st + 1 < nst) h = patch_merging(b, h, merges[static_cast<size_t>(st)].first, merges[static_cast<size_t>(st)].second, v2);
   }
   h = ln(b, norm, h);

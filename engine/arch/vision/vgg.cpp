@@ -49,11 +49,14 @@ void build_vgg(GraphBuilder& b, const VisionSpec& s) {
   }
   h = b.adaptive_avg_pool(h, {B, in, 7, 7});
   h = b.view(h, {B, in * 49});
+  ModuleCall head_call(b, h);  // the classifier (an nn.Sequential): its input lives through every Linear
   h = b.inplace("relu_", b.linear(h, fc1w, fc1b), true);
   h = b.dropout(h, s.dropout);
   h = b.inplace("relu_", b.linear(h, fc2w, fc2b), true);
   h = b.dropout(h, s.dropout);
-  classification_loss(b, b.linear(h, fc3w, fc3b), y);
+  const TensorId logits = b.linear(h, fc3w, fc3b);
+  head_call.end();
+  classification_loss(b, logits, y);
 }
 
 }  // namespace memplan

@@ -6,6 +6,11 @@
 namespace memplan::vision {
 
 void classification_loss(GraphBuilder& b, TensorId logits, TensorId y) {
+  if (!b.training()) {  // the output, dropped by the caller after the forward returns
+    b.hold(logits);
+    b.mark_model_end();
+    return;
+  }
   b.mark_model_end();
   b.hold(logits);
   TensorId loss = b.cross_entropy(logits, y);
@@ -22,14 +27,22 @@ void add_bn_buffers(GraphBuilder& b, const std::string& bn, int64_t ch) {
 
 std::pair<TensorId, TensorId> image_inputs(GraphBuilder& b) {
   const auto& cfg = b.config();
-  if (cfg.mode != Mode::training)
-    throw InputError("mode", "inference", "torchvision models are modelled for training steps only");
   TensorId x = b.input({cfg.batch_size, 3, cfg.image_size, cfg.image_size}, b.param_dtype());
+  if (!b.training()) return {x, kNoTensor};
   TensorId y = b.input({cfg.batch_size}, DType::i64);
   return {x, y};
 }
 
 TensorId activation(GraphBuilder& b, TensorId x, Act a) {
+  if (!b.training()) {  // in place without autograd: nothing allocated, nothing saved
+    switch (a) {
+      case Act::relu_: return b.inplace("relu_", x, false);
+      case Act::relu6_: return b.inplace("hardtanh_", x, false);
+      case Act::silu_: return b.inplace("silu_", x, false);
+      case Act::hardswish_: return b.inplace("hardswish_", x, false);
+      default: break;
+    }
+  }
   switch (a) {
     case Act::none: return x;
     case Act::relu_: return b.inplace("relu_", x, true);
@@ -79,6 +92,7 @@ ConvBnAct make_cna(GraphBuilder& b, const std::string& prefix, int64_t in, int64
 }
 
 TensorId cna(GraphBuilder& b, const ConvBnAct& m, TensorId x) {
+  ModuleCall call(b, x);  // an nn.Sequential: its input lives through the norm and the activation
   TensorId h = conv(b, m.c, x);
   if (m.has_bn) h = b.batch_norm(h, m.bn.w, m.bn.b);
   return activation(b, h, m.act);

@@ -17,6 +17,16 @@
 //    (empty_like, bernoulli_, div_), then input.mul_(noise), which saves the noise. nn.Dropout(inplace=False)
 //    runs the fused native_dropout (GraphBuilder::dropout: bool mask + output).
 //  - F.adaptive_avg_pool2d(x, 1) is x.mean((-1, -2), keepdim=True) (GraphBuilder::mean_hw).
+// Inference (model.eval() under torch.inference_mode(), the harness's _infer_forward; RunConfig::mode inference):
+//  - Nothing is saved: each tensor dies when its last Python reference goes. An nn.Module's tensor arguments are
+//    referenced by Module._call_impl's args tuple (and by the caller's variable) until the module returns, so a
+//    module's input outlives its last read whenever the module allocates after that read (Conv2dNormActivation:
+//    the input lives through the norm; nn.Sequential: its input lives through every child; a residual block:
+//    its input lives through the block even where no residual reads it). ModuleCall holds them.
+//  - In-place activations (relu_, hardtanh_, silu_, hardswish_) allocate nothing: no clone is saved without
+//    autograd. BatchNorm2d normalises with its running statistics (GraphBuilder::batch_norm: cuDNN allocates the
+//    output only). Dropout and StochasticDepth return their input.
+//  - The classifier's logits are the output: held until the forward returns, no labels, no loss.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -41,10 +51,33 @@ inline int64_t make_divisible(double v, int64_t divisor, int64_t min_value = 0) 
 }
 
 // F.cross_entropy(model(x), y): the logits argument lives until the call returns; autocast exits after it.
+// Inference: the logits are the model's output (held until the forward returns); `y` is kNoTensor.
 void classification_loss(GraphBuilder& b, TensorId logits, TensorId y);
+
+// An nn.Module call in inference: `x` (its tensor argument) stays referenced until end() (the module returns).
+// Nested calls on the same tensor are fine: the last end() decides. Training: no effect (the graph's saved
+// tensors and the training builders' own lifetimes stay as measured).
+class ModuleCall {
+ public:
+  ModuleCall(GraphBuilder& b, TensorId x) : b_(b), x_(b.training() ? kNoTensor : x) {
+    if (x_ != kNoTensor) b_.hold(x_);
+  }
+  void end() {
+    if (x_ != kNoTensor) b_.drop(x_);
+    x_ = kNoTensor;
+  }
+  ~ModuleCall() { end(); }
+  ModuleCall(const ModuleCall&) = delete;
+  ModuleCall& operator=(const ModuleCall&) = delete;
+
+ private:
+  GraphBuilder& b_;
+  TensorId x_;
+};
 void add_bn_buffers(GraphBuilder& b, const std::string& bn, int64_t ch);
 
-// The images and labels of a classification step: x [B, 3, R, R] in the model's dtype, y [B] int64.
+// The images and labels of a classification step: x [B, 3, R, R] in the model's dtype, y [B] int64 (inference:
+// the images only, y = kNoTensor).
 std::pair<TensorId, TensorId> image_inputs(GraphBuilder& b);
 
 enum class Act : uint8_t { none, relu_, relu, relu6_, silu_, hardswish_, gelu, sigmoid, hardsigmoid };
