@@ -273,7 +273,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "falcon", "bloom", "ernie4_5", "exaone4", "seed_oss", "arcee", "granitemoe", "granitemoeshared", "bart",
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
-      "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe"};
+      "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe",
+      "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"};
   return kTypes;
 }
 
@@ -420,6 +421,12 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_lfm2(r);
   else if (type == "ernie4_5_moe")
     s = import_ernie4_5_moe(r);
+  else if (type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text")
+    s = import_qwen3_next(r, type);
+  else if (type == "qwen3_5" || type == "qwen3_5_moe") {  // multimodal: its text_config's decoder
+    s = import_qwen3_next(r, type);
+    type += "_text";
+  }
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

@@ -259,5 +259,7 @@ TransformerSpec import_phimoe(const ConfigReader& r);    // models/hf/import_phi
 TransformerSpec import_mt5(const ConfigReader& r, const std::string& type);
 TransformerSpec import_olmo3(const ConfigReader& r);  // models/hf/import_olmo3.cpp
 TransformerSpec import_ernie4_5_moe(const ConfigReader& r);  // models/hf/import_ernie4_5_moe.cpp
+// qwen3_next, qwen3_5_text, qwen3_5_moe_text; qwen3_5 / qwen3_5_moe: their text_config (models/hf/import_qwen3_next.cpp)
+TransformerSpec import_qwen3_next(const ConfigReader& r, const std::string& type);
 
 }  // namespace memplan::hf

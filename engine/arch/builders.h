@@ -82,6 +82,7 @@ void build_mpnet(GraphBuilder& b, const TransformerSpec& s);       // engine/arc
 void build_olmo3(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/dense/olmo3.cpp
 void build_lfm2(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/dense/lfm2.cpp
 void build_ernie4_5_moe(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/moe/ernie4_5_moe.cpp
+void build_qwen3_next(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/qwen3_next.cpp (+ qwen3_5_text, qwen3_5_moe_text)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -251,6 +251,9 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"olmo3", build_olmo3},
       {"lfm2", build_lfm2},
       {"ernie4_5_moe", build_ernie4_5_moe},
+      {"qwen3_next", build_qwen3_next},
+      {"qwen3_5_text", build_qwen3_next},
+      {"qwen3_5_moe_text", build_qwen3_next},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
