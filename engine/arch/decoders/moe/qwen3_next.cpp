@@ -602,10 +602,10 @@ std::pair<TensorId, TensorId> mrope_cos_sin(GraphBuilder& b, int64_t P, int64_t 
   b.hold(cos0);
   const TensorId sin0 = f32("mul_scalar", {f32("sin", {freqs}, {3, P, S, rot / 2})}, {3, P, S, rot / 2});
   b.hold(sin0);
-  const TensorId sin32 = f32("cat", {sin0}, {P, S, rot});
+  const TensorId sin32 = f32("cat", {sin0}, {P, 1, S, rot});  // [P, S, rot], unsqueezed by apply_rotary_pos_emb
   b.hold(sin32);
   b.drop(sin0);
-  const TensorId cos32 = f32("cat", {cos0}, {P, S, rot});
+  const TensorId cos32 = f32("cat", {cos0}, {P, 1, S, rot});
   b.hold(cos32);
   b.drop(cos0);
   const TensorId cos = b.to(cos32, out_dtype);
@@ -657,14 +657,14 @@ void build_qwen3_next(GraphBuilder& b, const TransformerSpec& s) {
   auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   TensorId text_pos = kNoTensor;
-  if (is_35(s) && !(inf && b.pass().from_generate)) {
-    // position_ids = arange(S) + past_seen_tokens, expanded to [4, B, S] (a view)
-    text_pos = b.generic_one("arange_add", {}, {S}, DType::i64);
+  if (!(inf && b.pass().from_generate)) {
+    // position_ids = torch.arange(S) + past_seen_tokens, then a view ([1, S]; Qwen3.5: [4, B, S] expanded)
+    text_pos = b.generic_one("add", {b.generic_one("arange", {}, {S}, DType::i64)}, {S}, DType::i64);
     b.hold(text_pos);
   }
   const TensorId mask = full_and_sliding_masks(b, s, true, false, b.dtype(h)).full;
   recurrent_mask_check(b);
-  const int64_t rows = is_35(s) ? (text_pos != kNoTensor ? B : P) : P;
+  const int64_t rows = is_35(s) ? B : P;  // Qwen3.5: inv_freq expanded over position_ids.shape[1] = B
   const std::pair<TensorId, TensorId> cos_sin =
       is_35(s) ? mrope_cos_sin(b, rows, S, rot, b.dtype(h)) : rotary_cos_sin(b, P, S, rot, b.dtype(h));
   const TensorId cos = cos_sin.first, sin = cos_sin.second;
