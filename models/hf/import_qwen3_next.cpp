@@ -88,6 +88,8 @@ TransformerSpec import_text(const ConfigReader& r, const std::string& type) {
     throw InputError(r.name("linear_num_value_heads"), std::to_string(s.linear_num_value_heads),
                      "must be a multiple of linear_num_key_heads (" + std::to_string(s.linear_num_key_heads) + ")");
   s.qwen3_next_linear_layers = read_layer_types(r, s.num_layers);
+  // eos_token_id defaults to None: generate() then builds no logits processor (inference_replay.cpp).
+  s.generate_without_eos = !r.present("eos_token_id");
 
   if (next) {
     read_qwen_moe(r, s, {512, 10, 512});
@@ -119,6 +121,7 @@ TransformerSpec import_qwen3_next(const ConfigReader& r, const std::string& type
   if (tc && !tc->is_object()) throw InputError(r.name("text_config"), dump_short(*tc), "must be a JSON object");
   const ConfigReader text(tc ? *tc : kEmpty, r.name("text_config."));
   TransformerSpec s = import_text(text, type + "_text");
+  s.generate_without_eos = s.generate_without_eos && !r.present("eos_token_id");
   s.modelled_part = "text decoder only";
   return s;
 }

@@ -32,6 +32,7 @@
 
 #include "engine/arch/decoders/parts/gemma_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/arch/decoders/parts/qwen_parts.h"
 #include "engine/arch/decoders/parts/rotary_slices.h"
 #include "engine/checked.h"
@@ -154,7 +155,7 @@ TensorId gated_attention(GraphBuilder& b, const TransformerSpec& s, const Layer&
   b.hold(halves[0]);  // query_states until q_norm's output rebinds it
   // gate.reshape(B, S, nh * hd): the strided half cannot be viewed flat, so reshape copies it.
   const TensorId gate = b.contiguous_copy(halves[1], {B, S, nh * hd});
-  b.hold(gate);  // bound until the output gating
+  b.hold(gate);
   const TensorId qn = norm_held(b, halves[0], w.q_norm);
   b.drop(halves[0]);
   const TensorId q = b.view(qn, {B, nh, S, hd});  // .transpose(1, 2)
@@ -178,11 +179,12 @@ TensorId gated_attention(GraphBuilder& b, const TransformerSpec& s, const Layer&
     b.hold(qr);
     const TensorId kr = rope(b, sl.k_rot, cos, sin);
     b.hold(kr);
+    // `q_embed = torch.cat([q_embed, q_pass], dim=-1)`: a rebinding, the rotated half goes once the cat exists.
     qe = b.cat("cat", {qr, sl.q_pass}, -1, std::nullopt, /*cast_part_grads=*/true);
     b.hold(qe);
+    b.drop(qr);
     ke = b.cat("cat", {kr, sl.k_pass}, -1, std::nullopt, /*cast_part_grads=*/true);
     b.hold(ke);
-    b.drop(qr);
     b.drop(kr);
     b.drop(q);
     b.drop(k);
@@ -191,13 +193,17 @@ TensorId gated_attention(GraphBuilder& b, const TransformerSpec& s, const Layer&
     qe = qk.first;
     ke = qk.second;
   }
-  const TensorId ctx = attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights);
+  // q is a cat output ([B, H, S, D] contiguous), so cuDNN lays SDPA's output out alike and the transpose in
+  // sdpa_attention_forward copies it (phi_parts.h cudnn_output_copy; whole-run stream: a q-sized block after the
+  // SDPA output, saved by the gating product).
+  const TensorId ctx = rot < hd ? cudnn_output_copy(b, attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights), mask)
+                                : attention_core(b, s, qe, ke, v, v_proj, mask, 0, weights);
   // attn_output.reshape(B, S, -1).contiguous() (a view of the context), * sigmoid(gate), o_proj.
   const TensorId flat = b.view(ctx, {B, S, nh * hd});
   const TensorId sg = b.unary("sigmoid", gate, false, /*save_out=*/true);
   const TensorId gated = b.mul(flat, sg);
-  b.drop(gate);
   const TensorId out = b.linear(gated, w.o, w.ob);
+  b.drop(gate);  // a local until forward returns
   b.drop(qe);
   b.drop(ke);
   if (!inf) b.drop(v_proj);
@@ -279,6 +285,8 @@ RuleOut chunk_gated_delta_rule(GraphBuilder& b, TensorId query, TensorId key, Te
   const TensorId qp = padded(qsc, {B, Hv, Sp, Dk});
   const TensorId kp = padded(kn, {B, Hv, Sp, Dk});
   const TensorId vp = padded(v, {B, Hv, Sp, Dv});
+  // `value` and `beta` stay bound to their padded copies until the function returns; query, key and decay are
+  // rebound below.
   for (TensorId t : {qp, kp, vp}) b.hold(t);
   b.drop(qsc);
   b.drop(kn);
@@ -293,7 +301,6 @@ RuleOut chunk_gated_delta_rule(GraphBuilder& b, TensorId query, TensorId key, Te
   b.hold(v_beta);
   const TensorId k_beta = b.mul(kp, beta1);
   b.hold(k_beta);
-  b.drop(vp);
   // reshapes to [B, Hv, N, C, D] (views of contiguous tensors)
   const TensorId q5 = b.view(qp, {B, Hv, N, C, Dk}), k5 = b.view(kp, {B, Hv, N, C, Dk});
   const TensorId kb5 = b.view(k_beta, {B, Hv, N, C, Dk}), vb5 = b.view(v_beta, {B, Hv, N, C, Dv});
@@ -304,7 +311,6 @@ RuleOut chunk_gated_delta_rule(GraphBuilder& b, TensorId query, TensorId key, Te
   const TensorId cum = b.generic_one("cumsum", {decay}, {B, Hv, N, C}, DType::f32);
   b.hold(cum);
   b.drop(dcp);
-  b.drop(btp);
   TensorId pw = b.sub(b.view(cum, {B, Hv, N, C, 1}), b.view(cum, {B, Hv, N, 1, C}));
   pw = b.generic_one("masked_fill", {pw, upper}, {B, Hv, N, C, C}, DType::f32);
   pw = b.unary("exp", pw, false, true, true);
@@ -325,7 +331,8 @@ RuleOut chunk_gated_delta_rule(GraphBuilder& b, TensorId query, TensorId key, Te
   b.hold(k_cumdecay);
   TensorId state = b.generic_one("zeros", {}, {B, Hv, Dk, Dv}, DType::f32);
   b.hold(state);
-  TensorId core = b.generic_one("zeros", {}, {B, Hv, N, C, Dv}, DType::f32);
+  const TensorId core0 = b.generic_one("zeros", {}, {B, Hv, N, C, Dv}, DType::f32);  // zeros_like(new_values)
+  TensorId core = core0;
   b.hold(core);
   const TensorId qd = b.mul(q5, b.view(b.unary("exp", cum, false, true, true), {B, Hv, N, C, 1}));
   b.hold(qd);
@@ -350,7 +357,12 @@ RuleOut chunk_gated_delta_rule(GraphBuilder& b, TensorId query, TensorId key, Te
     inter = in;
     b.hold(inter);
     const TensorId sum = b.add(inter, b.matmul(select_chunk(b, intra), v_new, {B, Hv, C, Dv}));
-    const TensorId core2 = b.inplace("copy_slice", core, false, {sum});
+    // core_attn_out[:, :, i] = ...: CopySlices' backward makes a fresh gradient of the whole base (the incoming one
+    // copied, then freed) and hands copy_ a contiguous clone of the slice, the source's gradient (whole-run
+    // streams: a 64 + 1 MiB pair per chunk at B 1, S 4096).
+    const TensorId src = b.view_copying_grad(sum, b.shape(sum));
+    const TensorId core2 =
+        b.view_copying_grad(b.inplace("copy_slice", core, false, {src}), b.shape(core), b.info(core0).bytes);
     b.drop(core);
     core = core2;
     b.hold(core);
@@ -361,18 +373,20 @@ RuleOut chunk_gated_delta_rule(GraphBuilder& b, TensorId query, TensorId key, Te
     state = ns;
     b.hold(state);
   }
-  // core_attn_out.reshape(B, Hv, -1, Dv)[:, :, :S].transpose(1, 2).to(initial_dtype, contiguous)
-  const TensorId out = b.generic_one("to_copy", {b.view(core, {B, Hv, Sp, Dv})}, {B, S, Hv, Dv}, initial_dtype);
-  for (TensorId t : {inter, v_new, core, upper, cum, pw, ut, intra, dkb, new_values, k_cumdecay, qd, kd, chunk_decay,
-                     v_beta, k_beta})
+  if (!want_state) b.drop(state);  // last_recurrent_state = None
+  // core_attn_out = core_attn_out.reshape(B, Hv, -1, Dv): zeros_like kept solve_triangular's column-major batch
+  // layout, so the reshape copies (whole-run streams: a padded-size fp32 block, the old one freed on rebinding);
+  // then [:, :, :S].transpose(1, 2).to(initial_dtype, contiguous).
+  const TensorId flat = b.contiguous_copy(core, {B, Hv, Sp, Dv});
+  b.drop(core);
+  b.hold(flat);
+  const TensorId out = b.generic_one("to_copy", {flat}, {B, S, Hv, Dv}, initial_dtype);
+  for (TensorId t : {flat, inter, v_new, upper, cum, pw, ut, intra, dkb, new_values, k_cumdecay, qd, kd, chunk_decay,
+                     v_beta, k_beta, vp, btp})
     if (t != kNoTensor) b.drop(t);
   RuleOut r;
   r.out = out;
-  if (want_state) {
-    r.state = state;  // the caller copies it into the cache, then drops it
-  } else {
-    b.drop(state);
-  }
+  if (want_state) r.state = state;  // the caller copies it into the cache; a local of its forward
   return r;
 }
 
@@ -528,18 +542,12 @@ TensorId gated_delta_net(GraphBuilder& b, const TransformerSpec& s, const Layer&
     const TensorId st = b.kv_cache_in({B, hv, dk, dv}, DType::f32);
     rule = recurrent_gated_delta_rule(b, query, key, value, g, beta, st);
     b.kv_cache_out(st);  // update_recurrent_state: copy_ into the cached state
-    b.drop(rule.state);
   } else {
     rule = chunk_gated_delta_rule(b, query, key, value, g, beta, inf);
     if (inf) {  // update_recurrent_state: zeros_like(state) on first use, then copy_
       const TensorId st = b.generic_one("zeros", {}, {B, hv, dk, dv}, DType::f32);
       b.kv_cache_out(st);
-      b.drop(rule.state);
     }
-  }
-  if (r > 1) {
-    b.drop(query);
-    b.drop(key);
   }
   b.hold(rule.out);  // core_attn_out
   // norm(core_attn_out.reshape(-1, dv), z.reshape(-1, dv)): Qwen3NextRMSNormGated
@@ -565,6 +573,11 @@ TensorId gated_delta_net(GraphBuilder& b, const TransformerSpec& s, const Layer&
   const TensorId out = b.linear(b.view(normed, {B, S, vd}), w.out_proj);
   for (TensorId t : locals) b.drop(t);
   for (TensorId t : {conv_act, beta, g}) b.drop(t);
+  if (r > 1) {  // the repeated query / key: locals until forward returns
+    b.drop(query);
+    b.drop(key);
+  }
+  if (rule.state != kNoTensor) b.drop(rule.state);  // last_recurrent_state: a local until forward returns
   return out;
 }
 
