@@ -236,12 +236,13 @@ TensorId l2norm(GraphBuilder& b, TensorId x) {
   return b.mul(x, r);
 }
 
-// x.transpose(1, 2).to(torch.float32, memory_format=torch.contiguous_format): a copy unless x is already fp32 and
-// contiguous once transposed (a single token).
+// x.transpose(1, 2).to(torch.float32, memory_format=torch.contiguous_format): a copy of a 16-bit x; an fp32 x is
+// returned as the transposed view itself (to_will_alias: same dtype, and suggest_memory_format() of the strided
+// view already says contiguous_format; whole-run fp32 stream: no copies of q / k / v, l2norm reads the views).
 TensorId to_f32_heads_first(GraphBuilder& b, TensorId x) {
   Shape s = b.shape(x);
   std::swap(s[1], s[2]);
-  if (b.dtype(x) == DType::f32 && b.shape(x)[1] == 1) return b.view(x, s);
+  if (b.dtype(x) == DType::f32) return b.view(x, s);
   return b.generic_one("to_copy", {x}, s, DType::f32);
 }
 
@@ -268,8 +269,9 @@ RuleOut chunk_gated_delta_rule(GraphBuilder& b, TensorId query, TensorId key, Te
   const int64_t pad = (kChunk - S % kChunk) % kChunk, Sp = S + pad, N = Sp / kChunk, C = kChunk;
   // query, key, value, beta, decay = [x.transpose(1, 2).to(float32, contiguous) for x in (...)]
   TensorId q = to_f32_heads_first(b, query), k = to_f32_heads_first(b, key), v = to_f32_heads_first(b, value);
-  TensorId bt = b.generic_one("to_copy", {beta}, {B, Hv, S}, DType::f32);
-  TensorId dc = b.generic_one("to_copy", {g}, {B, Hv, S}, DType::f32);
+  TensorId bt = to_f32_heads_first(b, b.view(beta, {B, S, Hv, 1}));
+  bt = b.view(bt, {B, Hv, S});
+  TensorId dc = b.view(g, {B, Hv, S});  // g is fp32: the transposed view
   for (TensorId t : {q, k, v, bt, dc}) b.hold(t);
   TensorId qn = l2norm(b, q);
   b.drop(q);
@@ -360,7 +362,8 @@ RuleOut chunk_gated_delta_rule(GraphBuilder& b, TensorId query, TensorId key, Te
     // core_attn_out[:, :, i] = ...: CopySlices' backward makes a fresh gradient of the whole base (the incoming one
     // copied, then freed) and hands copy_ a contiguous clone of the slice, the source's gradient (whole-run
     // streams: a 64 + 1 MiB pair per chunk at B 1, S 4096).
-    const TensorId src = b.view_copying_grad(sum, b.shape(sum));
+    // (the clone is of the gradient's, i.e. core's, dtype: fp32 under autocast where the source is 16-bit)
+    const TensorId src = b.view_copying_grad(sum, b.shape(sum), checked_mul(b.numel(sum), int64_t{4}));
     const TensorId core2 =
         b.view_copying_grad(b.inplace("copy_slice", core, false, {src}), b.shape(core), b.info(core0).bytes);
     b.drop(core);
@@ -442,6 +445,7 @@ TensorId gated_delta_net(GraphBuilder& b, const TransformerSpec& s, const Layer&
   const bool decode = inf && b.pass().past_len > 0;
   TensorId mixed = kNoTensor, z = kNoTensor, bg = kNoTensor, ag = kNoTensor;
   std::vector<TensorId> locals;  // tensors bound in forward until it returns
+  std::vector<TensorId> rebound_at_split;  // Qwen3-Next's flat query / key / value copies
   if (!is_35(s)) {
     // fix_query_key_value_ordering: per key head views [B, S, hk, 2 dk + 2 r dv] and [B, S, hk, 2 r], split.
     const TensorId qkvz = b.linear(x, w.qkvz);
@@ -458,18 +462,19 @@ TensorId gated_delta_net(GraphBuilder& b, const TransformerSpec& s, const Layer&
     z = b.contiguous_copy(parts[3], {B, S, hv, dv});
     bg = b.contiguous_copy(bas[0], {B, S, hv});
     ag = b.contiguous_copy(bas[1], {B, S, hv});
-    for (TensorId t : {v4, z, bg, ag}) {
+    b.hold(v4);
+    for (TensorId t : {z, bg, ag}) {
       locals.push_back(t);
       b.hold(t);
     }
     // query, key, value = (x.reshape(B, S, -1) ...): q and k copy, value is a view of its copy.
+    // ... bound as query / key / value until the split after the conv rebinds them.
     const TensorId q3 = b.contiguous_copy(parts[0], {B, S, kd});
     const TensorId k3 = b.contiguous_copy(parts[1], {B, S, kd});
     b.hold(q3);
     b.hold(k3);
     mixed = b.cat("cat", {q3, k3, b.view(v4, {B, S, vd})}, -1);
-    b.drop(q3);
-    b.drop(k3);
+    rebound_at_split = {q3, k3, v4};
   } else {
     mixed = b.linear(x, w.qkv);
     z = b.view(b.linear(x, w.z), {B, S, hv, dv});
@@ -522,6 +527,7 @@ TensorId gated_delta_net(GraphBuilder& b, const TransformerSpec& s, const Layer&
   // .transpose(1, 2), split into query / key / value [B, S, *] views, reshaped per head (views).
   const TensorId back = b.view(conv_act, {B, S, C});
   const auto qkv = b.split(back, std::vector<Shape>{{B, S, hk, dk}, {B, S, hk, dk}, {B, S, hv, dv}});
+  for (TensorId t : rebound_at_split) b.drop(t);
   TensorId query = qkv[0], key = qkv[1];
   const TensorId value = qkv[2];
   const TensorId beta = b.unary("sigmoid", bg, false, /*save_out=*/true);
