@@ -274,7 +274,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "llama4_text", "llama4", "hunyuan_v1_dense", "apertus", "deberta-v2", "mbart", "whisper", "cohere2",
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
       "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
-      "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4"};
+      "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
+      "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"};
   return kTypes;
 }
 
@@ -436,6 +437,11 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   else if (type == "gemma4") {  // multimodal: its text_config's decoder, built as gemma4_text
     s = import_gemma4(r, type);
     type = "gemma4_text";
+  else if (type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text")
+    s = import_qwen3_next(r, type);
+  else if (type == "qwen3_5" || type == "qwen3_5_moe") {  // multimodal: its text_config's decoder
+    s = import_qwen3_next(r, type);
+    type += "_text";
   }
   else
     s = import_llama_family(r, type);

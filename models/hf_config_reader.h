@@ -282,5 +282,7 @@ void check_mistral_pad(const ConfigReader& r, int64_t vocab);
 // quantization_config present (the published fp8 checkpoints of ministral3 / mistral4 / their mistral3 wrappers):
 // refused naming the key; from_config builds bf16 / fp32 modules.
 void refuse_quantized_mistral(const ConfigReader& r, const char* family);
+// qwen3_next, qwen3_5_text, qwen3_5_moe_text; qwen3_5 / qwen3_5_moe: their text_config (models/hf/import_qwen3_next.cpp)
+TransformerSpec import_qwen3_next(const ConfigReader& r, const std::string& type);
 
 }  // namespace memplan::hf

@@ -264,6 +264,9 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"minimax_m2", build_minimax_m2},
       {"lfm2_moe", build_lfm2_moe},
       {"gemma4_text", build_gemma4},
+      {"qwen3_next", build_qwen3_next},
+      {"qwen3_5_text", build_qwen3_next},
+      {"qwen3_5_moe_text", build_qwen3_next},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

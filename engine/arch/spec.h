@@ -416,6 +416,17 @@ struct TransformerSpec {
   // per_expert_scale) and num_experts experts of moe_intermediate_size (num_experts, num_experts_per_tok and
   // moe_intermediate_size hold those keys).
   bool gemma4_moe = false;
+  // [qwen3_next]
+  // Qwen3NextConfig / Qwen3_5TextConfig / Qwen3_5MoeTextConfig (5.17) layer_types (default: "full_attention" every
+  // full_attention_interval-th layer, "linear_attention" elsewhere): qwen3_next_linear_layers[i] != 0 iff layer i is
+  // a GatedDeltaNet layer, else gated full attention. One entry per layer for qwen3_next / qwen3_5_text /
+  // qwen3_5_moe_text, empty for every other model_type. Read by engine/arch/decoders/moe/qwen3_next.cpp only.
+  std::vector<uint8_t> qwen3_next_linear_layers;
+  // The GatedDeltaNet's sizes: linear_num_key_heads (query / key heads, 16), linear_num_value_heads (value heads,
+  // 32; a multiple of the key heads), linear_key_head_dim / linear_value_head_dim (128), linear_conv_kernel_dim (4:
+  // the depthwise causal conv's taps and the cached conv state's length). 0 for other model_types.
+  int64_t linear_num_key_heads = 0, linear_num_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0,
+          linear_conv_kernel = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
