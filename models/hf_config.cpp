@@ -437,6 +437,7 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   else if (type == "gemma4") {  // multimodal: its text_config's decoder, built as gemma4_text
     s = import_gemma4(r, type);
     type = "gemma4_text";
+  }
   else if (type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text")
     s = import_qwen3_next(r, type);
   else if (type == "qwen3_5" || type == "qwen3_5_moe") {  // multimodal: its text_config's decoder
