@@ -180,7 +180,8 @@ TEST_CASE("minimax_m2 / lfm2_moe: measured H200 cases of family set 19", "[famil
   // the step's logits freed before generate()'s fp32 copy, as for glm4_moe, and events after the run).
   const auto checked = memplan::testing::check_family_cases(
       [](const memplan::ValidationCase& c) {
-        return memplan::testing::has_any_prefix(c.id, {"f19-mm2", "f19-lfm"});
+        return !c.holdout && memplan::testing::has_any_prefix(c.id, {"f19-mm2", "f19-lfm"});  // the two
+        // lfm2_moe training rows measured only in the final call are held out (test_family_set20_holdout.cpp)
       },
       [](const std::string& id) {
         return memplan::testing::FamilyBounds{0.001, id == "f19-mm2-infer-bf16-b4s512-g16" ? 0.011 : 0.01};
