@@ -19,7 +19,7 @@
 //       with norm_topk_prob: routing_weights / (routing_weights.sum(-1, keepdim=True) + 1e-6)
 //       routing_weights * routed_scaling_factor
 //     experts(hidden_states_reshaped, selected_experts, routing_weights): Lfm2MoeExperts through transformers'
-//       default experts implementation grouped_mm (grouped_experts.h; generate()'s decode
+//       default experts implementation grouped_mm (deepseek_parts.h experts_grouped_mm; generate()'s decode
 //       steps batched_mm); the routing weights are in the router logits' dtype.
 //     .reshape(B, S, H)
 // Parameters per layer, registration order: the operator's (lfm2_parts.h), then feed_forward.w1 / w3 / w2 or
@@ -32,7 +32,6 @@
 
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/deepseek_parts.h"
-#include "engine/arch/decoders/parts/grouped_experts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -89,7 +88,7 @@ TensorId sparse_moe(GraphBuilder& b, const TransformerSpec& s, const Lfm2MoeBloc
   b.drop(rw);
   b.hold(scaled);
   for (TensorId t : locals) b.drop(t);
-  const TensorId out = b.view(grouped_experts(b, w.experts, flat, scaled, selected), xs);
+  const TensorId out = b.view(experts_grouped_mm(b, w.experts, flat, scaled, selected), xs);
   for (TensorId t : {scaled, selected, logits}) b.drop(t);
   return out;
 }

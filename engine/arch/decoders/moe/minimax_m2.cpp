@@ -30,7 +30,7 @@
 //     returns (`_` the logits). The weights stay fp32 (no cast back, unlike Qwen3Moe's router), so the experts'
 //     `proj_out * sample_weights_g` [T * K, H] and its sum are fp32, cast back at the end.
 //     MiniMaxM2Experts = MixtralExperts through transformers' default experts implementation, grouped_mm
-//     (grouped_experts.h; generate()'s decode steps batched_mm).
+//     (deepseek_parts.h experts_grouped_mm; generate()'s decode steps batched_mm).
 //   The e_score_correction_bias buffer [E] is created by torch.zeros in the default dtype (the model's dtype).
 // Parameters per layer, registration order: self_attn q / k / v / o, q_norm [nh * D], k_norm [nkv * D];
 // mlp.gate.weight [E, H], mlp.experts.gate_up_proj [E, 2I, H], mlp.experts.down_proj [E, H, I] (+ the buffer);
@@ -39,7 +39,6 @@
 #include "engine/arch/builders.h"
 
 #include "engine/arch/decoders/parts/deepseek_parts.h"
-#include "engine/arch/decoders/parts/grouped_experts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/arch/decoders/parts/rotary_slices.h"
@@ -156,7 +155,7 @@ TensorId moe(GraphBuilder& b, const TransformerSpec& s, const MiniMaxLayer& w, T
   const int64_t T = checked_mul(xs[0], xs[1]), H = s.hidden_size;
   const TensorId flat = b.view(x, {T, H});
   const MiniMaxRoute r = route(b, s, w, flat);
-  const TensorId out = b.view(grouped_experts(b, w.experts, flat, r.weights, r.index), xs);
+  const TensorId out = b.view(experts_grouped_mm(b, w.experts, flat, r.weights, r.index), xs);
   for (TensorId t : {r.weights, r.index, r.logits}) b.drop(t);
   return out;
 }

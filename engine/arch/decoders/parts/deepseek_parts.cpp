@@ -119,9 +119,11 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
   }
   const TensorId selected = b.inplace_fresh_grad("masked_fill_", selected_g, {sentinel});
   // grouped_mm reads the weight first: its backward computes the weight gradient before the input's.
-  // grouped_mm's kernel arguments: two small per-expert tables (960 and 67584 bytes for 16 experts in the
-  // whole-run deepseek_v3 stream), allocated after the output and freed before it returns.
-  const std::vector<int64_t> gmm_temps{checked_mul(E, 60), checked_mul(E, 4224)};
+  // grouped_mm's kernel arguments: two small tables allocated after the output and freed before it returns,
+  // E * 60 bytes and a fixed 67,584 (whole-run streams of 8 to 256 experts: 960 / 1920 / 3840 / 15360 with 67,584
+  // each time; notes-f19/minimax.md), and none when the experts run in fp32 (fp32 and amp streams have no pair).
+  std::vector<int64_t> gmm_temps;
+  if (w_dt != DType::f32) gmm_temps = {checked_mul(E, int64_t{60}), int64_t{67584}};
   auto grouped_mm = [&](TensorId w, TensorId x, int64_t out_cols) {
     return b.generic({"grouped_mm", {w, x, offsets}, {{{R, out_cols}, w_dt}}, {0, 1}, {}, gmm_temps, {}})[0];
   };
