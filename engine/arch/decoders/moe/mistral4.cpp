@@ -53,73 +53,6 @@ TensorId m4_rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   return y;
 }
 
-struct MlaParams {
-  TensorId q = kNoTensor, q_a = kNoTensor, q_a_b = kNoTensor, q_a_norm = kNoTensor, q_b = kNoTensor;
-  TensorId kv_a = kNoTensor, kv_a_b = kNoTensor, kv_a_norm = kNoTensor, kv_b = kNoTensor, o = kNoTensor,
-           o_b = kNoTensor;
-};
-
-struct MlpParams {
-  TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor;
-};
-
-struct Layer {
-  MlaParams attn;
-  bool moe = false;
-  MlpParams mlp;  // the dense MLP, or the MoE's shared experts
-  ExpertsParams experts;
-  TensorId router = kNoTensor;
-  TensorId in_norm = kNoTensor, post_norm = kNoTensor;
-};
-
-// Registration order (Mistral4DecoderLayer.__init__): self_attn (q_proj, or q_a_proj (+ bias), q_a_layernorm,
-// q_b_proj; kv_a_proj_with_mqa (+ bias), kv_a_layernorm, kv_b_proj, o_proj (+ bias)), mlp (dense: gate, up, down;
-// Mistral4MoE: experts gate_up_proj / down_proj, gate.weight, shared_experts), input / post-attention norms.
-Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train) {
-  const std::string p = "layers." + std::to_string(i) + ".";
-  const int64_t H = s.hidden_size, nh = s.num_heads, qk = s.qk_nope_head_dim + s.qk_rope_head_dim;
-  Layer d;
-  MlaParams& a = d.attn;
-  const std::string sa = p + "self_attn.";
-  if (s.q_lora_rank == 0) {
-    a.q = b.param(sa + "q_proj.weight", {nh * qk, H}, train);
-  } else {
-    a.q_a = b.param(sa + "q_a_proj.weight", {s.q_lora_rank, H}, train);
-    if (s.attention_bias) a.q_a_b = b.param(sa + "q_a_proj.bias", {s.q_lora_rank}, train);
-    a.q_a_norm = b.param(sa + "q_a_layernorm.weight", {s.q_lora_rank}, train);
-    a.q_b = b.param(sa + "q_b_proj.weight", {nh * qk, s.q_lora_rank}, train);
-  }
-  a.kv_a = b.param(sa + "kv_a_proj_with_mqa.weight", {s.kv_lora_rank + s.qk_rope_head_dim, H}, train);
-  if (s.attention_bias) a.kv_a_b = b.param(sa + "kv_a_proj_with_mqa.bias", {s.kv_lora_rank + s.qk_rope_head_dim}, train);
-  a.kv_a_norm = b.param(sa + "kv_a_layernorm.weight", {s.kv_lora_rank}, train);
-  a.kv_b = b.param(sa + "kv_b_proj.weight", {nh * (s.qk_nope_head_dim + s.v_head_dim), s.kv_lora_rank}, train);
-  a.o = b.param(sa + "o_proj.weight", {H, nh * s.v_head_dim}, train);
-  if (s.attention_bias) a.o_b = b.param(sa + "o_proj.bias", {H}, train);
-  d.moe = i >= s.first_dense_layers;
-  auto mlp = [&](const std::string& m, int64_t I) {
-    MlpParams r;
-    r.gate = b.param(m + "gate_proj.weight", {I, H}, train);
-    r.up = b.param(m + "up_proj.weight", {I, H}, train);
-    r.down = b.param(m + "down_proj.weight", {H, I}, train);
-    return r;
-  };
-  if (d.moe) {
-    ExpertsParams& e = d.experts;
-    e.experts = s.num_experts;
-    e.top_k = s.num_experts_per_tok;
-    e.inter = s.moe_intermediate_size;
-    e.gate_up = b.param(p + "mlp.experts.gate_up_proj", {s.num_experts, 2 * e.inter, H}, train);
-    e.down = b.param(p + "mlp.experts.down_proj", {s.num_experts, H, e.inter}, train);
-    d.router = b.param(p + "mlp.gate.weight", {s.num_experts, H}, train);
-    d.mlp = mlp(p + "mlp.shared_experts.", checked_mul(s.moe_intermediate_size, s.num_shared_experts));
-  } else {
-    d.mlp = mlp(p + "mlp.", s.intermediate_size);
-  }
-  d.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
-  d.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
-  return d;
-}
-
 // get_llama_4_attn_scale(position_ids, beta, original_max_position_embeddings)[:, None, :, None].to(dt):
 // 1 + beta * log(1 + floor(position_ids / max)), each operator an fp32 [P, S] temporary (no autograd: integer
 // positions), viewed [P, 1, S, 1], then cast to the query's dtype (a copy unless fp32).
@@ -177,7 +110,7 @@ struct Rope {
 };
 
 // Mistral4Attention.forward on the normed input x.
-TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaParams& w, const Rope& rot, TensorId x,
+TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const DeepseekMla& w, const Rope& rot, TensorId x,
                        TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
@@ -328,8 +261,8 @@ void build_mistral4(GraphBuilder& b, const TransformerSpec& s) {
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
   TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  std::vector<Layer> layers;
-  for (int64_t i = 0; i < s.num_layers; ++i) layers.push_back(layer_params(b, s, i, !layer_frozen(cfg, i)));
+  std::vector<DeepseekLayer> layers;
+  for (int64_t i = 0; i < s.num_layers; ++i) layers.push_back(deepseek_layer_params(b, s, i, !layer_frozen(cfg, i)));
   TensorId norm_w = b.param("norm.weight", {H}, emb_train);
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
@@ -363,7 +296,7 @@ void build_mistral4(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(rot.cos);
   b.hold(rot.sin);
   for (int64_t i = 0; i < s.num_layers; ++i) {
-    const Layer& d = layers[static_cast<size_t>(i)];
+    const DeepseekLayer& d = layers[static_cast<size_t>(i)];
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);

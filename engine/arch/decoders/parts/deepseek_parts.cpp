@@ -173,34 +173,16 @@ TensorId ds_rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   return y;
 }
 
-struct MlaParams {
-  TensorId q = kNoTensor, q_a = kNoTensor, q_a_b = kNoTensor, q_a_norm = kNoTensor, q_b = kNoTensor;
-  TensorId kv_a = kNoTensor, kv_a_b = kNoTensor, kv_a_norm = kNoTensor, kv_b = kNoTensor, o = kNoTensor,
-           o_b = kNoTensor;
-};
-
-struct MlpParams {
-  TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor, gate_b = kNoTensor, up_b = kNoTensor,
-           down_b = kNoTensor;
-};
-
-struct DeepseekLayer {
-  MlaParams attn;
-  bool moe = false;
-  MlpParams mlp;  // the dense MLP, or the MoE's shared experts
-  ExpertsParams experts;
-  TensorId router = kNoTensor;
-  TensorId in_norm = kNoTensor, post_norm = kNoTensor;
-};
+}  // namespace
 
 // Registration order (DeepseekV*DecoderLayer.__init__): self_attn (q_proj or q_a_proj, q_a_layernorm, q_b_proj;
 // kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj), mlp (dense: gate, up, down; MoE: experts
 // gate_up_proj / down_proj, gate.weight (+ v3's e_score_correction_bias buffer), shared_experts), norms.
-DeepseekLayer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train) {
+DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train) {
   const std::string p = "layers." + std::to_string(i) + ".";
   const int64_t H = s.hidden_size, nh = s.num_heads, qk = s.qk_nope_head_dim + s.qk_rope_head_dim;
   DeepseekLayer d;
-  MlaParams& a = d.attn;
+  DeepseekMla& a = d.attn;
   const std::string sa = p + "self_attn.";
   if (s.q_lora_rank == 0) {
     a.q = b.param(sa + "q_proj.weight", {nh * qk, H}, train);
@@ -218,7 +200,7 @@ DeepseekLayer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i,
   if (s.attention_bias) a.o_b = b.param(sa + "o_proj.bias", {H}, train);
   d.moe = i >= s.first_dense_layers;
   auto mlp = [&](const std::string& m, int64_t I) {
-    MlpParams r;
+    DeepseekMlp r;
     r.gate = b.param(m + "gate_proj.weight", {I, H}, train);
     if (s.mlp_bias) r.gate_b = b.param(m + "gate_proj.bias", {I}, train);
     r.up = b.param(m + "up_proj.weight", {I, H}, train);
@@ -245,6 +227,8 @@ DeepseekLayer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i,
   d.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
   return d;
 }
+
+namespace {
 
 // Rotary tables: v2 returns freqs_cis (complex64 [P, S, rope/2], carried as fp32 [P, 1, S, rope]: same bytes);
 // v3 returns cos / sin [P, 1, S, rope] in the hidden dtype (LlamaRotaryEmbedding's locals, llama_parts.h).
@@ -393,7 +377,7 @@ DeepseekRoute deepseek_route(GraphBuilder& b, const TransformerSpec& s, TensorId
 
 namespace {
 
-TensorId mlp_forward(GraphBuilder& b, const MlpParams& m, TensorId x) {
+TensorId mlp_forward(GraphBuilder& b, const DeepseekMlp& m, TensorId x) {
   return swiglu_mlp(b, x, m.gate, m.up, m.down, m.gate_b, m.up_b, m.down_b);
 }
 
@@ -423,7 +407,7 @@ TensorId mla_attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId 
   return b.contiguous_copy(b.matmul(probs, v, {B, nh, S, vd}, false, true), {B, S, nh, vd}, /*grad_copied=*/true);
 }
 
-TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaParams& w, const Rotary& rot, TensorId x,
+TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const DeepseekMla& w, const Rotary& rot, TensorId x,
                        TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
@@ -511,7 +495,7 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
   hf_construction_scalar(b);
   TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
   std::vector<DeepseekLayer> layers;
-  for (int64_t i = 0; i < s.num_layers; ++i) layers.push_back(layer_params(b, s, i, !layer_frozen(cfg, i)));
+  for (int64_t i = 0; i < s.num_layers; ++i) layers.push_back(deepseek_layer_params(b, s, i, !layer_frozen(cfg, i)));
   TensorId norm_w = b.param("norm.weight", {H}, emb_train);
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);

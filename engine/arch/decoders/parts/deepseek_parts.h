@@ -38,6 +38,33 @@ struct DeepseekRoute {
 DeepseekRoute deepseek_route(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w);
 
 // DeepseekV2ForCausalLM / DeepseekV3ForCausalLM (training forward + loss, or one inference pass).
+// One MLA decoder layer's parameters (DeepSeek-V2 / V3 and Mistral4, whose modules register the same tensors):
+// attention (q_proj, or q_a_proj (+ bias), q_a_layernorm, q_b_proj; kv_a_proj_with_mqa (+ bias), kv_a_layernorm,
+// kv_b_proj, o_proj (+ bias)), the dense MLP or the MoE (experts, router, shared experts), the two norms.
+struct DeepseekMla {
+  TensorId q = kNoTensor, q_a = kNoTensor, q_a_b = kNoTensor, q_a_norm = kNoTensor, q_b = kNoTensor;
+  TensorId kv_a = kNoTensor, kv_a_b = kNoTensor, kv_a_norm = kNoTensor, kv_b = kNoTensor, o = kNoTensor,
+           o_b = kNoTensor;
+};
+
+struct DeepseekMlp {
+  TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor, gate_b = kNoTensor, up_b = kNoTensor,
+           down_b = kNoTensor;
+};
+
+struct DeepseekLayer {
+  DeepseekMla attn;
+  bool moe = false;
+  DeepseekMlp mlp;  // the dense MLP, or the MoE's shared experts
+  ExpertsParams experts;
+  TensorId router = kNoTensor;
+  TensorId in_norm = kNoTensor, post_norm = kNoTensor;
+};
+
+// Registers layer i's parameters in the modules' order (layers >= s.first_dense_layers are MoE layers; v3's fp32
+// e_score_correction_bias buffer for model_type deepseek_v3 alone).
+DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train);
+
 void build_deepseek(GraphBuilder& b, const TransformerSpec& s);
 
 }  // namespace memplan
