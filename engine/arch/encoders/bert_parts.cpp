@@ -90,7 +90,11 @@ void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, Ten
   const int64_t B = b.config().batch_size, S = b.config().seq_len, V = b.shape(w.decoder)[0];
   b.hold(h);  // BertForMaskedLM.forward keeps sequence_output bound until it returns, after the loss (trace)
   TensorId t = b.layer_norm(b.unary("gelu", apply(b, w.dense, h), true, false), w.ln_w, w.ln_b);
+  // hidden_states = self.transform(...); hidden_states = self.decoder(hidden_states): the norm's output stays bound
+  // until the decoder returns, also past autocast's 16-bit copy of it (an fp32 [B, S, E] under amp).
+  b.hold(t);
   TensorId logits = b.linear(t, w.decoder, w.decoder_bias);
+  b.drop(t);
   if (!b.training()) {  // MaskedLMOutput(logits=prediction_scores); sequence_output bound until the forward returns
     forward_output(b, {logits});
     return;
