@@ -810,6 +810,13 @@ OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
     if (bwd) c.bwd[col] = 2 * flops / conv_rate(r, cls, out.dtype, true);
     return c;
   }
+  if (name == "batch_norm" && !op.reads.empty() && !training) {
+    // model.eval(): the running statistics normalise, one elementwise pass (read the input, write the output);
+    // the training kernels' statistics reductions (the bn table, measured in training mode) do not run. Costed
+    // at the training table, ResNet-50's inference forward read +73 % (held out 23: NOTES-time.md, fifteenth round).
+    c.fwd[kMem] = (nbytes(T(op.reads[0])) + out_bytes) / elementwise_bw(r, T(op.outs[0]).dtype);
+    return c;
+  }
   if (name == "batch_norm" && !op.reads.empty()) {
     const TensorInfo& x = T(op.reads[0]);
     KernelSeconds t;
