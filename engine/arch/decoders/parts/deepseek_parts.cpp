@@ -234,12 +234,14 @@ namespace {
 // v3 returns cos / sin [P, 1, S, rope] in the hidden dtype (LlamaRotaryEmbedding's locals, llama_parts.h).
 struct Rotary {
   TensorId freqs_cis = kNoTensor, cos = kNoTensor, sin = kNoTensor;
+  TensorId position_ids = kNoTensor;  // bound for MlaVariant::llama4_query_scale only
+  int64_t rows = 1;                   // P: position_ids' rows
 };
 
 Rotary rotary(GraphBuilder& b, const TransformerSpec& s, int64_t P, int64_t S, DType hidden_dt) {
   Rotary r;
   const int64_t rd = s.qk_rope_head_dim;
-  if (s.model_type == "deepseek_v3") {
+  if (s.model_type != "deepseek_v2") {  // v3, mistral4: LlamaRotaryEmbedding's forward over rope dims
     auto cs = rotary_cos_sin(b, P, S, rd, hidden_dt);
     r.cos = cs.first;
     r.sin = cs.second;
@@ -407,8 +409,18 @@ TensorId mla_attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId 
   return b.contiguous_copy(b.matmul(probs, v, {B, nh, S, vd}, false, true), {B, S, nh, vd}, /*grad_copied=*/true);
 }
 
-TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const DeepseekMla& w, const Rotary& rot, TensorId x,
-                       TensorId mask, TensorId& weights) {
+// get_llama_4_attn_scale(position_ids, beta, original_max_position_embeddings)[:, None, :, None].to(dt) (Mistral4):
+// 1 + beta * log(1 + floor(position_ids / max)), each operator an fp32 [P, S] temporary (no autograd: integer
+// positions), viewed [P, 1, S, 1], then cast to the query's dtype (a copy unless fp32).
+TensorId llama4_attn_scale(GraphBuilder& b, TensorId position_ids, int64_t P, int64_t S, DType dt) {
+  TensorId x = position_ids;
+  for (const char* op : {"div", "floor", "add_scalar", "log", "mul_scalar", "add_scalar"})
+    x = b.generic({op, {x}, {{{P, S}, DType::f32}}, {}, {}, {}, {}})[0];
+  return b.to(b.view(x, {P, 1, S, 1}), dt);
+}
+
+TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaVariant& v, const DeepseekMla& w,
+                       const Rotary& rot, TensorId x, TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
@@ -456,8 +468,15 @@ TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const Deepseek
     b.hold(latent);
     b.hold(k_rot);
   }
-  const TensorId query = b.cat_last("cat", {q_nope, q_rot});
+  TensorId query = v.cast_q_cat_grads ? b.cat("cat", {q_nope, q_rot}, -1, std::nullopt, /*cast_part_grads=*/true)
+                                      : b.cat_last("cat", {q_nope, q_rot});
   b.hold(query);
+  if (v.llama4_query_scale) {  // query_states = query_states * scale: rebinds, the cat dies
+    const TensorId scaled = b.mul(query, llama4_attn_scale(b, rot.position_ids, rot.rows, S, b.dtype(query)));
+    b.hold(scaled);
+    b.drop(query);
+    query = scaled;
+  }
   const int64_t L = b.shape(latent)[2];
   // expand_kv
   const TensorId kvb = b.view_copying_grad(b.linear(latent, w.kv_b), {B, nh, L, nope + vd});
@@ -479,7 +498,16 @@ TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const Deepseek
 
 }  // namespace
 
-void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
+DeepseekRoute deepseek_route_bound(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w) {
+  DeepseekRoute r = deepseek_route(b, s, flat, router_w);
+  b.hold(r.weights);  // topk_weights / topk_indices / `_` (the router logits): bound until the MoE returns
+  b.hold(r.indices);
+  return r;
+}
+
+void build_deepseek(GraphBuilder& b, const TransformerSpec& s) { build_mla_decoder(b, s, MlaVariant{}); }
+
+void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVariant& v) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   if (s.kv_lora_rank <= 0 || s.qk_rope_head_dim <= 0)
@@ -502,26 +530,31 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
 
   TensorId ids = b.input({B, S}, DType::i64);
   const int64_t P = inf && b.pass().from_generate ? B : 1;
-  if (P > 1) b.input({B, S}, DType::i64);
+  TensorId position_ids = kNoTensor;
+  if (P > 1) {  // generate() passes position_ids [B, S]
+    const TensorId given = b.input({B, S}, DType::i64);
+    if (v.llama4_query_scale) position_ids = given;  // read by the query scale: bound until forward returns
+  }
   TensorId h = b.embedding(ids, embed);
   const TensorId inputs_embeds = h;
   TensorId mask = kNoTensor;
   // position_ids = torch.arange(S) + past_seen_tokens, unsqueezed, when the caller passes none (a plain forward:
   // training and the harness's prefill; generate() passes its own): the arange is freed once the sum exists, the
   // sum stays bound until the model's forward returns (whole-run deepseek_v3 stream: two 8 KiB blocks).
-  TensorId position_ids = kNoTensor;
   if (P == 1) {
     const TensorId ar = b.generic({"arange", {}, {{{S}, DType::i64}}, {}, {}, {}, {}})[0];
     position_ids = b.generic({"add", {ar}, {{{1, S}, DType::i64}}, {}, {}, {}, {}})[0];
-    b.hold(position_ids);
   }
+  if (position_ids != kNoTensor) b.hold(position_ids);
   if (!inf) {
     if (cfg.attn == AttnImpl::eager) mask = eager_mask(b, 1, S, S, b.dtype(h));
   } else {
     mask = inference_mask(b, 0, b.dtype(h));
   }
   if (mask != kNoTensor) b.hold(mask);
-  const Rotary rot = rotary(b, s, P, S, b.dtype(h));
+  Rotary rot = rotary(b, s, P, S, b.dtype(h));
+  rot.position_ids = position_ids;
+  rot.rows = P;
   b.hold(inputs_embeds);
   for (TensorId t : {rot.freqs_cis, rot.cos, rot.sin})
     if (t != kNoTensor) b.hold(t);
@@ -533,7 +566,7 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
     TensorId n1 = ds_rms_norm(b, h, d.in_norm);
     b.hold(n1);
     TensorId attn_weights = kNoTensor;
-    TensorId a = mla_attention(b, s, d.attn, rot, n1, mask, attn_weights);
+    TensorId a = mla_attention(b, s, v, d.attn, rot, n1, mask, attn_weights);
     b.drop(n1);
     TensorId h1 = b.add(h, a);
     TensorId n2 = ds_rms_norm(b, h1, d.post_norm);
@@ -544,9 +577,7 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s) {
     } else {
       const int64_t T = checked_mul(B, S);
       TensorId flat = b.view(n2, {T, H});
-      DeepseekRoute r = deepseek_route(b, s, flat, d.router);
-      b.hold(r.weights);  // topk_weights / topk_indices / `_` (the router logits): bound until the MoE returns
-      b.hold(r.indices);
+      DeepseekRoute r = v.route(b, s, flat, d.router);
       TensorId routed = b.view(experts_grouped_mm(b, d.experts, flat, r.weights, r.indices), {B, S, H});
       m = b.add(routed, mlp_forward(b, d.mlp, n2));
       for (TensorId x : {r.weights, r.indices, r.logits}) b.drop(x);

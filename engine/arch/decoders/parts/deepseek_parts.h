@@ -65,6 +65,26 @@ struct DeepseekLayer {
 // e_score_correction_bias buffer for model_type deepseek_v3 alone).
 DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train);
 
-void build_deepseek(GraphBuilder& b, const TransformerSpec& s);
+// deepseek_route, then topk_weights and topk_indices bound (held) until the MoE returns, as DeepseekV3MoE binds them.
+DeepseekRoute deepseek_route_bound(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w);
+
+// What an MLA decoder's modeling file changes in DeepSeek-V2 / V3's forward (the defaults): Mistral4
+// (engine/arch/decoders/moe/mistral4.cpp) sets all three.
+struct MlaVariant {
+  // query_states = cat(q_pass, q_rot) * get_llama_4_attn_scale(position_ids) (a rebinding product: the cat dies);
+  // position_ids are then bound until the forward returns, generate()'s too.
+  bool llama4_query_scale = false;
+  // Under autocast the q cat promotes (q_rot fp32, q_pass 16-bit) and its backward casts q_pass's gradient part
+  // back to 16 bits (a fresh buffer).
+  bool cast_q_cat_grads = false;
+  // The router over flat [T, H]: logits, weights and indices returned bound until the MoE returns.
+  DeepseekRoute (*route)(GraphBuilder&, const TransformerSpec&, TensorId flat, TensorId router_w) =
+      deepseek_route_bound;
+};
+
+// The MLA causal LM (embeddings, MLA layers with dense / MoE MLPs, norm, head) with `v`'s variations.
+void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVariant& v);
+
+void build_deepseek(GraphBuilder& b, const TransformerSpec& s);  // build_mla_decoder with the defaults
 
 }  // namespace memplan
