@@ -26,6 +26,8 @@ import tempfile
 import time
 import traceback
 
+import harness_kinds  # per-family plugins (calibrate/harness_kinds/): inputs that are not token ids / images
+
 # torch.cuda.is_available() in the parent must not initialise the driver before we fork
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
 
@@ -55,6 +57,7 @@ TASKS = ("seq_cls", "token_cls")  # case["task"]: AutoModelFor{Sequence,Token}Cl
 FEATURE_TASK = "feature"  # case["task"] "feature" (inference only): AutoModel, the bare encoder (embedding serving)
 FORWARD_REPEATS = 3  # timed forwards after the measured one (inference of encoders / vision models)
 FORWARD_KINDS = ("masked_lm", "seq_cls", "token_cls", "feature", "image_cls", "vision")  # inference: one forward
+FORWARD_KINDS = FORWARD_KINDS + harness_kinds.FORWARD_KINDS  # and the plugins' forward kinds
 TV_NAMES = ("resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "vit_b_16", "vit_b_32", "vit_l_16",
             "resnext50_32x4d", "resnext101_32x8d", "wide_resnet50_2", "wide_resnet101_2", "convnext_tiny",
             "convnext_small", "convnext_base", "convnext_large", "efficientnet_b0", "efficientnet_b1",
@@ -157,14 +160,17 @@ def build_model(case, device="cuda"):
         if m["source"] == "huggingface":
             import transformers
             mt = m["model_type"]
-            if mt not in HF_TYPES:
+            plugin = harness_kinds.for_type(mt)
+            if mt not in HF_TYPES and plugin is None:
                 raise ValueError("unsupported model_type %r" % mt)
             cfg = transformers.AutoConfig.for_model(mt, **dict(m.get("config", {})))
             if case["mode"] == "training":
                 cfg.use_cache = False
             attn = m.get("attn_implementation", "sdpa")
             task = case.get("task")
-            if task == FEATURE_TASK:
+            if plugin is not None:  # its own inputs and heads (harness_kinds/)
+                model, kind = plugin.build(case, cfg, attn, sys.modules[__name__])
+            elif task == FEATURE_TASK:
                 if case["mode"] != "inference":
                     raise ValueError("task feature is inference only")
                 model = transformers.AutoModel.from_config(cfg, attn_implementation=attn)
@@ -385,6 +391,15 @@ def _probe_forward(case, model, kind):
     ac_dtype = _autocast_dtype(case["precision"])
     ac = torch.autocast("cuda", dtype=ac_dtype) if ac_dtype is not None else contextlib.nullcontext()
     B = int(case["batch_size"])
+    plugin = harness_kinds.for_kind(kind)
+    if plugin is not None and hasattr(plugin, "probe"):
+        return plugin.probe(case, model, kind, sys.modules[__name__])
+    if plugin is not None and case["mode"] == "training":
+        make_batch, fwd_loss = plugin.train_batch_fns(case, model, kind, sys.modules[__name__])
+        x, y = make_batch()
+        with ac:
+            fwd_loss(x, y)
+        return
     if case["mode"] == "inference" and kind in FORWARD_KINDS:
         with torch.inference_mode(), ac:
             _call_forward(model, kind, _forward_input(case, model, kind))
@@ -430,6 +445,9 @@ def train_batch_fns(case, model, kind):
     fwd_loss(x, y) -> the loss / grad_accum_steps (called inside autocast by the caller)."""
     import torch
     import torch.nn.functional as F
+    plugin = harness_kinds.for_kind(kind)
+    if plugin is not None:
+        return plugin.train_batch_fns(case, model, kind, sys.modules[__name__])
     B = int(case["batch_size"])
     G = int(case.get("grad_accum_steps", 1) or 1)
     mdtype = _dtype_of(case["precision"])
@@ -551,6 +569,11 @@ def _infer(case, model, kind, measured, observed, spy):
     import torch
     if kind in ("seq2seq", "speech_seq2seq"):
         return _infer_seq2seq(case, model, measured, observed)
+    plugin = harness_kinds.for_kind(kind)
+    if plugin is not None and kind not in FORWARD_KINDS:
+        if not hasattr(plugin, "infer"):
+            raise ValueError("kind %r has no inference in its harness plugin" % kind)
+        return plugin.infer(case, model, kind, measured, observed, sys.modules[__name__])
     if kind in FORWARD_KINDS:
         return _infer_forward(case, model, kind, measured, observed)
     if kind != "causal_lm":
@@ -608,6 +631,9 @@ def _forward_input(case, model, kind):
     """The one input of an encoder / vision inference forward: token ids [B, seq_len], or images [B, 3, S, S] in the
     model's dtype (torchvision: case image_size, default 224; transformers: the config's image_size)."""
     import torch
+    plugin = harness_kinds.for_kind(kind)
+    if plugin is not None:
+        return plugin.forward_input(case, model, kind, sys.modules[__name__])
     B = int(case["batch_size"])
     if kind in ("vision", "image_cls"):
         S = int(case.get("image_size", 224)) if kind == "vision" else int(model.config.image_size)
@@ -616,6 +642,9 @@ def _forward_input(case, model, kind):
 
 
 def _call_forward(model, kind, x):
+    plugin = harness_kinds.for_kind(kind)
+    if plugin is not None:
+        return plugin.call_forward(model, kind, x, sys.modules[__name__])
     if kind == "vision":
         return model(x)
     if kind == "image_cls":
