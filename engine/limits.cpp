@@ -94,6 +94,9 @@ void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
   at_most("seq_len", cfg.seq_len, kMaxSeqLen);
   at_most("target_len", cfg.target_len, kMaxSeqLen);
   at_most("image_size", cfg.image_size, kMaxImageSize);
+  for (int64_t g : cfg.image_grid) at_most("image_grid", g, kMaxImageSize);
+  at_most("images_per_sample", cfg.images_per_sample, kMaxBatch);
+  at_most("audio_samples", cfg.audio_samples, kMaxSeqLen * 1024);
   at_most("grad_accum_steps", cfg.grad_accum_steps, kMaxGradAccumSteps);
   at_most("generate_tokens", cfg.generate_tokens, kMaxSeqLen);
   at_most("num_labels", cfg.num_labels, kMaxDim);

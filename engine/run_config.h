@@ -95,6 +95,11 @@ struct RunConfig {
   int64_t seq_len = 0;           // language models (encoder-decoders: the encoder's input length)
   int64_t target_len = 0;        // encoder-decoders (T5): labels' length, the decoder's input; 0 = seq_len
   int64_t image_size = 224;      // vision models
+  // Vision-language models: each image's grid [t, h, w] in patches (before any spatial merge), the same for every
+  // image, and how many images each sample carries; images_per_sample 0 (or an empty grid): text only.
+  std::vector<int64_t> image_grid;
+  int64_t images_per_sample = 0;
+  int64_t audio_samples = 0;     // speech encoders (raw waveform in): samples per example (16000 a second)
   Precision precision = Precision::fp32;
   OptimizerKind optimizer = OptimizerKind::adamw;
   OptimizerImpl optimizer_impl = OptimizerImpl::foreach;

@@ -104,6 +104,7 @@ constexpr std::string_view kCaseKeys[] = {
     "lora", "quantization",  // peft LoRA / bitsandbytes base (models/lora_config.h)
     "distributed",           // one rank of a multi-GPU step (models/dist_config.h)
     "load", "generate_first",  // how the run is driven (RunConfig::weights_load, generate_first)
+    "image_grid", "images_per_sample", "audio_samples",  // images of a VLM, a waveform's length (RunConfig)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
@@ -190,6 +191,24 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       }
       if (j.contains("num_labels") && !j.at("num_labels").is_null())
         c.run.num_labels = get_positive(j, "num_labels", "");
+      if (j.contains("image_grid") && !j.at("image_grid").is_null()) {
+        const auto& g = j.at("image_grid");
+        if (!g.is_array() || g.size() != 3)
+          throw InputError("image_grid", dump_short(g), "must be [t, h, w]: an image's patches in time, height, width");
+        for (const auto& v : g) {
+          if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+            throw InputError("image_grid", dump_short(g), "must hold three positive integers");
+          c.run.image_grid.push_back(v.get<int64_t>());
+        }
+      }
+      if (j.contains("images_per_sample") && !j.at("images_per_sample").is_null()) {
+        const auto& v = j.at("images_per_sample");
+        if (!v.is_number_integer() || v.get<int64_t>() < 0)
+          throw InputError("images_per_sample", dump_short(v), "must be a non-negative integer");
+        c.run.images_per_sample = v.get<int64_t>();
+      }
+      if (j.contains("audio_samples") && !j.at("audio_samples").is_null())
+        c.run.audio_samples = get_positive(j, "audio_samples", "");
     } else if (source == "torchvision") {
       c.model.kind = ModelSpec::Kind::vision;
       const std::string name = get_string(m, "name", "model.");
