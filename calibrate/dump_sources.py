@@ -23,7 +23,8 @@ def main():
     for f in FAMILIES + sys.argv[2:]:
         d = os.path.join(tr, "models", f)
         for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-            if n.startswith(("modeling_", "configuration_", "generation_")) and n.endswith(".py"):
+            if n.startswith(("modeling_", "configuration_", "generation_", "processing_", "image_processing_",
+                             "feature_extraction_")) and n.endswith(".py"):
                 paths.append(os.path.join(d, n))
     for n in ["masking_utils.py", "modeling_layers.py", "cache_utils.py", "modeling_rope_utils.py",
               "activations.py", "modeling_utils.py", "pytorch_utils.py", "loss/loss_utils.py", "generation/utils.py",
