@@ -23,8 +23,12 @@ for n in ['is_flash_linear_attention_available','is_causal_conv1d_available','is
    dbrx llava > "$OUT/sources.log" 2>&1
 )
 work=$(mktemp -d)
-timeout ${BUDGET_S:-440} python3 "$here/record_cases_budget.py" "$here/cases/families21-input.jsonl" "$work/families21" \
+timeout ${BUDGET_S:-400} python3 "$here/record_cases_budget.py" "$here/cases/families21-input.jsonl" "$work/families21" \
   --jobs 8 --budget-gib 125 --timeout 300 > "$OUT/progress.log" 2>&1
 cp "$work/families21/log" "$OUT/record.log" 2>/dev/null
 tar -C "$work" -czf "$OUT/families21.tgz" families21
 tail -60 "$OUT/progress.log"; cat "$OUT/probe.txt"
+# Then, alone on the GPU: one profiled step of Qwen3.5 (4 layers) amp b1 s4096 with and without checkpointing
+# (held-out timing row ht23-q35-ampbf16-b1s4096-ckpt read +22.7 %: where does the recompute's time go).
+(cd "$here" && timeout ${PROFILE_S:-100} python3 step_profile.py cases/profile21-input.jsonl --out "$OUT/profile21.json" \
+  --timeout 45 > "$OUT/profile21.log" 2>&1; tail -5 "$OUT/profile21.log")
