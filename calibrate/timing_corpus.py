@@ -156,6 +156,32 @@ def _infer_times(case, model, kind):
     return res
 
 
+def host_probe_us():
+    """The host's speed in this process, beside each timed case (observed.host_probe_us): microseconds per tiny op
+    as the host issues it, median of 5 chains of 2000 torch.add on a 1-element CUDA tensor, synchronised at each
+    chain's end (the GPU runs each add in ~2 us, so the host's dispatch and launch set the pace), under
+    inference_mode ("infer") and with autograd recording ("grad"). The same case's host-bound step moved by up to
+    1.9x between device calls (NOTES-time.md): this says how fast the host of each call was."""
+    import torch
+    out = {}
+    for name, grad in (("infer", False), ("grad", True)):
+        x = torch.zeros(1, device="cuda", requires_grad=grad)
+        per = []
+        for _ in range(5):
+            ctx = torch.inference_mode() if not grad else torch.enable_grad()
+            with ctx:
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                y = x
+                for _ in range(2000):
+                    y = torch.add(y, 1.0)
+                torch.cuda.synchronize()
+                per.append((time.perf_counter() - t0) * 1e6 / 2000)
+            del y
+        out[name] = round(statistics.median(per), 3)
+    return out
+
+
 def time_case(case, warmup, steps):
     import torch
     torch.cuda.init()
@@ -187,6 +213,7 @@ def time_case(case, warmup, steps):
     observed["run_max_allocated_mib"] = harness.mib(torch.cuda.max_memory_allocated())
     observed["run_max_reserved_mib"] = harness.mib(torch.cuda.max_memory_reserved())
     observed["concurrent_cases"] = False
+    observed["host_probe_us"] = host_probe_us()
     return {"measured": measured, "observed": observed}
 
 
