@@ -254,8 +254,12 @@ def apply_training_options(model, kind, case):
                     raise ValueError("layer %d (%s) has no gradient_checkpointing flag" % (i, type(layer).__name__))
                 if i not in keep:
                     layer.gradient_checkpointing = False
-        info["ckpt_layers_on"] = [i for i, l in enumerate(_decoder_layers(model))
-                                  if getattr(l, "gradient_checkpointing", False)]
+        try:
+            info["ckpt_layers_on"] = [i for i, l in enumerate(_decoder_layers(model))
+                                      if getattr(l, "gradient_checkpointing", False)]
+        except ValueError:  # a composite model (VLM, CLIP): its towers' layers, counted by module name
+            info["ckpt_modules_on"] = sorted({type(m).__name__ for m in model.modules()
+                                              if getattr(m, "gradient_checkpointing", False) is True})
     if frozen:
         layers = _decoder_layers(model)
         for i in frozen:
