@@ -232,7 +232,7 @@ int64_t param_count(const TransformerSpec& spec) {
 
 // torchvision families without a closed form here (and grouped / widened ResNets): the parameters their
 // builder registers, from a one-image training graph at the default image size (each builder registers every
-// nn.Parameter as the module constructors create them; tests/test_family_vision.cpp asserts the counts against
+// nn.Parameter as the module constructors create them; tests/families/test_family_vision.cpp asserts the counts against
 // torchvision's published figures).
 static int64_t vision_graph_params(const VisionSpec& spec) {
   ModelSpec m;

@@ -3,7 +3,7 @@
 // vision and native models, inference, LoRA), each naming `task` or `num_labels`. Also `--attn` left out: the
 // implementation transformers 5.17's from_config picks (sdpa where `_supports_sdpa`, else eager: GPT-J, BLOOM and
 // gpt-oss set it False in their modeling files). Which families replay which head is pinned by the family tests
-// against measured rows (tests/test_family_set13_*.cpp), not here.
+// against measured rows (tests/families/test_family_set13_*.cpp), not here.
 #include <catch2/catch.hpp>
 
 #include <functional>
