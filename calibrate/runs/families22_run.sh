@@ -23,3 +23,5 @@ R=$OUT/m; mkdir -p "$R"
 )
 tar czf "$OUT/families22.tgz" -C "$R" .
 REPEAT=0 DEADLINE=${DT:-120} bash "$here/holdout_timing.sh" timing24 cases/timing24-holdout-input.jsonl "$2" 2>&1 | tail -25
+# Last, alone on the GPU: host seconds of bare ops against module-wrapped ones (calibrate/host_bare.py).
+(cd "$here" && timeout ${TB:-45} python3 host_bare.py "$OUT/host-bare.json" 2>&1 | tail -8)
