@@ -187,3 +187,17 @@ TEST_CASE("qwen2_vl: image batches are checked against the config", "[family][se
   run.mode = memplan::Mode::inference;
   CHECK(error_of([&] { memplan::estimate(m, run); }).rfind("images_per_sample:", 0) == 0);
 }
+
+TEST_CASE("qwen2_vl: measured H200 cases of family set 21", "[family][set21]") {
+  // Peak allocated within 0.1 % per case, reserved within 1 %, the KV cache within 1 %, and the measured `params`
+  // exactly (the estimate's count and param_count()). Five tuning rows: Qwen2-VL-2B widths bf16 with one 34 x 50
+  // image per sample, fp32 eager with a 20 x 24 image, Qwen2.5-VL-3B bf16 with a 36 x 52 image (windows), the
+  // Qwen2.5-VL-7B widths amp fp16 with two images per sample and two micro-batches, and Qwen2-VL-7B text-only
+  // generate. The 7B amp checkpointed row failed in the harness (measured later, blind).
+  const auto checked = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) {
+        return memplan::testing::has_any_prefix(c.id, {"f21-q2vl-", "f21-q25vl-", "f22-q2vl-", "f22-q25vl-"});
+      },
+      [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
+  CHECK(checked.size() >= 5);
+}

@@ -145,10 +145,14 @@ TensorId vision_attention(GraphBuilder& b, const TransformerSpec& s, const Visio
   b.hold(qe32);
   const TensorId ke32 = rope(b, k32, cos, sin);
   b.hold(ke32);
-  const TensorId qe = b.to(qe32, dt), ke = b.to(ke32, dt);
+  // `q_embed = q_embed.to(orig_q_dtype)` rebinds at once: the fp32 q_embed goes before k_embed's cast.
+  const TensorId qe = b.to(qe32, dt);
   b.hold(qe);
+  if (qe32 != qe) b.drop(qe32);
+  const TensorId ke = b.to(ke32, dt);
   b.hold(ke);
-  for (TensorId t : {q32, k32, qe32, ke32, q, k})
+  if (ke32 != ke) b.drop(ke32);
+  for (TensorId t : {q32, k32, q, k})
     if (t != qe && t != ke) b.drop(t);
   // transpose(0, 1).unsqueeze(0): [1, nh, N, hd] views; torch.split over the segments (views whose backward
   // concatenates the gradients into a fresh full-size tensor).
@@ -174,7 +178,9 @@ TensorId vision_attention(GraphBuilder& b, const TransformerSpec& s, const Visio
       b.hold(scores);
       TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(qs[i]));
       b.drop(scores);
-      o = b.contiguous_copy(b.matmul(probs, vs[i], {1, nh, n, hd}), {1, n, nh, hd}, /*grad_copied=*/true);
+      // The [1, nh, n, hd] context's batch dim is 1: the gradient of the copy reaches the bmm as a view it takes
+      // as it is (whole-run fp32 eager stream: no gradient copy).
+      o = b.contiguous_copy(b.matmul(probs, vs[i], {1, nh, n, hd}), {1, n, nh, hd});
     }
     b.hold(o);  // attn_outputs (the list) until the module returns
     outs.push_back(o);
@@ -289,17 +295,28 @@ TensorId vision_tower(GraphBuilder& b, const TransformerSpec& s, const VisionVar
   // with kernel = stride (one output per patch), view(-1, E). Under autocast the pixels and the weight are cast.
   const TensorId xw = b.autocast_low(w.patch);
   const TensorId xc = b.autocast_low(pixels);
-  TensorId h = b.generic({"conv3d", {xc, xw}, {{{N, E}, b.dtype(xc)}}, {0, 1}, {}, {}, {}})[0];
+  // The weight gradient (the pixels need none) runs a cuDNN kernel whose workspace, allocated after the gradient
+  // and freed at once, the whole-run streams give to the byte for 16-bit models with the published patch
+  // geometry (3 x 2 x 14 x 14 -> 1280): 24,092,495 + 6272 x N bytes (N = 3400, 3744 bf16; 2816 fp16). Other
+  // geometries and fp32 (one recorded point, another kernel) are left without it (notes-f21/qwen2vl.md).
+  std::vector<int64_t> wgrad_ws;
+  const bool published_patch = s.vl_in_channels == 3 && s.vl_temporal_patch == 2 && s.vl_patch == 14 && E == 1280;
+  if (published_patch && b.dtype(xc) != DType::f32) wgrad_ws.push_back(checked_add(24092495, checked_mul(6272, N)));
+  TensorId h = b.generic({"conv3d", {xc, xw}, {{{N, E}, b.dtype(xc)}}, {0, 1}, {}, {}, wgrad_ws})[0];
   if (var.v25) {  // permute_input_for_window_attn: a gather of merge-block rows by the window index
     win_index = op0(b, "to_device", {}, {N / m2}, DType::i64);
     h = b.generic_one("index", {h, win_index}, {N, E}, b.dtype(h), {1});
   }
   auto [cos, sin] = vision_rotary(b, pos, N, hd);
-  if (var.v25) {
+  if (var.v25) {  // a new tuple of the two gathers: the old one (cos, sin) is rebound only once both exist
+    b.hold(cos);
+    b.hold(sin);
     TensorId idx_c = op0(b, "to_device", {}, {N / m2}, DType::i64);
     TensorId c2 = op0(b, "index", {cos, idx_c}, {N, hd}, DType::f32);
     TensorId idx_s = op0(b, "to_device", {}, {N / m2}, DType::i64);
     TensorId s2 = op0(b, "index", {sin, idx_s}, {N, hd}, DType::f32);
+    b.drop(cos);
+    b.drop(sin);
     cos = c2;
     sin = s2;
   }
@@ -315,8 +332,13 @@ TensorId vision_tower(GraphBuilder& b, const TransformerSpec& s, const VisionVar
   // PatchMerger: ln_q(x).view(-1, m^2 * E), Linear, GELU, Linear.
   b.hold(h);  // hidden_states (last_hidden_state) until the tower returns
   const TensorId ln = var.v25 ? rms_norm(b, h, w.ln_w) : b.layer_norm(h, w.ln_w, w.ln_b);
-  const TensorId mid = b.unary("gelu", b.linear(b.view(ln, {N / m2, m2 * E}), w.fc1, w.fc1_b), true, false);
+  // nn.Sequential.forward binds its argument (the norm's output viewed [N / m^2, m^2 * E]) until it returns
+  // (whole-run amp stream: the fp32 norm output outlives the merger's two linears).
+  const TensorId ln_view = b.view(ln, {N / m2, m2 * E});
+  b.hold(ln_view);
+  const TensorId mid = b.unary("gelu", b.linear(ln_view, w.fc1, w.fc1_b), true, false);
   TensorId merged = b.linear(mid, w.fc2, w.fc2_b);
+  b.drop(ln_view);
   if (var.v25) {  // merged[argsort(window_index)]: the reverse gather (the index sorted on the host, then copied)
     TensorId rev = op0(b, "to_device", {}, {N / m2}, DType::i64);
     merged = b.generic_one("index", {merged, rev}, b.shape(merged), b.dtype(merged), {1});
@@ -388,6 +410,33 @@ TensorId rope_index(GraphBuilder& b, const ImageBatch& ib, int64_t per_sample) {
   TensorId d = op0(b, "tensor", deltas, {B}, DType::i64);
   b.hold(d);  // self.rope_deltas: kept by the model (until the next forward replaces it)
   return pos;
+}
+
+// Qwen2VLAttention.forward on the normed input x: q_proj, k_proj and v_proj first, then their head views
+// (`.view(B, S, -1, hd).transpose(1, 2)`), where Llama's statements interleave projection and view: the views'
+// backward nodes, newer than every projection's, run first (whole-run streams: q's gradient copy comes before the
+// k / v projections' backward). Then Llama's rotary, attention and o_proj (llama_parts.h).
+TensorId text_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x, TensorId cos,
+                        TensorId sin, TensorId mask, TensorId& weights) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, hd = s.head_dim;
+  const TensorId qp = b.linear(x, w.q, w.qb);
+  const TensorId kp = b.linear(x, w.k, w.kb);
+  const TensorId vp = b.linear(x, w.v, w.vb);
+  // As llama_qkv_views: v's gradient arrives in its layout from the fused SDPA kernel only.
+  const bool math_sdpa = b.dtype(qp) == DType::f32 && s.num_kv_heads != s.num_heads;
+  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor && !math_sdpa;
+  const TensorId q = b.view_copying_grad(qp, {B, s.num_heads, S, hd});
+  const TensorId k = b.view_copying_grad(kp, {B, s.num_kv_heads, S, hd});
+  const Shape vs{B, s.num_kv_heads, S, hd};
+  const TensorId v = v_grad_in_layout ? b.view(vp, vs) : b.view_copying_grad(vp, vs);
+  b.hold(v);  // value_states until the module returns (or the cache update rebinds it)
+  b.hold(q);
+  b.hold(k);
+  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
+  // Eager: eager_attention_forward with torch.matmul's batch-1 views (llama_parts.h eager_attention_o_proj).
+  if (cfg.attn == AttnImpl::eager) return eager_attention_o_proj(b, s, qe, ke, v, v, mask, 0, w.o, w.ob, weights);
+  return attention_o_proj(b, s, qe, ke, v, v, mask, 0, w.o, w.ob, weights);
 }
 
 }  // namespace
@@ -480,9 +529,20 @@ void build_qwen_vl(GraphBuilder& b, const TransformerSpec& s, const VisionVarian
     op0(b, "sum", {vm}, {}, DType::i64);
     model_locals.push_back(im);
     model_locals.push_back(vm);
-    // inputs_embeds.masked_scatter(image_mask, image_embeds): a fresh [B, S, H]; saves the mask. Its backward
-    // writes grad.masked_fill(mask, 0) for the embeddings and masked_select's [tokens, H] for the image rows.
-    h = b.generic({"masked_scatter", {h, im, img}, {{{B, S, H}, b.dtype(h)}}, {1}, {}, {}, {}})[0];
+    // inputs_embeds.masked_scatter(image_mask, image_embeds): a fresh [B, S, H]; saves the mask. The CUDA kernel
+    // takes an int64 prefix sum over the broadcast mask [B, S, H] and a contiguous bool copy of it, freed before
+    // the statement rebinds inputs_embeds (whole-run streams: 8 + 1 bytes per element after the output). Its
+    // backward writes grad.masked_fill(mask, 0) for the embeddings, then masked_select's [tokens * H] for the
+    // image rows, whose index() runs nonzero over the broadcast mask: a bool copy and the int64 [tokens * H, 3]
+    // coordinates, alive while the gradients are computed.
+    const TensorId old = h;
+    b.hold(old);
+    const int64_t bsh = checked_mul(checked_mul(B, S, "batch"), H, "batch"), nnz = checked_mul(ib.tokens, H, "tokens");
+    h = b.generic({"masked_scatter", {h, im, img}, {{{B, S, H}, b.dtype(h)}}, {1}, {}, {}, {},
+                   {bsh, checked_mul(nnz, 24, "tokens")}})[0];
+    const TensorId prefix = op0(b, "mask_prefix_sum", {}, {bsh}, DType::i64);
+    op0(b, "mask_contiguous", {prefix}, {bsh}, DType::boolean);
+    b.drop(old);
     positions = rope_index(b, ib, cfg.images_per_sample);
     b.hold(positions);
     model_locals.push_back(positions);
@@ -505,7 +565,7 @@ void build_qwen_vl(GraphBuilder& b, const TransformerSpec& s, const VisionVarian
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const LlamaDecoderParams& d = layers[static_cast<size_t>(i)];
     h = llama_decoder_layer(b, s, i, d, h, inputs_embeds, [&](TensorId x, TensorId& weights) {
-      return llama_attention(b, s, d.attn, x, cos, sin, mask, 0, weights);
+      return text_attention(b, s, d.attn, x, cos, sin, mask, weights);
     });
   }
   b.hold(h);
