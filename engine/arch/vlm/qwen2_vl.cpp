@@ -302,9 +302,9 @@ TensorId vision_tower(GraphBuilder& b, const TransformerSpec& s, const VisionVar
   std::vector<int64_t> wgrad_ws;
   const bool published_patch = s.vl_in_channels == 3 && s.vl_temporal_patch == 2 && s.vl_patch == 14 && E == 1280;
   if (published_patch && b.dtype(xc) != DType::f32) wgrad_ws.push_back(checked_add(24092495, checked_mul(6272, N)));
-  // A Conv3d whose kernel equals its stride is the GEMM [N, C*T*P*P] x [C*T*P*P, E]: named matmul so the step-time
-  // model costs it as one (m = N, n = E, k = C*T*P*P; the weight's gradient only).
-  TensorId h = b.generic({"matmul", {xc, xw}, {{{N, E}, b.dtype(xc)}}, {0, 1}, {}, {}, wgrad_ws})[0];
+  // cuDNN runs it, not cuBLAS: the forward thread's cuBLAS workspace comes at the first vision linear (whole-run
+  // streams), so it is not a matmul op here (the step-time model costs it by its bytes).
+  TensorId h = b.generic({"conv3d", {xc, xw}, {{{N, E}, b.dtype(xc)}}, {0, 1}, {}, {}, wgrad_ws})[0];
   if (var.v25) {  // permute_input_for_window_attn: a gather of merge-block rows by the window index
     win_index = op0(b, "to_device", {}, {N / m2}, DType::i64);
     h = b.generic_one("index", {h, win_index}, {N, E}, b.dtype(h), {1});
