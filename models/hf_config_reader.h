@@ -284,5 +284,7 @@ void check_mistral_pad(const ConfigReader& r, int64_t vocab);
 void refuse_quantized_mistral(const ConfigReader& r, const char* family);
 // qwen3_next, qwen3_5_text, qwen3_5_moe_text; qwen3_5 / qwen3_5_moe: their text_config (models/hf/import_qwen3_next.cpp)
 TransformerSpec import_qwen3_next(const ConfigReader& r, const std::string& type);
+// qwen2_vl / qwen2_5_vl: the text decoder, the vision tower and the merger (models/hf/import_qwen2_vl.cpp).
+TransformerSpec import_qwen2_vl(const ConfigReader& r, const std::string& type);
 
 }  // namespace memplan::hf

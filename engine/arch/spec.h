@@ -427,6 +427,24 @@ struct TransformerSpec {
   // the depthwise causal conv's taps and the cached conv state's length). 0 for other model_types.
   int64_t linear_num_key_heads = 0, linear_num_value_heads = 0, linear_key_head_dim = 0, linear_value_head_dim = 0,
           linear_conv_kernel = 0;
+
+  // [qwen2_vl / qwen2_5_vl]
+  // The vision tower of Qwen2-VL / Qwen2.5-VL (config.vision_config; the text fields above hold the decoder):
+  // vl_vision_depth blocks (0 for every other model_type) of width vl_vision_width (Qwen2-VL embed_dim, Qwen2.5-VL
+  // hidden_size) with vl_vision_heads heads (head_dim = width / heads, a multiple of 4: the 2-D rotary gives the
+  // h and w positions head_dim / 4 frequencies each), an MLP of width vl_vision_mlp (Qwen2-VL: embed_dim *
+  // mlp_ratio, fc1 / act / fc2; Qwen2.5-VL: intermediate_size, gate / up / down; all with biases) and activation
+  // vl_vision_act ("quick_gelu" / "silu"); the bias-free Conv3d patch embedding over vl_in_channels x
+  // vl_temporal_patch x vl_patch x vl_patch pixels; the PatchMerger (LayerNorm / RMSNorm over the width, the
+  // vl_merge^2 patches of a merge block concatenated, Linear + GELU + Linear to vl_merger_out, the text hidden
+  // size). Qwen2.5-VL only: vl_window_size (pixels; windows of vl_window_size / vl_patch / vl_merge merged tokens
+  // a side) and vl_fullatt_blocks (blocks attending over the whole image; the others over windows).
+  // vl_mrope_section: M-RoPE's temporal / height / width frequency counts, summing to head_dim / 2.
+  int64_t vl_vision_depth = 0, vl_vision_width = 0, vl_vision_heads = 0, vl_vision_mlp = 0, vl_patch = 0,
+          vl_temporal_patch = 0, vl_merge = 0, vl_in_channels = 0, vl_merger_out = 0, vl_window_size = 0;
+  std::string vl_vision_act;
+  std::vector<int64_t> vl_fullatt_blocks;
+  std::vector<int64_t> vl_mrope_section;
 };
 
 // Whether decoder layer i attends through the sliding window.
