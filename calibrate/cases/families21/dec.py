@@ -6,7 +6,8 @@ kyutai helium 2B (2560 / 20 heads / 7040 / vocab 48000); tencent/Hunyuan-A13B (4
 128 / 64 experts of 3072, top 8, one shared MLP / vocab 128167); rednote-hilab/dots.llm1 (4096 / 32 heads / 128
 experts of 1408, top 6, 2 shared, first layer dense 10944 / vocab 152064); jetmoe/jetmoe-8b (2048 / MoA of 8
 experts top 2 with 16 KV heads of 128 / MoE 8 x 5632 / vocab 32000, tied); databricks/dbrx-instruct (6144 / 48 heads
-/ 8 KV / clip_qkv 8 / 16 experts of 10752, top 4 / vocab 100352).
+/ 8 KV / clip_qkv 8 / 16 experts of 10752, top 4 / vocab 100352; DbrxAttention reads attn_config.rope_theta, which
+DbrxAttentionConfig of 5.17 has no field for: given here as the published config does).
 tuning(): ids f21-<short>-*, measured with whole-run recordings before the builders are checked against them;
 holdout(): ids f22-<short>-*, other shapes and settings, predicted at the final commit and measured blind.
 Usage: python3 dec.py   (JSONL: tuning, then holdout)"""
@@ -38,7 +39,8 @@ JET = {"vocab_size": 32000, "hidden_size": 2048, "num_hidden_layers": 6, "num_ke
        "max_position_embeddings": 4096, "rms_norm_eps": 1e-6, "tie_word_embeddings": True}
 JET12 = dict(JET, num_hidden_layers=12)
 DBRX = {"vocab_size": 100352, "d_model": 6144, "n_heads": 48, "n_layers": 2, "max_seq_len": 32768,
-        "attn_config": {"kv_n_heads": 8, "clip_qkv": 8},
+        "attn_config": {"kv_n_heads": 8, "clip_qkv": 8, "rope_theta": 500000},
+        "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
         "ffn_config": {"ffn_hidden_size": 10752, "moe_num_experts": 16, "moe_top_k": 4},
         "tie_word_embeddings": False}
 DBRX1 = dict(DBRX, n_layers=1)
