@@ -284,5 +284,11 @@ void check_mistral_pad(const ConfigReader& r, int64_t vocab);
 void refuse_quantized_mistral(const ConfigReader& r, const char* family);
 // qwen3_next, qwen3_5_text, qwen3_5_moe_text; qwen3_5 / qwen3_5_moe: their text_config (models/hf/import_qwen3_next.cpp)
 TransformerSpec import_qwen3_next(const ConfigReader& r, const std::string& type);
+TransformerSpec import_helium(const ConfigReader& r);  // models/hf/import_helium.cpp
+TransformerSpec import_glm(const ConfigReader& r);     // models/hf/import_glm.cpp
+TransformerSpec import_hunyuan_v1_moe(const ConfigReader& r);  // models/hf/import_hunyuan_v1_moe.cpp
+TransformerSpec import_dots1(const ConfigReader& r);   // models/hf/import_dots1.cpp
+TransformerSpec import_dbrx(const ConfigReader& r);    // models/hf/import_dbrx.cpp
+TransformerSpec import_jetmoe(const ConfigReader& r);  // models/hf/import_jetmoe.cpp
 
 }  // namespace memplan::hf
