@@ -34,6 +34,10 @@ TransformerSpec import_dots1(const ConfigReader& r) {
         throw InputError(r.name(k), r.explicit_null(k) ? "null" : "absent (None)",
                          "must be a positive integer when a layer is a MoE layer (first_k_dense_replace < "
                          "num_hidden_layers)");
+    for (const char* k : {"n_group", "topk_group"})
+      if (r.explicit_null(k))
+        throw InputError(r.name(k), "null",
+                         "must be a positive integer: Dots1TopkRouter views the scores by it (None raises)");
     s.num_experts = r.positive({"n_routed_experts", "num_local_experts"}, 1);
     s.num_experts_per_tok = r.positive({"num_experts_per_tok"}, 1);
     s.num_shared_experts = r.positive({"n_shared_experts"}, 1);

@@ -150,7 +150,7 @@ TensorId moe(GraphBuilder& b, const TransformerSpec& s, const JetLayer& w, Tenso
   eo = b.mul(eo, b.view(r.batch_gates, {R, 1}));
   const TensorId zeros = b.generic_one("zeros", {}, {T, H}, b.dtype(eo));
   b.hold(zeros);
-  TensorId y = b.generic_one("index_add", {zeros, eo, r.batch_index}, {T, H}, b.dtype(eo), {2});
+  TensorId y = b.generic_one("index_add", {zeros, eo, r.batch_index}, {T, H}, b.dtype(eo), {1, 2});
   y = b.add(b.view(y, {B, S, H}), w.moe_bias);
   for (TensorId t : {expert_inputs, h, zeros}) b.drop(t);
   release(b, r);
@@ -170,13 +170,13 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const JetLayer& w,
   // JetMoeMoA.map
   const Route r = route(b, s, flat, w.moa_router);
   TensorId qin = b.generic_one("index", {flat, r.batch_index}, {R, H}, b.dtype(flat), {1});
-  b.hold(qin);
+  b.hold(qin);  // expert_inputs: a local of map() until it returns
   const TensorId qo = parallel_experts(b, qin, w.moa_in);
-  b.drop(qin);
   const TensorId zq = b.generic_one("zeros", {}, {R, hs}, b.dtype(qo));
   b.hold(zq);
-  const TensorId qmap = b.generic_one("index_add", {zq, qo, r.sorted_idx}, {R, hs}, b.dtype(qo), {2});
+  const TensorId qmap = b.generic_one("index_add", {zq, qo, r.sorted_idx}, {R, hs}, b.dtype(qo), {1, 2});
   b.drop(zq);
+  b.drop(qin);
   // kv_proj(x).chunk(2): views of one [B, S, 2 hs] output; SplitBackward writes one fresh gradient.
   const TensorId kvp = b.linear(x, w.kv);
   const auto kvh = b.split(kvp, 2, {B, S, hs});
@@ -195,6 +195,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const JetLayer& w,
     b.drop(ke);
     b.drop(v_proj);
   }
+  // `key_states = key_states.repeat(...)`, then value_states: each rebinding releases the old binding (the rotated
+  // k; in training the kv_proj output once v's view goes), the repeats stay bound until the module returns.
   // key_states.repeat(1, K, 1, 1): fresh tensors of the attention's head count (the cached length in inference).
   const Shape ks = b.shape(kf);
   const Shape rep{ks[0], checked_mul(ks[1], K), ks[2], ks[3]};
@@ -203,6 +205,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const JetLayer& w,
   if (!inf) b.drop(ke);
   const TensorId vr = b.generic_one("repeat", {vf}, rep, b.dtype(vf));
   b.hold(vr);
+  if (!inf) b.drop(v_proj);
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {
     ctx = inf && c.mask != kNoTensor ? b.sdpa_masked_inference(qe, kr, vr, c.mask)
@@ -221,22 +224,21 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const JetLayer& w,
     b.hold(weights);
     ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}), {B, S, nh, hd}, true);
   }
-  b.drop(kr);
-  b.drop(vr);
-  // JetMoeMoA.reduce(attn_output.view(B, S, K, hs), topo_info)
+  // JetMoeMoA.reduce(attn_output.view(B, S, K, hs), topo_info): the argument stays bound until reduce returns.
+  b.hold(ctx);
   const TensorId o = b.view(ctx, {R, hs});
   const TensorId oin = b.generic_one("index", {o, r.sorted_idx}, {R, hs}, b.dtype(o), {1});
   b.hold(oin);
   TensorId eo = parallel_experts(b, oin, w.moa_out);
-  b.drop(oin);
   eo = b.mul(eo, b.view(r.batch_gates, {R, 1}));
   const TensorId zo = b.generic_one("zeros", {}, {T, H}, b.dtype(eo));
   b.hold(zo);
-  TensorId y = b.generic_one("index_add", {zo, eo, r.batch_index}, {T, H}, b.dtype(eo), {2});
+  // index_add(dim, index, source): IndexAddBackward keeps source itself (the formula's expand_as(source)).
+  TensorId y = b.generic_one("index_add", {zo, eo, r.batch_index}, {T, H}, b.dtype(eo), {1, 2});
   y = b.add(b.view(y, {B, S, H}), w.moa_bias);
-  b.drop(zo);
-  for (TensorId t : {qe, q, k}) b.drop(t);
-  if (!inf) b.drop(v_proj);
+  for (TensorId t : {zo, oin, ctx}) b.drop(t);
+  // JetMoeAttention returns: query_states and the repeated key / value states go.
+  for (TensorId t : {qe, kr, vr}) b.drop(t);
   release(b, r);
   return y;
 }
