@@ -60,6 +60,20 @@ TensorId helium_rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   return b.to(y32, in_dt);
 }
 
+// HeliumAttention.forward: Llama's q / k / v views and rotary; eager attention as eager_attention_forward runs it
+// with torch.matmul's reshapes seen per batch size (llama_parts.h eager_attention_o_proj: at B = 1 the rotated q
+// and k merge their batch and head dims as views, no copies; whole-run fp32 b1 eager stream), SDPA as Llama's.
+TensorId helium_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x,
+                          const SkeletonContext& c, TensorId& weights) {
+  if (b.config().attn != AttnImpl::eager) return llama_attention(b, s, w, x, c.cos, c.sin, c.mask, 0, weights);
+  auto [q, k, v] = llama_qkv_views(b, s, w, x, c.mask);
+  const TensorId v_proj = v;
+  b.hold(q);
+  b.hold(k);
+  auto [qe, ke] = rope_qk(b, q, k, c.cos, c.sin);
+  return eager_attention_o_proj(b, s, qe, ke, v, v_proj, c.mask, 0, w.o, w.ob, weights);
+}
+
 // HeliumDecoderLayer.forward (LlamaDecoderLayer's statements with HeliumRMSNorm; the skeleton holds its input until
 // it returns).
 TensorId helium_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
@@ -76,7 +90,7 @@ TensorId helium_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, Tens
   TensorId n1 = helium_rms_norm(b, h, w.in_norm);
   b.hold(n1);  // bound to hidden_states until self_attn returns
   TensorId attn_weights = kNoTensor;
-  TensorId att = llama_attention(b, s, a, n1, c.cos, c.sin, c.mask, 0, attn_weights);
+  TensorId att = helium_attention(b, s, a, n1, c, attn_weights);
   b.drop(n1);
   TensorId h1 = b.add(h, att);
   TensorId n2 = helium_rms_norm(b, h1, w.post_norm);
