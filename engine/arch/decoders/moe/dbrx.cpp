@@ -152,16 +152,20 @@ TensorId ffn(GraphBuilder& b, const TransformerSpec& s, const DbrxLayer& w, Tens
     loop_vars = {where, v1, w1, w2};
     for (TensorId t : loop_vars) b.hold(t);
     // DbrxExpertGLU.forward(x[token_idx], w1, v1, w2)
+    // x, gate_proj (rebound to its activation), up_proj and intermediate_states are locals until the GLU returns.
     const TensorId xe = b.generic_one("index", {flat, where}, {ne, H}, dt, {1});
     b.hold(xe);
-    TensorId gate = b.linear(xe, w1);
+    const TensorId gate = b.linear(xe, w1);
+    b.hold(gate);
     const TensorId up = b.linear(xe, v1);
     b.hold(up);
-    gate = b.unary("silu", gate, true, false);
-    const TensorId inter = b.mul(gate, up);
-    b.drop(up);
+    const TensorId act = b.unary("silu", gate, true, false);
+    b.hold(act);
+    b.drop(gate);
+    const TensorId inter = b.mul(act, up);
+    b.hold(inter);
     const TensorId down = b.linear(inter, w2);
-    b.drop(xe);
+    for (TensorId t : {xe, act, up, inter}) b.drop(t);
     const TensorId tw = b.generic_one("index", {top_w, where}, {ne, 1}, b.dtype(top_w), {1});
     const TensorId states = b.mul(down, tw);
     b.hold(states);

@@ -210,7 +210,9 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const JetLayer& w,
   if (cfg.attn == AttnImpl::sdpa) {
     ctx = inf && c.mask != kNoTensor ? b.sdpa_masked_inference(qe, kr, vr, c.mask)
                                      : b.sdpa(qe, kr, vr, s.attn_dropout, c.mask == kNoTensor, c.mask);
-    ctx = b.contiguous_copy(ctx, {B, S, nh, hd});  // transpose(1, 2).contiguous()
+    // The fused kernels lay the output out as [B, S, H, D] (q keeps that memory order: the rotary's elementwise
+    // ops preserve MoA.map's layout, and k / v repeat to as many heads, so no math backend): sdpa_attention_forward's
+    // transpose(1, 2).contiguous() copies nothing (whole-run amp stream).
   } else {
     // eager_attention_forward: q @ k^T (q copied: its heads are a strided view), * scaling, + mask, fp32 softmax,
     // back to q's dtype, dropout, @ v, transpose(1, 2).contiguous().
