@@ -214,10 +214,10 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const JetLayer& w,
     // ops preserve MoA.map's layout, and k / v repeat to as many heads, so no math backend): sdpa_attention_forward's
     // transpose(1, 2).contiguous() copies nothing (whole-run amp stream).
   } else {
-    // eager_attention_forward: q @ k^T (q copied: its heads are a strided view), * scaling, + mask, fp32 softmax,
+    // eager_attention_forward: q @ k^T (q copied for B > 1: its heads are a strided view), * scaling, + mask, fp32 softmax,
     // back to q's dtype, dropout, @ v, transpose(1, 2).contiguous().
     const int64_t L = rep[2];
-    TensorId sc = b.matmul(qe, kr, {B, nh, S, L}, true, false);
+    TensorId sc = b.matmul(qe, kr, {B, nh, S, L}, B > 1, false);  // at B = 1 q's dims merge as a view
     sc = b.scalar_op("mul_scalar", sc, false);
     if (c.mask != kNoTensor) sc = b.add(sc, c.mask);
     TensorId probs = b.to(b.softmax_last(b.to(sc, DType::f32)), b.dtype(qe));
