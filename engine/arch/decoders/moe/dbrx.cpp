@@ -145,9 +145,11 @@ TensorId ffn(GraphBuilder& b, const TransformerSpec& s, const DbrxLayer& w, Tens
     const int64_t ne = R / E + (e < R % E ? 1 : 0);
     if (ne == 0) continue;
     const TensorId where = b.generic_one("where", {}, {ne, 2}, DType::i64);
-    const TensorId v1 = b.select_param(w.v1, {F, H});
-    const TensorId w1 = b.select_param(w.w1, {F, H});
-    const TensorId w2 = b.select_param(w.w2, {H, F});  // `@ w2` of the [F, H] slice: a linear by its transpose
+    // `mlp.<w>.view(E, F, H)[e]`: the zero-filled whole-parameter gradient reaches AccumulateGrad through
+    // ViewBackward, as a view, so the first sum into its buffer is out of place.
+    const TensorId v1 = b.select_param(w.v1, {F, H}, true);
+    const TensorId w1 = b.select_param(w.w1, {F, H}, true);
+    const TensorId w2 = b.select_param(w.w2, {H, F}, true);  // `@ w2` of the [F, H] slice: a linear by its transpose
     for (TensorId t : loop_vars) b.drop(t);
     loop_vars = {where, v1, w1, w2};
     for (TensorId t : loop_vars) b.hold(t);
