@@ -242,12 +242,16 @@ std::vector<TensorId> GraphBuilder::split(TensorId x, const std::vector<Shape>& 
   return views;
 }
 
-TensorId GraphBuilder::select_param(TensorId param, Shape slice_shape) {
+TensorId GraphBuilder::select_param(TensorId param, Shape slice_shape, bool grad_arrives_as_view) {
   TensorId v = new_tensor(std::move(slice_shape), dtype(param), TensorKind::activation, param);
   Op& op = emit("select", {param});
   op.outs = {v};
   finish_outs(op);
-  if (op.has_backward) add_grads(op, {param});
+  if (op.has_backward) {
+    add_grads(op, {param});
+    if (grad_arrives_as_view)
+      for (GradSpec& g : op.grads) g.arrives_as_view = true;
+  }
   return v;
 }
 

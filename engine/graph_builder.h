@@ -87,8 +87,9 @@ class GraphBuilder {
   // -1: x's bytes.
   TensorId view_copying_grad(TensorId x, Shape shape, int64_t grad_bytes = -1);
   // param[i] of a stacked parameter: a view whose backward (SelectBackward) allocates a zero-filled gradient
-  // of the whole parameter.
-  TensorId select_param(TensorId param, Shape slice_shape);
+  // of the whole parameter. `grad_arrives_as_view`: the selection is taken from a view of the parameter
+  // (DBRX's `w1.view(E, F, H)[e]`), so ViewBackward hands that gradient on as a view (GradSpec::arrives_as_view).
+  TensorId select_param(TensorId param, Shape slice_shape, bool grad_arrives_as_view = false);
   // An in-place op's result: aliases x's storage. `saves_result` for ops like relu_ that save their output.
   TensorId inplace(std::string_view name, TensorId x, bool saves_result, std::initializer_list<TensorId> other_reads = {});
   // An in-place op whose backward writes a fresh gradient from the other operands alone (masked_fill_ saves only

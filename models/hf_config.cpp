@@ -275,7 +275,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
       "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
       "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
-      "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl"};
+      "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
+      "dots1", "dbrx", "jetmoe"};
   return kTypes;
 }
 
@@ -446,6 +447,18 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   }
   else if (type == "qwen2_vl" || type == "qwen2_5_vl")  // text decoder + vision tower (engine/arch/vlm/)
     s = import_qwen2_vl(r, type);
+  else if (type == "helium")
+    s = import_helium(r);
+  else if (type == "glm")
+    s = import_glm(r);
+  else if (type == "hunyuan_v1_moe")
+    s = import_hunyuan_v1_moe(r);
+  else if (type == "dots1")
+    s = import_dots1(r);
+  else if (type == "dbrx")
+    s = import_dbrx(r);
+  else if (type == "jetmoe")
+    s = import_jetmoe(r);
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

@@ -286,5 +286,11 @@ void refuse_quantized_mistral(const ConfigReader& r, const char* family);
 TransformerSpec import_qwen3_next(const ConfigReader& r, const std::string& type);
 // qwen2_vl / qwen2_5_vl: the text decoder, the vision tower and the merger (models/hf/import_qwen2_vl.cpp).
 TransformerSpec import_qwen2_vl(const ConfigReader& r, const std::string& type);
+TransformerSpec import_helium(const ConfigReader& r);  // models/hf/import_helium.cpp
+TransformerSpec import_glm(const ConfigReader& r);     // models/hf/import_glm.cpp
+TransformerSpec import_hunyuan_v1_moe(const ConfigReader& r);  // models/hf/import_hunyuan_v1_moe.cpp
+TransformerSpec import_dots1(const ConfigReader& r);   // models/hf/import_dots1.cpp
+TransformerSpec import_dbrx(const ConfigReader& r);    // models/hf/import_dbrx.cpp
+TransformerSpec import_jetmoe(const ConfigReader& r);  // models/hf/import_jetmoe.cpp
 
 }  // namespace memplan::hf

@@ -90,6 +90,12 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_qwen3_next(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/qwen3_next.cpp (+ qwen3_5_text, qwen3_5_moe_text)
 void build_qwen2_vl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/qwen2_vl.cpp (Qwen2VLForConditionalGeneration)
 void build_qwen2_5_vl(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/vlm/qwen2_5_vl.cpp
+void build_helium(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/dense/helium.cpp
+void build_glm(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/decoders/dense/glm.cpp
+void build_hunyuan_v1_moe(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/hunyuan_v1_moe.cpp
+void build_dots1(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/moe/dots1.cpp
+void build_dbrx(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/moe/dbrx.cpp
+void build_jetmoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/moe/jetmoe.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -268,6 +268,12 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"qwen3_5_text", build_qwen3_next},
       {"qwen3_5_moe_text", build_qwen3_next},
       {"qwen2_vl", build_qwen2_vl},     {"qwen2_5_vl", build_qwen2_5_vl},
+      {"helium", build_helium},
+      {"glm", build_glm},
+      {"hunyuan_v1_moe", build_hunyuan_v1_moe},
+      {"dots1", build_dots1},
+      {"dbrx", build_dbrx},
+      {"jetmoe", build_jetmoe},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

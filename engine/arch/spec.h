@@ -445,6 +445,17 @@ struct TransformerSpec {
   std::string vl_vision_act;
   std::vector<int64_t> vl_fullatt_blocks;
   std::vector<int64_t> vl_mrope_section;
+
+  // [dbrx / jetmoe]
+  // dbrx (engine/arch/decoders/moe/dbrx.cpp, models/hf/import_dbrx.cpp) also reads clip_qkv (attn_config.clip_qkv,
+  // never 0 for dbrx: the importer refuses None), num_experts / num_experts_per_tok / moe_intermediate_size
+  // (ffn_config.moe_num_experts / moe_top_k / ffn_hidden_size) and resid_dropout (resid_pdrop).
+  // ffn_config.moe_normalize_expert_weights is not None (default 1.0): DbrxFFN divides the top-k weights by their
+  // p-norm (torch.norm over the K weights; the value of p changes no allocation). False: no division.
+  bool dbrx_normalize_expert_weights = false;
+  // ffn_config.moe_jitter_eps is not None (default None; the published DBRX configs set 0): in training DbrxRouter
+  // multiplies the FFN's input in place by a uniform noise tensor of its size, which the product's backward keeps.
+  bool dbrx_moe_jitter = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
