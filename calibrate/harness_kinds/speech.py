@@ -38,6 +38,11 @@ def build(case, cfg, attn, H):
     model = auto.from_config(cfg, attn_implementation=attn)
     if case.get("freeze_feature_encoder"):
         model.freeze_feature_encoder()
+    # harness.apply_training_options lists the checkpointed layers through harness._decoder_layers, which looks for
+    # base_model.layers: that name points at the encoder's layers (a plain attribute, not a registered submodule, so
+    # parameters, state and Module._apply are unchanged).
+    base = getattr(model, "base_model", model)
+    object.__setattr__(base, "layers", base.encoder.layers)
     return model, kind
 
 
