@@ -88,6 +88,9 @@ void build_mistral4(GraphBuilder& b, const TransformerSpec& s);    // engine/arc
 void build_ministral3(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/ministral3.cpp
 void build_gemma4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/dense/gemma4.cpp (gemma4_text)
 void build_qwen3_next(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/qwen3_next.cpp (+ qwen3_5_text, qwen3_5_moe_text)
+void build_wav2vec2(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/audio/wav2vec2.cpp (ForCTC, seq_cls, feature)
+void build_hubert(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/audio/hubert.cpp
+void build_wavlm(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/audio/wavlm.cpp (eager only)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)
