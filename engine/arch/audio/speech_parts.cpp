@@ -55,6 +55,8 @@ TensorId group_norm(GraphBuilder& b, TensorId x, TensorId w, TensorId bias) {
 // nn.Conv1d(in, out, k, stride, padding, groups) on x [B, in, L] (cuDNN): under autocast input, weight and bias
 // are cast to the low dtype. A non-contiguous input (a transposed view) is copied contiguous for the kernel, in
 // forward and again in backward. Workspaces as GraphBuilder::conv1d's (whisper's measured convs).
+// The strided input's contiguous copy is made before the output (whole-run amp fp16 stream of the positional conv:
+// copy, output, copy freed).
 TensorId conv1d_any(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int64_t stride, int64_t pad,
                     int64_t groups, bool input_strided) {
   if (groups == 1 && !input_strided) return b.conv1d(x, w, bias, stride, pad);
@@ -65,17 +67,24 @@ TensorId conv1d_any(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int6
   const int64_t len = (xs[2] + 2 * pad - (ws[2] - 1) - 1) / stride + 1;
   if (len < 1) throw InputError("audio_samples", "?", "too short for the model's convolutions");
   const Shape ys{xs[0], ws[0], len};
-  const int64_t in_bytes = b.info(xc).bytes > 0 ? b.info(xc).bytes
-                                                : checked_mul(checked_mul(checked_mul(xs[0], xs[1]), xs[2]),
-                                                              dtype_bytes(b.dtype(xc)));
-  std::vector<int64_t> fwd_temps, bwd_temps;
+  const int64_t in_bytes = checked_mul(checked_mul(checked_mul(xs[0], xs[1]), xs[2]), dtype_bytes(b.dtype(xc)));
+  TensorId copy = kNoTensor;
+  std::vector<int64_t> bwd_temps;
   if (input_strided) {
-    fwd_temps.push_back(in_bytes);
+    copy = b.generic_one("conv_input_copy", {}, xs, b.dtype(xc));
+    b.hold(copy);
     bwd_temps.push_back(in_bytes);
   }
   std::vector<TensorId> reads{xc, wc};
   if (bc != kNoTensor) reads.push_back(bc);
-  return b.generic({"conv1d", reads, {{ys, b.dtype(xc)}}, {0, 1}, {}, fwd_temps, bwd_temps})[0];
+  // cuDNN's workspaces as GraphBuilder::conv1d's (in + out + weight bytes + 147 forward and dgrad, + 16 wgrad:
+  // whole-run recordings of the "layer" convs, amp bf16, show the forward one after the output).
+  const int64_t io_w = checked_add(checked_add(in_bytes, checked_mul(checked_mul(ys[0], ys[1]), checked_mul(ys[2],
+                                   dtype_bytes(b.dtype(xc))))), b.info(wc).bytes > 0 ? b.info(wc).bytes
+                                   : checked_mul(checked_mul(ws[0], ws[1]), checked_mul(ws[2], dtype_bytes(b.dtype(wc)))));
+  const TensorId y = b.generic({"conv1d", reads, {{ys, b.dtype(xc)}}, {0, 1}, {}, {checked_add(io_w, 147)}, bwd_temps})[0];
+  if (copy != kNoTensor) b.drop(copy);
+  return y;
 }
 
 Head head_of(const RunConfig& cfg) {
@@ -188,10 +197,14 @@ void build_speech_encoder(GraphBuilder& b, const TransformerSpec& s, const Speec
     TensorId y = conv1d_any(b, h, c.w, c.bias, s.speech_conv_stride[i], 0, 1, strided_in);
     const int64_t Lc = b.shape(y)[2], Cc = b.shape(y)[1];
     if (s.speech_layer_norm_convs) {
-      // transpose(-2, -1) -> LayerNorm over channels (on the strided view: a contiguous copy for the kernel) ->
-      // transpose back (a view of the contiguous [B, L, C] output)
+      // transpose(-2, -1) -> LayerNorm over channels (on the strided view: a contiguous copy for the kernel, made
+      // before its output) -> transpose back (a view of the contiguous [B, L, C] output). The conv output stays
+      // bound (hidden_states, the transposed view the norm is called with) until the norm returns.
+      b.hold(y);
       const TensorId t = b.view(y, {B, Lc, Cc});
-      y = b.view(b.layer_norm(t, c.norm_w, c.norm_b, /*contiguous_copy=*/true), {B, Cc, Lc});
+      const TensorId n = b.layer_norm(t, c.norm_w, c.norm_b, /*contiguous_copy=*/true, /*grad_contiguous=*/true);
+      b.drop(y);
+      y = b.view(n, {B, Cc, Lc});
     } else if (i == 0) {
       y = group_norm(b, y, c.norm_w, c.norm_b);
     }
@@ -232,7 +245,9 @@ void build_speech_encoder(GraphBuilder& b, const TransformerSpec& s, const Speec
                                  {1},
                                  {},
                                  {}})[0];
+  b.hold(wn);  // self.weight, the conv's argument until it returns
   const TensorId pc = conv1d_any(b, b.view(hs, {B, H, T}), wn, p.pos_b, 1, K / 2, G, /*input_strided=*/true);
+  b.drop(wn);
   const int64_t Tp = b.shape(pc)[2];
   const TensorId padded = Tp > T ? b.view(pc, {B, H, T}) : pc;
   const TensorId position_embeddings = b.view(b.unary("gelu", padded, true, false), {B, T, H});

@@ -101,10 +101,16 @@ class WavLMLayers : public SpeechLayers {
 
   // aten::linear of a non-contiguous input of more than two dims: matmul folds it with a reshape (a contiguous
   // copy, after autocast's cast of the strided view), mm, then the bias added in place.
+  // Under autocast the weight's cast comes first (cached), then the input's, which the autocast wrapper keeps
+  // until the op returns (whole-run amp fp16 stream: weight, input cast, fold copy, mm output, then the cast freed).
   static TensorId strided_linear(GraphBuilder& b, TensorId x, int64_t rows, TensorId wt, TensorId bias) {
     const int64_t in = b.shape(x).back();
-    const TensorId folded = b.contiguous_copy(b.autocast_low(x), {rows, in});
-    return b.linear(folded, wt, bias);
+    b.autocast_low(wt);
+    const TensorId xc = b.autocast_low(x);
+    if (xc != x) b.hold(xc);
+    const TensorId out = b.linear(b.contiguous_copy(xc, {rows, in}), wt, bias);
+    if (xc != x) b.drop(xc);
+    return out;
   }
 
   // WavLMAttention.forward; `weights` receives the head-averaged attention weights (held).
