@@ -249,7 +249,10 @@ TEST_CASE("wav2vec2 / hubert / wavlm: measured H200 cases (family set 21)", "[fa
         //    frame and channel for 16-bit; another algorithm in fp32) and the segment reuse that follows.
         if (id == "f21-w2v-base-ctc-fp32-b6-s160000") return memplan::testing::FamilyBounds{0.001, 0.08};
         if (id == "f21-hub-large8-ctc-bf16-eager-acc2-b5-s123457") return memplan::testing::FamilyBounds{0.001, 0.08};
-        if (id == "f21-w2v-base-cls-ampbf16-b32-s16000") return memplan::testing::FamilyBounds{0.01, 0.02};
+        //  - the classification row: its replayed stream peaks at the recording's peak to 0.1 MiB, but the measured
+        //    run peaks 42.1 MiB above its own recording (the amp fp16 row shows the same 42.1 MiB between its two
+        //    runs); the replay adds 51.5 MiB of step-level allocations on top of the stream: +0.34 %.
+        if (id == "f21-w2v-base-cls-ampbf16-b32-s16000") return memplan::testing::FamilyBounds{0.005, 0.01};
         return memplan::testing::FamilyBounds{0.001, 0.02};
       });
   CHECK(checked.size() == 6);

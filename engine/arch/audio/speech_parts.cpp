@@ -202,7 +202,7 @@ void build_speech_encoder(GraphBuilder& b, const TransformerSpec& s, const Speec
       // bound (hidden_states, the transposed view the norm is called with) until the norm returns.
       b.hold(y);
       const TensorId t = b.view(y, {B, Lc, Cc});
-      const TensorId n = b.layer_norm(t, c.norm_w, c.norm_b, /*contiguous_copy=*/true, /*grad_contiguous=*/true);
+      const TensorId n = b.layer_norm(t, c.norm_w, c.norm_b, /*contiguous_copy=*/true, /*grad_contiguous=*/false);
       b.drop(y);
       y = b.view(n, {B, Cc, Lc});
     } else if (i == 0) {
@@ -255,7 +255,17 @@ void build_speech_encoder(GraphBuilder& b, const TransformerSpec& s, const Speec
   TensorId x = b.add(hs, position_embeddings);
   if (!s.speech_stable_layer_norm) x = b.layer_norm(x, p.enc_ln_w, p.enc_ln_b);
   x = b.dropout(x, s.embd_dropout);
-  for (int64_t i = 0; i < s.num_layers; ++i) x = layers.run_layer(b, s, i, x);
+  // <Type>ForSequenceClassification's forward is wrapped by filter_output_hidden_states: it forces
+  // output_hidden_states, so capture_outputs collects the first layer's input and every layer's output in a tuple
+  // the output holds until the wrapper filters it after the forward returns (whole-run amp bf16 stream: twelve
+  // [B, T, H] fp32 blocks freed only at the end of the forward).
+  std::vector<TensorId> captured;
+  if (head == Head::seq_cls) captured.push_back(x);
+  for (int64_t i = 0; i < s.num_layers; ++i) {
+    x = layers.run_layer(b, s, i, x);
+    if (head == Head::seq_cls) captured.push_back(x);
+  }
+  for (TensorId t : captured) b.hold(t);
   if (s.speech_stable_layer_norm) {
     b.hold(x);
     const TensorId y = b.layer_norm(x, p.enc_ln_w, p.enc_ln_b);
@@ -282,6 +292,7 @@ void build_speech_encoder(GraphBuilder& b, const TransformerSpec& s, const Speec
     b.hold(pooled);
     const TensorId logits = b.linear(pooled, p.cls_w, p.cls_b);
     cls_loss(b, logits, labels, {proj, pooled, last_hidden, extract_features});
+    for (TensorId t : captured) b.drop(t);
     return;
   }
   // <Type>ForCTC
