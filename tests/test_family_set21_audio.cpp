@@ -240,20 +240,20 @@ TEST_CASE("wav2vec2 / hubert / wavlm: measured H200 cases (family set 21)", "[fa
         //  - the amp fp16 WavLM row: GradScaler skipped steps 1 and 2 (inf gradients at the initial scale), so the
         //    AdamW states first appear in step 3's optimizer step, after the run's peak (step 3's forward); memplan
         //    predicts the steady state with the states (+688 MiB). The recording's own run skipped all three steps
-        //    and peaks at 2529.6 MiB, memplan's prediction less the states to 0.1 MiB.
+        //    and peaks at 2529.6 MiB, memplan's replayed stream less the states to 0.1 MiB.
         if (id == "f21-wlm-baseplus-ctc-ampfp16-b4-s160000") return memplan::testing::FamilyBounds{0.28, 0.28};
-        //  - the "layer" conv stack's backward under checkpointing (cuDNN's transient copies and workspaces of the
-        //    strided convolutions' gradients, the recompute's LayerNorm copies): not yet exact.
-        if (id == "f21-w2v-large6-ctc-ampbf16-ckpt-b3-s199999") return memplan::testing::FamilyBounds{0.06, 0.07};
-        //  - reserved: the first conv's cuDNN forward workspace (in + out + weight + about 70.6 B per output
-        //    frame and channel for 16-bit; another algorithm in fp32) and the segment reuse that follows.
+        //  - the checkpointed "layer" conv stack: its first LayerNorm's backward (120k rows) also takes three
+        //    gamma / beta partial-sum buffers (4 + 4 + 8 MiB) at the peak, not modelled: -0.64 %.
+        if (id == "f21-w2v-large6-ctc-ampbf16-ckpt-b3-s199999") return memplan::testing::FamilyBounds{0.007, 0.01};
+        //  - reserved, fp32: the SDPA (memory-efficient) backward's and the positional conv's backward transients
+        //    differ from the recording by a few MiB each (8.77 + 9.01 vs 8.79; 44.78 vs 2 x 35.56 MiB), and the
+        //    caching allocator's segments follow: +7.7 %.
         if (id == "f21-w2v-base-ctc-fp32-b6-s160000") return memplan::testing::FamilyBounds{0.001, 0.08};
-        if (id == "f21-hub-large8-ctc-bf16-eager-acc2-b5-s123457") return memplan::testing::FamilyBounds{0.001, 0.08};
-        //  - the classification row: its replayed stream peaks at the recording's peak to 0.1 MiB, but the measured
-        //    run peaks 42.1 MiB above its own recording (the amp fp16 row shows the same 42.1 MiB between its two
-        //    runs); the replay adds 51.5 MiB of step-level allocations on top of the stream: +0.34 %.
-        if (id == "f21-w2v-base-cls-ampbf16-b32-s16000") return memplan::testing::FamilyBounds{0.005, 0.01};
-        return memplan::testing::FamilyBounds{0.001, 0.02};
+        //  - the classification row: its replayed stream peaks at the recording's peak to 0.1 MiB; the measured run
+        //    peaks 42.1 MiB above its own recording; reserved +2.9 % (segment reuse in the unfrozen feature
+        //    encoder's backward).
+        if (id == "f21-w2v-base-cls-ampbf16-b32-s16000") return memplan::testing::FamilyBounds{0.002, 0.03};
+        return memplan::testing::FamilyBounds{0.001, 0.01};
       });
   CHECK(checked.size() == 6);
 }

@@ -58,7 +58,7 @@ TensorId group_norm(GraphBuilder& b, TensorId x, TensorId w, TensorId bias) {
 // The strided input's contiguous copy is made before the output (whole-run amp fp16 stream of the positional conv:
 // copy, output, copy freed).
 TensorId conv1d_any(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int64_t stride, int64_t pad,
-                    int64_t groups, bool input_strided) {
+                    int64_t groups, bool input_strided, bool grad_transposed = false) {
   if (groups == 1 && !input_strided) return b.conv1d(x, w, bias, stride, pad);
   const TensorId wc = b.autocast_low(w);
   const TensorId xc = b.autocast_low(x);
@@ -69,11 +69,9 @@ TensorId conv1d_any(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int6
   const Shape ys{xs[0], ws[0], len};
   const int64_t in_bytes = checked_mul(checked_mul(checked_mul(xs[0], xs[1]), xs[2]), dtype_bytes(b.dtype(xc)));
   TensorId copy = kNoTensor;
-  std::vector<int64_t> bwd_temps;
   if (input_strided) {
     copy = b.generic_one("conv_input_copy", {}, xs, b.dtype(xc));
     b.hold(copy);
-    bwd_temps.push_back(in_bytes);
   }
   std::vector<TensorId> reads{xc, wc};
   if (bc != kNoTensor) reads.push_back(bc);
@@ -82,9 +80,70 @@ TensorId conv1d_any(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int6
   const int64_t io_w = checked_add(checked_add(in_bytes, checked_mul(checked_mul(ys[0], ys[1]), checked_mul(ys[2],
                                    dtype_bytes(b.dtype(xc))))), b.info(wc).bytes > 0 ? b.info(wc).bytes
                                    : checked_mul(checked_mul(ws[0], ws[1]), checked_mul(ws[2], dtype_bytes(b.dtype(wc)))));
-  const TensorId y = b.generic({"conv1d", reads, {{ys, b.dtype(xc)}}, {0, 1}, {}, {checked_add(io_w, 147)}, bwd_temps})[0];
+  // Backward: the saved strided input copied contiguous again and, when the gradient arrives transposed (a "layer"
+  // conv's output feeds the transposed LayerNorm), the gradient too, both kept while dgrad and wgrad run; each of
+  // those takes its workspace (recorded amp bf16 stream of the "layer" stack: in copy, grad copy, dgrad, its
+  // workspace, wgrad, its workspace).
+  std::vector<int64_t> pre;
+  if (input_strided) pre.push_back(in_bytes);
+  if (grad_transposed) pre.push_back(checked_mul(checked_mul(ys[0], ys[1]), checked_mul(ys[2], dtype_bytes(b.dtype(xc)))));
+  GraphBuilder::GenericOp op{"conv1d", reads, {{ys, b.dtype(xc)}}, {0, 1}, {},
+                             {checked_add(io_w, 147)}, {checked_add(io_w, 147), checked_add(io_w, 16)}, pre};
+  const TensorId y = b.generic(op)[0];
   if (copy != kNoTensor) b.drop(copy);
   return y;
+}
+
+// nn.LayerNorm over the channels of a conv output's transposed view ("layer" conv layers): the fp32-policy cast
+// under autocast, then native_layer_norm's contiguous copy of its strided input (made before the output, freed
+// when it returns), the output and the row statistics. Its backward copies both the saved input and the incoming
+// gradient contiguous and keeps both while it computes the gradients (whole-run amp bf16 recording of the
+// checkpointed wav2vec2-large stack: copy, copy, dX alive together).
+TensorId strided_layer_norm(GraphBuilder& b, TensorId x, TensorId w, TensorId bias) {
+  const TensorId xc = b.autocast_fp32(x);
+  const TensorId wc = b.autocast_fp32(w);
+  const TensorId bc = b.autocast_fp32(bias);
+  const Shape xs = b.shape(xc);
+  const Shape stat(xs.begin(), xs.end() - 1);
+  const int64_t bytes = checked_mul(checked_mul(checked_mul(xs[0], xs[1]), xs[2]), dtype_bytes(b.dtype(xc)));
+  const TensorId copy = b.generic_one("layer_norm_input_copy", {}, xs, b.dtype(xc));
+  b.hold(copy);
+  GraphBuilder::GenericOp op{"layer_norm",
+                             {xc, wc, bc},
+                             {{xs, b.dtype(xc)}, {stat, DType::f32}, {stat, DType::f32}},
+                             {0, 1},
+                             {1, 2},
+                             {},
+                             {},
+                             {bytes, bytes}};
+  const TensorId y = b.generic(op)[0];
+  b.drop(copy);
+  return y;
+}
+
+// The feature encoder's first conv, nn.Conv1d(1, C, k, stride) on the raw waveform [B, 1, samples]. cuDNN picks
+// another algorithm for this one-channel input than for whisper's convs (GraphBuilder::conv1d): the six whole-run
+// recordings show no forward workspace in fp32, and in + out + weight bytes plus 0.069 x the output's bytes for a
+// 16-bit input (0.0685 to 0.0691 of it over five batch / length shapes). Its weight-gradient workspace is taken
+// as GraphBuilder::conv1d's (in + out + weight + 16). The waveform needs no gradient here (see the note on
+// freeze_feature_encoder: the leaf's grad is not modelled), so no dgrad.
+TensorId first_conv(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int64_t stride) {
+  const TensorId wc = b.autocast_low(w);
+  const TensorId xc = b.autocast_low(x);
+  const TensorId bc = b.autocast_low(bias);
+  const Shape xs = b.shape(xc), ws = b.shape(wc);
+  const int64_t len = (xs[2] - ws[2]) / stride + 1;
+  const Shape ys{xs[0], ws[0], len};
+  const int64_t es = dtype_bytes(b.dtype(xc));
+  const int64_t in_b = checked_mul(checked_mul(xs[0], xs[2]), es);
+  const int64_t out_b = checked_mul(checked_mul(checked_mul(ys[0], ys[1]), ys[2]), es);
+  const int64_t w_b = checked_mul(checked_mul(ws[0], ws[2]), es);
+  const int64_t io_w = checked_add(checked_add(in_b, out_b), w_b);
+  std::vector<int64_t> fwd;
+  if (b.dtype(xc) != DType::f32) fwd.push_back(checked_add(io_w, static_cast<int64_t>(static_cast<double>(out_b) * 0.069)));
+  std::vector<TensorId> reads{xc, wc};
+  if (bc != kNoTensor) reads.push_back(bc);
+  return b.generic({"conv1d", reads, {{ys, b.dtype(xc)}}, {0, 1}, {}, fwd, {checked_add(io_w, 16)}})[0];
 }
 
 Head head_of(const RunConfig& cfg) {
@@ -191,10 +250,14 @@ void build_speech_encoder(GraphBuilder& b, const TransformerSpec& s, const Speec
   for (size_t i = 0; i < n_conv; ++i) {
     const ConvLayerParams& c = p.convs[i];
     b.begin_layer(base + "feature_extractor.conv_layers." + std::to_string(i), train && cfg.grad_checkpointing);
+    const TensorId layer_in = h;
+    b.hold(layer_in);  // the encoder's loop variable (and the module call's argument) until the layer returns
     // A "layer" conv layer's GELU keeps the memory order of the transposed LayerNorm output: the next conv reads a
     // strided input.
     const bool strided_in = s.speech_layer_norm_convs && i > 0;
-    TensorId y = conv1d_any(b, h, c.w, c.bias, s.speech_conv_stride[i], 0, 1, strided_in);
+    TensorId y = i == 0 && s.speech_conv_dim.size() > 0 && b.shape(h)[1] == 1
+                     ? first_conv(b, h, c.w, c.bias, s.speech_conv_stride[i])
+                     : conv1d_any(b, h, c.w, c.bias, s.speech_conv_stride[i], 0, 1, strided_in, strided_in);
     const int64_t Lc = b.shape(y)[2], Cc = b.shape(y)[1];
     if (s.speech_layer_norm_convs) {
       // transpose(-2, -1) -> LayerNorm over channels (on the strided view: a contiguous copy for the kernel, made
@@ -202,13 +265,14 @@ void build_speech_encoder(GraphBuilder& b, const TransformerSpec& s, const Speec
       // bound (hidden_states, the transposed view the norm is called with) until the norm returns.
       b.hold(y);
       const TensorId t = b.view(y, {B, Lc, Cc});
-      const TensorId n = b.layer_norm(t, c.norm_w, c.norm_b, /*contiguous_copy=*/true, /*grad_contiguous=*/false);
+      const TensorId n = strided_layer_norm(b, t, c.norm_w, c.norm_b);
       b.drop(y);
       y = b.view(n, {B, Cc, Lc});
     } else if (i == 0) {
       y = group_norm(b, y, c.norm_w, c.norm_b);
     }
     h = b.unary("gelu", y, true, false);
+    b.drop(layer_in);
     b.end_layer();
   }
   // extract_features.transpose(1, 2): a view [B, T, C]
