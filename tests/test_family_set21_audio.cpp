@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "cli/run_flags.h"
 #include "engine/arch/builders.h"
 #include "engine/errors.h"
 #include "engine/estimate.h"
@@ -198,6 +199,34 @@ TEST_CASE("speech cases: audio_samples sets the frames, freeze_feature_encoder i
           parse(R"({"id": "e", "model": {"source": "huggingface", "model_type": "bert"}, "batch_size": 2,
               "seq_len": 16, "precision": "fp32", "freeze_feature_encoder": true})");
         }).find("freeze_feature_encoder:") != std::string::npos);
+}
+
+TEST_CASE("speech encoders on the command line: --audio-samples, --freeze-feature-encoder", "[family][set21]") {
+  const memplan::ModelSpec m = memplan::load_zoo_model("wav2vec2-base-960h");
+  memplan::cli::RunFlags f;
+  f.batch_size = 4;
+  f.precision = "amp_bf16";
+  f.target_len = 100;
+  CHECK(memplan::cli::run_config_from(f, m).seq_len == 49);  // default 16000 samples: 1 s, 49 frames
+  f.audio_samples = 160000;
+  f.freeze_feature_encoder = true;
+  const memplan::RunConfig c = memplan::cli::run_config_from(f, m);
+  CHECK(c.seq_len == 499);
+  CHECK(c.audio_samples == 160000);
+  CHECK(c.freeze_feature_encoder);
+  CHECK(error_of([&] { memplan::estimate(m, c); }) == "no error");
+  memplan::cli::RunFlags seq = f;
+  seq.seq_len = 499;
+  CHECK(error_of([&] { memplan::cli::run_config_from(seq, m); }).rfind("--seq-len:", 0) == 0);
+  memplan::cli::RunFlags text;
+  text.model = "llama-2-7b";
+  text.audio_samples = 16000;
+  CHECK(error_of([&] { memplan::cli::run_config_from(text, memplan::load_zoo_model("llama-2-7b")); })
+            .rfind("--audio-samples:", 0) == 0);
+  memplan::cli::RunFlags text_freeze;
+  text_freeze.freeze_feature_encoder = true;
+  CHECK(error_of([&] { memplan::cli::run_config_from(text_freeze, memplan::load_zoo_model("llama-2-7b")); })
+            .rfind("--freeze-feature-encoder:", 0) == 0);
 }
 
 TEST_CASE("wav2vec2 / hubert / wavlm parameter counts: published checkpoints' shapes", "[family][set21]") {
