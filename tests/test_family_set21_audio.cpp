@@ -271,9 +271,6 @@ TEST_CASE("wav2vec2 / hubert / wavlm: measured H200 cases (family set 21)", "[fa
         //    predicts the steady state with the states (+688 MiB). The recording's own run skipped all three steps
         //    and peaks at 2529.6 MiB, memplan's replayed stream less the states to 0.1 MiB.
         if (id == "f21-wlm-baseplus-ctc-ampfp16-b4-s160000") return memplan::testing::FamilyBounds{0.28, 0.28};
-        //  - the checkpointed "layer" conv stack: its first LayerNorm's backward (120k rows) also takes three
-        //    gamma / beta partial-sum buffers (4 + 4 + 8 MiB) at the peak, not modelled: -0.64 %.
-        if (id == "f21-w2v-large6-ctc-ampbf16-ckpt-b3-s199999") return memplan::testing::FamilyBounds{0.007, 0.01};
         //  - reserved, fp32: the SDPA (memory-efficient) backward's and the positional conv's backward transients
         //    differ from the recording by a few MiB each (8.77 + 9.01 vs 8.79; 44.78 vs 2 x 35.56 MiB), and the
         //    caching allocator's segments follow: +7.7 %.

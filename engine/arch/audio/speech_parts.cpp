@@ -12,6 +12,7 @@
 #include "engine/arch/encoders/bert_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/reduce_workspace.h"
 
 namespace memplan {
 
@@ -115,14 +116,28 @@ TensorId strided_layer_norm(GraphBuilder& b, TensorId x, TensorId w, TensorId bi
   const int64_t bytes = checked_mul(checked_mul(checked_mul(xs[0], xs[1]), xs[2]), dtype_bytes(b.dtype(xc)));
   const TensorId copy = b.generic_one("layer_norm_input_copy", {}, xs, b.dtype(xc));
   b.hold(copy);
+  // Over more than 64K rows the gamma / beta gradients are reduced in two stages: two [2048, C] fp32 partial-sum
+  // buffers, each then summed by a column reduction with its staging workspace (recording at 120k rows, C 512:
+  // 4 + 4 MiB partials, an 8 MiB + 16 B workspace per reduction; none at 60k rows).
+  std::vector<int64_t> pre{bytes, bytes}, post;
+  const int64_t rows = checked_mul(xs[0], xs[1]), cols = xs[2];
+  if (rows > 64 * 1024) {
+    const int64_t partial = checked_mul(checked_mul(2048, cols), 4);
+    pre.push_back(partial);
+    pre.push_back(partial);
+    const ReduceWorkspace ws = column_sum_workspace(2048, cols, b.config().gpu_sm_count, b.config().gpu_max_threads_per_sm);
+    // The engine frees a node's pre-temporaries before its workspaces: the staging buffer (one at a time in the
+    // recording, while both partials live) is kept with them.
+    if (ws.buffer_bytes > 0) pre.push_back(ws.buffer_bytes);
+  }
   GraphBuilder::GenericOp op{"layer_norm",
                              {xc, wc, bc},
                              {{xs, b.dtype(xc)}, {stat, DType::f32}, {stat, DType::f32}},
                              {0, 1},
                              {1, 2},
                              {},
-                             {},
-                             {bytes, bytes}};
+                             post,
+                             pre};
   const TensorId y = b.generic(op)[0];
   b.drop(copy);
   return y;
