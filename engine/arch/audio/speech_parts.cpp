@@ -165,7 +165,16 @@ TensorId first_conv(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int6
   if (b.dtype(xc) != DType::f32) fwd.push_back(checked_add(io_w, static_cast<int64_t>(static_cast<double>(out_b) * 0.069)));
   std::vector<TensorId> reads{xc, wc};
   if (bc != kNoTensor) reads.push_back(bc);
-  return b.generic({"conv1d", reads, {{ys, b.dtype(xc)}}, {0, 1}, {}, fwd, {checked_add(io_w, 16)}})[0];
+  // Trained (no freeze_feature_encoder), the waveform view requires grad, so the backward also runs dgrad: its
+  // [B, 1, samples] output and the forward's workspace again (whole-run amp bf16 streams: 107.86 MiB at b32 1 s, as
+  // forward), then wgrad with its own.
+  std::vector<int64_t> pre, post{checked_add(io_w, 16)};
+  if (b.training() && b.info(w).trainable) {
+    pre.push_back(in_b);
+    if (!fwd.empty()) post.insert(post.begin(), fwd[0]);
+  }
+  GraphBuilder::GenericOp op{"conv1d", reads, {{ys, b.dtype(xc)}}, {0, 1}, {}, fwd, post, pre};
+  return b.generic(op)[0];
 }
 
 Head head_of(const RunConfig& cfg) {
