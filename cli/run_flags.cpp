@@ -70,6 +70,10 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--seq-len", f.seq_len, "sequence length (language models; default 2048, BERT 512, Whisper its 3000 log-mel frames)");
   cmd.add_option("--target-len", f.target_len, "encoder-decoders (T5): label length fed to the decoder (default: seq-len)");
   cmd.add_option("--image-size", f.image_size, "image size (vision models)");
+  cmd.add_option("--audio-samples", f.audio_samples,
+                 "waveform samples per example (wav2vec2 / hubert / wavlm, 16000 a second; default 16000)");
+  cmd.add_flag("--freeze-feature-encoder", f.freeze_feature_encoder,
+               "speech encoders: freeze_feature_encoder() (the conv feature encoder frozen) before training");
   cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
   cmd.add_option("--optimizer", f.optimizer, "sgd | sgd_momentum | adam | adamw | adafactor | adam8bit");
   cmd.add_option("--optimizer-impl", f.optimizer_impl, "foreach | fused | forloop");
@@ -200,6 +204,17 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     if (f.target_len != 0)
       throw InputError("--target-len", std::to_string(f.target_len), "does not apply to " + m.transformer.model_type);
     c.seq_len = hf_image_tokens(m.transformer);
+  } else if (m.kind == ModelSpec::Kind::transformer && !m.transformer.speech_conv_kernel.empty()) {
+    // A speech encoder (wav2vec2 / hubert / wavlm): the waveform's length makes the frames.
+    if (f.seq_len != 0)
+      throw InputError("--seq-len", std::to_string(f.seq_len),
+                       "does not apply to " + m.transformer.model_type + ": give --audio-samples (the conv feature "
+                       "encoder makes the frames)");
+    c.audio_samples = f.audio_samples != 0 ? f.audio_samples : 16000;
+    c.seq_len = speech_frames(m.transformer, c.audio_samples);
+    if (c.seq_len <= 0)
+      throw InputError("--audio-samples", std::to_string(c.audio_samples),
+                       "is too short for the model's conv feature encoder (no frame left)");
   } else if (m.kind == ModelSpec::Kind::transformer)
     // Whisper's encoder takes exactly 2 x max_source_positions log-mel frames (30 s of audio; 3000).
     c.seq_len = f.seq_len != 0                          ? f.seq_len
@@ -238,6 +253,11 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   }
   c.frozen_layers = parse_index_list(f.frozen_layers, "--frozen-layers");
   c.freeze_embeddings = f.freeze_embeddings;
+  if (f.audio_samples != 0 && (m.kind != ModelSpec::Kind::transformer || m.transformer.speech_conv_kernel.empty()))
+    throw InputError("--audio-samples", std::to_string(f.audio_samples), "applies to the speech encoders only");
+  if (f.freeze_feature_encoder && (m.kind != ModelSpec::Kind::transformer || m.transformer.speech_conv_kernel.empty()))
+    throw InputError("--freeze-feature-encoder", "true", "applies to the speech encoders only (wav2vec2, hubert, wavlm)");
+  c.freeze_feature_encoder = f.freeze_feature_encoder;
   c.dropout = !f.no_dropout;
   c.grad_accum_steps = f.grad_accum_steps;
   if (f.mode == "inference") c.mode = Mode::inference;
@@ -281,12 +301,15 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   if (f.seq_len < 0) throw InputError("--seq-len", std::to_string(f.seq_len), "must be a positive integer");
   if (f.target_len < 0) throw InputError("--target-len", std::to_string(f.target_len), "must be a positive integer");
   if (f.image_size <= 0) throw InputError("--image-size", std::to_string(f.image_size), "must be a positive integer");
+  if (f.audio_samples < 0)
+    throw InputError("--audio-samples", std::to_string(f.audio_samples), "must be a positive integer");
   // The engine's limits (engine/limits.h), reported under the flag's name.
   const std::pair<const char*, std::pair<int64_t, int64_t>> caps[] = {
       {"--batch-size", {f.batch_size, kMaxBatch}},
       {"--seq-len", {f.seq_len, kMaxSeqLen}},
       {"--target-len", {f.target_len, kMaxSeqLen}},
       {"--image-size", {f.image_size, kMaxImageSize}},
+      {"--audio-samples", {f.audio_samples, kMaxSeqLen}},
       {"--grad-accum-steps", {f.grad_accum_steps, kMaxGradAccumSteps}}};
   for (const auto& [flag, v] : caps)
     if (v.first > v.second)

@@ -20,6 +20,8 @@ struct RunFlags {
   int64_t seq_len = 0;  // 0: 2048 for decoders, 512 for BERT
   int64_t target_len = 0;  // encoder-decoders: 0 = seq_len
   int64_t image_size = 224;
+  int64_t audio_samples = 0;  // speech encoders (wav2vec2 / hubert / wavlm): waveform samples per example; 0: 16000
+  bool freeze_feature_encoder = false;  // speech encoders: freeze_feature_encoder() before training
   std::string precision = "bf16";
   std::string optimizer = "adamw";
   std::string optimizer_impl = "foreach";

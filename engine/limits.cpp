@@ -35,10 +35,23 @@ void check_transformer(const TransformerSpec& s) {
   in_range("model.num_kv_heads", s.num_kv_heads, kMaxDim);
   in_range("model.head_dim", s.head_dim, kMaxDim);
   in_range("model.intermediate_size", s.intermediate_size, kMaxDim);
-  in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
+  // Speech encoders (wav2vec2, hubert, wavlm) have neither learned positions nor token types: their conv stack.
+  const bool speech = !s.speech_conv_kernel.empty();
+  if (!speech) in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
   // DistilBERT and MPNet are encoders without token types (type_vocab_size 0).
-  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && s.model_type != "mpnet" && !image)
+  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && s.model_type != "mpnet" && !image &&
+      !speech)
     in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
+  if (speech) {
+    for (size_t i = 0; i < s.speech_conv_kernel.size(); ++i) {
+      in_range("model.conv_dim", s.speech_conv_dim[i], kMaxDim);
+      in_range("model.conv_kernel", s.speech_conv_kernel[i], kMaxDim);
+      in_range("model.conv_stride", s.speech_conv_stride[i], kMaxDim);
+    }
+    in_range("model.num_conv_pos_embeddings", s.speech_pos_conv_kernel, kMaxDim);
+    in_range("model.num_conv_pos_embedding_groups", s.speech_pos_conv_groups, s.hidden_size);
+    in_range("model.classifier_proj_size", s.speech_classifier_proj_size, kMaxDim);
+  }
   if (s.model_type == "mpnet") in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers);
   // Relative position buckets are T5's; the other encoder-decoders (bart, mbart, whisper) have learned positions

@@ -111,6 +111,9 @@ struct RunConfig {
   std::vector<int64_t> checkpoint_layers;       // when non-empty: only these layers
   std::vector<int64_t> frozen_layers;           // layers whose params have requires_grad=False
   bool freeze_embeddings = false;
+  // Speech encoders (wav2vec2 / hubert / wavlm): the model's freeze_feature_encoder() before training (the conv
+  // feature encoder's parameters frozen and its input left without requires_grad).
+  bool freeze_feature_encoder = false;
   bool dropout = true;                          // dropout modules active (model.train())
   int64_t generate_tokens = 0;                  // inference: greedy decode steps after prefill
   int64_t logits_to_keep = 1;                   // inference: 0 = all positions

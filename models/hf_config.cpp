@@ -276,7 +276,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
       "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
-      "dots1", "dbrx", "jetmoe"};
+      "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm"};
   return kTypes;
 }
 
@@ -441,6 +441,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   }
   else if (type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text")
     s = import_qwen3_next(r, type);
+  else if (type == "wav2vec2" || type == "hubert" || type == "wavlm")
+    s = import_wav2vec2(r, type);
   else if (type == "qwen3_5" || type == "qwen3_5_moe") {  // multimodal: its text_config's decoder
     s = import_qwen3_next(r, type);
     type += "_text";

@@ -1,5 +1,7 @@
 #include "models/param_count.h"
 
+#include <algorithm>
+
 #include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -201,6 +203,15 @@ int64_t graph_params(const TransformerSpec& spec) {
   if (spec.max_source_positions > 0) cfg.seq_len = 2 * spec.max_source_positions;
   // An image model's (vit) sequence is its patch count + 1, fixed by the config (its builder refuses any other).
   if (hf_image_tokens(spec) > 0) cfg.seq_len = hf_image_tokens(spec);
+  // A speech encoder (wav2vec2 / hubert / wavlm) takes a waveform: the shortest power-of-two length whose frames
+  // cover SpecAugment's mask span (its builder refuses a waveform too short for its convolutions).
+  if (!spec.speech_conv_kernel.empty()) {
+    cfg.audio_samples = 1;
+    const int64_t need = std::max<int64_t>(spec.speech_mask_time_length, 1);
+    while (speech_frames(spec, cfg.audio_samples) < need && cfg.audio_samples < (int64_t{1} << 40))
+      cfg.audio_samples *= 2;
+    cfg.seq_len = speech_frames(spec, cfg.audio_samples);
+  }
   // Eager: every family has it (gpt_oss has no SDPA path), and the attention implementation registers no
   // parameters.
   cfg.attn = AttnImpl::eager;

@@ -105,6 +105,7 @@ constexpr std::string_view kCaseKeys[] = {
     "distributed",           // one rank of a multi-GPU step (models/dist_config.h)
     "load", "generate_first",  // how the run is driven (RunConfig::weights_load, generate_first)
     "image_grid", "images_per_sample", "audio_samples",  // images of a VLM, a waveform's length (RunConfig)
+    "freeze_feature_encoder",  // speech encoders: freeze_feature_encoder() before training (RunConfig)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
@@ -180,6 +181,19 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
                              "patch_size)^2 + 1 tokens) come from model.config");
         c.run.seq_len = tokens;
         c.run.image_size = c.model.transformer.image_size;
+      } else if (!c.model.transformer.speech_conv_kernel.empty()) {
+        // A speech encoder (wav2vec2 / hubert / wavlm): the waveform's length decides the frames (not a key).
+        if (j.contains("seq_len") && !j.at("seq_len").is_null())
+          throw InputError("seq_len", dump_short(j.at("seq_len")),
+                           "is not a key of a " + mt + " case: audio_samples sets the waveform, the conv feature "
+                           "encoder the frames");
+        if (!j.contains("audio_samples") || j.at("audio_samples").is_null())
+          throw InputError("audio_samples", "missing", "required for a " + mt + " case (samples per example)");
+        c.run.audio_samples = get_positive(j, "audio_samples", "");
+        c.run.seq_len = speech_frames(c.model.transformer, c.run.audio_samples);
+        if (c.run.seq_len <= 0)
+          throw InputError("audio_samples", std::to_string(c.run.audio_samples),
+                           "is too short for the model's conv feature encoder (no frame left)");
       } else {
         c.run.seq_len = get_positive(j, "seq_len", "");
       }
@@ -239,6 +253,14 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       c.run.checkpoint_layers = get_index_list(j, "grad_checkpointing_layers", "");
       if (!c.run.checkpoint_layers.empty()) c.run.grad_checkpointing = true;
       c.run.frozen_layers = get_index_list(j, "frozen_layers", "");
+      if (j.contains("freeze_feature_encoder") && !j.at("freeze_feature_encoder").is_null()) {
+        if (!j.at("freeze_feature_encoder").is_boolean())
+          throw InputError("freeze_feature_encoder", dump_short(j.at("freeze_feature_encoder")), "must be true or false");
+        c.run.freeze_feature_encoder = j.at("freeze_feature_encoder").get<bool>();
+        if (c.run.freeze_feature_encoder && c.model.transformer.speech_conv_kernel.empty())
+          throw InputError("freeze_feature_encoder", "true",
+                           "applies to the speech encoders only (wav2vec2, hubert, wavlm: their conv feature encoder)");
+      }
       if (j.contains("freeze_embeddings")) {
         if (!j.at("freeze_embeddings").is_boolean())
           throw InputError("freeze_embeddings", dump_short(j.at("freeze_embeddings")), "must be true or false");

@@ -96,6 +96,9 @@ void build_hunyuan_v1_moe(GraphBuilder& b, const TransformerSpec& s);  // engine
 void build_dots1(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/moe/dots1.cpp
 void build_dbrx(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/moe/dbrx.cpp
 void build_jetmoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/moe/jetmoe.cpp
+void build_wav2vec2(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/audio/wav2vec2.cpp (ForCTC, seq_cls, feature)
+void build_hubert(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/audio/hubert.cpp
+void build_wavlm(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/audio/wavlm.cpp (eager only)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -246,6 +246,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"cohere2", build_cohere2},
       {"vit", build_hf_vit},
       {"dinov2", build_hf_dinov2},    {"deit", build_hf_deit},
+      {"wav2vec2", build_wav2vec2},   {"hubert", build_hubert},     {"wavlm", build_wavlm},
       {"gpt_neo", build_gpt_neo},
       {"marian", build_marian},       {"pegasus", build_pegasus},
       {"camembert", build_roberta},   // the roberta classes under other names, heads registered first
@@ -288,7 +289,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -344,13 +345,21 @@ constexpr TaskRow kTasks[] = {
     {"deberta-v2", Task::feature},
     {"albert", Task::feature},
     {"mpnet", Task::feature},
+    // speech encoders (engine/arch/audio/; notes-f21/audio.md): <Type>ForSequenceClassification, the bare model
+    {"wav2vec2", Task::seq_cls},
+    {"wav2vec2", Task::feature},
+    {"hubert", Task::seq_cls},
+    {"hubert", Task::feature},
+    {"wavlm", Task::seq_cls},
+    {"wavlm", Task::feature},
 };
 
 // model_types whose inference is one forward of the batch (replay_inference's forward-only pass): the encoders
 // and the Hugging Face image classifiers. Every other transformer is a causal LM or an encoder-decoder.
 constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "xlm-roberta", "camembert", "electra",
                                                   "distilbert", "modernbert", "deberta-v2",  "albert",    "mpnet",
-                                                  "vit",        "dinov2",     "deit"};
+                                                  "vit",        "dinov2",     "deit",        "wav2vec2",
+                                                  "hubert",     "wavlm"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

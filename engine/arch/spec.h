@@ -456,6 +456,49 @@ struct TransformerSpec {
   // ffn_config.moe_jitter_eps is not None (default None; the published DBRX configs set 0): in training DbrxRouter
   // multiplies the FFN's input in place by a uniform noise tensor of its size, which the product's backward keeps.
   bool dbrx_moe_jitter = false;
+
+  // [wav2vec2]
+  // Wav2Vec2Config / HubertConfig / WavLMConfig (5.17), read by models/hf/import_wav2vec2.cpp for model_types
+  // wav2vec2, hubert and wavlm and by engine/arch/audio/ only; empty / 0 / false for every other model_type.
+  // The conv feature encoder: one entry per conv layer (conv_dim, conv_stride, conv_kernel; all three the same
+  // length, num_feat_extract_layers), each an nn.Conv1d (bias iff speech_conv_bias) followed by its norm and GELU.
+  std::vector<int64_t> speech_conv_dim, speech_conv_stride, speech_conv_kernel;
+  bool speech_conv_bias = false;
+  // feat_extract_norm "layer": a LayerNorm over channels on every conv layer (the conv output transposed);
+  // "group" (false): a GroupNorm (groups = channels) on the first conv layer only.
+  bool speech_layer_norm_convs = false;
+  // The positional conv embedding: nn.Conv1d(H, H, num_conv_pos_embeddings, padding = K // 2,
+  // groups = num_conv_pos_embedding_groups) under weight norm (dim 2), then SamePad (drops the last frame for an
+  // even K) and GELU.
+  int64_t speech_pos_conv_kernel = 0, speech_pos_conv_groups = 0;
+  // do_stable_layer_norm: pre-norm encoder layers and a final LayerNorm after them (false: post-norm layers and the
+  // LayerNorm before them).
+  bool speech_stable_layer_norm = false;
+  // feat_proj_dropout and final_dropout (the CTC head's dropout); activation_dropout lives in activation_dropout,
+  // hidden_dropout in resid_dropout, attention_dropout in attn_dropout.
+  double speech_feat_proj_dropout = 0.0, speech_final_dropout = 0.0;
+  // hubert feat_proj_layer_norm (true; wav2vec2 and wavlm always have the projection's LayerNorm). Wav2Vec2 and
+  // WavLM return the normed features as extract_features (bound until the model returns); HuBERT does not.
+  bool speech_feat_proj_layer_norm = true;
+  // SpecAugment in training: apply_spec_augment and mask_time_prob > 0 mask whole time spans of mask_time_length
+  // frames (at least mask_time_min_masks spans) with the masked_spec_embed parameter (registered iff
+  // mask_time_prob > 0 or mask_feature_prob > 0; mask_feature_prob > 0 is refused by the importer).
+  bool speech_spec_augment = false;
+  double speech_mask_time_prob = 0.0;
+  int64_t speech_mask_time_length = 0, speech_mask_time_min_masks = 0;
+  bool speech_masked_spec_embed = false;
+  // ctc_loss_reduction: true "mean" (wavlm's default), false "sum" (wav2vec2's and hubert's default).
+  bool speech_ctc_mean = false;
+  // The CTC blank (pad_token_id, default 0).
+  int64_t speech_blank = 0;
+  // The sequence-classification head: projector Linear(H, classifier_proj_size), mean over frames, classifier.
+  int64_t speech_classifier_proj_size = 0;
+  // layerdrop: in training each encoder layer (wavlm: but the first) is skipped with this probability; the
+  // builders model every layer running (the step's memory with no layer skipped, its upper bound).
+  double speech_layerdrop = 0.0;
+  // WavLM's gated relative position bias: num_buckets and max_bucket_distance (the first layer's rel_attn_embed
+  // [num_buckets, heads]).
+  int64_t wavlm_num_buckets = 0, wavlm_max_distance = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
@@ -471,6 +514,19 @@ inline int64_t hf_image_tokens(const TransformerSpec& s) {
   if (s.image_size <= 0 || s.patch_size <= 0) return 0;
   const int64_t side = s.image_size / s.patch_size;
   return side * side + 1 + s.image_extra_tokens;
+}
+
+// The frames a speech encoder's conv feature encoder makes of `samples` waveform samples (wav2vec2 / hubert / wavlm:
+// _get_feat_extract_output_lengths, floor((L - kernel) / stride) + 1 per conv layer); 0 when the waveform is too
+// short for the convolutions, and 0 for every model without them.
+inline int64_t speech_frames(const TransformerSpec& s, int64_t samples) {
+  if (s.speech_conv_kernel.empty()) return 0;
+  int64_t len = samples;
+  for (size_t i = 0; i < s.speech_conv_kernel.size(); ++i) {
+    if (len < s.speech_conv_kernel[i]) return 0;
+    len = (len - s.speech_conv_kernel[i]) / s.speech_conv_stride[i] + 1;
+  }
+  return len;
 }
 
 // torchvision classification models.
