@@ -267,6 +267,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"qwen3_next", build_qwen3_next},
       {"qwen3_5_text", build_qwen3_next},
       {"qwen3_5_moe_text", build_qwen3_next},
+      {"mamba", build_mamba},
+      {"mamba2", build_mamba2},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -281,7 +283,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "mamba", "mamba2"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
