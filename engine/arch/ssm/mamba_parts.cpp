@@ -168,8 +168,7 @@ Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s,
 }
 
 Mamba2Cache mamba2_cache_begin(GraphBuilder& b, const TransformerSpec& s) {
-  if (!b.training())
-    throw InputError("mode", "inference", "mamba2 inference is not modelled yet");
+  (void)b;
   (void)s;
   return {};
 }
@@ -179,6 +178,36 @@ void mamba2_cache_after_embedding(GraphBuilder& b, const TransformerSpec& s, Mam
   (void)s;
   (void)cache;
 }
+
+namespace {
+
+// mamba2_selective_state_update's torch fallback (one decode token) over the cached state `state` [B, h, hd, N]
+// (updated in place): x [B, h, hd], dt [B, h] (expanded over hd), B / C [B, G, N].
+TensorId selective_state_update(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId A,
+                                TensorId x, TensorId dt, TensorId Bm, TensorId Cm, TensorId state) {
+  const int64_t B = b.config().batch_size, nh = s.ssm_num_heads, hd = s.ssm_head_dim, N = s.ssm_state_size,
+                G = s.ssm_groups;
+  const TensorId dte = b.expand(b.view(dt, {B, nh, 1}), {B, nh, hd});
+  TensorId d = b.add(dte, b.to(b.expand(b.view(w.dt_bias, {nh, 1}), {nh, hd}), b.dtype(dt)));
+  d = b.unary("softplus", d, true, false, true);
+  const TensorId d4 = b.view(d, {B, nh, hd, 1});
+  const TensorId dA = b.unary("exp", b.mul(b.to(d4, DType::f32), b.view(A, {nh, 1, 1})), false, true, true);
+  const TensorId Bc = b.generic_one("contiguous", {Bm}, {B, G, nh / G, N}, b.dtype(Bm));
+  const TensorId dB = b.mul(d4, b.view(Bc, {B, nh, 1, N}));
+  const TensorId dBx = b.mul(dB, b.view(x, {B, nh, hd, 1}));
+  const TensorId ns = b.add(b.mul(state, dA), dBx);
+  b.hold(ns);
+  b.inplace("copy_", state, false, {b.to(ns, b.dtype(state))});
+  const TensorId Cc = b.generic_one("contiguous", {Cm}, {B, G, nh / G, N}, b.dtype(Cm));
+  const TensorId nsc = b.to(ns, b.dtype(Cc));
+  const TensorId y = b.matmul(b.view(nsc, {B * nh, hd, N}), b.view(Cc, {B * nh, N, 1}), {B * nh, hd, 1});
+  b.drop(ns);
+  TensorId out = b.add(b.view(y, {B, nh, hd}), b.mul(x, b.expand(b.view(w.d, {nh, 1}), {nh, hd})));
+  out = b.to(out, b.dtype(x));
+  return out;
+}
+
+}  // namespace
 
 TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x,
                       Mamba2Cache& cache, int64_t layer) {
@@ -200,19 +229,55 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
   const TensorId A = keep(b.unary("neg", b.unary("exp", b.to(w.a_log, DType::f32), false, true, true), false, false));
   const std::vector<TensorId> gxd = b.split(proj, {{B, S, I}, {B, S, conv_dim}, {B, S, nh}});
   const TensorId gate = keep(gxd[0]), xbc = keep(gxd[1]), dt = keep(gxd[2]);
-  // causal_conv1d_fn(xBC.transpose(1, 2), weight, bias, activation="silu")
-  const TensorId xbct = b.view(xbc, {B, conv_dim, S});
-  const TensorId xin = b.to(xbct, b.dtype(w.conv_w));
-  b.hold(xin);
-  const TensorId conv = ssm_depthwise_conv1d(b, xin, w.conv_w, w.conv_b, K - 1, xin == xbct);
-  const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, conv_dim, S}), true, false);
-  const TensorId conv_out = b.to(act, b.dtype(xbct));
-  b.drop(xin);
+  const bool decode = inf && b.pass().past_len > 0;
+  const TensorId xbct = b.view(xbc, {B, conv_dim, S});  // .transpose(1, 2)
+  TensorId conv_out;
+  TensorId rec_state = kNoTensor;
+  if (decode) {
+    // The layer's cached conv_states[0] / recurrent_states[0]; causal_conv1d_update: cat([conv_state, x], -1)
+    // .to(weight.dtype) [B, C, K + 1], conv_state.copy_(its last K columns), F.conv1d without padding [B, C, 2],
+    // [:, :, -1:], silu, .to(x.dtype).
+    const TensorId cstate = b.kv_cache_in({B, conv_dim, K}, b.dtype(xbc));
+    const TensorId cat = b.to(b.cat("cat", {cstate, xbct}, 2), b.dtype(w.conv_w));
+    b.hold(cat);
+    b.inplace("copy_", cstate, false, {cat});
+    b.kv_cache_out(cstate);
+    rec_state = b.kv_cache_in({B, nh, hd, N}, DType::f32);
+    b.kv_cache_out(rec_state);
+    const TensorId conv = ssm_depthwise_conv1d(b, cat, w.conv_w, w.conv_b, 0, false);
+    b.drop(cat);
+    const TensorId act = b.unary("silu", b.view(conv, {B, conv_dim, 1}), true, false);
+    conv_out = b.to(act, b.dtype(xbct));
+  } else {
+    if (inf) {
+      // update_conv_state (prefill): the layer's lazily made zeros [B, C, K] of x's dtype, then copy_ of the last K
+      // columns (left-padded first when the prompt is shorter than K); returns x itself.
+      const TensorId cstate = b.generic_one("zeros", {}, {B, conv_dim, K}, b.dtype(xbc));
+      const TensorId src = S < K ? b.generic_one("constant_pad_nd", {xbct}, {B, conv_dim, K}, b.dtype(xbc)) : xbct;
+      b.inplace("copy_", cstate, false, {src});
+      b.kv_cache_out(cstate);
+    }
+    // causal_conv1d_fn(x, weight, bias, activation="silu"): F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S]
+    const TensorId xin = b.to(xbct, b.dtype(w.conv_w));
+    b.hold(xin);
+    const TensorId conv = ssm_depthwise_conv1d(b, xin, w.conv_w, w.conv_b, K - 1, xin == xbct);
+    const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, conv_dim, S}), true, false);
+    conv_out = b.to(act, b.dtype(xbct));
+    b.drop(xin);
+  }
   const TensorId xbc2 = keep(b.view(conv_out, {B, S, conv_dim}));  // .transpose(1, 2)
   const std::vector<TensorId> xbcs = b.split(xbc2, {{B, S, I}, {B, S, G * N}, {B, S, G * N}});
   const TensorId xs = keep(b.view(xbcs[0], {B, S, nh, hd}));
   const TensorId Bm = keep(b.view(xbcs[1], {B, S, G, N}));
   const TensorId Cm = keep(b.view(xbcs[2], {B, S, G, N}));
+  if (decode) {
+    const TensorId y = selective_state_update(b, s, w, A, b.view(xs, {B, nh, hd}), b.view(dt, {B, nh}),
+                                              b.view(Bm, {B, G, N}), b.view(Cm, {B, G, N}), rec_state);
+    const TensorId n = gated_rms_norm(b, b.view(y, {B, 1, I}), gate, w.norm_w);
+    const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
+    for (TensorId t : locals) b.drop(t);
+    return out;
+  }
 
   // ---- the chunked scan (mamba2 chunk scan's torch fallback), its locals bound until it returns
   std::vector<TensorId> scan_locals;
@@ -275,8 +340,13 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
   y = b.add(b.view(y, {B, Sp, nh, hd}), Dres);
   if (pad > 0) y = b.view(y, {B, S, nh, hd});
   b.hold(y);
-  for (TensorId t : scan_locals) b.drop(t);
   // ---- back in the mixer
+  if (inf) {  // cache_params.update_recurrent_state(final_state): zeros_like on first use, then copy_ (in place)
+    const TensorId rs = b.generic_one("zeros_like", {}, {B, nh, hd, N}, DType::f32);
+    b.inplace("copy_", rs, false, {ns});
+    b.kv_cache_out(rs);
+  }
+  for (TensorId t : scan_locals) b.drop(t);
   const TensorId y2 = b.view(y, {B, S, I});
   b.drop(y);
   const TensorId n = gated_rms_norm(b, y2, gate, w.norm_w);
