@@ -40,6 +40,7 @@
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/arch/ssm/mamba_parts.h"
 #include "engine/errors.h"
+#include "engine/limits.h"
 
 namespace memplan {
 
@@ -202,6 +203,14 @@ void build_mamba(GraphBuilder& b, const TransformerSpec& s) {
                 D = s.ssm_inner_size, N = s.ssm_state_size, K = s.ssm_conv_kernel;
   const bool prefill = inf && b.pass().past_len == 0;
   const bool from_generate = inf && b.pass().from_generate;
+  // The sequential scan is about ten graph ops per token and layer: refuse, naming the length, what would pass the
+  // graph's op limit (engine/limits.h) rather than fail inside the build.
+  if (S * s.num_layers > kMaxGraphOps / 10)
+    throw InputError("seq_len", std::to_string(S),
+                     "times num_hidden_layers (" + std::to_string(s.num_layers) + ") exceeds " +
+                         std::to_string(kMaxGraphOps / 10) +
+                         ": mamba's sequential scan (slow_forward) is replayed op by op, about ten ops per token and "
+                         "layer, and the graph is limited to " + std::to_string(kMaxGraphOps) + " ops");
   hf_construction_scalar(b);
   const TensorId embed = b.param("embeddings.weight", {s.vocab_size, H}, !cfg.freeze_embeddings);
   const TensorId ids = b.input({B, S}, DType::i64);
