@@ -168,11 +168,10 @@ TensorId slow_forward(GraphBuilder& b, const TransformerSpec& s, const MambaMixe
     b.drop(prev);
     prev = next;
     const TensorId y = b.matmul(b.to(next, dtype), b.view_copying_grad(Cm, {B, N, 1}, c_grad_bytes), {B, D, 1});
-    b.hold(y);  // the list keeps scan_output[:, :, 0]
+    keep(y);  // the list scan_outputs keeps scan_output[:, :, 0] until slow_forward returns
     outs.push_back(b.view(y, {B, D, 1}));
   }
   const TensorId stacked = b.cat_list("stack", outs, 2);  // [B, D, S]
-  for (const TensorId o : outs) b.drop(b.info(o).storage);
   const TensorId Dv = b.view(w.d, {1, D, 1});
   TensorId so = b.add(stacked, b.mul(hidden, Dv));
   so = b.mul(so, b.unary("silu", gate, true, false));
