@@ -232,6 +232,7 @@ TensorId GraphBuilder::sum_expand_grad(std::string_view name, TensorId x, Shape 
   if (op.has_backward) {
     GradSpec g{x, 0, 0};
     g.arrives_as_view = true;
+    g.narrow_of_out = true;  // the incoming block itself, whatever x's size (grad.expand: a view of it)
     op.grads.push_back(g);
   }
   return y;
