@@ -111,6 +111,7 @@ TensorId segment_sum(GraphBuilder& b, TensorId x) {
   b.hold(mask);
   const TensorId f = b.binary("masked_fill", e, b.generic_one("bitwise_not", {mask}, {T, T}, DType::boolean), false,
                               true);
+  b.hold(f);  // input_tensor, rebound to the masked tensor, stays bound until segment_sum returns
   const TensorId c = b.unary("cumsum", f, false, false);
   const TensorId mask2 = tril();
   b.drop(mask);
@@ -118,6 +119,7 @@ TensorId segment_sum(GraphBuilder& b, TensorId x) {
   const TensorId r =
       b.binary("masked_fill", c, b.generic_one("bitwise_not", {mask2}, {T, T}, DType::boolean), false, true);
   b.drop(mask2);
+  b.drop(f);
   return r;
 }
 
