@@ -64,121 +64,154 @@ MambaMixerParams mixer_params(GraphBuilder& b, const TransformerSpec& s, const s
   w.x_w = b.param(p + "x_proj.weight", {R + 2 * N, D}, train);
   w.dt_w = b.param(p + "dt_proj.weight", {D, R}, train);
   w.dt_b = b.param(p + "dt_proj.bias", {D}, train);
-  w.a_log = b.param(p + "A_log", {D, N}, train, DType::f32);
+  w.a_log = b.param(p + "A_log", {D, N}, train);
   w.d = b.param(p + "D", {D}, train);
   w.out_w = b.param(p + "out_proj.weight", {H, D}, train);
   if (s.ssm_bias) w.out_b = b.param(p + "out_proj.bias", {H}, train);
   return w;
 }
 
-// The cache tensors of one layer inside an inference pass (MambaCache.conv_states[i] [B, D, K] and
-// ssm_states[i] [B, D, N], in the cache's dtype), kNoTensor in training.
-struct LayerCache {
-  TensorId conv = kNoTensor, ssm = kNoTensor;
-};
-
-// MambaMixer.slow_forward on the normed input x [B, S, H] (the file header gives the statements).
-TensorId slow_forward(GraphBuilder& b, const TransformerSpec& s, const MambaMixerParams& w, TensorId x,
-                      const LayerCache& cache, bool with_mask) {
+// MambaMixer.forward on the normed input x [B, S, H] (the file header gives the statements). `with_mask`:
+// generate()'s prefill, whose all-ones attention_mask apply_mask_to_padding_states multiplies in twice.
+TensorId mixer_forward(GraphBuilder& b, const TransformerSpec& s, const MambaMixerParams& w, TensorId x,
+                       bool with_mask) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const bool decode = inf && b.pass().past_len > 0;
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, D = s.ssm_inner_size,
                 N = s.ssm_state_size, R = s.ssm_time_step_rank, K = s.ssm_conv_kernel;
   const DType dtype = b.dtype(x);
-  std::vector<TensorId> locals;  // bound until slow_forward returns
+  std::vector<TensorId> locals;  // bound until the function that made them returns
   auto keep = [&](TensorId t) {
     b.hold(t);
     locals.push_back(t);
     return t;
   };
-
-  const TensorId proj = keep(b.linear(x, w.in_w, w.in_b));  // [B, S, 2D]
+  if (with_mask) x = keep(b.scalar_op("mul_mask", x, false));  // (x * attention_mask[:, :, None]).to(dtype)
+  const TensorId proj = keep(b.linear(x, w.in_w, w.in_b));    // [B, S, 2D]
   // .transpose(1, 2): the chunk's backward concatenates a contiguous [B, 2D, S] gradient, which the linear's
   // reshape to [B * S, 2D] must copy unless B == 1.
   const TensorId projT = B > 1 ? b.view_copying_grad(proj, {B, 2 * D, S}) : b.view(proj, {B, 2 * D, S});
+  const TensorId A = keep(b.unary("neg", b.unary("exp", b.to(w.a_log, DType::f32), false, true, true), false, false));
   const std::vector<TensorId> chunks = b.split(projT, 2, {B, D, S});
-  TensorId hidden = keep(chunks[0]);
-  const TensorId gate = keep(chunks[1]);
-  // generate()'s prefill passes its all-ones attention_mask: hidden * attention_mask.unsqueeze(1) (an int64 mask
-  // does not promote), before and after the convolution
-  if (with_mask) hidden = keep(b.scalar_op("mul_mask", hidden, false));
+  const TensorId hbc = keep(chunks[0]), gate = keep(chunks[1]);
 
-  TensorId state;
-  if (!inf) {
-    state = b.generic_one("zeros", {}, {B, D, N}, dtype);
-  } else {
-    state = b.generic_one("clone", {cache.ssm}, {B, D, N}, b.dtype(cache.ssm));
-  }
-  b.hold(state);
-
+  TensorId conv_out;
   if (decode) {
-    // update_conv_state: conv_states[i].roll(-1, -1) (a copy), [:, :, cache_position] = new (index_put), then the
-    // cache tensor zeroed and += the rolled copy; returns the cache tensor itself.
-    const TensorId pos = b.generic_one("clamp", {}, {1}, DType::i64);
-    const TensorId rolled = b.generic_one("roll", {cache.conv}, {B, D, K}, b.dtype(cache.conv));
-    b.inplace("index_put_", rolled, false, {hidden, pos});
-    b.inplace("add_", cache.conv, false, {rolled});
-    const TensorId prod = b.mul(cache.conv, b.view(w.conv_w, {D, K}));  // conv_state * weight[:, 0, :]
-    TensorId h = b.generic_one("sum", {prod}, {B, D}, b.dtype(prod));
-    if (w.conv_b != kNoTensor) h = b.inplace("add_", h, false, {w.conv_b});
-    h = b.unary("silu", h, true, false);
-    h = b.to(h, dtype);
-    hidden = keep(b.view(h, {B, D, 1}));
+    // causal_conv1d_update over the cached conv_states[0]: cat([conv_state, x], -1).to(weight.dtype) [B, D, K + 1],
+    // conv_state.copy_(its last K columns), F.conv1d without padding, [:, :, -1:], silu, .to(x.dtype)
+    const TensorId cstate = b.kv_cache_in({B, D, K}, b.dtype(hbc));
+    const TensorId cat = b.to(b.cat("cat", {cstate, hbc}, 2), b.dtype(w.conv_w));
+    b.hold(cat);
+    b.inplace("copy_", cstate, false, {cat});
+    b.kv_cache_out(cstate);
+    const TensorId conv = ssm_depthwise_conv1d(b, cat, w.conv_w, w.conv_b, 0, false);
+    b.drop(cat);
+    conv_out = b.to(b.unary("silu", b.view(conv, {B, D, 1}), true, false), b.dtype(hbc));
   } else {
     if (inf) {
-      // conv_state = F.pad(hidden, (K - S, 0)): the last K columns (left-padded with zeros when S < K), a copy
-      const TensorId padded = b.generic_one("constant_pad_nd", {hidden}, {B, D, K}, b.dtype(hidden));
-      const TensorId pos = b.generic_one("clamp", {}, {K}, DType::i64);
-      const TensorId rolled = b.generic_one("roll", {cache.conv}, {B, D, K}, b.dtype(cache.conv));
-      const TensorId src = b.to(padded, b.dtype(cache.conv));
-      b.inplace("index_put_", rolled, false, {src, pos});
-      b.inplace("add_", cache.conv, false, {rolled});
+      // update_conv_state (prefill): the layer's lazily made zeros [B, D, K] of x's dtype, copy_ of the last K
+      // columns (left-padded first when the prompt is shorter than K); returns x itself
+      const TensorId cstate = b.generic_one("zeros", {}, {B, D, K}, b.dtype(hbc));
+      const TensorId src = S < K ? b.generic_one("constant_pad_nd", {hbc}, {B, D, K}, b.dtype(hbc)) : hbc;
+      b.inplace("copy_", cstate, false, {src});
+      b.kv_cache_out(cstate);
     }
-    const TensorId conv = ssm_depthwise_conv1d(b, hidden, w.conv_w, w.conv_b, K - 1, !with_mask);
-    // [..., :seq_len]: SliceBackward zero-fills a gradient of the whole conv output
-    const TensorId sl = b.view_copying_grad(conv, {B, D, S});
-    hidden = keep(b.unary("silu", sl, true, false));
+    // causal_conv1d_fn: F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype)
+    const TensorId xin = b.to(hbc, b.dtype(w.conv_w));
+    b.hold(xin);
+    const TensorId conv = ssm_depthwise_conv1d(b, xin, w.conv_w, w.conv_b, K - 1, xin == hbc);
+    conv_out = b.to(b.unary("silu", b.view_copying_grad(conv, {B, D, S}), true, false), b.dtype(hbc));
+    b.drop(xin);
   }
-  if (with_mask) hidden = keep(b.scalar_op("mul_mask", hidden, false));
-
-  // 3.a selection
-  const TensorId params =
-      keep(ssm_linear_transposed(b, b.view(hidden, {B, S, D}), w.x_w, kNoTensor, w.train));  // [B, S, R + 2N]
+  TensorId hs = keep(conv_out);  // [B, D, S]
+  TensorId hs_t = b.view(hs, {B, S, D});  // .transpose(1, 2)
+  if (with_mask) {  // apply_mask_to_padding_states on the transposed view: a product in its memory order
+    hs = keep(b.scalar_op("mul_mask", hs, false));
+    hs_t = b.view(hs, {B, S, D});
+  }
+  // 3. x_proj(hidden_states_B_C) split into time_step, B, C; time_step = dt_proj.weight @ time_step.transpose(1, 2)
+  const TensorId params = keep(ssm_linear_transposed(b, hs_t, w.x_w, kNoTensor, w.train));  // [B, S, R + 2N]
   const std::vector<TensorId> tbc = b.split(params, {{B, S, R}, {B, S, N}, {B, S, N}});
-  const TensorId time_step = keep(tbc[0]), Bm = keep(tbc[1]), Cm = keep(tbc[2]);
-  const TensorId dt_lin = b.linear(time_step, w.dt_w, w.dt_b);  // [B, S, D]
-  const TensorId dt = keep(b.view(b.unary("softplus", dt_lin, true, false, true), {B, D, S}));
-  // 3.b discretization
-  const TensorId A = keep(b.unary("neg", b.unary("exp", w.a_log, false, true, true), false, false));
-  const TensorId a_dt = b.mul(b.view(A, {1, D, 1, N}), b.view(dt, {B, D, S, 1}));
-  const TensorId dA = keep(b.unary("exp", a_dt, false, true, true));                  // [B, D, S, N] fp32
-  const TensorId dB = keep(b.mul(b.view(dt, {B, D, S, 1}), b.view(b.to(Bm, DType::f32), {B, 1, S, N})));
-  const TensorId dBu = keep(b.mul(dB, b.view(b.to(hidden, DType::f32), {B, D, S, 1})));
+  const TensorId Bm = keep(tbc[1]), Cm = keep(tbc[2]);
+  // matmul(weight [D, R], [B, R, S]): folded to an mm over time_step's [B * S, R] rows (a view), [B, S, D] viewed
+  // as [B, D, S]
+  const TensorId ts = keep(b.view(b.linear(tbc[0], w.dt_w), {B, D, S}));
+  const TensorId bias32 = keep(b.to(w.dt_b, DType::f32));  // time_proj_bias = dt_proj.bias.float()
 
-  // 3.c the sequential scan
-  const int64_t c_grad_bytes = B * S * N * static_cast<int64_t>(dtype_bytes(b.dtype(Cm)));
-  std::vector<TensorId> outs;
-  outs.reserve(static_cast<size_t>(S));
-  TensorId prev = state;
-  for (int64_t i = 0; i < S; ++i) {
-    const TensorId m = b.mul(b.view_copying_grad(dA, {B, D, N}), prev);
-    const TensorId next = b.add(m, b.view_copying_grad(dBu, {B, D, N}));
-    b.hold(next);
-    b.drop(prev);
-    prev = next;
-    const TensorId y = b.matmul(b.to(next, dtype), b.view_copying_grad(Cm, {B, N, 1}, c_grad_bytes), {B, D, 1});
-    keep(y);  // the list scan_outputs keeps scan_output[:, :, 0] until slow_forward returns
-    outs.push_back(b.view(y, {B, D, 1}));
+  TensorId y;
+  TensorId final_state = kNoTensor;
+  if (decode) {
+    // mamba_selective_state_update over the cached recurrent_states[0] [B, D, N] (fp32)
+    const TensorId state = b.kv_cache_in({B, D, N}, DType::f32);
+    b.kv_cache_out(state);
+    const TensorId xs = b.view(hs, {B, D});
+    TensorId d = b.add(b.view(ts, {B, D}), b.to(bias32, b.dtype(ts)));
+    d = b.unary("softplus", d, true, false, true);
+    const TensorId dA = b.unary("exp", b.mul(b.view(b.to(d, DType::f32), {B, D, 1}), A), false, true, true);
+    const TensorId dB = b.mul(b.view(b.to(d, DType::f32), {B, D, 1}), b.view(b.to(b.view(Bm, {B, N}), DType::f32),
+                                                                             {B, 1, N}));
+    const TensorId dBx = b.mul(dB, b.view(b.to(xs, DType::f32), {B, D, 1}));
+    const TensorId ns = b.add(b.mul(b.to(state, DType::f32), dA), dBx);
+    b.hold(ns);
+    b.inplace("copy_", state, false, {b.to(ns, DType::f32)});
+    TensorId o = b.matmul(b.to(ns, b.dtype(Cm)), b.view(Cm, {B, N, 1}), {B, D, 1});
+    b.drop(ns);
+    o = b.add(b.view(o, {B, D}), b.mul(xs, w.d));
+    o = b.mul(o, b.unary("silu", b.view(gate, {B, D}), true, false));
+    y = b.view(b.to(o, b.dtype(xs)), {B, D, 1});
+  } else {
+    // mamba_selective_scan(hidden [B, D, S], time_step, A, B, C, D.float(), z=gate, delta_bias, softplus), its
+    // locals bound until it returns
+    std::vector<TensorId> scan_locals;
+    auto skeep = [&](TensorId t) {
+      b.hold(t);
+      scan_locals.push_back(t);
+      return t;
+    };
+    const TensorId D32 = keep(b.to(w.d, DType::f32));
+    const DType in_dt = b.dtype(hs);
+    TensorId dt = b.add(ts, b.view(b.to(bias32, b.dtype(ts)), {D, 1}));
+    dt = skeep(b.unary("softplus", dt, true, false, true));  // [B, D, S]
+    const TensorId a_dt = b.mul(b.view(A, {1, D, 1, N}), b.view(dt, {B, D, S, 1}));
+    const TensorId dA = skeep(b.unary("exp", a_dt, false, true, true));  // [B, D, S, N] fp32
+    const TensorId dB = skeep(b.mul(b.view(dt, {B, D, S, 1}), b.view(b.to(Bm, DType::f32), {B, 1, S, N})));
+    const TensorId dBu = skeep(b.mul(dB, b.view(b.to(hs, DType::f32), {B, D, S, 1})));
+    // the sequential scan
+    const int64_t c_grad_bytes = B * S * N * static_cast<int64_t>(dtype_bytes(b.dtype(Cm)));
+    std::vector<TensorId> outs;
+    outs.reserve(static_cast<size_t>(S));
+    TensorId prev = b.generic_one("zeros", {}, {B, D, N}, in_dt);
+    b.hold(prev);
+    for (int64_t i = 0; i < S; ++i) {
+      const TensorId m = b.mul(b.view_copying_grad(dA, {B, D, N}), prev);
+      const TensorId next = b.add(m, b.view_copying_grad(dBu, {B, D, N}));
+      b.hold(next);
+      b.drop(prev);
+      prev = next;
+      const TensorId o = b.matmul(b.to(next, in_dt), b.view_copying_grad(Cm, {B, N, 1}, c_grad_bytes), {B, D, 1});
+      skeep(o);  // the list scan_outputs keeps scan_output[:, :, 0] until the function returns
+      outs.push_back(b.view(o, {B, D, 1}));
+    }
+    TensorId so = b.cat_list("stack", outs, 2);  // [B, D, S]
+    so = b.add(so, b.mul(hs, b.view(D32, {1, D, 1})));
+    so = b.mul(so, b.unary("silu", gate, true, false));
+    b.hold(so);
+    final_state = prev;
+    for (TensorId t : scan_locals) b.drop(t);
+    if (inf) {  // update_recurrent_state(final_state): zeros_like on first use, then copy_
+      const TensorId rs = b.generic_one("zeros_like", {}, {B, D, N}, b.dtype(final_state));
+      b.inplace("copy_", rs, false, {final_state});
+      b.kv_cache_out(rs);
+    }
+    b.drop(final_state);
+    y = so;
   }
-  const TensorId stacked = b.cat_list("stack", outs, 2);  // [B, D, S]
-  const TensorId Dv = b.view(w.d, {1, D, 1});
-  TensorId so = b.add(stacked, b.mul(hidden, Dv));
-  so = b.mul(so, b.unary("silu", gate, true, false));
-  if (inf) b.inplace("copy_", cache.ssm, false, {prev});
-  const TensorId out = ssm_linear_transposed(b, b.view(so, {B, S, D}), w.out_w, w.out_b, w.train);
-  b.drop(prev);
-  for (const TensorId t : locals) b.drop(t);
+  // out_proj(scan_output.transpose(1, 2).to(dtype)): the cast keeps the transposed memory order
+  const TensorId yt = b.to(b.view(y, {B, S, D}), dtype);
+  const TensorId out = ssm_linear_transposed(b, yt, w.out_w, w.out_b, w.train);
+  if (y != kNoTensor) b.drop(y);
+  for (TensorId t : locals) b.drop(t);
   return out;
 }
 
@@ -198,8 +231,7 @@ void build_mamba(GraphBuilder& b, const TransformerSpec& s) {
                      "mamba has no attention: transformers refuses attn_implementation=\"sdpa\" for MambaForCausalLM "
                      "(eager is accepted and changes nothing)");
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                D = s.ssm_inner_size, N = s.ssm_state_size, K = s.ssm_conv_kernel;
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size;
   const bool prefill = inf && b.pass().past_len == 0;
   const bool from_generate = inf && b.pass().from_generate;
   // The sequential scan is about ten graph ops per token and layer: refuse, naming the length, what would pass the
@@ -213,34 +245,9 @@ void build_mamba(GraphBuilder& b, const TransformerSpec& s) {
   hf_construction_scalar(b);
   const TensorId embed = b.param("embeddings.weight", {s.vocab_size, H}, !cfg.freeze_embeddings);
   const TensorId ids = b.input({B, S}, DType::i64);
-  // MambaCache: per layer conv_states [B, D, K] and ssm_states [B, D, N] zeros in the model's dtype, made by
-  // prepare_inputs_for_generation before generate()'s prefill, or by MambaModel.forward after the embedding in a
-  // plain forward; cache_position = arange(conv_kernel) after it. Updated in place afterwards (slots conv, ssm per
-  // layer).
-  std::vector<LayerCache> caches(static_cast<size_t>(s.num_layers));
-  const DType cdt = b.param_dtype();
-  const auto make_cache = [&] {
-    for (auto& c : caches) {
-      c.conv = b.generic_one("zeros", {}, {B, D, K}, cdt);
-      c.ssm = b.generic_one("zeros", {}, {B, D, N}, cdt);
-      b.kv_cache_out(c.conv);
-      b.kv_cache_out(c.ssm);
-    }
-    b.generic_one("arange", {}, {K}, DType::i64);
-  };
-  if (inf && !prefill) {
-    for (auto& c : caches) {
-      c.conv = b.kv_cache_in({B, D, K}, cdt);
-      c.ssm = b.kv_cache_in({B, D, N}, cdt);
-      b.kv_cache_out(c.conv);
-      b.kv_cache_out(c.ssm);
-    }
-  }
-  if (prefill && from_generate) make_cache();
   TensorId h = b.embedding(ids, embed);
   const TensorId inputs_embeds = h;
   b.hold(inputs_embeds);
-  if (prefill && !from_generate) make_cache();
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
@@ -249,10 +256,8 @@ void build_mamba(GraphBuilder& b, const TransformerSpec& s) {
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);
-    const LayerCache cache = caches[static_cast<size_t>(i)];
-    h = ssm_block(b, h, norm, s.ssm_residual_in_fp32, [&](TensorId x) {
-      return slow_forward(b, s, w, x, cache, prefill && from_generate);
-    });
+    h = ssm_block(b, h, norm, s.ssm_residual_in_fp32,
+                  [&](TensorId x) { return mixer_forward(b, s, w, x, prefill && from_generate); });
     if (layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
   }

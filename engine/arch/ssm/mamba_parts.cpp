@@ -50,7 +50,6 @@ void ssm_causal_lm_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidd
       s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
   Shape hs = b.shape(hidden);
-  const int64_t B = hs[0], S = hs[1];
   if (!b.training()) {
     const int64_t keep = cfg.logits_to_keep;
     if (keep > 0 && keep < hs[1]) hs[1] = keep;
@@ -62,24 +61,8 @@ void ssm_causal_lm_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidd
   }
   const TensorId hc = b.to(hidden, b.dtype(head));
   const TensorId logits = b.to(b.linear(hc, head), DType::f32);
-  b.hold(logits);  // the output's logits until the forward returns
   b.mark_model_end();
-  // logits[..., :-1, :]: SliceBackward zero-fills a gradient of the whole logits; .contiguous() copies for B > 1.
-  // (seq_len 1 leaves no target: torch's mean over none is NaN; the graph keeps one position so it stays
-  // non-empty, the parameter count's one-token graph among them.)
-  const int64_t T = S > 1 ? S - 1 : 1;
-  TensorId shift = b.view_copying_grad(logits, {B, T, V});
-  if (B > 1) shift = b.contiguous_copy(shift, {B, T, V});
-  b.hold(shift);
-  TensorId labels = b.view(ids, {B, T});  // labels[..., 1:]
-  if (B > 1) {
-    labels = b.generic_one("contiguous", {labels}, {B, T}, DType::i64);
-    b.hold(labels);
-  }
-  const TensorId loss = b.cross_entropy(b.view(shift, {B * T, V}), b.view(labels, {B * T}));
-  if (B > 1) b.drop(labels);
-  b.drop(shift);
-  b.drop(logits);
+  const TensorId loss = causal_lm_loss(b, logits, ids);  // self.loss_function: ForCausalLMLoss
   b.exit_autocast();
   b.set_loss(loss);
 }

@@ -37,12 +37,9 @@ using SsmMixerFn = std::function<TensorId(TensorId x)>;
 TensorId ssm_block(GraphBuilder& b, TensorId h, TensorId norm_w, bool residual_in_fp32, const SsmMixerFn& mixer);
 
 // The MambaForCausalLM / Mamba2ForCausalLM head after norm_f returned `hidden` [B, S, H] (held by the caller until
-// the forward returns): logits = lm_head(hidden[:, slice].to(lm_head.weight.dtype)).float(); in training the loss
-// written out in the forward: shift_logits = logits[..., :-1, :].contiguous() (a copy unless B == 1; the slice's
-// backward zero-fills a whole-logits gradient), shift_labels = labels[..., 1:].contiguous(),
-// CrossEntropyLoss()(shift_logits.view(-1, V), shift_labels.view(-1)); both shifted tensors stay bound until the
-// forward returns. Inference: the last logits_to_keep positions. `embed`: the token embedding, the head's weight
-// when s.tie_word_embeddings.
+// the forward returns): logits = lm_head(hidden[:, slice].to(lm_head.weight.dtype)).float(), then in training
+// self.loss_function (ForCausalLMLoss, causal_lm_loss); in inference the last logits_to_keep positions. `embed`:
+// the token embedding, the head's weight when s.tie_word_embeddings.
 void ssm_causal_lm_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids);
 
 // ---- Mamba2Mixer (mamba2.cpp; the hybrids reuse it)
