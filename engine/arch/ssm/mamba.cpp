@@ -134,9 +134,19 @@ TensorId mixer_forward(GraphBuilder& b, const TransformerSpec& s, const MambaMix
   const TensorId params = keep(ssm_linear_transposed(b, hs_t, w.x_w, kNoTensor, w.train));  // [B, S, R + 2N]
   const std::vector<TensorId> tbc = b.split(params, {{B, S, R}, {B, S, N}, {B, S, N}});
   const TensorId Bm = keep(tbc[1]), Cm = keep(tbc[2]);
-  // matmul(weight [D, R], [B, R, S]): folded to an mm over time_step's [B * S, R] rows (a view), [B, S, D] viewed
-  // as [B, D, S]
-  const TensorId ts = keep(b.view(b.linear(tbc[0], w.dt_w), {B, D, S}));
+  // matmul(weight [D, R], time_step.transpose(1, 2) [B, R, S]): when the weight operand requires grad (a trainable
+  // weight, or any parameter outside autocast even under inference_mode) matmul folds: an mm over time_step's
+  // [B * S, R] rows (a view), whose [B, S, D] output it returns as output.mT().contiguous() (a [B, D, S] copy; the
+  // mm output dies; the copy's gradient reaches the mm reshaped, a copy unless B == 1). Otherwise bmm over the
+  // expanded weight writes [B, D, S] directly.
+  TensorId ts;
+  if (w.train && (b.training() || !b.autocast())) {
+    const TensorId mm = b.linear(tbc[0], w.dt_w);
+    const TensorId mmT = B > 1 ? b.view_copying_grad(mm, {B, D, S}) : b.view(mm, {B, D, S});
+    ts = keep(b.contiguous_copy(mmT, {B, D, S}));
+  } else {
+    ts = keep(b.matmul(b.expand(b.view(w.dt_w, {1, D, R}), {B, D, R}), b.view(tbc[0], {B, R, S}), {B, D, S}));
+  }
   const TensorId bias32 = keep(b.to(w.dt_b, DType::f32));  // time_proj_bias = dt_proj.bias.float()
 
   TensorId y;
