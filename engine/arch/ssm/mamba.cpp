@@ -124,12 +124,11 @@ TensorId mixer_forward(GraphBuilder& b, const TransformerSpec& s, const MambaMix
     conv_out = b.to(b.unary("silu", b.view_copying_grad(conv, {B, D, S}), true, false), b.dtype(hbc));
     b.drop(xin);
   }
-  TensorId hs = keep(conv_out);  // [B, D, S]
-  TensorId hs_t = b.view(hs, {B, S, D});  // .transpose(1, 2)
-  if (with_mask) {  // apply_mask_to_padding_states on the transposed view: a product in its memory order
-    hs = keep(b.scalar_op("mul_mask", hs, false));
-    hs_t = b.view(hs, {B, S, D});
-  }
+  // hidden_states_B_C [B, D, S], viewed .transpose(1, 2); apply_mask_to_padding_states multiplies it by the mask
+  // (a product in its memory order) and the rebinding frees the conv's output
+  TensorId hs = with_mask ? b.scalar_op("mul_mask", conv_out, false) : conv_out;
+  keep(hs);
+  const TensorId hs_t = b.view(hs, {B, S, D});
   // 3. x_proj(hidden_states_B_C) split into time_step, B, C; time_step = dt_proj.weight @ time_step.transpose(1, 2)
   const TensorId params = keep(ssm_linear_transposed(b, hs_t, w.x_w, kNoTensor, w.train));  // [B, S, R + 2N]
   const std::vector<TensorId> tbc = b.split(params, {{B, S, R}, {B, S, N}, {B, S, N}});

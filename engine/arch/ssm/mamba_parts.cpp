@@ -37,7 +37,9 @@ TensorId ssm_block(GraphBuilder& b, TensorId h, TensorId norm_w, bool residual_i
   const TensorId n = rms_norm(b, cast, norm_w, cast != h);
   TensorId res = residual_in_fp32 ? b.to(residual, DType::f32) : residual;
   b.hold(res);  // `residual` until the block returns
+  b.hold(n);  // the block's hidden_states until the mixer returns
   const TensorId out = mixer(n);
+  b.drop(n);
   const TensorId y = b.add(res, out);
   b.drop(res);
   return y;
