@@ -54,11 +54,11 @@ def tuning():
 
 def holdout():
     return [
-        training("f22-mb-2b8-fp32-b2s384-4l", hf(MB, MB_2B8_4, "eager"), 2, 384, "fp32", "adamw", _est_gib=10),
+        training("f22-mb-2b8-fp32-b2s384-4l", hf(MB, MB_2B8_4, "eager"), 2, 384, "fp32", "adamw", _est_gib=9),
         training("f22-mb2-2b7-ampfp16-b1s700-3l", hf(MB2, MB2_2B7_3, "eager"), 1, 700, "amp_fp16", "adamw",
-                 _est_gib=34),
+                 _est_gib=24),
         dict(inference("f22-mb-130m-infer-ampfp16-b3s1000-g24", hf(MB, MB_130M, "eager"), 3, 1000, "amp_fp16", 24),
-             _est_gib=3),
+             _est_gib=2),
     ]
 
 
