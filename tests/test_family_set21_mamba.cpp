@@ -11,7 +11,9 @@
 #include "family_test_helpers.h"
 #include "fidelity_cases.h"
 #include "models/hf_config.h"
+#include "models/load_model.h"
 #include "models/param_count.h"
+#include "models/zoo.h"
 
 using memplan::TransformerSpec;
 
@@ -144,6 +146,8 @@ TEST_CASE("mamba / mamba2 parameter counts at the published widths", "[family][s
     INFO(w.config);
     CHECK(memplan::param_count(model_of(w.config)) == w.params);
   }
+  // The zoo's published state-spaces/mamba-130m-hf config.json: the card's 129M, derived above.
+  CHECK(memplan::param_count(memplan::load_zoo_model("mamba-130m")) == 129'135'360);
 }
 
 TEST_CASE("mamba / mamba2: measured H200 cases of family set 21", "[family][set21]") {
