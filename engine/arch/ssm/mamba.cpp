@@ -1,38 +1,31 @@
 // MambaForCausalLM (transformers 5.17 models/mamba/modeling_mamba.py) on its PyTorch path: training forward + loss,
 // or one inference pass (prefill / decode step of generate()). Neither mamba_ssm nor causal_conv1d is installed, so
-// MambaMixer.forward runs slow_forward (use_mambapy false: the sequential scan; mambapy's pscan is refused by the
-// importer). A run with the CUDA kernels (cuda_kernels_forward) allocates differently and is not modelled.
+// the kernelized functions fall back to their torch bodies (mamba_inner_fn is a stub returning None, so the
+// unfused path runs); use_mambapy is refused by the importer, and the associative scan runs only under
+// torch.compile. A run with the CUDA kernels allocates differently and is not modelled.
 //   embeddings(input_ids) (inputs_embeds, bound until the forward returns) -> N x MambaBlock (mamba_parts.h
-//   ssm_block: RMSNorm, fp32 residual) -> norm_f -> lm_head (tied by default) -> .float() -> the loss written out.
-//   slow_forward(x) with D = intermediate_size, N = state_size, R = time_step_rank, dtype = x.dtype:
-//     projected = in_proj(x).transpose(1, 2)                     [B, 2D, S] view of [B, S, 2D]
-//     hidden, gate = projected.chunk(2, dim=1)                    [B, D, S] views
-//     training: ssm_state = zeros(B, D, N, dtype)
-//     inference with the cache: ssm_state = cache.ssm_states[i].clone(); prefill: conv_state = F.pad(hidden,
-//       (K - S, 0)) (the last K columns, a copy) written into the cache (update_conv_state: roll copy, index_put,
-//       zero_, +=), then the conv as in training; decode: update_conv_state with the new column, returning the cache
-//       tensor; hidden = sum(conv_state * conv1d.weight[:, 0, :], -1) (+= bias), act, .to(dtype), unsqueeze(-1)
-//     hidden = act(conv1d(hidden)[..., :S])                      depthwise conv on a strided view (a contiguous copy)
-//     ssm_parameters = x_proj(hidden.transpose(1, 2))            [B, S, R + 2N] (ssm_linear_transposed)
-//     time_step, B, C = split(...)                                views
-//     dt = softplus(dt_proj(time_step)).transpose(1, 2)           [B, D, S] (softplus: fp32 under autocast)
-//     A = -exp(A_log.float())                                     [D, N] (A_log is an fp32 parameter in every
-//                                                                 precision: MambaMixer builds it from an fp32 arange)
-//     discrete_A = exp(A[None, :, None, :] * dt[..., None])       [B, D, S, N] fp32
-//     discrete_B = dt[..., None] * B[:, None].float()             [B, D, S, N] fp32
-//     deltaB_u = discrete_B * hidden[..., None].float()           [B, D, S, N] fp32
-//     for i in range(S): ssm_state = discrete_A[:, :, i] * ssm_state + deltaB_u[:, :, i]   [B, D, N] fp32
-//                        scan_output = matmul(ssm_state.to(dtype), C[:, i].unsqueeze(-1)); list.append([:, :, 0])
-//       (each select's backward zero-fills a gradient of the whole tensor it selects from; the states and their
-//       casts are kept for backward)
-//     scan_output = stack(list, -1) + hidden * D[None, :, None]; scan_output = scan_output * act(gate)
-//     inference: cache.ssm_states[i].copy_(ssm_state)
-//     out_proj(scan_output.transpose(1, 2))
-//   Every local (projected, the chunks, hidden, the SSM parameters, dt, A, discrete_A / B, deltaB_u, the list, the
-//   state) stays bound until slow_forward returns.
+//   ssm_block: RMSNorm, fp32 residual) -> norm_f -> lm_head (tied by default) -> .float() -> ForCausalLMLoss.
+//   MambaMixer.forward(x) with D = intermediate_size, N = state_size, R = time_step_rank, K = conv_kernel:
+//     projected = in_proj(x).transpose(1, 2)                  [B, 2D, S] view of [B, S, 2D]
+//     A = -exp(A_log.float())                                  [D, N] fp32 (A_log in the model's dtype)
+//     xBC, gate = projected.chunk(2, dim=1)                    [B, D, S] views
+//     prefill with a cache: update_conv_state (the layer's lazy zeros [B, D, K], copy_ of the last K columns)
+//     decode: causal_conv1d_update over the cached state; else causal_conv1d_fn: F.conv1d(x.to(weight.dtype),
+//       padding K - 1) on the strided channel slice (a contiguous copy), [..., :S], silu, .to(x.dtype)
+//     time_step, B, C = x_proj(xBC.transpose(1, 2)).split(...)  (ssm_linear_transposed)
+//     time_step = dt_proj.weight @ time_step.transpose(1, 2)   [B, D, S] (folded mm + .mT().contiguous())
+//     mamba_selective_scan: dt + bias.float().to(dt.dtype), softplus; discrete_A = exp(A * dt), discrete_B =
+//       dt * B.float(), deltaB_u = discrete_B * x.float() ([B, D, S, N] fp32, bound until it returns); per token
+//       ssm_state = discrete_A[:, :, i] * ssm_state + deltaB_u[:, :, i], matmul(ssm_state.to(x.dtype), C[:, i]
+//       .unsqueeze(-1)) appended to a list (each select's backward zero-fills a gradient of the whole tensor it
+//       selects from; states and casts are saved); stack, + x * D.float(), * silu(gate)
+//     decode: mamba_selective_state_update over the cached fp32 state (updated in place)
+//     inference: update_recurrent_state(final state): zeros_like on first use, copy_
+//     out_proj(y.transpose(1, 2).to(dtype))
+//   generate()'s prefill passes its all-ones mask: apply_mask_to_padding_states multiplies x and the conv output.
 // Parameters per layer, registration order: norm.weight (MambaBlock creates its norm before the mixer), then the
 // mixer's conv1d.weight [D, 1, K] (+ bias), in_proj [2D, H] (+ bias), x_proj [R + 2N, D], dt_proj [D, R] + bias,
-// A_log [D, N] (fp32), D [D], out_proj [H, D] (+ bias). Before the layers: embeddings [V, H]; after: norm_f.
+// A_log [D, N], D [D], out_proj [H, D] (+ bias). Before the layers: embeddings [V, H]; after: norm_f.
 #include <string>
 #include <vector>
 

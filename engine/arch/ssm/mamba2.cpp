@@ -40,11 +40,9 @@ void build_mamba2(GraphBuilder& b, const TransformerSpec& s) {
   hf_construction_scalar(b);
   const TensorId embed = b.param("embeddings.weight", {s.vocab_size, H}, !cfg.freeze_embeddings);
   const TensorId ids = b.input({B, S}, DType::i64);
-  Mamba2Cache cache = mamba2_cache_begin(b, s);
   TensorId h = b.embedding(ids, embed);
   const TensorId inputs_embeds = h;
   b.hold(inputs_embeds);
-  mamba2_cache_after_embedding(b, s, cache);
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
@@ -54,7 +52,7 @@ void build_mamba2(GraphBuilder& b, const TransformerSpec& s) {
     const TensorId layer_in = h;
     b.hold(layer_in);
     h = ssm_block(b, h, norm, s.ssm_residual_in_fp32,
-                  [&](TensorId x) { return mamba2_mixer(b, s, w, x, cache, i); });
+                  [&](TensorId x) { return mamba2_mixer(b, s, w, x); });
     if (layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
   }

@@ -154,18 +154,6 @@ Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s,
   return w;
 }
 
-Mamba2Cache mamba2_cache_begin(GraphBuilder& b, const TransformerSpec& s) {
-  (void)b;
-  (void)s;
-  return {};
-}
-
-void mamba2_cache_after_embedding(GraphBuilder& b, const TransformerSpec& s, Mamba2Cache& cache) {
-  (void)b;
-  (void)s;
-  (void)cache;
-}
-
 namespace {
 
 // mamba2_selective_state_update's torch fallback (one decode token) over the cached state `state` [B, h, hd, N]
@@ -196,10 +184,7 @@ TensorId selective_state_update(GraphBuilder& b, const TransformerSpec& s, const
 
 }  // namespace
 
-TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x,
-                      Mamba2Cache& cache, int64_t layer) {
-  (void)cache;
-  (void)layer;
+TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, I = s.ssm_inner_size,

@@ -52,18 +52,11 @@ struct Mamba2MixerParams {
 // Registers one mixer's parameters under prefix `p` in Mamba2Mixer.__init__'s order (mamba2.cpp's header).
 Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
 
-// The recurrent cache of an inference pass: per layer the conv state [B, I + 2GN, K] and the SSM state
-// [B, h, hd, N] (kNoTensor in training).
-struct Mamba2Cache {
-  std::vector<TensorId> conv, ssm;
-};
-// The cache's tensors an inference pass starts from (decode: the previous pass's), before the embedding.
-Mamba2Cache mamba2_cache_begin(GraphBuilder& b, const TransformerSpec& s);
-// What the model's forward makes after the embedding (nothing yet).
-void mamba2_cache_after_embedding(GraphBuilder& b, const TransformerSpec& s, Mamba2Cache& cache);
-
-// Mamba2Mixer.forward on the normed input x [B, S, H] of layer `layer` (mamba2.cpp's header gives the statements).
-TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x,
-                      Mamba2Cache& cache, int64_t layer);
+// Mamba2Mixer.forward on the normed input x [B, S, H] (mamba2.cpp's header gives the statements). Inference: the
+// layer's LinearAttentionLayer cache as 5.17 keeps it, two slots per layer in update order (conv_states[0]
+// [B, I + 2GN, K] in x's dtype, recurrent_states[0] [B, h, hd, N] fp32): the prefill makes each lazily (zeros) and
+// copies into it; a decode step reads and updates both in place (causal_conv1d_update,
+// mamba2_selective_state_update's torch fallback).
+TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x);
 
 }  // namespace memplan
