@@ -215,6 +215,29 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
+TensorId GraphBuilder::expand(TensorId x, Shape s) {
+  TensorId v = new_tensor(std::move(s), dtype(x), TensorKind::activation, x);
+  Op& op = emit("expand", {x});
+  op.outs = {v};
+  finish_outs(op);
+  if (op.has_backward) op.grads.push_back(passed_through_grad(x, v));
+  return v;
+}
+
+TensorId GraphBuilder::sum_expand_grad(std::string_view name, TensorId x, Shape s) {
+  TensorId y = new_tensor(std::move(s), dtype(x), TensorKind::activation);
+  Op& op = emit(name, {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward) {
+    GradSpec g{x, 0, 0};
+    g.arrives_as_view = true;
+    g.narrow_of_out = true;  // the incoming block itself, whatever x's size (grad.expand: a view of it)
+    op.grads.push_back(g);
+  }
+  return y;
+}
+
 TensorId GraphBuilder::view_copying_grad(TensorId x, Shape s, int64_t grad_bytes) {
   TensorId v = view(x, std::move(s));
   Op& op = g_.ops.back();

@@ -99,6 +99,14 @@ class GraphBuilder {
   TensorId inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
                               std::initializer_list<int64_t> bwd_pre_temp_bytes = {});
 
+  // x.expand(shape): a view (no allocation) whose backward (ExpandBackward: sum_to) reduces the incoming
+  // gradient back to x's shape, a fresh x-sized buffer with the reduction's workspace (the state-space mixers'
+  // segment_sum).
+  TensorId expand(TensorId x, Shape shape);
+  // x.sum(dims) into `out_shape` (a new tensor): SumBackward hands the gradient on expanded to x's shape, a view of
+  // the incoming one (no allocation). The state-space mixers' broadcast-product contractions.
+  TensorId sum_expand_grad(std::string_view name, TensorId x, Shape out_shape);
+
   // ---- dtype
   TensorId to(TensorId x, DType dtype);  // .to(dtype): no-op when equal, else a copy with ToCopyBackward
   TensorId autocast_low(TensorId x);     // cast as a lower-precision autocast op would (cached for params)

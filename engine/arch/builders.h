@@ -99,6 +99,8 @@ void build_jetmoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_wav2vec2(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/audio/wav2vec2.cpp (ForCTC, seq_cls, feature)
 void build_hubert(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/audio/hubert.cpp
 void build_wavlm(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/audio/wavlm.cpp (eager only)
+void build_mamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/mamba.cpp
+void build_mamba2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/ssm/mamba2.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -275,6 +275,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"dots1", build_dots1},
       {"dbrx", build_dbrx},
       {"jetmoe", build_jetmoe},
+      {"mamba", build_mamba},
+      {"mamba2", build_mamba2},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -289,7 +291,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }

@@ -499,6 +499,21 @@ struct TransformerSpec {
   // WavLM's gated relative position bias: num_buckets and max_bucket_distance (the first layer's rel_attn_embed
   // [num_buckets, heads]).
   int64_t wavlm_num_buckets = 0, wavlm_max_distance = 0;
+
+  // [mamba]
+  // MambaConfig / Mamba2Config (5.17) mixer sizes, read by engine/arch/ssm/ only; 0 / false for other model_types.
+  // ssm_state_size: state_size (mamba 16, mamba2 128). ssm_inner_size: the mixer's intermediate_size
+  // (int(expand * hidden_size); mamba reads config.intermediate_size, which the config derives so).
+  // ssm_conv_kernel: conv_kernel (4), the depthwise causal conv's taps and the cached conv state's length.
+  // ssm_time_step_rank: mamba's dt_proj rank (time_step_rank, "auto" = ceil(hidden / 16)).
+  // ssm_bias: use_bias (false), biases on in_proj / out_proj; ssm_conv_bias: use_conv_bias (true), the conv's bias.
+  // ssm_residual_in_fp32: residual_in_fp32 (true), the block's residual cast to fp32 before the add.
+  int64_t ssm_state_size = 0, ssm_inner_size = 0, ssm_conv_kernel = 0, ssm_time_step_rank = 0;
+  bool ssm_bias = false, ssm_conv_bias = false, ssm_residual_in_fp32 = false;
+  // mamba2's multi-head SSD: ssm_num_heads (num_heads, 128) x ssm_head_dim (head_dim, 64) == ssm_inner_size,
+  // ssm_groups (n_groups, 8) dividing the heads (B and C are per group), ssm_chunk_size (chunk_size, 256): the
+  // chunked scan pads the sequence to a multiple of it. 0 for mamba.
+  int64_t ssm_num_heads = 0, ssm_head_dim = 0, ssm_groups = 0, ssm_chunk_size = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.

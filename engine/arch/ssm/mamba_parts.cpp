@@ -1,0 +1,330 @@
+#include "engine/arch/ssm/mamba_parts.h"
+
+#include <string>
+
+#include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+TensorId ssm_depthwise_conv1d(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int64_t pad, bool x_strided) {
+  const TensorId bc = bias == kNoTensor ? kNoTensor : b.autocast_low(bias);
+  const TensorId wc = b.autocast_low(w);
+  const TensorId xc = b.autocast_low(x);
+  const Shape xs = b.shape(xc), ws = b.shape(wc);
+  const int64_t len = xs[2] + 2 * pad - ws[2] + 1;
+  if (len < 1) throw InputError("seq_len", std::to_string(xs[2]), "too short for the model's convolution");
+  GraphBuilder::GenericOp op{"conv1d_depthwise", {xc, wc}, {{{xs[0], ws[0], len}, b.dtype(xc)}}, {0, 1}, {}, {}, {}};
+  if (bc != kNoTensor) op.reads.push_back(bc);
+  if (x_strided) {
+    op.reads.push_back(b.generic_one("contiguous", {}, xs, b.dtype(xc)));
+    op.bwd_pre_temp_bytes.push_back(b.info(xc).bytes);
+  }
+  return b.generic(op)[0];
+}
+
+TensorId ssm_linear_transposed(GraphBuilder& b, TensorId x_t, TensorId w, TensorId bias, bool trainable) {
+  const Shape xs = b.shape(x_t);
+  const bool fold = trainable && (b.training() || !b.autocast());
+  TensorId x = b.autocast_low(x_t);  // a cast keeps the transposed strides (preserve_format)
+  if (fold && xs[0] > 1) x = b.contiguous_copy(x, xs);
+  return b.linear(x, w, bias);
+}
+
+TensorId ssm_block(GraphBuilder& b, TensorId h, TensorId norm_w, bool residual_in_fp32, const SsmMixerFn& mixer) {
+  const TensorId residual = h;
+  const TensorId cast = b.to(h, b.dtype(norm_w));
+  const TensorId n = rms_norm(b, cast, norm_w, cast != h);
+  TensorId res = residual_in_fp32 ? b.to(residual, DType::f32) : residual;
+  b.hold(res);  // `residual` until the block returns
+  b.hold(n);  // the block's hidden_states until the mixer returns
+  const TensorId out = mixer(n);
+  b.drop(n);
+  const TensorId y = b.add(res, out);
+  b.drop(res);
+  return y;
+}
+
+void ssm_causal_lm_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids) {
+  const auto& cfg = b.config();
+  const int64_t H = s.hidden_size, V = s.vocab_size;
+  const TensorId head =
+      s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
+  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
+  Shape hs = b.shape(hidden);
+  if (!b.training()) {
+    const int64_t keep = cfg.logits_to_keep;
+    if (keep > 0 && keep < hs[1]) hs[1] = keep;
+    const TensorId last = b.to(b.view(hidden, hs), b.dtype(head));
+    const TensorId logits = b.to(b.linear(last, head), DType::f32);
+    b.hold(logits);
+    b.mark_model_end();
+    return;
+  }
+  const TensorId hc = b.to(hidden, b.dtype(head));
+  const TensorId logits = b.to(b.linear(hc, head), DType::f32);
+  b.mark_model_end();
+  const TensorId loss = causal_lm_loss(b, logits, ids);  // self.loss_function: ForCausalLMLoss
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
+}  // namespace memplan
+
+// ---- Mamba2Mixer
+
+namespace memplan {
+
+namespace {
+
+// segment_sum(x) over x [..., T]: x[..., None].expand(..., T, T), masked_fill(~tril(ones(T, T), -1), 0),
+// cumsum(dim=-2), masked_fill(~tril(ones(T, T), 0), -inf): each step a fresh [..., T, T] tensor; the masks are
+// bool [T, T] (ones, tril, ~ each a tensor; `mask` stays bound until rebound).
+TensorId segment_sum(GraphBuilder& b, TensorId x) {
+  Shape s = b.shape(x);
+  const int64_t T = s.back();
+  Shape col = s;
+  col.push_back(1);
+  Shape full = s;
+  full.push_back(T);
+  const TensorId e = b.expand(b.view(x, col), full);
+  auto tril = [&] {
+    const TensorId ones = b.generic_one("ones", {}, {T, T}, DType::boolean);
+    return b.generic_one("tril", {ones}, {T, T}, DType::boolean);
+  };
+  TensorId mask = tril();
+  b.hold(mask);
+  const TensorId f = b.binary("masked_fill", e, b.generic_one("bitwise_not", {mask}, {T, T}, DType::boolean), false,
+                              true);
+  b.hold(f);  // input_tensor, rebound to the masked tensor, stays bound until segment_sum returns
+  const TensorId c = b.unary("cumsum", f, false, false);
+  const TensorId mask2 = tril();
+  b.drop(mask);
+  b.hold(mask2);
+  const TensorId r =
+      b.binary("masked_fill", c, b.generic_one("bitwise_not", {mask2}, {T, T}, DType::boolean), false, true);
+  b.drop(mask2);
+  b.drop(f);
+  return r;
+}
+
+// F.pad / pad_tensor_by_size on dim `dim` by `pad` (a clone even when pad is 0: constant_pad_nd clones when no pad
+// is positive); its backward narrows and clones the gradient (a fresh x-sized buffer).
+TensorId pad_dim(GraphBuilder& b, TensorId x, size_t dim, int64_t pad) {
+  Shape s = b.shape(x);
+  s[dim] += pad;
+  return b.generic_one("constant_pad_nd", {x}, s, b.dtype(x));
+}
+
+// MambaRMSNormGated.forward(x, gate): x.to(float32) * silu(gate.to(float32)), variance, x * rsqrt(var + eps),
+// weight * x.to(input dtype).
+TensorId gated_rms_norm(GraphBuilder& b, TensorId x, TensorId gate, TensorId w) {
+  const DType in_dt = b.dtype(x);
+  const TensorId x32 = b.to(x, DType::f32);
+  const TensorId g = b.unary("silu", b.to(gate, DType::f32), true, false);
+  const TensorId x2 = b.mul(x32, g);
+  const TensorId var = b.reduce_last("mean", b.pow_scalar(x2), false);
+  b.hold(var);
+  const TensorId r = b.unary("rsqrt", b.add_scalar(var), false, true, true);
+  const TensorId n = b.mul(x2, r);
+  b.hold(n);
+  const TensorId y = b.mul(w, b.to(n, in_dt));
+  b.drop(n);
+  b.drop(var);
+  return y;
+}
+
+}  // namespace
+
+Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
+  const int64_t H = s.hidden_size, I = s.ssm_inner_size, nh = s.ssm_num_heads, K = s.ssm_conv_kernel,
+                conv_dim = I + 2 * s.ssm_groups * s.ssm_state_size;
+  Mamba2MixerParams w;
+  w.train = train;
+  w.conv_w = b.param(p + "conv1d.weight", {conv_dim, 1, K}, train);
+  if (s.ssm_conv_bias) w.conv_b = b.param(p + "conv1d.bias", {conv_dim}, train);
+  w.in_w = b.param(p + "in_proj.weight", {I + conv_dim + nh, H}, train);
+  if (s.ssm_bias) w.in_b = b.param(p + "in_proj.bias", {I + conv_dim + nh}, train);
+  w.dt_bias = b.param(p + "dt_bias", {nh}, train);
+  w.a_log = b.param(p + "A_log", {nh}, train);
+  w.norm_w = b.param(p + "norm.weight", {I}, train);
+  w.d = b.param(p + "D", {nh}, train);
+  w.out_w = b.param(p + "out_proj.weight", {H, I}, train);
+  if (s.ssm_bias) w.out_b = b.param(p + "out_proj.bias", {H}, train);
+  return w;
+}
+
+namespace {
+
+// mamba2_selective_state_update's torch fallback (one decode token) over the cached state `state` [B, h, hd, N]
+// (updated in place): x [B, h, hd], dt [B, h] (expanded over hd), B / C [B, G, N].
+TensorId selective_state_update(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId A,
+                                TensorId x, TensorId dt, TensorId Bm, TensorId Cm, TensorId state) {
+  const int64_t B = b.config().batch_size, nh = s.ssm_num_heads, hd = s.ssm_head_dim, N = s.ssm_state_size,
+                G = s.ssm_groups;
+  const TensorId dte = b.expand(b.view(dt, {B, nh, 1}), {B, nh, hd});
+  TensorId d = b.add(dte, b.to(b.expand(b.view(w.dt_bias, {nh, 1}), {nh, hd}), b.dtype(dt)));
+  d = b.unary("softplus", d, true, false, true);
+  const TensorId d4 = b.view(d, {B, nh, hd, 1});
+  const TensorId dA = b.unary("exp", b.mul(b.to(d4, DType::f32), b.view(A, {nh, 1, 1})), false, true, true);
+  const TensorId Bc = b.generic_one("contiguous", {Bm}, {B, G, nh / G, N}, b.dtype(Bm));
+  const TensorId dB = b.mul(d4, b.view(Bc, {B, nh, 1, N}));
+  const TensorId dBx = b.mul(dB, b.view(x, {B, nh, hd, 1}));
+  const TensorId ns = b.add(b.mul(state, dA), dBx);
+  b.hold(ns);
+  b.inplace("copy_", state, false, {b.to(ns, b.dtype(state))});
+  const TensorId Cc = b.generic_one("contiguous", {Cm}, {B, G, nh / G, N}, b.dtype(Cm));
+  const TensorId nsc = b.to(ns, b.dtype(Cc));
+  const TensorId y = b.matmul(b.view(nsc, {B * nh, hd, N}), b.view(Cc, {B * nh, N, 1}), {B * nh, hd, 1});
+  b.drop(ns);
+  TensorId out = b.add(b.view(y, {B, nh, hd}), b.mul(x, b.expand(b.view(w.d, {nh, 1}), {nh, hd})));
+  out = b.to(out, b.dtype(x));
+  return out;
+}
+
+}  // namespace
+
+TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, I = s.ssm_inner_size,
+                G = s.ssm_groups, N = s.ssm_state_size, nh = s.ssm_num_heads, hd = s.ssm_head_dim,
+                K = s.ssm_conv_kernel, cs = s.ssm_chunk_size, conv_dim = I + 2 * G * N;
+  const DType dtype = b.dtype(x);
+  std::vector<TensorId> locals;  // bound until the function that made them returns
+  auto keep = [&](TensorId t) {
+    b.hold(t);
+    locals.push_back(t);
+    return t;
+  };
+  const TensorId proj = keep(b.linear(x, w.in_w, w.in_b));
+  const TensorId A = keep(b.unary("neg", b.unary("exp", b.to(w.a_log, DType::f32), false, true, true), false, false));
+  const std::vector<TensorId> gxd = b.split(proj, {{B, S, I}, {B, S, conv_dim}, {B, S, nh}});
+  const TensorId gate = keep(gxd[0]), xbc = keep(gxd[1]), dt = keep(gxd[2]);
+  const bool decode = inf && b.pass().past_len > 0;
+  const TensorId xbct = b.view(xbc, {B, conv_dim, S});  // .transpose(1, 2)
+  TensorId conv_out;
+  TensorId rec_state = kNoTensor;
+  if (decode) {
+    // The layer's cached conv_states[0] / recurrent_states[0]; causal_conv1d_update: cat([conv_state, x], -1)
+    // .to(weight.dtype) [B, C, K + 1], conv_state.copy_(its last K columns), F.conv1d without padding [B, C, 2],
+    // [:, :, -1:], silu, .to(x.dtype).
+    const TensorId cstate = b.kv_cache_in({B, conv_dim, K}, b.dtype(xbc));
+    const TensorId cat = b.to(b.cat("cat", {cstate, xbct}, 2), b.dtype(w.conv_w));
+    b.hold(cat);
+    b.inplace("copy_", cstate, false, {cat});
+    b.kv_cache_out(cstate);
+    rec_state = b.kv_cache_in({B, nh, hd, N}, DType::f32);
+    b.kv_cache_out(rec_state);
+    const TensorId conv = ssm_depthwise_conv1d(b, cat, w.conv_w, w.conv_b, 0, false);
+    b.drop(cat);
+    const TensorId act = b.unary("silu", b.view(conv, {B, conv_dim, 1}), true, false);
+    conv_out = b.to(act, b.dtype(xbct));
+  } else {
+    if (inf) {
+      // update_conv_state (prefill): the layer's lazily made zeros [B, C, K] of x's dtype, then copy_ of the last K
+      // columns (left-padded first when the prompt is shorter than K); returns x itself.
+      const TensorId cstate = b.generic_one("zeros", {}, {B, conv_dim, K}, b.dtype(xbc));
+      const TensorId src = S < K ? b.generic_one("constant_pad_nd", {xbct}, {B, conv_dim, K}, b.dtype(xbc)) : xbct;
+      b.inplace("copy_", cstate, false, {src});
+      b.kv_cache_out(cstate);
+    }
+    // causal_conv1d_fn(x, weight, bias, activation="silu"): F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S]
+    const TensorId xin = b.to(xbct, b.dtype(w.conv_w));
+    b.hold(xin);
+    const TensorId conv = ssm_depthwise_conv1d(b, xin, w.conv_w, w.conv_b, K - 1, xin == xbct);
+    const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, conv_dim, S}), true, false);
+    conv_out = b.to(act, b.dtype(xbct));
+    b.drop(xin);
+  }
+  const TensorId xbc2 = keep(b.view(conv_out, {B, S, conv_dim}));  // .transpose(1, 2)
+  const std::vector<TensorId> xbcs = b.split(xbc2, {{B, S, I}, {B, S, G * N}, {B, S, G * N}});
+  const TensorId xs = keep(b.view(xbcs[0], {B, S, nh, hd}));
+  const TensorId Bm = keep(b.view(xbcs[1], {B, S, G, N}));
+  const TensorId Cm = keep(b.view(xbcs[2], {B, S, G, N}));
+  if (decode) {
+    const TensorId y = selective_state_update(b, s, w, A, b.view(xs, {B, nh, hd}), b.view(dt, {B, nh}),
+                                              b.view(Bm, {B, G, N}), b.view(Cm, {B, G, N}), rec_state);
+    const TensorId n = gated_rms_norm(b, b.view(y, {B, 1, I}), gate, w.norm_w);
+    const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
+    for (TensorId t : locals) b.drop(t);
+    return out;
+  }
+
+  // ---- the chunked scan (mamba2 chunk scan's torch fallback), its locals bound until it returns
+  std::vector<TensorId> scan_locals;
+  auto skeep = [&](TensorId t) {
+    b.hold(t);
+    scan_locals.push_back(t);
+    return t;
+  };
+  TensorId d = b.add(dt, b.to(w.dt_bias, b.dtype(dt)));  // dt + dt_bias.to(dt.dtype)
+  d = b.unary("softplus", d, true, false, true);
+  d = skeep(b.unary("clamp", d, true, false));  // torch.clamp(dt, *dt_limit)
+  const int64_t pad = (cs - S % cs) % cs, Sp = S + pad, c = Sp / cs;
+  TensorId hsf = b.to(xs, DType::f32);
+  b.hold(hsf);
+  const auto rep = [&](TensorId t) {
+    return b.generic_one("repeat_interleave", {b.to(t, DType::f32)}, {B, S, nh, N}, DType::f32);
+  };
+  TensorId Br = rep(Bm);
+  b.hold(Br);
+  TensorId Cr = rep(Cm);
+  b.hold(Cr);
+  const TensorId Dres = skeep(b.mul(b.view(w.d, {nh, 1}), pad_dim(b, hsf, 1, pad)));
+  const TensorId hs2 = b.mul(hsf, b.view(b.to(d, DType::f32), {B, S, nh, 1}));
+  b.drop(hsf);
+  b.hold(hs2);
+  const TensorId A2 = b.mul(A, b.to(d, DType::f32));
+  b.hold(A2);
+  const TensorId hs_c = skeep(b.view(pad_dim(b, hs2, 1, pad), {B, c, cs, nh, hd}));
+  const TensorId A_c = skeep(b.view(pad_dim(b, A2, 1, pad), {B, c, cs, nh}));
+  const TensorId B_c = skeep(b.view(pad_dim(b, Br, 1, pad), {B, c, cs, nh, N}));
+  const TensorId C_c = skeep(b.view(pad_dim(b, Cr, 1, pad), {B, c, cs, nh, N}));
+  for (TensorId t : {hs2, A2, Br, Cr}) b.drop(t);
+  const TensorId Ap = b.view(A_c, {B, nh, c, cs});  // .permute(0, 3, 1, 2)
+  const TensorId Acs = skeep(b.unary("cumsum", Ap, false, false));
+  const TensorId L = skeep(b.unary("exp", segment_sum(b, Ap), false, true, true));  // [B, h, c, cs, cs]
+  const TensorId Gm = skeep(b.sum_expand_grad(
+      "sum", b.mul(b.view(C_c, {B, c, cs, 1, nh, N}), b.view(B_c, {B, c, 1, cs, nh, N})), {B, c, cs, cs, nh}));
+  const TensorId M = skeep(b.sum_expand_grad(
+      "sum", b.mul(b.view(Gm, {B, c, cs, cs, nh, 1}), b.view(L, {B, c, cs, cs, nh, 1})), {B, c, cs, cs, nh}));
+  const TensorId Yd = skeep(b.sum_expand_grad(
+      "sum", b.mul(b.view(M, {B, c, cs, cs, nh, 1}), b.view(hs_c, {B, c, 1, cs, nh, hd})), {B, c, cs, nh, hd}));
+  const TensorId ds = skeep(b.unary("exp", b.sub(b.view(Acs, {B, nh, c, 1}), Acs), false, true, true));
+  const TensorId Bdec = skeep(b.mul(B_c, b.view(ds, {B, c, cs, nh, 1})));
+  const TensorId st = skeep(b.sum_expand_grad(
+      "sum", b.mul(b.view(Bdec, {B, c, cs, nh, 1, N}), b.view(hs_c, {B, c, cs, nh, hd, 1})), {B, c, nh, hd, N}));
+  const TensorId prev = skeep(b.generic_one("zeros_like", {}, {B, 1, nh, hd, N}, DType::f32));
+  const TensorId st2 = skeep(b.cat("cat", {prev, st}, 1));  // [B, c + 1, h, hd, N]
+  const TensorId dc = skeep(b.view(
+      b.unary("exp", segment_sum(b, pad_dim(b, b.view(Acs, {B, nh, c}), 2, 1)), false, true, true),
+      {B, c + 1, c + 1, nh}));  // .transpose(1, 3)
+  const TensorId ns = skeep(b.sum_expand_grad(
+      "sum", b.mul(b.view(dc, {B, c + 1, c + 1, nh, 1, 1}), b.view(st2, {B, c + 1, 1, nh, hd, N})),
+      {B, c + 1, nh, hd, N}));
+  const TensorId states = skeep(b.view(ns, {B, c, nh, hd, N}));  // new_states[:, :-1]
+  const TensorId sdo = skeep(b.unary("exp", Acs, false, true, true));
+  const TensorId cts = skeep(b.mul(b.view(C_c, {B, c, cs, nh, 1, N}), b.view(states, {B, c, 1, nh, hd, N})));
+  const TensorId Yoff =
+      skeep(b.mul(b.sum_expand_grad("sum", cts, {B, c, cs, nh, hd}), b.view(sdo, {B, c, cs, nh, 1})));
+  TensorId y = b.add(Yd, Yoff);
+  y = b.add(b.view(y, {B, Sp, nh, hd}), Dres);
+  if (pad > 0) y = b.view(y, {B, S, nh, hd});
+  b.hold(y);
+  // ---- back in the mixer
+  if (inf) {  // cache_params.update_recurrent_state(final_state): zeros_like on first use, then copy_ (in place)
+    const TensorId rs = b.generic_one("zeros_like", {}, {B, nh, hd, N}, DType::f32);
+    b.inplace("copy_", rs, false, {ns});
+    b.kv_cache_out(rs);
+  }
+  for (TensorId t : scan_locals) b.drop(t);
+  const TensorId y2 = b.view(y, {B, S, I});
+  b.drop(y);
+  const TensorId n = gated_rms_norm(b, y2, gate, w.norm_w);
+  const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
+  for (TensorId t : locals) b.drop(t);
+  return out;
+}
+
+}  // namespace memplan

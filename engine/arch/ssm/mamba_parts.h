@@ -1,0 +1,62 @@
+// Pieces the state-space causal LMs share (engine/arch/ssm/): MambaForCausalLM (mamba.cpp) and Mamba2ForCausalLM
+// (mamba2.cpp) run the same block around their mixers and the same head, and both mixers feed a depthwise causal
+// Conv1d and linears with transposed inputs. transformers 5.17 runs them on their PyTorch paths here: the
+// measuring machine has neither mamba_ssm nor causal_conv1d (a run with those CUDA kernels allocates differently
+// and is not modelled).
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/arch/builders.h"
+
+namespace memplan {
+
+// nn.Conv1d(C, C, K, groups=C, padding=pad) over x [B, C, L] with weight w [C, 1, K] (and bias [C] or kNoTensor):
+// output [B, C, L + 2 * pad - K + 1]. Autocast casts input, weight and bias to 16 bits (conv1d is a lower-precision
+// op). `x_strided`: x is a non-contiguous view (a channel slice of a transposed projection), which the depthwise
+// kernel first copies into a contiguous block (forward: allocated before the output, freed when the op returns;
+// backward: alive while both gradients are computed), as lfm2's short convolution measured. The node keeps x and
+// the weight.
+TensorId ssm_depthwise_conv1d(GraphBuilder& b, TensorId x, TensorId w, TensorId bias, int64_t pad, bool x_strided);
+
+// F.linear(x_t, w, bias) where x_t [B, S, D] is the transposed view of a contiguous [B, D, S] tensor (the mixers'
+// `x.transpose(1, 2)` arguments). aten::linear takes matmul's path for a non-contiguous 3-d input; matmul folds the
+// input to 2-d when the weight operand requires grad (a trainable weight, or any parameter outside autocast even
+// under inference_mode, since parameters keep requires_grad), and reshape copies the transposed view into a
+// contiguous [B * S, D] block unless B == 1 (a leading size-1 dim merges as a view); the mm keeps that block for
+// the weight's gradient. Without the fold (a cast weight under inference autocast) bmm reads the view as it is.
+// `trainable`: the weight parameter requires grad.
+TensorId ssm_linear_transposed(GraphBuilder& b, TensorId x_t, TensorId w, TensorId bias, bool trainable);
+
+// MambaBlock / Mamba2Block.forward as layer `i` of the model's loop: residual = h;
+// h = norm(h.to(norm.weight.dtype)) (the cast, when it copies, is the call's argument, bound until the norm
+// returns); residual = residual.to(float32) when `residual_in_fp32`; h = mixer(h); residual + h. The layer input
+// stays bound by the model's loop variable until the block returns. `mixer` runs on the normed input.
+using SsmMixerFn = std::function<TensorId(TensorId x)>;
+TensorId ssm_block(GraphBuilder& b, TensorId h, TensorId norm_w, bool residual_in_fp32, const SsmMixerFn& mixer);
+
+// The MambaForCausalLM / Mamba2ForCausalLM head after norm_f returned `hidden` [B, S, H] (held by the caller until
+// the forward returns): logits = lm_head(hidden[:, slice].to(lm_head.weight.dtype)).float(), then in training
+// self.loss_function (ForCausalLMLoss, causal_lm_loss); in inference the last logits_to_keep positions. `embed`:
+// the token embedding, the head's weight when s.tie_word_embeddings.
+void ssm_causal_lm_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids);
+
+// ---- Mamba2Mixer (mamba2.cpp; the hybrids reuse it)
+
+struct Mamba2MixerParams {
+  TensorId conv_w = kNoTensor, conv_b = kNoTensor, in_w = kNoTensor, in_b = kNoTensor, dt_bias = kNoTensor,
+           a_log = kNoTensor, norm_w = kNoTensor, d = kNoTensor, out_w = kNoTensor, out_b = kNoTensor;
+  bool train = true;
+};
+// Registers one mixer's parameters under prefix `p` in Mamba2Mixer.__init__'s order (mamba2.cpp's header).
+Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
+
+// Mamba2Mixer.forward on the normed input x [B, S, H] (mamba2.cpp's header gives the statements). Inference: the
+// layer's LinearAttentionLayer cache as 5.17 keeps it, two slots per layer in update order (conv_states[0]
+// [B, I + 2GN, K] in x's dtype, recurrent_states[0] [B, h, hd, N] fp32): the prefill makes each lazily (zeros) and
+// copies into it; a decode step reads and updates both in place (causal_conv1d_update,
+// mamba2_selective_state_update's torch fallback).
+TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x);
+
+}  // namespace memplan
