@@ -275,7 +275,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
       "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
       "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
-      "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"};
+      "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe"};
   return kTypes;
 }
 
@@ -444,6 +444,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_qwen3_next(r, type);
     type += "_text";
   }
+  else if (type == "qwen3_vl" || type == "qwen3_vl_moe")  // vision tower + text decoder (engine/arch/vlm/qwen3_vl.cpp)
+    s = import_qwen3_vl(r, type);
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

@@ -284,5 +284,7 @@ void check_mistral_pad(const ConfigReader& r, int64_t vocab);
 void refuse_quantized_mistral(const ConfigReader& r, const char* family);
 // qwen3_next, qwen3_5_text, qwen3_5_moe_text; qwen3_5 / qwen3_5_moe: their text_config (models/hf/import_qwen3_next.cpp)
 TransformerSpec import_qwen3_next(const ConfigReader& r, const std::string& type);
+// qwen3_vl, qwen3_vl_moe: text_config's decoder and vision_config's tower (models/hf/import_qwen3_vl.cpp)
+TransformerSpec import_qwen3_vl(const ConfigReader& r, const std::string& type);
 
 }  // namespace memplan::hf

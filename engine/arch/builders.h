@@ -88,6 +88,7 @@ void build_mistral4(GraphBuilder& b, const TransformerSpec& s);    // engine/arc
 void build_ministral3(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/ministral3.cpp
 void build_gemma4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/dense/gemma4.cpp (gemma4_text)
 void build_qwen3_next(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/qwen3_next.cpp (+ qwen3_5_text, qwen3_5_moe_text)
+void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/qwen3_vl.cpp (+ qwen3_vl_moe)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -267,6 +267,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"qwen3_next", build_qwen3_next},
       {"qwen3_5_text", build_qwen3_next},
       {"qwen3_5_moe_text", build_qwen3_next},
+      {"qwen3_vl", build_qwen3_vl},   {"qwen3_vl_moe", build_qwen3_vl},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
