@@ -178,7 +178,8 @@ TensorId vision_block(GraphBuilder& b, const TransformerSpec& s, const BlockPara
 
 }  // namespace
 
-VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const std::string& pre, bool train) {
+VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const std::string& pre, bool train,
+                           int64_t used_deepstack) {
   const int64_t Hv = s.qwen3vl_hidden, Iv = s.qwen3vl_intermediate;
   VisionParams w;
   w.conv_w = b.param(pre + "patch_embed.proj.weight",
@@ -200,7 +201,8 @@ VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const std:
   }
   w.merger = merger_params(b, s, pre + "merger.", false, train);
   for (size_t k = 0; k < s.qwen3vl_deepstack.size(); ++k)
-    w.deepstack.push_back(merger_params(b, s, pre + "deepstack_merger_list." + std::to_string(k) + ".", true, train));
+    w.deepstack.push_back(merger_params(b, s, pre + "deepstack_merger_list." + std::to_string(k) + ".", true,
+                                        train && static_cast<int64_t>(k) < used_deepstack));
   return w;
 }
 
@@ -405,7 +407,11 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
 
   hf_construction_scalar(b);
   // model.visual first (Qwen3VLModel.__init__), then model.language_model, then lm_head (causal_lm_tail).
-  const qwen3vl::VisionParams vw = qwen3vl::vision_params(b, s, "visual.", true);
+  // Without images the tower never runs: its parameters get no gradient, so the optimizer keeps no state for them
+  // (registered untrained, as dinov2's unread mask_token; still counted and moved to the GPU).
+  // Qwen3VLTextModel adds deepstack feature k after text layer k only for k < num_layers: a merger past the last
+  // layer runs, but its output never reaches the loss (no gradient, no optimizer state for its parameters).
+  const qwen3vl::VisionParams vw = qwen3vl::vision_params(b, s, "visual.", im.images > 0, s.num_layers);
   const TensorId embed = b.param("embed_tokens.weight", {s.vocab_size, H}, emb_train);
   std::vector<TextLayer> layers;
   for (int64_t i = 0; i < s.num_layers; ++i) {

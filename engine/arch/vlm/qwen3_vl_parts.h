@@ -38,7 +38,10 @@ struct VisionParams {
   MergerParams merger;
   std::vector<MergerParams> deepstack;
 };
-VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const std::string& prefix, bool train);
+// `train`: the tower runs (a batch with images); deepstack mergers k >= used_deepstack (the text layer count) are
+// registered untrained: their features are never added, so their parameters get no gradient.
+VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const std::string& prefix, bool train,
+                           int64_t used_deepstack);
 
 // Qwen3VLVisionModel.forward on pixel_values [patches, C * T * P * P] with image_grid_thw `grid`: the outputs the
 // caller binds (image_outputs: last_hidden_state, the merger's pooler_output, the deepstack features), each held.
