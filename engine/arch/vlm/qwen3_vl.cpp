@@ -487,6 +487,9 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId cos = cs.first, sin = cs.second;
   b.hold(cos);
   b.hold(sin);
+  // `layer_outputs = decoder_layer(...)` keeps each layer's output bound until the next layer's output rebinds it
+  // (or the model returns), past the deepstack rebinding of hidden_states (whole-run stream, 8B amp fp16 row).
+  TensorId layer_outputs = kNoTensor;
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const TextLayer& w = layers[static_cast<size_t>(i)];
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
@@ -506,16 +509,15 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
     if (attn_weights != kNoTensor) b.drop(attn_weights);
     if (layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
-    if (static_cast<size_t>(i) < vis.deepstack.size()) {
-      const TensorId prev = h;
-      b.hold(prev);
-      h = deepstack_process(b, prev, visual_mask, vis.deepstack[static_cast<size_t>(i)], im.tokens);
-      b.drop(prev);
-    }
+    if (layer_outputs != kNoTensor) b.drop(layer_outputs);
+    layer_outputs = h;
+    b.hold(layer_outputs);
+    if (static_cast<size_t>(i) < vis.deepstack.size())
+      h = deepstack_process(b, h, visual_mask, vis.deepstack[static_cast<size_t>(i)], im.tokens);
   }
   b.hold(h);
   const TensorId hn = rms_norm(b, h, norm_w, false);
-  for (TensorId t : {h, inputs_embeds, cos, sin, mask})
+  for (TensorId t : {h, inputs_embeds, cos, sin, mask, layer_outputs})
     if (t != kNoTensor) b.drop(t);
   for (TensorId t : model_locals) b.drop(t);
   causal_lm_tail(b, s, hn, embed, ids);
