@@ -176,6 +176,30 @@ TensorId vision_block(GraphBuilder& b, const TransformerSpec& s, const BlockPara
   return out;
 }
 
+// A deepstack merger whose features no text layer adds (k >= num_layers): its output never reaches the loss, so on
+// the GPU its autograd nodes (and what they saved) die with the output when Qwen3VLModel.forward returns, and its
+// parameters get no gradient. Replayed as the same kernels without a backward (its parameters are registered
+// untrained): the LayerNorm output (fp32 under autocast), fc1 (the 16-bit weight cast under autocast, which the
+// autocast cache keeps until the model's forward ends: `casts`), GELU, fc2 (its cast likewise), each output freed
+// once the next kernel has read it.
+TensorId unused_merger(GraphBuilder& b, const TransformerSpec& s, const Images& im, std::vector<TensorId>& casts) {
+  const int64_t Hm = s.qwen3vl_hidden * s.qwen3vl_merge * s.qwen3vl_merge, rows = im.tokens;
+  const DType act = b.autocast() ? b.low_dtype() : b.param_dtype();
+  const TensorId n = b.generic_one("layer_norm", {}, {rows, Hm}, b.autocast() ? DType::f32 : b.param_dtype());
+  auto lin = [&](TensorId x, int64_t out, int64_t in) {
+    if (b.autocast()) {
+      const TensorId c = b.generic_one("to_copy", {}, {out, in}, b.low_dtype());
+      b.hold(c);
+      casts.push_back(c);
+      return b.generic_one("addmm", {x, c}, {rows, out}, act);
+    }
+    return b.generic_one("addmm", {x}, {rows, out}, act);
+  };
+  const TensorId a = lin(n, Hm, Hm);
+  const TensorId g = b.generic_one("gelu", {a}, {rows, Hm}, act);
+  return lin(g, s.qwen3vl_out_hidden, Hm);
+}
+
 }  // namespace
 
 VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const std::string& pre, bool train,
@@ -207,7 +231,7 @@ VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const std:
 }
 
 VisionOut vision_forward(GraphBuilder& b, const TransformerSpec& s, const VisionParams& w, const Images& im,
-                         TensorId pixels, TensorId grid) {
+                         TensorId pixels, TensorId grid, int64_t used_deepstack) {
   const int64_t P = im.patches, Hv = s.qwen3vl_hidden, hd = Hv / s.qwen3vl_heads;
   // The grid's precomputed tensors (vision_utils): interpolation taps [P, 4] int64 and weights [P, 4] fp32, the
   // 2-D position ids [P, 2] int64, cu_seqlens; locals until the tower returns. Their int64 [P] intermediates are
@@ -262,7 +286,8 @@ VisionOut vision_forward(GraphBuilder& b, const TransformerSpec& s, const Vision
     if (it != s.qwen3vl_deepstack.end()) {
       const size_t k = static_cast<size_t>(it - s.qwen3vl_deepstack.begin());
       b.hold(h);  // the loop variable, the merger's argument
-      const TensorId f = merger(b, s, w.deepstack[k], h, true);
+      const TensorId f = static_cast<int64_t>(k) < used_deepstack ? merger(b, s, w.deepstack[k], h, true)
+                                                                   : unused_merger(b, s, im, out.casts);
       b.drop(h);
       b.hold(f);  // deepstack_feature_lists
       out.deepstack.push_back(f);
@@ -438,7 +463,7 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
   TensorId visual_mask = kNoTensor;
   if (im.images > 0) {
     b.hold(h);  // inputs_embeds until masked_scatter rebinds it
-    vis = qwen3vl::vision_forward(b, s, vw, im, pixels, grid);
+    vis = qwen3vl::vision_forward(b, s, vw, im, pixels, grid, s.num_layers);
     // image_embeds = torch.cat(split views, dim=0).to(inputs_embeds' dtype)
     TensorId img = b.cat_list("cat", {vis.merged}, 0);
     b.hold(img);
@@ -520,6 +545,7 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, layer_outputs})
     if (t != kNoTensor) b.drop(t);
   for (TensorId t : model_locals) b.drop(t);
+  for (TensorId t : vis.casts) b.drop(t);  // the autocast cache's entries for the unused mergers (at the loss)
   causal_lm_tail(b, s, hn, embed, ids);
 }
 

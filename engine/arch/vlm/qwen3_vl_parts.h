@@ -48,8 +48,10 @@ VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const std:
 struct VisionOut {
   TensorId last = kNoTensor, merged = kNoTensor;
   std::vector<TensorId> deepstack;
+  std::vector<TensorId> casts;  // under autocast: the unused deepstack mergers' weight casts, held (the caller drops)
 };
+// Deepstack mergers k >= used_deepstack run without a backward (their features are never added).
 VisionOut vision_forward(GraphBuilder& b, const TransformerSpec& s, const VisionParams& w, const Images& im,
-                         TensorId pixels, TensorId grid);
+                         TensorId pixels, TensorId grid, int64_t used_deepstack);
 
 }  // namespace memplan::qwen3vl
