@@ -182,6 +182,10 @@ bool known_reserved_miss(const std::string& id) {
       // recorded stream through the allocator model gives the same 20858 MiB (the driver leaves 64-128 MiB gaps
       // between its 1-2 GiB segments, so step 2 reuses a different 1 GiB block and step 3 opens one more 2 GiB one).
       "f19-g4-e2b-bf16-b2s1024",
+      // Family set 21: Qwen3-VL-2B widths with images, bf16 (-8.94 %, peak allocated exact; notes-f21/qwen3vl.md):
+      // the recording opens three more 1160 MiB logits-sized segments in step 2 (step 1's Adam states fill the
+      // freed ones), the replay one fewer (1144 MiB short).
+      "f21-q3vl-2b-l4-img-bf16-b2s1000",
   };
   for (const char* k : kKnown)
     if (id == k) return true;
