@@ -276,7 +276,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
       "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
-      "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2"};
+      "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe"};
   return kTypes;
 }
 
@@ -465,6 +465,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_mamba(r);
   else if (type == "mamba2")
     s = import_mamba2(r);
+  else if (type == "qwen3_vl" || type == "qwen3_vl_moe")  // vision tower + text decoder (engine/arch/vlm/qwen3_vl.cpp)
+    s = import_qwen3_vl(r, type);
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

@@ -295,5 +295,7 @@ TransformerSpec import_hunyuan_v1_moe(const ConfigReader& r);  // models/hf/impo
 TransformerSpec import_dots1(const ConfigReader& r);   // models/hf/import_dots1.cpp
 TransformerSpec import_dbrx(const ConfigReader& r);    // models/hf/import_dbrx.cpp
 TransformerSpec import_jetmoe(const ConfigReader& r);  // models/hf/import_jetmoe.cpp
+// qwen3_vl, qwen3_vl_moe: text_config's decoder and vision_config's tower (models/hf/import_qwen3_vl.cpp)
+TransformerSpec import_qwen3_vl(const ConfigReader& r, const std::string& type);
 
 }  // namespace memplan::hf

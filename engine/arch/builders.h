@@ -101,6 +101,7 @@ void build_hubert(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_wavlm(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/audio/wavlm.cpp (eager only)
 void build_mamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/mamba.cpp
 void build_mamba2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/ssm/mamba2.cpp
+void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/qwen3_vl.cpp (+ qwen3_vl_moe)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

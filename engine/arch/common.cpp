@@ -277,6 +277,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"jetmoe", build_jetmoe},
       {"mamba", build_mamba},
       {"mamba2", build_mamba2},
+      {"qwen3_vl", build_qwen3_vl},   {"qwen3_vl_moe", build_qwen3_vl},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

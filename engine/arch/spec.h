@@ -514,6 +514,28 @@ struct TransformerSpec {
   // ssm_groups (n_groups, 8) dividing the heads (B and C are per group), ssm_chunk_size (chunk_size, 256): the
   // chunked scan pads the sequence to a multiple of it. 0 for mamba.
   int64_t ssm_num_heads = 0, ssm_head_dim = 0, ssm_groups = 0, ssm_chunk_size = 0;
+
+  // [qwen3_vl]
+  // Qwen3VLForConditionalGeneration / Qwen3VLMoeForConditionalGeneration (transformers 5.17 models/qwen3_vl,
+  // models/qwen3_vl_moe; engine/arch/vlm/qwen3_vl.cpp, models/hf/import_qwen3_vl.cpp). The decoder fields above hold
+  // text_config's (qwen3_vl_moe also [qwen3_moe]'s num_experts, num_experts_per_tok, moe_intermediate_size,
+  // moe_layers); these hold vision_config's, the Qwen3VLVisionModel the images run through. All 0 / empty for every
+  // other model_type; the builder reads them only for images (RunConfig image_grid, images_per_sample), but the
+  // tower's parameters count (and are moved to the GPU) either way.
+  int64_t qwen3vl_depth = 0;           // depth (27): Qwen3VLVisionBlock count
+  int64_t qwen3vl_hidden = 0;          // hidden_size (1152): the tower's width; head_dim = hidden / heads
+  int64_t qwen3vl_intermediate = 0;    // intermediate_size (4304): the blocks' MLP (linear_fc1, gelu, linear_fc2)
+  int64_t qwen3vl_heads = 0;           // num_heads (16)
+  int64_t qwen3vl_in_channels = 0;     // in_channels (3)
+  int64_t qwen3vl_patch = 0;           // patch_size (16): the Conv3d's spatial kernel and stride
+  int64_t qwen3vl_temporal_patch = 0;  // temporal_patch_size (2): its temporal kernel and stride
+  int64_t qwen3vl_merge = 0;           // spatial_merge_size (2): merge^2 patches become one text token
+  int64_t qwen3vl_out_hidden = 0;      // out_hidden_size (3584): the mergers' output width (the text hidden size)
+  int64_t qwen3vl_num_pos = 0;         // num_position_embeddings (2304): rows of the learned position table
+  // deepstack_visual_indexes ([8, 16, 24]): after block deepstack[k] a deepstack merger (a post-shuffle LayerNorm
+  // over merge^2 x hidden, linear_fc1, GELU, linear_fc2) makes features that are added to text layer k's output at
+  // the image positions. Distinct indexes below qwen3vl_depth.
+  std::vector<int64_t> qwen3vl_deepstack;
 };
 
 // Whether decoder layer i attends through the sliding window.
