@@ -37,8 +37,20 @@ void check_transformer(const TransformerSpec& s) {
   in_range("model.intermediate_size", s.intermediate_size, kMaxDim);
   in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
   // DistilBERT and MPNet are encoders without token types (type_vocab_size 0).
-  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && s.model_type != "mpnet" && !image)
+  // Contrastive image-text models (clip / siglip / siglip2: a vision tower) have no token types either.
+  const bool contrastive = s.vision_hidden_size > 0;
+  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && s.model_type != "mpnet" && !image &&
+      !contrastive)
     in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
+  if (contrastive) {
+    in_range("model.vision_hidden_size", s.vision_hidden_size, kMaxDim);
+    in_range("model.vision_num_layers", s.vision_num_layers, kMaxLayers);
+    in_range("model.vision_num_heads", s.vision_num_heads, kMaxDim);
+    in_range("model.vision_intermediate_size", s.vision_intermediate_size, kMaxDim);
+    in_range("model.vision_patch_size", s.vision_patch_size, kMaxImageSize);
+    in_range("model.vision_num_channels", s.vision_num_channels, kMaxDim);
+    in_range("model.projection_dim", s.projection_dim, kMaxDim);
+  }
   if (s.model_type == "mpnet") in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers);
   // Relative position buckets are T5's; the other encoder-decoders (bart, mbart, whisper) have learned positions
@@ -97,6 +109,7 @@ void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
   for (int64_t g : cfg.image_grid) at_most("image_grid", g, kMaxImageSize);
   at_most("images_per_sample", cfg.images_per_sample, kMaxBatch);
   at_most("audio_samples", cfg.audio_samples, kMaxSeqLen * 1024);
+  at_most("max_num_patches", cfg.max_num_patches, kMaxSeqLen);
   at_most("grad_accum_steps", cfg.grad_accum_steps, kMaxGradAccumSteps);
   at_most("generate_tokens", cfg.generate_tokens, kMaxSeqLen);
   at_most("num_labels", cfg.num_labels, kMaxDim);

@@ -275,7 +275,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "vit", "gpt_neo", "marian", "pegasus", "camembert", "electra", "m2m_100", "glm4_moe", "mt5", "umt5",
       "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
       "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
-      "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe"};
+      "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "clip", "siglip", "siglip2"};
   return kTypes;
 }
 
@@ -398,6 +398,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_cohere2(r);
   else if (type == "vit")
     s = import_vit(r);
+  else if (type == "clip" || type == "siglip" || type == "siglip2")
+    s = import_clip(r, type);
   else if (type == "dinov2")
     s = import_dinov2(r);
   else if (type == "deit")

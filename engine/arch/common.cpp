@@ -267,6 +267,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"qwen3_next", build_qwen3_next},
       {"qwen3_5_text", build_qwen3_next},
       {"qwen3_5_moe_text", build_qwen3_next},
+      {"clip", build_clip},           {"siglip", build_siglip},       {"siglip2", build_siglip2},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -343,7 +344,8 @@ constexpr TaskRow kTasks[] = {
 // and the Hugging Face image classifiers. Every other transformer is a causal LM or an encoder-decoder.
 constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "xlm-roberta", "camembert", "electra",
                                                   "distilbert", "modernbert", "deberta-v2",  "albert",    "mpnet",
-                                                  "vit",        "dinov2",     "deit"};
+                                                  "vit",        "dinov2",     "deit",
+                                                  "clip",       "siglip",     "siglip2"};  // contrastive: vlm/
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {
