@@ -73,12 +73,15 @@ void build_clip(GraphBuilder& b, const TransformerSpec& s) {
   TensorId e = b.cat("cat", {b.view(cls, {B, 1, Hv}), patches}, 1, std::nullopt, /*cast_part_grads=*/true);
   e = b.add(e, b.embedding(b.view(vpos_ids, {1, N}), vpos_w));
   TensorId h = b.layer_norm(e, pre_w, pre_b);
+  const TensorId vin = h;
+  b.hold(vin);  // the vision model's hidden_states (pre_layrnorm's output) until it returns
   for (int64_t i = 0; i < vt.layers; ++i)
     h = encoder_layer(b, vt, vl[static_cast<size_t>(i)], "vision_model.encoder.layers." + std::to_string(i),
                       layer_checkpointed(cfg, i), h, kNoTensor, false);
   const TensorId vlast = h;
   b.hold(vlast);  // the output's last_hidden_state until CLIPModel.forward returns
   const TensorId vpooled = b.layer_norm(b.view_copying_grad(vlast, {B, Hv}), post_w, post_b, true, true);
+  b.drop(vin);
   const TensorId image_feat = b.linear(vpooled, vproj);
   b.hold(image_feat);  // vision_outputs.pooler_output until the model returns
 
@@ -89,6 +92,7 @@ void build_clip(GraphBuilder& b, const TransformerSpec& s) {
     mask = eager_mask(b, 1, L, L, b.dtype(te));
     b.hold(mask);  // attention_mask until the text model returns
   }
+  b.hold(te);  // the text model's hidden_states until it returns
   h = te;
   for (int64_t i = 0; i < tt.layers; ++i)
     h = encoder_layer(b, tt, tl[static_cast<size_t>(i)], "text_model.encoder.layers." + std::to_string(i),
@@ -109,6 +113,7 @@ void build_clip(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId tpooled = b.generic_one("index", {tlast, ar, idx}, {B, Ht}, b.dtype(tlast), {1, 2});
   if (mask != kNoTensor) b.drop(mask);
   b.drop(h);
+  b.drop(te);
   const TensorId text_feat = b.linear(tpooled, tproj);
   b.hold(text_feat);  // text_outputs.pooler_output until the model returns
 

@@ -121,18 +121,18 @@ TensorId attention(GraphBuilder& b, const Tower& t, const LayerParams& w, Tensor
 }  // namespace
 
 TensorId encoder_layer(GraphBuilder& b, const Tower& t, const LayerParams& w, const std::string& name,
-                       bool checkpointed, TensorId h, TensorId mask, bool causal) {
+                       bool checkpointed, TensorId h, TensorId mask, bool causal, bool strided) {
   b.begin_layer(name, checkpointed);
   const TensorId layer_in = h;
   b.hold(layer_in);  // the encoder's loop variable and `residual` until the layer returns
-  const TensorId a = b.layer_norm(h, w.ln1_w, w.ln1_b);
+  const TensorId a = b.layer_norm(h, w.ln1_w, w.ln1_b, strided);
   b.hold(a);  // hidden_states until the attention's return rebinds it
   TensorId weights = kNoTensor;
   const TensorId att = attention(b, t, w, a, mask, causal, weights);
   b.drop(a);
   const TensorId h1 = b.add(layer_in, att);
   b.hold(h1);  // residual until the layer returns
-  const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
+  const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b, strided);
   b.hold(n2);  // the layer's hidden_states until the MLP returns
   const TensorId f1 = apply(b, w.fc1, n2);
   b.hold(f1);  // the MLP's hidden_states until the activation's return rebinds it

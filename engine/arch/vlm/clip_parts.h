@@ -43,7 +43,11 @@ TensorId activation(GraphBuilder& b, const std::string& act, TensorId x);
 // encoder passes (eager: an additive float mask added to the scores; SDPA: a bool mask, kNoTensor when skipped).
 // The encoder's loop variable holds the layer's input until the layer returns (held here).
 TensorId encoder_layer(GraphBuilder& b, const Tower& t, const LayerParams& w, const std::string& name,
-                       bool checkpointed, TensorId h, TensorId mask, bool causal);
+                       bool checkpointed, TensorId h, TensorId mask, bool causal, bool strided = false);
+// `strided`: the residual stream keeps the transposed layout of the conv's flatten(2).transpose(1, 2) (siglip: the
+// embeddings add and every `residual + h` after it preserve their first operand's strides), so each LayerNorm
+// makes a contiguous copy of its input (native_layer_norm's expect_contiguous; the whole-run inference stream shows
+// a [B, N, H] block allocated and freed at each of the two norms of every layer).
 
 // _get_vector_norm (clip: pow(2), sum(-1, keepdim), pow(0.5)) or .norm(p=2, dim=-1, keepdim=True) (siglip), then
 // x / norm. Returns the normalised embeddings.

@@ -185,7 +185,7 @@ void build_contrastive(GraphBuilder& b, const TransformerSpec& s, bool naflex) {
   const TensorId logit_bias = b.param("logit_bias", {1});
 
   // The batch.
-  const TensorId pixels = naflex ? b.input({B, N, C * p * p}, b.param_dtype()) : b.input({B, C, side * p, side * p}, b.param_dtype());
+  const TensorId pixels = naflex ? b.input({B, N, C * p * p}, b.param_dtype()) : b.input({B, C, s.vision_image_size, s.vision_image_size}, b.param_dtype());
   const TensorId pix_mask = naflex ? b.input({B, N}, DType::i32) : kNoTensor;
   if (naflex) b.input({B, 2}, DType::i64);  // spatial_shapes
   const TensorId ids = b.input({B, L}, DType::i64);
@@ -217,17 +217,19 @@ void build_contrastive(GraphBuilder& b, const TransformerSpec& s, bool naflex) {
     else vmask = b.view(vmask, {B, 1, N, N});
     b.hold(vmask);
   }
+  b.hold(e);  // the vision model's hidden_states (the embeddings) until it returns: the encoder never rebinds it
   TensorId h = e;
   for (int64_t i = 0; i < vt.layers; ++i)
     h = encoder_layer(b, vt, vl[static_cast<size_t>(i)], "vision_model.encoder.layers." + std::to_string(i),
-                      layer_checkpointed(cfg, i), h, vmask, false);
+                      layer_checkpointed(cfg, i), h, vmask, false, /*strided=*/!naflex);
   b.hold(h);  // encoder_outputs until the vision model returns
-  const TensorId vlast = b.layer_norm(h, post_w, post_b);
+  const TensorId vlast = b.layer_norm(h, post_w, post_b, /*contiguous_copy=*/!naflex);
   b.hold(vlast);  // the output's last_hidden_state until the model returns
   TensorId image_feat = kNoTensor;
   if (s.vision_use_head) image_feat = map_head(b, vt, head, vlast, padded ? pix_mask : kNoTensor);
   if (vmask != kNoTensor) b.drop(vmask);
   b.drop(h);
+  b.drop(e);
   if (image_feat == kNoTensor)
     throw InputError("config.vision_config.vision_use_head", "false",
                      "leaves pooler_output None, which " + type + "Model's forward cannot normalise");
@@ -235,6 +237,7 @@ void build_contrastive(GraphBuilder& b, const TransformerSpec& s, bool naflex) {
 
   // ---- text tower
   TensorId te = b.add(b.embedding(ids, tok_w), b.embedding(b.view(tpos_ids, {1, L}), tpos_w));
+  b.hold(te);  // the text model's hidden_states until it returns
   h = te;
   for (int64_t i = 0; i < tt.layers; ++i)
     h = encoder_layer(b, tt, tl[static_cast<size_t>(i)], "text_model.encoder.layers." + std::to_string(i),
@@ -244,6 +247,7 @@ void build_contrastive(GraphBuilder& b, const TransformerSpec& s, bool naflex) {
   b.hold(tlast);  // the output's last_hidden_state until the model returns
   const TensorId text_feat = apply(b, thead, b.view_copying_grad(tlast, {B, Ht}));  // last_hidden_state[:, -1, :]
   b.drop(h);
+  b.drop(te);
   b.hold(text_feat);
 
   // ---- heads
