@@ -15,6 +15,7 @@
 #include "fidelity_cases.h"
 #include "models/hf_config.h"
 #include "models/param_count.h"
+#include "models/zoo.h"
 
 using memplan::ModelSpec;
 using memplan::RunConfig;
@@ -127,6 +128,8 @@ TEST_CASE("clip / siglip: parameter counts, derived by hand", "[family][set21]")
   // logit_scale 1: 151,277,313 (the published count).
   const ModelSpec clip = model_of(R"({"model_type": "clip", "text_config": {"eos_token_id": 2}})");
   CHECK(memplan::param_count(clip) == 151'277'313);
+  CHECK(memplan::param_count(memplan::load_zoo_model("clip-vit-base-patch32")) == 151'277'313);
+  CHECK(memplan::load_zoo_model("clip-vit-base-patch32").transformer.clip_legacy_eos);
   // SiglipModel, google/siglip-base-patch16-224 widths. Text: 32000*768 = 24,576,000 + 64*768 = 49,152 + 12 layers
   // of 7,087,872 = 85,054,464 + final LayerNorm 1,536 + head 768*768 + 768 = 590,592: 110,271,744. Vision: patch
   // conv 768*3*16*16 + 768 = 590,592, positions 196*768 = 150,528, 85,054,464, post_layernorm 1,536, the MAP head
