@@ -39,8 +39,10 @@ void check_transformer(const TransformerSpec& s) {
   const bool speech = !s.speech_conv_kernel.empty();
   if (!speech) in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
   // DistilBERT and MPNet are encoders without token types (type_vocab_size 0).
+  // Contrastive image-text models (clip / siglip / siglip2: a vision tower) have no token types either.
+  const bool contrastive = s.vision_hidden_size > 0;
   if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && s.model_type != "mpnet" && !image &&
-      !speech)
+      !speech && !contrastive)
     in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
   if (speech) {
     for (size_t i = 0; i < s.speech_conv_kernel.size(); ++i) {
@@ -51,6 +53,15 @@ void check_transformer(const TransformerSpec& s) {
     in_range("model.num_conv_pos_embeddings", s.speech_pos_conv_kernel, kMaxDim);
     in_range("model.num_conv_pos_embedding_groups", s.speech_pos_conv_groups, s.hidden_size);
     in_range("model.classifier_proj_size", s.speech_classifier_proj_size, kMaxDim);
+  }
+  if (contrastive) {
+    in_range("model.vision_hidden_size", s.vision_hidden_size, kMaxDim);
+    in_range("model.vision_num_layers", s.vision_num_layers, kMaxLayers);
+    in_range("model.vision_num_heads", s.vision_num_heads, kMaxDim);
+    in_range("model.vision_intermediate_size", s.vision_intermediate_size, kMaxDim);
+    in_range("model.vision_patch_size", s.vision_patch_size, kMaxImageSize);
+    in_range("model.vision_num_channels", s.vision_num_channels, kMaxDim);
+    in_range("model.projection_dim", s.projection_dim, kMaxDim);
   }
   if (s.model_type == "mpnet") in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers);
@@ -110,6 +121,7 @@ void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
   for (int64_t g : cfg.image_grid) at_most("image_grid", g, kMaxImageSize);
   at_most("images_per_sample", cfg.images_per_sample, kMaxBatch);
   at_most("audio_samples", cfg.audio_samples, kMaxSeqLen * 1024);
+  at_most("max_num_patches", cfg.max_num_patches, kMaxSeqLen);
   at_most("grad_accum_steps", cfg.grad_accum_steps, kMaxGradAccumSteps);
   at_most("generate_tokens", cfg.generate_tokens, kMaxSeqLen);
   at_most("num_labels", cfg.num_labels, kMaxDim);

@@ -276,7 +276,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "albert", "mpnet", "dinov2", "deit", "phimoe", "olmo3", "lfm2", "ernie4_5_moe", "mistral4", "ministral3",
       "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
-      "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe"};
+      "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
+      "clip", "siglip", "siglip2"};
   return kTypes;
 }
 
@@ -399,6 +400,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_cohere2(r);
   else if (type == "vit")
     s = import_vit(r);
+  else if (type == "clip" || type == "siglip" || type == "siglip2")
+    s = import_clip(r, type);
   else if (type == "dinov2")
     s = import_dinov2(r);
   else if (type == "deit")

@@ -106,6 +106,7 @@ constexpr std::string_view kCaseKeys[] = {
     "load", "generate_first",  // how the run is driven (RunConfig::weights_load, generate_first)
     "image_grid", "images_per_sample", "audio_samples",  // images of a VLM, a waveform's length (RunConfig)
     "freeze_feature_encoder",  // speech encoders: freeze_feature_encoder() before training (RunConfig)
+    "max_num_patches",                                   // SigLIP 2 NaFlex: patches per image after padding
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
@@ -223,6 +224,8 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       }
       if (j.contains("audio_samples") && !j.at("audio_samples").is_null())
         c.run.audio_samples = get_positive(j, "audio_samples", "");
+      if (j.contains("max_num_patches") && !j.at("max_num_patches").is_null())
+        c.run.max_num_patches = get_positive(j, "max_num_patches", "");
     } else if (source == "torchvision") {
       c.model.kind = ModelSpec::Kind::vision;
       const std::string name = get_string(m, "name", "model.");

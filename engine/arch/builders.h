@@ -102,6 +102,9 @@ void build_wavlm(GraphBuilder& b, const TransformerSpec& s);       // engine/arc
 void build_mamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/mamba.cpp
 void build_mamba2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/ssm/mamba2.cpp
 void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/qwen3_vl.cpp (+ qwen3_vl_moe)
+void build_clip(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/vlm/clip.cpp (CLIPModel, contrastive)
+void build_siglip(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/siglip.cpp (SiglipModel, contrastive)
+void build_siglip2(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vlm/siglip.cpp (Siglip2Model, NaFlex)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)
@@ -177,7 +180,8 @@ Graph build_inference_graph(const ModelSpec& spec, const RunConfig& cfg, const I
 // Whether inference of `spec` is one forward of the batch with no KV cache and no generate() (replay_inference's
 // forward-only pass; the harness's _infer_forward): the encoders (bert, roberta, xlm-roberta, camembert, electra,
 // distilbert, modernbert, deberta-v2, albert, mpnet) with every head (lm: the masked-LM head, seq_cls, token_cls,
-// feature), the Hugging Face image classifiers (vit, dinov2, deit) and the torchvision models.
+// feature), the Hugging Face image classifiers (vit, dinov2, deit), the contrastive image-text models (clip, siglip,
+// siglip2: the forward without the loss) and the torchvision models.
 bool forward_only_inference(const ModelSpec& spec);
 // The end of a forward-only inference pass: the model output's tensors (`outputs`, kNoTensor skipped) stay bound
 // until the forward returns (the harness drops them after reading its peak); marks the model's end. A builder

@@ -278,6 +278,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"mamba", build_mamba},
       {"mamba2", build_mamba2},
       {"qwen3_vl", build_qwen3_vl},   {"qwen3_vl_moe", build_qwen3_vl},
+      {"clip", build_clip},           {"siglip", build_siglip},       {"siglip2", build_siglip2},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -362,7 +363,8 @@ constexpr TaskRow kTasks[] = {
 constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "xlm-roberta", "camembert", "electra",
                                                   "distilbert", "modernbert", "deberta-v2",  "albert",    "mpnet",
                                                   "vit",        "dinov2",     "deit",        "wav2vec2",
-                                                  "hubert",     "wavlm"};
+                                                  "hubert",     "wavlm",
+                                                  "clip",       "siglip",     "siglip2"};  // contrastive: vlm/
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

@@ -536,6 +536,23 @@ struct TransformerSpec {
   // over merge^2 x hidden, linear_fc1, GELU, linear_fc2) makes features that are added to text layer k's output at
   // the image positions. Distinct indexes below qwen3vl_depth.
   std::vector<int64_t> qwen3vl_deepstack;
+
+  // [clip / siglip / siglip2]
+  // Contrastive image-text models (CLIPModel, SiglipModel, Siglip2Model; engine/arch/vlm/): the fields above hold the
+  // text tower (text_config's vocab_size, hidden_size, num_hidden_layers, num_attention_heads (head_dim = hidden /
+  // heads), intermediate_size, max_position_embeddings, hidden_act); these the vision tower (vision_config) and the
+  // heads. 0 / empty / false for every other model_type.
+  int64_t vision_hidden_size = 0, vision_num_layers = 0, vision_num_heads = 0, vision_intermediate_size = 0;
+  std::string vision_hidden_act;   // quick_gelu (CLIP), gelu_pytorch_tanh (SigLIP), gelu
+  int64_t vision_image_size = 0;   // clip / siglip: the square image side pixel_values have; 0 for siglip2 (NaFlex)
+  int64_t vision_patch_size = 0;   // the patch Conv2d's kernel and stride (siglip2: the patch Linear's side)
+  int64_t vision_num_channels = 0; // 3
+  int64_t vision_num_patches = 0;  // siglip2: the position table's rows (num_patches, a square: side x side)
+  // clip: projection_dim, the bias-free visual / text projections' width; siglip / siglip2: the text head's width
+  // (text_config.projection_size, default text hidden_size; a Linear with bias).
+  int64_t projection_dim = 0;
+  bool vision_use_head = false;    // siglip / siglip2: vision_config.vision_use_head (default true): the MAP head
+  bool clip_legacy_eos = false;    // clip: text_config.eos_token_id == 2 (pooled at the ids' argmax, not the eos)
 };
 
 // Whether decoder layer i attends through the sliding window.
