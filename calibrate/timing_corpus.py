@@ -66,7 +66,12 @@ def train_step_fn(case, model, kind):
 def train_model(case):
     """A training case's model in train mode with its training options (checkpointing, ...) and LoRA applied:
     (model, kind, what apply_training_options observed). time_case and warm_train_step build through it."""
-    model, kind = harness.build_model(case)
+    # built as harness.measure_case builds it (CASE-FORMAT.md `load`, default to_device: on the CPU, then moved):
+    # under torch.device("cuda") wav2vec2's SpecAugment met a CPU tensor (timing set 24's two speech rows failed)
+    to_device = case.get("load", "to_device") == "to_device"
+    model, kind = harness.build_model(case, device="cpu" if to_device else "cuda")
+    if to_device:
+        model = model.to("cuda")
     model.train()
     observed = harness.apply_training_options(model, kind, case)
     if case.get("lora"):
