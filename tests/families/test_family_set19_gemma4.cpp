@@ -188,7 +188,9 @@ TEST_CASE("gemma4: measured H200 cases of family set 19", "[family][set19]") {
   // the real allocator serves the fourth 2 GiB loss buffer (log_softmax's gradient) from a segment step 1 made,
   // the model cudaMallocs one more (an allocator-model placement difference, not the graph; notes-f19/gemma4.md).
   const auto checked = memplan::testing::check_family_cases(
-      [](const memplan::ValidationCase& c) { return memplan::testing::has_any_prefix(c.id, {"f19-g4-"}); },
+      [](const memplan::ValidationCase& c) {
+        return !c.holdout && memplan::testing::has_any_prefix(c.id, {"f19-g4-"});  // blind ones: set 20's test
+      },
       [](const std::string& id) {
         if (id == "f19-g4-e2b-bf16-b2s1024") return memplan::testing::FamilyBounds{0.001, 0.12};
         return memplan::testing::FamilyBounds{0.001, 0.01};

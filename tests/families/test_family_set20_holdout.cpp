@@ -3,7 +3,8 @@
 // settings, plus the four set-19 tuning rows the first call did not measure (they were measured only here, so they
 // are blind too). Every case was predicted at 012ed99 before it was measured
 // (data/validation/predictions/families20-holdout.json): peak allocated within 0.05 % on 15 of 17, reserved median
-// 0.00 %. Five held-out generate rows and six set-19 rows did not finish in the call (time). Checked at the
+// 0.00 %. Five held-out generate rows and six set-19 rows did not finish in the call (time); four of those six were
+// measured in the next session (blind still: 0.01 % / 0.15 %). Checked at the
 // builders' bounds (allocated 0.1 %, reserved 1 %) but for the rows below (data/validation/NOTES.md, "Family sets 19
 // and 20").
 #include <catch2/catch.hpp>
@@ -39,8 +40,11 @@ memplan::testing::FamilyBounds bounds(const std::string& id) {
 TEST_CASE("family set 20, held out: peak allocated and reserved as predicted before measuring",
           "[family][set20][holdout]") {
   const auto checked = memplan::testing::check_family_cases(held_out_set, bounds);
-  CHECK(checked.size() == 17);
+  // 17 measured in the sixteenth session's final call; four of the six set-19 rows it did not reach were measured in
+  // the seventeenth session's third call (Gemma-4 MoE / 31B / E2B-ckpt training, Ministral-3 fp32 eager with
+  // accumulation), still against the predictions made at 012ed99: allocated within 0.01 %, reserved within 0.15 %.
+  CHECK(checked.size() == 21);
   int exact_allocated = 0;
   for (const auto& r : checked) exact_allocated += std::abs(r.allocated_err) < 0.0005 ? 1 : 0;
-  CHECK(exact_allocated >= 16);  // blind 15 of 17; ELECTRA's head exact since (the GradScaler-skip row is not)
+  CHECK(exact_allocated >= 20);  // blind 19 of 21; ELECTRA's head exact since (the GradScaler-skip row is not)
 }

@@ -143,7 +143,9 @@ TEST_CASE("clip / siglip / siglip2: the measured H200 rows", "[family][set21][fi
   // eager CLIP-L/14-336 bf16 row (+4.94 %) and of the SigLIP so400m bf16 inference row (+4.01 %): the allocator's
   // segment placement of their [B, heads, L, L] / [B, N, 4304] blocks, not reconciled by the deadline.
   const auto checked = memplan::testing::check_family_cases(
-      [](const memplan::ValidationCase& c) { return c.id.rfind("f21-clip-", 0) == 0 || c.id.rfind("f21-sig", 0) == 0; },
+      [](const memplan::ValidationCase& c) {
+        return !c.holdout && (c.id.rfind("f21-clip-", 0) == 0 || c.id.rfind("f21-sig", 0) == 0);
+      },
       [](const std::string& id) {
         if (id == "f21-clip-l14336-bf16-b32s33-eager-6l") return memplan::testing::FamilyBounds{0.001, 0.06};
         if (id == "f21-sig-so400m-infer-bf16-b256") return memplan::testing::FamilyBounds{0.001, 0.05};
