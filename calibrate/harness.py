@@ -582,6 +582,15 @@ def _infer(case, model, kind, measured, observed, spy):
         return _infer_forward(case, model, kind, measured, observed)
     if kind != "causal_lm":
         raise ValueError("inference cases need a causal LM or a seq2seq LM")
+    return _infer_causal(case, model, measured, observed)
+
+
+def _infer_causal(case, model, measured, observed, ids=None, cache_of=None):
+    """A causal LM's inference (CASE-FORMAT.md): the prefill of `ids` (default: random token ids [B, seq_len] below
+    config.vocab_size) with use_cache=True and logits_to_keep=1, its KV cache (`cache_of(out)`, default
+    out.past_key_values) measured and freed, and greedy generate() of generate_tokens, in generate_first order.
+    Harness plugins whose models are causal LMs with other inputs or cache fields call it (harness_kinds/)."""
+    import torch
     alloc = torch.cuda.memory_allocated
     peak = torch.cuda.max_memory_allocated
     reset = _reset_peaks
@@ -591,7 +600,10 @@ def _infer(case, model, kind, measured, observed, spy):
     ac_dtype = _autocast_dtype(case["precision"])
     import contextlib
     ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
-    ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
+    if ids is None:
+        ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
+    if cache_of is None:
+        cache_of = lambda out: out.past_key_values  # noqa: E731
     res = {}
 
     def prefill():
@@ -604,7 +616,7 @@ def _infer(case, model, kind, measured, observed, spy):
             sync()
             observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
             res["pp"] = peak()
-            cache = out.past_key_values
+            cache = cache_of(out)
             del out
             measured["prefill_peak_mib"] = mib(res["pp"])
             measured["kv_cache_mib"] = mib(alloc() - before)

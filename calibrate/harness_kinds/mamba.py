@@ -8,7 +8,6 @@ does for a causal LM (labels = input ids), and runs the harness's inference prot
 logits_to_keep=1, then greedy generate()), reading the cache from whichever output field holds it.
 Only the standard library is imported at module level."""
 import contextlib
-import time
 
 MODEL_TYPES = ("mamba", "mamba2")
 KINDS = ("ssm_lm",)
@@ -63,48 +62,5 @@ def probe(case, model, kind, H):
 
 
 def infer(case, model, kind, measured, observed, H):
-    """The harness's causal-LM inference (_infer) with the cache read from `cache_params`."""
-    import torch
-    alloc = torch.cuda.memory_allocated
-    peak = torch.cuda.max_memory_allocated
-    sync = torch.cuda.synchronize
-    B, L = int(case["batch_size"]), int(case["seq_len"])
-    N = int(case.get("generate_tokens") or 0)
-    ac_dtype = H._autocast_dtype(case["precision"])
-    ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
-    ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
-    res = {}
-
-    def prefill():
-        sync()
-        before = alloc()
-        H._reset_peaks()
-        t0 = time.perf_counter()
-        with torch.inference_mode(), ctx():
-            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
-            sync()
-            observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
-            res["pp"] = peak()
-            cache = _cache_of(out)
-            del out
-            measured["prefill_peak_mib"] = H.mib(res["pp"])
-            measured["kv_cache_mib"] = H.mib(alloc() - before)
-            del cache
-
-    def generate():
-        H._reset_peaks()
-        t0 = time.perf_counter()
-        with torch.inference_mode(), ctx():
-            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
-        sync()
-        observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
-        res["gp"] = peak()
-        observed["generated_shape"] = list(gen.shape)
-        del gen
-
-    order = [generate, prefill] if case.get("generate_first", True) and N > 0 else [prefill] + ([generate] if N > 0 else [])
-    for f in order:
-        f()
-    pp, gp = res["pp"], res.get("gp")
-    measured["peak_allocated_mib"] = H.mib(max(pp, gp or 0))
-    measured["generate_peak_mib"] = H.mib(gp) if gp is not None else None
+    """The harness's causal-LM inference (harness._infer_causal) with the cache read from `cache_params`."""
+    return H._infer_causal(case, model, measured, observed, cache_of=_cache_of)

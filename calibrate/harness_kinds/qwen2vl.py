@@ -117,54 +117,11 @@ def probe(case, model, kind, H):
 
 
 def infer(case, model, kind, measured, observed, H):
-    """Text-only serving, as harness._infer runs a causal LM (prefill, then generate; generate_first order)."""
-    import contextlib
-    import time
+    """Text-only serving, as harness._infer runs a causal LM (prefill, then generate; generate_first order), token ids
+    drawn below vision_start_token_id."""
     import torch
     if int(case.get("images_per_sample") or 0) > 0:
         raise ValueError("qwen2vl plugin: inference with images is not measured (text-only prompts)")
-    alloc = torch.cuda.memory_allocated
-    peak = torch.cuda.max_memory_allocated
-    reset = H._reset_peaks
-    sync = torch.cuda.synchronize
     B, L = int(case["batch_size"]), int(case["seq_len"])
-    N = int(case.get("generate_tokens") or 0)
-    ac_dtype = H._autocast_dtype(case["precision"])
-    ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
     ids = torch.randint(0, _ordinary_vocab(model), (B, L), device="cuda")
-    res = {}
-
-    def prefill():
-        sync()
-        before = alloc()
-        reset()
-        t0 = time.perf_counter()
-        with torch.inference_mode(), ctx():
-            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
-            sync()
-            observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
-            res["pp"] = peak()
-            cache = out.past_key_values
-            del out
-            measured["prefill_peak_mib"] = H.mib(res["pp"])
-            measured["kv_cache_mib"] = H.mib(alloc() - before)
-            del cache
-
-    def generate():
-        reset()
-        t0 = time.perf_counter()
-        with torch.inference_mode(), ctx():
-            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
-        sync()
-        observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
-        res["gp"] = peak()
-        observed["generated_shape"] = list(gen.shape)
-        del gen
-
-    order = ([generate, prefill] if case.get("generate_first", True) and N > 0
-             else [prefill] + ([generate] if N > 0 else []))
-    for f in order:
-        f()
-    pp, gp = res["pp"], res.get("gp")
-    measured["peak_allocated_mib"] = H.mib(max(pp, gp or 0))
-    measured["generate_peak_mib"] = H.mib(gp) if gp is not None else None
+    return H._infer_causal(case, model, measured, observed, ids=ids)

@@ -86,55 +86,13 @@ def train_batch_fns(case, model, kind, H):
 
 def infer(case, model, kind, measured, observed, H):
     """A text prompt [B, seq_len]: the prefill (use_cache, logits_to_keep=1) and generate(), as the harness's causal-LM
-    inference runs them (generate first unless generate_first is false)."""
-    import contextlib
-    import time
+    inference runs them (harness._infer_causal: generate first unless generate_first is false)."""
     import torch
     if _images(case)[0]:
         raise ValueError("qwen3vl plugin: inference with images is not measured (text prompt only)")
-    alloc = torch.cuda.memory_allocated
-    peak = torch.cuda.max_memory_allocated
-    sync = torch.cuda.synchronize
     B, L = int(case["batch_size"]), int(case["seq_len"])
-    N = int(case.get("generate_tokens") or 0)
-    ac_dtype = H._autocast_dtype(case["precision"])
-    ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
     ids = _text_ids(model, (B, L), torch.Generator().manual_seed(0)).to("cuda")
-    res = {}
-
-    def prefill():
-        sync()
-        before = alloc()
-        H._reset_peaks()
-        t0 = time.perf_counter()
-        with torch.inference_mode(), ctx():
-            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
-            sync()
-            observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
-            res["pp"] = peak()
-            cache = out.past_key_values
-            del out
-            measured["prefill_peak_mib"] = H.mib(res["pp"])
-            measured["kv_cache_mib"] = H.mib(alloc() - before)
-            del cache
-
-    def generate():
-        H._reset_peaks()
-        t0 = time.perf_counter()
-        with torch.inference_mode(), ctx():
-            out = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
-        sync()
-        observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
-        res["gp"] = peak()
-        observed["generated_shape"] = list(out.shape)
-        del out
-
-    order = [generate, prefill] if case.get("generate_first", True) and N > 0 else [prefill] + ([generate] if N > 0 else [])
-    for f in order:
-        f()
-    pp, gp = res["pp"], res.get("gp")
-    measured["peak_allocated_mib"] = H.mib(max(pp, gp or 0))
-    measured["generate_peak_mib"] = H.mib(gp) if gp is not None else None
+    return H._infer_causal(case, model, measured, observed, ids=ids)
 
 
 def probe(case, model, kind, H):
