@@ -19,9 +19,9 @@
 // input_layernorm, post_attention_layernorm.
 #include "engine/arch/builders.h"
 
+#include "engine/arch/decoders/parts/glm_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
-#include "engine/arch/decoders/parts/rotary_slices.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -44,54 +44,6 @@ GlmLayer layer_params(GraphBuilder& b, const TransformerSpec& s, const std::stri
   return w;
 }
 
-// rotate_half: x[..., 0::2], x[..., 1::2] (strided views whose backward zero-fills a gradient of x's size), -x2,
-// torch.stack((-x2, x1), -1) (fresh, x's size; flatten(-2) a view of it).
-TensorId interleaved_rotate_half(GraphBuilder& b, TensorId x) {
-  Shape half = b.shape(x);
-  half.back() /= 2;
-  const TensorId x1 = b.split(x, 1, half)[0];
-  const TensorId x2 = b.split(x, 1, half)[0];
-  const TensorId neg = b.unary("neg", x2, false, false);
-  return b.cat_last("stack", {neg, x1});
-}
-
-TensorId interleaved_rope(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin) {
-  const TensorId a = b.mul(x, cos);
-  const TensorId c = b.mul(interleaved_rotate_half(b, x), sin);
-  return b.add(a, c);
-}
-
-// cos[..., :rot / 2].repeat_interleave(2, dim=-1): fresh, cos's shape and dtype, no gradient.
-TensorId repeat_interleave_half(GraphBuilder& b, TensorId cs) {
-  Shape shape = b.shape(cs);
-  return b.generic_one("repeat_interleave", {cs}, shape, b.dtype(cs));
-}
-
-TensorId glm_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaLayerParams& w, TensorId x,
-                       const SkeletonContext& c, TensorId& weights) {
-  const int64_t rot = s.rotary_dim > 0 ? s.rotary_dim : s.head_dim;
-  auto [q, k, v] = llama_qkv_views(b, s, w, x, c.mask);
-  const TensorId v_proj = v;  // value_states (held) until the module returns or the cache rebinds it
-  b.hold(q);                  // query_states / key_states: rebound once apply_rotary_pos_emb has returned both
-  b.hold(k);
-  const TensorId cos = repeat_interleave_half(b, c.cos);
-  b.hold(cos);
-  const TensorId sin = repeat_interleave_half(b, c.sin);
-  b.hold(sin);
-  const auto slices = rotary_slices(b, q, k, rot);
-  const TensorId qr = interleaved_rope(b, slices.q_rot, cos, sin);
-  const TensorId kr = interleaved_rope(b, slices.k_rot, cos, sin);
-  TensorId qe = b.cat("cat", {qr, slices.q_pass}, -1, std::nullopt, /*cast_part_grads=*/true);
-  b.hold(qe);
-  TensorId ke = b.cat("cat", {kr, slices.k_pass}, -1, std::nullopt, /*cast_part_grads=*/true);
-  b.hold(ke);
-  b.drop(cos);
-  b.drop(sin);
-  b.drop(q);
-  b.drop(k);
-  return cat_rotary_o_proj(b, s, qe, ke, v, v_proj, c, w.o, w.ob, weights);
-}
-
 TensorId glm_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
@@ -99,7 +51,7 @@ TensorId glm_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorI
   const GlmLayer w = layer_params(b, s, "model.layers." + std::to_string(i) + ".", !layer_frozen(cfg, i));
   return llama_residual_blocks(
       b, h, w.attn.in_norm, w.attn.post_norm,
-      [&](TensorId x, TensorId& weights) { return glm_attention(b, s, w.attn, x, c, weights); },
+      [&](TensorId x, TensorId& weights) { return glm_interleaved_attention(b, s, w.attn, x, c, weights); },
       [&](TensorId n2) {
         // GlmMLP.forward
         const TensorId up_states = b.linear(n2, w.gate_up);
