@@ -226,6 +226,20 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         c.run.audio_samples = get_positive(j, "audio_samples", "");
       if (j.contains("max_num_patches") && !j.at("max_num_patches").is_null())
         c.run.max_num_patches = get_positive(j, "max_num_patches", "");
+      // Input keys of one kind of model, refused on any other (a key no builder reads would be a silent default):
+      // images for the vision-language models and SigLIP 2's NaFlex grid, a waveform for the speech encoders.
+      const TransformerSpec& t = c.model.transformer;
+      const bool takes_images = t.vl_vision_depth > 0 || t.qwen3vl_depth > 0 || mt == "siglip2";
+      for (const char* k : {"image_grid", "images_per_sample"})
+        if (!takes_images && j.contains(k) && !j.at(k).is_null())
+          throw InputError(k, dump_short(j.at(k)),
+                           "applies to models that take images (qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2), "
+                           "not " + mt);
+      if (mt != "siglip2" && j.contains("max_num_patches") && !j.at("max_num_patches").is_null())
+        throw InputError("max_num_patches", dump_short(j.at("max_num_patches")), "applies to siglip2 only, not " + mt);
+      if (t.speech_conv_kernel.empty() && j.contains("audio_samples") && !j.at("audio_samples").is_null())
+        throw InputError("audio_samples", dump_short(j.at("audio_samples")),
+                         "applies to the speech encoders (wav2vec2, hubert, wavlm), not " + mt);
     } else if (source == "torchvision") {
       c.model.kind = ModelSpec::Kind::vision;
       const std::string name = get_string(m, "name", "model.");

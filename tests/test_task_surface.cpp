@@ -9,6 +9,8 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -111,6 +113,21 @@ TEST_CASE("case keys task and num_labels", "[task][validation]") {
   j["task"] = "seq_cls";
   j["num_labels"] = 0;
   CHECK(input_error([&] { memplan::parse_validation_case(j); }).field() == "t: num_labels");
+}
+
+TEST_CASE("case keys of images and waveforms are refused on models that never read them", "[task][validation]") {
+  // A BERT case given a VLM's or a speech encoder's input keys: each refused naming the key (and the case id),
+  // not estimated as if it were absent.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"image_grid", nlohmann::json::array({1, 16, 16})},
+           {"images_per_sample", 1},
+           {"max_num_patches", 256},
+           {"audio_samples", 16000}}) {
+    nlohmann::json j = bert_case();
+    j[key] = value;
+    INFO(key);
+    CHECK(input_error([&] { memplan::parse_validation_case(j); }).field() == "t: " + key);
+  }
 }
 
 TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
