@@ -305,63 +305,6 @@ VisionOut vision_forward(GraphBuilder& b, const TransformerSpec& s, const Vision
 
 namespace {
 
-struct TextLayer {
-  TensorId q, k, v, o, qb, kb, vb, ob, q_norm, k_norm, in_norm, post_norm;
-  FfnParams ffn;
-  bool moe = false;
-};
-
-// Qwen3VLTextDecoderLayer's parameters in registration order: self_attn.{q,k,v,o}_proj, q_norm, k_norm, the MLP
-// (gate / up / down; the MoE block: experts.gate_up_proj, experts.down_proj, gate.weight), input_layernorm,
-// post_attention_layernorm.
-TextLayer text_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train, bool moe) {
-  const int64_t H = s.hidden_size, hd = s.head_dim;
-  TextLayer w;
-  w.moe = moe;
-  attention_projection_params(b, s, p, train, s.attention_bias, s.attention_bias, w);
-  w.q_norm = b.param(p + "self_attn.q_norm.weight", {hd}, train);
-  w.k_norm = b.param(p + "self_attn.k_norm.weight", {hd}, train);
-  if (moe) {
-    const int64_t E = s.num_experts, I = s.moe_intermediate_size;
-    w.ffn.up = b.param(p + "mlp.experts.gate_up_proj", {E, 2 * I, H}, train);
-    w.ffn.down = b.param(p + "mlp.experts.down_proj", {E, H, I}, train);
-    w.ffn.gate = b.param(p + "mlp.gate.weight", {E, H}, train);
-  } else {
-    const int64_t I = s.intermediate_size;
-    w.ffn.gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);
-    w.ffn.up = b.param(p + "mlp.up_proj.weight", {I, H}, train);
-    w.ffn.down = b.param(p + "mlp.down_proj.weight", {H, I}, train);
-  }
-  w.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
-  w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
-  return w;
-}
-
-// Qwen3VLTextAttention.forward: the statements of Qwen3Attention (qwen3.cpp): q_norm / k_norm over the head views
-// before the rotary embedding, then the attention from the cache update on (attention_o_proj).
-TensorId text_attention(GraphBuilder& b, const TransformerSpec& s, const TextLayer& w, TensorId x, TensorId cos,
-                        TensorId sin, TensorId mask, TensorId& weights) {
-  const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = b.training() ? cfg.seq_len : b.pass().new_tokens, hd = s.head_dim;
-  auto normed_heads = [&](TensorId wt, TensorId bias, TensorId norm_w, int64_t heads) {
-    TensorId proj = b.view_copying_grad(b.linear(x, wt, bias), {B, S, heads, hd});
-    TensorId n = rms_norm(b, proj, norm_w, true);
-    return b.view(n, {B, heads, S, hd});
-  };
-  TensorId q = normed_heads(w.q, w.qb, w.q_norm, s.num_heads);
-  b.hold(q);
-  TensorId k = normed_heads(w.k, w.kb, w.k_norm, s.num_kv_heads);
-  b.hold(k);
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  TensorId vp = b.linear(x, w.v, w.vb);
-  const Shape vs{B, s.num_kv_heads, S, hd};
-  TensorId v = v_grad_in_layout ? b.view(vp, vs) : b.view_copying_grad(vp, vs);
-  const TensorId v_proj = v;
-  b.hold(v_proj);
-  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
-  return attention_o_proj(b, s, qe, ke, v, v_proj, mask, 0, w.o, w.ob, weights);
-}
-
 // Qwen3VLTextRotaryEmbedding.forward with position_ids [3, B, S] (fp32, autocast off): position_ids[:, :, None,
 // :].float() [3, B, 1, S], inv_freq expanded @ it -> [3, B, hd / 2, S] (transposed: a view), cos() * scaling and
 // sin() * scaling [3, B, S, hd / 2]; recomposition_frequencies (sin first): freq[0] takes the H / W sections in
@@ -438,10 +381,10 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
   // layer runs, but its output never reaches the loss (no gradient, no optimizer state for its parameters).
   const qwen3vl::VisionParams vw = qwen3vl::vision_params(b, s, "visual.", im.images > 0, s.num_layers);
   const TensorId embed = b.param("embed_tokens.weight", {s.vocab_size, H}, emb_train);
-  std::vector<TextLayer> layers;
+  std::vector<Qwen3Layer> layers;
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const bool moe = !s.moe_layers.empty() && s.moe_layers[static_cast<size_t>(i)] != 0;
-    layers.push_back(text_layer_params(b, s, "layers." + std::to_string(i) + ".", !layer_frozen(cfg, i), moe));
+    layers.push_back(qwen3_layer_params(b, s, "layers." + std::to_string(i) + ".", !layer_frozen(cfg, i), moe));
   }
   const TensorId norm_w = b.param("norm.weight", {H}, emb_train);
 
@@ -516,14 +459,14 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
   // (or the model returns), past the deepstack rebinding of hidden_states (whole-run stream, 8B amp fp16 row).
   TensorId layer_outputs = kNoTensor;
   for (int64_t i = 0; i < s.num_layers; ++i) {
-    const TextLayer& w = layers[static_cast<size_t>(i)];
+    const Qwen3Layer& w = layers[static_cast<size_t>(i)];
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);
     TensorId n1 = rms_norm(b, h, w.in_norm, false);
     b.hold(n1);
     TensorId attn_weights = kNoTensor;
-    TensorId a = text_attention(b, s, w, n1, cos, sin, mask, attn_weights);
+    TensorId a = qwen3_attention(b, s, w, n1, cos, sin, mask, 0, attn_weights);  // Qwen3VLTextAttention
     b.drop(n1);
     TensorId h1 = b.add(h, a);
     TensorId n2 = rms_norm(b, h1, w.post_norm, false);

@@ -16,19 +16,8 @@
 
 namespace memplan {
 
-namespace {
-
-struct Qwen3Layer {
-  TensorId q, k, v, o, qb, kb, vb, ob, q_norm, k_norm, in_norm, post_norm;
-  FfnParams ffn;
-  bool moe = false;
-};
-
-// Parameters in registration order (model.parameters() order decides the optimizer's temporaries):
-// self_attn.{q,k,v,o}_proj (weight, bias with attention_bias), self_attn.{q,k}_norm, then the MLP
-// (Qwen3MLP gate/up/down; Qwen3MoeSparseMoeBlock registers experts before the router: experts.gate_up_proj,
-// experts.down_proj, gate.weight), input_layernorm, post_attention_layernorm.
-Qwen3Layer layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train, bool moe) {
+// The registration order: qwen_parts.h.
+Qwen3Layer qwen3_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train, bool moe) {
   const int64_t H = s.hidden_size, hd = s.head_dim;
   Qwen3Layer w;
   w.moe = moe;
@@ -50,37 +39,6 @@ Qwen3Layer layer_params(GraphBuilder& b, const TransformerSpec& s, const std::st
   w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
   return w;
 }
-
-// Qwen3Attention.forward. `weights`: eager attention's probabilities, held (see attention_core).
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Qwen3Layer& w, TensorId x, TensorId cos,
-                   TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
-  // q / k: the rotary backward hands contiguous [B, H, S, D] gradients to the transposed norm outputs; the
-  // norm's elementwise backward keeps that layout, so the head view of the projection output, [B, S, H, D],
-  // receives a gradient in another memory order and ViewBackward's reshape copies it (as Llama's head view does).
-  auto normed_heads = [&](TensorId wt, TensorId bias, TensorId norm_w, int64_t heads) {
-    TensorId proj = b.view_copying_grad(b.linear(x, wt, bias), {B, S, heads, hd});
-    TensorId n = rms_norm(b, proj, norm_w, true);
-    return b.view(n, {B, heads, S, hd});  // .transpose(1, 2)
-  };
-  TensorId q = normed_heads(w.q, w.qb, w.q_norm, nh);
-  b.hold(q);  // query_states stays bound until apply_rotary_pos_emb's results rebind it
-  TensorId k = normed_heads(w.k, w.kb, w.k_norm, nkv);
-  b.hold(k);
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;  // as in llama.cpp attention
-  TensorId vp = b.linear(x, w.v, w.vb);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
-  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
-  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
-  return out;
-}
-
-}  // namespace
 
 void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
@@ -112,7 +70,7 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool moe = !s.moe_layers.empty() && s.moe_layers[static_cast<size_t>(i)] != 0;
-    const Qwen3Layer w = layer_params(b, s, p, !layer_frozen(cfg, i), moe);
+    const Qwen3Layer w = qwen3_layer_params(b, s, p, !layer_frozen(cfg, i), moe);
 
     b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
@@ -121,8 +79,8 @@ void build_qwen3_model(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(n1);  // bound to hidden_states until self_attn returns
     const bool sliding = layer_is_sliding(s, i);
     TensorId attn_weights = kNoTensor;
-    TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
-                           attn_weights);
+    TensorId a = qwen3_attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask,
+                                 sliding ? s.sliding_window : 0, attn_weights);
     b.drop(n1);
     TensorId h1 = b.add(h, a);
     TensorId n2 = rms_norm(b, h1, w.post_norm, false);  // h1: the residual, read again below

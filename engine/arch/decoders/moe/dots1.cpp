@@ -28,6 +28,7 @@
 #include "engine/arch/decoders/parts/deepseek_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
+#include "engine/arch/decoders/parts/qwen_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 
@@ -72,31 +73,6 @@ Dots1Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bo
   w.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
   w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
   return w;
-}
-
-// Dots1Attention.forward (Qwen3Attention's statements; see qwen3.cpp for the gradient layouts).
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Dots1Layer& w, TensorId x, TensorId cos,
-                   TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
-  auto normed_heads = [&](TensorId wt, TensorId bias, TensorId norm_w, int64_t heads) {
-    TensorId proj = b.view_copying_grad(b.linear(x, wt, bias), {B, S, heads, hd});
-    TensorId n = rms_norm(b, proj, norm_w, true);
-    return b.view(n, {B, heads, S, hd});  // .transpose(1, 2)
-  };
-  TensorId q = normed_heads(w.q, w.qb, w.q_norm, nh);
-  b.hold(q);
-  TensorId k = normed_heads(w.k, w.kb, w.k_norm, nkv);
-  b.hold(k);
-  const bool v_grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  TensorId vp = b.linear(x, w.v, w.vb);
-  TensorId v = v_grad_in_layout ? b.view(vp, {B, nkv, S, hd}) : b.view_copying_grad(vp, {B, nkv, S, hd});
-  const TensorId v_proj = v;
-  b.hold(v_proj);
-  auto [qe, ke] = rope_qk(b, q, k, cos, sin);
-  return attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, w.ob, weights);
 }
 
 // Dots1MoE.forward (the header's statements).
@@ -146,8 +122,8 @@ void build_dots1(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(n1);
     const bool sliding = layer_is_sliding(s, i);
     TensorId attn_weights = kNoTensor;
-    TensorId a = attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
-                           attn_weights);
+    TensorId a = qwen3_attention(b, s, w, n1, cos, sin, sliding ? sliding_mask : mask,
+                                 sliding ? s.sliding_window : 0, attn_weights);
     b.drop(n1);
     TensorId h1 = b.add(h, a);
     TensorId n2 = rms_norm(b, h1, w.post_norm, false);
