@@ -31,7 +31,8 @@ namespace {
 // config[key] overlaid with config[key + "_dict"] (CLIPConfig's legacy spelling), as one object.
 json sub_config(const ConfigReader& r, const char* key) {
   json out = json::object();
-  for (const std::string k : {std::string(key), std::string(key) + "_dict"}) {
+  const std::string keys[] = {key, std::string(key) + "_dict"};
+  for (const std::string& k : keys) {
     const json* v = r.raw(k.c_str());
     if (!v) continue;
     if (!v->is_object()) throw InputError(r.name(k), dump_short(*v), "must be a JSON object");
