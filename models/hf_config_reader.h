@@ -213,6 +213,9 @@ void check_rope_type(const ConfigReader& r, const char* family);
 // sliding-window attention), check_rope_type, then rotary_dim = int(head_dim * partial_rotary_factor), the factor
 // 0.5 unless the rope dict or the top-level key sets it. Reads s.head_dim.
 void read_partial_rope(const ConfigReader& r, const char* family, TransformerSpec& s);
+// The fields, class defaults and refusals GlmConfig and Glm4Config share (models/hf/import_glm4.cpp): `family` names
+// the model_type in messages, `null_why` says why a null num_key_value_heads / head_dim is refused.
+TransformerSpec import_glm_decoder(const ConfigReader& r, const char* family, const char* null_why);
 TransformerSpec import_smollm3(const ConfigReader& r);
 TransformerSpec import_olmo(const ConfigReader& r);
 TransformerSpec import_gpt_bigcode(const ConfigReader& r);

@@ -38,10 +38,10 @@ void read_partial_rope(const ConfigReader& r, const char* family, TransformerSpe
   s.rotary_dim = rotary_dim_from_factor(r, key, factor, s.head_dim);
 }
 
-TransformerSpec import_glm4(const ConfigReader& r) {
+TransformerSpec import_glm_decoder(const ConfigReader& r, const char* family, const char* null_why) {
   for (const char* k : {"num_key_value_heads", "head_dim"})
     if (r.explicit_null(k))
-      throw InputError(r.name(k), "null", "must be a positive integer (Glm4Config: int; Glm4Attention uses it)");
+      throw InputError(r.name(k), "null", std::string("must be a positive integer (") + null_why + ")");
   TransformerSpec s;
   s.family = TransformerSpec::Family::llama;
   s.vocab_size = r.positive({"vocab_size"}, 151552);
@@ -56,12 +56,17 @@ TransformerSpec import_glm4(const ConfigReader& r) {
   s.hidden_act = r.string({"hidden_act"}, "silu");
   if (!is_single_kernel_activation(s.hidden_act))
     throw InputError(r.name("hidden_act"), "\"" + s.hidden_act + "\"",
-                     "activation not modelled for glm4 (silu, swish, gelu, gelu_pytorch_tanh, relu are)");
+                     std::string("activation not modelled for ") + family +
+                         " (silu, swish, gelu, gelu_pytorch_tanh, relu are)");
   s.attn_dropout = r.probability({"attention_dropout"}, 0.0);
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
   s.attention_bias = s.qkv_bias = r.boolean({"attention_bias"}, true);
-  read_partial_rope(r, "glm4", s);
+  read_partial_rope(r, family, s);
   return s;
+}
+
+TransformerSpec import_glm4(const ConfigReader& r) {
+  return import_glm_decoder(r, "glm4", "Glm4Config: int; Glm4Attention uses it");
 }
 
 }  // namespace memplan::hf
