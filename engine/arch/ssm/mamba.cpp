@@ -102,20 +102,8 @@ TensorId mixer_forward(GraphBuilder& b, const TransformerSpec& s, const MambaMix
     b.drop(cat);
     conv_out = b.to(b.unary("silu", b.view(conv, {B, D, 1}), true, false), b.dtype(hbc));
   } else {
-    if (inf) {
-      // update_conv_state (prefill): the layer's lazily made zeros [B, D, K] of x's dtype, copy_ of the last K
-      // columns (left-padded first when the prompt is shorter than K); returns x itself
-      const TensorId cstate = b.generic_one("zeros", {}, {B, D, K}, b.dtype(hbc));
-      const TensorId src = S < K ? b.generic_one("constant_pad_nd", {hbc}, {B, D, K}, b.dtype(hbc)) : hbc;
-      b.inplace("copy_", cstate, false, {src});
-      b.kv_cache_out(cstate);
-    }
-    // causal_conv1d_fn: F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype)
-    const TensorId xin = b.to(hbc, b.dtype(w.conv_w));
-    b.hold(xin);
-    const TensorId conv = ssm_depthwise_conv1d(b, xin, w.conv_w, w.conv_b, K - 1, xin == hbc);
-    conv_out = b.to(b.unary("silu", b.view_copying_grad(conv, {B, D, S}), true, false), b.dtype(hbc));
-    b.drop(xin);
+    // update_conv_state (prefill), then causal_conv1d_fn: F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu
+    conv_out = ssm_causal_conv_seq(b, hbc, w.conv_w, w.conv_b, K, inf);
   }
   // hidden_states_B_C [B, D, S], viewed .transpose(1, 2); apply_mask_to_padding_states multiplies it by the mask
   // (a product in its memory order) and the rebinding frees the conv's output
@@ -233,7 +221,7 @@ void build_mamba(GraphBuilder& b, const TransformerSpec& s) {
                      "mamba has no attention: transformers refuses attn_implementation=\"sdpa\" for MambaForCausalLM "
                      "(eager is accepted and changes nothing)");
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len;
   const bool prefill = inf && b.pass().past_len == 0;
   const bool from_generate = inf && b.pass().from_generate;
   // The sequential scan is about ten graph ops per token and layer: refuse, naming the length, what would pass the
@@ -244,32 +232,11 @@ void build_mamba(GraphBuilder& b, const TransformerSpec& s) {
                          std::to_string(kMaxGraphOps / 10) +
                          ": mamba's sequential scan (slow_forward) is replayed op by op, about ten ops per token and "
                          "layer, and the graph is limited to " + std::to_string(kMaxGraphOps) + " ops");
-  hf_construction_scalar(b);
-  const TensorId embed = b.param("embeddings.weight", {s.vocab_size, H}, !cfg.freeze_embeddings);
-  const TensorId ids = b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
-  const TensorId inputs_embeds = h;
-  b.hold(inputs_embeds);
-  for (int64_t i = 0; i < s.num_layers; ++i) {
-    const std::string p = "layers." + std::to_string(i) + ".";
-    const bool train = !layer_frozen(cfg, i);
-    const TensorId norm = b.param(p + "norm.weight", {H}, train);
-    const MambaMixerParams w = mixer_params(b, s, p + "mixer.", train);
-    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);
-    h = ssm_block(b, h, norm, s.ssm_residual_in_fp32,
-                  [&](TensorId x) { return mixer_forward(b, s, w, x, prefill && from_generate); });
-    if (layer_in != inputs_embeds) b.drop(layer_in);
-    b.end_layer();
-  }
-  b.hold(h);
-  const TensorId hn = rms_norm(b, h, b.param("norm_f.weight", {H}, !cfg.freeze_embeddings), false);
-  b.drop(h);
-  b.drop(inputs_embeds);
-  b.hold(hn);  // last_hidden_state until the forward returns
-  ssm_causal_lm_head(b, s, hn, embed, ids);
-  b.drop(hn);
+  ssm_causal_lm(b, s, [&](const std::string& p, bool train) -> SsmMixerFn {
+    const MambaMixerParams w = mixer_params(b, s, p, train);
+    const bool generate_prefill = prefill && from_generate;
+    return [&b, &s, w, generate_prefill](TensorId x) { return mixer_forward(b, s, w, x, generate_prefill); };
+  });
 }
 
 }  // namespace memplan

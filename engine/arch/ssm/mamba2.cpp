@@ -35,34 +35,10 @@ void build_mamba2(GraphBuilder& b, const TransformerSpec& s) {
     throw InputError("attn", "sdpa",
                      "mamba2 has no attention: transformers refuses attn_implementation=\"sdpa\" for "
                      "Mamba2ForCausalLM (eager is accepted and changes nothing)");
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size;
-  hf_construction_scalar(b);
-  const TensorId embed = b.param("embeddings.weight", {s.vocab_size, H}, !cfg.freeze_embeddings);
-  const TensorId ids = b.input({B, S}, DType::i64);
-  TensorId h = b.embedding(ids, embed);
-  const TensorId inputs_embeds = h;
-  b.hold(inputs_embeds);
-  for (int64_t i = 0; i < s.num_layers; ++i) {
-    const std::string p = "layers." + std::to_string(i) + ".";
-    const bool train = !layer_frozen(cfg, i);
-    const TensorId norm = b.param(p + "norm.weight", {H}, train);
-    const Mamba2MixerParams w = mamba2_mixer_params(b, s, p + "mixer.", train);
-    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId layer_in = h;
-    b.hold(layer_in);
-    h = ssm_block(b, h, norm, s.ssm_residual_in_fp32,
-                  [&](TensorId x) { return mamba2_mixer(b, s, w, x); });
-    if (layer_in != inputs_embeds) b.drop(layer_in);
-    b.end_layer();
-  }
-  b.hold(h);
-  const TensorId hn = rms_norm(b, h, b.param("norm_f.weight", {H}, !cfg.freeze_embeddings), false);
-  b.drop(h);
-  b.drop(inputs_embeds);
-  b.hold(hn);
-  ssm_causal_lm_head(b, s, hn, embed, ids);
-  b.drop(hn);
+  ssm_causal_lm(b, s, [&](const std::string& p, bool train) -> SsmMixerFn {
+    const Mamba2MixerParams w = mamba2_mixer_params(b, s, p, train);
+    return [&b, &s, w](TensorId x) { return mamba2_mixer(b, s, w, x); };
+  });
 }
 
 }  // namespace memplan

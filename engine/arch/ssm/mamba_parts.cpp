@@ -69,6 +69,55 @@ void ssm_causal_lm_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidd
   b.set_loss(loss);
 }
 
+void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFactory& mixer) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size;
+  hf_construction_scalar(b);
+  const TensorId embed = b.param("embeddings.weight", {s.vocab_size, H}, !cfg.freeze_embeddings);
+  const TensorId ids = b.input({B, S}, DType::i64);
+  TensorId h = b.embedding(ids, embed);
+  const TensorId inputs_embeds = h;
+  b.hold(inputs_embeds);
+  for (int64_t i = 0; i < s.num_layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    const bool train = !layer_frozen(cfg, i);
+    const TensorId norm = b.param(p + "norm.weight", {H}, train);
+    const SsmMixerFn forward = mixer(p + "mixer.", train);
+    b.begin_layer("layers." + std::to_string(i), layer_checkpointed(cfg, i));
+    const TensorId layer_in = h;
+    b.hold(layer_in);
+    h = ssm_block(b, h, norm, s.ssm_residual_in_fp32, forward);
+    if (layer_in != inputs_embeds) b.drop(layer_in);
+    b.end_layer();
+  }
+  b.hold(h);
+  const TensorId hn = rms_norm(b, h, b.param("norm_f.weight", {H}, !cfg.freeze_embeddings), false);
+  b.drop(h);
+  b.drop(inputs_embeds);
+  b.hold(hn);  // last_hidden_state until the forward returns
+  ssm_causal_lm_head(b, s, hn, embed, ids);
+  b.drop(hn);
+}
+
+TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf) {
+  const Shape xs = b.shape(x);
+  const int64_t B = xs[0], C = xs[1], S = xs[2];
+  if (inf) {
+    const TensorId cstate = b.generic_one("zeros", {}, {B, C, K}, b.dtype(x));
+    const TensorId src = S < K ? b.generic_one("constant_pad_nd", {x}, {B, C, K}, b.dtype(x)) : x;
+    b.inplace("copy_", cstate, false, {src});
+    b.kv_cache_out(cstate);
+  }
+  const TensorId xin = b.to(x, b.dtype(conv_w));
+  b.hold(xin);
+  const TensorId conv = ssm_depthwise_conv1d(b, xin, conv_w, conv_b, K - 1, xin == x);
+  const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, C, S}), true, false);
+  const TensorId out = b.to(act, b.dtype(x));
+  b.drop(xin);
+  return out;
+}
+
 }  // namespace memplan
 
 // ---- Mamba2Mixer
@@ -221,21 +270,8 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
     const TensorId act = b.unary("silu", b.view(conv, {B, conv_dim, 1}), true, false);
     conv_out = b.to(act, b.dtype(xbct));
   } else {
-    if (inf) {
-      // update_conv_state (prefill): the layer's lazily made zeros [B, C, K] of x's dtype, then copy_ of the last K
-      // columns (left-padded first when the prompt is shorter than K); returns x itself.
-      const TensorId cstate = b.generic_one("zeros", {}, {B, conv_dim, K}, b.dtype(xbc));
-      const TensorId src = S < K ? b.generic_one("constant_pad_nd", {xbct}, {B, conv_dim, K}, b.dtype(xbc)) : xbct;
-      b.inplace("copy_", cstate, false, {src});
-      b.kv_cache_out(cstate);
-    }
-    // causal_conv1d_fn(x, weight, bias, activation="silu"): F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S]
-    const TensorId xin = b.to(xbct, b.dtype(w.conv_w));
-    b.hold(xin);
-    const TensorId conv = ssm_depthwise_conv1d(b, xin, w.conv_w, w.conv_b, K - 1, xin == xbct);
-    const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, conv_dim, S}), true, false);
-    conv_out = b.to(act, b.dtype(xbct));
-    b.drop(xin);
+    // update_conv_state (prefill), then causal_conv1d_fn(x, weight, bias, activation="silu")
+    conv_out = ssm_causal_conv_seq(b, xbct, w.conv_w, w.conv_b, K, inf);
   }
   const TensorId xbc2 = keep(b.view(conv_out, {B, S, conv_dim}));  // .transpose(1, 2)
   const std::vector<TensorId> xbcs = b.split(xbc2, {{B, S, I}, {B, S, G * N}, {B, S, G * N}});

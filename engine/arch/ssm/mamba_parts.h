@@ -42,6 +42,19 @@ TensorId ssm_block(GraphBuilder& b, TensorId h, TensorId norm_w, bool residual_i
 // the token embedding, the head's weight when s.tie_word_embeddings.
 void ssm_causal_lm_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, TensorId embed, TensorId ids);
 
+// MambaModel / Mamba2Model.forward and their ForCausalLM head: the token embedding, per layer `layers.i.norm.weight`
+// then the mixer's parameters (`mixer(prefix, train)` registers them under prefix "layers.i.mixer." and returns the
+// mixer's forward), ssm_block around it (checkpointed per the run config), norm_f, ssm_causal_lm_head. B x S from the
+// run config (inference: the pass's new tokens).
+using SsmMixerFactory = std::function<SsmMixerFn(const std::string& prefix, bool train)>;
+void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFactory& mixer);
+
+// Both mixers' causal convolution over a whole sequence, x [B, C, S] (a transposed view, contiguous channels-last
+// underneath): in inference update_conv_state's prefill first (the layer's lazily made zeros [B, C, K] of x's dtype,
+// copy_ of the last K columns, left-padded when S < K; a cache slot), then causal_conv1d_fn's PyTorch path:
+// F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype). Returns that [B, C, S].
+TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf);
+
 // ---- Mamba2Mixer (mamba2.cpp; the hybrids reuse it)
 
 struct Mamba2MixerParams {
