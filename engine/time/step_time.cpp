@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <sstream>
 
@@ -579,6 +580,67 @@ double broadcast_grad_reductions_s(const Graph& g, const Op& op, const TensorInf
   return s;
 }
 
+// Products whose operands broadcast over several dimensions at once (an outer product, or 4+ iteration
+// dimensions): TensorIterator's offset-calculator kernel is bound by its index arithmetic, not by bytes, at a time
+// per output element that rises with the number of dimensions left after merging neighbours every operand keeps or
+// broadcasts alike, the same in fp32 and bf16 (calibrate/broadcast_rank.py, data/calibration/raw/
+// h200-broadcast-rank.json: 0.0024 .. 0.0025 ns at 2 .. 3 dimensions, 0.0029 at 4, 0.0034 at 5). Reductions of
+// such results run at 0.0009 ns per input element in fp32 (0.0005 bf16) when the innermost dimension is kept and
+// 0.0018 (0.0013) when it is summed. Transformers' chunked SSD in PyTorch (Mamba2 and its hybrids) is made of them:
+// the profiled Mamba2 layer of held out 24 spent 105 ms in such products and 54 ms in their sums, which the bytes
+// had priced at a third of that. Seconds in the norm column (measured times).
+constexpr double kProductSPerElemByRank[] = {2.45e-12, 2.45e-12, 2.45e-12, 2.45e-12, 2.88e-12, 3.36e-12, 3.82e-12};
+constexpr double kSumKeepInnerSPerElem[2] = {0.52e-12, 0.90e-12};  // [bf16/fp16, fp32]
+constexpr double kSumInnerSPerElem[2] = {1.3e-12, 1.8e-12};
+// Reductions of at least this many input elements are priced at the rates above (smaller ones are launch-bound).
+constexpr double kLargeReductionElems = 16777216.0;
+
+// The coalesced iteration rank of a binary op's output over its operands (right-aligned, contiguous), and whether
+// every operand of more than one element broadcasts. rank 0: no operand broadcasts (the vectorized kernel).
+struct BroadcastPattern {
+  int rank = 0;
+  bool all_broadcast = false;
+};
+BroadcastPattern broadcast_pattern(const Graph& g, const Op& op, const TensorInfo& out) {
+  BroadcastPattern p;
+  const double n = numel(out);
+  const size_t ro = out.shape.size();
+  std::vector<const TensorInfo*> ins;
+  bool any = false, all = true;
+  for (TensorId id : op.reads) {
+    const TensorInfo& t = g.tensors[static_cast<size_t>(id)];
+    const double m = numel(t);
+    if (m <= 1) continue;
+    if (t.shape.size() > ro) return p;
+    ins.push_back(&t);
+    if (m < n) any = true; else all = false;
+  }
+  if (!any) return p;
+  p.all_broadcast = all;
+  std::vector<char> prev;
+  for (size_t i = 0; i < ro; ++i) {
+    if (out.shape[i] <= 1) continue;
+    std::vector<char> key;
+    for (const TensorInfo* t : ins) {
+      const size_t rt = t->shape.size();
+      const int64_t d = i + rt >= ro ? t->shape[i + rt - ro] : 1;
+      key.push_back(d == out.shape[i] ? 1 : 0);
+    }
+    if (key != prev) ++p.rank;
+    prev = std::move(key);
+  }
+  return p;
+}
+double product_s_per_elem(int rank) {
+  const int n = static_cast<int>(std::size(kProductSPerElemByRank));
+  return kProductSPerElemByRank[std::clamp(rank, 0, n - 1)];
+}
+// A sum of `in_elems` elements: `inner` when the innermost dimension is summed away.
+double reduction_s(DType d, double in_elems, bool inner) {
+  const size_t slot = d == DType::f32 ? 1 : 0;
+  return in_elems * (inner ? kSumInnerSPerElem[slot] : kSumKeepInnerSPerElem[slot]);
+}
+
 // Forward and backward cost of op `i` (kernels, seconds at the measured rates). Backward only when the op has one
 // and the graph is a training graph.
 OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
@@ -859,6 +921,40 @@ OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
       c.bwd[kPool] = numel(out) * kRollSPerElem;
       c.bwd[kKernels] = std::max(1.0, fresh_grads);
     }
+    return c;
+  }
+  if (binary_elementwise(name)) {
+    const BroadcastPattern bp = broadcast_pattern(g, op, out);
+    if (bp.rank > 0 && (bp.all_broadcast || bp.rank >= 4)) {
+      const double n = numel(out);
+      const double prod = n * product_s_per_elem(bp.rank);
+      c.fwd[kNorm] = prod;
+      if (bwd) {
+        // each fresh gradient: a product of the (expanded) output gradient with the other operand (mul, div; add and
+        // sub pass it on), then, for a broadcast operand, its sum back to the operand's shape (the innermost
+        // dimension summed when the operand's last one is 1)
+        double kernels = 0;
+        for (const GradSpec& gs : op.grads) {
+          if (gs.input < 0 || gs.alias_out >= 0) continue;
+          const TensorInfo& t = T(gs.input);
+          if (name == "mul" || name == "div") c.bwd[kNorm] += prod, kernels += 1;
+          if (numel(t) < n && !t.shape.empty()) {
+            const bool inner = t.shape.back() == 1 && out.shape.back() > 1;
+            c.bwd[kNorm] += reduction_s(out.dtype, n, inner);
+            kernels += 1;
+          }
+        }
+        c.bwd[kKernels] = std::max(1.0, kernels);
+      }
+      return c;
+    }
+  }
+  // A large sum (the SSD's contractions): at the reduction rates above; the innermost dimension is summed when the
+  // result's last dimension is not the input's. Its backward expands the gradient: a view, no kernel.
+  if (name == "sum" && !op.reads.empty() && !out.shape.empty() && !T(op.reads[0]).shape.empty() &&
+      numel(T(op.reads[0])) >= kLargeReductionElems) {
+    const TensorInfo& x = T(op.reads[0]);
+    c.fwd[kNorm] = reduction_s(x.dtype, numel(x), x.shape.back() != out.shape.back());
     return c;
   }
   c.fwd[kMem] = (in_bytes + out_bytes) / (bw * layout_ratio(g, op, name, out, r));
