@@ -585,11 +585,13 @@ def _infer(case, model, kind, measured, observed, spy):
     return _infer_causal(case, model, measured, observed)
 
 
-def _infer_causal(case, model, measured, observed, ids=None, cache_of=None):
+def _infer_causal(case, model, measured, observed, ids=None, cache_of=None, extra=None):
     """A causal LM's inference (CASE-FORMAT.md): the prefill of `ids` (default: random token ids [B, seq_len] below
     config.vocab_size) with use_cache=True and logits_to_keep=1, its KV cache (`cache_of(out)`, default
     out.past_key_values) measured and freed, and greedy generate() of generate_tokens, in generate_first order.
-    Harness plugins whose models are causal LMs with other inputs or cache fields call it (harness_kinds/)."""
+    `extra`: more keyword inputs of the prompt (a VLM's pixel_values, image_grid_thw ...), given to the prefill's
+    forward and to generate() alike. Harness plugins whose models are causal LMs with other inputs or cache fields
+    call it (harness_kinds/)."""
     import torch
     alloc = torch.cuda.memory_allocated
     peak = torch.cuda.max_memory_allocated
@@ -604,6 +606,7 @@ def _infer_causal(case, model, measured, observed, ids=None, cache_of=None):
         ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
     if cache_of is None:
         cache_of = lambda out: out.past_key_values  # noqa: E731
+    extra = extra or {}
     res = {}
 
     def prefill():
@@ -612,7 +615,7 @@ def _infer_causal(case, model, measured, observed, ids=None, cache_of=None):
         reset()
         t0 = time.perf_counter()
         with torch.inference_mode(), ctx():
-            out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+            out = model(input_ids=ids, use_cache=True, logits_to_keep=1, **extra)
             sync()
             observed["prefill_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
             res["pp"] = peak()
@@ -626,7 +629,7 @@ def _infer_causal(case, model, measured, observed, ids=None, cache_of=None):
         reset()
         t0 = time.perf_counter()
         with torch.inference_mode(), ctx():
-            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False)
+            gen = model.generate(ids, max_new_tokens=N, min_new_tokens=N, do_sample=False, **extra)
         sync()
         observed["generate_time_ms"] = round((time.perf_counter() - t0) * 1e3, 2)
         res["gp"] = peak()

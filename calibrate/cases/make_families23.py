@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-NAMES = ["hyb", "hyb2", "jamba", "llava", "idefics", "hfvis"]
+NAMES = ["hyb", "hyb2", "jamba", "llava", "idefics", "hfvis", "vlminf"]
 
 
 def load(name):

@@ -1,5 +1,5 @@
 """Harness plugin: Qwen2-VL (qwen2_vl) and Qwen2.5-VL (qwen2_5_vl), <Type>ForConditionalGeneration trained with
-images, or text only, and served text only.
+images, or text only, and served with images or text only.
 
 Case keys (data/validation/CASE-FORMAT.md): `image_grid` [t, h, w] (one image's patches in time, height, width before
 the spatial merge; h and w multiples of vision_config.spatial_merge_size) and `images_per_sample` (0 or absent: text
@@ -15,8 +15,9 @@ One training micro-batch, drawn in this order on the GPU (make_batch):
   image_grid_thw     [B * images_per_sample, 3] int64, every row [t, h, w]
 labels = input_ids; loss = model(**inputs, labels=labels).loss / grad_accum_steps. Text only: input_ids alone.
 Training sets use_cache False on the text config too (the outer config's flag does not reach the text model).
-Inference (text only): the causal LM protocol of harness._infer (prefill with use_cache=True, logits_to_keep=1, then
-greedy generate of generate_tokens), token ids drawn below vision_start_token_id.
+Inference: the causal LM protocol of harness._infer_causal (prefill with use_cache=True, logits_to_keep=1, then
+greedy generate of generate_tokens), token ids drawn below vision_start_token_id; with images the prompt is laid out
+as in training and pixel_values, image_grid_thw and mm_token_type_ids go to the prefill and to generate().
 """
 
 MODEL_TYPES = ("qwen2_vl", "qwen2_5_vl")
@@ -110,18 +111,16 @@ def probe(case, model, kind, H):
         with ac:
             fwd_loss(x, y)
         return
-    B, L = int(case["batch_size"]), int(case["seq_len"])
-    ids = torch.randint(0, _ordinary_vocab(model), (B, L), device="cuda")
+    x = _draw(case, model, H)
     with torch.inference_mode(), ac:
-        model(input_ids=ids, use_cache=True, logits_to_keep=1)
+        model(**x, use_cache=True, logits_to_keep=1)
 
 
 def infer(case, model, kind, measured, observed, H):
-    """Text-only serving, as harness._infer runs a causal LM (prefill, then generate; generate_first order), token ids
-    drawn below vision_start_token_id."""
-    import torch
-    if int(case.get("images_per_sample") or 0) > 0:
-        raise ValueError("qwen2vl plugin: inference with images is not measured (text-only prompts)")
-    B, L = int(case["batch_size"]), int(case["seq_len"])
-    ids = torch.randint(0, _ordinary_vocab(model), (B, L), device="cuda")
-    return H._infer_causal(case, model, measured, observed, ids=ids)
+    """Serving, as harness._infer runs a causal LM (prefill, then generate; generate_first order): token ids drawn
+    below vision_start_token_id; with images_per_sample > 0 the prompt is the training batch's layout (_draw:
+    input_ids, mm_token_type_ids, pixel_values, image_grid_thw), all given to the prefill's forward and to
+    generate() (whose first forward runs the vision tower; the decode steps reuse the cached rope_deltas)."""
+    x = _draw(case, model, H)
+    ids = x.pop("input_ids")
+    return H._infer_causal(case, model, measured, observed, ids=ids, extra=x)
