@@ -449,9 +449,6 @@ ImageBatch image_batch(const GraphBuilder& b, const TransformerSpec& s) {
   if (cfg.images_per_sample == 0) return ib;
   if (cfg.image_grid.size() != 3)
     throw InputError("image_grid", "absent", "must be [t, h, w] when images_per_sample > 0");
-  if (!b.training())
-    throw InputError("images_per_sample", std::to_string(cfg.images_per_sample),
-                     "inference with images is not modelled for " + s.model_type + " (text-only prompts are)");
   ib.t = cfg.image_grid[0];
   ib.h = cfg.image_grid[1];
   ib.w = cfg.image_grid[2];
@@ -482,7 +479,11 @@ void build_qwen_vl(GraphBuilder& b, const TransformerSpec& s, const VisionVarian
     throw InputError("grad_checkpointing_layers", "set",
                      "is not modelled for " + s.model_type + " (the harness cannot find its decoder layers)");
   const ImageBatch ib = image_batch(b, s);
-  const bool inf = !b.training(), images = ib.images > 0;
+  // Serving with images: the prompt's forward (the measured prefill, generate()'s first) runs the vision tower;
+  // generate() drops pixel_values from the decode steps (MULTIMODAL_INPUTS_TO_DROP_OUTSIDE_PREFILL), which take
+  // their M-RoPE positions from the cached rope_deltas.
+  const bool inf = !b.training(), images = ib.images > 0 && (!inf || b.pass().past_len == 0);
+  const bool decode_after_images = inf && ib.images > 0 && !images;
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
                 hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
@@ -508,6 +509,8 @@ void build_qwen_vl(GraphBuilder& b, const TransformerSpec& s, const VisionVarian
   }
   const bool gen = inf && b.pass().from_generate;
   if (gen) b.input({4, B, S}, DType::i64);  // generate()'s [4, B, S] position_ids (text row + M-RoPE rows)
+  // generate()'s mm_token_type_ids, grown by a zero column after every forward (_update_model_kwargs_for_generation)
+  if (decode_after_images) b.input({B, b.pass().past_len + 1}, DType::i64);
 
   TensorId h = b.embedding(ids, embed);
   std::vector<TensorId> model_locals;
@@ -545,9 +548,11 @@ void build_qwen_vl(GraphBuilder& b, const TransformerSpec& s, const VisionVarian
     const TensorId prefix = op0(b, "mask_prefix_sum", {}, {bsh}, DType::i64);
     op0(b, "mask_contiguous", {prefix}, {bsh}, DType::boolean);
     b.drop(old);
-    positions = rope_index(b, ib, cfg.images_per_sample);
-    b.hold(positions);
-    model_locals.push_back(positions);
+    if (!gen) {  // compute_3d_position_ids -> get_rope_index; generate() computed them before its first forward
+      positions = rope_index(b, ib, cfg.images_per_sample);
+      b.hold(positions);
+      model_locals.push_back(positions);
+    }
   }
   const TensorId inputs_embeds = h;
   b.hold(inputs_embeds);  // bound in Qwen2VLModel.forward and the text model until they return

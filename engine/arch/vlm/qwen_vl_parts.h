@@ -18,7 +18,7 @@ struct ImageBatch {
   int64_t tokens = 0;           // all images' tokens: patches / merge^2
 };
 // Refuses (InputError naming image_grid / images_per_sample / seq_len) a grid whose h or w is not a multiple of
-// the spatial merge size, images in an inference run, and a sequence too short for the images as the harness lays
+// the spatial merge size and a sequence (the prompt, in inference) too short for the images as the harness lays
 // them out (3 text tokens, then per image <|vision_start|>, its tokens, <|vision_end|> and 2 text tokens).
 ImageBatch image_batch(const GraphBuilder& b, const TransformerSpec& s);
 
