@@ -184,8 +184,14 @@ TEST_CASE("qwen2_vl: image batches are checked against the config", "[family][se
   run.image_grid = {};
   CHECK(error_of([&] { memplan::estimate(m, run); }).rfind("image_grid:", 0) == 0);
   run.image_grid = {1, 20, 24};
-  run.mode = memplan::Mode::inference;
-  CHECK(error_of([&] { memplan::estimate(m, run); }).rfind("images_per_sample:", 0) == 0);
+  run.mode = memplan::Mode::inference;  // served with images since the eighteenth session (family set 23)
+  CHECK(error_of([&] { memplan::estimate(m, run); }) == "no error");
+  run.image_grid = {1, 40, 60};  // the prompt must hold the images too
+  CHECK(error_of([&] { memplan::estimate(m, run); }).rfind("seq_len:", 0) == 0);
+  // Qwen3-VL still serves text prompts only
+  const memplan::ModelSpec q3 = memplan::load_zoo_model("qwen3-vl-4b");
+  run.image_grid = {1, 20, 24};
+  CHECK(error_of([&] { memplan::estimate(q3, run); }).rfind("images_per_sample:", 0) == 0);
 }
 
 TEST_CASE("qwen2_vl: measured H200 cases of family set 21", "[family][set21]") {
