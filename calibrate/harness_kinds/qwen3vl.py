@@ -6,7 +6,8 @@ text tokens up to seq_len (text ids drawn below the special tokens, 151643); mm_
 image tokens, 0 elsewhere, as the processor returns it); pixel_values [B*images*t*h*w, C*temporal*patch*patch] in the
 model's dtype (fp32 under amp); image_grid_thw [B*images, 3] int64; labels = input_ids. The batch is built on the CPU
 and copied: one GPU allocation per input (ids, token types, pixels randn on the GPU, grid).
-Training without images and inference (a text prompt: prefill, then generate) feed token ids only.
+Training without images feeds token ids only; inference serves a text prompt, or one laid out with images as in
+training (prefill, then generate).
 Kind: vlm_qwen3 (training and inference alike)."""
 
 MODEL_TYPES = ("qwen3_vl", "qwen3_vl_moe")
@@ -85,11 +86,15 @@ def train_batch_fns(case, model, kind, H):
 
 
 def infer(case, model, kind, measured, observed, H):
-    """A text prompt [B, seq_len]: the prefill (use_cache, logits_to_keep=1) and generate(), as the harness's causal-LM
-    inference runs them (harness._infer_causal: generate first unless generate_first is false)."""
+    """A prompt [B, seq_len], text or laid out with images as in training (its pixel_values, image_grid_thw and
+    mm_token_type_ids given to the prefill and to generate() too): the prefill (use_cache, logits_to_keep=1) and
+    generate(), as the harness's causal-LM inference runs them (harness._infer_causal: generate first unless
+    generate_first is false)."""
     import torch
-    if _images(case)[0]:
-        raise ValueError("qwen3vl plugin: inference with images is not measured (text prompt only)")
+    if _images(case)[0]:  # the training layout: input_ids, mm_token_type_ids, pixel_values, image_grid_thw
+        x, _ = train_batch_fns(case, model, kind, H)[0]()
+        ids = x.pop("input_ids")
+        return H._infer_causal(case, model, measured, observed, ids=ids, extra=x)
     B, L = int(case["batch_size"]), int(case["seq_len"])
     ids = _text_ids(model, (B, L), torch.Generator().manual_seed(0)).to("cuda")
     return H._infer_causal(case, model, measured, observed, ids=ids)
@@ -107,6 +112,11 @@ def probe(case, model, kind, H):
         x, y = make_batch()
         with ac:
             fwd_loss(x, y)
+        return
+    if _images(case)[0]:
+        x, _ = train_batch_fns(case, model, kind, H)[0]()
+        with torch.inference_mode(), ac:
+            model(**x, use_cache=True, logits_to_keep=1)
         return
     B, L = int(case["batch_size"]), int(case["seq_len"])
     ids = _text_ids(model, (B, L), torch.Generator().manual_seed(0)).to("cuda")

@@ -188,9 +188,11 @@ TEST_CASE("qwen2_vl: image batches are checked against the config", "[family][se
   CHECK(error_of([&] { memplan::estimate(m, run); }) == "no error");
   run.image_grid = {1, 40, 60};  // the prompt must hold the images too
   CHECK(error_of([&] { memplan::estimate(m, run); }).rfind("seq_len:", 0) == 0);
-  // Qwen3-VL still serves text prompts only
+  // Qwen3-VL likewise (its patches are 16 px: a 20 x 24 grid is 120 tokens)
   const memplan::ModelSpec q3 = memplan::load_zoo_model("qwen3-vl-4b");
   run.image_grid = {1, 20, 24};
+  CHECK(error_of([&] { memplan::estimate(q3, run); }) == "no error");
+  run.seq_len = 100;
   CHECK(error_of([&] { memplan::estimate(q3, run); }).rfind("images_per_sample:", 0) == 0);
 }
 

@@ -364,9 +364,10 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
   if (s.qwen3vl_depth <= 0 || s.qwen3vl_heads <= 0 || s.qwen3vl_merge <= 0 || s.qwen3vl_out_hidden != s.hidden_size)
     throw InputError("model.model_type", s.model_type, "needs its vision_config (import it from a config.json)");
   const qwen3vl::Images im = qwen3vl::images_of(b, s);
-  if (inf && im.images > 0)
-    throw InputError("images_per_sample", std::to_string(cfg.images_per_sample),
-                     "inference with images is not modelled for " + s.model_type + " (text prompts only)");
+  // Serving with images: the prompt's forward (the measured prefill, generate()'s first) runs the vision tower;
+  // generate() drops pixel_values from the decode steps, which take their positions from the cached rope_deltas.
+  const bool images = im.images > 0 && (!inf || b.pass().past_len == 0);
+  const bool decode_after_images = inf && im.images > 0 && !images;
   if (!cfg.checkpoint_layers.empty() && im.images > 0)
     throw InputError("grad_checkpointing_layers", "set",
                      "a layer subset is not modelled with images (the vision blocks are checkpointed with the model)");
@@ -379,7 +380,7 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
   // (registered untrained, as dinov2's unread mask_token; still counted and moved to the GPU).
   // Qwen3VLTextModel adds deepstack feature k after text layer k only for k < num_layers: a merger past the last
   // layer runs, but its output never reaches the loss (no gradient, no optimizer state for its parameters).
-  const qwen3vl::VisionParams vw = qwen3vl::vision_params(b, s, "visual.", im.images > 0, s.num_layers);
+  const qwen3vl::VisionParams vw = qwen3vl::vision_params(b, s, "visual.", !inf && im.images > 0, s.num_layers);
   const TensorId embed = b.param("embed_tokens.weight", {s.vocab_size, H}, emb_train);
   std::vector<Qwen3Layer> layers;
   for (int64_t i = 0; i < s.num_layers; ++i) {
@@ -392,19 +393,21 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
   // amp) and image_grid_thw (calibrate/harness_kinds/qwen3vl.py); generate() adds its position ids.
   const TensorId ids = b.input({B, L}, DType::i64);
   TensorId pixels = kNoTensor, grid = kNoTensor;
-  if (im.images > 0) {
+  if (images) {
     b.input({B, L}, DType::i64);
     pixels = b.input({im.patches, s.qwen3vl_in_channels * s.qwen3vl_temporal_patch * s.qwen3vl_patch * s.qwen3vl_patch},
                      b.param_dtype());
     grid = b.input({im.images, 3}, DType::i64);
   }
   if (inf && b.pass().from_generate) b.input({B, L}, DType::i64);
+  // generate()'s mm_token_type_ids, grown by a zero column after every forward (_update_model_kwargs_for_generation)
+  if (decode_after_images) b.input({B, b.pass().past_len + 1}, DType::i64);
 
   TensorId h = b.embedding(ids, embed);
   std::vector<TensorId> model_locals;  // bound in Qwen3VLModel.forward until it returns
   qwen3vl::VisionOut vis;
   TensorId visual_mask = kNoTensor;
-  if (im.images > 0) {
+  if (images) {
     b.hold(h);  // inputs_embeds until masked_scatter rebinds it
     vis = qwen3vl::vision_forward(b, s, vw, im, pixels, grid, s.num_layers);
     // image_embeds = torch.cat(split views, dim=0).to(inputs_embeds' dtype)
@@ -430,10 +433,14 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s) {
     b.drop(h);
     h = scattered;
     visual_mask = b.view(image_mask, {B, L});
-    // get_rope_index: position_ids [3, B, L] int64 (zeros, filled per sample).
-    const TensorId position_ids = b.generic_one("rope_index", {ids}, {3, B, L}, DType::i64);
-    b.hold(position_ids);
-    model_locals = {vis.last, vis.merged, img_c, image_mask, video_mask, position_ids};
+    // get_rope_index: position_ids [3, B, L] int64 (zeros, filled per sample); generate() computed them before its
+    // first forward (_prepare_position_ids_for_generation: the position input above).
+    model_locals = {vis.last, vis.merged, img_c, image_mask, video_mask};
+    if (!(inf && b.pass().from_generate)) {
+      const TensorId position_ids = b.generic_one("rope_index", {ids}, {3, B, L}, DType::i64);
+      b.hold(position_ids);
+      model_locals.push_back(position_ids);
+    }
     for (TensorId f : vis.deepstack) model_locals.push_back(f);
   } else if (!inf) {
     // Qwen3VLTextModel: torch.arange(L) + past_seen_tokens (0), expanded to [4, B, L] (views).
