@@ -196,8 +196,8 @@ TEST_CASE("qwen3_vl: the images' run keys are checked", "[family][set21]") {
   const auto text_only = memplan::estimate(m, cfg);
   CHECK(with_images.torch_peak_allocated_bytes() > text_only.torch_peak_allocated_bytes());
   cfg.images_per_sample = 1;
-  cfg.mode = memplan::Mode::inference;
-  CHECK(error_of([&] { memplan::estimate(m, cfg); }).rfind("images_per_sample:", 0) == 0);
+  cfg.mode = memplan::Mode::inference;  // served with images since the eighteenth session (family set 23)
+  CHECK(error_of([&] { memplan::estimate(m, cfg); }) == "no error");
 }
 
 TEST_CASE("qwen3_vl / qwen3_vl_moe: measured H200 cases of family set 21", "[family][set21]") {
