@@ -57,3 +57,44 @@ def write_holdout(path, cases):
             c["holdout"] = True
             f.write(json.dumps(c) + "\n")
     return len(cases)
+
+
+def load_case_module(subdir, name):
+    """The helper case file cases/<subdir>/<name>.py as a module (its tuning() / holdout() and width constants)."""
+    import importlib.util
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location(subdir + "_" + name, os.path.join(here, subdir, name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, here)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def family_set_main(subdir, names, measured_file, argv):
+    """The make_familiesNN.py command line: prints as JSONL every helper's tuning() (argv[1] "tuning", the default)
+    or holdout() rows of cases/<subdir>/<name>.py, or "final": the held-out rows and the tuning rows that
+    data/validation/<measured_file> lacks (the final call's input). A missing case file is said on stderr."""
+    import json
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    which = argv[1] if len(argv) > 1 else "tuning"
+    present = []
+    for n in names:
+        if os.path.exists(os.path.join(here, subdir, n + ".py")):
+            present.append(n)
+        else:
+            print("%s: no %s/%s.py" % (os.path.basename(argv[0]), subdir, n), file=sys.stderr)
+    if which == "final":
+        measured_path = os.path.join(here, "..", "..", "data", "validation", measured_file)
+        measured = {json.loads(l)["id"] for l in open(measured_path) if l.strip()}
+        for n in present:
+            mod = load_case_module(subdir, n)
+            for c in mod.holdout() + [c for c in mod.tuning() if c["id"] not in measured]:
+                print(json.dumps(c))
+        return
+    for n in present:
+        for c in getattr(load_case_module(subdir, n), which)():
+            print(json.dumps(c))
