@@ -189,6 +189,11 @@ DistributedConfig dist_config_from(const RunFlags& f, const ModelSpec& m, const 
   finish_distributed(d, m, run, kDistFlagFields);
   return d;
 }
+// An encoder's default sequence: 512 tokens, or its learned positions where those are fewer.
+int64_t encoder_default_seq(const TransformerSpec& t) {
+  const int64_t positions = t.max_position_embeddings - t.position_id_offset;
+  return positions > 0 ? std::min<int64_t>(512, positions) : 512;
+}
 }  // namespace
 
 RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
@@ -217,9 +222,11 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
                        "is too short for the model's conv feature encoder (no frame left)");
   } else if (m.kind == ModelSpec::Kind::transformer)
     // Whisper's encoder takes exactly 2 x max_source_positions log-mel frames (30 s of audio; 3000).
+    // Encoders default to 512 tokens, or to their learned positions where those are fewer (CLIP's text tower 77,
+    // SigLIP's 64): a default the model cannot take would be an error the user never asked for.
     c.seq_len = f.seq_len != 0                          ? f.seq_len
                 : m.transformer.model_type == "whisper" ? 2 * m.transformer.max_source_positions
-                : m.transformer.family == TransformerSpec::Family::bert ? 512
+                : m.transformer.family == TransformerSpec::Family::bert ? encoder_default_seq(m.transformer)
                                                                         : 2048;
   else
     c.seq_len = f.seq_len;

@@ -165,3 +165,15 @@ TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
           "num_labels");
   }
 }
+
+TEST_CASE("--seq-len left out: an encoder takes 512 tokens or its learned positions where fewer", "[cli][task]") {
+  // CLIP's text tower has 77 positions (openai/clip-vit-base-patch32's text_config.max_position_embeddings), so the
+  // 512 default would be refused by the estimate; BERT-base has 512, RoBERTa 514 less its padding offset of 2.
+  const memplan::cli::RunFlags f;
+  const std::pair<const char*, int64_t> want[] = {
+      {"clip-vit-base-patch32", 77}, {"bert-base", 512}, {"roberta-base", 512}};
+  for (const auto& [m, seq] : want) {
+    INFO(m);
+    CHECK(memplan::cli::run_config_from(f, memplan::load_model(m)).seq_len == seq);
+  }
+}
