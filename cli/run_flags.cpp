@@ -68,7 +68,7 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--model", f.model, kModelHelp);
   cmd.add_option("--batch-size", f.batch_size, "micro-batch size");
   cmd.add_option("--seq-len", f.seq_len, "sequence length (language models; default 2048, BERT 512, Whisper its 3000 log-mel frames)");
-  cmd.add_option("--target-len", f.target_len, "encoder-decoders (T5): label length fed to the decoder (default: seq-len)");
+  cmd.add_option("--target-len", f.target_len, "encoder-decoders (T5): label length fed to the decoder (default: seq-len; Whisper: its max_target_positions)");
   cmd.add_option("--image-size", f.image_size, "image size (vision models)");
   cmd.add_option("--audio-samples", f.audio_samples,
                  "waveform samples per example (wav2vec2 / hubert / wavlm, 16000 a second; default 16000)");
@@ -189,10 +189,11 @@ DistributedConfig dist_config_from(const RunFlags& f, const ModelSpec& m, const 
   finish_distributed(d, m, run, kDistFlagFields);
   return d;
 }
-// An encoder's default sequence: 512 tokens, or its learned positions where those are fewer.
-int64_t encoder_default_seq(const TransformerSpec& t) {
-  const int64_t positions = t.max_position_embeddings - t.position_id_offset;
-  return positions > 0 ? std::min<int64_t>(512, positions) : 512;
+// The default sequence: 2048 tokens (the bert family 512), or the position table's limit where it is lower.
+int64_t default_seq(const TransformerSpec& t) {
+  const int64_t dflt = t.family == TransformerSpec::Family::bert ? 512 : 2048;
+  const int64_t limit = position_limit(t);
+  return limit > 0 ? std::min(dflt, limit) : dflt;
 }
 }  // namespace
 
@@ -222,12 +223,11 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
                        "is too short for the model's conv feature encoder (no frame left)");
   } else if (m.kind == ModelSpec::Kind::transformer)
     // Whisper's encoder takes exactly 2 x max_source_positions log-mel frames (30 s of audio; 3000).
-    // Encoders default to 512 tokens, or to their learned positions where those are fewer (CLIP's text tower 77,
-    // SigLIP's 64): a default the model cannot take would be an error the user never asked for.
+    // 2048 tokens (encoders 512), or fewer where the model's position table holds fewer (GPT-2 1024, BART 1024,
+    // Marian 512, CLIP's text tower 77): a default the model cannot take would be an error nobody asked for.
     c.seq_len = f.seq_len != 0                          ? f.seq_len
                 : m.transformer.model_type == "whisper" ? 2 * m.transformer.max_source_positions
-                : m.transformer.family == TransformerSpec::Family::bert ? encoder_default_seq(m.transformer)
-                                                                        : 2048;
+                : default_seq(m.transformer);
   else
     c.seq_len = f.seq_len;
   c.image_size = f.image_size;
@@ -240,6 +240,10 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     c.image_size = m.transformer.image_size;
   }
   c.target_len = f.target_len;
+  // Whisper's labels: at most its decoder's max_target_positions (448); left out, that cap (the seq_len default,
+  // 3000 log-mel frames, is no label length).
+  if (f.target_len == 0 && m.kind == ModelSpec::Kind::transformer && m.transformer.model_type == "whisper")
+    c.target_len = m.transformer.max_position_embeddings;
   if (!parse_precision(f.precision, c.precision))
     throw InputError("--precision", f.precision, "must be one of fp32, amp_bf16, amp_fp16, bf16, fp16");
   if (!parse_optimizer(f.optimizer, c.optimizer))

@@ -26,10 +26,13 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
                                   spec.transformer.family == TransformerSpec::Family::bert ||
                                   spec.transformer.learned_positions);
   if (learned_positions && cfg.seq_len > 0 && spec.transformer.max_position_embeddings > 0) {
-    const int64_t limit = spec.transformer.max_position_embeddings - spec.transformer.position_id_offset;
+    const int64_t limit = position_limit(spec.transformer);
     const std::string why = "exceeds the model's position embeddings (" + std::to_string(limit) + ")";
     if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
-    const int64_t fed_back = cfg.mode == Mode::inference ? std::max<int64_t>(0, cfg.generate_tokens - 1) : 0;
+    // (forward-only models refuse generate_tokens themselves, naming why: no generate() at all)
+    const int64_t fed_back = cfg.mode == Mode::inference && !forward_only_inference(spec)
+                                 ? std::max<int64_t>(0, cfg.generate_tokens - 1)
+                                 : 0;
     if (fed_back > limit - cfg.seq_len)
       throw InputError("generate_tokens", std::to_string(cfg.generate_tokens),
                        "seq_len " + std::to_string(cfg.seq_len) + " plus " + std::to_string(fed_back) +

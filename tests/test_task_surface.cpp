@@ -17,6 +17,7 @@
 #include "cli/run_flags.h"
 #include "engine/arch/builders.h"
 #include "engine/errors.h"
+#include "engine/estimate.h"
 #include "models/load_model.h"
 #include "models/validation_case.h"
 
@@ -166,14 +167,24 @@ TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
   }
 }
 
-TEST_CASE("--seq-len left out: an encoder takes 512 tokens or its learned positions where fewer", "[cli][task]") {
-  // CLIP's text tower has 77 positions (openai/clip-vit-base-patch32's text_config.max_position_embeddings), so the
-  // 512 default would be refused by the estimate; BERT-base has 512, RoBERTa 514 less its padding offset of 2.
+TEST_CASE("--seq-len left out: 2048 (encoders 512) or the position table's limit where lower", "[cli][task]") {
+  // The published configs' tables: CLIP's text tower 77 positions (openai/clip-vit-base-patch32), BERT-base 512,
+  // RoBERTa 514 less its padding offset of 2, GPT-2 n_positions 1024, BART 1024, Opus-MT (Marian) 512, NLLB's
+  // sinusoidal table (max_position_embeddings 1024 + 2 rows, ids from pad_token_id 1 + 1: 1024); Llama-2 has
+  // rotary positions (no table: 2048). Each default must also estimate without an error.
   const memplan::cli::RunFlags f;
   const std::pair<const char*, int64_t> want[] = {
-      {"clip-vit-base-patch32", 77}, {"bert-base", 512}, {"roberta-base", 512}};
+      {"clip-vit-base-patch32", 77}, {"bert-base", 512}, {"roberta-base", 512}, {"gpt2", 1024},
+      {"bart-base", 1024}, {"opus-mt-en-de", 512}, {"nllb-200-distilled-600m", 1024}, {"llama-2-7b", 2048}};
   for (const auto& [m, seq] : want) {
     INFO(m);
-    CHECK(memplan::cli::run_config_from(f, memplan::load_model(m)).seq_len == seq);
+    const memplan::ModelSpec spec = memplan::load_model(m);
+    const memplan::RunConfig c = memplan::cli::run_config_from(f, spec);
+    CHECK(c.seq_len == seq);
+    if (std::string(m) != "llama-2-7b") CHECK_NOTHROW(memplan::estimate(spec, c));
   }
+  // Whisper: its 3000 log-mel frames, and labels up to its decoder's max_target_positions (448)
+  const memplan::RunConfig w = memplan::cli::run_config_from(f, memplan::load_model("whisper-tiny"));
+  CHECK(w.seq_len == 3000);
+  CHECK(w.target_len == 448);
 }

@@ -167,6 +167,13 @@ TensorId gelu_new(GraphBuilder& b, TensorId x);
 // The attention implementation from_config picks when none is asked for (transformers 5.17): sdpa where the
 // model class supports it (`_supports_sdpa`), else eager (gptj, bloom, gpt_oss). Vision and native models: sdpa.
 AttnImpl default_attn(const ModelSpec& spec);
+// The longest input sequence the model's position table holds (0: no table bounds it; rotary and relative
+// positions): learned absolute positions (gpt2, the bert family, `learned_positions`: GPT-J, OPT, GPT-Neo,
+// StarCoder, Marian / Pegasus, mBART) hold max_position_embeddings - position_id_offset tokens; BART's table
+// max_position_embeddings (its offset rows come on top); M2M-100 / NLLB's sinusoidal table the positions from
+// pad_token_id + 1 up to its max_position_embeddings + 2 rows. The estimate refuses a longer seq_len naming it;
+// the CLI's default sequence stays within it.
+int64_t position_limit(const TransformerSpec& s);
 // Whether the builder of `model_type` replays `task`'s head (Task::lm: every family). A new (type, task) pair is
 // one row of the table in common.cpp, added with the measured cases that pin it.
 bool task_modelled(std::string_view model_type, Task task);

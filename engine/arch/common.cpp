@@ -290,6 +290,15 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
   }
 }
 
+int64_t position_limit(const TransformerSpec& s) {
+  if (s.model_type == "bart") return s.max_position_embeddings;
+  if (s.model_type == "m2m_100") return s.max_position_embeddings + 1 - s.m2m_padding_idx;
+  const bool learned = s.family == TransformerSpec::Family::gpt2 || s.family == TransformerSpec::Family::bert ||
+                       s.learned_positions;
+  if (!learned || s.max_position_embeddings <= 0) return 0;
+  return s.max_position_embeddings - s.position_id_offset;
+}
+
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).

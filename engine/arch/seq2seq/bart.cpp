@@ -355,7 +355,7 @@ TensorId stack(GraphBuilder& b, const TransformerSpec& s, const StackParams& sp,
 // Positions run from 0 (plus the offset): the encoder needs seq_len rows, the decoder target_len (training) or one
 // per generated token; nn.Embedding asserts on the device past max_position_embeddings.
 void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
-  const int64_t limit = s.max_position_embeddings;
+  const int64_t limit = position_limit(s);
   check_seq2seq_lengths(cfg, limit, "exceeds bart's max_position_embeddings (" + std::to_string(limit) + ")");
 }
 

@@ -159,7 +159,7 @@ TensorId decoder(GraphBuilder& b, const TransformerSpec& s, const StackParams& s
 // The position tables hold max_position_embeddings + 2 rows; forward rebuilds them (a fresh buffer, not
 // modelled) once padding_idx + 1 + past + length passes that: refused, naming the length.
 void check_positions(const TransformerSpec& s, const RunConfig& cfg) {
-  const int64_t limit = s.max_position_embeddings + 1 - s.m2m_padding_idx;  // the longest sequence the table holds
+  const int64_t limit = position_limit(s);  // the longest sequence the table holds
   if (limit < 1)
     throw InputError("model.pad_token_id", std::to_string(s.m2m_padding_idx),
                      "puts every position id past the sinusoidal table (max_position_embeddings + 2 rows); forward "
