@@ -67,26 +67,28 @@ def img(k, rows, cols):
 def tuning():
     return [
         training("f23-id3-256m-bf16-b4s1000-2x2", hf(ID3, smol256(12, 30)), 4, 1000, "bf16", "adamw",
-                 _est_gib=16, **img(1, 2, 2)),
+                 _est_gib=18, **img(1, 2, 2)),
         training("f23-id3-8b-ampbf16-b1s1500-2x2-ckpt", hf(ID3, idefics8b(4, 2)), 1, 1500, "amp_bf16", "adamw",
-                 ckpt=True, _est_gib=30, **img(1, 2, 2)),
+                 ckpt=True, _est_gib=32, **img(1, 2, 2)),
         training("f23-smv-2b-bf16-b2s1200-2img-1x2", hf(SMV, smol2b(6, 4)), 2, 1200, "bf16", "adamw",
-                 _est_gib=10, **img(2, 1, 2)),
+                 _est_gib=12, **img(2, 1, 2)),
         training("f23-smv-256m-fp32-eager-b2s600-2x1-acc2", hf(SMV, smol256(6, 8), "eager"), 2, 600, "fp32",
                  "adamw", accum=2, _est_gib=8, **img(1, 2, 1)),
         training("f23-id3-2b-ampfp16-b3s1000-3x3", hf(ID3, smol2b(6, 4, v1=True)), 3, 1000, "amp_fp16", "adamw",
-                 _est_gib=16, **img(1, 3, 3)),
+                 _est_gib=26, **img(1, 3, 3)),
         dict(inference("f23-smv-2b-infer-bf16-b3s1000-g32", hf(SMV, smol2b(2, 8)), 3, 1000, "bf16", 32),
              _est_gib=5),
     ]
 
 
 def holdout():
+    # No SmolVLM row under autocast with images: SmolVLMModel.inputs_merger's `image_embeds[image_mask] = ...`
+    # (index_put_) raises when the fp32 embeddings meet the 16-bit projected image features (memplan refuses it).
     return [
-        training("f24-smv-2b-ampbf16-b1s1500-3x3-ckpt", hf(SMV, smol2b(4, 4)), 1, 1500, "amp_bf16", "adamw",
-                 ckpt=True, _est_gib=12, **img(1, 3, 3)),
-        training("f24-id3-8b-bf16-eager-b2s1000-2img-global", hf(ID3, idefics8b(3, 2), "eager"), 2, 1000, "bf16",
-                 "adamw", _est_gib=14, **img(2, 0, 0)),
+        training("f24-smv-2b-fp32-b1s1400-3x3-ckpt", hf(SMV, smol2b(4, 4)), 1, 1400, "fp32", "adamw",
+                 ckpt=True, _est_gib=14, **img(1, 3, 3)),
+        training("f24-id3-8b-ampbf16-eager-b2s1000-2img-global", hf(ID3, idefics8b(3, 2), "eager"), 2, 1000,
+                 "amp_bf16", "adamw", _est_gib=34, **img(2, 0, 0)),
         dict(inference("f24-id3-256m-infer-bf16-b5s1500-g16", hf(ID3, smol256(12, 30)), 5, 1500, "bf16", 16),
              _est_gib=3),
     ]
