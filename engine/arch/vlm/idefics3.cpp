@@ -101,6 +101,78 @@ VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, bool train
   return w;
 }
 
+// Idefics3VisionAttention.forward (SigLIP's) on the normed input x [n, P, E]: as clip_parts' attention. `weights`
+// receives eager attention's probabilities (bound to `_` in the layer until it returns).
+TensorId vision_attention(GraphBuilder& b, const clip::Tower& t, const clip::LayerParams& w, TensorId x, TensorId mask,
+                          TensorId& weights) {
+  const Shape xs = b.shape(x);
+  const int64_t n = xs[0], P = xs[1], nh = t.heads, hd = t.head_dim;
+  const bool eager = b.config().attn == AttnImpl::eager;
+  weights = kNoTensor;
+  auto heads = [&](const clip::Lin& l) {
+    const TensorId p = clip::apply(b, l, x);
+    return eager ? b.view_copying_grad(p, {n, nh, P, hd}) : b.view(p, {n, nh, P, hd});
+  };
+  const TensorId q = heads(w.q);
+  const TensorId k = heads(w.k);
+  const TensorId v = heads(w.v);
+  for (TensorId tt : {q, k, v}) b.hold(tt);  // queries / keys / values until the module returns
+  TensorId ctx;
+  if (!eager) {
+    ctx = b.sdpa(q, k, v, 0.0, false, mask);
+  } else {
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {n, nh, P, P}, true, true), false);
+    if (mask != kNoTensor) {
+      b.hold(scores);
+      const TensorId masked = b.add(scores, mask);
+      b.drop(scores);
+      scores = masked;
+    }
+    b.hold(scores);
+    TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(q));
+    b.drop(scores);
+    weights = probs;
+    b.hold(weights);
+    ctx = b.contiguous_copy(b.matmul(probs, v, {n, nh, P, hd}, false, true), {n, P, nh, hd}, /*grad_copied=*/true);
+  }
+  const TensorId out = clip::apply(b, w.o, b.view(ctx, {n, P, nh * hd}));
+  for (TensorId tt : {q, k, v}) b.drop(tt);
+  return out;
+}
+
+// Idefics3EncoderLayer.forward (SigLIP's statements, clip_parts.h encoder_layer) on the transposed-layout residual
+// stream h: each LayerNorm copies its input in forward (native_layer_norm's expect_contiguous); its output is
+// contiguous and reaches a Linear, so the gradient arriving in backward is contiguous and the backward copies only
+// the saved input (whole-run amp stream of the Idefics3-8B-width row: one [n, P, E] copy per norm, not two).
+TensorId vision_layer(GraphBuilder& b, const clip::Tower& t, const clip::LayerParams& w, const std::string& name,
+                      bool checkpointed, TensorId h, TensorId mask) {
+  b.begin_layer(name, checkpointed);
+  const TensorId layer_in = h;
+  b.hold(layer_in);  // the encoder's loop variable and `residual` until the layer returns
+  const TensorId a = b.layer_norm(h, w.ln1_w, w.ln1_b, /*contiguous_copy=*/true, /*grad_contiguous=*/true);
+  b.hold(a);
+  TensorId weights = kNoTensor;
+  const TensorId att = vision_attention(b, t, w, a, mask, weights);
+  b.drop(a);
+  const TensorId h1 = b.add(layer_in, att);
+  b.hold(h1);
+  const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b, /*contiguous_copy=*/true, /*grad_contiguous=*/true);
+  b.hold(n2);
+  const TensorId f1 = clip::apply(b, w.fc1, n2);
+  b.hold(f1);
+  const TensorId act = clip::activation(b, t.act, f1);
+  b.drop(f1);
+  b.hold(act);
+  const TensorId m = clip::apply(b, w.fc2, act);
+  b.drop(act);
+  b.drop(n2);
+  const TensorId out = b.add(h1, m);
+  for (TensorId tt : {h1, weights, layer_in})
+    if (tt != kNoTensor) b.drop(tt);
+  b.end_layer();
+  return out;
+}
+
 // Idefics3VisionEmbeddings.forward on the real images px [n, C, R, R] with the bool patch mask pam [n, side,
 // side]: conv, the position ids, the embeddings add. Returns the embeddings [n, P, E] (the conv's transposed
 // layout).
@@ -150,8 +222,11 @@ TensorId image_features(GraphBuilder& b, const TransformerSpec& s, const VisionP
   const clip::Tower t = tower(s);
   // pixel_values.to(self.dtype) (a no-op: the plugin draws them in the model's dtype) and .view(n, C, R, R).
   const TensorId pv = b.view(b.to(pixels, b.param_dtype()), {n, C, R, R});
+  // (pixel_values == 0.0).sum(dim=(-1, -2, -3)): the bool tensor, then the reduction's int64 copy of it (freed
+  // after the bool one: whole-run stream), the [n] counts.
   const TensorId zero = op0(b, "eq", {pv}, {n, C, R, R}, DType::boolean);
-  const TensorId real = op0(b, "ne", {op0(b, "sum", {zero}, {n}, DType::i64)}, {n}, DType::boolean);
+  const TensorId zero64 = op0(b, "to_copy", {zero}, {n, C, R, R}, DType::i64);
+  const TensorId real = op0(b, "ne", {op0(b, "sum", {zero64}, {n}, DType::i64)}, {n}, DType::boolean);
   if (merger == Merger::index_where) {  // real_images_inds[0] |= ~torch.any(real_images_inds)
     op0(b, "or_", {op0(b, "logical_not", {op0(b, "any", {real}, {}, DType::boolean)}, {}, DType::boolean)}, {},
         DType::boolean);
@@ -184,11 +259,10 @@ TensorId image_features(GraphBuilder& b, const TransformerSpec& s, const VisionP
   }
   TensorId h = e;
   for (int64_t i = 0; i < s.id3_vision_layers; ++i)
-    h = clip::encoder_layer(b, t, w.layers[static_cast<size_t>(i)],
-                            "model.vision_model.encoder.layers." + std::to_string(i), cfg.grad_checkpointing, h,
-                            vmask, false, /*strided=*/true);
+    h = vision_layer(b, t, w.layers[static_cast<size_t>(i)], "model.vision_model.encoder.layers." + std::to_string(i),
+                     cfg.grad_checkpointing, h, vmask);
   b.hold(h);  // encoder_outputs until the vision model returns
-  const TensorId last = b.layer_norm(h, w.post_w, w.post_b, /*contiguous_copy=*/true);
+  const TensorId last = b.layer_norm(h, w.post_w, w.post_b, /*contiguous_copy=*/true, /*grad_contiguous=*/true);
   b.hold(last);  // image_outputs.last_hidden_state until get_image_features returns
   for (TensorId x : {vmask, h, e, pam})
     if (x != kNoTensor) b.drop(x);
@@ -200,8 +274,9 @@ TensorId image_features(GraphBuilder& b, const TransformerSpec& s, const VisionP
   const TensorId v1 = b.view_copying_grad(last, {n, side, side / sf, E * sf});
   const TensorId c1 = b.contiguous_copy(v1, {n, side / sf, side / sf, E * sf * sf}, /*grad_copied=*/true);
   const TensorId c2 = b.contiguous_copy(c1, {n, T, E * sf * sf});
+  b.hold(c2);  // the shuffled features live until get_image_features returns (whole-run amp stream)
   const TensorId feats = b.linear(c2, w.proj);
-  for (TensorId x : {px, pm, last}) b.drop(x);
+  for (TensorId x : {px, pm, c2, last}) b.drop(x);
   return feats;
 }
 
