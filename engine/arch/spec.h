@@ -565,8 +565,8 @@ struct TransformerSpec {
   int64_t id3_patch = 0;         // vision_config.patch_size: the patch Conv2d's kernel and stride
   int64_t id3_channels = 0;      // vision_config.num_channels
   // The connector's pixel shuffle: each sub-image's (image_size / patch)^2 patches become that many / scale^2
-  // image tokens of width vision hidden * scale^2 (then modality_projection to the text hidden size). Divides
-  // image_size / patch (the importer refuses otherwise).
+  // image tokens of width vision hidden * scale^2 (then modality_projection to the text hidden size). Must divide
+  // image_size / patch for images (the builder refuses them otherwise; text-only runs build).
   int64_t id3_scale_factor = 0;
 };
 

@@ -303,6 +303,10 @@ Images images(const GraphBuilder& b, const TransformerSpec& s) {
   im.sub_per_image = im.rows == 0 ? 1 : checked_mul(im.rows, im.cols, "image_splits") + 1;
   im.count = checked_mul(checked_mul(cfg.batch_size, im.per_sample, "images"), im.sub_per_image, "sub-images");
   im.side = s.id3_image_size / s.id3_patch;
+  if (im.side % s.id3_scale_factor != 0)
+    throw InputError("config.scale_factor", std::to_string(s.id3_scale_factor),
+                     "must divide the patch grid's side (image_size // patch_size = " + std::to_string(im.side) +
+                         ") for images: the connector's pixel shuffle views [side, side / scale_factor] and raises");
   im.patches = im.side * im.side;
   im.tokens = im.patches / (s.id3_scale_factor * s.id3_scale_factor);
   // Idefics3Processor's layout: per tile <fake> <row_i_col_j> + tokens, a newline per row, then a newline and
