@@ -63,6 +63,16 @@ void check_transformer(const TransformerSpec& s) {
     in_range("model.vision_num_channels", s.vision_num_channels, kMaxDim);
     in_range("model.projection_dim", s.projection_dim, kMaxDim);
   }
+  if (s.id3_vision_layers > 0) {  // idefics3 / smolvlm: the vision transformer and the connector
+    in_range("model.id3_vision_hidden", s.id3_vision_hidden, kMaxDim);
+    in_range("model.id3_vision_layers", s.id3_vision_layers, kMaxLayers);
+    in_range("model.id3_vision_heads", s.id3_vision_heads, kMaxDim);
+    in_range("model.id3_vision_mlp", s.id3_vision_mlp, kMaxDim);
+    in_range("model.id3_image_size", s.id3_image_size, kMaxImageSize);
+    in_range("model.id3_patch", s.id3_patch, s.id3_image_size);
+    in_range("model.id3_channels", s.id3_channels, kMaxDim);
+    in_range("model.id3_scale_factor", s.id3_scale_factor, s.id3_image_size);
+  }
   if (s.model_type == "mpnet") in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   if (s.family == TransformerSpec::Family::t5) in_range("model.num_decoder_layers", s.num_decoder_layers, kMaxLayers);
   // Relative position buckets are T5's; the other encoder-decoders (bart, mbart, whisper) have learned positions
@@ -122,6 +132,7 @@ void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
   at_most("images_per_sample", cfg.images_per_sample, kMaxBatch);
   at_most("audio_samples", cfg.audio_samples, kMaxSeqLen * 1024);
   at_most("max_num_patches", cfg.max_num_patches, kMaxSeqLen);
+  for (int64_t g : cfg.image_splits) at_most("image_splits", g, kMaxImageSize);
   at_most("grad_accum_steps", cfg.grad_accum_steps, kMaxGradAccumSteps);
   at_most("generate_tokens", cfg.generate_tokens, kMaxSeqLen);
   at_most("num_labels", cfg.num_labels, kMaxDim);

@@ -103,6 +103,9 @@ struct RunConfig {
   // SigLIP 2 (NaFlex patch input): patches per image after the processor's padding (image_grid [1, h, w] gives the
   // real h * w of them); 0 = h * w (no padding).
   int64_t max_num_patches = 0;
+  // Idefics3 / SmolVLM: the image processor's split of every image into image_splits [rows, cols] tiles plus the
+  // global image ([0, 0]: the global image alone); read with images_per_sample; empty when absent.
+  std::vector<int64_t> image_splits;
   Precision precision = Precision::fp32;
   OptimizerKind optimizer = OptimizerKind::adamw;
   OptimizerImpl optimizer_impl = OptimizerImpl::foreach;

@@ -263,6 +263,7 @@ TransformerSpec import_deit(const ConfigReader& r);  // models/hf/import_deit.cp
 TransformerSpec import_wav2vec2(const ConfigReader& r, const std::string& type);  // models/hf/import_wav2vec2.cpp (wav2vec2, hubert, wavlm)
 TransformerSpec import_deit(const ConfigReader& r);
 TransformerSpec import_clip(const ConfigReader& r, const std::string& type);  // models/hf/import_clip.cpp (clip, siglip, siglip2)  // models/hf/import_deit.cpp (DeiTForImageClassification)
+TransformerSpec import_idefics3(const ConfigReader& r, const std::string& type);  // models/hf/import_idefics3.cpp (idefics3, smolvlm)
 TransformerSpec import_gpt_neo(const ConfigReader& r);
 TransformerSpec import_marian(const ConfigReader& r);   // models/hf/import_marian.cpp
 TransformerSpec import_pegasus(const ConfigReader& r);  // models/hf/import_marian.cpp

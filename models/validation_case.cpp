@@ -107,6 +107,7 @@ constexpr std::string_view kCaseKeys[] = {
     "image_grid", "images_per_sample", "audio_samples",  // images of a VLM, a waveform's length (RunConfig)
     "freeze_feature_encoder",  // speech encoders: freeze_feature_encoder() before training (RunConfig)
     "max_num_patches",                                   // SigLIP 2 NaFlex: patches per image after padding
+    "image_splits",  // idefics3 / smolvlm: each image's [rows, cols] tiles (plus the global image)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
@@ -226,15 +227,29 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         c.run.audio_samples = get_positive(j, "audio_samples", "");
       if (j.contains("max_num_patches") && !j.at("max_num_patches").is_null())
         c.run.max_num_patches = get_positive(j, "max_num_patches", "");
+      if (j.contains("image_splits") && !j.at("image_splits").is_null()) {
+        const auto& g = j.at("image_splits");
+        if (!g.is_array() || g.size() != 2)
+          throw InputError("image_splits", dump_short(g), "must be [rows, cols]: each image's tiles ([0, 0]: none)");
+        for (const auto& v : g) {
+          if (!v.is_number_integer() || v.get<int64_t>() < 0)
+            throw InputError("image_splits", dump_short(g), "must hold two non-negative integers");
+          c.run.image_splits.push_back(v.get<int64_t>());
+        }
+      }
       // Input keys of one kind of model, refused on any other (a key no builder reads would be a silent default):
       // images for the vision-language models and SigLIP 2's NaFlex grid, a waveform for the speech encoders.
       const TransformerSpec& t = c.model.transformer;
-      const bool takes_images = t.vl_vision_depth > 0 || t.qwen3vl_depth > 0 || mt == "siglip2";
+      const bool takes_images = t.vl_vision_depth > 0 || t.qwen3vl_depth > 0 || mt == "siglip2" ||
+                                t.id3_vision_layers > 0;
       for (const char* k : {"image_grid", "images_per_sample"})
         if (!takes_images && j.contains(k) && !j.at(k).is_null())
           throw InputError(k, dump_short(j.at(k)),
-                           "applies to models that take images (qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2), "
+                           "applies to models that take images (qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, "
+                           "idefics3, smolvlm), "
                            "not " + mt);
+      if (t.id3_vision_layers == 0 && j.contains("image_splits") && !j.at("image_splits").is_null())
+        throw InputError("image_splits", dump_short(j.at("image_splits")), "applies to idefics3 / smolvlm only, not " + mt);
       if (mt != "siglip2" && j.contains("max_num_patches") && !j.at("max_num_patches").is_null())
         throw InputError("max_num_patches", dump_short(j.at("max_num_patches")), "applies to siglip2 only, not " + mt);
       if (t.speech_conv_kernel.empty() && j.contains("audio_samples") && !j.at("audio_samples").is_null())

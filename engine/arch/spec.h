@@ -553,6 +553,21 @@ struct TransformerSpec {
   int64_t projection_dim = 0;
   bool vision_use_head = false;    // siglip / siglip2: vision_config.vision_use_head (default true): the MAP head
   bool clip_legacy_eos = false;    // clip: text_config.eos_token_id == 2 (pooled at the ids' argmax, not the eos)
+
+  // [idefics3 / smolvlm]
+  // Idefics3ForConditionalGeneration / SmolVLMForConditionalGeneration (engine/arch/vlm/idefics3.cpp, smolvlm.cpp):
+  // the fields above hold the Llama text model (text_config); these the SigLIP-like vision transformer
+  // (vision_config) and the connector. id3_vision_layers is 0 for every other model_type (the builders' and the
+  // case reader's test for these two types).
+  int64_t id3_vision_layers = 0, id3_vision_hidden = 0, id3_vision_heads = 0, id3_vision_mlp = 0;
+  std::string id3_vision_act;    // the vision MLP's activation: gelu_pytorch_tanh (default), gelu, quick_gelu
+  int64_t id3_image_size = 0;    // vision_config.image_size: the side of every sub-image (the processor's tiles)
+  int64_t id3_patch = 0;         // vision_config.patch_size: the patch Conv2d's kernel and stride
+  int64_t id3_channels = 0;      // vision_config.num_channels
+  // The connector's pixel shuffle: each sub-image's (image_size / patch)^2 patches become that many / scale^2
+  // image tokens of width vision hidden * scale^2 (then modality_projection to the text hidden size). Must divide
+  // image_size / patch for images (the builder refuses them otherwise; text-only runs build).
+  int64_t id3_scale_factor = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.
