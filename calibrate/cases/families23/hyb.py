@@ -38,9 +38,10 @@ GMH_TINY = {"vocab_size": 100352, "hidden_size": 1536, "num_attention_heads": 12
 GMH_MICRO = dict(GMH_TINY, hidden_size=2048, num_attention_heads=32, num_key_value_heads=8, intermediate_size=8192,
                  shared_intermediate_size=8192, num_local_experts=0, num_experts_per_tok=0, mamba_n_heads=64,
                  attention_multiplier=0.015625, logits_scaling=8.0)
-# ibm-granite/granite-4.0-h-small: 72 experts of 768, top 10, shared MLP 8192, 128 mamba heads of 64
+# ibm-granite/granite-4.0-h-small: 72 experts of 768, top 10, 128 mamba heads of 64 (shared MLP 1024: with it
+# the 40 layers come to the published 32B)
 GMH_SMALL = dict(GMH_TINY, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8, intermediate_size=768,
-                 shared_intermediate_size=8192, num_local_experts=72, num_experts_per_tok=10, mamba_n_heads=128,
+                 shared_intermediate_size=1024, num_local_experts=72, num_experts_per_tok=10, mamba_n_heads=128,
                  residual_multiplier=0.246, logits_scaling=16.0)
 # ibm-ai-platform/Bamba-9B config.json widths (32 layers, attention at 9, 18, 27)
 BAMBA_9B = {"vocab_size": 128256, "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
