@@ -277,6 +277,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"jetmoe", build_jetmoe},
       {"mamba", build_mamba},
       {"mamba2", build_mamba2},
+      {"granitemoehybrid", build_granitemoehybrid},
+      {"bamba", build_bamba},
       {"qwen3_vl", build_qwen3_vl},   {"qwen3_vl_moe", build_qwen3_vl},
       {"clip", build_clip},           {"siglip", build_siglip},       {"siglip2", build_siglip2},
   };

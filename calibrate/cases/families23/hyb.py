@@ -106,7 +106,7 @@ def holdout():
                  _est_gib=30),
         # Bamba-9B four layers served under amp bf16, batch 2, 24 new tokens
         dict(inference("f24-bam-9b4-infer-ampbf16-b2s300-g24", hf(BAM, bam(4, [2])), 2, 300, "amp_bf16", 24),
-             _est_gib=28),
+             _est_gib=42),
     ]
 
 
