@@ -186,6 +186,7 @@ TransformerSpec import_mamba2(const ConfigReader& r);  // models/hf/import_mamba
 void read_hybrid_mamba(const ConfigReader& r, TransformerSpec& s, int64_t d_state_default);
 TransformerSpec import_granitemoehybrid(const ConfigReader& r);  // models/hf/import_granitemoehybrid.cpp
 TransformerSpec import_bamba(const ConfigReader& r);             // models/hf/import_bamba.cpp
+TransformerSpec import_falcon_mamba(const ConfigReader& r);      // models/hf/import_falcon_mamba.cpp
 TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text

@@ -55,6 +55,24 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
 // F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype). Returns that [B, C, S].
 TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf);
 
+// ---- MambaMixer (mamba.cpp; falcon_mamba.cpp with bcdt_norm)
+
+struct MambaMixerParams {
+  TensorId conv_w = kNoTensor, conv_b = kNoTensor, in_w = kNoTensor, in_b = kNoTensor, x_w = kNoTensor,
+           dt_w = kNoTensor, dt_b = kNoTensor, a_log = kNoTensor, d = kNoTensor, out_w = kNoTensor, out_b = kNoTensor;
+  bool train = true;
+  bool bcdt_norm = false;  // falcon_mamba: weightless RMS norms on time_step, B and C
+};
+// Registers one mixer's parameters under prefix `p` in MambaMixer.__init__'s order (mamba.cpp's header); with
+// `bcdt_norm` (FalconMambaMixer) the three FalconMambaWeightlessRMSNorm buffers after out_proj.
+MambaMixerParams mamba_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train,
+                                    bool bcdt_norm);
+// MambaMixer.forward on the normed input x [B, S, H] (mamba.cpp's header gives the statements); with w.bcdt_norm
+// FalconMambaMixer.forward, which normalises time_step, B and C after x_proj (falcon_mamba.cpp's header).
+// `with_mask`: generate()'s prefill, whose all-ones attention_mask apply_mask_to_padding_states multiplies in twice.
+TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixerParams& w, TensorId x,
+                     bool with_mask);
+
 // ---- Mamba2Mixer (mamba2.cpp; the hybrids reuse it)
 
 struct Mamba2MixerParams {
