@@ -51,10 +51,12 @@ Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, const s
   linear("down_proj", H, I, w.ffn.down, w.ffn.down_b);
   w.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
   w.ff_norm = b.param(p + "pre_ff_layernorm.weight", {H}, train);
-  if (w.attention)
+  if (w.attention) {
     attention_projection_params(b, s, p, train, s.attention_bias, s.attention_bias, w.attn);
-  else
+  } else {
     w.mamba = mamba2_mixer_params(b, s, p + "mamba.", train);
+    w.mamba.exact_lifetimes = true;  // the whole-run recordings' lifetimes (mamba_parts.h)
+  }
   return w;
 }
 

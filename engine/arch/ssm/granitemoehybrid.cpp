@@ -65,10 +65,12 @@ Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, const s
   }
   w.shared_in = b.param(p + "shared_mlp.input_linear.weight", {2 * Is, H}, train);
   w.shared_out = b.param(p + "shared_mlp.output_linear.weight", {H, Is}, train);
-  if (w.attention)
+  if (w.attention) {
     attention_projection_params(b, s, p, train, s.attention_bias, s.attention_bias, w.attn);
-  else
+  } else {
     w.mamba = mamba2_mixer_params(b, s, p + "mamba.", train);
+    w.mamba.exact_lifetimes = true;  // the whole-run recordings' lifetimes (mamba_parts.h)
+  }
   return w;
 }
 

@@ -100,6 +100,24 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
   b.drop(hn);
 }
 
+TensorId ssm_causal_conv_seq_exact(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K,
+                                   bool inf) {
+  const Shape xs = b.shape(x);
+  const int64_t B = xs[0], C = xs[1], S = xs[2];
+  if (inf) {
+    const TensorId cstate = b.generic_one("zeros", {}, {B, C, K}, b.dtype(x));
+    const TensorId src = S < K ? b.generic_one("constant_pad_nd", {x}, {B, C, K}, b.dtype(x)) : x;
+    b.inplace("copy_", cstate, false, {src});
+    b.kv_cache_out(cstate);
+  }
+  const TensorId xin = b.to(x, b.dtype(conv_w));
+  b.hold(xin);
+  const TensorId conv = ssm_depthwise_conv1d(b, xin, conv_w, conv_b, K - 1, true);
+  b.drop(xin);
+  const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, C, S}), true, false);
+  return b.to(act, b.dtype(x));
+}
+
 TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf) {
   const Shape xs = b.shape(x);
   const int64_t B = xs[0], C = xs[1], S = xs[2];
@@ -478,7 +496,8 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
     conv_out = b.to(act, b.dtype(xbct));
   } else {
     // update_conv_state (prefill), then causal_conv1d_fn(x, weight, bias, activation="silu")
-    conv_out = ssm_causal_conv_seq(b, xbct, w.conv_w, w.conv_b, K, inf);
+    conv_out = w.exact_lifetimes ? ssm_causal_conv_seq_exact(b, xbct, w.conv_w, w.conv_b, K, inf)
+                                 : ssm_causal_conv_seq(b, xbct, w.conv_w, w.conv_b, K, inf);
   }
   const TensorId xbc2 = keep(b.view(conv_out, {B, S, conv_dim}));  // .transpose(1, 2)
   const std::vector<TensorId> xbcs = b.split(xbc2, {{B, S, I}, {B, S, G * N}, {B, S, G * N}});
@@ -489,6 +508,7 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
     const TensorId y = selective_state_update(b, s, w, A, b.view(xs, {B, nh, hd}), b.view(dt, {B, nh}),
                                               b.view(Bm, {B, G, N}), b.view(Cm, {B, G, N}), rec_state);
     const TensorId n = gated_rms_norm(b, b.view(y, {B, 1, I}), gate, w.norm_w);
+    if (w.exact_lifetimes) locals.push_back(n), b.hold(n);  // scan_output, bound until the mixer returns
     const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
     for (TensorId t : locals) b.drop(t);
     return out;
@@ -536,17 +556,34 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
       "sum", b.mul(b.view(M, {B, c, cs, cs, nh, 1}), b.view(hs_c, {B, c, 1, cs, nh, hd})), {B, c, cs, nh, hd}));
   const TensorId ds = skeep(b.unary("exp", b.sub(b.view(Acs, {B, nh, c, 1}), Acs), false, true, true));
   const TensorId Bdec = skeep(b.mul(B_c, b.view(ds, {B, c, cs, nh, 1})));
-  const TensorId st = skeep(b.sum_expand_grad(
-      "sum", b.mul(b.view(Bdec, {B, c, cs, nh, 1, N}), b.view(hs_c, {B, c, cs, nh, hd, 1})), {B, c, nh, hd, N}));
+  const bool exact = w.exact_lifetimes;
+  const TensorId st = b.sum_expand_grad(
+      "sum", b.mul(b.view(Bdec, {B, c, cs, nh, 1, N}), b.view(hs_c, {B, c, cs, nh, hd, 1})), {B, c, nh, hd, N});
+  if (exact)
+    b.hold(st);
+  else
+    skeep(st);
   const TensorId prev = skeep(b.generic_one("zeros_like", {}, {B, 1, nh, hd, N}, DType::f32));
-  const TensorId st2 = skeep(b.cat("cat", {prev, st}, 1));  // [B, c + 1, h, hd, N]
+  const TensorId st2 = b.cat("cat", {prev, st}, 1);  // [B, c + 1, h, hd, N]
+  if (exact)
+    b.hold(st2);
+  else
+    skeep(st2);
+  if (exact) b.drop(st);  // `states = torch.cat(...)` rebinds
   const TensorId dc = skeep(b.view(
       b.unary("exp", segment_sum(b, pad_dim(b, b.view(Acs, {B, nh, c}), 2, 1)), false, true, true),
       {B, c + 1, c + 1, nh}));  // .transpose(1, 3)
-  const TensorId ns = skeep(b.sum_expand_grad(
+  const TensorId ns = b.sum_expand_grad(
       "sum", b.mul(b.view(dc, {B, c + 1, c + 1, nh, 1, 1}), b.view(st2, {B, c + 1, 1, nh, hd, N})),
-      {B, c + 1, nh, hd, N}));
+      {B, c + 1, nh, hd, N});
+  if (!exact) {
+    skeep(ns);
+  } else {
+    b.hold(ns);  // new_states, then final_state's base: in inference bound by scan_result until the mixer returns
+    (inf ? locals : scan_locals).push_back(ns);
+  }
   const TensorId states = skeep(b.view(ns, {B, c, nh, hd, N}));  // new_states[:, :-1]
+  if (exact) b.drop(st2);  // `states, final_state = ...` rebinds the cat
   const TensorId sdo = skeep(b.unary("exp", Acs, false, true, true));
   const TensorId cts = skeep(b.mul(b.view(C_c, {B, c, cs, nh, 1, N}), b.view(states, {B, c, 1, nh, hd, N})));
   const TensorId Yoff =
@@ -563,8 +600,12 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
   }
   for (TensorId t : scan_locals) b.drop(t);
   const TensorId y2 = b.view(y, {B, S, I});
-  b.drop(y);
+  if (exact)
+    locals.push_back(y);  // scan_result, bound until the mixer returns
+  else
+    b.drop(y);
   const TensorId n = gated_rms_norm(b, y2, gate, w.norm_w);
+  if (exact) locals.push_back(n), b.hold(n);  // scan_output, bound until the mixer returns
   const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
   for (TensorId t : locals) b.drop(t);
   return out;
