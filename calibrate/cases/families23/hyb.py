@@ -102,7 +102,8 @@ def holdout():
                  ckpt=True, _est_gib=45),
         # granite-4.0-h-tiny widths with rotary attention (position_embedding_type rope), fp32, eager, odd length
         training("f24-gmh-tiny4rope-fp32-eager-b2s333", hf(GMH, gmh(GMH_TINY, [M, A, M, A],
-                 position_embedding_type="rope"), "eager"), 2, 333, "fp32", "adamw",
+                 position_embedding_type="rope",
+                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0}), "eager"), 2, 333, "fp32", "adamw",
                  _est_gib=30),
         # Bamba-9B four layers served under amp bf16, batch 2, 24 new tokens
         dict(inference("f24-bam-9b4-infer-ampbf16-b2s300-g24", hf(BAM, bam(4, [2])), 2, 300, "amp_bf16", 24),
