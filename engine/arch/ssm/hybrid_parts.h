@@ -26,8 +26,8 @@ using HybridLayerFn = std::function<TensorId(TensorId h, const HybridContext& c,
 using HybridLayerFactory = std::function<HybridLayerFn(int64_t i, const std::string& prefix, bool train)>;
 
 struct HybridModelSpec {
-  const char* final_norm;          // "norm" (granitemoehybrid) or "final_layernorm" (bamba)
-  bool embedding_multiplier;       // granitemoehybrid: inputs_embeds * embedding_multiplier, before the masks
+  const char* final_norm = "norm";  // "norm" (granitemoehybrid) or "final_layernorm" (bamba)
+  bool embedding_multiplier = false;  // granitemoehybrid: inputs_embeds * embedding_multiplier, before the masks
   TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr;  // granitemoehybrid: / logits_scaling
   HybridLayerFactory layer;
 };
