@@ -180,6 +180,13 @@ TransformerSpec import_lfm2_moe(const ConfigReader& r);  // models/hf/import_lfm
 TransformerSpec import_minimax_m2(const ConfigReader& r);  // models/hf/import_minimax_m2.cpp
 TransformerSpec import_mamba(const ConfigReader& r);   // models/hf/import_mamba.cpp
 TransformerSpec import_mamba2(const ConfigReader& r);  // models/hf/import_mamba.cpp
+// The mamba_* keys GraniteMoeHybridConfig and BambaConfig share (models/hf/import_granitemoehybrid.cpp) into the
+// [mamba] ssm_* fields, with their defaults (mamba_d_state `d_state_default`), and hidden_act (silu only). Reads
+// s.hidden_size and s.model_type (for messages).
+void read_hybrid_mamba(const ConfigReader& r, TransformerSpec& s, int64_t d_state_default);
+TransformerSpec import_granitemoehybrid(const ConfigReader& r);  // models/hf/import_granitemoehybrid.cpp
+TransformerSpec import_bamba(const ConfigReader& r);             // models/hf/import_bamba.cpp
+TransformerSpec import_falcon_mamba(const ConfigReader& r);      // models/hf/import_falcon_mamba.cpp
 TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text

@@ -101,6 +101,9 @@ void build_hubert(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_wavlm(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/audio/wavlm.cpp (eager only)
 void build_mamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/mamba.cpp
 void build_mamba2(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/ssm/mamba2.cpp
+void build_granitemoehybrid(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/ssm/granitemoehybrid.cpp
+void build_bamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/bamba.cpp
+void build_falcon_mamba(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/ssm/falcon_mamba.cpp
 void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/qwen3_vl.cpp (+ qwen3_vl_moe)
 void build_clip(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/vlm/clip.cpp (CLIPModel, contrastive)
 void build_siglip(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/siglip.cpp (SiglipModel, contrastive)

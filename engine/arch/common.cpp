@@ -277,6 +277,9 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"jetmoe", build_jetmoe},
       {"mamba", build_mamba},
       {"mamba2", build_mamba2},
+      {"granitemoehybrid", build_granitemoehybrid},
+      {"bamba", build_bamba},
+      {"falcon_mamba", build_falcon_mamba},
       {"qwen3_vl", build_qwen3_vl},   {"qwen3_vl_moe", build_qwen3_vl},
       {"clip", build_clip},           {"siglip", build_siglip},       {"siglip2", build_siglip2},
       {"idefics3", build_idefics3},   {"smolvlm", build_smolvlm},
@@ -303,7 +306,8 @@ int64_t position_limit(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
+                            "falcon_mamba"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }

@@ -568,6 +568,21 @@ struct TransformerSpec {
   // image tokens of width vision hidden * scale^2 (then modality_projection to the text hidden size). Must divide
   // image_size / patch for images (the builder refuses them otherwise; text-only runs build).
   int64_t id3_scale_factor = 0;
+
+  // [granitemoehybrid / bamba]
+  // The Mamba2 / attention hybrids (engine/arch/ssm/granitemoehybrid.cpp, bamba.cpp; models/hf/
+  // import_granitemoehybrid.cpp, import_bamba.cpp). hybrid_attention_layers[i] != 0 iff decoder layer i is an
+  // attention layer ("full_attention" of GraniteMoeHybridConfig.layer_types, or an index of BambaConfig's
+  // attn_layer_indices), else a Mamba2 mixer layer ("linear_attention") whose sizes are [mamba]'s ssm_* fields
+  // (mamba_n_heads, mamba_d_head, mamba_n_groups, mamba_d_state, mamba_d_conv, mamba_chunk_size, int(mamba_expand
+  // * hidden_size), mamba_conv_bias, mamba_proj_bias). One entry per layer for these two model_types, empty for
+  // every other. hybrid_rope: the attention layers apply the rotary embedding (granitemoehybrid:
+  // position_embedding_type == "rope"; otherwise no rotary module exists and q / k go to the attention as
+  // projected; bamba: always, over rotary_dim = int(head_dim * partial_rotary_factor 0.5)). The feed-forward is
+  // the granite fields' shared MLP (granite_shared_intermediate_size) plus the routed experts when num_experts > 0
+  // (granitemoehybrid), or a SwiGLU of intermediate_size (bamba).
+  std::vector<uint8_t> hybrid_attention_layers;
+  bool hybrid_rope = false;
 };
 
 // Whether decoder layer i attends through the sliding window.

@@ -54,6 +54,29 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
 // copy_ of the last K columns, left-padded when S < K; a cache slot), then causal_conv1d_fn's PyTorch path:
 // F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype). Returns that [B, C, S].
 TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf);
+// ssm_causal_conv_seq with the lifetimes a whole-run recording showed (Mamba2MixerParams::exact_lifetimes): the
+// kernel's contiguous copy of its input also when the input is `.to(weight.dtype)`'s copy (a cast keeps the
+// transposed strides), and that copy freed as F.conv1d returns, before the slice and the activation.
+TensorId ssm_causal_conv_seq_exact(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K,
+                                   bool inf);
+
+// ---- MambaMixer (mamba.cpp; falcon_mamba.cpp with bcdt_norm)
+
+struct MambaMixerParams {
+  TensorId conv_w = kNoTensor, conv_b = kNoTensor, in_w = kNoTensor, in_b = kNoTensor, x_w = kNoTensor,
+           dt_w = kNoTensor, dt_b = kNoTensor, a_log = kNoTensor, d = kNoTensor, out_w = kNoTensor, out_b = kNoTensor;
+  bool train = true;
+  bool bcdt_norm = false;  // falcon_mamba: weightless RMS norms on time_step, B and C
+};
+// Registers one mixer's parameters under prefix `p` in MambaMixer.__init__'s order (mamba.cpp's header); with
+// `bcdt_norm` (FalconMambaMixer) the three FalconMambaWeightlessRMSNorm buffers after out_proj.
+MambaMixerParams mamba_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train,
+                                    bool bcdt_norm);
+// MambaMixer.forward on the normed input x [B, S, H] (mamba.cpp's header gives the statements); with w.bcdt_norm
+// FalconMambaMixer.forward, which normalises time_step, B and C after x_proj (falcon_mamba.cpp's header).
+// `with_mask`: generate()'s prefill, whose all-ones attention_mask apply_mask_to_padding_states multiplies in twice.
+TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixerParams& w, TensorId x,
+                     bool with_mask);
 
 // ---- Mamba2Mixer (mamba2.cpp; the hybrids reuse it)
 
@@ -61,6 +84,14 @@ struct Mamba2MixerParams {
   TensorId conv_w = kNoTensor, conv_b = kNoTensor, in_w = kNoTensor, in_b = kNoTensor, dt_bias = kNoTensor,
            a_log = kNoTensor, norm_w = kNoTensor, d = kNoTensor, out_w = kNoTensor, out_b = kNoTensor;
   bool train = true;
+  // The statement-exact Python lifetimes the hybrids' whole-run recordings showed (granitemoehybrid / bamba set it;
+  // mamba2.cpp keeps the replay its measured rows were checked with): causal_conv1d_fn's `x.to(weight.dtype)` dies
+  // as F.conv1d returns and the depthwise kernel copies its (transposed, also when cast) input contiguous;
+  // mamba2_chunk_scan's `states` dies at `states = torch.cat([previous_states, states])`, that cat at the
+  // `states, final_state = new_states[:, :-1], new_states[:, -1]` rebinding; the scan's result stays bound
+  // (`scan_result`) until the mixer returns, and with it, in inference, new_states (final_state's base); the gated
+  // norm's output too (`scan_output = self.norm(scan_output, gate)`).
+  bool exact_lifetimes = false;
 };
 // Registers one mixer's parameters under prefix `p` in Mamba2Mixer.__init__'s order (mamba2.cpp's header).
 Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
