@@ -67,11 +67,11 @@ FH1, NH = "falcon_h1", "nemotron_h"
 
 def tuning():
     return [
-        training("f23-fh1-05b-fp32-b2s512", hf(FH1, FH1_05B), 2, 512, "fp32", "adamw", _est_gib=16),
+        training("f23-fh1-05b-fp32-b2s512", hf(FH1, FH1_05B), 2, 512, "fp32", "adamw", _est_gib=20),
         training("f23-fh1-7b-ampbf16-b1s1000-4l-ckpt-eager", hf(FH1, FH1_7B_4, "eager"), 1, 1000, "amp_bf16",
                  "adamw", ckpt=True, _est_gib=30),
         dict(inference("f23-fh1-15b-infer-bf16-b4s500-g16-6l", hf(FH1, FH1_15B_6), 4, 500, "bf16", 16),
-             _est_gib=8),
+             _est_gib=24),
         training("f23-nh-8b-bf16-b1s1000-9l", hf(NH, NH_8B_9), 1, 1000, "bf16", "adamw", _est_gib=42),
         training("f23-nh-nano9b-bf16-b2s300-15l-ckpt-acc2", hf(NH, NANO9B_15), 2, 300, "bf16", "adamw", ckpt=True,
                  accum=2, _est_gib=36),
@@ -83,9 +83,9 @@ def tuning():
 def holdout():
     return [
         training("f24-fh1-15b-ampfp16-b3s256-6l-ckpt", hf(FH1, FH1_15B_6), 3, 256, "amp_fp16", "adamw", ckpt=True,
-                 _est_gib=14),
+                 _est_gib=24),
         dict(inference("f24-fh1-05b-infer-ampbf16-b3s1500-g24-eager", hf(FH1, FH1_05B, "eager"), 3, 1500,
-                       "amp_bf16", 24), _est_gib=10),
+                       "amp_bf16", 24), _est_gib=14),
         training("f24-nh-8b-ampbf16-b2s384-8l-acc2", hf(NH, NH_8B_8), 2, 384, "amp_bf16", "adamw", accum=2,
                  _est_gib=48),
     ]
