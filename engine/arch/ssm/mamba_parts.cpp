@@ -186,6 +186,15 @@ TensorId gated_rms_norm(GraphBuilder& b, TensorId x, TensorId gate, TensorId w) 
   return y;
 }
 
+// hidden_states.pow(2) on a view of a row-grouped tensor: GraphBuilder::pow_scalar sizes its backward's two
+// temporaries by the input's own bytes, which a view has none of; PowBackward0's are full-size (whole-run
+// Nemotron-H stream: two [B, S, I] fp32 blocks per mixer in the norm's backward).
+TensorId pow2_grouped(GraphBuilder& b, TensorId x) {
+  x = b.autocast_fp32(x);
+  const int64_t bytes = b.numel(x) * dtype_bytes(b.dtype(x));
+  return b.generic({"pow", {x}, {{b.shape(x), b.dtype(x)}}, {0}, {}, {}, {}, {bytes, bytes}})[0];
+}
+
 // Zamba2RMSNormGated.forward(x, gate) (NemotronHMamba2Mixer's norm): gated_rms_norm's statements with the RMS taken
 // over `groups` groups of each row (x viewed [..., G, I / G]: variance [..., G, 1]).
 TensorId grouped_gated_rms_norm(GraphBuilder& b, TensorId x, TensorId gate, TensorId w, int64_t groups) {
@@ -197,7 +206,7 @@ TensorId grouped_gated_rms_norm(GraphBuilder& b, TensorId x, TensorId gate, Tens
   const TensorId x32 = b.to(x, DType::f32);
   const TensorId g = b.unary("silu", b.to(gate, DType::f32), true, false);
   const TensorId x2 = b.view(b.mul(x32, g), gs);
-  const TensorId var = b.reduce_last("mean", b.pow_scalar(x2), false);
+  const TensorId var = b.reduce_last("mean", pow2_grouped(b, x2), false);
   b.hold(var);
   const TensorId r = b.unary("rsqrt", b.add_scalar(var), false, true, true);
   const TensorId n = b.view(b.mul(x2, r), xs);
@@ -223,7 +232,7 @@ TensorId falcon_gated_rms_norm(GraphBuilder& b, TensorId x, TensorId gate, Tenso
   auto gated = [&](TensorId t) { return b.mul(t, b.unary("silu", b.to(gate, DType::f32), true, false)); };
   TensorId h = norm_before_gate ? x : gated(x);
   h = b.view(b.to(h, DType::f32), gs);
-  const TensorId var = b.reduce_last("mean", b.pow_scalar(h), false);
+  const TensorId var = b.reduce_last("mean", pow2_grouped(b, h), false);
   b.hold(var);
   h = b.mul(h, b.unary("rsqrt", b.add_scalar(var), false, true, true));
   h = b.view(b.mul(b.view(w, {groups, xs.back() / groups}), h), xs);
