@@ -87,7 +87,7 @@ def holdout():
         dict(inference("f24-fh1-05b-infer-ampbf16-b3s1500-g24-eager", hf(FH1, FH1_05B, "eager"), 3, 1500,
                        "amp_bf16", 24), _est_gib=14),
         training("f24-nh-8b-ampbf16-b2s384-8l-acc2", hf(NH, NH_8B_8), 2, 384, "amp_bf16", "adamw", accum=2,
-                 _est_gib=48),
+                 _est_gib=52),
     ]
 
 
