@@ -370,6 +370,7 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
                                               b.view(Bm, {B, G, N}), b.view(Cm, {B, G, N}), rec_state,
                                               z_gate ? b.view(gate, {B, nh, hd}) : kNoTensor);
     const TensorId n = norm(b.view(y, {B, 1, I}), z_gate);
+    if (v.scan_output_bound) keep(n);
     const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
     for (TensorId t : locals) b.drop(t);
     return out;
@@ -446,6 +447,7 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
   const TensorId y2 = b.view(y, {B, S, I});
   b.drop(y);
   const TensorId n = norm(y2, false);
+  if (v.scan_output_bound) keep(n);
   const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
   for (TensorId t : locals) b.drop(t);
   return out;

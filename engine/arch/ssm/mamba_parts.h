@@ -89,6 +89,11 @@ struct Mamba2MixerVariant {
   enum class Norm : uint8_t { mamba2, grouped, falcon, silu_gate };
   Norm norm = Norm::mamba2;
   bool norm_before_gate = false;  // falcon only
+  // `scan_output = self.norm(scan_output, gate)` keeps the norm's output bound until the mixer returns, after
+  // out_proj's cast and GEMM (whole-run Nemotron-H stream: the [B, S, I] fp32 block freed after out_proj). The
+  // hybrids set it; Mamba2Mixer runs the same statement, but mamba2_mixer keeps its measured replay (frees the block
+  // at the cast) so that mamba2's outputs stay as merged.
+  bool scan_output_bound = false;
 };
 TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x,
                               const Mamba2MixerVariant& v);
