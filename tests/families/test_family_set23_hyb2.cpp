@@ -104,6 +104,8 @@ TEST_CASE("nemotron_h importer: class defaults of transformers 5.17", "[family][
       "layers_block_type": ["linear_attention", "mlp", "full_attention"], "hybrid_override_pattern": "MMMMMM",
       "mamba_n_groups": 4, "n_groups": 2, "mamba_chunk_size": 64, "mamba_d_conv": 3})");
   CHECK(y.hybrid_pattern == "M-*");  // layers_block_type wins over the pattern
+  CHECK(import(R"({"model_type": "nemotron_h", "hybrid_override_pattern": "M*", "num_key_value_heads": null})")
+            .num_kv_heads == 32);
   CHECK(y.ssm_groups == 4);          // the legacy key wins, as __post_init__ pops it over the field
   CHECK(y.ssm_chunk_size == 64);
   CHECK(y.ssm_conv_kernel == 3);
