@@ -222,3 +222,28 @@ TEST_CASE("nemotron_h: measured H200 cases of family set 23", "[family][set23]")
       [](const std::string&) { return memplan::testing::FamilyBounds{0.001, 0.01}; });
   CHECK(checked.size() == 2);
 }
+
+TEST_CASE("falcon_h1 / nemotron_h: the hybrid caches after a prefill", "[family][set23]") {
+  // bf16, B 2, a prompt of 8. falcon_h1 (every layer "hybrid", LinearAttentionAndFullAttentionLayer): per layer the
+  // conv state [B, I + 2GN, K] in the projection's dtype, the fp32 recurrent state [B, h, hd, N], then K and V
+  // [B, kv, S, hd]. Two layers, I 128 (4 heads of 32), one group of N 16 (C 160), K 4, kv 2 of 16:
+  //   conv 2*160*4*2 = 2,560 + recurrent 2*4*32*16*4 = 16,384 + K, V 2 * 2*2*8*16*2 = 2,048 = 20,992 per layer;
+  //   two layers 41,984 bytes.
+  // nemotron_h "M*-": the Mamba2 block's conv state (I 64 = 4 x 16, 2 groups of N 16: C 128) 2*128*4*2 = 2,048 and
+  // recurrent state 2*4*16*16*4 = 8,192, the attention block's K, V 2 * 2*1*8*32*2 = 2,048, the MLP block nothing:
+  // 12,288 bytes.
+  memplan::RunConfig run;
+  run.mode = memplan::Mode::inference;
+  run.precision = memplan::Precision::bf16;
+  run.batch_size = 2;
+  run.seq_len = 8;
+  const memplan::ModelSpec falcon = model_of(R"({"model_type": "falcon_h1", "vocab_size": 100, "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+      "head_dim": 16, "mamba_d_ssm": 128, "mamba_n_heads": 4, "mamba_d_state": 16, "mamba_chunk_size": 4})");
+  CHECK(memplan::estimate(falcon, run).inference.kv_cache_entries_bytes == 41'984);
+  const memplan::ModelSpec nemotron = model_of(R"({"model_type": "nemotron_h", "hybrid_override_pattern": "M*-",
+      "vocab_size": 100, "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2,
+      "num_key_value_heads": 1, "head_dim": 32, "mamba_num_heads": 4, "mamba_head_dim": 16, "n_groups": 2,
+      "ssm_state_size": 16, "chunk_size": 4})");
+  CHECK(memplan::estimate(nemotron, run).inference.kv_cache_entries_bytes == 12'288);
+}
