@@ -110,6 +110,8 @@ void build_siglip(GraphBuilder& b, const TransformerSpec& s);      // engine/arc
 void build_siglip2(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vlm/siglip.cpp (Siglip2Model, NaFlex)
 void build_idefics3(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/idefics3.cpp (Idefics3ForConditionalGeneration)
 void build_smolvlm(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vlm/smolvlm.cpp (SmolVLMForConditionalGeneration)
+void build_falcon_h1(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/ssm/falcon_h1.cpp
+void build_nemotron_h(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/ssm/nemotron_h.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -283,6 +283,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"qwen3_vl", build_qwen3_vl},   {"qwen3_vl_moe", build_qwen3_vl},
       {"clip", build_clip},           {"siglip", build_siglip},       {"siglip2", build_siglip2},
       {"idefics3", build_idefics3},   {"smolvlm", build_smolvlm},
+      {"falcon_h1", build_falcon_h1},
+      {"nemotron_h", build_nemotron_h},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

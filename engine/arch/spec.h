@@ -583,6 +583,21 @@ struct TransformerSpec {
   // (granitemoehybrid), or a SwiGLU of intermediate_size (bamba).
   std::vector<uint8_t> hybrid_attention_layers;
   bool hybrid_rope = false;
+
+  // [falcon_h1 / nemotron_h]
+  // The Mamba2 hybrids (engine/arch/ssm/falcon_h1.cpp, nemotron_h.cpp; models/hf/import_falcon_h1.cpp,
+  // import_nemotron_h.cpp). Their mixers' sizes are [mamba]'s fields (ssm_inner_size = ssm_num_heads x
+  // ssm_head_dim, ssm_groups, ssm_state_size, ssm_conv_kernel, ssm_chunk_size, ssm_conv_bias; ssm_bias: in_proj's
+  // bias), the attention's the decoder fields (num_heads, num_kv_heads, head_dim; qkv_bias / o_bias), the MLP's
+  // intermediate_size and mlp_bias. false / empty for every other model_type.
+  // falcon_h1: ssm_out_bias = projectors_bias (false), the mixer's out_proj bias. ssm_rms_norm = mamba_rms_norm
+  // (false): FalconH1RMSNormGated after the scan (with ssm_norm_before_gate = mamba_norm_before_gate (true) the RMS
+  // before the gate's product), else `y * silu(gate)`. The muP multipliers' values change no allocation (each is a
+  // product made whatever its value), so they are not kept.
+  bool ssm_out_bias = false, ssm_rms_norm = false, ssm_norm_before_gate = false;
+  // nemotron_h: layers_block_type (or hybrid_override_pattern) as one char per block, num_layers of them: 'M' a
+  // NemotronHMamba2Mixer, '*' a NemotronHAttention (no positions), '-' a ReLU^2 NemotronHMLP.
+  std::string hybrid_pattern;
 };
 
 // Whether decoder layer i attends through the sliding window.

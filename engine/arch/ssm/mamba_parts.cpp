@@ -129,7 +129,10 @@ TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, Tenso
   }
   const TensorId xin = b.to(x, b.dtype(conv_w));
   b.hold(xin);
-  const TensorId conv = ssm_depthwise_conv1d(b, xin, conv_w, conv_b, K - 1, xin == x);
+  // The kernel copies a strided input contiguous; autocast's cast of it (an fp32 view under amp, FalconH1's
+  // mup-scaled projection) is already a contiguous copy.
+  const bool autocast_copies = b.autocast() && b.dtype(xin) != b.low_dtype();
+  const TensorId conv = ssm_depthwise_conv1d(b, xin, conv_w, conv_b, K - 1, xin == x && !autocast_copies);
   const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, C, S}), true, false);
   const TensorId out = b.to(act, b.dtype(x));
   b.drop(xin);
@@ -408,6 +411,62 @@ TensorId gated_rms_norm(GraphBuilder& b, TensorId x, TensorId gate, TensorId w) 
   return y;
 }
 
+// hidden_states.pow(2) on a view of a row-grouped tensor: GraphBuilder::pow_scalar sizes its backward's two
+// temporaries by the input's own bytes, which a view has none of; PowBackward0's are full-size (whole-run
+// Nemotron-H stream: two [B, S, I] fp32 blocks per mixer in the norm's backward).
+TensorId pow2_grouped(GraphBuilder& b, TensorId x) {
+  x = b.autocast_fp32(x);
+  const int64_t bytes = b.numel(x) * dtype_bytes(b.dtype(x));
+  return b.generic({"pow", {x}, {{b.shape(x), b.dtype(x)}}, {0}, {}, {}, {}, {bytes, bytes}})[0];
+}
+
+// Zamba2RMSNormGated.forward(x, gate) (NemotronHMamba2Mixer's norm): gated_rms_norm's statements with the RMS taken
+// over `groups` groups of each row (x viewed [..., G, I / G]: variance [..., G, 1]).
+TensorId grouped_gated_rms_norm(GraphBuilder& b, TensorId x, TensorId gate, TensorId w, int64_t groups) {
+  const DType in_dt = b.dtype(x);
+  const Shape xs = b.shape(x);
+  Shape gs = xs;
+  gs.back() = xs.back() / groups;
+  gs.insert(gs.end() - 1, groups);
+  const TensorId x32 = b.to(x, DType::f32);
+  const TensorId g = b.unary("silu", b.to(gate, DType::f32), true, false);
+  const TensorId x2 = b.view(b.mul(x32, g), gs);
+  const TensorId var = b.reduce_last("mean", pow2_grouped(b, x2), false);
+  b.hold(var);
+  const TensorId r = b.unary("rsqrt", b.add_scalar(var), false, true, true);
+  const TensorId n = b.view(b.mul(x2, r), xs);
+  b.hold(n);
+  const TensorId y = b.mul(w, b.to(n, in_dt));
+  b.drop(n);
+  b.drop(var);
+  return y;
+}
+
+// FalconH1RMSNormGated.forward(x, gate) on the scan output x (fp32): without norm_before_gate first
+// x * silu(gate.to(float32)); x viewed [..., G, I / G]; variance (bound until it returns) = pow(2).mean(-1);
+// x * rsqrt(variance + eps); weight.view(G, I / G) * x (fp32: the weight is not cast); with norm_before_gate then
+// x * silu(gate.to(float32)); .to(input dtype). Each statement rebinds hidden_states, so each product dies with the
+// next unless autograd saved it.
+TensorId falcon_gated_rms_norm(GraphBuilder& b, TensorId x, TensorId gate, TensorId w, int64_t groups,
+                               bool norm_before_gate) {
+  const DType in_dt = b.dtype(x);
+  const Shape xs = b.shape(x);
+  Shape gs = xs;
+  gs.back() = xs.back() / groups;
+  gs.insert(gs.end() - 1, groups);
+  auto gated = [&](TensorId t) { return b.mul(t, b.unary("silu", b.to(gate, DType::f32), true, false)); };
+  TensorId h = norm_before_gate ? x : gated(x);
+  h = b.view(b.to(h, DType::f32), gs);
+  const TensorId var = b.reduce_last("mean", pow2_grouped(b, h), false);
+  b.hold(var);
+  h = b.mul(h, b.unary("rsqrt", b.add_scalar(var), false, true, true));
+  h = b.view(b.mul(b.view(w, {groups, xs.back() / groups}), h), xs);
+  if (norm_before_gate) h = gated(h);
+  h = b.to(h, in_dt);
+  b.drop(var);
+  return h;
+}
+
 }  // namespace
 
 Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
@@ -432,8 +491,10 @@ namespace {
 
 // mamba2_selective_state_update's torch fallback (one decode token) over the cached state `state` [B, h, hd, N]
 // (updated in place): x [B, h, hd], dt [B, h] (expanded over hd), B / C [B, G, N].
+// `z` (kNoTensor: None): FalconH1Mixer's gate without mamba_rms_norm, `out * silu(z)` before the final cast.
 TensorId selective_state_update(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId A,
-                                TensorId x, TensorId dt, TensorId Bm, TensorId Cm, TensorId state) {
+                                TensorId x, TensorId dt, TensorId Bm, TensorId Cm, TensorId state,
+                                TensorId z = kNoTensor) {
   const int64_t B = b.config().batch_size, nh = s.ssm_num_heads, hd = s.ssm_head_dim, N = s.ssm_state_size,
                 G = s.ssm_groups;
   const TensorId dte = b.expand(b.view(dt, {B, nh, 1}), {B, nh, hd});
@@ -452,6 +513,8 @@ TensorId selective_state_update(GraphBuilder& b, const TransformerSpec& s, const
   const TensorId y = b.matmul(b.view(nsc, {B * nh, hd, N}), b.view(Cc, {B * nh, N, 1}), {B * nh, hd, 1});
   b.drop(ns);
   TensorId out = b.add(b.view(y, {B, nh, hd}), b.mul(x, b.expand(b.view(w.d, {nh, 1}), {nh, hd})));
+  out = b.to(out, b.dtype(y));  // (out + hidden_states * D).to(out.dtype)
+  if (z != kNoTensor) out = b.mul(out, b.unary("silu", z, true, false));
   out = b.to(out, b.dtype(x));
   return out;
 }
@@ -459,6 +522,11 @@ TensorId selective_state_update(GraphBuilder& b, const TransformerSpec& s, const
 }  // namespace
 
 TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x) {
+  return mamba2_mixer_variant(b, s, w, x, Mamba2MixerVariant{});
+}
+
+TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x,
+                              const Mamba2MixerVariant& v) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, I = s.ssm_inner_size,
@@ -471,7 +539,12 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
     locals.push_back(t);
     return t;
   };
-  const TensorId proj = keep(b.linear(x, w.in_w, w.in_b));
+  // FalconH1Mixer: hidden_states * ssm_in_multiplier (bound until the split after the convolution rebinds it),
+  // then projected_states * mup_vector (the in_proj output dies with the rebinding).
+  const TensorId x_in = v.mup != kNoTensor ? b.scalar_op("mul_scalar", x, false) : x;
+  if (x_in != x) b.hold(x_in);
+  const TensorId proj0 = b.linear(x_in, w.in_w, w.in_b);
+  const TensorId proj = keep(v.mup != kNoTensor ? b.mul(proj0, v.mup) : proj0);
   const TensorId A = keep(b.unary("neg", b.unary("exp", b.to(w.a_log, DType::f32), false, true, true), false, false));
   const std::vector<TensorId> gxd = b.split(proj, {{B, S, I}, {B, S, conv_dim}, {B, S, nh}});
   const TensorId gate = keep(gxd[0]), xbc = keep(gxd[1]), dt = keep(gxd[2]);
@@ -500,15 +573,30 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
                                  : ssm_causal_conv_seq(b, xbct, w.conv_w, w.conv_b, K, inf);
   }
   const TensorId xbc2 = keep(b.view(conv_out, {B, S, conv_dim}));  // .transpose(1, 2)
+  if (x_in != x) b.drop(x_in);  // hidden_states, B, C = torch.split(...)
   const std::vector<TensorId> xbcs = b.split(xbc2, {{B, S, I}, {B, S, G * N}, {B, S, G * N}});
   const TensorId xs = keep(b.view(xbcs[0], {B, S, nh, hd}));
   const TensorId Bm = keep(b.view(xbcs[1], {B, S, G, N}));
   const TensorId Cm = keep(b.view(xbcs[2], {B, S, G, N}));
+  // The norm after the scan (Mamba2MixerVariant::Norm) on y [B, S, I]; silu_gate's decode step gated inside the
+  // state update instead.
+  const auto norm = [&](TensorId y, bool gated_already) {
+    switch (v.norm) {
+      case Mamba2MixerVariant::Norm::mamba2: return gated_rms_norm(b, y, gate, w.norm_w);
+      case Mamba2MixerVariant::Norm::grouped: return grouped_gated_rms_norm(b, y, gate, w.norm_w, G);
+      case Mamba2MixerVariant::Norm::falcon:
+        return falcon_gated_rms_norm(b, y, gate, w.norm_w, G, v.norm_before_gate);
+      case Mamba2MixerVariant::Norm::silu_gate: break;
+    }
+    return gated_already ? y : b.mul(y, b.unary("silu", gate, true, false));
+  };
   if (decode) {
+    const bool z_gate = v.norm == Mamba2MixerVariant::Norm::silu_gate;
     const TensorId y = selective_state_update(b, s, w, A, b.view(xs, {B, nh, hd}), b.view(dt, {B, nh}),
-                                              b.view(Bm, {B, G, N}), b.view(Cm, {B, G, N}), rec_state);
-    const TensorId n = gated_rms_norm(b, b.view(y, {B, 1, I}), gate, w.norm_w);
-    if (w.exact_lifetimes) locals.push_back(n), b.hold(n);  // scan_output, bound until the mixer returns
+                                              b.view(Bm, {B, G, N}), b.view(Cm, {B, G, N}), rec_state,
+                                              z_gate ? b.view(gate, {B, nh, hd}) : kNoTensor);
+    const TensorId n = norm(b.view(y, {B, 1, I}), z_gate);
+    if (w.exact_lifetimes || v.scan_output_bound) keep(n);  // scan_output, bound until the mixer returns
     const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
     for (TensorId t : locals) b.drop(t);
     return out;
@@ -604,11 +692,27 @@ TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2Mix
     locals.push_back(y);  // scan_result, bound until the mixer returns
   else
     b.drop(y);
-  const TensorId n = gated_rms_norm(b, y2, gate, w.norm_w);
-  if (exact) locals.push_back(n), b.hold(n);  // scan_output, bound until the mixer returns
+  const TensorId n = norm(y2, false);
+  if (exact || v.scan_output_bound) keep(n);  // scan_output, bound until the mixer returns
   const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
   for (TensorId t : locals) b.drop(t);
   return out;
+}
+
+HybridPrelude hybrid_positions_and_masks(GraphBuilder& b, const TransformerSpec& s, DType model_dtype) {
+  HybridPrelude p;
+  const bool inf = !b.training();
+  const int64_t B = b.config().batch_size, S = inf ? b.pass().new_tokens : b.config().seq_len;
+  if (!(inf && b.pass().from_generate)) {
+    p.positions = b.generic_one("add", {b.generic_one("arange", {}, {S}, DType::i64)}, {S}, DType::i64);
+    b.hold(p.positions);
+  }
+  p.mask = full_and_sliding_masks(b, s, true, false, model_dtype).full;
+  if (inf && b.pass().from_generate && S > 1) {
+    const TensorId eq = b.generic_one("eq", {}, {B, b.pass().past_len + S}, DType::boolean);
+    b.generic_one("all", {eq}, {}, DType::boolean);
+  }
+  return p;
 }
 
 }  // namespace memplan

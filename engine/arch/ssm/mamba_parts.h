@@ -103,4 +103,42 @@ Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s,
 // mamba2_selective_state_update's torch fallback).
 TensorId mamba2_mixer(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x);
 
+// Where a hybrid's copy of the Mamba2 mixer departs from Mamba2Mixer.forward (same chunk scan, conv and decode
+// functions otherwise; mamba2_mixer is mamba2_mixer_variant with the defaults).
+struct Mamba2MixerVariant {
+  // FalconH1Mixer: `hidden_states * ssm_in_multiplier` before in_proj (a fresh [B, S, H], bound to hidden_states
+  // until the split after the convolution rebinds it) and `projected_states * self.mup_vector` after it (`mup`, the
+  // non-persistent [1, 1, P] buffer in the model's dtype; under autocast the product is fp32, and so is everything
+  // split from it). kNoTensor: neither statement (Mamba2Mixer, NemotronHMamba2Mixer).
+  TensorId mup = kNoTensor;
+  // The norm after the scan. mamba2: MambaRMSNormGated (y * silu(gate.float()), RMS over the whole row, weight *
+  // y.to(input dtype)). grouped: Zamba2RMSNormGated (NemotronHMamba2Mixer; the same statements with the RMS over
+  // n_groups row groups: variance [B, S, G, 1]). falcon: FalconH1RMSNormGated (mamba_rms_norm; the gate product
+  // before (norm_before_gate false) or after the grouped RMS, the weight product in fp32, no cast).
+  // silu_gate: FalconH1Mixer without mamba_rms_norm: `scan_output * silu(gate)` in the chunk form, the gate
+  // passed as z into the state update in a decode step.
+  enum class Norm : uint8_t { mamba2, grouped, falcon, silu_gate };
+  Norm norm = Norm::mamba2;
+  bool norm_before_gate = false;  // falcon only
+  // `scan_output = self.norm(scan_output, gate)` keeps the norm's output bound until the mixer returns, after
+  // out_proj's cast and GEMM (whole-run Nemotron-H stream: the [B, S, I] fp32 block freed after out_proj). The
+  // hybrids set it; Mamba2Mixer runs the same statement, but mamba2_mixer keeps its measured replay (frees the block
+  // at the cast) so that mamba2's outputs stay as merged.
+  bool scan_output_bound = false;
+};
+TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x,
+                              const Mamba2MixerVariant& v);
+
+// ---- the Mamba2 hybrids (falcon_h1.cpp, nemotron_h.cpp)
+
+// FalconH1Model / NemotronHModel.forward between the embedding and the first layer: position_ids =
+// torch.arange(S) + past_seen_tokens (an arange and a sum, bound until the forward returns; generate() passes its own),
+// create_causal_mask (held until the forward returns; kNoTensor where SDPA skips it) and
+// create_recurrent_attention_mask (inside generate() with more than one new token: torch.all(mask == 1), a bool
+// [B, S] and a scalar freed at once, then None; without a mask, None at once).
+struct HybridPrelude {
+  TensorId positions = kNoTensor, mask = kNoTensor;
+};
+HybridPrelude hybrid_positions_and_masks(GraphBuilder& b, const TransformerSpec& s, DType model_dtype);
+
 }  // namespace memplan
