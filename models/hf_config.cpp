@@ -277,7 +277,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
-      "clip", "siglip", "siglip2"};
+      "clip", "siglip", "siglip2", "convnext", "convnextv2", "swin"};
   return kTypes;
 }
 
@@ -404,6 +404,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_clip(r, type);
   else if (type == "dinov2")
     s = import_dinov2(r);
+  else if (type == "convnext" || type == "convnextv2")
+    s = import_convnext(r, type);
+  else if (type == "swin")
+    s = import_swin(r);
   else if (type == "deit")
     s = import_deit(r);
   else if (type == "gpt_neo")

@@ -279,6 +279,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"mamba2", build_mamba2},
       {"qwen3_vl", build_qwen3_vl},   {"qwen3_vl_moe", build_qwen3_vl},
       {"clip", build_clip},           {"siglip", build_siglip},       {"siglip2", build_siglip2},
+      {"convnext", build_hf_convnext}, {"convnextv2", build_hf_convnext}, {"swin", build_hf_swin},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -293,7 +294,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2"})
+  for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2", "convnext", "convnextv2"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -364,7 +365,8 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "distilbert", "modernbert", "deberta-v2",  "albert",    "mpnet",
                                                   "vit",        "dinov2",     "deit",        "wav2vec2",
                                                   "hubert",     "wavlm",
-                                                  "clip",       "siglip",     "siglip2"};  // contrastive: vlm/
+                                                  "clip",       "siglip",     "siglip2",  // contrastive: vlm/
+                                                  "convnext",   "convnextv2", "swin"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {
