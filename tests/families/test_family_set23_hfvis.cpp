@@ -203,3 +203,25 @@ TEST_CASE("convnext / convnextv2 / swin parameter counts: published checkpoints'
       "image_size": 384, )" + swin_b + "}")) == 87'903'584);
   CHECK(memplan::param_count(import(R"({"model_type": "swin", "num_labels": 1000, )" + swin_b + "}")) == 87'768'224);
 }
+
+TEST_CASE("convnext / swin: measured H200 cases (family set 23)", "[family][set23]") {
+  const auto checked = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) {
+        return memplan::testing::has_any_prefix(c.id, {"f23-cnx", "f23-swin"});
+      },
+      [](const std::string& id) {
+        // Listed misses (data/validation/notes-f23/hfvis.md):
+        //  - reserved, ConvNeXt-T fp32: the replayed stream's peak matches to 0.6 MiB, but its cuDNN workspaces of
+        //    the 2x2 downsampling convs (the table's 25-65 MiB, the run's 4 MiB or none) and the layer-scale / conv
+        //    bias gradient reductions (the run's gradients arrive in NCHW order: no column-sum workspace at the
+        //    layer scale, one at each depthwise conv's bias) differ, and the segments follow: -7.2 %.
+        if (id == "f23-cnx-t-fp32-b48") return memplan::testing::FamilyBounds{0.001, 0.08};
+        //  - the checkpointed Swin row: SwinStage and SwinLayer are both GradientCheckpointingLayers (nested
+        //    non-reentrant checkpoints); memplan checkpoints the layers only, so between forward and backward it
+        //    keeps every layer's input where the run keeps each stage's (after_fwd +147 MiB); the backward peak (the
+        //    first stage's last layer, recomputed) is the same stream, +1.3 MiB.
+        if (id == "f23-swin-b384-bf16-b7-ckpt") return memplan::testing::FamilyBounds{0.002, 0.01};
+        return memplan::testing::FamilyBounds{0.001, 0.01};
+      });
+  CHECK(checked.size() == 5);
+}

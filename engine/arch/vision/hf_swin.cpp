@@ -186,8 +186,10 @@ TensorId swin_attention(GraphBuilder& b, const Layer& l, TensorId x, TensorId ma
   weights = kNoTensor;
   if (!eager) {
     // sdpa_attention_forward: F.scaled_dot_product_attention(q, k, v, attn_mask=combined, scale), then
-    // transpose(1, 2).contiguous() (a copy).
-    ctx = b.contiguous_copy(sdpa_bias(b, q, k, v, combined), {BW, N, nh, hd});
+    // transpose(1, 2).contiguous(): the memory-efficient kernel allocates its output [BW, N, heads, hd] and returns
+    // it transposed, so the contiguous() is a view (whole-run bf16 checkpointed stream: no copy between the kernel's
+    // output and o_proj's in the recompute).
+    ctx = b.view(sdpa_bias(b, q, k, v, combined), {BW, N, nh, hd});
   } else {
     // eager_attention_forward: matmul(q, k.transpose(2, 3)) * scaling (matmul copies both head-split views),
     // + mask, softmax(dtype=float32).to(q.dtype), dropout (p = 0), matmul with v, transpose(1, 2).contiguous().
