@@ -39,8 +39,6 @@
 
 namespace memplan {
 
-using vision::ModuleCall;
-
 namespace {
 
 struct Ln {
@@ -82,11 +80,15 @@ TensorId fresh(GraphBuilder& b, const char* name, TensorId x, Shape shape) {
 }
 
 // torch.roll over dims (1, 2): ATen rolls one dim at a time, so the first dim's result is a full-size
-// intermediate alive until the second roll has written the output; RollBackward rolls the gradient back the same
-// way (two fresh buffers, the first freed after the second).
+// intermediate alive until the second roll has written the output, and the input lives until the call returns
+// (whole-run checkpointed stream: input, intermediate, output, then the intermediate and the input freed);
+// RollBackward rolls the gradient back the same way.
 TensorId roll2(GraphBuilder& b, TensorId x) {
   const Shape s = b.shape(x);
-  return fresh(b, "roll", fresh(b, "roll", x, s), s);
+  b.hold(x);
+  const TensorId out = fresh(b, "roll", fresh(b, "roll", x, s), s);
+  b.drop(x);
+  return out;
 }
 
 // get_attn_mask(height_pad, width_pad): the [nW, N, N] shift mask in `dt`, built from small index tensors. Each
@@ -113,7 +115,6 @@ TensorId shift_mask(GraphBuilder& b, int64_t pH, int64_t pW, int64_t ws, DType d
   const TensorId diff = op("sub", {windows}, {nW, N, N}, dt);
   // attn_mask.masked_fill(attn_mask != 0, -100.0).masked_fill(attn_mask == 0, 0.0): the difference stays bound to
   // attn_mask until the statement rebinds it.
-  ModuleCall statement(b, diff);
   b.hold(diff);
   const TensorId ne = op("ne", {diff}, {nW, N, N}, DType::boolean);
   const TensorId fill1 = op("masked_fill", {diff, ne}, {nW, N, N}, dt);
@@ -139,11 +140,18 @@ TensorId sdpa_bias(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId
                                      b.info(v).requires_grad || b.info(mask).requires_grad);
   GraphBuilder::GenericOp op{"sdpa_efficient", {q, k, v, mask}, {{{BW, nh, N, hd}, b.dtype(q)}}, {}, {}, {}, {}};
   if (grad) {
-    op.outs.push_back({{BW, nh, N}, DType::f32});
+    // The logsumexp rows are padded to a multiple of 32 (kAlignLSE).
+    op.outs.push_back({{BW, nh, (N + 31) / 32 * 32}, DType::f32});
     op.saved_reads = {0, 1, 2, 3};
     op.saved_outs = {0, 1};
-    const int64_t bhl = BW * nh * N;
-    op.bwd_temp_bytes = {bhl * 4, bhl * hd * 4 + 24576};
+    // Backward: dq, dk, dv, the bias gradient, then the delta rows [BW, heads, N] fp32 and the kernel's workspace.
+    // 16-bit: an fp32 dq accumulator per (window, head) of ceil(N / 64) * 64 rows by the head dim rounded up to
+    // 64, plus 48 B (whole-run bf16 stream, N 144, head dim 32: 88,166,400 B for 1,792 windows x heads, the same
+    // 49,200 B each at every stage). fp32 (not measured with a bias): a grad-output sized scratch.
+    const int64_t bh = BW * nh;
+    const int64_t ws = b.dtype(q) == DType::f32 ? bh * N * hd * 4 + 24576
+                                                : bh * ((N + 63) / 64 * 64 * ((hd + 63) / 64 * 64) * 4 + 48);
+    op.bwd_temp_bytes = {bh * N * 4, ws};
   }
   const auto outs = b.generic(op);
   return outs[0];
@@ -257,8 +265,10 @@ TensorId swin_layer(GraphBuilder& b, const TransformerSpec& s, const Layer& l, c
   local(h1);       // residual
   TensorId m = b.layer_norm(h1, l.ln2.w, l.ln2.b);
   {
-    ModuleCall mlp_call(b, m);  // SwinMLP's argument until it returns
+    const TensorId arg = m;  // SwinMLP's argument until it returns (in a checkpointed forward nothing else keeps it)
+    b.hold(arg);
     m = apply(b, l.fc2, b.unary("gelu", apply(b, l.fc1, m), true, false));
+    b.drop(arg);
   }
   m = b.dropout(m, s.resid_dropout);
   const TensorId out = b.add(m, h1);
@@ -273,7 +283,7 @@ TensorId swin_layer(GraphBuilder& b, const TransformerSpec& s, const Layer& l, c
 // below): view, the four strided slices (each two SliceBackward views: their gradients are zero-filled copies of
 // the half- and then the full-size input), cat(-1), view, norm(4C), reduction.
 TensorId patch_merging(GraphBuilder& b, const Stage& st, TensorId x, int64_t H, int64_t W) {
-  ModuleCall call(b, x);  // the module's argument until it returns
+  b.hold(x);  // the module's argument (and the stage's hidden_states_before_downsampling) until it returns
   const Shape xs = b.shape(x);
   const int64_t B = xs[0], C = xs[2];
   TensorId f = b.view(x, {B, H, W, C});
@@ -292,7 +302,9 @@ TensorId patch_merging(GraphBuilder& b, const Stage& st, TensorId x, int64_t H, 
   TensorId c = b.cat_list("cat", parts, -1);
   c = b.view(c, {B, (pH / 2) * (pW / 2), 4 * C});
   c = b.layer_norm(c, st.merge_ln.w, st.merge_ln.b);
-  return apply(b, st.reduction, c);
+  const TensorId out = apply(b, st.reduction, c);
+  b.drop(x);
+  return out;
 }
 
 }  // namespace
@@ -366,8 +378,9 @@ void build_hf_swin(GraphBuilder& b, const TransformerSpec& s) {
   TensorId h;
   {
     const TensorId flat = b.view(conv, {B, G * G, E});
-    ModuleCall norm_call(b, flat);
+    b.hold(flat);  // the norm's argument until it returns
     h = b.layer_norm(flat, emb_ln.w, emb_ln.b, /*contiguous_copy=*/G * G > 1);
+    b.drop(flat);
   }
   if (pos != kNoTensor) h = b.add(h, pos);
   h = b.dropout(h, s.embd_dropout);
@@ -380,7 +393,8 @@ void build_hf_swin(GraphBuilder& b, const TransformerSpec& s) {
   id = 0;
   for (size_t i = 0; i < stages.size(); ++i) {
     const Stage& st = stages[i];
-    ModuleCall stage_call(b, h);  // the encoder's loop variable and the stage's argument
+    const TensorId stage_in = h;  // the encoder's loop variable and the stage's argument, until the stage returns
+    b.hold(stage_in);
     TensorId weights = kNoTensor;
     for (size_t j = 0; j < st.layers.size(); ++j, ++id) {
       TensorId w = kNoTensor;
@@ -401,7 +415,7 @@ void build_hf_swin(GraphBuilder& b, const TransformerSpec& s) {
     const int64_t cw = b.shape(h)[2];
     const TensorId r = b.contiguous_copy(b.view(h, {B, h2, w2, cw}), {B, cw, h2, w2});
     b.drop(before);
-    stage_call.end();
+    b.drop(stage_in);
     if (reshaped != kNoTensor) b.drop(reshaped);  // the encoder's reshaped_hidden_state rebound
     if (prev_weights != kNoTensor) b.drop(prev_weights);  // the encoder's `_` rebound
     reshaped = r;
