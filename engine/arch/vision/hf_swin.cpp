@@ -82,11 +82,15 @@ TensorId fresh(GraphBuilder& b, const char* name, TensorId x, Shape shape) {
 // torch.roll over dims (1, 2): ATen rolls one dim at a time, so the first dim's result is a full-size
 // intermediate alive until the second roll has written the output, and the input lives until the call returns
 // (whole-run checkpointed stream: input, intermediate, output, then the intermediate and the input freed);
-// RollBackward rolls the gradient back the same way.
+// RollBackward rolls the gradient back the same way: intermediate, gradient, the intermediate freed, then the
+// incoming gradient (the intermediate is replayed as an op of its own without a backward, the roll's
+// backward intermediate as a pre-temporary).
 TensorId roll2(GraphBuilder& b, TensorId x) {
   const Shape s = b.shape(x);
   b.hold(x);
-  const TensorId out = fresh(b, "roll", fresh(b, "roll", x, s), s);
+  const TensorId first = b.generic_one("roll", {}, s, b.dtype(x));
+  const TensorId out =
+      b.generic({"roll", {x, first}, {{s, b.dtype(x)}}, {}, {}, {}, {}, {b.numel(x) * dtype_bytes(b.dtype(x))}})[0];
   b.drop(x);
   return out;
 }
@@ -138,6 +142,20 @@ TensorId sdpa_bias(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId
   const int64_t BW = qs[0], nh = qs[1], N = qs[2], hd = qs[3];
   const bool grad = b.training() && (b.info(q).requires_grad || b.info(k).requires_grad ||
                                      b.info(v).requires_grad || b.info(mask).requires_grad);
+  if (grad) {
+    // The top-level SDPA's preprocess_mask for this kernel: a bias whose row stride is not a multiple of 8
+    // elements is padded (at::pad to the next multiple of 8, then sliced back: a copy the kernel reads and the
+    // node keeps; not measured: the recorded window 12 has 144-element rows), then expanded to [BW, heads, N, N].
+    // The backward writes the bias gradient at that expanded size (the non-shifted layers' [1, heads, N, N] bias
+    // too: a full [BW, heads, N, N] block in the recording), which ExpandBackward sums back.
+    if (N % 8 != 0) {
+      Shape padded = b.shape(mask);
+      padded.back() = (N + 7) / 8 * 8;
+      const Shape ms = b.shape(mask);
+      mask = b.view(b.generic_one("pad_bias", {mask}, padded, b.dtype(mask)), ms);
+    }
+    mask = b.expand(mask, {BW, nh, N, N});
+  }
   GraphBuilder::GenericOp op{"sdpa_efficient", {q, k, v, mask}, {{{BW, nh, N, hd}, b.dtype(q)}}, {}, {}, {}, {}};
   if (grad) {
     // The logsumexp rows are padded to a multiple of 32 (kAlignLSE).
