@@ -276,7 +276,14 @@ TensorId swin_layer(GraphBuilder& b, const TransformerSpec& s, const Layer& l, c
   // window_reverse: view, transpose(2, 3).contiguous() (a copy; its gradient copied back as the partition's).
   o = b.contiguous_copy(o, {B, pH, pW, C}, /*grad_copied=*/true);
   if (shift > 0) o = roll2(b, o);
-  if (pad_r > 0 || pad_b > 0) o = fresh(b, "slice_contiguous", o, {B, H, W, C});
+  if (pad_r > 0 || pad_b > 0) {
+    // [:, :H, :W, :].contiguous(): two slices (views) and a copy. Backward: the copy hands its gradient on, each
+    // SliceBackward writes it into a zero-filled block of its input's size: [B, H, pW, C], then [B, pH, pW, C].
+    const int64_t dt = dtype_bytes(b.dtype(o));
+    const TensorId rows = b.view_copying_grad(o, {B, H, pW, C}, B * pH * pW * C * dt);
+    const TensorId cols = b.view_copying_grad(rows, {B, H, W, C}, B * H * pW * C * dt);
+    o = b.contiguous_copy(cols, {B, H, W, C});
+  }
   const TensorId attention_windows = local(b.view(o, {B, H * W, C}));
   TensorId h1 = b.add(shortcut, hfbackbone::drop_path(b, attention_windows, l.drop_path));
   b.drop(padded);  // hidden_states rebound
