@@ -134,7 +134,11 @@ TensorId shift_mask(GraphBuilder& b, int64_t pH, int64_t pW, int64_t ws, DType d
 // backward writes dq, dk, dv and, when the bias needs a gradient, a full [BW, heads, N, N] bias gradient (the add
 // that made the mask reduces it back to the table), with the delta rows and a grad-output sized scratch.
 TensorId sdpa_bias(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId mask) {
+  // Autocast's casts are the call's arguments: the mask's 16-bit copy lives until the kernel returns.
+  const TensorId mask_in = mask;
   mask = b.autocast_low(mask);
+  const TensorId mask_cast = mask != mask_in ? mask : kNoTensor;
+  if (mask_cast != kNoTensor) b.hold(mask_cast);
   v = b.autocast_low(v);
   k = b.autocast_low(k);
   q = b.autocast_low(q);
@@ -172,6 +176,7 @@ TensorId sdpa_bias(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId
     op.bwd_temp_bytes = {bh * N * 4, ws};
   }
   const auto outs = b.generic(op);
+  if (mask_cast != kNoTensor) b.drop(mask_cast);
   return outs[0];
 }
 
