@@ -192,10 +192,8 @@ void build_hf_convnext(GraphBuilder& b, const TransformerSpec& s) {
   for (size_t i = 0; i < stages.size(); ++i) {
     const Stage& st = stages[i];
     ModuleCall stage_call(b, h);  // the encoder's loop variable and the stage's argument, until the stage returns
-    if (st.down) {
-      ModuleCall conv_call(b, h);
+    if (st.down)  // downsampling_layer: ConvNextLayerNorm(channels_first), then the 2x2 / 2 conv
       h = conv(b, st.down_conv, layer_norm_cf(b, st.down_ln, h, /*contiguous_input=*/true));
-    }
     for (size_t j = 0; j < st.layers.size(); ++j)
       h = convnext_layer(b, st.layers[j], pre + "encoder.stages." + std::to_string(i) + ".layers." + std::to_string(j), h);
     stage_call.end();

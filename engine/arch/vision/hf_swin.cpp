@@ -182,7 +182,7 @@ TensorId sdpa_bias(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId
 
 // SwinAttention.forward on the windows x [BW, N, C]; `mask` the layer's attn_mask ([nW, N, N]) or kNoTensor.
 // Returns o_proj's output; `weights` receives eager attention's probabilities (kNoTensor for sdpa).
-TensorId swin_attention(GraphBuilder& b, const Layer& l, TensorId x, TensorId mask, int64_t ws, TensorId& weights) {
+TensorId swin_attention(GraphBuilder& b, const Layer& l, TensorId x, TensorId mask, TensorId& weights) {
   const bool eager = b.config().attn == AttnImpl::eager;
   const Shape xs = b.shape(x);
   const int64_t BW = xs[0], N = xs[1], C = xs[2], nh = l.heads, hd = C / nh;
@@ -201,16 +201,12 @@ TensorId swin_attention(GraphBuilder& b, const Layer& l, TensorId x, TensorId ma
   const TensorId v = heads(l.v);
   // relative_position_bias(): table[index] (IndexBackward scatters into a zero table-sized gradient), view,
   // permute(2, 0, 1).contiguous() (a copy), unsqueeze(0).
-  const int64_t T = b.shape(l.table)[0];
   const TensorId g = b.generic({"index", {l.table, l.index}, {{{N * N, nh}, b.dtype(l.table)}}, {1}, {}, {}, {}})[0];
-  (void)T;
   const TensorId bias = local(b.contiguous_copy(b.view(g, {nh, N, N}), {1, nh, N, N}));
   TensorId combined = bias;
   if (mask != kNoTensor) {
-    const int64_t nW = b.shape(mask)[0];
     // unsqueeze(1).unsqueeze(0).expand(B, ...).reshape(-1, 1, N, N): reshaping the expanded view copies it.
     const TensorId expanded = local(b.generic_one("reshape_copy", {mask}, {BW, 1, N, N}, b.dtype(mask)));
-    (void)nW;
     combined = local(b.add(bias, expanded));
   }
   TensorId ctx;
@@ -275,7 +271,7 @@ TensorId swin_layer(GraphBuilder& b, const TransformerSpec& s, const Layer& l, c
   const TensorId windows = local(b.contiguous_copy(x, {BW, N, C}, /*grad_copied=*/true));
   const TensorId mask = shift > 0 ? local(shift_mask(b, pH, pW, ws, b.dtype(padded))) : kNoTensor;
   TensorId weights = kNoTensor;
-  const TensorId att = local(swin_attention(b, l, windows, mask, ws, weights));
+  const TensorId att = local(swin_attention(b, l, windows, mask, weights));
   local(weights);
   TensorId o = b.dropout(att, s.resid_dropout);
   // window_reverse: view, transpose(2, 3).contiguous() (a copy; its gradient copied back as the partition's).
