@@ -278,7 +278,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
-      "falcon_h1", "nemotron_h"};
+      "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin"};
   return kTypes;
 }
 
@@ -405,6 +405,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_clip(r, type);
   else if (type == "dinov2")
     s = import_dinov2(r);
+  else if (type == "convnext" || type == "convnextv2")
+    s = import_convnext(r, type);
+  else if (type == "swin")
+    s = import_swin(r);
   else if (type == "deit")
     s = import_deit(r);
   else if (type == "gpt_neo")

@@ -72,6 +72,8 @@ void build_cohere2(GraphBuilder& b, const TransformerSpec& s);     // engine/arc
 void build_hf_vit(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vision/hf_vit.cpp (vit: ViTForImageClassification)
 void build_hf_dinov2(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vision/hf_dinov2.cpp (Dinov2ForImageClassification)
 void build_hf_deit(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vision/hf_deit.cpp (DeiTForImageClassification)
+void build_hf_convnext(GraphBuilder& b, const TransformerSpec& s); // engine/arch/vision/hf_convnext.cpp (convnext, convnextv2)
+void build_hf_swin(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vision/hf_swin.cpp (SwinForImageClassification)
 void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt/gpt_neo.cpp
 void build_electra(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/electra.cpp
 void build_glm4_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/moe/glm4_moe.cpp

@@ -285,6 +285,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"idefics3", build_idefics3},   {"smolvlm", build_smolvlm},
       {"falcon_h1", build_falcon_h1},
       {"nemotron_h", build_nemotron_h},
+      {"convnext", build_hf_convnext}, {"convnextv2", build_hf_convnext}, {"swin", build_hf_swin},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -309,7 +310,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
-                            "falcon_mamba"})
+                              "falcon_mamba", "convnext", "convnextv2"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -380,7 +381,8 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "distilbert", "modernbert", "deberta-v2",  "albert",    "mpnet",
                                                   "vit",        "dinov2",     "deit",        "wav2vec2",
                                                   "hubert",     "wavlm",
-                                                  "clip",       "siglip",     "siglip2"};  // contrastive: vlm/
+                                                  "clip",       "siglip",     "siglip2",  // contrastive: vlm/
+                                                  "convnext",   "convnextv2", "swin"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

@@ -598,6 +598,31 @@ struct TransformerSpec {
   // nemotron_h: layers_block_type (or hybrid_override_pattern) as one char per block, num_layers of them: 'M' a
   // NemotronHMamba2Mixer, '*' a NemotronHAttention (no positions), '-' a ReLU^2 NemotronHMLP.
   std::string hybrid_pattern;
+
+  // [convnext / convnextv2 / swin]
+  // Hugging Face vision backbones as image classifiers (ConvNextForImageClassification,
+  // ConvNextV2ForImageClassification: engine/arch/vision/hf_convnext.cpp, models/hf/import_convnext.cpp;
+  // SwinForImageClassification: engine/arch/vision/hf_swin.cpp, models/hf/import_swin.cpp). They also fill [vit]'s
+  // image_size, patch_size (the stem's kernel and stride), num_channels and image_num_labels (so hf_image_tokens is
+  // > 0 and the case loader puts (image_size / patch_size)^2 + 1 in RunConfig::seq_len: the builders read the image
+  // from image_size and ignore seq_len) and [dinov2]'s drop_path_rate (the rate of the last block; block i of n runs
+  // DropPath at drop_path_rate * i / (n - 1), identity at 0). Empty / 0 / false for every other model_type.
+  // Each stage's channel width (convnext: hidden_sizes; swin: embed_dim * 2^i) and block count (depths), one
+  // entry per stage, same length.
+  std::vector<int64_t> stage_widths;
+  std::vector<int64_t> stage_depths;
+  // convnext: config.layer_scale_init_value > 0 (default 1e-6): ConvNextLayer's layer_scale_parameter [C] multiplies
+  // the block's output (a trainable fp32 parameter: under autocast the product is fp32). convnextv2 never has it.
+  bool convnext_layer_scale = false;
+  // convnextv2: ConvNextV2GRN (global response normalisation, weight and bias [1, 1, 1, 4C]) after the GELU.
+  bool convnext_grn = false;
+  // swin: num_heads per stage (same length as stage_depths), window_size (7), the MLP's hidden width per stage
+  // int(mlp_ratio * width) (mlp_ratio 4.0), use_absolute_embeddings (false: a [1, num_patches, embed_dim]
+  // position table added after the embeddings' norm when true).
+  std::vector<int64_t> swin_stage_heads;
+  std::vector<int64_t> swin_stage_mlp;
+  int64_t swin_window_size = 0;
+  bool swin_absolute_embeddings = false;
 };
 
 // Whether decoder layer i attends through the sliding window.
