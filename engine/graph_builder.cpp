@@ -215,6 +215,15 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
+TensorId GraphBuilder::detach(TensorId x) {
+  TensorId v = new_tensor(shape(x), dtype(x), TensorKind::activation, x);
+  Op& op = emit("view", {x});  // a view for the step-time model; no autograd node
+  op.outs = {v};
+  return v;
+}
+
+void GraphBuilder::autocast_caches(TensorId param) { autocast_cached_frozen_.push_back(param); }
+
 TensorId GraphBuilder::expand(TensorId x, Shape s) {
   TensorId v = new_tensor(std::move(s), dtype(x), TensorKind::activation, x);
   Op& op = emit("expand", {x});
@@ -334,7 +343,10 @@ TensorId GraphBuilder::autocast_low(TensorId x) {
   const auto& xi = info(x);
   // The autocast cache holds casts of leaf tensors that require grad (trainable parameters) until the
   // outermost autocast region exits; everything else is cast afresh at every use.
-  if (xi.kind == TensorKind::param && xi.requires_grad) {
+  const bool cached_frozen = xi.kind == TensorKind::param && training() &&
+                             std::find(autocast_cached_frozen_.begin(), autocast_cached_frozen_.end(), x) !=
+                                 autocast_cached_frozen_.end();
+  if (xi.kind == TensorKind::param && (xi.requires_grad || cached_frozen)) {
     const TensorId cached = cache_entry_of_param_[static_cast<size_t>(x)];
     if (cached != kNoTensor) return cached;
     TensorId y = to(x, low_dtype_);  // grows the per-tensor tables: index them afresh below

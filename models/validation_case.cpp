@@ -229,11 +229,13 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       // Input keys of one kind of model, refused on any other (a key no builder reads would be a silent default):
       // images for the vision-language models and SigLIP 2's NaFlex grid, a waveform for the speech encoders.
       const TransformerSpec& t = c.model.transformer;
-      const bool takes_images = t.vl_vision_depth > 0 || t.qwen3vl_depth > 0 || mt == "siglip2";
+      const bool takes_images =
+          t.vl_vision_depth > 0 || t.qwen3vl_depth > 0 || mt == "siglip2" || mt == "llava" || mt == "paligemma";
       for (const char* k : {"image_grid", "images_per_sample"})
         if (!takes_images && j.contains(k) && !j.at(k).is_null())
           throw InputError(k, dump_short(j.at(k)),
-                           "applies to models that take images (qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2), "
+                           "applies to models that take images (qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, llava, "
+                           "paligemma), "
                            "not " + mt);
       if (mt != "siglip2" && j.contains("max_num_patches") && !j.at("max_num_patches").is_null())
         throw InputError("max_num_patches", dump_short(j.at("max_num_patches")), "applies to siglip2 only, not " + mt);

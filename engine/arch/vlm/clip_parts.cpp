@@ -24,31 +24,31 @@ Tower vision_tower(const TransformerSpec& s) {
           s.vision_intermediate_size, s.vision_num_layers, s.vision_hidden_act};
 }
 
-Lin linear_params(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias) {
+Lin linear_params(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias, bool train) {
   Lin l;
-  l.w = b.param(name + ".weight", {out, in});
-  if (bias) l.b = b.param(name + ".bias", {out});
+  l.w = b.param(name + ".weight", {out, in}, train);
+  if (bias) l.b = b.param(name + ".bias", {out}, train);
   return l;
 }
 
 TensorId apply(GraphBuilder& b, const Lin& l, TensorId x) { return b.linear(x, l.w, l.b); }
 
-LayerParams layer_params(GraphBuilder& b, const Tower& t, const std::string& p, bool siglip_order) {
+LayerParams layer_params(GraphBuilder& b, const Tower& t, const std::string& p, bool siglip_order, bool train) {
   const int64_t H = t.hidden, I = t.inter;
   LayerParams w;
   auto attn = [&] {
-    w.k = linear_params(b, p + "self_attn.k_proj", H, H, true);
-    w.v = linear_params(b, p + "self_attn.v_proj", H, H, true);
-    w.q = linear_params(b, p + "self_attn.q_proj", H, H, true);
-    w.o = linear_params(b, p + "self_attn.out_proj", H, H, true);
+    w.k = linear_params(b, p + "self_attn.k_proj", H, H, true, train);
+    w.v = linear_params(b, p + "self_attn.v_proj", H, H, true, train);
+    w.q = linear_params(b, p + "self_attn.q_proj", H, H, true, train);
+    w.o = linear_params(b, p + "self_attn.out_proj", H, H, true, train);
   };
   auto ln = [&](const char* n, TensorId& wt, TensorId& bs) {
-    wt = b.param(p + n + ".weight", {H});
-    bs = b.param(p + n + ".bias", {H});
+    wt = b.param(p + n + ".weight", {H}, train);
+    bs = b.param(p + n + ".bias", {H}, train);
   };
   auto mlp = [&] {
-    w.fc1 = linear_params(b, p + "mlp.fc1", I, H, true);
-    w.fc2 = linear_params(b, p + "mlp.fc2", H, I, true);
+    w.fc1 = linear_params(b, p + "mlp.fc1", I, H, true, train);
+    w.fc2 = linear_params(b, p + "mlp.fc2", H, I, true, train);
   };
   if (siglip_order) {
     ln("layer_norm1", w.ln1_w, w.ln1_b);

@@ -382,12 +382,11 @@ std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_
   return {cos, sin};
 }
 
-void build_llama(GraphBuilder& b, const TransformerSpec& s) {
+TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
-  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // The attention masks come before the rotary embedding (LlamaModel.forward; whole-run stream of an eager
   // Llama: bool + float mask, then the rotary GEMM and its cuBLAS workspace).
@@ -430,7 +429,12 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
-  causal_lm_tail(b, s, hn, embed, ids);
+  return hn;
+}
+
+void build_llama(GraphBuilder& b, const TransformerSpec& s) {
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
+  causal_lm_tail(b, s, llama_text_model(b, s, h, P), embed, ids);
 }
 
 }  // namespace memplan

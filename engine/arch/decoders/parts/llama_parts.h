@@ -39,6 +39,12 @@ struct LlamaInputs {
 };
 LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s);
 
+// LlamaModel.forward from inputs_embeds `h` on (llama, mistral, qwen2, mixtral; llava's language_model): the
+// masks, the rotary embedding (P position rows), the decoder layers (their parameters "layers.<i>." created here,
+// in order), the final norm ("norm.weight"). inputs_embeds, the masks and cos / sin stay bound until the norm has
+// returned. Returns the normed hidden states (engine/arch/decoders/dense/llama.cpp).
+TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P);
+
 // apply_rotary_pos_emb(q, k, cos, sin) as Llama's: rope on q, then on k (q and k held by the caller), each result
 // held (query_states / key_states until the attention module returns), then q and k released as the caller
 // rebinds them. Returns (q_embed, k_embed).
