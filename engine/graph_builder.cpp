@@ -215,14 +215,28 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
-TensorId GraphBuilder::detach(TensorId x) {
-  TensorId v = new_tensor(shape(x), dtype(x), TensorKind::activation, x);
-  Op& op = emit("view", {x});  // a view for the step-time model; no autograd node
-  op.outs = {v};
-  return v;
+void GraphBuilder::unreached_param(TensorId param) {
+  auto& ti = g_.tensors[static_cast<size_t>(param)];
+  if (ti.kind == TensorKind::param) ti.trainable = false;  // requires_grad stays
 }
 
-void GraphBuilder::autocast_caches(TensorId param) { autocast_cached_frozen_.push_back(param); }
+std::vector<TensorId> GraphBuilder::cut_dead_branch(int32_t first_op) {
+  std::vector<TensorId> saved;
+  for (size_t i = static_cast<size_t>(std::max(first_op, 0)); i < g_.ops.size(); ++i) {
+    Op& op = g_.ops[i];
+    for (TensorId t : op.saved) {
+      const auto& ti = info(t);
+      if (ti.kind != TensorKind::activation || ti.autocast_cache) continue;
+      if (std::find(saved.begin(), saved.end(), t) == saved.end()) saved.push_back(t);
+    }
+    op.saved.clear();
+    op.grads.clear();
+    op.bwd_temp_bytes.clear();
+    op.bwd_pre_temp_bytes.clear();
+    op.has_backward = false;
+  }
+  return saved;
+}
 
 TensorId GraphBuilder::expand(TensorId x, Shape s) {
   TensorId v = new_tensor(std::move(s), dtype(x), TensorKind::activation, x);
@@ -343,10 +357,7 @@ TensorId GraphBuilder::autocast_low(TensorId x) {
   const auto& xi = info(x);
   // The autocast cache holds casts of leaf tensors that require grad (trainable parameters) until the
   // outermost autocast region exits; everything else is cast afresh at every use.
-  const bool cached_frozen = xi.kind == TensorKind::param && training() &&
-                             std::find(autocast_cached_frozen_.begin(), autocast_cached_frozen_.end(), x) !=
-                                 autocast_cached_frozen_.end();
-  if (xi.kind == TensorKind::param && (xi.requires_grad || cached_frozen)) {
+  if (xi.kind == TensorKind::param && xi.requires_grad) {
     const TensorId cached = cache_entry_of_param_[static_cast<size_t>(x)];
     if (cached != kNoTensor) return cached;
     TensorId y = to(x, low_dtype_);  // grows the per-tensor tables: index them afresh below

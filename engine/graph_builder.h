@@ -99,15 +99,16 @@ class GraphBuilder {
   TensorId inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
                               std::initializer_list<int64_t> bwd_pre_temp_bytes = {});
 
-  // x.detach(): a view that does not require grad. Ops reading only detached tensors and frozen parameters record
-  // no autograd node, so they save nothing: a branch whose result never reaches the loss (llava's vision layers
-  // past the selected hidden state) is built on a detached input, its tensors dying with their last Python
-  // reference instead of living in a graph that backward frees only at its end.
-  TensorId detach(TensorId x);
-  // Marks `param` (created frozen: no .grad, no optimizer state) as one PyTorch still has requires_grad on, so
-  // autocast caches its low-precision cast until the region exits: a trainable parameter no gradient reaches
-  // (a dead branch's weights; AdamW skips a parameter whose .grad stays None).
-  void autocast_caches(TensorId param);
+  // A parameter no gradient reaches (its module's output never reaches the loss: llava's vision layers past the
+  // selected hidden state): it keeps requires_grad, so ops reading it record what its gradient would need and
+  // autocast caches its casts, but it gets no .grad and no optimizer state (AdamW skips a parameter whose .grad
+  // stays None).
+  void unreached_param(TensorId param);
+  // Ops [first_op, now) form a dead branch: their outputs never reach the loss, so backward never runs them.
+  // Removes their backward and returns the activations they saved (views included, autocast's cached casts
+  // excluded), which PyTorch keeps in the branch's graph until its outputs die: the caller holds them until then.
+  std::vector<TensorId> cut_dead_branch(int32_t first_op);
+  int32_t next_op() const { return static_cast<int32_t>(g_.ops.size()); }
 
   // x.expand(shape): a view (no allocation) whose backward (ExpandBackward: sum_to) reduces the incoming
   // gradient back to x's shape, a fresh x-sized buffer with the reduction's workspace (the state-space mixers'
@@ -296,7 +297,6 @@ class GraphBuilder {
   int32_t current_layer_ = -1;
   std::vector<int32_t> explicit_release_;   // per tensor: op index of drop(), -1 none, -2 held
   std::vector<TensorId> cache_entry_of_param_;  // per tensor (param): its cached cast, or kNoTensor
-  std::vector<TensorId> autocast_cached_frozen_;  // frozen params autocast still caches (autocast_caches)
   // Interned names -> index into g_.names. Transparent hashing: intern() looks a name up as a string_view,
   // without building a std::string for every op.
   struct NameHash {

@@ -98,8 +98,10 @@ TensorId attention(GraphBuilder& b, const Tower& t, const LayerParams& w, Tensor
   if (!eager) {
     ctx = b.sdpa(q, k, v, 0.0, causal, mask);
   } else {
-    // torch.matmul copies the head-split views (their batch and head dims cannot merge); bmm saves the copies.
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
+    // torch.matmul copies the head-split views (their batch and head dims cannot merge) unless the batch is 1 (a
+    // size-1 dim merges with anything: whole-run llava SigLIP fp32 eager stream, one image); bmm saves the copies.
+    const bool copies = B > 1;
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, copies, copies), false);
     if (mask != kNoTensor) {
       b.hold(scores);  // attn_weights until `attn_weights + attention_mask` rebinds it
       const TensorId masked = b.add(scores, mask);
@@ -111,7 +113,7 @@ TensorId attention(GraphBuilder& b, const Tower& t, const LayerParams& w, Tensor
     b.drop(scores);
     weights = probs;
     b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, /*grad_copied=*/true);
+    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, copies), {B, S, nh, hd}, /*grad_copied=*/copies);
   }
   const TensorId out = apply(b, w.o, b.view(ctx, {B, S, nh * hd}));
   for (TensorId tt : {q, k, v}) b.drop(tt);

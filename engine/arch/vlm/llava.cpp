@@ -64,7 +64,8 @@ void build_llava(GraphBuilder& b, const TransformerSpec& s) {
   TensorId features = kNoTensor, mask = kNoTensor;
   if (with_images) {
     TensorId pooled = kNoTensor;
-    const std::vector<TensorId> hidden = llava::tower_forward(b, s, tower, pixels, true, pooled);
+    std::vector<TensorId> dead;
+    const std::vector<TensorId> hidden = llava::tower_forward(b, s, tower, pixels, true, pooled, dead);
     // hidden_states[layer] ([:, 1:] under "default": a strided view whose backward zero-fills the whole state).
     std::vector<TensorId> picked;
     for (int64_t li : s.mm_feature_layers) {
@@ -89,12 +90,15 @@ void build_llava(GraphBuilder& b, const TransformerSpec& s) {
     // LlavaModel.forward has taken .pooler_output.
     b.drop(pooled);
     for (TensorId t : hidden) b.drop(t);
+    for (TensorId t : dead) b.drop(t);
     features = b.cat_list("cat", per_image, 0);                 // torch.cat(image_features, dim=0)
     features = b.to(features, b.dtype(h));                      // .to(inputs_embeds.dtype)
     b.hold(features);  // image_features: LlavaModel's local, then the output's image_hidden_states
     h = llava::scatter_image_features(b, h, ids, features, checked_mul(images, ntok, "images"), mask);
   }
-  const TensorId hn = llama_text_model(b, s, h, P);
+  const TensorId hn = llama_text_model(b, s, h, P, /*batch_aware_eager=*/true);
+  // LlamaRotaryEmbedding's inv_freq and original_inv_freq buffers (fp32 [head_dim / 2]), after the norm.
+  for (const char* nm : {"rotary_emb.inv_freq", "rotary_emb.original_inv_freq"}) b.buffer(nm, {s.head_dim / 2}, DType::f32);
   if (mask != kNoTensor) b.drop(mask);  // LlavaModel.forward returns
 
   if (inf || !with_images) {

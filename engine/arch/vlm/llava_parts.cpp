@@ -20,73 +20,76 @@ namespace memplan::llava {
 
 using namespace clip;
 
-namespace {
-
-void cache_casts(GraphBuilder& b, const Lin& l) {
-  b.autocast_caches(l.w);
-  if (l.b != kNoTensor) b.autocast_caches(l.b);
-}
-
-}  // namespace
-
 TowerParams tower_params(GraphBuilder& b, const TransformerSpec& s, bool train, int64_t live_layers, bool post_live) {
   TowerParams w;
   w.t = vision_tower(s);
   w.live_layers = live_layers;
   w.post_live = post_live;
-  const bool clip = s.mm_vision_clip;
+  const bool clip = s.mm_vision_clip, on_device = b.config().weights_load == WeightsLoad::on_device;
   const int64_t Hv = w.t.hidden, C = s.vision_num_channels, P = s.vision_patch_size,
                 side = s.vision_image_size / P, N = side * side + (clip ? 1 : 0);
   const std::string p = "vision_tower.vision_model.";
-  if (clip) w.cls = b.param(p + "embeddings.class_embedding", {Hv}, train);
+  // CLIPVisionEmbeddings: class_embedding first in __init__; model.to() moves the children (patch conv, position
+  // table) before the module's own parameter, then its buffer.
+  if (clip && on_device) w.cls = b.param(p + "embeddings.class_embedding", {Hv}, train);
   w.patch_w = b.param(p + "embeddings.patch_embedding.weight", {Hv, C, P, P}, train);
   if (!clip) w.patch_b = b.param(p + "embeddings.patch_embedding.bias", {Hv}, train);
   w.pos_w = b.param(p + "embeddings.position_embedding.weight", {N, Hv}, train);
+  if (clip && !on_device) w.cls = b.param(p + "embeddings.class_embedding", {Hv}, train);
   w.pos_ids = b.buffer(p + "embeddings.position_ids", {1, N}, DType::i64);
   if (clip) {
     w.pre_w = b.param(p + "pre_layrnorm.weight", {Hv}, train);
     w.pre_b = b.param(p + "pre_layrnorm.bias", {Hv}, train);
   }
   for (int64_t i = 0; i < w.t.layers; ++i) {
-    const bool live = train && i < live_layers;
-    w.layers.push_back(layer_params(b, w.t, p + "encoder.layers." + std::to_string(i) + ".", !clip, live));
-    if (train && !live) {  // requires_grad, never reached: autocast still caches the casts
+    w.layers.push_back(layer_params(b, w.t, p + "encoder.layers." + std::to_string(i) + ".", !clip, train));
+    if (train && i >= live_layers) {  // requires_grad, never reached
       const LayerParams& l = w.layers.back();
-      for (const Lin* lin : {&l.q, &l.k, &l.v, &l.o, &l.fc1, &l.fc2}) cache_casts(b, *lin);
+      for (const Lin* lin : {&l.q, &l.k, &l.v, &l.o, &l.fc1, &l.fc2}) {
+        b.unreached_param(lin->w);
+        if (lin->b != kNoTensor) b.unreached_param(lin->b);
+      }
+      for (TensorId t : {l.ln1_w, l.ln1_b, l.ln2_w, l.ln2_b}) b.unreached_param(t);
     }
   }
-  w.post_w = b.param(p + "post_layernorm.weight", {Hv}, train && post_live);
-  w.post_b = b.param(p + "post_layernorm.bias", {Hv}, train && post_live);
+  w.post_w = b.param(p + "post_layernorm.weight", {Hv}, train);
+  w.post_b = b.param(p + "post_layernorm.bias", {Hv}, train);
+  if (train && !post_live) {
+    b.unreached_param(w.post_w);
+    b.unreached_param(w.post_b);
+  }
   return w;
 }
 
 std::vector<TensorId> tower_forward(GraphBuilder& b, const TransformerSpec& s, const TowerParams& w, TensorId pixels,
-                                    bool all_hidden, TensorId& last) {
+                                    bool all_hidden, TensorId& last, std::vector<TensorId>& dead_saved) {
   const auto& cfg = b.config();
   const bool clip = s.mm_vision_clip;
   const Shape ps = b.shape(pixels);
   const int64_t Bi = ps[0], Hv = w.t.hidden, P = s.vision_patch_size, side = s.vision_image_size / P,
                 n = side * side, N = n + (clip ? 1 : 0);
   const std::string name = "vision_tower.vision_model.encoder.layers.";
-  // Embeddings. CLIP: the conv output dies once cat has copied it (cat promotes the 16-bit patches to the fp32
-  // class embedding's dtype under autocast); SigLIP: the sum keeps the conv's transposed layout.
+  // Embeddings. CLIP: the conv output (patch_embeds) stays bound until the embeddings return, after the position
+  // sum (cat promotes the 16-bit patches to the fp32 class embedding's dtype under autocast); SigLIP: the sum keeps
+  // the conv's transposed layout.
   TensorId e;
+  const TensorId patches = b.view_copying_grad(
+      b.conv2d(pixels, w.patch_w, clip ? kNoTensor : w.patch_b, P, 0, {Bi, Hv, side, side}), {Bi, n, Hv});
   if (clip) {
-    const TensorId patches =
-        b.view_copying_grad(b.conv2d(pixels, w.patch_w, kNoTensor, P, 0, {Bi, Hv, side, side}), {Bi, n, Hv});
+    b.hold(patches);
     e = b.cat("cat", {b.view(w.cls, {Bi, 1, Hv}), patches}, 1, std::nullopt, /*cast_part_grads=*/true);
     e = b.add(e, b.embedding(b.view(w.pos_ids, {1, N}), w.pos_w));
+    b.drop(patches);
     e = b.layer_norm(e, w.pre_w, w.pre_b);  // pre_layrnorm
   } else {
-    const TensorId patches =
-        b.view_copying_grad(b.conv2d(pixels, w.patch_w, w.patch_b, P, 0, {Bi, Hv, side, side}), {Bi, n, Hv});
     e = b.add(patches, b.embedding(b.view(w.pos_ids, {1, N}), w.pos_w));
   }
   std::vector<TensorId> hidden{e};
   TensorId h = e;
+  int32_t dead_from = -1;
   for (int64_t i = 0; i < w.t.layers; ++i) {
     const bool live = i < w.live_layers;
-    if (!live && i == w.live_layers && b.training()) h = b.detach(h);  // the dead branch starts here
+    if (!live && dead_from < 0) dead_from = b.next_op();
     h = encoder_layer(b, w.t, w.layers[static_cast<size_t>(i)], name + std::to_string(i),
                       live && cfg.grad_checkpointing, h, kNoTensor, false, /*strided=*/!clip);
     if (all_hidden) hidden.push_back(h);
@@ -96,15 +99,26 @@ std::vector<TensorId> tower_forward(GraphBuilder& b, const TransformerSpec& s, c
     hidden.push_back(h);
     b.hold(h);  // encoder_outputs until the vision model returns
   }
+  // A dead branch's saved tensors live in its graph until the branch's outputs die (whole-run llava stream: the
+  // last CLIP layer's saved activations freed together as get_image_features returns). Checkpointed layers save
+  // nothing: their intermediates go as they would without autograd.
+  if (dead_from >= 0 && b.training()) {
+    std::vector<TensorId> saved = b.cut_dead_branch(dead_from);
+    if (!cfg.grad_checkpointing) dead_saved.insert(dead_saved.end(), saved.begin(), saved.end());
+  }
   // post_layernorm: CLIP over last_hidden_state[:, 0, :] (a strided view: the kernel works on a contiguous copy),
   // SigLIP over the whole (transposed-layout) sequence.
-  TensorId x = h;
-  if (!w.post_live && b.training() && (w.live_layers >= w.t.layers)) x = b.detach(h);
+  const int32_t post_from = b.next_op();
   if (clip)
-    last = b.layer_norm(b.view_copying_grad(x, {Bi, Hv}), w.post_w, w.post_b, true, true);
+    last = b.layer_norm(b.view_copying_grad(h, {Bi, Hv}), w.post_w, w.post_b, true, true);
   else
-    last = b.layer_norm(x, w.post_w, w.post_b, /*contiguous_copy=*/true);
+    last = b.layer_norm(h, w.post_w, w.post_b, /*contiguous_copy=*/true);
   b.hold(last);
+  if (!w.post_live && b.training()) {
+    std::vector<TensorId> saved = b.cut_dead_branch(post_from);
+    dead_saved.insert(dead_saved.end(), saved.begin(), saved.end());
+  }
+  for (TensorId t : dead_saved) b.hold(t);
   return hidden;
 }
 

@@ -24,19 +24,19 @@ struct TowerParams {
 // class_embedding, patch Conv2d (no bias), position table and its position_ids buffer, pre_layrnorm, layers,
 // post_layernorm. SigLIP: patch Conv2d (with bias), position table and buffer, layers, post_layernorm.
 // `train`: false for a text-only step (no gradient reaches the tower). Layers past `live_layers` and a dead
-// post_layernorm are frozen for the optimizer (their .grad stays None, so AdamW keeps no state) but keep
-// requires_grad, so autocast caches their casts (GraphBuilder::autocast_caches).
+// post_layernorm get no .grad (AdamW keeps no state) but keep requires_grad (GraphBuilder::unreached_param).
 TowerParams tower_params(GraphBuilder& b, const TransformerSpec& s, bool train, int64_t live_layers, bool post_live);
 
 // The tower's forward on pixel_values [images, C, R, R]. `all_hidden` (output_hidden_states): returns
 // hidden_states as the encoder records them (index 0: the first layer's input, i: layer i's output; num_layers + 1
 // entries), each held (the output's tuple) until the caller drops them; otherwise returns {the first layer's input
 // (the vision transformer's local), the encoder's output}, both held until the caller drops them (the vision model
-// returns). Layers past live_layers run on a detached input (their results never reach the loss; PyTorch frees
-// their graph with the output). `last` receives the post_layernorm output (SigLIP: over the whole sequence; CLIP:
-// over position 0), held until the caller drops it; computed on a detached input unless post_live.
+// returns). `last` receives the post_layernorm output (SigLIP: over the whole sequence; CLIP: over position 0),
+// held until the caller drops it. Layers past live_layers and a dead post_layernorm never reach the loss: their
+// backward is cut (GraphBuilder::cut_dead_branch) and the activations they saved are appended to `dead_saved`,
+// held: the caller drops them when the output object holding the branch dies.
 std::vector<TensorId> tower_forward(GraphBuilder& b, const TransformerSpec& s, const TowerParams& w, TensorId pixels,
-                                    bool all_hidden, TensorId& last);
+                                    bool all_hidden, TensorId& last, std::vector<TensorId>& dead_saved);
 
 // get_placeholder_mask and inputs_embeds.masked_scatter(mask, features): `ids` [B, S] == image_token_id (a bool
 // [B, S], held: bound until the model's forward returns), its sum and torch_compilable_check's scalar products,

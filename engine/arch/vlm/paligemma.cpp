@@ -88,7 +88,8 @@ void build_paligemma(GraphBuilder& b, const TransformerSpec& s) {
   GemmaMasks masks;
   if (with_images) {
     TensorId last = kNoTensor;
-    const std::vector<TensorId> vis = llava::tower_forward(b, s, tower, pixels, false, last);
+    std::vector<TensorId> dead;  // none: every layer and post_layernorm reach the loss
+    const std::vector<TensorId> vis = llava::tower_forward(b, s, tower, pixels, false, last, dead);
     for (TensorId t : vis) b.drop(t);  // the vision model returns
     features = clip::apply(b, proj, last);
     b.drop(last);  // image_outputs (its last_hidden_state) dies once .pooler_output is taken
@@ -106,6 +107,8 @@ void build_paligemma(GraphBuilder& b, const TransformerSpec& s) {
     }
   }
   const TensorId hn = gemma_text_model(b, s, ver, h, P, with_images ? &masks : nullptr);
+  // The rotary embedding's inv_freq and original_inv_freq buffers (fp32 [head_dim / 2]), after the norm.
+  for (const char* nm : {"rotary_emb.inv_freq", "rotary_emb.original_inv_freq"}) b.buffer(nm, {s.head_dim / 2}, DType::f32);
   for (TensorId t : {mask, block_ids, masks.full, masks.sliding})  // PaliGemmaModel.forward returns
     if (t != kNoTensor) b.drop(t);
 

@@ -382,7 +382,7 @@ std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_
   return {cos, sin};
 }
 
-TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P) {
+TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P, bool batch_aware_eager) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
@@ -420,9 +420,16 @@ TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h,
     const bool train = !layer_frozen(cfg, i);
     const LlamaDecoderParams d = llama_decoder_params(b, s, p, train);
     const bool sliding = sliding_mask != kNoTensor && layer_is_sliding(s, i);
+    const TensorId m = sliding ? sliding_mask : mask;
+    const int64_t window = sliding ? s.sliding_window : 0;
     h = llama_decoder_layer(b, s, i, d, h, inputs_embeds, [&](TensorId x, TensorId& weights) {
-      return llama_attention(b, s, d.attn, x, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
-                             weights);
+      if (!batch_aware_eager || cfg.attn != AttnImpl::eager) return llama_attention(b, s, d.attn, x, cos, sin, m, window, weights);
+      auto [q, k, v] = llama_qkv_views(b, s, d.attn, x, m);
+      const TensorId v_proj = v;
+      b.hold(q);
+      b.hold(k);
+      auto [qe, ke] = rope_qk(b, q, k, cos, sin);
+      return eager_attention_o_proj(b, s, qe, ke, v, v_proj, m, window, d.attn.o, d.attn.ob, weights);
     });
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
