@@ -16,6 +16,8 @@
 //     not Gemma2ForCausalLM's head) and ForCausalLMLoss against the labels.
 // Python bindings that decide lifetimes: PaliGemmaModel.forward keeps the placeholder mask, mask_kwargs (the block
 // ids) and the masks until it returns; the output keeps image_hidden_states until the harness takes .loss.
+#include <algorithm>
+
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/gemma_parts.h"
 #include "engine/arch/vlm/llava_parts.h"
@@ -31,24 +33,32 @@ TensorId op0(GraphBuilder& b, std::string_view name, std::vector<TensorId> reads
 }
 
 // masking_utils.sdpa_mask (use_vmap False) of or_masks(causal or sliding-causal, blockwise_overlay(block ids)) on
-// broadcast index tensors: the causal part [1, 1, S, S] (sliding: sliding_sdpa_mask's ands), `zeros(()) | it`,
-// then the blockwise part (ids[b, q] [B, 1, S, 1] and ids[b, kv] [B, 1, 1, S] gathered, ==, >= 0, &: each a
-// fresh tensor, the gathers bound until the inner function returns) and the final | [B, 1, S, S] bool, returned
-// expanded (a view). Eager: torch.where(mask, 0.0, min) in `dtype` [B, 1, S, S], the bool freed.
-TensorId prefix_lm_mask(GraphBuilder& b, TensorId block_ids, int64_t B, int64_t S, int64_t window, DType dtype) {
-  const TensorId inner = window > 0 ? sliding_sdpa_mask(b, 1, S, S) : op0(b, "le", {}, {1, 1, S, S}, DType::boolean);
-  const TensorId causal = op0(b, "or", {inner}, {1, 1, S, S}, DType::boolean);
-  const TensorId qg = op0(b, "index", {block_ids}, {B, 1, S, 1}, DType::i64);
+// broadcast index tensors over q queries and kv keys: the causal part [1, 1, q, kv] (sliding: sliding_sdpa_mask's
+// ands), `zeros(()) | it`, then the blockwise part (ids[b, q] [B, 1, q, 1] and ids[b, kv] [B, 1, 1, kv] gathered,
+// ==, >= 0, &: each a fresh tensor, the gathers bound until the inner function returns) and the | [B, 1, q, kv]
+// bool. `padded` (generate()'s 2-D attention mask): and_masks(that, padding) adds `ones(()) & it` and
+// `& mask[b, kv]` ([B, 1, 1, kv] gathered). Returned expanded (a view). Eager: torch.where(mask, 0.0, min) in
+// `dtype`, the bool freed.
+TensorId prefix_lm_mask(GraphBuilder& b, TensorId block_ids, int64_t B, int64_t q, int64_t kv, int64_t window,
+                        bool padded, DType dtype) {
+  const TensorId inner =
+      window > 0 ? sliding_sdpa_mask(b, 1, q, kv) : op0(b, "le", {}, {1, 1, q, kv}, DType::boolean);
+  const TensorId causal = op0(b, "or", {inner}, {1, 1, q, kv}, DType::boolean);
+  const TensorId qg = op0(b, "index", {block_ids}, {B, 1, q, 1}, DType::i64);
   b.hold(qg);
-  const TensorId kg = op0(b, "index", {block_ids}, {B, 1, 1, S}, DType::i64);
+  const TensorId kg = op0(b, "index", {block_ids}, {B, 1, 1, kv}, DType::i64);
   b.hold(kg);
-  const TensorId eq = op0(b, "eq", {qg, kg}, {B, 1, S, S}, DType::boolean);
-  const TensorId ge = op0(b, "ge", {qg}, {B, 1, S, 1}, DType::boolean);
-  const TensorId blk = op0(b, "and", {eq, ge}, {B, 1, S, S}, DType::boolean);
+  const TensorId eq = op0(b, "eq", {qg, kg}, {B, 1, q, kv}, DType::boolean);
+  const TensorId ge = op0(b, "ge", {qg}, {B, 1, q, 1}, DType::boolean);
+  const TensorId blk = op0(b, "and", {eq, ge}, {B, 1, q, kv}, DType::boolean);
   b.drop(qg);
   b.drop(kg);
-  TensorId m = op0(b, "or", {causal, blk}, {B, 1, S, S}, DType::boolean);
-  if (b.config().attn == AttnImpl::eager) m = op0(b, "where", {m}, {B, 1, S, S}, dtype);
+  TensorId m = op0(b, "or", {causal, blk}, {B, 1, q, kv}, DType::boolean);
+  if (padded) {
+    m = op0(b, "and", {m}, {B, 1, q, kv}, DType::boolean);  // ones(()) & it
+    m = op0(b, "and", {m, op0(b, "index", {}, {B, 1, 1, kv}, DType::boolean)}, {B, 1, q, kv}, DType::boolean);
+  }
+  if (b.config().attn == AttnImpl::eager) m = op0(b, "where", {m}, {B, 1, q, kv}, dtype);
   return m;
 }
 
@@ -83,9 +93,29 @@ void build_paligemma(GraphBuilder& b, const TransformerSpec& s) {
     labels = b.input({B, S}, DType::i64);
   }
 
+  // generate(): prepare_inputs_for_generation calls PaliGemma's create_masks_for_generate, whose group ids
+  // (torch.full([B, q], -1), padded to the keys) carry the blockwise overlay into create_causal_mask at every
+  // step, text-only prompts included: the mask (mapping) is always materialised, before the forward; the model's
+  // own create_causal_mask then returns it as given.
+  GemmaMasks masks;
+  TensorId gen_ids = kNoTensor;
+  const bool gen = inf && b.pass().from_generate;
+  if (gen) {
+    const int64_t past = b.pass().past_len, kv = past + S;
+    gen_ids = op0(b, "full", {}, {B, S}, DType::i64);
+    if (kv > S) gen_ids = op0(b, "pad", {gen_ids}, {B, kv}, DType::i64);
+    b.hold(gen_ids);
+    const DType dt = b.param_dtype();
+    masks.full = prefix_lm_mask(b, gen_ids, B, S, kv, 0, true, dt);
+    b.hold(masks.full);
+    if (ver == GemmaVersion::v2 && s.sliding_window > 0) {
+      const int64_t kv_s = std::min(past, s.sliding_window - 1) + S;
+      masks.sliding = prefix_lm_mask(b, gen_ids, B, S, kv_s, s.sliding_window, true, dt);
+      b.hold(masks.sliding);
+    }
+  }
   TensorId h = b.scalar_op("mul", b.embedding(ids, embed), false);
   TensorId features = kNoTensor, mask = kNoTensor, block_ids = kNoTensor;
-  GemmaMasks masks;
   if (with_images) {
     TensorId last = kNoTensor;
     std::vector<TensorId> dead;  // none: every layer and post_layernorm reach the loss
@@ -99,17 +129,17 @@ void build_paligemma(GraphBuilder& b, const TransformerSpec& s) {
     // mask_kwargs["block_sequence_ids"] = torch.where(token_type_ids == 0, 0, -1)
     block_ids = op0(b, "where", {op0(b, "eq", {types}, {B, S}, DType::boolean)}, {B, S}, DType::i64);
     b.hold(block_ids);
-    masks.full = prefix_lm_mask(b, block_ids, B, S, 0, b.dtype(h));
+    masks.full = prefix_lm_mask(b, block_ids, B, S, S, 0, false, b.dtype(h));
     b.hold(masks.full);
     if (ver == GemmaVersion::v2 && s.sliding_window > 0) {  // causal_mask = {full, sliding}
-      masks.sliding = prefix_lm_mask(b, block_ids, B, S, s.sliding_window, b.dtype(h));
+      masks.sliding = prefix_lm_mask(b, block_ids, B, S, S, s.sliding_window, false, b.dtype(h));
       b.hold(masks.sliding);
     }
   }
-  const TensorId hn = gemma_text_model(b, s, ver, h, P, with_images ? &masks : nullptr);
+  const TensorId hn = gemma_text_model(b, s, ver, h, P, with_images || gen ? &masks : nullptr);
   // The rotary embedding's inv_freq and original_inv_freq buffers (fp32 [head_dim / 2]), after the norm.
   for (const char* nm : {"rotary_emb.inv_freq", "rotary_emb.original_inv_freq"}) b.buffer(nm, {s.head_dim / 2}, DType::f32);
-  for (TensorId t : {mask, block_ids, masks.full, masks.sliding})  // PaliGemmaModel.forward returns
+  for (TensorId t : {mask, block_ids, gen_ids, masks.full, masks.sliding})  // PaliGemmaModel.forward returns
     if (t != kNoTensor) b.drop(t);
 
   const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H});
