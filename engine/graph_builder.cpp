@@ -215,6 +215,29 @@ TensorId GraphBuilder::view(TensorId x, Shape s) {
   return v;
 }
 
+void GraphBuilder::unreached_param(TensorId param) {
+  auto& ti = g_.tensors[static_cast<size_t>(param)];
+  if (ti.kind == TensorKind::param) ti.trainable = false;  // requires_grad stays
+}
+
+std::vector<TensorId> GraphBuilder::cut_dead_branch(int32_t first_op) {
+  std::vector<TensorId> saved;
+  for (size_t i = static_cast<size_t>(std::max(first_op, 0)); i < g_.ops.size(); ++i) {
+    Op& op = g_.ops[i];
+    for (TensorId t : op.saved) {
+      const auto& ti = info(t);
+      if (ti.kind != TensorKind::activation || ti.autocast_cache) continue;
+      if (std::find(saved.begin(), saved.end(), t) == saved.end()) saved.push_back(t);
+    }
+    op.saved.clear();
+    op.grads.clear();
+    op.bwd_temp_bytes.clear();
+    op.bwd_pre_temp_bytes.clear();
+    op.has_backward = false;
+  }
+  return saved;
+}
+
 TensorId GraphBuilder::expand(TensorId x, Shape s) {
   TensorId v = new_tensor(std::move(s), dtype(x), TensorKind::activation, x);
   Op& op = emit("expand", {x});

@@ -99,6 +99,17 @@ class GraphBuilder {
   TensorId inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
                               std::initializer_list<int64_t> bwd_pre_temp_bytes = {});
 
+  // A parameter no gradient reaches (its module's output never reaches the loss: llava's vision layers past the
+  // selected hidden state): it keeps requires_grad, so ops reading it record what its gradient would need and
+  // autocast caches its casts, but it gets no .grad and no optimizer state (AdamW skips a parameter whose .grad
+  // stays None).
+  void unreached_param(TensorId param);
+  // Ops [first_op, now) form a dead branch: their outputs never reach the loss, so backward never runs them.
+  // Removes their backward and returns the activations they saved (views included, autocast's cached casts
+  // excluded), which PyTorch keeps in the branch's graph until its outputs die: the caller holds them until then.
+  std::vector<TensorId> cut_dead_branch(int32_t first_op);
+  int32_t next_op() const { return static_cast<int32_t>(g_.ops.size()); }
+
   // x.expand(shape): a view (no allocation) whose backward (ExpandBackward: sum_to) reduces the incoming
   // gradient back to x's shape, a fresh x-sized buffer with the reduction's workspace (the state-space mixers'
   // segment_sum).

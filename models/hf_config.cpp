@@ -278,9 +278,25 @@ const std::vector<std::string>& supported_hf_model_types() {
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
-      "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin"};
+      "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma"};
   return kTypes;
 }
+
+namespace hf {
+
+TransformerSpec import_sub_decoder(const ConfigReader& r, const std::string& type) {
+  TransformerSpec s;
+  if (type == "llama" || type == "mistral" || type == "qwen2")
+    s = import_llama_family(r, type);
+  else if (type == "gemma" || type == "gemma2")
+    s = import_gemma(r, type);
+  else
+    throw InputError(r.name("model_type"), "\"" + type + "\"", "is not modelled as a multimodal text decoder");
+  s.model_type = type;
+  return s;
+}
+
+}  // namespace hf
 
 TransformerSpec import_hf_config(const nlohmann::json& config, const std::string& model_type_hint) {
   if (!config.is_object()) throw InputError("config", dump_short(config, 40), "must be a JSON object");
@@ -487,6 +503,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_nemotron_h(r);
   else if (type == "qwen3_vl" || type == "qwen3_vl_moe")  // vision tower + text decoder (engine/arch/vlm/qwen3_vl.cpp)
     s = import_qwen3_vl(r, type);
+  else if (type == "llava")  // vision tower + projector + text decoder (engine/arch/vlm/llava.cpp)
+    s = import_llava(r);
+  else if (type == "paligemma")  // (engine/arch/vlm/paligemma.cpp)
+    s = import_paligemma(r);
   else
     s = import_llama_family(r, type);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys

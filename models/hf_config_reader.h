@@ -314,5 +314,17 @@ TransformerSpec import_dbrx(const ConfigReader& r);    // models/hf/import_dbrx.
 TransformerSpec import_jetmoe(const ConfigReader& r);  // models/hf/import_jetmoe.cpp
 // qwen3_vl, qwen3_vl_moe: text_config's decoder and vision_config's tower (models/hf/import_qwen3_vl.cpp)
 TransformerSpec import_qwen3_vl(const ConfigReader& r, const std::string& type);
+// The text decoder of a multimodal wrapper (llava, paligemma): `r` (the text_config, keys named under its prefix)
+// read by model_type `type`'s own importer (llama, mistral, qwen2, gemma, gemma2; anything else refused naming
+// model_type); model_type set to `type`.
+TransformerSpec import_sub_decoder(const ConfigReader& r, const std::string& type);
+// The vision tower of llava / paligemma (models/hf/import_llava.cpp): vision_config `v` into the [clip / siglip]
+// vision_* fields and mm_vision_clip, with the tower class's defaults `d`; refusals name the key.
+struct MmVisionDefaults {
+  int64_t hidden, inter, layers, heads, image, patch;
+};
+void read_mm_vision_tower(const ConfigReader& v, TransformerSpec& s, bool clip, const MmVisionDefaults& d);
+TransformerSpec import_llava(const ConfigReader& r);      // models/hf/import_llava.cpp
+TransformerSpec import_paligemma(const ConfigReader& r);  // models/hf/import_paligemma.cpp
 
 }  // namespace memplan::hf

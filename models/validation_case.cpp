@@ -3,6 +3,7 @@
 #include <limits>
 #include <string_view>
 
+#include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "models/dist_config.h"
@@ -240,13 +241,11 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
       // Input keys of one kind of model, refused on any other (a key no builder reads would be a silent default):
       // images for the vision-language models and SigLIP 2's NaFlex grid, a waveform for the speech encoders.
       const TransformerSpec& t = c.model.transformer;
-      const bool takes_images = t.vl_vision_depth > 0 || t.qwen3vl_depth > 0 || mt == "siglip2" ||
-                                t.id3_vision_layers > 0;
+      const bool images = takes_images(t);
       for (const char* k : {"image_grid", "images_per_sample"})
-        if (!takes_images && j.contains(k) && !j.at(k).is_null())
+        if (!images && j.contains(k) && !j.at(k).is_null())
           throw InputError(k, dump_short(j.at(k)),
-                           "applies to models that take images (qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, "
-                           "idefics3, smolvlm), "
+                           std::string("applies to models that take images (") + kImageModelTypes + "), "
                            "not " + mt);
       if (t.id3_vision_layers == 0 && j.contains("image_splits") && !j.at("image_splits").is_null())
         throw InputError("image_splits", dump_short(j.at("image_splits")), "applies to idefics3 / smolvlm only, not " + mt);

@@ -286,6 +286,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"falcon_h1", build_falcon_h1},
       {"nemotron_h", build_nemotron_h},
       {"convnext", build_hf_convnext}, {"convnextv2", build_hf_convnext}, {"swin", build_hf_swin},
+      {"llava", build_llava},         {"paligemma", build_paligemma},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -295,6 +296,11 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
     case TransformerSpec::Family::bert: return build_bert;
     default: return build_llama;
   }
+}
+
+bool takes_images(const TransformerSpec& s) {
+  return s.vl_vision_depth > 0 || s.qwen3vl_depth > 0 || s.id3_vision_layers > 0 || s.model_type == "siglip2" ||
+         s.model_type == "llava" || s.model_type == "paligemma";
 }
 
 int64_t position_limit(const TransformerSpec& s) {

@@ -623,6 +623,23 @@ struct TransformerSpec {
   std::vector<int64_t> swin_stage_mlp;
   int64_t swin_window_size = 0;
   bool swin_absolute_embeddings = false;
+
+  // [llava]
+  // LlavaForConditionalGeneration and PaliGemmaForConditionalGeneration (transformers 5.17 models/llava,
+  // models/paligemma; engine/arch/vlm/llava.cpp, paligemma.cpp; models/hf/import_llava.cpp). model_type stays
+  // "llava" / "paligemma"; the decoder fields above hold text_config's as its own importer reads them (mm_text_type
+  // names it), the [clip / siglip] vision_* fields hold vision_config's tower and projection_dim the projector's
+  // output width (the text hidden size). Empty / 0 / false for every other model_type.
+  std::string mm_text_type;        // text_config.model_type: llama, mistral, qwen2 (llava); gemma, gemma2 (paligemma)
+  bool mm_vision_clip = false;     // the tower is CLIPVisionModel (class position, pre_layrnorm); false: SiglipVisionModel
+  // llava vision_feature_layer: the hidden_states indices (0 = the embeddings' output, negative from the end of the
+  // num_layers + 1 entries) concatenated along the features, in the config's order; one entry for an int.
+  // paligemma: empty (the tower's last_hidden_state after post_layernorm).
+  std::vector<int64_t> mm_feature_layers;
+  bool mm_feature_full = false;    // llava vision_feature_select_strategy "full"; false: "default" drops position 0
+  std::string mm_projector_act;    // llava projector_hidden_act (gelu): linear_1, act, linear_2
+  bool mm_projector_bias = false;  // llava multimodal_projector_bias; paligemma's one linear always has a bias
+  int64_t mm_image_tokens = 0;     // image tokens per image in the text (llava: positions kept; paligemma: patches)
 };
 
 // Whether decoder layer i attends through the sliding window.

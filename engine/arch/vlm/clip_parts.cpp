@@ -24,31 +24,31 @@ Tower vision_tower(const TransformerSpec& s) {
           s.vision_intermediate_size, s.vision_num_layers, s.vision_hidden_act};
 }
 
-Lin linear_params(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias) {
+Lin linear_params(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias, bool train) {
   Lin l;
-  l.w = b.param(name + ".weight", {out, in});
-  if (bias) l.b = b.param(name + ".bias", {out});
+  l.w = b.param(name + ".weight", {out, in}, train);
+  if (bias) l.b = b.param(name + ".bias", {out}, train);
   return l;
 }
 
 TensorId apply(GraphBuilder& b, const Lin& l, TensorId x) { return b.linear(x, l.w, l.b); }
 
-LayerParams layer_params(GraphBuilder& b, const Tower& t, const std::string& p, bool siglip_order) {
+LayerParams layer_params(GraphBuilder& b, const Tower& t, const std::string& p, bool siglip_order, bool train) {
   const int64_t H = t.hidden, I = t.inter;
   LayerParams w;
   auto attn = [&] {
-    w.k = linear_params(b, p + "self_attn.k_proj", H, H, true);
-    w.v = linear_params(b, p + "self_attn.v_proj", H, H, true);
-    w.q = linear_params(b, p + "self_attn.q_proj", H, H, true);
-    w.o = linear_params(b, p + "self_attn.out_proj", H, H, true);
+    w.k = linear_params(b, p + "self_attn.k_proj", H, H, true, train);
+    w.v = linear_params(b, p + "self_attn.v_proj", H, H, true, train);
+    w.q = linear_params(b, p + "self_attn.q_proj", H, H, true, train);
+    w.o = linear_params(b, p + "self_attn.out_proj", H, H, true, train);
   };
   auto ln = [&](const char* n, TensorId& wt, TensorId& bs) {
-    wt = b.param(p + n + ".weight", {H});
-    bs = b.param(p + n + ".bias", {H});
+    wt = b.param(p + n + ".weight", {H}, train);
+    bs = b.param(p + n + ".bias", {H}, train);
   };
   auto mlp = [&] {
-    w.fc1 = linear_params(b, p + "mlp.fc1", I, H, true);
-    w.fc2 = linear_params(b, p + "mlp.fc2", H, I, true);
+    w.fc1 = linear_params(b, p + "mlp.fc1", I, H, true, train);
+    w.fc2 = linear_params(b, p + "mlp.fc2", H, I, true, train);
   };
   if (siglip_order) {
     ln("layer_norm1", w.ln1_w, w.ln1_b);
@@ -98,8 +98,10 @@ TensorId attention(GraphBuilder& b, const Tower& t, const LayerParams& w, Tensor
   if (!eager) {
     ctx = b.sdpa(q, k, v, 0.0, causal, mask);
   } else {
-    // torch.matmul copies the head-split views (their batch and head dims cannot merge); bmm saves the copies.
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
+    // torch.matmul copies the head-split views (their batch and head dims cannot merge) unless the batch is 1 (a
+    // size-1 dim merges with anything: whole-run llava SigLIP fp32 eager stream, one image); bmm saves the copies.
+    const bool copies = B > 1;
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, copies, copies), false);
     if (mask != kNoTensor) {
       b.hold(scores);  // attn_weights until `attn_weights + attention_mask` rebinds it
       const TensorId masked = b.add(scores, mask);
@@ -111,7 +113,7 @@ TensorId attention(GraphBuilder& b, const Tower& t, const LayerParams& w, Tensor
     b.drop(scores);
     weights = probs;
     b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, /*grad_copied=*/true);
+    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, copies), {B, S, nh, hd}, /*grad_copied=*/copies);
   }
   const TensorId out = apply(b, w.o, b.view(ctx, {B, S, nh * hd}));
   for (TensorId tt : {q, k, v}) b.drop(tt);

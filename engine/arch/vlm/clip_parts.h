@@ -21,8 +21,8 @@ Tower vision_tower(const TransformerSpec& s);
 struct Lin {
   TensorId w = kNoTensor, b = kNoTensor;
 };
-// nn.Linear(in, out, bias): weight [out, in], then bias [out].
-Lin linear_params(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias);
+// nn.Linear(in, out, bias): weight [out, in], then bias [out]. `train`: as GraphBuilder::param's trainable.
+Lin linear_params(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias, bool train = true);
 TensorId apply(GraphBuilder& b, const Lin& l, TensorId x);
 
 struct LayerParams {
@@ -31,7 +31,8 @@ struct LayerParams {
 };
 // One encoder layer's parameters under prefix `p` (ending in '.'): CLIP order (self_attn (k, v, q, out_proj),
 // layer_norm1, mlp, layer_norm2) or, with `siglip_order`, SigLIP's (layer_norm1, self_attn, layer_norm2, mlp).
-LayerParams layer_params(GraphBuilder& b, const Tower& t, const std::string& p, bool siglip_order);
+// `train`: false for a tower no gradient reaches (llava's dead layers, a text-only step).
+LayerParams layer_params(GraphBuilder& b, const Tower& t, const std::string& p, bool siglip_order, bool train = true);
 
 // ACT2FN[act] on x: quick_gelu is QuickGELUActivation's `input * torch.sigmoid(1.702 * input)` (three kernels:
 // the scaled copy, dead after the sigmoid, which saves its output; the product saves both operands); gelu and

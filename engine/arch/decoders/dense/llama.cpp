@@ -382,12 +382,11 @@ std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_
   return {cos, sin};
 }
 
-void build_llama(GraphBuilder& b, const TransformerSpec& s) {
+TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P, bool batch_aware_eager) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
-  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // The attention masks come before the rotary embedding (LlamaModel.forward; whole-run stream of an eager
   // Llama: bool + float mask, then the rotary GEMM and its cuBLAS workspace).
@@ -421,16 +420,28 @@ void build_llama(GraphBuilder& b, const TransformerSpec& s) {
     const bool train = !layer_frozen(cfg, i);
     const LlamaDecoderParams d = llama_decoder_params(b, s, p, train);
     const bool sliding = sliding_mask != kNoTensor && layer_is_sliding(s, i);
+    const TensorId m = sliding ? sliding_mask : mask;
+    const int64_t window = sliding ? s.sliding_window : 0;
     h = llama_decoder_layer(b, s, i, d, h, inputs_embeds, [&](TensorId x, TensorId& weights) {
-      return llama_attention(b, s, d.attn, x, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
-                             weights);
+      if (!batch_aware_eager || cfg.attn != AttnImpl::eager) return llama_attention(b, s, d.attn, x, cos, sin, m, window, weights);
+      auto [q, k, v] = llama_qkv_views(b, s, d.attn, x, m);
+      const TensorId v_proj = v;
+      b.hold(q);
+      b.hold(k);
+      auto [qe, ke] = rope_qk(b, q, k, cos, sin);
+      return eager_attention_o_proj(b, s, qe, ke, v, v_proj, m, window, d.attn.o, d.attn.ob, weights);
     });
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   TensorId hn = rms_norm(b, h, b.param("norm.weight", {H}, emb_train));
   for (TensorId t : {h, inputs_embeds, cos, sin, mask, sliding_mask})
     if (t != kNoTensor) b.drop(t);
-  causal_lm_tail(b, s, hn, embed, ids);
+  return hn;
+}
+
+void build_llama(GraphBuilder& b, const TransformerSpec& s) {
+  auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
+  causal_lm_tail(b, s, llama_text_model(b, s, h, P), embed, ids);
 }
 
 }  // namespace memplan

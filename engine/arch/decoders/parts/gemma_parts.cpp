@@ -192,23 +192,12 @@ TensorId final_softcap(GraphBuilder& b, const TransformerSpec& s, TensorId logit
 
 }  // namespace
 
-void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion v) {
+TensorId gemma_text_model(GraphBuilder& b, const TransformerSpec& s, GemmaVersion v, TensorId h, int64_t P,
+                          const GemmaMasks* given) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, hd = s.head_dim;
+  const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
   const bool emb_train = !cfg.freeze_embeddings;
-  hf_construction_scalar(b);
-  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
-  // GemmaTextScaledWordEmbedding.embed_scale: a 0-dim buffer of the default dtype, made right after the weight
-  // (whole-run recordings: a 2-byte bf16 / 4-byte fp32 block after the embedding).
-  b.buffer("embed_tokens.embed_scale", {}, b.param_dtype());
-  TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (generate: from the mask)
-  if (P > 1) b.input({B, S}, DType::i64);
-  // GemmaTextScaledWordEmbedding: embedding(ids) * embed_scale.to(weight dtype) (a 0-dim buffer: MulBackward keeps
-  // only it, the gradient is a fresh tensor).
-  TensorId h = b.scalar_op("mul", b.embedding(ids, embed), false);
   const TensorId inputs_embeds = h;
   const DType dt = b.dtype(h);
 
@@ -216,7 +205,10 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
   // whatever the lengths, SDPA skips the full one and the sliding one while the window covers the sequence.
   const bool hybrid = v != GemmaVersion::v1;
   TensorId mask = kNoTensor, sliding_mask = kNoTensor;
-  if (!inf) {
+  if (given) {
+    mask = given->full;
+    sliding_mask = given->sliding;
+  } else if (!inf) {
     if (cfg.attn == AttnImpl::eager) {
       mask = eager_mask(b, 1, S, S, dt);
       if (hybrid) sliding_mask = eager_mask(b, 1, S, S, dt);
@@ -227,8 +219,9 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
     mask = inference_mask(b, 0, dt);
     if (hybrid && s.sliding_window > 0) sliding_mask = inference_sliding_mask(b, s.sliding_window, dt);
   }
-  for (TensorId m : {mask, sliding_mask})
-    if (m != kNoTensor) b.hold(m);  // the mask mapping lives until the model's forward returns
+  if (!given)
+    for (TensorId m : {mask, sliding_mask})
+      if (m != kNoTensor) b.hold(m);  // the mask mapping lives until the model's forward returns
 
   // Rotary embeddings: one (gemma, gemma2), or one per layer type present (gemma3: a local-base one for sliding
   // layers, the global one with its rope scaling for full layers), all kept in position_embeddings.
@@ -282,8 +275,30 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
   b.drop(h);
   b.drop(inputs_embeds);
   for (TensorId t : rotary_held) b.drop(t);
-  for (TensorId m : {mask, sliding_mask})
-    if (m != kNoTensor) b.drop(m);
+  if (!given)
+    for (TensorId m : {mask, sliding_mask})
+      if (m != kNoTensor) b.drop(m);
+  return hn;
+}
+
+void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion v) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
+                V = s.vocab_size;
+  const bool emb_train = !cfg.freeze_embeddings;
+  hf_construction_scalar(b);
+  TensorId embed = b.param("embed_tokens.weight", {V, H}, emb_train);
+  // GemmaTextScaledWordEmbedding.embed_scale: a 0-dim buffer of the default dtype, made right after the weight
+  // (whole-run recordings: a 2-byte bf16 / 4-byte fp32 block after the embedding).
+  b.buffer("embed_tokens.embed_scale", {}, b.param_dtype());
+  TensorId ids = b.input({B, S}, DType::i64);
+  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows (generate: from the mask)
+  if (P > 1) b.input({B, S}, DType::i64);
+  // GemmaTextScaledWordEmbedding: embedding(ids) * embed_scale.to(weight dtype) (a 0-dim buffer: MulBackward keeps
+  // only it, the gradient is a fresh tensor).
+  TensorId h = b.scalar_op("mul", b.embedding(ids, embed), false);
+  TensorId hn = gemma_text_model(b, s, v, h, P, nullptr);
   TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);  // the head's own weight before tie_weights()
   if (inf) {

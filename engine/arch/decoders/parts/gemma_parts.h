@@ -19,6 +19,18 @@ enum class GemmaVersion : uint8_t {
 // product before the bf16 result; fp32 and amp models (fp32 x) make no copies.
 TensorId gemma_rms_norm(GraphBuilder& b, TensorId x, TensorId w);
 
+// GemmaModel / Gemma2Model / Gemma3TextModel.forward from inputs_embeds `h` (the scaled embedding's output) on:
+// the masks (or `given`: masks the caller made and holds, kNoTensor where an attention type runs unmasked), the
+// rotary embeddings (P position rows), the decoder layers (parameters "layers.<i>." created here, in order), the
+// final norm ("norm.weight"). inputs_embeds, its own masks and cos / sin stay bound until the norm has returned.
+// Returns the normed hidden states. PaliGemma's language_model (engine/arch/vlm/paligemma.cpp) passes its
+// prefix-LM masks.
+struct GemmaMasks {
+  TensorId full = kNoTensor, sliding = kNoTensor;
+};
+TensorId gemma_text_model(GraphBuilder& b, const TransformerSpec& s, GemmaVersion v, TensorId h, int64_t P,
+                          const GemmaMasks* given);
+
 // GemmaForCausalLM / Gemma2ForCausalLM / Gemma3ForCausalLM (training forward + loss, or one inference pass).
 void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion v);
 

@@ -39,6 +39,15 @@ struct LlamaInputs {
 };
 LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s);
 
+// LlamaModel.forward from inputs_embeds `h` on (llama, mistral, qwen2, mixtral; llava's language_model): the
+// masks, the rotary embedding (P position rows), the decoder layers (their parameters "layers.<i>." created here,
+// in order), the final norm ("norm.weight"). inputs_embeds, the masks and cos / sin stay bound until the norm has
+// returned. Returns the normed hidden states (engine/arch/decoders/dense/llama.cpp). `batch_aware_eager`: eager
+// attention from the cache update on as eager_attention_o_proj (torch.matmul's copies seen per batch size); false
+// keeps attention_core's (copies whatever the batch: the llama / mistral / qwen2 / mixtral builders' measured form).
+TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P,
+                          bool batch_aware_eager = false);
+
 // apply_rotary_pos_emb(q, k, cos, sin) as Llama's: rope on q, then on k (q and k held by the caller), each result
 // held (query_states / key_states until the attention module returns), then q and k released as the caller
 // rebinds them. Returns (q_embed, k_embed).

@@ -1,0 +1,156 @@
+"""Harness plugin: LLaVA (llava, LlavaForConditionalGeneration) and PaliGemma / PaliGemma 2 (paligemma,
+PaliGemmaForConditionalGeneration), family set 23: trained with images, or text only, and served text only.
+
+Case key `images_per_sample` (data/validation/CASE-FORMAT.md; 0 or absent: text only): each sample holds that many
+images of vision_config.image_size (the image processor's resize), n image tokens each:
+  llava      n = (image_size / patch_size)^2, + 1 for a CLIP tower (its class position), - 1 with
+             vision_feature_select_strategy "default" (processing_llava: LLaVA-1.5 336 / 14 -> 576)
+  paligemma  n = (image_size / patch_size)^2 (config.text_config.num_image_tokens: 224 / 14 -> 256)
+
+One training micro-batch, drawn in this order on the GPU (make_batch):
+  input_ids       [B, seq_len] int64: random ordinary ids below image_token_index, then the image tokens
+                  (config.image_token_id) written in place:
+                    llava      from position LLAVA_PREFIX on ("<s>USER: "), each image's n tokens then LLAVA_GAP
+                               ordinary tokens (the text after the image)
+                    paligemma  all images' n tokens first, then <bos> and the prompt (processing_paligemma
+                               build_string_from_input: images, bos, prompt, "\n"; PG_PROMPT tokens in all), then
+                               the suffix (the answer) up to seq_len
+  token_type_ids  paligemma only: [B, seq_len] int64, 0 on the prefix (images + bos + prompt), 1 on the suffix
+  pixel_values    [B * images_per_sample, 3, S, S] randn in the model's dtype (fp32 under amp)
+  labels          [B, seq_len] int64: llava input_ids with the image tokens set to -100 (masked_fill);
+                  paligemma input_ids with the prefix set to -100 (masked_fill on token_type_ids == 0), as the
+                  processor's suffix= path returns them
+loss = model(**inputs, labels=labels).loss / grad_accum_steps. Text only: input_ids and labels = input_ids (the same
+tensor, as the causal-LM harness passes them). Training sets use_cache False on the text config.
+Inference (text only): the causal LM protocol of harness._infer_causal (prefill with use_cache=True,
+logits_to_keep=1, then greedy generate of generate_tokens), token ids drawn below image_token_index.
+"""
+
+MODEL_TYPES = ("llava", "paligemma")
+KINDS = ("vlm_llava",)
+FORWARD_KINDS = ()
+
+LLAVA_PREFIX = 4  # ordinary tokens before the first image ("<s>USER: ")
+LLAVA_GAP = 3  # ordinary tokens after each image
+PG_PROMPT = 8  # <bos>, the prompt's tokens and its "\n", after the image tokens (token_type_ids 0)
+
+
+def build(case, cfg, attn, H):
+    import transformers
+    if case["mode"] == "training":
+        cfg.get_text_config().use_cache = False
+    try:
+        model = transformers.AutoModelForImageTextToText.from_config(cfg, attn_implementation=attn)
+    except ValueError:
+        cls = getattr(transformers, type(cfg).__name__.replace("Config", "ForConditionalGeneration"))
+        model = cls._from_config(cfg, attn_implementation=attn)
+    return model, "vlm_llava"
+
+
+def _tokens_per_image(model):
+    c = model.config
+    vc = c.vision_config
+    side = int(vc.image_size) // int(vc.patch_size)
+    n = side * side
+    if c.model_type == "paligemma":
+        return n
+    vt = getattr(vc, "model_type", "")
+    if vt == "clip_vision_model":
+        n += 1
+    elif vt != "siglip_vision_model":
+        raise ValueError("llava plugin: vision tower %r not drawn (clip_vision_model, siglip_vision_model)" % vt)
+    if c.vision_feature_select_strategy == "default":
+        n -= 1
+    return n
+
+
+def _layout(case, model):
+    """(images per sample, image tokens per image)."""
+    k = int(case.get("images_per_sample") or 0)
+    if k == 0:
+        return 0, 0
+    n = _tokens_per_image(model)
+    L = int(case["seq_len"])
+    if model.config.model_type == "paligemma":
+        need = k * n + PG_PROMPT + 1
+    else:
+        need = LLAVA_PREFIX + k * (n + LLAVA_GAP)
+    if need > L:
+        raise ValueError("seq_len %d too short for %d images of %d tokens (needs %d)" % (L, k, n, need))
+    return k, n
+
+
+def _ordinary_vocab(model):
+    V = int(model.config.get_text_config().vocab_size)
+    return min(V, int(model.config.image_token_id))
+
+
+def _draw(case, model, H):
+    import torch
+    B, L = int(case["batch_size"]), int(case["seq_len"])
+    k, n = _layout(case, model)
+    ids = torch.randint(0, _ordinary_vocab(model), (B, L), device="cuda")
+    if k == 0:
+        return {"input_ids": ids}, ids
+    c = model.config
+    img = int(c.image_token_id)
+    x = {"input_ids": ids}
+    if c.model_type == "paligemma":
+        ids[:, :k * n] = img
+        tt = torch.zeros_like(ids)
+        tt[:, k * n + PG_PROMPT:] = 1
+        x["token_type_ids"] = tt
+    else:
+        pos = LLAVA_PREFIX
+        for _ in range(k):
+            ids[:, pos:pos + n] = img
+            pos += n + LLAVA_GAP
+    vc = c.vision_config
+    S = int(vc.image_size)
+    x["pixel_values"] = torch.randn(B * k, int(vc.num_channels), S, S, device="cuda",
+                                    dtype=H._dtype_of(case["precision"]))
+    if c.model_type == "paligemma":
+        labels = ids.masked_fill(x["token_type_ids"] == 0, -100)
+    else:
+        labels = ids.masked_fill(ids == img, -100)
+    return x, labels
+
+
+def train_batch_fns(case, model, kind, H):
+    G = int(case.get("grad_accum_steps", 1) or 1)
+
+    def make_batch():
+        return _draw(case, model, H)
+
+    def fwd_loss(x, y):
+        return model(**x, labels=y).loss / G
+
+    return make_batch, fwd_loss
+
+
+def probe(case, model, kind, H):
+    import contextlib
+    import torch
+    ac_dtype = H._autocast_dtype(case["precision"])
+    ac = torch.autocast("cuda", dtype=ac_dtype) if ac_dtype is not None else contextlib.nullcontext()
+    if case["mode"] == "training":
+        make_batch, fwd_loss = train_batch_fns(case, model, kind, H)
+        x, y = make_batch()
+        with ac:
+            fwd_loss(x, y)
+        return
+    B, L = int(case["batch_size"]), int(case["seq_len"])
+    ids = torch.randint(0, _ordinary_vocab(model), (B, L), device="cuda")
+    with torch.inference_mode(), ac:
+        model(input_ids=ids, use_cache=True, logits_to_keep=1)
+
+
+def infer(case, model, kind, measured, observed, H):
+    """Text-only serving, as harness._infer runs a causal LM (prefill, then generate; generate_first order), token ids
+    drawn below image_token_index."""
+    import torch
+    if int(case.get("images_per_sample") or 0) > 0:
+        raise ValueError("llava plugin: inference with images is not measured (text-only prompts)")
+    B, L = int(case["batch_size"]), int(case["seq_len"])
+    ids = torch.randint(0, _ordinary_vocab(model), (B, L), device="cuda")
+    return H._infer_causal(case, model, measured, observed, ids=ids)

@@ -1,0 +1,186 @@
+// The vision tower inside llava / paligemma and the image-feature scatter (llava_parts.h).
+//   CLIPVisionModel.forward: CLIPVisionEmbeddings (bias-free patch Conv2d, flatten(2).transpose(1, 2),
+//     cat(class_embedding.expand(B, 1, -1), patches), + position_embedding(position_ids)), pre_layrnorm, the
+//     encoder layers, post_layernorm over last_hidden_state[:, 0, :] (the pooled output).
+//   SiglipVisionModel.forward: SiglipVisionEmbeddings (patch Conv2d with bias, flatten(2).transpose(1, 2),
+//     + position_embedding(position_ids)), the encoder layers (the residual stream keeps the conv's transposed
+//     layout: every LayerNorm copies its input, clip_parts.h), post_layernorm over the whole sequence.
+//   With output_hidden_states (llava's get_image_features passes True whatever the caller asks) the encoder's
+//   output tuple records the first layer's input and every layer's output; it lives until get_image_features
+//   returns. Layers after the deepest selected hidden state, and a post_layernorm whose output the wrapper drops,
+//   never reach the loss: PyTorch records them, and frees their graph (saved tensors included) when the output
+//   object dies; their weights get no .grad.
+#include "engine/arch/vlm/llava_parts.h"
+
+#include "engine/arch/builders.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan::llava {
+
+using namespace clip;
+
+TowerParams tower_params(GraphBuilder& b, const TransformerSpec& s, bool train, int64_t live_layers, bool post_live) {
+  TowerParams w;
+  w.t = vision_tower(s);
+  w.live_layers = live_layers;
+  w.post_live = post_live;
+  const bool clip = s.mm_vision_clip, on_device = b.config().weights_load == WeightsLoad::on_device;
+  const int64_t Hv = w.t.hidden, C = s.vision_num_channels, P = s.vision_patch_size,
+                side = s.vision_image_size / P, N = side * side + (clip ? 1 : 0);
+  const std::string p = "vision_tower.vision_model.";
+  // CLIPVisionEmbeddings: class_embedding first in __init__; model.to() moves the children (patch conv, position
+  // table) before the module's own parameter, then its buffer.
+  if (clip && on_device) w.cls = b.param(p + "embeddings.class_embedding", {Hv}, train);
+  w.patch_w = b.param(p + "embeddings.patch_embedding.weight", {Hv, C, P, P}, train);
+  if (!clip) w.patch_b = b.param(p + "embeddings.patch_embedding.bias", {Hv}, train);
+  w.pos_w = b.param(p + "embeddings.position_embedding.weight", {N, Hv}, train);
+  if (clip && !on_device) w.cls = b.param(p + "embeddings.class_embedding", {Hv}, train);
+  w.pos_ids = b.buffer(p + "embeddings.position_ids", {1, N}, DType::i64);
+  if (clip) {
+    w.pre_w = b.param(p + "pre_layrnorm.weight", {Hv}, train);
+    w.pre_b = b.param(p + "pre_layrnorm.bias", {Hv}, train);
+  }
+  for (int64_t i = 0; i < w.t.layers; ++i) {
+    w.layers.push_back(layer_params(b, w.t, p + "encoder.layers." + std::to_string(i) + ".", !clip, train));
+    if (train && i >= live_layers) {  // requires_grad, never reached
+      const LayerParams& l = w.layers.back();
+      for (const Lin* lin : {&l.q, &l.k, &l.v, &l.o, &l.fc1, &l.fc2}) {
+        b.unreached_param(lin->w);
+        if (lin->b != kNoTensor) b.unreached_param(lin->b);
+      }
+      for (TensorId t : {l.ln1_w, l.ln1_b, l.ln2_w, l.ln2_b}) b.unreached_param(t);
+    }
+  }
+  w.post_w = b.param(p + "post_layernorm.weight", {Hv}, train);
+  w.post_b = b.param(p + "post_layernorm.bias", {Hv}, train);
+  if (train && !post_live) {
+    b.unreached_param(w.post_w);
+    b.unreached_param(w.post_b);
+  }
+  return w;
+}
+
+std::vector<TensorId> tower_forward(GraphBuilder& b, const TransformerSpec& s, const TowerParams& w, TensorId pixels,
+                                    bool all_hidden, TensorId& last, std::vector<TensorId>& dead_saved) {
+  const auto& cfg = b.config();
+  const bool clip = s.mm_vision_clip;
+  const Shape ps = b.shape(pixels);
+  const int64_t Bi = ps[0], Hv = w.t.hidden, P = s.vision_patch_size, side = s.vision_image_size / P,
+                n = side * side, N = n + (clip ? 1 : 0);
+  const std::string name = "vision_tower.vision_model.encoder.layers.";
+  // Embeddings. CLIP: the conv output (patch_embeds) stays bound until the embeddings return, after the position
+  // sum (cat promotes the 16-bit patches to the fp32 class embedding's dtype under autocast); SigLIP: the sum keeps
+  // the conv's transposed layout.
+  TensorId e;
+  const TensorId patches = b.view_copying_grad(
+      b.conv2d(pixels, w.patch_w, clip ? kNoTensor : w.patch_b, P, 0, {Bi, Hv, side, side}), {Bi, n, Hv});
+  if (clip) {
+    b.hold(patches);
+    e = b.cat("cat", {b.view(w.cls, {Bi, 1, Hv}), patches}, 1, std::nullopt, /*cast_part_grads=*/true);
+    e = b.add(e, b.embedding(b.view(w.pos_ids, {1, N}), w.pos_w));
+    b.drop(patches);
+    e = b.layer_norm(e, w.pre_w, w.pre_b);  // pre_layrnorm
+  } else {
+    e = b.add(patches, b.embedding(b.view(w.pos_ids, {1, N}), w.pos_w));
+  }
+  std::vector<TensorId> hidden{e};
+  TensorId h = e;
+  int32_t dead_from = -1;
+  for (int64_t i = 0; i < w.t.layers; ++i) {
+    const bool live = i < w.live_layers;
+    if (!live && dead_from < 0) dead_from = b.next_op();
+    h = encoder_layer(b, w.t, w.layers[static_cast<size_t>(i)], name + std::to_string(i),
+                      live && cfg.grad_checkpointing, h, kNoTensor, false, /*strided=*/!clip);
+    if (all_hidden) hidden.push_back(h);
+    for (TensorId t : hidden) b.hold(t);  // the output's tuple, or the embeddings' local (encoder_layer released it)
+  }
+  if (!all_hidden) {
+    hidden.push_back(h);
+    b.hold(h);  // encoder_outputs until the vision model returns
+  }
+  // A dead branch's saved tensors live in its graph until the branch's outputs die (whole-run llava stream: the
+  // last CLIP layer's saved activations freed together as get_image_features returns). Checkpointed layers save
+  // nothing: their intermediates go as they would without autograd.
+  if (dead_from >= 0 && b.training()) {
+    std::vector<TensorId> saved = b.cut_dead_branch(dead_from);
+    if (!cfg.grad_checkpointing) dead_saved.insert(dead_saved.end(), saved.begin(), saved.end());
+  }
+  // post_layernorm: CLIP over last_hidden_state[:, 0, :] (a strided view: the kernel works on a contiguous copy),
+  // SigLIP over the whole (transposed-layout) sequence.
+  const int32_t post_from = b.next_op();
+  if (clip)
+    last = b.layer_norm(b.view_copying_grad(h, {Bi, Hv}), w.post_w, w.post_b, true, true);
+  else
+    last = b.layer_norm(h, w.post_w, w.post_b, /*contiguous_copy=*/true);
+  b.hold(last);
+  if (!w.post_live && b.training()) {
+    std::vector<TensorId> saved = b.cut_dead_branch(post_from);
+    dead_saved.insert(dead_saved.end(), saved.begin(), saved.end());
+  }
+  for (TensorId t : dead_saved) b.hold(t);
+  return hidden;
+}
+
+TensorId scatter_image_features(GraphBuilder& b, TensorId embeds, TensorId ids, TensorId features, int64_t tokens,
+                                TensorId& mask) {
+  const Shape es = b.shape(embeds);
+  const int64_t B = es[0], S = es[1], H = es[2];
+  auto op0 = [&](std::string_view nm, std::vector<TensorId> reads, Shape shape, DType dt) {
+    return b.generic({nm, std::move(reads), {{std::move(shape), dt}}, {}, {}, {}, {}})[0];
+  };
+  // special_image_mask = input_ids == image_token_id; n_image_tokens = mask.sum(); torch_compilable_check's
+  // n_image_tokens * hidden == numel (scalar tensors).
+  mask = op0("eq", {ids}, {B, S}, DType::boolean);
+  b.hold(mask);
+  const TensorId count = op0("sum", {mask}, {}, DType::i64);
+  op0("eq", {op0("mul", {count}, {}, DType::i64)}, {}, DType::boolean);
+  // inputs_embeds.masked_scatter(mask[..., None], features): a fresh [B, S, H]; saves the mask. The CUDA kernel
+  // takes an int64 prefix sum over the broadcast mask [B, S, H] and a contiguous bool copy of it, freed before the
+  // statement rebinds inputs_embeds. Its backward writes grad.masked_fill(mask, 0) for the embeddings, then
+  // masked_select's [tokens * H] for the features, whose index() runs nonzero over the broadcast mask: a bool copy
+  // and the int64 [tokens * H, 3] coordinates, alive while the gradients are computed (qwen2_vl.cpp's measurement).
+  b.hold(embeds);
+  const int64_t bsh = checked_mul(checked_mul(B, S, "batch"), H, "batch"), nnz = checked_mul(tokens, H, "tokens");
+  const TensorId out = b.generic({"masked_scatter", {embeds, mask, features}, {{{B, S, H}, b.dtype(embeds)}}, {1}, {},
+                                  {}, {}, {bsh, checked_mul(nnz, 24, "tokens")}})[0];
+  const TensorId prefix = op0("mask_prefix_sum", {}, {bsh}, DType::i64);
+  op0("mask_contiguous", {prefix}, {bsh}, DType::boolean);
+  b.drop(embeds);
+  return out;
+}
+
+int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_image, int64_t text_tokens) {
+  const auto& cfg = b.config();
+  const std::string& type = s.model_type;
+  if (cfg.lora.enabled() || cfg.quant.enabled())
+    throw InputError("lora", "set", "LoRA / quantization of a " + type + " model is not modelled");
+  if (!cfg.frozen_layers.empty())
+    throw InputError("frozen_layers", std::to_string(cfg.frozen_layers.size()) + " layers",
+                     "freezing layers of a " + type + " model is not modelled (the harness cannot find its layers)");
+  if (cfg.freeze_embeddings) throw InputError("freeze_embeddings", "true", "is not modelled for a " + type + " model");
+  if (!cfg.checkpoint_layers.empty())
+    throw InputError("grad_checkpointing_layers", std::to_string(cfg.checkpoint_layers.size()) + " layers",
+                     "a subset of checkpointed layers is not modelled for " + type +
+                         " (gradient_checkpointing_enable wraps every layer of both towers)");
+  if (cfg.task != Task::lm)
+    throw InputError("task", std::string(task_name(cfg.task)), "is not modelled for " + type);
+  if (!cfg.image_grid.empty())
+    throw InputError("image_grid", "set",
+                     "is a qwen2_vl / qwen3_vl input; a " + type + " image is the vision config's image_size square");
+  if (cfg.max_num_patches != 0) throw InputError("max_num_patches", "set", "applies to siglip2 only, not " + type);
+  const int64_t k = cfg.images_per_sample;
+  if (k == 0) return 0;
+  if (!b.training())
+    throw InputError("images_per_sample", std::to_string(k),
+                     "inference with images is not modelled for " + type + " (text-only prompts are)");
+  const int64_t need = checked_add(text_tokens, checked_mul(k, per_image, "images_per_sample"), "images_per_sample");
+  if (cfg.seq_len < need)
+    throw InputError("seq_len", std::to_string(cfg.seq_len),
+                     "is too short for " + std::to_string(k) + " images of " + std::to_string(s.mm_image_tokens) +
+                         " tokens each (needs " + std::to_string(need) +
+                         ": the harness's layout, calibrate/harness_kinds/llava.py)");
+  return checked_mul(cfg.batch_size, k, "images");
+}
+
+}  // namespace memplan::llava

@@ -1,0 +1,56 @@
+// The pieces LlavaForConditionalGeneration (llava.cpp) and PaliGemmaForConditionalGeneration (paligemma.cpp)
+// share: the vision tower as an AutoModel inside the wrapper (CLIPVisionModel or SiglipVisionModel, transformers
+// 5.17 modeling_clip.py / modeling_siglip.py, their encoder layer from clip_parts.h), and the scatter of the image
+// features into the text embeddings (get_placeholder_mask, masked_scatter). Defined in llava_parts.cpp.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "engine/arch/vlm/clip_parts.h"
+
+namespace memplan::llava {
+
+// The tower's parameters (spec vision_* fields; mm_vision_clip picks the class).
+struct TowerParams {
+  clip::Tower t;
+  TensorId cls = kNoTensor, patch_w = kNoTensor, patch_b = kNoTensor, pos_w = kNoTensor, pos_ids = kNoTensor;
+  TensorId pre_w = kNoTensor, pre_b = kNoTensor, post_w = kNoTensor, post_b = kNoTensor;
+  std::vector<clip::LayerParams> layers;
+  int64_t live_layers = 0;  // layers [0, live_layers) reach the loss; the rest (and a dead post_layernorm) do not
+  bool post_live = false;   // post_layernorm's output reaches the loss (paligemma's last_hidden_state)
+};
+
+// "vision_tower.<vision_model.>..." parameters in __init__ order (the harness builds on the device). CLIP:
+// class_embedding, patch Conv2d (no bias), position table and its position_ids buffer, pre_layrnorm, layers,
+// post_layernorm. SigLIP: patch Conv2d (with bias), position table and buffer, layers, post_layernorm.
+// `train`: false for a text-only step (no gradient reaches the tower). Layers past `live_layers` and a dead
+// post_layernorm get no .grad (AdamW keeps no state) but keep requires_grad (GraphBuilder::unreached_param).
+TowerParams tower_params(GraphBuilder& b, const TransformerSpec& s, bool train, int64_t live_layers, bool post_live);
+
+// The tower's forward on pixel_values [images, C, R, R]. `all_hidden` (output_hidden_states): returns
+// hidden_states as the encoder records them (index 0: the first layer's input, i: layer i's output; num_layers + 1
+// entries), each held (the output's tuple) until the caller drops them; otherwise returns {the first layer's input
+// (the vision transformer's local), the encoder's output}, both held until the caller drops them (the vision model
+// returns). `last` receives the post_layernorm output (SigLIP: over the whole sequence; CLIP: over position 0),
+// held until the caller drops it. Layers past live_layers and a dead post_layernorm never reach the loss: their
+// backward is cut (GraphBuilder::cut_dead_branch) and the activations they saved are appended to `dead_saved`,
+// held: the caller drops them when the output object holding the branch dies.
+std::vector<TensorId> tower_forward(GraphBuilder& b, const TransformerSpec& s, const TowerParams& w, TensorId pixels,
+                                    bool all_hidden, TensorId& last, std::vector<TensorId>& dead_saved);
+
+// get_placeholder_mask and inputs_embeds.masked_scatter(mask, features): `ids` [B, S] == image_token_id (a bool
+// [B, S], held: bound until the model's forward returns), its sum and torch_compilable_check's scalar products,
+// then the scatter into a fresh [B, S, H] (the mask-sized prefix sum and contiguous bool copy the CUDA kernel
+// makes; its backward's masked_fill / masked_select gradients and index temporaries, as qwen2_vl.cpp measured).
+// `embeds` (the embedding's output) is rebound: released once the scatter has returned. `tokens`: image tokens in
+// the batch. Returns the new inputs_embeds; `mask` receives the placeholder mask (the caller drops it).
+TensorId scatter_image_features(GraphBuilder& b, TensorId embeds, TensorId ids, TensorId features, int64_t tokens,
+                                TensorId& mask);
+
+// Refuses (InputError naming the key) what the llava / paligemma builders do not replay: LoRA / quantization,
+// frozen layers or embeddings, a subset of checkpointed layers, a task other than the causal-LM loss, the
+// qwen2_vl / siglip2 image keys, images in inference, a seq_len shorter than the harness's layout (`text_tokens`
+// plus `per_image` tokens for each image). Returns the images in the batch (batch_size x images_per_sample).
+int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_image, int64_t text_tokens);
+
+}  // namespace memplan::llava
