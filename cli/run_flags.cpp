@@ -13,6 +13,24 @@
 namespace memplan::cli {
 
 namespace {
+// "A,B,C": exactly `n` comma-separated integers of at least `min_value` (an image grid, a tile split).
+std::vector<int64_t> parse_int_tuple(const std::string& s, const char* flag, size_t n, int64_t min_value) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string item;
+  const std::string want = "expects " + std::to_string(n) + " comma-separated integers of at least " +
+                           std::to_string(min_value);
+  while (std::getline(ss, item, ',')) {
+    size_t pos = 0;
+    long long v = -1;
+    try { v = std::stoll(item, &pos); } catch (...) { pos = 0; }
+    if (item.empty() || pos != item.size() || v < min_value || v > kMaxDim) throw InputError(flag, s, want);
+    out.push_back(v);
+  }
+  if (out.size() != n) throw InputError(flag, s, want);
+  return out;
+}
+
 std::vector<int64_t> parse_index_list(const std::string& s, const char* flag) {
   std::vector<int64_t> out;
   std::stringstream ss(s);
@@ -72,6 +90,13 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--image-size", f.image_size, "image size (vision models)");
   cmd.add_option("--audio-samples", f.audio_samples,
                  "waveform samples per example (wav2vec2 / hubert / wavlm, 16000 a second; default 16000)");
+  cmd.add_option("--images-per-sample", f.images_per_sample,
+                 "vision-language models: images in every sample (training, and the prompt in inference; 0: text only)");
+  cmd.add_option("--image-grid", f.image_grid,
+                 "qwen2_vl / qwen2_5_vl / qwen3_vl(_moe), siglip2: each image's patches T,H,W (e.g. 1,32,48: a 448 x 672 "
+                 "image at 14-pixel patches)");
+  cmd.add_option("--image-splits", f.image_splits,
+                 "idefics3 / smolvlm: each image's tiles ROWS,COLS besides the global image (0,0: the global image alone)");
   cmd.add_flag("--freeze-feature-encoder", f.freeze_feature_encoder,
                "speech encoders: freeze_feature_encoder() (the conv feature encoder frozen) before training");
   cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
@@ -269,6 +294,22 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   if (f.freeze_feature_encoder && (m.kind != ModelSpec::Kind::transformer || m.transformer.speech_conv_kernel.empty()))
     throw InputError("--freeze-feature-encoder", "true", "applies to the speech encoders only (wav2vec2, hubert, wavlm)");
   c.freeze_feature_encoder = f.freeze_feature_encoder;
+  // Images: flags of the vision-language models only (a flag no builder reads would be a silent default); which
+  // of them a model reads its builder checks (image_grid for the Qwen-VL types and SigLIP 2, image_splits for
+  // Idefics3 / SmolVLM), as it checks the case keys.
+  const bool images = m.kind == ModelSpec::Kind::transformer && takes_images(m.transformer);
+  if (f.images_per_sample < 0 || f.images_per_sample > kMaxBatch)
+    throw InputError("--images-per-sample", std::to_string(f.images_per_sample),
+                     "must be in [0, " + std::to_string(kMaxBatch) + "]");
+  const std::pair<const char*, bool> image_flags[] = {{"--images-per-sample", f.images_per_sample != 0},
+                                                      {"--image-grid", !f.image_grid.empty()},
+                                                      {"--image-splits", !f.image_splits.empty()}};
+  for (const auto& [flag, given] : image_flags)
+    if (given && !images)
+      throw InputError(flag, "set", std::string("applies to models that take images (") + kImageModelTypes + ")");
+  c.images_per_sample = f.images_per_sample;
+  if (!f.image_grid.empty()) c.image_grid = parse_int_tuple(f.image_grid, "--image-grid", 3, 1);
+  if (!f.image_splits.empty()) c.image_splits = parse_int_tuple(f.image_splits, "--image-splits", 2, 0);
   c.dropout = !f.no_dropout;
   c.grad_accum_steps = f.grad_accum_steps;
   if (f.mode == "inference") c.mode = Mode::inference;

@@ -21,6 +21,11 @@ struct RunFlags {
   int64_t target_len = 0;  // encoder-decoders: 0 = seq_len
   int64_t image_size = 224;
   int64_t audio_samples = 0;  // speech encoders (wav2vec2 / hubert / wavlm): waveform samples per example; 0: 16000
+  // Vision-language models (takes_images): images in every sample, each one's patch grid "T,H,W" (Qwen-VL,
+  // SigLIP 2) and its tiles "ROWS,COLS" (Idefics3 / SmolVLM); empty / 0: text only.
+  int64_t images_per_sample = 0;
+  std::string image_grid;
+  std::string image_splits;
   bool freeze_feature_encoder = false;  // speech encoders: freeze_feature_encoder() before training
   std::string precision = "bf16";
   std::string optimizer = "adamw";

@@ -188,3 +188,33 @@ TEST_CASE("--seq-len left out: 2048 (encoders 512) or the position table's limit
   CHECK(w.seq_len == 3000);
   CHECK(w.target_len == 448);
 }
+
+TEST_CASE("image flags (--images-per-sample, --image-grid, --image-splits) into RunConfig", "[cli][task]") {
+  memplan::cli::RunFlags f;
+  f.seq_len = 1200;
+  f.images_per_sample = 1;
+  f.image_grid = "1,32,48";  // a 448 x 672 image in 14-pixel patches: 384 image tokens after the 2 x 2 merge
+  const memplan::ModelSpec q2 = memplan::load_model("qwen2-vl-2b-instruct");
+  const memplan::RunConfig c = memplan::cli::run_config_from(f, q2);
+  CHECK(c.images_per_sample == 1);
+  CHECK(c.image_grid == std::vector<int64_t>{1, 32, 48});
+  f.mode = "inference";  // served with images too
+  CHECK_NOTHROW(memplan::estimate(q2, memplan::cli::run_config_from(f, q2)));
+  // refused naming the flag: on a model without images, malformed, out of range
+  CHECK(input_error([&] { memplan::cli::run_config_from(f, memplan::load_model("llama-2-7b")); }).field() ==
+        "--images-per-sample");
+  for (const char* bad : {"1,32", "1,32,48,2", "1,0,48", "a,b,c", "1,,48"}) {
+    INFO(bad);
+    f.image_grid = bad;
+    CHECK(input_error([&] { memplan::cli::run_config_from(f, q2); }).field() == "--image-grid");
+  }
+  f.image_grid.clear();
+  f.image_splits = "2,2";
+  const memplan::ModelSpec smol = memplan::load_model("smolvlm-256m-instruct");
+  CHECK(memplan::cli::run_config_from(f, smol).image_splits == std::vector<int64_t>{2, 2});
+  f.image_splits = "2,-1";
+  CHECK(input_error([&] { memplan::cli::run_config_from(f, smol); }).field() == "--image-splits");
+  f.images_per_sample = -1;
+  f.image_splits.clear();
+  CHECK(input_error([&] { memplan::cli::run_config_from(f, q2); }).field() == "--images-per-sample");
+}
