@@ -38,22 +38,22 @@ def tuning():
     return [
         tr("f23-jam-bf16-b2s512-5l-sgd", hf("jamba", J5), 2, 512, "bf16", "sgd", _est_gib=38),
         tr("f23-jam-ampbf16-b1s1000-2l-ckpt-sgd", hf("jamba", J2), 1, 1000, "amp_bf16", "sgd", ckpt=True,
-           _est_gib=38),
-        tr("f23-jam-fp32-b1s384-1l-acc2", hf("jamba", J1), 1, 384, "fp32", "adamw", accum=2, _est_gib=16),
+           _est_gib=34),
+        tr("f23-jam-fp32-b1s384-1l-acc2", hf("jamba", J1), 1, 384, "fp32", "adamw", accum=2, _est_gib=18),
         tr("f23-jam-bf16-eager-b1s700-5l-ckpt-acc2-sgdm", hf("jamba", J5, "eager"), 1, 700, "bf16",
-           "sgd_momentum", ckpt=True, accum=2, _est_gib=46),
-        dict(inference("f23-jam-infer-bf16-b4s512-g16-8l", hf("jamba", J8), 4, 512, "bf16", 16), _est_gib=28),
+           "sgd_momentum", ckpt=True, accum=2, _est_gib=50),
+        dict(inference("f23-jam-infer-bf16-b4s512-g16-8l", hf("jamba", J8), 4, 512, "bf16", 16), _est_gib=31),
         dict(inference("f23-jam-infer-ampfp16-b2s1000-g24-5l-eager", hf("jamba", J5, "eager"), 2, 1000,
-                       "amp_fp16", 24), _est_gib=34),
+                       "amp_fp16", 24), _est_gib=33),
     ]
 
 
 def holdout():
     return [
-        tr("f24-jam-large-ampfp16-b1s400-1l", hf("jamba", JL1), 1, 400, "amp_fp16", "adamw", _est_gib=42),
-        tr("f24-jam-bf16-b5s300-2l", hf("jamba", J2), 5, 300, "bf16", "adamw", _est_gib=38),
+        tr("f24-jam-large-ampfp16-b1s400-1l", hf("jamba", JL1), 1, 400, "amp_fp16", "adamw", _est_gib=46),
+        tr("f24-jam-bf16-b5s300-2l", hf("jamba", J2), 5, 300, "bf16", "adamw", _est_gib=41),
         dict(inference("f24-jam-infer-bf16-b3s1000-g20-5l-eager", hf("jamba", J5, "eager"), 3, 1000, "bf16", 20),
-             _est_gib=18),
+             _est_gib=19),
     ]
 
 
