@@ -277,7 +277,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "mistral3", "minimax_m2", "lfm2_moe", "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text",
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
-      "clip", "siglip", "siglip2"};
+      "clip", "siglip", "siglip2", "jamba"};
   return kTypes;
 }
 
@@ -468,6 +468,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_mamba(r);
   else if (type == "mamba2")
     s = import_mamba2(r);
+  else if (type == "jamba")
+    s = import_jamba(r);
   else if (type == "qwen3_vl" || type == "qwen3_vl_moe")  // vision tower + text decoder (engine/arch/vlm/qwen3_vl.cpp)
     s = import_qwen3_vl(r, type);
   else

@@ -180,6 +180,7 @@ TransformerSpec import_lfm2_moe(const ConfigReader& r);  // models/hf/import_lfm
 TransformerSpec import_minimax_m2(const ConfigReader& r);  // models/hf/import_minimax_m2.cpp
 TransformerSpec import_mamba(const ConfigReader& r);   // models/hf/import_mamba.cpp
 TransformerSpec import_mamba2(const ConfigReader& r);  // models/hf/import_mamba.cpp
+TransformerSpec import_jamba(const ConfigReader& r);   // models/hf/import_jamba.cpp
 TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text

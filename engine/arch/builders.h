@@ -105,6 +105,7 @@ void build_qwen3_vl(GraphBuilder& b, const TransformerSpec& s);    // engine/arc
 void build_clip(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/vlm/clip.cpp (CLIPModel, contrastive)
 void build_siglip(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/siglip.cpp (SiglipModel, contrastive)
 void build_siglip2(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vlm/siglip.cpp (Siglip2Model, NaFlex)
+void build_jamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/jamba.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -279,6 +279,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"mamba2", build_mamba2},
       {"qwen3_vl", build_qwen3_vl},   {"qwen3_vl_moe", build_qwen3_vl},
       {"clip", build_clip},           {"siglip", build_siglip},       {"siglip2", build_siglip2},
+      {"jamba", build_jamba},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

@@ -55,6 +55,29 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
 // F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype). Returns that [B, C, S].
 TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf);
 
+// ---- MambaMixer (Mamba-1: mamba.cpp; JambaMambaMixer: jamba.cpp)
+
+struct MambaMixerParams {
+  TensorId conv_w = kNoTensor, conv_b = kNoTensor, in_w = kNoTensor, in_b = kNoTensor, x_w = kNoTensor,
+           dt_w = kNoTensor, dt_b = kNoTensor, a_log = kNoTensor, d = kNoTensor, out_w = kNoTensor, out_b = kNoTensor;
+  // JambaMambaMixer's RMSNorms on time_step [R], B [N] and C [N]; kNoTensor for MambaMixer.
+  TensorId dt_norm = kNoTensor, b_norm = kNoTensor, c_norm = kNoTensor;
+  bool train = true;
+};
+// Registers one mixer's parameters under prefix `p` in MambaMixer.__init__'s order (mamba.cpp's header);
+// `bcdt_norms`: then JambaMambaMixer's dt_layernorm, b_layernorm, c_layernorm weights (registered last).
+MambaMixerParams mamba_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train,
+                                    bool bcdt_norms = false);
+// MambaMixer.forward on the normed input x [B, S, H] (mamba.cpp's header gives the statements; the sequential
+// scan of mamba_selective_scan). With w.dt_norm set, JambaMambaMixer.forward: the same statements with
+// time_step, B and C each rebound to its RMSNorm right after x_proj's split. Inference: the layer's
+// LinearAttentionLayer cache, two slots per layer in update order (conv_states[0] [B, D, K] in the conv input's
+// dtype, recurrent_states[0] [B, D, N] fp32). `with_mask`: generate()'s prefill passes an all-ones attention_mask
+// that apply_mask_to_padding_states multiplies in twice (MambaModel passes it as it is; Jamba's
+// create_recurrent_attention_mask turns an all-ones mask into None: false).
+TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixerParams& w, TensorId x,
+                     bool with_mask);
+
 // ---- Mamba2Mixer (mamba2.cpp; the hybrids reuse it)
 
 struct Mamba2MixerParams {
