@@ -106,6 +106,44 @@ TensorId jamba_attention(GraphBuilder& b, const TransformerSpec& s, const LlamaL
   return attention_o_proj(b, s, q, k, v, v, mask, 0, w.o, kNoTensor, weights);
 }
 
+// integrations/moe.py batched_mm_experts_forward, what generate()'s decode steps run (GenerationMixin.
+// _optimize_model_for_decode swaps grouped_mm for batched_mm on CUDA after the prefill): the R = T * k routed rows
+// (repeat_interleave), the clamped expert ids, the selected gate_up weights [R, 2I, H] (bound until rebound to
+// the down weights [R, H, I], which are bound until the function returns), torch.bmm for each projection, the
+// gate, times the routing weight, view(T, k, H).sum(1), cast to the input dtype. torch.bmm is an autocast op: under
+// amp each selected weight block (fp32, an index of the fp32 experts) gets a 16-bit copy for its bmm, freed when
+// the bmm returns (whole-run amp_fp16 generate stream: a1792 a896 f896 a896 f1792 a448 f448 f896 per MoE layer
+// and step). deepseek_parts.cpp experts_batched_mm has the same statements without the casts (its families'
+// measured generate rows are 16-bit models, where there is none); kept apart so their replays stay as measured.
+TensorId experts_batched_mm_autocast(GraphBuilder& b, const ExpertsParams& e, TensorId flat, TensorId top_w,
+                                     TensorId top_idx) {
+  const Shape fs = b.shape(flat);
+  const int64_t T = fs[0], H = fs[1], K = e.top_k, I = e.inter, R = checked_mul(T, K);
+  const DType in_dt = b.dtype(flat), w_dt = b.dtype(e.gate_up);
+  const TensorId rows = b.generic_one("repeat_interleave", {flat}, {R, H}, in_dt);
+  b.hold(rows);  // selected_hidden_states
+  const TensorId ids = b.generic_one("clamp", {b.view(top_idx, {R})}, {R}, DType::i64);
+  b.hold(ids);
+  auto bmm = [&](TensorId w, TensorId x, int64_t out_cols) {
+    const TensorId wc = b.autocast_low(w);
+    const TensorId xc = b.autocast_low(x);
+    return b.generic_one("bmm", {wc, xc}, {R, out_cols}, b.dtype(wc), {0, 1});
+  };
+  const TensorId w_up = b.generic_one("index", {e.gate_up, ids}, {R, 2 * I, H}, w_dt, {1});
+  b.hold(w_up);
+  TensorId proj = bmm(w_up, rows, 2 * I);
+  const auto halves = b.split(proj, 2, {R, I});
+  proj = b.mul(b.unary("silu", halves[0], true, false), halves[1]);
+  const TensorId w_dn = b.generic_one("index", {e.down, ids}, {R, H, I}, w_dt, {1});
+  b.hold(w_dn);
+  b.drop(w_up);  // `selected_weights` rebinds
+  proj = bmm(w_dn, proj, H);
+  const TensorId weighted = b.mul(proj, b.view(top_w, {R, 1}));
+  const TensorId out = b.to(b.generic_one("sum_topk", {weighted}, {T, H}, b.dtype(weighted)), in_dt);
+  for (TensorId t : {rows, ids, w_dn}) b.drop(t);
+  return out;
+}
+
 // JambaSparseMoeBlock.forward on the normed input x [B, S, H] (the file header gives the statements).
 TensorId jamba_moe(GraphBuilder& b, const TransformerSpec& s, const FfnParams& f, TensorId x) {
   const auto& cfg = b.config();
@@ -127,7 +165,10 @@ TensorId jamba_moe(GraphBuilder& b, const TransformerSpec& s, const FfnParams& f
   e.inter = s.intermediate_size;
   e.gate_up = f.up;
   e.down = f.down;
-  const TensorId out = b.view(experts_grouped_mm(b, e, flat, top_w, top[1]), {B, S, H});
+  const bool decode = !b.training() && b.pass().from_generate && b.pass().past_len > 0;
+  const TensorId experts = decode ? experts_batched_mm_autocast(b, e, flat, top_w, top[1])
+                                  : experts_grouped_mm(b, e, flat, top_w, top[1]);
+  const TensorId out = b.view(experts, {B, S, H});
   for (TensorId t : {logits, top_w, top[1]}) b.drop(t);
   return out;
 }

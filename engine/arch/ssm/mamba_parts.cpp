@@ -110,12 +110,11 @@ TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, Tenso
     b.kv_cache_out(cstate);
   }
   const TensorId xin = b.to(x, b.dtype(conv_w));
-  b.hold(xin);
-  const TensorId conv = ssm_depthwise_conv1d(b, xin, conv_w, conv_b, K - 1, xin == x);
-  const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, C, S}), true, false);
-  const TensorId out = b.to(act, b.dtype(x));
+  b.hold(xin);  // F.conv1d's argument until it returns
+  const TensorId conv = ssm_depthwise_conv1d(b, xin, conv_w, conv_b, K - 1, true);
   b.drop(xin);
-  return out;
+  const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, C, S}), true, false);
+  return b.to(act, b.dtype(x));
 }
 
 // ---- MambaMixer (Mamba-1)
@@ -218,7 +217,10 @@ TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixer
     const TensorId mmT = B > 1 ? b.view_copying_grad(mm, {B, D, S}) : b.view(mm, {B, D, S});
     ts = keep(b.contiguous_copy(mmT, {B, D, S}));
   } else {
-    ts = keep(b.matmul(b.expand(b.view(w.dt_w, {1, D, R}), {B, D, R}), b.view(time_step, {B, R, S}), {B, D, S}));
+    // under autocast the weight is cast before matmul expands it (whole-run amp_fp16 jamba prefill: a [D, R]
+    // 16-bit copy, freed once the bmm returns)
+    ts = keep(b.matmul(b.expand(b.view(b.autocast_low(w.dt_w), {1, D, R}), {B, D, R}), b.view(time_step, {B, R, S}),
+                       {B, D, S}));
   }
   if (w.dt_norm != kNoTensor) b.drop(time_step);
   const TensorId bias32 = keep(b.to(w.dt_b, DType::f32));  // time_proj_bias = dt_proj.bias.float()

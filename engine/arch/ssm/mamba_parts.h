@@ -52,7 +52,11 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
 // Both mixers' causal convolution over a whole sequence, x [B, C, S] (a transposed view, contiguous channels-last
 // underneath): in inference update_conv_state's prefill first (the layer's lazily made zeros [B, C, K] of x's dtype,
 // copy_ of the last K columns, left-padded when S < K; a cache slot), then causal_conv1d_fn's PyTorch path:
-// F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype). Returns that [B, C, S].
+// F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype). Returns that [B, C, S]. The
+// depthwise kernel copies its input (of the size of the conv's 16-bit argument) also when `.to(weight.dtype)`
+// made a contiguous fp32 copy under autocast, and that fp32 copy, a temporary of the call, dies when F.conv1d
+// returns (whole-run amp streams of jamba and mamba: a copy alloc'd before the conv output, freed with the cast
+// and the fp32 copy before silu).
 TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf);
 
 // ---- MambaMixer (Mamba-1: mamba.cpp; JambaMambaMixer: jamba.cpp)
