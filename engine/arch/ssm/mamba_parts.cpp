@@ -26,9 +26,13 @@ TensorId ssm_depthwise_conv1d(GraphBuilder& b, TensorId x, TensorId w, TensorId 
 TensorId ssm_linear_transposed(GraphBuilder& b, TensorId x_t, TensorId w, TensorId bias, bool trainable) {
   const Shape xs = b.shape(x_t);
   const bool fold = trainable && (b.training() || !b.autocast());
+  // autocast's linear wrapper casts its arguments right to left (bias, weight, then the input: whole-run amp
+  // streams, the weight's cast before the input's), as GraphBuilder::linear does itself
+  const TensorId bc = b.autocast_low(bias);
+  const TensorId wc = b.autocast_low(w);
   TensorId x = b.autocast_low(x_t);  // a cast keeps the transposed strides (preserve_format)
   if (fold && xs[0] > 1) x = b.contiguous_copy(x, xs);
-  return b.linear(x, w, bias);
+  return b.linear(x, wc, bc);
 }
 
 TensorId ssm_block(GraphBuilder& b, TensorId h, TensorId norm_w, bool residual_in_fp32, const SsmMixerFn& mixer) {
@@ -257,8 +261,10 @@ TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixer
     };
     const TensorId D32 = keep(b.to(w.d, DType::f32));
     const DType in_dt = b.dtype(hs);
-    TensorId dt = b.add(ts, b.view(b.to(bias32, b.dtype(ts)), {D, 1}));
-    dt = skeep(b.unary("softplus", dt, true, false, true));  // [B, D, S]
+    const TensorId dt_biased = b.add(ts, b.view(b.to(bias32, b.dtype(ts)), {D, 1}));
+    b.hold(dt_biased);  // `dt` until softplus's result rebinds it (under autocast softplus reads an fp32 cast)
+    const TensorId dt = skeep(b.unary("softplus", dt_biased, true, false, true));  // [B, D, S]
+    b.drop(dt_biased);
     const TensorId a_dt = b.mul(b.view(A, {1, D, 1, N}), b.view(dt, {B, D, S, 1}));
     const TensorId dA = skeep(b.unary("exp", a_dt, false, true, true));  // [B, D, S, N] fp32
     const TensorId dB = skeep(b.mul(b.view(dt, {B, D, S, 1}), b.view(b.to(Bm, DType::f32), {B, 1, S, N})));
