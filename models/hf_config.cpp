@@ -278,7 +278,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
-      "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma"};
+      "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba"};
   return kTypes;
 }
 
@@ -501,6 +501,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_falcon_h1(r);
   else if (type == "nemotron_h")
     s = import_nemotron_h(r);
+  else if (type == "jamba")
+    s = import_jamba(r);
   else if (type == "qwen3_vl" || type == "qwen3_vl_moe")  // vision tower + text decoder (engine/arch/vlm/qwen3_vl.cpp)
     s = import_qwen3_vl(r, type);
   else if (type == "llava")  // vision tower + projector + text decoder (engine/arch/vlm/llava.cpp)

@@ -189,6 +189,7 @@ TransformerSpec import_bamba(const ConfigReader& r);             // models/hf/im
 TransformerSpec import_falcon_mamba(const ConfigReader& r);      // models/hf/import_falcon_mamba.cpp
 TransformerSpec import_falcon_h1(const ConfigReader& r);   // models/hf/import_falcon_h1.cpp
 TransformerSpec import_nemotron_h(const ConfigReader& r);  // models/hf/import_nemotron_h.cpp
+TransformerSpec import_jamba(const ConfigReader& r);   // models/hf/import_jamba.cpp
 TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text

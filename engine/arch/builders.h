@@ -116,6 +116,7 @@ void build_falcon_h1(GraphBuilder& b, const TransformerSpec& s);   // engine/arc
 void build_nemotron_h(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/ssm/nemotron_h.cpp
 void build_llava(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/vlm/llava.cpp (LlavaForConditionalGeneration)
 void build_paligemma(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vlm/paligemma.cpp
+void build_jamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/jamba.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -287,6 +287,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"nemotron_h", build_nemotron_h},
       {"convnext", build_hf_convnext}, {"convnextv2", build_hf_convnext}, {"swin", build_hf_swin},
       {"llava", build_llava},         {"paligemma", build_paligemma},
+      {"jamba", build_jamba},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;

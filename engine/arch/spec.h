@@ -640,6 +640,16 @@ struct TransformerSpec {
   std::string mm_projector_act;    // llava projector_hidden_act (gelu): linear_1, act, linear_2
   bool mm_projector_bias = false;  // llava multimodal_projector_bias; paligemma's one linear always has a bias
   int64_t mm_image_tokens = 0;     // image tokens per image in the text (llava: positions kept; paligemma: patches)
+
+  // [jamba]
+  // JambaConfig (5.17) layer pattern, read by models/hf/import_jamba.cpp and engine/arch/ssm/jamba.cpp only; 0 for
+  // every other model_type. Layer i is an attention layer iff i % jamba_attn_period == jamba_attn_offset
+  // (attn_layer_period 8 / attn_layer_offset 4), else a Mamba-1 layer (JambaMambaMixer: the [mamba] fields
+  // ssm_state_size, ssm_inner_size, ssm_conv_kernel, ssm_time_step_rank, ssm_bias, ssm_conv_bias). Its
+  // feed-forward is the sparse MoE block (num_experts experts of intermediate_size, num_experts_per_tok routed)
+  // iff i % jamba_expert_period == jamba_expert_offset and num_experts > 1 (expert_layer_period 2 /
+  // expert_layer_offset 1), else JambaMLP (intermediate_size). Each offset is below its period (> 0).
+  int64_t jamba_attn_period = 0, jamba_attn_offset = 0, jamba_expert_period = 0, jamba_expert_offset = 0;
 };
 
 // Whether decoder layer i attends through the sliding window.

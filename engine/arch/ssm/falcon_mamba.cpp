@@ -1,7 +1,7 @@
 // FalconMambaForCausalLM (transformers 5.17 models/falcon_mamba/modeling_falcon_mamba.py: tiiuae/falcon-mamba-7b) on
 // its PyTorch path: training forward + loss, or one inference pass (prefill / decode step of generate()). The file is
 // MambaForCausalLM's (mamba.cpp's header) statement for statement but for FalconMambaMixer's three
-// FalconMambaWeightlessRMSNorm calls (mamba_parts.h mamba_mixer with bcdt_norm):
+// FalconMambaWeightlessRMSNorm calls (mamba_parts.h mamba_mixer with MambaMixerNorms::falcon):
 //     time_step, B, C = torch.split(x_proj(hidden_states_B_C), [R, N, N], dim=-1)
 //     time_step = dt_layernorm(time_step); B = b_layernorm(B); C = c_layernorm(C)
 //       each x.float() (a copy unless fp32), x * rsqrt(x.pow(2).mean(-1, keepdim=True) + eps), .type_as(x);
@@ -37,7 +37,7 @@ void build_falcon_mamba(GraphBuilder& b, const TransformerSpec& s) {
                          "and the graph is limited to " + std::to_string(kMaxGraphOps) + " ops");
   const bool generate_prefill = inf && b.pass().past_len == 0 && b.pass().from_generate;
   ssm_causal_lm(b, s, [&](const std::string& p, bool train) -> SsmMixerFn {
-    const MambaMixerParams w = mamba_mixer_params(b, s, p, train, true);
+    const MambaMixerParams w = mamba_mixer_params(b, s, p, train, MambaMixerNorms::falcon);
     return [&b, &s, w, generate_prefill](TensorId x) { return mamba_mixer(b, s, w, x, generate_prefill); };
   });
 }

@@ -5,7 +5,8 @@
 // torch.compile. A run with the CUDA kernels allocates differently and is not modelled.
 //   embeddings(input_ids) (inputs_embeds, bound until the forward returns) -> N x MambaBlock (mamba_parts.h
 //   ssm_block: RMSNorm, fp32 residual) -> norm_f -> lm_head (tied by default) -> .float() -> ForCausalLMLoss.
-//   MambaMixer.forward(x) with D = intermediate_size, N = state_size, R = time_step_rank, K = conv_kernel:
+//   MambaMixer.forward(x) (mamba_parts.h mamba_mixer, shared with jamba.cpp and falcon_mamba.cpp) with
+//   D = intermediate_size, N = state_size, R = time_step_rank, K = conv_kernel:
 //     projected = in_proj(x).transpose(1, 2)                  [B, 2D, S] view of [B, S, 2D]
 //     A = -exp(A_log.float())                                  [D, N] fp32 (A_log in the model's dtype)
 //     xBC, gate = projected.chunk(2, dim=1)                    [B, D, S] views
@@ -67,7 +68,7 @@ void build_mamba(GraphBuilder& b, const TransformerSpec& s) {
                          ": mamba's sequential scan (slow_forward) is replayed op by op, about ten ops per token and "
                          "layer, and the graph is limited to " + std::to_string(kMaxGraphOps) + " ops");
   ssm_causal_lm(b, s, [&](const std::string& p, bool train) -> SsmMixerFn {
-    const MambaMixerParams w = mamba_mixer_params(b, s, p, train, false);
+    const MambaMixerParams w = mamba_mixer_params(b, s, p, train);
     const bool generate_prefill = prefill && from_generate;
     return [&b, &s, w, generate_prefill](TensorId x) { return mamba_mixer(b, s, w, x, generate_prefill); };
   });

@@ -26,9 +26,13 @@ TensorId ssm_depthwise_conv1d(GraphBuilder& b, TensorId x, TensorId w, TensorId 
 TensorId ssm_linear_transposed(GraphBuilder& b, TensorId x_t, TensorId w, TensorId bias, bool trainable) {
   const Shape xs = b.shape(x_t);
   const bool fold = trainable && (b.training() || !b.autocast());
+  // autocast's linear wrapper casts its arguments right to left (bias, weight, then the input: whole-run amp
+  // streams, the weight's cast before the input's), as GraphBuilder::linear does itself
+  const TensorId bc = b.autocast_low(bias);
+  const TensorId wc = b.autocast_low(w);
   TensorId x = b.autocast_low(x_t);  // a cast keeps the transposed strides (preserve_format)
   if (fold && xs[0] > 1) x = b.contiguous_copy(x, xs);
-  return b.linear(x, w, bias);
+  return b.linear(x, wc, bc);
 }
 
 TensorId ssm_block(GraphBuilder& b, TensorId h, TensorId norm_w, bool residual_in_fp32, const SsmMixerFn& mixer) {
@@ -128,15 +132,11 @@ TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, Tenso
     b.kv_cache_out(cstate);
   }
   const TensorId xin = b.to(x, b.dtype(conv_w));
-  b.hold(xin);
-  // The kernel copies a strided input contiguous; autocast's cast of it (an fp32 view under amp, FalconH1's
-  // mup-scaled projection) is already a contiguous copy.
-  const bool autocast_copies = b.autocast() && b.dtype(xin) != b.low_dtype();
-  const TensorId conv = ssm_depthwise_conv1d(b, xin, conv_w, conv_b, K - 1, xin == x && !autocast_copies);
-  const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, C, S}), true, false);
-  const TensorId out = b.to(act, b.dtype(x));
+  b.hold(xin);  // F.conv1d's argument until it returns
+  const TensorId conv = ssm_depthwise_conv1d(b, xin, conv_w, conv_b, K - 1, true);
   b.drop(xin);
-  return out;
+  const TensorId act = b.unary("silu", b.view_copying_grad(conv, {B, C, S}), true, false);
+  return b.to(act, b.dtype(x));
 }
 
 }  // namespace memplan
@@ -163,12 +163,12 @@ TensorId weightless_rms_norm(GraphBuilder& b, TensorId x) {
 
 
 MambaMixerParams mamba_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train,
-                                    bool bcdt_norm) {
+                                    MambaMixerNorms norms) {
   const int64_t H = s.hidden_size, D = s.ssm_inner_size, N = s.ssm_state_size, R = s.ssm_time_step_rank,
                 K = s.ssm_conv_kernel;
   MambaMixerParams w;
   w.train = train;
-  w.bcdt_norm = bcdt_norm;
+  w.norms = norms;
   w.conv_w = b.param(p + "conv1d.weight", {D, 1, K}, train);
   if (s.ssm_conv_bias) w.conv_b = b.param(p + "conv1d.bias", {D}, train);
   w.in_w = b.param(p + "in_proj.weight", {2 * D, H}, train);
@@ -180,7 +180,12 @@ MambaMixerParams mamba_mixer_params(GraphBuilder& b, const TransformerSpec& s, c
   w.d = b.param(p + "D", {D}, train);
   w.out_w = b.param(p + "out_proj.weight", {H, D}, train);
   if (s.ssm_bias) w.out_b = b.param(p + "out_proj.bias", {H}, train);
-  if (bcdt_norm) {  // FalconMambaWeightlessRMSNorm's unused ones(size) buffers, in the default dtype
+  if (norms == MambaMixerNorms::jamba) {  // JambaMambaMixer's dt_layernorm, b_layernorm, c_layernorm (RMSNorms)
+    w.dt_norm = b.param(p + "dt_layernorm.weight", {R}, train);
+    w.b_norm = b.param(p + "b_layernorm.weight", {N}, train);
+    w.c_norm = b.param(p + "c_layernorm.weight", {N}, train);
+  }
+  if (norms == MambaMixerNorms::falcon) {  // FalconMambaWeightlessRMSNorm's unused ones(size) buffers, in the default dtype
     for (auto [name, n] : {std::pair<const char*, int64_t>{"dt_layernorm.weight", D}, {"b_layernorm.weight", N},
                            {"c_layernorm.weight", N}})
       b.buffer(p + name, {n}, b.param_dtype());
@@ -234,12 +239,23 @@ TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixer
   const TensorId hs_t = b.view(hs, {B, S, D});
   // 3. x_proj(hidden_states_B_C) split into time_step, B, C; time_step = dt_proj.weight @ time_step.transpose(1, 2)
   TensorId time_step, Bm, Cm;
-  if (!w.bcdt_norm) {
+  if (w.norms == MambaMixerNorms::none) {
     const TensorId params = keep(ssm_linear_transposed(b, hs_t, w.x_w, kNoTensor, w.train));  // [B, S, R + 2N]
     const std::vector<TensorId> tbc = b.split(params, {{B, S, R}, {B, S, N}, {B, S, N}});
     time_step = tbc[0];
     Bm = keep(tbc[1]);
     Cm = keep(tbc[2]);
+  } else if (w.norms == MambaMixerNorms::jamba) {
+    // JambaMambaMixer: time_step = dt_layernorm(time_step), B = b_layernorm(B), C = c_layernorm(C), each a
+    // rebinding: once C is rebound no name binds x_proj's output (what its views' norms saved keeps it).
+    const TensorId params = ssm_linear_transposed(b, hs_t, w.x_w, kNoTensor, w.train);  // [B, S, R + 2N]
+    const std::vector<TensorId> tbc = b.split(params, {{B, S, R}, {B, S, N}, {B, S, N}});
+    b.hold(params);
+    time_step = rms_norm(b, tbc[0], w.dt_norm);
+    b.hold(time_step);  // bound until dt_proj's matmul rebinds it
+    Bm = keep(rms_norm(b, tbc[1], w.b_norm));
+    Cm = keep(rms_norm(b, tbc[2], w.c_norm));
+    b.drop(params);
   } else {
     // falcon_mamba: time_step, B, C = torch.split(x_proj(...)) (the projection unbound, alive through its views),
     // then each rebound to its weightless RMSNorm: the projection dies with the last view.
@@ -265,9 +281,12 @@ TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixer
     const TensorId mmT = B > 1 ? b.view_copying_grad(mm, {B, D, S}) : b.view(mm, {B, D, S});
     ts = keep(b.contiguous_copy(mmT, {B, D, S}));
   } else {
-    ts = keep(b.matmul(b.expand(b.view(w.dt_w, {1, D, R}), {B, D, R}), b.view(time_step, {B, R, S}), {B, D, S}));
+    // under autocast the weight is cast before matmul expands it (whole-run amp_fp16 jamba prefill: a [D, R]
+    // 16-bit copy, freed once the bmm returns)
+    ts = keep(b.matmul(b.expand(b.view(b.autocast_low(w.dt_w), {1, D, R}), {B, D, R}), b.view(time_step, {B, R, S}),
+                       {B, D, S}));
   }
-  if (w.bcdt_norm) b.drop(time_step);  // rebound by the matmul statement
+  if (w.norms != MambaMixerNorms::none) b.drop(time_step);  // rebound by the matmul statement
   const TensorId bias32 = keep(b.to(w.dt_b, DType::f32));  // time_proj_bias = dt_proj.bias.float()
 
   TensorId y;
@@ -302,8 +321,10 @@ TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixer
     };
     const TensorId D32 = keep(b.to(w.d, DType::f32));
     const DType in_dt = b.dtype(hs);
-    TensorId dt = b.add(ts, b.view(b.to(bias32, b.dtype(ts)), {D, 1}));
-    dt = skeep(b.unary("softplus", dt, true, false, true));  // [B, D, S]
+    const TensorId dt_biased = b.add(ts, b.view(b.to(bias32, b.dtype(ts)), {D, 1}));
+    b.hold(dt_biased);  // `dt` until softplus's result rebinds it (under autocast softplus reads an fp32 cast)
+    const TensorId dt = skeep(b.unary("softplus", dt_biased, true, false, true));  // [B, D, S]
+    b.drop(dt_biased);
     const TensorId a_dt = b.mul(b.view(A, {1, D, 1, N}), b.view(dt, {B, D, S, 1}));
     const TensorId dA = skeep(b.unary("exp", a_dt, false, true, true));  // [B, D, S, N] fp32
     const TensorId dB = skeep(b.mul(b.view(dt, {B, D, S, 1}), b.view(b.to(Bm, DType::f32), {B, 1, S, N})));

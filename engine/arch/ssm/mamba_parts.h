@@ -52,7 +52,11 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
 // Both mixers' causal convolution over a whole sequence, x [B, C, S] (a transposed view, contiguous channels-last
 // underneath): in inference update_conv_state's prefill first (the layer's lazily made zeros [B, C, K] of x's dtype,
 // copy_ of the last K columns, left-padded when S < K; a cache slot), then causal_conv1d_fn's PyTorch path:
-// F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype). Returns that [B, C, S].
+// F.conv1d(x.to(weight.dtype), padding=K - 1)[..., :S], silu, .to(x.dtype). Returns that [B, C, S]. The
+// depthwise kernel copies its input (of the size of the conv's 16-bit argument) also when `.to(weight.dtype)`
+// made a contiguous fp32 copy under autocast, and that fp32 copy, a temporary of the call, dies when F.conv1d
+// returns (whole-run amp streams of jamba and mamba: a copy alloc'd before the conv output, freed with the cast
+// and the fp32 copy before silu).
 TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf);
 // ssm_causal_conv_seq with the lifetimes a whole-run recording showed (Mamba2MixerParams::exact_lifetimes): the
 // kernel's contiguous copy of its input also when the input is `.to(weight.dtype)`'s copy (a cast keeps the
@@ -60,21 +64,30 @@ TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, Tenso
 TensorId ssm_causal_conv_seq_exact(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K,
                                    bool inf);
 
-// ---- MambaMixer (mamba.cpp; falcon_mamba.cpp with bcdt_norm)
+// ---- MambaMixer (Mamba-1: mamba.cpp; JambaMambaMixer: jamba.cpp; FalconMambaMixer: falcon_mamba.cpp)
 
+// The norms a Mamba-1 mixer applies to x_proj's time_step, B and C: none (MambaMixer), JambaMambaMixer's three
+// RMSNorms with weights (dt_layernorm [R], b_layernorm [N], c_layernorm [N]), FalconMambaMixer's weightless RMS
+// norms (their unused ones(size) buffers registered after out_proj).
+enum class MambaMixerNorms : uint8_t { none, jamba, falcon };
 struct MambaMixerParams {
   TensorId conv_w = kNoTensor, conv_b = kNoTensor, in_w = kNoTensor, in_b = kNoTensor, x_w = kNoTensor,
            dt_w = kNoTensor, dt_b = kNoTensor, a_log = kNoTensor, d = kNoTensor, out_w = kNoTensor, out_b = kNoTensor;
+  TensorId dt_norm = kNoTensor, b_norm = kNoTensor, c_norm = kNoTensor;  // MambaMixerNorms::jamba's weights
   bool train = true;
-  bool bcdt_norm = false;  // falcon_mamba: weightless RMS norms on time_step, B and C
+  MambaMixerNorms norms = MambaMixerNorms::none;
 };
-// Registers one mixer's parameters under prefix `p` in MambaMixer.__init__'s order (mamba.cpp's header); with
-// `bcdt_norm` (FalconMambaMixer) the three FalconMambaWeightlessRMSNorm buffers after out_proj.
+// Registers one mixer's parameters under prefix `p` in MambaMixer.__init__'s order (mamba.cpp's header), then
+// `norms`' weights or buffers.
 MambaMixerParams mamba_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train,
-                                    bool bcdt_norm);
-// MambaMixer.forward on the normed input x [B, S, H] (mamba.cpp's header gives the statements); with w.bcdt_norm
-// FalconMambaMixer.forward, which normalises time_step, B and C after x_proj (falcon_mamba.cpp's header).
-// `with_mask`: generate()'s prefill, whose all-ones attention_mask apply_mask_to_padding_states multiplies in twice.
+                                    MambaMixerNorms norms = MambaMixerNorms::none);
+// MambaMixer.forward on the normed input x [B, S, H] (mamba.cpp's header gives the statements; the sequential
+// scan of mamba_selective_scan); with w.norms the same statements with time_step, B and C each rebound to its norm
+// right after x_proj's split (JambaMambaMixer, FalconMambaMixer: falcon_mamba.cpp's header). Inference: the layer's
+// LinearAttentionLayer cache, two slots per layer in update order (conv_states[0] [B, D, K] in the conv input's
+// dtype, recurrent_states[0] [B, D, N] fp32). `with_mask`: generate()'s prefill passes an all-ones attention_mask
+// that apply_mask_to_padding_states multiplies in twice (MambaModel passes it as it is; Jamba's
+// create_recurrent_attention_mask turns an all-ones mask into None: false).
 TensorId mamba_mixer(GraphBuilder& b, const TransformerSpec& s, const MambaMixerParams& w, TensorId x,
                      bool with_mask);
 
