@@ -32,7 +32,7 @@ HOLD = [
     train("ht25-fh1-15b-bf16-b4s512-6l", hf(h2.FH1, h2.FH1_15B_6), "bf16", 4, 512),
     train("ht25-nh8b-bf16-b2s1024-8l", hf(h2.NH, h2.NH_8B_8), "bf16", 2, 1024),
     train("ht25-jam-bf16-b2s256-2l", hf("jamba", jm.J2), "bf16", 2, 256),
-    train("ht25-fm7b-bf16-b2s256", hf(hy.FM, hy.FM_7B_2), "bf16", 2, 256),
+    train("ht25-fm7b-bf16-b2s256", hf(hy.FM, hy.FM_7B_2, "eager"), "bf16", 2, 256),
     train("ht25-lv7b-bf16-b4s1000-img-4l", hf("llava", lv.llava15(4, 12)), "bf16", 4, 1000, images_per_sample=1),
     train("ht25-pg224-bf16-b8s300-6l", hf("paligemma", lv.pg1(6, 12)), "bf16", 8, 300, images_per_sample=1),
     train("ht25-smv2b-bf16-b2s1200-2img", hf(ide.SMV, ide.smol2b(12, 8)), "bf16", 2, 1200, **ide.img(2, 1, 2)),

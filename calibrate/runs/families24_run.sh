@@ -16,12 +16,12 @@ R=$OUT/m; mkdir -p "$R"
 (cd "$here"
  got=$(sha256sum cases/families24-input.jsonl | cut -d' ' -f1)
  if [ "$got" = "$1" ]; then echo "$got match"; else echo "$got MISMATCH (expected $1)"; fi | tee "$R/cases.sha256"
- OMP_NUM_THREADS=2 timeout ${T24:-250} python3 harness.py cases/families24-input.jsonl --out "$R/f24.jsonl" \
-   --env "$R/env-f24.json" --jobs 8 --mem-budget-gib 128 --timeout $(( ${T24:-250} - 10 )) 2>&1 |
+ OMP_NUM_THREADS=2 timeout ${T24:-270} python3 harness.py cases/families24-input.jsonl --out "$R/f24.jsonl" \
+   --env "$R/env-f24.json" --jobs 8 --mem-budget-gib 128 --timeout $(( ${T24:-270} - 10 )) 2>&1 |
    grep -v "^\[transformers\]" > "$R/f24.log"; grep -E "summary| ERROR | OOM " "$R/f24.log" | cut -c1-160 | tail -30
- OMP_NUM_THREADS=2 timeout ${T23:-170} python3 harness.py cases/families23-left-input.jsonl --out "$R/f23left.jsonl" \
-   --jobs 8 --mem-budget-gib 128 --timeout $(( ${T23:-170} - 10 )) 2>&1 |
+ OMP_NUM_THREADS=2 timeout ${T23:-175} python3 harness.py cases/families23-left-input.jsonl --out "$R/f23left.jsonl" \
+   --jobs 8 --mem-budget-gib 128 --timeout $(( ${T23:-175} - 10 )) 2>&1 |
    grep -v "^\[transformers\]" > "$R/f23left.log"; grep -E "summary| ERROR | OOM " "$R/f23left.log" | cut -c1-160 | tail -24
 )
 tar czf "$OUT/families24.tgz" -C "$R" .
-REPEAT=0 DEADLINE=${DT:-50} bash "$here/holdout_timing.sh" timing25 cases/timing25-holdout-input.jsonl "$2" 2>&1 | tail -6
+REPEAT=0 DEADLINE=${DT:-40} bash "$here/holdout_timing.sh" timing25 cases/timing25-holdout-input.jsonl "$2" 2>&1 | tail -6
