@@ -57,3 +57,22 @@ def model_types():
 
 
 _load()
+
+
+def probe_like_run(case, model, kind, H, train_batch_fns, prompt_inputs):
+    """A plugin's probe(): one forward like the measured ones, its results discarded. Training: a batch from the
+    plugin's train_batch_fns and its loss under the case's autocast; inference: the prefill of prompt_inputs() (the
+    forward's keyword inputs) with use_cache=True and logits_to_keep=1 under inference_mode."""
+    import contextlib
+    import torch
+    ac_dtype = H._autocast_dtype(case["precision"])
+    ac = torch.autocast("cuda", dtype=ac_dtype) if ac_dtype is not None else contextlib.nullcontext()
+    if case["mode"] == "training":
+        make_batch, fwd_loss = train_batch_fns(case, model, kind, H)
+        x, y = make_batch()
+        with ac:
+            fwd_loss(x, y)
+        return
+    x = prompt_inputs()
+    with torch.inference_mode(), ac:
+        model(**x, use_cache=True, logits_to_keep=1)

@@ -1,9 +1,10 @@
-"""Harness plugin for the family-set-21 decoders (glm, helium, hunyuan_v1_moe, dots1, jetmoe, dbrx): plain causal
-LMs fed token ids, built here only because harness.HF_TYPES does not list them. build() returns the harness's own
+"""Harness plugin for plain causal LMs fed token ids that harness.HF_TYPES does not list: the family-set-21 decoders
+(glm, helium, hunyuan_v1_moe, dots1, jetmoe, dbrx) and family set 23's jamba, falcon_h1 and nemotron_h (their hybrid
+caches are `past_key_values`; without mamba_ssm / causal_conv1d transformers runs the mixers' PyTorch fallbacks). build() returns the harness's own
 kind 'causal_lm', so batches, training steps and generate inference are the harness's unchanged code paths
 (KINDS is empty: this plugin claims no kind)."""
 
-MODEL_TYPES = ("glm", "helium", "hunyuan_v1_moe", "dots1", "jetmoe", "dbrx")
+MODEL_TYPES = ("glm", "helium", "hunyuan_v1_moe", "dots1", "jetmoe", "dbrx", "jamba", "falcon_h1", "nemotron_h")
 KINDS = ()
 FORWARD_KINDS = ()
 

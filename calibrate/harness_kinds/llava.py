@@ -129,20 +129,14 @@ def train_batch_fns(case, model, kind, H):
 
 
 def probe(case, model, kind, H):
-    import contextlib
     import torch
-    ac_dtype = H._autocast_dtype(case["precision"])
-    ac = torch.autocast("cuda", dtype=ac_dtype) if ac_dtype is not None else contextlib.nullcontext()
-    if case["mode"] == "training":
-        make_batch, fwd_loss = train_batch_fns(case, model, kind, H)
-        x, y = make_batch()
-        with ac:
-            fwd_loss(x, y)
-        return
-    B, L = int(case["batch_size"]), int(case["seq_len"])
-    ids = torch.randint(0, _ordinary_vocab(model), (B, L), device="cuda")
-    with torch.inference_mode(), ac:
-        model(input_ids=ids, use_cache=True, logits_to_keep=1)
+    from harness_kinds import probe_like_run
+
+    def prompt():
+        B, L = int(case["batch_size"]), int(case["seq_len"])
+        return {"input_ids": torch.randint(0, _ordinary_vocab(model), (B, L), device="cuda")}
+
+    probe_like_run(case, model, kind, H, train_batch_fns, prompt)
 
 
 def infer(case, model, kind, measured, observed, H):

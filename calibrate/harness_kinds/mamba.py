@@ -1,4 +1,5 @@
-"""Harness plugin for the state-space causal LMs mamba and mamba2 (family set 21).
+"""Harness plugin for the state-space causal LMs mamba and mamba2 (family set 21), and family set 23's
+granitemoehybrid, bamba (Mamba2 / attention hybrids) and falcon_mamba.
 
 Their inputs are plain token ids, but their outputs carry the recurrent cache as `cache_params` (MambaCausalLMOutput)
 rather than `past_key_values`, which the harness's own causal-LM inference reads; and an explicit
@@ -9,7 +10,7 @@ logits_to_keep=1, then greedy generate()), reading the cache from whichever outp
 Only the standard library is imported at module level."""
 import contextlib
 
-MODEL_TYPES = ("mamba", "mamba2")
+MODEL_TYPES = ("mamba", "mamba2", "granitemoehybrid", "bamba", "falcon_mamba")
 KINDS = ("ssm_lm",)
 FORWARD_KINDS = ()
 
@@ -62,5 +63,6 @@ def probe(case, model, kind, H):
 
 
 def infer(case, model, kind, measured, observed, H):
-    """The harness's causal-LM inference (harness._infer_causal) with the cache read from `cache_params`."""
+    """The harness's causal-LM inference (harness._infer_causal) with the cache read from `cache_params` (mamba,
+    mamba2, falcon_mamba) or `past_key_values` (the hybrids)."""
     return H._infer_causal(case, model, measured, observed, cache_of=_cache_of)

@@ -101,19 +101,8 @@ def train_batch_fns(case, model, kind, H):
 
 
 def probe(case, model, kind, H):
-    import contextlib
-    import torch
-    ac_dtype = H._autocast_dtype(case["precision"])
-    ac = torch.autocast("cuda", dtype=ac_dtype) if ac_dtype is not None else contextlib.nullcontext()
-    if case["mode"] == "training":
-        make_batch, fwd_loss = train_batch_fns(case, model, kind, H)
-        x, y = make_batch()
-        with ac:
-            fwd_loss(x, y)
-        return
-    x = _draw(case, model, H)
-    with torch.inference_mode(), ac:
-        model(**x, use_cache=True, logits_to_keep=1)
+    from harness_kinds import probe_like_run
+    probe_like_run(case, model, kind, H, train_batch_fns, lambda: _draw(case, model, H))
 
 
 def infer(case, model, kind, measured, observed, H):

@@ -4,7 +4,7 @@ bamba (BambaForCausalLM: Bamba-9B), and the Mamba-1 variant falcon_mamba (Falcon
 paths: the measuring machine has no mamba_ssm / causal_conv1d kernels, so the hybrids' mixers run torch_forward
 (the chunked SSD in PyTorch ops, fp32 intermediates of batch x padded length x chunk_size x heads x state) and
 falcon_mamba runs the sequential selective scan. None of the three types is in the harness's own list, so the plugin
-calibrate/harness_kinds/hyb.py builds them through AutoModelForCausalLM (token ids in, labels = ids; inference reads
+calibrate/harness_kinds/mamba.py builds them through AutoModelForCausalLM (token ids in, labels = ids; inference reads
 the cache from past_key_values, or cache_params for falcon_mamba). falcon_mamba has no attention: transformers refuses
 attn_implementation="sdpa" for it, so its cases say "eager".
 Published widths: ibm-granite/granite-4.0-h-tiny (64 experts of 512, top 6, shared MLP 1024, 48 mamba heads of 64,

@@ -9,7 +9,7 @@ layers), -1.5B (6 of 24) and -7B (4 of 44).
 nemotron_h: blocks of norm + one mixer + residual, the mixer chosen per layer by hybrid_override_pattern (M Mamba2
 with the grouped gated RMSNorm, * attention without positions, - ReLU^2 MLP); widths of nvidia/Nemotron-H-8B-Base-8K
 and nvidia/NVIDIA-Nemotron-Nano-9B-v2, the first blocks of their patterns (every kind, in their order).
-Neither type is in harness.HF_TYPES: calibrate/harness_kinds/hyb2.py builds them (AutoModelForCausalLM, token-id
+Neither type is in harness.HF_TYPES: calibrate/harness_kinds/dec.py builds them (AutoModelForCausalLM, token-id
 batches, the harness's causal-LM inference with the DynamicCache in past_key_values).
 Tuning rows (f23-*) are measured with whole-run allocator recordings before the builders are checked against them;
 held-out rows (f24-*) are other shapes and settings, predicted at the final commit and measured blind.

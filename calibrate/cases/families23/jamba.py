@@ -9,7 +9,7 @@ periods kept: 5 layers hold layers 0..4 (mamba at 0-3, attention at 4, MoE at 1 
 period, 2 layers a dense and an MoE mamba layer, 1 layer a dense mamba layer. One MoE layer alone is 2.8 B parameters,
 so the bigger training rows use SGD (with or without momentum) to stay under 60 GiB. Held out: the AI21-Jamba-1.5-Large width
 (8192 hidden, 24576 intermediate, 64 heads / 8 KV, dt rank 512), one layer.
-The harness builds it through calibrate/harness_kinds/jamba.py (AutoModelForCausalLM; harness.HF_TYPES lacks jamba).
+The harness builds it through calibrate/harness_kinds/dec.py (AutoModelForCausalLM; harness.HF_TYPES lacks jamba).
 tuning(): ids f23-jam-*, measured with whole-run recordings before the builder is checked against them;
 holdout(): ids f24-jam-*, other shapes and settings, predicted at the final commit and measured blind.
 Usage: python3 jamba.py   (JSONL: tuning, then holdout)"""
