@@ -71,27 +71,12 @@ GraniteMoeLayer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t 
   return w;
 }
 
-// GraniteMoeTopKRouter.forward over flat [T, H]; what it returns is held (bound in GraniteMoeMoE.forward until
-// the block returns: release_route).
-QwenMoeRoute router(GraphBuilder& b, const TransformerSpec& s, TensorId weight, TensorId flat) {
-  const int64_t T = b.shape(flat)[0], K = s.num_experts_per_tok;
-  TensorId logits = b.to(b.linear(flat, weight), DType::f32);
-  b.hold(logits);  // router_logits, returned (bound to `_`)
-  auto top = b.generic({"topk", {logits}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
-  b.hold(top[0]);  // top_k_logits: a local until the router returns
-  TensorId weights = b.to(b.softmax_last(top[0]), b.dtype(flat));
-  b.drop(top[0]);
-  b.hold(weights);
-  b.hold(top[1]);
-  return {logits, weights, top[1]};
-}
-
 // GraniteMoeMoE.forward on x [B, S, H].
 TensorId moe_block(GraphBuilder& b, const TransformerSpec& s, const GraniteMoeLayer& w, TensorId x) {
   const int64_t H = s.hidden_size;
   const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens;
   TensorId flat = b.view(x, {checked_mul(B, Sq), H});
-  const QwenMoeRoute route = router(b, s, w.router, flat);
+  const QwenMoeRoute route = granite_topk_router(b, s, w.router, flat);
   TensorId out = b.view(qwen_moe_experts(b, s, w.gate_up, w.down, flat, route), {B, Sq, H});
   release_route(b, route);
   return out;
@@ -136,6 +121,19 @@ TensorId granitemoe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, 
 }
 
 }  // namespace
+
+QwenMoeRoute granite_topk_router(GraphBuilder& b, const TransformerSpec& s, TensorId weight, TensorId flat) {
+  const int64_t T = b.shape(flat)[0], K = s.num_experts_per_tok;
+  TensorId logits = b.to(b.linear(flat, weight), DType::f32);
+  b.hold(logits);  // router_logits, returned (bound to `_`)
+  auto top = b.generic({"topk", {logits}, {{{T, K}, DType::f32}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
+  b.hold(top[0]);  // top_k_logits: a local until the router returns
+  TensorId weights = b.to(b.softmax_last(top[0]), b.dtype(flat));
+  b.drop(top[0]);
+  b.hold(weights);
+  b.hold(top[1]);
+  return {logits, weights, top[1]};
+}
 
 void build_granitemoe(GraphBuilder& b, const TransformerSpec& s) {
   if (s.num_experts <= 0 || s.num_experts_per_tok <= 0 || s.moe_intermediate_size <= 0)

@@ -2,6 +2,7 @@
 // four Python-float multipliers of the granite models (models/granite, models/granitemoe, models/granitemoeshared).
 #pragma once
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/parts/qwen_parts.h"
 
 namespace memplan {
 
@@ -13,5 +14,9 @@ TensorId granite_scaled_residual(GraphBuilder& b, TensorId residual, TensorId x)
 // SkeletonSpec embed_op / logits_op).
 TensorId granite_embedding_multiplier(GraphBuilder& b, TensorId x);
 TensorId granite_logits_scaling(GraphBuilder& b, TensorId x);
+// GraniteMoeTopKRouter.forward (and GraniteMoeHybridTopKRouter's, the same statements) over flat [T, H]: fp32
+// logits, topk, softmax of the top logits cast back to the input's dtype. What it returns is held (bound in the
+// MoE block until it returns: release_route).
+QwenMoeRoute granite_topk_router(GraphBuilder& b, const TransformerSpec& s, TensorId weight, TensorId flat);
 
 }  // namespace memplan
