@@ -167,7 +167,7 @@ TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
   }
 }
 
-TEST_CASE("--seq-len left out: 2048 (encoders 512) or the position table's limit where lower", "[cli][task]") {
+TEST_CASE("default sequence (no --seq-len): 2048, encoders 512, or the position table's limit where lower", "[cli][task]") {
   // The published configs' tables: CLIP's text tower 77 positions (openai/clip-vit-base-patch32), BERT-base 512,
   // RoBERTa 514 less its padding offset of 2, GPT-2 n_positions 1024, BART 1024, Opus-MT (Marian) 512, NLLB's
   // sinusoidal table (max_position_embeddings 1024 + 2 rows, ids from pad_token_id 1 + 1: 1024); Llama-2 has
