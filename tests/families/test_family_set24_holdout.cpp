@@ -7,8 +7,11 @@
 // families23-left.json; the Qwen-VL rows also at the commit that first served images,
 // families23-vlminf-before-measuring.json, unchanged since). Of 45 rows the final call measured 33 (its deadline
 // cut the Jamba / PaliGemma / LLaVA-checkpointed tuning leftovers): peak allocated within 0.05 % on all 33, reserved
-// within 0.1 % on 26. Checked at the builders' bounds (allocated 0.1 %, reserved 1 %) but for the rows below
-// (data/validation/NOTES.md, "Family sets 23 and 24"); none has a recording.
+// within 0.1 % on 26. The nineteenth session's first call measured 11 of the 12 left (Jamba x4, PaliGemma x2,
+// LLaVA checkpointed, Granite-4.0-H generate, Falcon-Mamba, Falcon-H1 fp32, Idefics3-256M, SmolVLM-2B; one Jamba
+// generate row ran past its deadline), still against the predictions of 5ddeb0a: allocated within 0.03 % on all
+// 11, reserved within 0.22 % on 10 (data/validation/h200-families25-measured.jsonl). Checked at the builders' bounds
+// (allocated 0.1 %, reserved 1 %) but for the rows below (data/validation/NOTES.md, "Family sets 23 and 24").
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -23,10 +26,13 @@ bool held_out_set(const memplan::ValidationCase& c) {
 }
 
 memplan::testing::FamilyBounds bounds(const std::string& id) {
-  // Falcon-H1-1.5B widths (6 layers) served in bf16, b4 x 500 + 16 tokens: reserved +87 % (26362 vs 14072 MiB; the
-  // allocated peak and the cache exact): the replay's generate() then measured prefill keep segments the run
-  // reuses; the Bamba amp row of the same call, whose reserved is 1.7x its allocated, is exact. Not traced.
-  if (id == "f23-fh1-15b-infer-bf16-b4s500-g16-6l") return {0.001, 0.88};
+  // Falcon-H1-1.5B widths (6 layers) served in bf16, b4 x 500 + 16 tokens: predicted +87 % reserved (26362 vs
+  // 14072 MiB) at 5ddeb0a; its whole-run recording (recordings/families25) showed each layer's recurrent state
+  // allocated after the chunk scan returned, where the replay had it inside the scan, splitting the 12 GiB segment
+  // the next layer's product needs. Now +0.01 % (read after measuring: not blind).
+  // Falcon-H1-0.5B widths fp32 training (blind, nineteenth session's call): reserved +4.0 %, allocated exact; no
+  // recording.
+  if (id == "f23-fh1-05b-fp32-b2s512") return {0.001, 0.041};
   // Nemotron-H-8B widths (8 blocks) amp bf16 with accumulation: reserved -3.8 %, allocated exact.
   if (id == "f24-nh-8b-ampbf16-b2s384-8l-acc2") return {0.001, 0.039};
   // Idefics3-8B widths eager amp bf16 with two global images: reserved +6.4 %, allocated exact; Idefics3-2B widths
@@ -50,12 +56,12 @@ memplan::testing::FamilyBounds bounds(const std::string& id) {
 TEST_CASE("family set 24, held out: peak allocated and reserved as predicted before measuring",
           "[family][set24][holdout]") {
   const auto checked = memplan::testing::check_family_cases(held_out_set, bounds);
-  CHECK(checked.size() == 33);
+  CHECK(checked.size() == 44);
   int exact_allocated = 0, exact_reserved = 0;
   for (const auto& r : checked) {
     exact_allocated += std::abs(r.allocated_err) < 0.0005 ? 1 : 0;
     exact_reserved += std::abs(r.reserved_err) < 0.001 ? 1 : 0;
   }
-  CHECK(exact_allocated == 33);  // blind: all 33 within 0.05 %
-  CHECK(exact_reserved >= 26);   // blind: 26 of 33 within 0.1 %
+  CHECK(exact_allocated == 44);  // blind: all 33 (then 11 more) within 0.05 %
+  CHECK(exact_reserved >= 36);   // blind: 26 of 33 within 0.1 %, then 9 of 11; the Falcon-H1 mechanism one more
 }

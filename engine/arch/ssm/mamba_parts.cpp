@@ -701,13 +701,16 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
   y = b.add(b.view(y, {B, Sp, nh, hd}), Dres);
   if (pad > 0) y = b.view(y, {B, S, nh, hd});
   b.hold(y);
-  // ---- back in the mixer
+  // ---- back in the mixer: the scan has returned (its locals are gone) before the cache is written; the
+  // whole-run Falcon-H1 prefill stream allocates each layer's state after the scan's last [B, c, cs, nh, hd]
+  // block is freed (allocated first, the state split the big segment the next layer's [B, c, cs, cs, nh, N]
+  // product needs: a second 12 GiB segment, reserved +87 %).
+  for (TensorId t : scan_locals) b.drop(t);
   if (inf) {  // cache_params.update_recurrent_state(final_state): zeros_like on first use, then copy_ (in place)
     const TensorId rs = b.generic_one("zeros_like", {}, {B, nh, hd, N}, DType::f32);
     b.inplace("copy_", rs, false, {ns});
     b.kv_cache_out(rs);
   }
-  for (TensorId t : scan_locals) b.drop(t);
   const TensorId y2 = b.view(y, {B, S, I});
   if (exact)
     locals.push_back(y);  // scan_result, bound until the mixer returns
