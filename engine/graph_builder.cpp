@@ -502,6 +502,19 @@ TensorId GraphBuilder::pow_scalar(TensorId x) {
   return y;
 }
 
+TensorId GraphBuilder::cumsum(TensorId x, size_t dim) {
+  TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);
+  Op& op = emit("cumsum", {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward) {
+    add_grads(op, {x});
+    if (shape(x).at(dim) > 1 && info(x).bytes > dtype_bytes(dtype(x)))
+      op.bwd_pre_temp_bytes = {info(x).bytes, info(x).bytes};  // flip(dim), then its cumsum
+  }
+  return y;
+}
+
 TensorId GraphBuilder::unary(std::string_view name, TensorId x, bool save_in, bool save_out, bool fp32_policy) {
   if (fp32_policy) x = autocast_fp32(x);
   TensorId y = new_tensor(shape(x), dtype(x), TensorKind::activation);

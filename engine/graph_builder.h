@@ -139,6 +139,11 @@ class GraphBuilder {
   // x.pow(python-scalar), fp32 policy under autocast; saves x. pow_backward evaluates
   // `grad * (e * x.pow(e - 1))`: two x-sized temporaries are alive while the gradient is computed.
   TensorId pow_scalar(TensorId x);
+  // torch.cumsum(x, dim) with autograd: saves nothing; its backward is ATen's reversed_cumsum,
+  // `grad.flip(dim).cumsum(dim).flip(dim)`, one C++ expression whose first two results are temporaries alive until
+  // it ends (two x-sized pre-temporaries, freed last first after the gradient). A dim of size 1 or a tensor of one
+  // element hands the gradient through (no allocation besides the generic gradient).
+  TensorId cumsum(TensorId x, size_t dim);
   // Unary op producing a new tensor. `save_in`/`save_out` per derivatives.yaml; `fp32_policy` for autocast.
   TensorId unary(std::string_view name, TensorId x, bool save_in, bool save_out, bool fp32_policy = false);
   TensorId reduce_last(std::string_view name, TensorId x, bool save_in);  // mean/sum over last dim, keepdim

@@ -395,7 +395,7 @@ TensorId segment_sum(GraphBuilder& b, TensorId x) {
   const TensorId f = b.binary("masked_fill", e, b.generic_one("bitwise_not", {mask}, {T, T}, DType::boolean), false,
                               true);
   b.hold(f);  // input_tensor, rebound to the masked tensor, stays bound until segment_sum returns
-  const TensorId c = b.unary("cumsum", f, false, false);
+  const TensorId c = b.cumsum(f, b.shape(f).size() - 2);  // dim=-2
   const TensorId mask2 = tril();
   b.drop(mask);
   b.hold(mask2);
@@ -655,7 +655,7 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
   const TensorId C_c = skeep(b.view(pad_dim(b, Cr, 1, pad), {B, c, cs, nh, N}));
   for (TensorId t : {hs2, A2, Br, Cr}) b.drop(t);
   const TensorId Ap = b.view(A_c, {B, nh, c, cs});  // .permute(0, 3, 1, 2)
-  const TensorId Acs = skeep(b.unary("cumsum", Ap, false, false));
+  const TensorId Acs = skeep(b.cumsum(Ap, 3));  // dim=-1
   const TensorId L = skeep(b.unary("exp", segment_sum(b, Ap), false, true, true));  // [B, h, c, cs, cs]
   const TensorId Gm = skeep(b.sum_expand_grad(
       "sum", b.mul(b.view(C_c, {B, c, cs, 1, nh, N}), b.view(B_c, {B, c, 1, cs, nh, N})), {B, c, cs, cs, nh}));
