@@ -146,7 +146,6 @@ void build_falcon_h1(GraphBuilder& b, const TransformerSpec& s) {
   Mamba2MixerVariant variant;
   variant.norm = s.ssm_rms_norm ? Mamba2MixerVariant::Norm::falcon : Mamba2MixerVariant::Norm::silu_gate;
   variant.norm_before_gate = s.ssm_norm_before_gate;
-  variant.scan_output_bound = true;
   TensorId h = inputs_embeds;
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";

@@ -69,7 +69,6 @@ Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, const s
     attention_projection_params(b, s, p, train, s.attention_bias, s.attention_bias, w.attn);
   } else {
     w.mamba = mamba2_mixer_params(b, s, p + "mamba.", train);
-    w.mamba.exact_lifetimes = true;  // the whole-run recordings' lifetimes (mamba_parts.h)
   }
   return w;
 }

@@ -590,8 +590,7 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
     conv_out = b.to(act, b.dtype(xbct));
   } else {
     // update_conv_state (prefill), then causal_conv1d_fn(x, weight, bias, activation="silu")
-    conv_out = w.exact_lifetimes ? ssm_causal_conv_seq_exact(b, xbct, w.conv_w, w.conv_b, K, inf)
-                                 : ssm_causal_conv_seq(b, xbct, w.conv_w, w.conv_b, K, inf);
+    conv_out = ssm_causal_conv_seq_exact(b, xbct, w.conv_w, w.conv_b, K, inf);
   }
   const TensorId xbc2 = keep(b.view(conv_out, {B, S, conv_dim}));  // .transpose(1, 2)
   if (x_in != x) b.drop(x_in);  // hidden_states, B, C = torch.split(...)
@@ -617,7 +616,7 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
                                               b.view(Bm, {B, G, N}), b.view(Cm, {B, G, N}), rec_state,
                                               z_gate ? b.view(gate, {B, nh, hd}) : kNoTensor);
     const TensorId n = norm(b.view(y, {B, 1, I}), z_gate);
-    if (w.exact_lifetimes || v.scan_output_bound) keep(n);  // scan_output, bound until the mixer returns
+    keep(n);  // scan_output, bound until the mixer returns
     const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
     for (TensorId t : locals) b.drop(t);
     return out;
@@ -665,34 +664,23 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
       "sum", b.mul(b.view(M, {B, c, cs, cs, nh, 1}), b.view(hs_c, {B, c, 1, cs, nh, hd})), {B, c, cs, nh, hd}));
   const TensorId ds = skeep(b.unary("exp", b.sub(b.view(Acs, {B, nh, c, 1}), Acs), false, true, true));
   const TensorId Bdec = skeep(b.mul(B_c, b.view(ds, {B, c, cs, nh, 1})));
-  const bool exact = w.exact_lifetimes;
   const TensorId st = b.sum_expand_grad(
       "sum", b.mul(b.view(Bdec, {B, c, cs, nh, 1, N}), b.view(hs_c, {B, c, cs, nh, hd, 1})), {B, c, nh, hd, N});
-  if (exact)
-    b.hold(st);
-  else
-    skeep(st);
+  b.hold(st);
   const TensorId prev = skeep(b.generic_one("zeros_like", {}, {B, 1, nh, hd, N}, DType::f32));
   const TensorId st2 = b.cat("cat", {prev, st}, 1);  // [B, c + 1, h, hd, N]
-  if (exact)
-    b.hold(st2);
-  else
-    skeep(st2);
-  if (exact) b.drop(st);  // `states = torch.cat(...)` rebinds
+  b.hold(st2);
+  b.drop(st);  // `states = torch.cat(...)` rebinds
   const TensorId dc = skeep(b.view(
       b.unary("exp", segment_sum(b, pad_dim(b, b.view(Acs, {B, nh, c}), 2, 1)), false, true, true),
       {B, c + 1, c + 1, nh}));  // .transpose(1, 3)
   const TensorId ns = b.sum_expand_grad(
       "sum", b.mul(b.view(dc, {B, c + 1, c + 1, nh, 1, 1}), b.view(st2, {B, c + 1, 1, nh, hd, N})),
       {B, c + 1, nh, hd, N});
-  if (!exact) {
-    skeep(ns);
-  } else {
-    b.hold(ns);  // new_states, then final_state's base: in inference bound by scan_result until the mixer returns
-    (inf ? locals : scan_locals).push_back(ns);
-  }
+  b.hold(ns);  // new_states, then final_state's base: in inference bound by scan_result until the mixer returns
+  (inf ? locals : scan_locals).push_back(ns);
   const TensorId states = skeep(b.view(ns, {B, c, nh, hd, N}));  // new_states[:, :-1]
-  if (exact) b.drop(st2);  // `states, final_state = ...` rebinds the cat
+  b.drop(st2);  // `states, final_state = ...` rebinds the cat
   const TensorId sdo = skeep(b.unary("exp", Acs, false, true, true));
   const TensorId cts = skeep(b.mul(b.view(C_c, {B, c, cs, nh, 1, N}), b.view(states, {B, c, 1, nh, hd, N})));
   const TensorId Yoff =
@@ -712,12 +700,9 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
     b.kv_cache_out(rs);
   }
   const TensorId y2 = b.view(y, {B, S, I});
-  if (exact)
-    locals.push_back(y);  // scan_result, bound until the mixer returns
-  else
-    b.drop(y);
+  locals.push_back(y);  // scan_result, bound until the mixer returns
   const TensorId n = norm(y2, false);
-  if (exact || v.scan_output_bound) keep(n);  // scan_output, bound until the mixer returns
+  keep(n);  // scan_output, bound until the mixer returns
   const TensorId out = b.linear(b.to(n, dtype), w.out_w, w.out_b);
   for (TensorId t : locals) b.drop(t);
   return out;

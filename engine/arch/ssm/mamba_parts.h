@@ -58,7 +58,7 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
 // returns (whole-run amp streams of jamba and mamba: a copy alloc'd before the conv output, freed with the cast
 // and the fp32 copy before silu).
 TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf);
-// ssm_causal_conv_seq with the lifetimes a whole-run recording showed (Mamba2MixerParams::exact_lifetimes): the
+// Mamba2 mixers' causal_conv1d_fn (the lifetimes the hybrids' whole-run recordings showed): the
 // kernel's contiguous copy of its input also when the input is `.to(weight.dtype)`'s copy (a cast keeps the
 // transposed strides), and that copy freed as F.conv1d returns, before the slice and the activation.
 TensorId ssm_causal_conv_seq_exact(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K,
@@ -97,15 +97,16 @@ struct Mamba2MixerParams {
   TensorId conv_w = kNoTensor, conv_b = kNoTensor, in_w = kNoTensor, in_b = kNoTensor, dt_bias = kNoTensor,
            a_log = kNoTensor, norm_w = kNoTensor, d = kNoTensor, out_w = kNoTensor, out_b = kNoTensor;
   bool train = true;
-  // The statement-exact Python lifetimes the hybrids' whole-run recordings showed (granitemoehybrid / bamba set it;
-  // mamba2.cpp keeps the replay its measured rows were checked with): causal_conv1d_fn's `x.to(weight.dtype)` dies
-  // as F.conv1d returns and the depthwise kernel copies its (transposed, also when cast) input contiguous;
-  // mamba2_chunk_scan's `states` dies at `states = torch.cat([previous_states, states])`, that cat at the
-  // `states, final_state = new_states[:, :-1], new_states[:, -1]` rebinding; the scan's result stays bound
-  // (`scan_result`) until the mixer returns, and with it, in inference, new_states (final_state's base); the gated
-  // norm's output too (`scan_output = self.norm(scan_output, gate)`).
-  bool exact_lifetimes = false;
 };
+// Every Mamba2 mixer (mamba2, granitemoehybrid, bamba, falcon_h1, nemotron_h: one torch path in transformers 5.17)
+// replays the statement-exact Python lifetimes the whole-run recordings showed: causal_conv1d_fn's
+// `x.to(weight.dtype)` dies as F.conv1d returns and the depthwise kernel copies its (transposed, also when cast)
+// input contiguous; the chunk scan's `states` dies at `states = torch.cat([previous_states, states])`, that cat at
+// the `states, final_state = new_states[:, :-1], new_states[:, -1]` rebinding; the scan's result stays bound
+// (`scan_result`) until the mixer returns, and with it, in inference, new_states (final_state's base); the gated
+// norm's output too (`scan_output = self.norm(scan_output, gate)`, freed after out_proj); the cache's recurrent
+// state is written after the scan has returned. (Until the nineteenth session only Granite-4.0-H and Bamba had
+// these lifetimes; Falcon-H1 and Nemotron-H read -3.8 .. +4.0 % reserved without them, mamba2 was exact either way.)
 // Registers one mixer's parameters under prefix `p` in Mamba2Mixer.__init__'s order (mamba2.cpp's header).
 Mamba2MixerParams mamba2_mixer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
 
@@ -133,11 +134,6 @@ struct Mamba2MixerVariant {
   enum class Norm : uint8_t { mamba2, grouped, falcon, silu_gate };
   Norm norm = Norm::mamba2;
   bool norm_before_gate = false;  // falcon only
-  // `scan_output = self.norm(scan_output, gate)` keeps the norm's output bound until the mixer returns, after
-  // out_proj's cast and GEMM (whole-run Nemotron-H stream: the [B, S, I] fp32 block freed after out_proj). The
-  // hybrids set it; Mamba2Mixer runs the same statement, but mamba2_mixer keeps its measured replay (frees the block
-  // at the cast) so that mamba2's outputs stay as merged.
-  bool scan_output_bound = false;
 };
 TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const Mamba2MixerParams& w, TensorId x,
                               const Mamba2MixerVariant& v);

@@ -141,7 +141,6 @@ void build_nemotron_h(GraphBuilder& b, const TransformerSpec& s) {
   const HybridPrelude pre = hybrid_positions_and_masks(b, s, b.dtype(inputs_embeds));
   Mamba2MixerVariant variant;
   variant.norm = Mamba2MixerVariant::Norm::grouped;
-  variant.scan_output_bound = true;
   TensorId h = inputs_embeds;
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const Block w = block_params(b, s, i, !layer_frozen(cfg, i));

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""A small model of PyTorch's CUDA caching allocator (default settings: 512-byte rounding, the 1 MiB small pool in
+2 MiB segments, 20 MiB segments below 10 MiB, 2 MiB rounding above, best fit by size, splits above 1 MiB / 512 B
+left over, neighbours merged on free) run over one event stream, to tell whether a reserved-memory miss lies in the
+event sequence or in segment placement. It prints the peak reserved and, whenever a segment of 1 GiB or more is
+opened while another exists, what occupies the existing ones.
+Equal-size free blocks are taken from the oldest segment first (a driver that places segments bottom-up) or, with
+--newer-first, from the newest (the engine's top-down address model, engine/alloc/device_va.h).
+Usage: calibrate/alloc_sim.py STREAM [--newer-first]
+STREAM: a whole-run recording (record_case_events.py, .json.gz) or `memplan validate --only ID --events-out` text."""
+import argparse
+import gzip
+import json
+
+MB = 1 << 20
+
+
+def round_size(s):
+    return 512 if s < 512 else (s + 511) // 512 * 512
+
+
+def segment_size(s):
+    if s <= MB:
+        return 2 * MB
+    if s < 10 * MB:
+        return 20 * MB
+    return (s + 2 * MB - 1) // (2 * MB) * (2 * MB)
+
+
+class Block:
+    __slots__ = ("seg", "size", "free", "prev", "next", "tag")
+
+    def __init__(self, seg, size):
+        self.seg, self.size, self.free, self.prev, self.next, self.tag = seg, size, True, None, None, ""
+
+
+class Allocator:
+    def __init__(self, newer_first):
+        self.free_blocks = {True: [], False: []}  # small pool?
+        self.segments = []  # (first block, bytes, small)
+        self.reserved = self.peak = 0
+        self.live = {}
+        self.newer_first = newer_first
+
+    def _best(self, small, size):
+        best = None
+        for b in self.free_blocks[small]:
+            if b.size < size:
+                continue
+            key = (b.size, -b.seg if self.newer_first else b.seg)
+            if best is None or key < best[0]:
+                best = (key, b)
+        return best[1] if best else None
+
+    def alloc(self, key, size, tag):
+        size = round_size(size)
+        small = size <= MB
+        b = self._best(small, size)
+        if b is None:
+            ss = segment_size(size)
+            b = Block(len(self.segments), ss)
+            self.segments.append((b, ss, small))
+            self.reserved += ss
+            self.peak = max(self.peak, self.reserved)
+            self.free_blocks[small].append(b)
+            if not small and ss >= 1024 * MB and len(self.segments) > 1:
+                self.report(size, tag)
+        self.free_blocks[small].remove(b)
+        rest = b.size - size
+        if (small and rest >= 512) or (not small and rest > MB):
+            n = Block(b.seg, rest)
+            n.prev, n.next = b, b.next
+            if b.next:
+                b.next.prev = n
+            b.next, b.size = n, size
+            self.free_blocks[small].append(n)
+        b.free, b.tag = False, tag
+        self.live[key] = (b, small)
+
+    def free(self, key):
+        b, small = self.live.pop(key)
+        b.free = True
+        if b.next and b.next.free:
+            n = b.next
+            self.free_blocks[small].remove(n)
+            b.size += n.size
+            b.next = n.next
+            if n.next:
+                n.next.prev = b
+        if b.prev and b.prev.free:
+            p = b.prev
+            self.free_blocks[small].remove(p)
+            p.size += b.size
+            p.next = b.next
+            if b.next:
+                b.next.prev = p
+            b = p
+        self.free_blocks[small].append(b)
+
+    def report(self, size, tag):
+        print("a new segment for %.1f MiB at %s; the segments of 1 GiB or more:" % (size / MB, tag))
+        for first, ss, small in self.segments:
+            if small or ss < 1024 * MB:
+                continue
+            parts, b = [], first
+            while b:
+                parts.append(("F%.1f" % (b.size / MB)) if b.free else ("L%.1f[%s]" % (b.size / MB, b.tag)))
+                b = b.next
+            print("   %d MiB: %s" % (ss // MB, " ".join(parts[:20])))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("stream")
+    ap.add_argument("--newer-first", action="store_true")
+    a = ap.parse_args()
+    al = Allocator(a.newer_first)
+    if a.stream.endswith(".gz"):
+        for i, (act, size, addr, _stream) in enumerate(json.load(gzip.open(a.stream, "rt"))["events"]):
+            if act == "alloc":
+                al.alloc(addr, size, "recorded#%d" % i)
+            elif act == "free_completed":
+                al.free(addr)
+    else:
+        for i, line in enumerate(open(a.stream)):
+            p = line.split()
+            if p[0] == "a":
+                al.alloc(p[2], int(p[1]), "replayed#%d" % i)
+            else:
+                al.free(p[2])
+    print("peak reserved %d MiB, %d segments" % (al.peak // MB, len(al.segments)))
+
+
+if __name__ == "__main__":
+    main()
