@@ -4,7 +4,7 @@
 left over, neighbours merged on free) run over one event stream, to tell whether a reserved-memory miss lies in the
 event sequence or in segment placement. It prints the peak reserved and, whenever a segment of 1 GiB or more is
 opened while another exists, what occupies the existing ones.
-Equal-size free blocks are taken from the oldest segment first (a driver that places segments bottom-up) or, with
+Equal-size free blocks are taken from the oldest segment first (within a segment, the lower offset) (a driver that places segments bottom-up) or, with
 --newer-first, from the newest (the engine's top-down address model, engine/alloc/device_va.h).
 Usage: calibrate/alloc_sim.py STREAM [--newer-first]
 STREAM: a whole-run recording (record_case_events.py, .json.gz) or `memplan validate --only ID --events-out` text."""
@@ -28,10 +28,11 @@ def segment_size(s):
 
 
 class Block:
-    __slots__ = ("seg", "size", "free", "prev", "next", "tag")
+    __slots__ = ("seg", "off", "size", "free", "prev", "next", "tag")
 
-    def __init__(self, seg, size):
-        self.seg, self.size, self.free, self.prev, self.next, self.tag = seg, size, True, None, None, ""
+    def __init__(self, seg, off, size):
+        self.seg, self.off, self.size = seg, off, size
+        self.free, self.prev, self.next, self.tag = True, None, None, ""
 
 
 class Allocator:
@@ -47,7 +48,7 @@ class Allocator:
         for b in self.free_blocks[small]:
             if b.size < size:
                 continue
-            key = (b.size, -b.seg if self.newer_first else b.seg)
+            key = (b.size, -b.seg if self.newer_first else b.seg, b.off)  # then the lower address
             if best is None or key < best[0]:
                 best = (key, b)
         return best[1] if best else None
@@ -58,7 +59,7 @@ class Allocator:
         b = self._best(small, size)
         if b is None:
             ss = segment_size(size)
-            b = Block(len(self.segments), ss)
+            b = Block(len(self.segments), 0, ss)
             self.segments.append((b, ss, small))
             self.reserved += ss
             self.peak = max(self.peak, self.reserved)
@@ -68,7 +69,7 @@ class Allocator:
         self.free_blocks[small].remove(b)
         rest = b.size - size
         if (small and rest >= 512) or (not small and rest > MB):
-            n = Block(b.seg, rest)
+            n = Block(b.seg, b.off + size, rest)
             n.prev, n.next = b, b.next
             if b.next:
                 b.next.prev = n
@@ -81,21 +82,22 @@ class Allocator:
         b, small = self.live.pop(key)
         b.free = True
         if b.next and b.next.free:
-            n = b.next
-            self.free_blocks[small].remove(n)
-            b.size += n.size
-            b.next = n.next
-            if n.next:
-                n.next.prev = b
+            self.free_blocks[small].remove(b.next)
+            self._absorb(b, b.next)
         if b.prev and b.prev.free:
             p = b.prev
             self.free_blocks[small].remove(p)
-            p.size += b.size
-            p.next = b.next
-            if b.next:
-                b.next.prev = p
+            self._absorb(p, b)
             b = p
         self.free_blocks[small].append(b)
+
+    @staticmethod
+    def _absorb(lower, upper):
+        """Merges block `upper` into its lower neighbour `lower` (both free, neither on a free list)."""
+        lower.size += upper.size
+        lower.next = upper.next
+        if upper.next:
+            upper.next.prev = lower
 
     def report(self, size, tag):
         print("a new segment for %.1f MiB at %s; the segments of 1 GiB or more:" % (size / MB, tag))

@@ -142,7 +142,7 @@ class GraphBuilder {
   // torch.cumsum(x, dim) with autograd: saves nothing; its backward is ATen's reversed_cumsum,
   // `grad.flip(dim).cumsum(dim).flip(dim)`, one C++ expression whose first two results are temporaries alive until
   // it ends (two x-sized pre-temporaries, freed last first after the gradient). A dim of size 1 or a tensor of one
-  // element hands the gradient through (no allocation besides the generic gradient).
+  // element hands the gradient through: no temporaries (the replay still counts its generic gradient).
   TensorId cumsum(TensorId x, size_t dim);
   // Unary op producing a new tensor. `save_in`/`save_out` per derivatives.yaml; `fp32_policy` for autocast.
   TensorId unary(std::string_view name, TensorId x, bool save_in, bool save_out, bool fp32_policy = false);

@@ -104,8 +104,8 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
   b.drop(hn);
 }
 
-TensorId ssm_causal_conv_seq_exact(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K,
-                                   bool inf) {
+TensorId mamba2_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K,
+                                bool inf) {
   const Shape xs = b.shape(x);
   const int64_t B = xs[0], C = xs[1], S = xs[2];
   if (inf) {
@@ -590,7 +590,7 @@ TensorId mamba2_mixer_variant(GraphBuilder& b, const TransformerSpec& s, const M
     conv_out = b.to(act, b.dtype(xbct));
   } else {
     // update_conv_state (prefill), then causal_conv1d_fn(x, weight, bias, activation="silu")
-    conv_out = ssm_causal_conv_seq_exact(b, xbct, w.conv_w, w.conv_b, K, inf);
+    conv_out = mamba2_causal_conv_seq(b, xbct, w.conv_w, w.conv_b, K, inf);
   }
   const TensorId xbc2 = keep(b.view(conv_out, {B, S, conv_dim}));  // .transpose(1, 2)
   if (x_in != x) b.drop(x_in);  // hidden_states, B, C = torch.split(...)

@@ -58,11 +58,12 @@ void ssm_causal_lm(GraphBuilder& b, const TransformerSpec& s, const SsmMixerFact
 // returns (whole-run amp streams of jamba and mamba: a copy alloc'd before the conv output, freed with the cast
 // and the fp32 copy before silu).
 TensorId ssm_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K, bool inf);
-// Mamba2 mixers' causal_conv1d_fn (the lifetimes the hybrids' whole-run recordings showed): the
-// kernel's contiguous copy of its input also when the input is `.to(weight.dtype)`'s copy (a cast keeps the
-// transposed strides), and that copy freed as F.conv1d returns, before the slice and the activation.
-TensorId ssm_causal_conv_seq_exact(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K,
-                                   bool inf);
+// The Mamba2 mixers' causal_conv1d_fn (the lifetimes the hybrids' whole-run recordings showed; Mamba-1's is
+// ssm_causal_conv_seq above): the kernel's contiguous copy of its input also when the input is
+// `.to(weight.dtype)`'s copy (a cast keeps the transposed strides), and that copy freed as F.conv1d returns, before
+// the slice and the activation.
+TensorId mamba2_causal_conv_seq(GraphBuilder& b, TensorId x, TensorId conv_w, TensorId conv_b, int64_t K,
+                                bool inf);
 
 // ---- MambaMixer (Mamba-1: mamba.cpp; JambaMambaMixer: jamba.cpp; FalconMambaMixer: falcon_mamba.cpp)
 
