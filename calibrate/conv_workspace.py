@@ -13,10 +13,15 @@ torch.cuda.memory._record_memory_history; allocations freed before the pass retu
 families (ConvNeXt, EfficientNet B0-B7 / V2, MobileNet V2 / V3, Swin V1 / V2 stems, DenseNet, VGG, ResNeXt / Wide
 ResNet, RegNet X / Y) add their convs at 224 x 224 only (FAMILY_BATCHES), with groups (grouped and depthwise) and
 dilation; those rows carry two more columns (groups, dilation). Depthwise convs of fp32 / bf16 run ATen's native
-kernels (no cuDNN workspace; measured rows of 0 confirm it); channels-last convs (ConvNeXt after its stem) are
-measured in the default contiguous layout.
+kernels (no cuDNN workspace; measured rows of 0 confirm it). A conv whose input has channels-last strides (ConvNeXt
+after its stem: torchvision's and Hugging Face's) runs another cuDNN engine than the contiguous one (its fp32
+depthwise backward asks for 8x the activation where the contiguous input runs the native kernel with none), so
+its signature carries the layout and it is measured channels-last, the weight already channels-last (the copy
+ATen makes of a contiguous weight is the engine's own row, not a workspace). --hf-convnext adds the Hugging Face
+ConvNext / ConvNextV2 sizes (atto .. xlarge) at 224 and 384, built on the meta device.
 
 Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families] [--models=a,b,...]
+                                                             [--hf-convnext] [--channels-last-only]
                                                              [--family-sizes=224[,160,...]] [--image-sizes=...]
                                                              [--batches=3,5,...] [--dtypes=bf16,fp32,fp16]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
@@ -31,6 +36,7 @@ The table is what the engine embeds (data/calibration/h200-cudnn-conv-workspace.
 next to it as the raw evidence (every allocation of every pass).
 """
 import json
+import os
 import sys
 import time
 
@@ -46,11 +52,25 @@ FAMILY_MODELS = ["convnext_tiny", "convnext_small", "convnext_base", "convnext_l
     ["regnet_y_" + v for v in ("400mf", "800mf", "1_6gf", "3_2gf", "8gf", "16gf", "32gf")] + \
     ["regnet_x_" + v for v in ("400mf", "800mf", "1_6gf", "3_2gf", "8gf", "16gf", "32gf")]
 FAMILY_BATCHES = [1, 8, 16, 32, 64, 128]
+# Channels-last shapes: the engines change with the batch more often than the dense NCHW ones do.
+CL_BATCHES = [1, 4, 8, 16, 24, 32, 48, 64, 96, 128]
+# Hugging Face ConvNext (tiny .. xlarge) and ConvNextV2 (atto .. huge) stage widths; depths do not change the shapes.
+HF_CONVNEXT = {"hf-convnext-%d" % w[0]: w for w in ((96, 192, 384, 768), (128, 256, 512, 1024), (192, 384, 768, 1536),
+                                                    (256, 512, 1024, 2048), (40, 80, 160, 320), (48, 96, 192, 384),
+                                                    (64, 128, 256, 512), (80, 160, 320, 640),
+                                                    (352, 704, 1408, 2816))}
+HF_SIZES = (224, 384)
 
 
-def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None):
-    """Unique (C, K, kernel, stride, pad, H, W, groups, dilation) of every Conv2d in the models at each image size
-    (batch 1), mapped to the models using it."""
+def channels_last(x):
+    """True where x has channels-last strides and is not also contiguous (what cuDNN's layout choice sees)."""
+    import torch
+    return x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
+
+
+def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, hf_convnext=False):
+    """Unique (C, K, kernel, stride, pad, H, W, groups, dilation, channels_last) of every Conv2d in the models at
+    each image size (batch 1), mapped to the models using it."""
     import torch
     import torchvision
     sigs = {}
@@ -72,7 +92,7 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None):
             def hook(mod, inp, out, name=name):
                 x = inp[0]
                 key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
-                       x.shape[2], x.shape[3], mod.groups, mod.dilation[0])
+                       x.shape[2], x.shape[3], mod.groups, mod.dilation[0], channels_last(x))
                 sigs.setdefault(key, set()).add(name)
 
             for mod in m.modules():
@@ -82,6 +102,31 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None):
                 m(torch.empty(1, 3, R, R, device="meta"))
             for h in hooks:
                 h.remove()
+    if hf_convnext:
+        import transformers
+        for name, widths in HF_CONVNEXT.items():
+            for v2 in (False, True):
+                cfg_cls = transformers.ConvNextV2Config if v2 else transformers.ConvNextConfig
+                model_cls = transformers.ConvNextV2Model if v2 else transformers.ConvNextModel
+                for R in HF_SIZES:
+                    with torch.device("meta"):
+                        m = model_cls(cfg_cls(hidden_sizes=list(widths), depths=[1, 1, 1, 1], image_size=R))
+                    tag = name.replace("convnext", "convnextv2" if v2 else "convnext")
+                    hooks = []
+
+                    def hook(mod, inp, out, tag=tag):
+                        x = inp[0]
+                        key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
+                               x.shape[2], x.shape[3], mod.groups, mod.dilation[0], channels_last(x))
+                        sigs.setdefault(key, set()).add(tag)
+
+                    for mod in m.modules():
+                        if isinstance(mod, torch.nn.Conv2d):
+                            hooks.append(mod.register_forward_hook(hook))
+                    with torch.no_grad():
+                        m(torch.empty(1, 3, R, R, device="meta"))
+                    for h in hooks:
+                        h.remove()
     return sigs
 
 
@@ -89,11 +134,14 @@ MARK_BYTES = 512 * 7919  # an allocation size nothing else in a conv makes: spli
 
 
 def measure(torch, F, sig, n, dtype, needs_dgrad):
-    C, K, k, s, p, H, W, g, d = sig
+    C, K, k, s, p, H, W, g, d, cl = sig
     x = torch.randn(n, C, H, W, device="cuda", dtype=dtype)
     w = torch.randn(K, C // g, k, k, device="cuda", dtype=dtype)
+    if cl:
+        x = x.contiguous(memory_format=torch.channels_last)
+        w = w.contiguous(memory_format=torch.channels_last)
     y = F.conv2d(x, w, None, s, p, d, g)
-    gy = torch.randn_like(y)
+    gy = torch.randn_like(y)  # keeps y's layout, as the gradient a channels-last model sends back
     mask = [needs_dgrad, True, False]
 
     def backward():
@@ -155,7 +203,7 @@ def write_table(in_path, out_path):
             d = {"environment": run["environment"], "rows": []}
         for r in run["rows"]:
             key = (r["c"], r["k"], r["kernel"], r["stride"], r["pad"], r["h"], r["w"], r.get("groups", 1),
-                   r.get("dilation", 1), r["dtype"], r["n"])
+                   r.get("dilation", 1), r.get("layout", "nchw"), r["dtype"], r["n"])
             if key not in seen:
                 seen.add(key)
                 d["rows"].append(r)
@@ -163,12 +211,14 @@ def write_table(in_path, out_path):
     lines = ["# memplan-conv-workspace/1: bytes cuDNN's heuristic engine asks the caching allocator for, per "
              "convolution pass (calibrate/conv_workspace.py)",
              "# " + " ".join(f"{k}={str(v).replace(' ', '_')}" for k, v in env.items()),
-             "# c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups dilation]"]
+             "# c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups dilation [layout]]"]
     for r in sorted(d["rows"], key=lambda r: (r["c"], r["k"], r["kernel"], r["stride"], r["pad"], r["h"], r["w"],
-                                              r.get("groups", 1), r.get("dilation", 1), r["dtype"], r["n"])):
+                                              r.get("groups", 1), r.get("dilation", 1), r.get("layout", "nchw"),
+                                              r["dtype"], r["n"])):
         dgrad = sum(r["dgrad_ws"]) if r["dgrad"] else -1
-        g, dil = r.get("groups", 1), r.get("dilation", 1)
-        tail = f" {g} {dil}" if (g, dil) != (1, 1) else ""  # the original 12 columns for dense convs
+        g, dil, layout = r.get("groups", 1), r.get("dilation", 1), r.get("layout", "nchw")
+        tail = f" {g} {dil}" if (g, dil, layout) != (1, 1, "nchw") else ""  # the original 12 columns
+        tail += " nhwc" if layout == "nhwc" else ""
         lines.append(f'{r["c"]} {r["k"]} {r["kernel"]} {r["stride"]} {r["pad"]} {r["h"]} {r["w"]} {r["n"]} '
                      f'{r["dtype"]} {sum(r["fwd_ws"])} {dgrad} {sum(r["wgrad_ws"])}{tail}')
     with open(out_path, "w") as f:
@@ -197,31 +247,42 @@ def main():
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--models=")), None)
     fam = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--family-sizes=")), "224")
     family_sizes = tuple(int(v) for v in fam.split(","))
-    sigs = conv_signatures(image_sizes, family_sizes=family_sizes, families="--no-families" not in sys.argv, only=only)
+    sigs = conv_signatures(image_sizes, family_sizes=family_sizes, families="--no-families" not in sys.argv, only=only,
+                           hf_convnext="--hf-convnext" in sys.argv)
+    if "--channels-last-only" in sys.argv:  # and the Hugging Face models' other convs (their stems)
+        sigs = {k: v for k, v in sigs.items() if k[-1] or any(m.startswith("hf-") for m in v)}
     t0 = time.time()
     rows = []
     for sig in sorted(sigs):
         stem = sig[0] == 3  # the model input does not require grad: no dgrad pass
-        family_only = all(m in FAMILY_MODELS for m in sigs[sig])
+        family_only = all(m in FAMILY_MODELS or m.startswith("hf-") for m in sigs[sig])
+        sig_batches = CL_BATCHES if sig[-1] else FAMILY_BATCHES
         for dname, dt in dtypes.items():
-            for n in (FAMILY_BATCHES if family_only and not quick and not forced_batches else batches):
+            for n in (sig_batches if family_only and not quick and not forced_batches else batches):
                 try:
                     r = measure(torch, F, sig, n, dt, not stem)
                 except torch.OutOfMemoryError:
                     continue
-                C, K, k, s, p, H, W, g, d = sig
+                C, K, k, s, p, H, W, g, d, cl = sig
                 rows.append({"c": C, "k": K, "kernel": k, "stride": s, "pad": p, "h": H, "w": W, "n": n,
-                             "groups": g, "dilation": d,
+                             "groups": g, "dilation": d, "layout": "nhwc" if cl else "nchw",
                              "dtype": dname, "dgrad": not stem, "fwd_ws": r["fwd_ws"], "dgrad_ws": r["dgrad_ws"],
                              "wgrad_ws": r["wgrad_ws"], "fwd_events": r["fwd"], "bwd_events": r["bwd"],
                              "models": sorted(sigs[sig])})
         print(f"{sig} done, {len(rows)} rows, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
+        if len(rows) and sorted(sigs).index(sig) % 10 == 9:
+            dump(torch, out_path, rows, t0)  # a run stopped by its time limit keeps what it measured
+    dump(torch, out_path, rows, t0)
+
+
+def dump(torch, out_path, rows, t0):
     env = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda,
            "cudnn": torch.backends.cudnn.version(), "cudnn_benchmark": torch.backends.cudnn.benchmark,
            "allow_tf32_cudnn": torch.backends.cudnn.allow_tf32,
            "date": time.strftime("%Y-%m-%d"), "seconds": round(time.time() - t0, 1)}
-    with open(out_path, "w") as f:
+    with open(out_path + ".part", "w") as f:
         json.dump({"format": "memplan-conv-workspace/1", "environment": env, "rows": rows}, f)
+    os.replace(out_path + ".part", out_path)
 
 
 if __name__ == "__main__":
