@@ -22,6 +22,7 @@ ConvNext / ConvNextV2 sizes (atto .. xlarge) at 224 and 384, built on the meta d
 
 Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families] [--models=a,b,...]
                                                              [--hf-convnext] [--channels-last-only]
+                                                             [--cl-batches=1,8,...] [--skip=EARLIER.json.gz,...]
                                                              [--family-sizes=224[,160,...]] [--image-sizes=...]
                                                              [--batches=3,5,...] [--dtypes=bf16,fp32,fp16]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
@@ -63,7 +64,9 @@ HF_SIZES = (224, 384)
 
 
 def channels_last(x):
-    """True where x has channels-last strides and is not also contiguous (what cuDNN's layout choice sees)."""
+    """True where x has channels-last strides and is not also contiguous (what cuDNN's layout choice sees). On the
+    meta device a conv's output is contiguous (the meta kernel does not pick cuDNN's layout), so a ConvNeXt conv
+    after the stem is marked channels-last by model, as it is on the GPU (the stem's LayerNorm permutes back)."""
     import torch
     return x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
 
@@ -92,7 +95,8 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, 
             def hook(mod, inp, out, name=name):
                 x = inp[0]
                 key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
-                       x.shape[2], x.shape[3], mod.groups, mod.dilation[0], channels_last(x))
+                       x.shape[2], x.shape[3], mod.groups, mod.dilation[0],
+                       channels_last(x) or (name.startswith("convnext") and mod.in_channels != 3))
                 sigs.setdefault(key, set()).add(name)
 
             for mod in m.modules():
@@ -117,7 +121,7 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, 
                     def hook(mod, inp, out, tag=tag):
                         x = inp[0]
                         key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
-                               x.shape[2], x.shape[3], mod.groups, mod.dilation[0], channels_last(x))
+                               x.shape[2], x.shape[3], mod.groups, mod.dilation[0], mod.in_channels != 3)
                         sigs.setdefault(key, set()).add(tag)
 
                     for mod in m.modules():
@@ -251,13 +255,23 @@ def main():
                            hf_convnext="--hf-convnext" in sys.argv)
     if "--channels-last-only" in sys.argv:  # and the Hugging Face models' other convs (their stems)
         sigs = {k: v for k, v in sigs.items() if k[-1] or any(m.startswith("hf-") for m in v)}
+    cl_batches = [int(v) for v in opt["--cl-batches"].split(",")] if "--cl-batches" in opt else CL_BATCHES
+    done = set()  # (signature, dtype) measured by an earlier run: --skip=a.json.gz,b.json.gz
+    for path in (opt["--skip"].split(",") if "--skip" in opt else []):
+        import gzip
+        with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+            for r in json.load(f)["rows"]:
+                done.add(((r["c"], r["k"], r["kernel"], r["stride"], r["pad"], r["h"], r["w"], r.get("groups", 1),
+                           r.get("dilation", 1), r.get("layout", "nchw") == "nhwc"), r["dtype"]))
     t0 = time.time()
     rows = []
     for sig in sorted(sigs):
         stem = sig[0] == 3  # the model input does not require grad: no dgrad pass
         family_only = all(m in FAMILY_MODELS or m.startswith("hf-") for m in sigs[sig])
-        sig_batches = CL_BATCHES if sig[-1] else FAMILY_BATCHES
+        sig_batches = (cl_batches if sig[-1] else FAMILY_BATCHES)
         for dname, dt in dtypes.items():
+            if (sig, dname) in done:
+                continue
             for n in (sig_batches if family_only and not quick and not forced_batches else batches):
                 try:
                     r = measure(torch, F, sig, n, dt, not stem)
