@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <sstream>
@@ -32,8 +33,31 @@ struct Spatial {
   std::vector<Point> points;  // sorted by n
 };
 
-// c_in c_out kernel stride pad dtype groups dilation
-using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, DType, int64_t, int64_t>;
+// c_in c_out kernel stride pad dtype groups dilation channels_last
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, DType, int64_t, int64_t, bool>;
+
+// The generic fallback's class: pass, 1x1?, dtype, group_class, channels_last. The layout is part of it so the
+// medians of channels-last and contiguous rows never mix (they run different cuDNN engines).
+using RatioKey = std::tuple<int, bool, DType, int, bool>;
+
+Key key_of(const ConvShape& s) {
+  return Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype, s.groups, s.dilation, s.channels_last};
+}
+
+// A whole token as a decimal integer ("2x", "" and "1.5" are not).
+bool parse_int(const std::string& tok, int64_t& out) {
+  const char* end = tok.data() + tok.size();
+  const auto r = std::from_chars(tok.data(), end, out);
+  return !tok.empty() && r.ec == std::errc() && r.ptr == end;
+}
+
+// The layout column: "nhwc" channels-last, "nchw" contiguous.
+bool parse_layout(const std::string& tok, bool& channels_last) {
+  if (tok == "nhwc") channels_last = true;
+  else if (tok == "nchw") channels_last = false;
+  else return false;
+  return true;
+}
 
 bool parse_dtype(const std::string& s, DType& out) {
   if (s == "fp32") out = DType::f32;
@@ -92,47 +116,77 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
+// Fills the passes of `ws` still unset (< 0) from the measured rows under `key`: the measured spatial size nearest
+// in pixel count (exact when measured), at the batch with the same N*H*W. Passes those rows do not measure stay -1.
+void fill_from_rows(const std::map<Key, std::vector<Spatial>>& shapes, const Key& key, const ConvShape& s,
+                    std::array<double, kPasses>& ws) {
+  const auto it = shapes.find(key);
+  if (it == shapes.end() || s.h <= 0 || s.w <= 0) return;
+  const Spatial* best = nullptr;
+  const double pixels = static_cast<double>(s.h) * static_cast<double>(s.w);
+  double best_gap = 0;
+  for (const Spatial& sp : it->second) {
+    const double gap = std::abs(std::log(pixels / (static_cast<double>(sp.h) * static_cast<double>(sp.w))));
+    if (!best || gap < best_gap) best = &sp, best_gap = gap;
+  }
+  const double n = static_cast<double>(s.n) * pixels / (static_cast<double>(best->h) * static_cast<double>(best->w));
+  for (int p = 0; p < kPasses; ++p)
+    if (ws[static_cast<size_t>(p)] < 0) ws[static_cast<size_t>(p)] = interpolate(best->points, n, p);
+}
+
+// Fills the passes of `ws` still unset (< 0) from the class medians of the given layout; passes whose class has no
+// measured row of that layout stay -1.
+void fill_from_ratios(const std::map<RatioKey, double>& ratio, const ConvShape& s, bool channels_last,
+                      std::array<double, kPasses>& ws) {
+  for (int p = 0; p < kPasses; ++p) {
+    if (ws[static_cast<size_t>(p)] >= 0) continue;
+    const auto r = ratio.find(RatioKey{p, s.kernel == 1, s.dtype, group_class(s), channels_last});
+    if (r != ratio.end()) ws[static_cast<size_t>(p)] = r->second * activation_bytes(s);
+  }
+}
+
 }  // namespace
 
 struct MeasuredConvWorkspace::Table {
   std::map<Key, std::vector<Spatial>> shapes;
-  // Generic fallback: median workspace / activation_bytes per (pass, 1x1?, dtype, group_class).
-  std::map<std::tuple<int, bool, DType, int>, double> ratio;
+  // Generic fallback: median workspace / activation_bytes per (pass, 1x1?, dtype, group_class, channels_last).
+  std::map<RatioKey, double> ratio;
   size_t rows = 0;
 };
 
 MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::make_unique<Table>()) {
-  std::map<std::tuple<int, bool, DType, int>, std::vector<double>> ratios;
+  std::map<RatioKey, std::vector<double>> ratios;
   for_each_row(text, [&](int64_t line_no, const std::string& line) {
     std::istringstream ls(line);
     ConvShape s;
     std::string dtype;
     std::array<int64_t, kPasses> bytes{};
-    std::string extra;
     const bool base = static_cast<bool>(ls >> s.c_in >> s.c_out >> s.kernel >> s.stride >> s.pad >> s.h >> s.w >> s.n >>
                                         dtype >> bytes[0] >> bytes[1] >> bytes[2]);
-    // Optional trailing columns: groups, dilation (absent: 1).
-    int64_t opt[2] = {1, 1};
-    int n_opt = 0;
-    for (int64_t v = 0; base && n_opt < 2 && (ls >> v); ++n_opt) opt[n_opt] = v;
-    if (base && n_opt == 2) ls >> extra;
-    s.groups = opt[0];
-    s.dilation = opt[1];
-    const bool bad_tail = !ls.eof() || !extra.empty() || s.groups < 1 || s.dilation < 1;
+    // Optional trailing columns, each needing the ones before it: groups, dilation (absent: 1), layout (absent:
+    // nchw). Anything after the layout is malformed.
+    std::vector<std::string> tail;
+    for (std::string tok; base && ls >> tok;) tail.push_back(tok);
+    bool tail_ok = base && tail.size() <= 3;
+    if (tail_ok && tail.size() >= 1) tail_ok = parse_int(tail[0], s.groups);
+    if (tail_ok && tail.size() >= 2) tail_ok = parse_int(tail[1], s.dilation);
+    if (tail_ok && tail.size() >= 3) tail_ok = parse_layout(tail[2], s.channels_last);
+    const bool bad_tail = !tail_ok || s.groups < 1 || s.dilation < 1;
     if (!base || bad_tail || !parse_dtype(dtype, s.dtype) || s.c_in <= 0 || s.c_out <= 0 || s.kernel <= 0 ||
         s.stride <= 0 || s.pad < 0 || s.h <= 0 || s.w <= 0 || s.n <= 0 || bytes[0] < 0 || bytes[1] < -1 ||
         bytes[2] < 0)
       throw InputError("conv workspace table line " + std::to_string(line_no), line,
-                       "want 'c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups [dilation]]' "
-                       "(dtype fp32|bf16|fp16)");
-    auto& spatials = t_->shapes[Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype, s.groups, s.dilation}];
+                       "want 'c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups [dilation "
+                       "[layout]]]' (dtype fp32|bf16|fp16, layout nchw|nhwc)");
+    auto& spatials = t_->shapes[key_of(s)];
     auto it = std::find_if(spatials.begin(), spatials.end(), [&](const Spatial& sp) { return sp.h == s.h && sp.w == s.w; });
     if (it == spatials.end()) it = spatials.insert(spatials.end(), Spatial{s.h, s.w, {}});
     it->points.push_back({static_cast<double>(s.n), bytes});
     const double act = activation_bytes(s);
     for (int p = 0; p < kPasses; ++p)
       if (bytes[static_cast<size_t>(p)] >= 0 && act > 0)
-        ratios[{p, s.kernel == 1, s.dtype, group_class(s)}].push_back(static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
+        ratios[RatioKey{p, s.kernel == 1, s.dtype, group_class(s), s.channels_last}].push_back(
+            static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
     ++t_->rows;
   });
   for (auto& [key, spatials] : t_->shapes)
@@ -151,25 +205,19 @@ MeasuredConvWorkspace::~MeasuredConvWorkspace() = default;
 size_t MeasuredConvWorkspace::rows() const { return t_->rows; }
 
 ConvWorkspaceBytes MeasuredConvWorkspace::workspace(const ConvShape& s) const {
+  // Per pass, the first source that has an answer (-1: none yet). A channels-last shape first asks the nhwc rows
+  // of its key, then the nhwc median of its class (a channels-last conv runs a different engine, which another
+  // nhwc shape predicts better than the same shape's contiguous rows), and only then what a contiguous shape asks:
+  // the nchw rows of its key, then the nchw median of its class. Nothing: 0 B.
   std::array<double, kPasses> ws{-1, -1, -1};
-  const auto it = t_->shapes.find(Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype, s.groups, s.dilation});
-  if (it != t_->shapes.end() && s.h > 0 && s.w > 0) {
-    // The measured spatial size nearest in pixel count (exact when measured), at the batch with the same N*H*W.
-    const Spatial* best = nullptr;
-    const double pixels = static_cast<double>(s.h) * static_cast<double>(s.w);
-    double best_gap = 0;
-    for (const Spatial& sp : it->second) {
-      const double gap = std::abs(std::log(pixels / (static_cast<double>(sp.h) * static_cast<double>(sp.w))));
-      if (!best || gap < best_gap) best = &sp, best_gap = gap;
-    }
-    const double n = static_cast<double>(s.n) * pixels / (static_cast<double>(best->h) * static_cast<double>(best->w));
-    for (int p = 0; p < kPasses; ++p) ws[static_cast<size_t>(p)] = interpolate(best->points, n, p);
+  ConvShape contiguous = s;
+  contiguous.channels_last = false;
+  if (s.channels_last) {
+    fill_from_rows(t_->shapes, key_of(s), s, ws);
+    fill_from_ratios(t_->ratio, s, /*channels_last=*/true, ws);
   }
-  for (int p = 0; p < kPasses; ++p)
-    if (ws[static_cast<size_t>(p)] < 0) {
-      const auto r = t_->ratio.find({p, s.kernel == 1, s.dtype, group_class(s)});
-      ws[static_cast<size_t>(p)] = r == t_->ratio.end() ? 0 : r->second * activation_bytes(s);
-    }
+  fill_from_rows(t_->shapes, key_of(contiguous), contiguous, ws);
+  fill_from_ratios(t_->ratio, contiguous, /*channels_last=*/false, ws);
   return {to_bytes(ws[0]), to_bytes(ws[1]), to_bytes(ws[2])};
 }
 

@@ -14,7 +14,13 @@
 //    pixels), extrapolated beyond the largest measured batch along the last segment;
 //  - an unmeasured spatial size: the nearest measured spatial size at the batch giving the same N*H*W;
 //  - an unmeasured shape: the table's median ratio of workspace to the larger activation (input or output) for
-//    the same pass, kernel class (1x1 or not) and dtype. Never negative.
+//    the same pass, kernel class (1x1 or not) and dtype. Never negative;
+//  - the input layout is part of the key: a channels-last input runs a different cuDNN engine than a contiguous one
+//    (fp32 depthwise 7x7 wgrad: ~8x the activation channels-last, none contiguous). A channels-last shape takes
+//    (a) the channels-last rows of its key, as above; else (b) the median ratio of the channels-last rows of its
+//    class; else (c) exactly what the contiguous shape gets. Contiguous shapes never read channels-last rows, and
+//    the contiguous ratios are medians over contiguous rows only. Each pass falls through (a)-(c) on its own (a
+//    key whose rows leave dgrad unmeasured takes the class ratio for it).
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -29,6 +35,7 @@ struct ConvShape {
   int64_t c_out = 0, kernel = 1, stride = 1, pad = 0;  // square kernels
   DType dtype = DType::f32;
   int64_t groups = 1, dilation = 1;
+  bool channels_last = false;  // input memory format torch.channels_last (NHWC strides); cuDNN picks other engines
 };
 
 struct ConvWorkspaceBytes {
@@ -50,9 +57,10 @@ class NoConvWorkspace final : public ConvWorkspaceModel {
 };
 
 // The measured table. Text format (data/calibration/h200-cudnn-conv-workspace.tsv): '#' comment lines, then one
-// row per line "c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups [dilation]]" (dtype
-// fp32|bf16|fp16; dgrad -1 = not measured; groups and dilation default to 1). Throws InputError naming the line on
-// malformed text.
+// row per line "c_in c_out kernel stride pad h w n dtype forward dgrad wgrad [groups [dilation [layout]]]" (dtype
+// fp32|bf16|fp16; dgrad -1 = not measured; groups and dilation default to 1; layout nhwc = the input was
+// channels-last, nchw = contiguous, the default). Throws InputError naming the line on malformed text, a layout
+// token other than nchw|nhwc included.
 //
 // Grouped convolutions (groups > 1) are looked up under their own key. An unmeasured grouped shape falls back to
 // the median ratio of the measured rows of its class (grouped, or depthwise: groups == c_in) for the same pass,

@@ -1,5 +1,6 @@
 // The cuDNN workspace table (engine/conv_workspace.h): lookups against rows measured on the H200 and against the
-// ResNet-50 allocator trace, the interpolation contract, and malformed tables.
+// ResNet-50 allocator trace, the interpolation contract, the input-layout (nchw/nhwc) contract, and malformed
+// tables.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -13,6 +14,10 @@ namespace {
 ConvShape shape(int64_t n, int64_t c_in, int64_t hw, int64_t c_out, int64_t k, int64_t stride, int64_t pad,
                 DType dt) {
   return {n, c_in, hw, hw, c_out, k, stride, pad, dt};
+}
+ConvShape channels_last(ConvShape s) {
+  s.channels_last = true;
+  return s;
 }
 }  // namespace
 
@@ -65,4 +70,93 @@ TEST_CASE("malformed workspace tables are refused naming the line", "[conv]") {
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("line 2") != std::string::npos);
   }
+}
+
+// Below, A = 32 x 64 x 56 x 56 x 4 B = 25690112 B: the larger activation of the 64->64 3x3 s1 p1 conv at batch 32
+// on 56x56 fp32 (input and output are the same size).
+
+TEST_CASE("layout: nhwc rows answer channels-last shapes only", "[conv]") {
+  const MeasuredConvWorkspace t(
+      "64 64 3 1 1 56 56 32 fp32 1000 2000 3000\n"
+      "64 64 3 1 1 56 56 64 fp32 3000 4000 5000\n"
+      "64 64 3 1 1 56 56 128 fp32 7000 8000 9000 1 1 nchw\n"  // an explicit nchw: the same key as no token
+      "64 64 3 1 1 56 56 32 fp32 100 200 300 1 1 nhwc\n"
+      "64 64 3 1 1 56 56 64 fp32 500 600 700 1 1 nhwc\n");
+  REQUIRE(t.rows() == 5);
+  // Contiguous: the nchw rows, as if the nhwc ones were absent (48 is midway 32..64; 128 the explicit-nchw row).
+  const ConvWorkspaceBytes c48 = t.workspace(shape(48, 64, 56, 64, 3, 1, 1, DType::f32));
+  CHECK((c48.forward == 2000 && c48.dgrad == 3000 && c48.wgrad == 4000));
+  CHECK(t.workspace(shape(128, 64, 56, 64, 3, 1, 1, DType::f32)).forward == 7000);
+  // Channels-last: the nhwc rows; batch 48 midway between (100, 200, 300) and (500, 600, 700).
+  const ConvWorkspaceBytes l64 = t.workspace(channels_last(shape(64, 64, 56, 64, 3, 1, 1, DType::f32)));
+  CHECK((l64.forward == 500 && l64.dgrad == 600 && l64.wgrad == 700));
+  const ConvWorkspaceBytes l48 = t.workspace(channels_last(shape(48, 64, 56, 64, 3, 1, 1, DType::f32)));
+  CHECK((l48.forward == 300 && l48.dgrad == 400 && l48.wgrad == 500));
+  // Beyond the last nhwc batch along the nhwc segment (500 + (500 - 100) = 900), not the nchw row at 128.
+  CHECK(t.workspace(channels_last(shape(96, 64, 56, 64, 3, 1, 1, DType::f32))).forward == 900);
+  // Contiguous class ratios are medians of nchw rows only. A 32->64 conv at batch 32 has the larger activation A
+  // (its output). nchw forward ratios: 1000/A, 3000/(2A) = 1500/A, 7000/(4A) = 1750/A -> median 1500/A -> 1500 B.
+  // (Mixing in the nhwc rows' 100/A and 500/(2A) = 250/A would give the median 1000 B.)
+  CHECK(t.workspace(shape(32, 32, 56, 64, 3, 1, 1, DType::f32)).forward == 1500);
+}
+
+TEST_CASE("layout: a channels-last shape without nhwc rows of its key takes the nhwc class ratio", "[conv]") {
+  const MeasuredConvWorkspace t(
+      "64 64 3 1 1 56 56 32 fp32 1000 2000 3000\n"
+      "64 128 3 1 1 56 56 32 fp32 400 800 1200 1 1 nhwc\n"
+      "64 128 3 1 1 56 56 64 fp32 1000 2000 3000 1 1 nhwc\n");
+  // The nhwc rows are dense 3x3 fp32, the class of a 64->64 3x3 conv. Their larger activation is the output,
+  // 128 channels: 2A at batch 32, 4A at batch 64. Ratios:
+  //   forward 400/(2A) = 200/A and 1000/(4A) = 250/A -> median 225/A
+  //   dgrad   800/(2A) = 400/A and 2000/(4A) = 500/A -> median 450/A
+  //   wgrad  1200/(2A) = 600/A and 3000/(4A) = 750/A -> median 675/A
+  // so the channels-last 64->64 conv at batch 32 (activation A) gets 225 / 450 / 675 B, at batch 64 (2A) twice
+  // that, although its key has contiguous rows (1000 / 2000 / 3000).
+  const ConvWorkspaceBytes l32 = t.workspace(channels_last(shape(32, 64, 56, 64, 3, 1, 1, DType::f32)));
+  CHECK((l32.forward == 225 && l32.dgrad == 450 && l32.wgrad == 675));
+  const ConvWorkspaceBytes l64 = t.workspace(channels_last(shape(64, 64, 56, 64, 3, 1, 1, DType::f32)));
+  CHECK((l64.forward == 450 && l64.dgrad == 900 && l64.wgrad == 1350));
+  // The contiguous shape keeps its own rows.
+  const ConvWorkspaceBytes c32 = t.workspace(shape(32, 64, 56, 64, 3, 1, 1, DType::f32));
+  CHECK((c32.forward == 1000 && c32.dgrad == 2000 && c32.wgrad == 3000));
+}
+
+TEST_CASE("layout: a channels-last shape with no nhwc rows of its class reads the contiguous table", "[conv]") {
+  const char* contiguous_rows =
+      "64 64 3 1 1 56 56 32 fp32 1000 2000 3000\n"
+      "64 64 3 1 1 56 56 64 fp32 3000 4000 5000\n"
+      "64 64 1 1 0 56 56 64 fp32 0 0 800\n";
+  // No nhwc rows at all, and nhwc rows of another class only (1x1): the same answers as the contiguous shape.
+  for (const std::string& text : {std::string(contiguous_rows),
+                                  std::string(contiguous_rows) + "64 64 1 1 0 56 56 64 fp32 9 9 9 1 1 nhwc\n"}) {
+    INFO(text);
+    const MeasuredConvWorkspace t(text);
+    // Rows of the key: midway between batches 32 and 64.
+    const ConvWorkspaceBytes l48 = t.workspace(channels_last(shape(48, 64, 56, 64, 3, 1, 1, DType::f32)));
+    CHECK((l48.forward == 2000 && l48.dgrad == 3000 && l48.wgrad == 4000));
+    // An unmeasured 3x3 shape: the contiguous class ratio. 32->64 at batch 32 has activation A; forward ratios
+    // 1000/A and 3000/(2A) = 1500/A -> median 1250/A -> 1250 B.
+    CHECK(t.workspace(channels_last(shape(32, 32, 56, 64, 3, 1, 1, DType::f32))).forward == 1250);
+    // No bf16 rows of any layout: none.
+    CHECK(t.workspace(channels_last(shape(64, 64, 56, 64, 3, 1, 1, DType::bf16))).forward == 0);
+  }
+}
+
+TEST_CASE("layout: a layout token other than nchw|nhwc is refused naming the line", "[conv]") {
+  for (const char* bad : {"64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 nhcw\n", "64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 NHWC\n",
+                          "64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 1\n", "64 64 3 1 1 56 56 32 fp32 1 2 3 1 nhwc\n",
+                          "64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 nhwc extra\n"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(MeasuredConvWorkspace(bad), InputError);
+  }
+  CHECK_NOTHROW(MeasuredConvWorkspace("64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 nchw\n"));
+  CHECK_NOTHROW(MeasuredConvWorkspace("64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 nhwc\n"));
+  bool thrown = false;
+  try {
+    MeasuredConvWorkspace("# ok\n64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 chw\n");
+  } catch (const InputError& e) {
+    thrown = true;
+    CHECK(std::string(e.what()).find("line 2") != std::string::npos);
+  }
+  CHECK(thrown);
 }

@@ -30,6 +30,7 @@
 #include "engine/arch/vision/hf_backbone_parts.h"
 #include "engine/arch/vision/vision_parts.h"
 #include "engine/errors.h"
+#include "engine/reduce_workspace.h"
 
 namespace memplan {
 
@@ -75,12 +76,19 @@ TensorId grn(GraphBuilder& b, const Layer& l, TensorId x) {
   const Shape xs = b.shape(x);
   const Shape gs{xs[0], 1, 1, xs[3]};
   // torch.linalg.vector_norm over (1, 2): under autocast an fp32_set_opt_dtype op (fp32 result, no input copy);
-  // it saves its input and its result. Backward: self * (grad / norm) in the result's dtype, then the cast to
-  // x's dtype (under autocast an fp32 full-size temporary alive while x's gradient is written).
+  // it saves its input and its result. The reduction runs over H * W inputs per output, not along the fastest
+  // dimension: with many pixels per output Reduce.cuh splits each output across CTAs and stages the partial sums
+  // in a global buffer for the call (as a column sum of [H * W, B * 4C]; V2-B b21 bf16 at 56 x 56: 136.50 MiB,
+  // none at 28 x 28). Backward (norm_backward, p = 2): grad * (self / norm) - the quotient is a full-size
+  // temporary in the promoted dtype of x and the norm (fp32 under autocast, x's dtype otherwise: 16.08 MiB bf16
+  // pairs in V2-B's stream), alive while x's gradient is written.
   const DType gdt = b.autocast() ? DType::f32 : b.dtype(x);
-  std::vector<int64_t> pre;
-  if (b.autocast() && b.dtype(x) != DType::f32) pre.push_back(b.numel(x) * 4);
-  const TensorId g = b.generic({"linalg_vector_norm", {x}, {{gs, gdt}}, {0}, {0}, {}, {}, pre})[0];
+  const std::vector<int64_t> pre{b.numel(x) * static_cast<int64_t>(dtype_bytes(gdt))};
+  const ReduceWorkspace rw = column_sum_workspace(xs[1] * xs[2], xs[0] * xs[3], b.config().gpu_sm_count,
+                                                  b.config().gpu_max_threads_per_sm);
+  std::vector<int64_t> fwd_temps;
+  if (rw.buffer_bytes > 0) fwd_temps = {rw.buffer_bytes, rw.semaphore_bytes};
+  const TensorId g = b.generic({"linalg_vector_norm", {x}, {{gs, gdt}}, {0}, {0}, fwd_temps, {}, pre})[0];
   // g.mean(dim=-1, keepdim=True) + 1e-6, then g / that: small [B, 1, 1, *] tensors.
   const TensorId m = b.add_scalar(b.reduce_last("mean", g, false));
   const TensorId n = b.binary("div", g, m, true, true);
