@@ -23,6 +23,7 @@ ConvNext / ConvNextV2 sizes (atto .. xlarge) at 224 and 384, built on the meta d
 Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families] [--models=a,b,...]
                                                              [--hf-convnext] [--channels-last-only]
                                                              [--cl-batches=1,8,...] [--skip=EARLIER.json.gz,...]
+                                                             [--depthwise-only]
                                                              [--family-sizes=224[,160,...]] [--image-sizes=...]
                                                              [--batches=3,5,...] [--dtypes=bf16,fp32,fp16]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
@@ -255,6 +256,8 @@ def main():
                            hf_convnext="--hf-convnext" in sys.argv)
     if "--channels-last-only" in sys.argv:  # and the Hugging Face models' other convs (their stems)
         sigs = {k: v for k, v in sigs.items() if k[-1] or any(m.startswith("hf-") for m in v)}
+    if "--depthwise-only" in sys.argv:  # groups == c_in: the channels-last fp32 engines change with n (dense batches)
+        sigs = {k: v for k, v in sigs.items() if k[7] == k[0] and k[0] > 1}
     cl_batches = [int(v) for v in opt["--cl-batches"].split(",")] if "--cl-batches" in opt else CL_BATCHES
     done = set()  # (signature, dtype) measured by an earlier run: --skip=a.json.gz,b.json.gz
     for path in (opt["--skip"].split(",") if "--skip" in opt else []):
