@@ -212,6 +212,11 @@ class GraphBuilder {
     bool channels_last = false;
   };
   TensorId conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2dArgs& a);
+  // The most recent op's output has channels-last strides (an NHWC tensor permuted back to [N, C, H, W]) and
+  // `operand` is broadcast along every dimension but the channels ([C, 1, 1]): its gradient's sum over (N, H, W)
+  // keeps the fastest dimension, C, which Reduce.cuh stages as a column sum of [N * H * W, C]. The logical NCHW
+  // shapes alone (what the elementwise ops read) do not show it. No-op when the last op has no such gradient.
+  void channels_last_broadcast_grad(TensorId operand);
   // nn.Conv1d(in, out, k, stride, padding) on x [B, in, L] with w [out, in, k] (groups = dilation = 1): cuDNN runs it
   // as a 2-d convolution. Under autocast weight, input and bias are cast in that order. Workspaces measured on the
   // H200 (whisper's convs, fp32 and bf16, torch 2.11): forward and dgrad each take in + out + weight bytes + 147,
@@ -283,8 +288,9 @@ class GraphBuilder {
   void finish_outs(Op& op);  // requires_grad of outs from reads
   void save_for_product(Op& op, TensorId a, TensorId b);
   // Backward of a gradient summed over the rows of [rows, cols] (bias grads, broadcast operands).
-  // A broadcast row-vector operand's sum_to in validate_outputs: its column-sum workspace on g.
+  // A broadcast operand's sum_to in validate_outputs, when it keeps the fastest dimension: its column-sum workspace.
   void set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out);
+
   // An elementwise op's gradient for `operand` of output `out`: the incoming gradient passed through (add, sub's
   // first operand), or a fresh buffer at the output's size (mul, div, sub's second operand); either is reduced
   // (sum_to) and / or cast by validate_outputs when the operand was broadcast or has another dtype.

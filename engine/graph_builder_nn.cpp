@@ -26,11 +26,32 @@ Shape drop_last(Shape s) {
 }  // namespace
 
 void GraphBuilder::set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out) {
-  const int64_t cols = shape(operand).empty() ? 1 : shape(operand).back();
-  if (numel(operand) >= numel(out) || numel(operand) != cols) return;  // only a [.., H] row vector: a column sum
+  // sum_to(operand's shape) keeps the fastest dimension whenever the operand has it: Reduce.cuh then reduces
+  // across rows, num_outputs = numel(operand) outputs of numel(out) / numel(operand) inputs each, whichever
+  // dimensions were broadcast (a [.., H] row vector over [N, H]; ConvNextV2 GRN's norm [B, 1, 1, 4C] over
+  // [B, H, W, 4C]: 136.12 MiB staged per stage-0 block in the amp fp16 stream, as its forward vector_norm).
+  // An operand broadcast along the fastest dimension reduces along it: another configuration, not modelled.
+  const Shape& os = shape(operand);
+  const Shape& ys = shape(out);
+  if (numel(operand) >= numel(out) || os.empty() || ys.empty() || os.back() != ys.back()) return;
+  const int64_t cols = numel(operand);
   const ReduceWorkspace w = column_sum_workspace(numel(out) / cols, cols, cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm);
   g.reduce_workspace_bytes = w.buffer_bytes;
   g.reduce_semaphore_bytes = w.semaphore_bytes;
+}
+
+void GraphBuilder::channels_last_broadcast_grad(TensorId operand) {
+  if (g_.ops.empty() || g_.ops.back().outs.empty()) return;
+  Op& op = g_.ops.back();
+  const int64_t cols = numel(operand);
+  const int64_t out_numel = numel(op.outs[0]);
+  if (cols <= 0 || cols >= out_numel) return;
+  const ReduceWorkspace w = column_sum_workspace(out_numel / cols, cols, cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm);
+  for (GradSpec& g : op.grads)
+    if (g.input == operand) {
+      g.reduce_workspace_bytes = w.buffer_bytes;
+      g.reduce_semaphore_bytes = w.semaphore_bytes;
+    }
 }
 
 void GraphBuilder::save_for_product(Op& op, TensorId a, TensorId b) {

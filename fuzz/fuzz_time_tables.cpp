@@ -1,10 +1,11 @@
-// The step-time model's tables (engine/time/): per-shape conv and batch-norm times, the op-rate table, host costs
+// The cuDNN convolution workspace table (engine/conv_workspace.h, with its layout column) and the step-time model's tables (engine/time/): per-shape conv and batch-norm times, the op-rate table, host costs
 // per op class (and the norm rows' interpolation), checkpointing's host rows, fitted coefficients, the step-time bands and the fit's profile-class table (cli/time_fit.h
 // class_anchors), each parsed from the same bytes, then looked up at a few shapes (the
 // interpolation and the spatial / dtype fallbacks run on whatever the parser accepted).
 #include <cmath>
 
 #include "cli/time_fit.h"
+#include "engine/conv_workspace.h"
 #include "engine/errors.h"
 #include "engine/time/kernel_tables.h"
 #include "engine/time/step_time.h"
@@ -66,6 +67,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   try {
     (void)cli::class_anchors({}, text);
+  } catch (const InputError&) {
+  }
+  try {
+    const MeasuredConvWorkspace t(text);
+    const ConvShape shapes[] = {
+        {24, 96, 56, 56, 96, 7, 1, 3, DType::f32, 96, 1, true},
+        {24, 96, 56, 56, 96, 7, 1, 3, DType::f32, 96, 1, false},
+        {7, 64, 30, 30, 128, 3, 2, 1, DType::bf16, 1, 1, false},
+        {3, 128, 24, 24, 256, 2, 2, 0, DType::f16, 1, 1, true},
+    };
+    for (const auto& s : shapes) {
+      const ConvWorkspaceBytes w = t.workspace(s);
+      if (w.forward < 0 || w.dgrad < 0 || w.wgrad < 0) __builtin_trap();
+    }
   } catch (const InputError&) {
   }
   try {

@@ -49,7 +49,9 @@ case $name in
   time_tables)  # the tables' own first lines (whole files are large), one file each
     for t in conv-time bn-time op-rates host-overhead gemm-align time-coefficients time-bands; do
       head -40 "data/calibration/h200-$t.tsv" > "$seeds/$t.tsv"
-    done ;;
+    done
+    { head -20 data/calibration/h200-cudnn-conv-workspace.tsv; grep -m 20 ' nhwc$' data/calibration/h200-cudnn-conv-workspace.tsv; } \
+      > "$seeds/cudnn-conv-workspace.tsv" ;;
 esac
 
 # libFuzzer with -jobs=1 runs one worker that logs to fuzz-0.log in the working directory.

@@ -102,20 +102,35 @@ TensorId convnext_layer(GraphBuilder& b, const Layer& l, const std::string& name
   b.begin_layer(name, false);
   ModuleCall call(b, h);  // `residual`, the layer's argument, until it returns
   const TensorId residual = h;
+  // Each statement rebinds `features`: its previous value lives until the next statement's call has returned,
+  // in training too. That matters where autograd keeps a copy and not the value itself (under autocast the
+  // 16-bit casts are saved: the fp16 dwconv output outlives layernorm's fp32 result, the fp32 layernorm output
+  // pwconv1's, V2's fp32 GRN output pwconv2's, pwconv2's output the residual add; amp fp16 V2-T stream).
+  const auto next = [&b](TensorId bound, TensorId result_of_call) {
+    b.drop(bound);
+    return result_of_call;
+  };
   TensorId o = conv(b, l.dw, h);
   const Shape os = b.shape(o);  // [B, C, H, W], channels-last strides
   {
     const TensorId permuted = b.view(o, {os[0], os[2], os[3], os[1]});
     ModuleCall ln_call(b, permuted);  // nn.LayerNorm's argument, past autocast's fp32 cast of it (inference)
-    o = b.layer_norm(permuted, l.ln.w, l.ln.b);
+    b.hold(o);
+    o = next(o, b.layer_norm(permuted, l.ln.w, l.ln.b));
   }
-  o = b.linear(o, l.w1, l.b1);
+  b.hold(o);
+  o = next(o, b.linear(o, l.w1, l.b1));
   o = b.unary("gelu", o, true, false);
   if (l.grn_w != kNoTensor) o = grn(b, l, o);
-  o = b.linear(o, l.w2, l.b2);
-  if (l.scale != kNoTensor) o = b.mul(l.scale, o);
+  b.hold(o);
+  o = next(o, b.linear(o, l.w2, l.b2));
+  if (l.scale != kNoTensor) {
+    b.hold(o);
+    o = next(o, b.mul(l.scale, o));
+  }
   o = b.view(o, os);  // permute(0, 3, 1, 2)
-  o = b.add(residual, hfbackbone::drop_path(b, o, l.drop_path));
+  b.hold(o);
+  o = next(o, b.add(residual, hfbackbone::drop_path(b, o, l.drop_path)));
   call.end();
   b.end_layer();
   return o;
