@@ -90,23 +90,7 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, 
         for R in (family_sizes if name in FAMILY_MODELS else image_sizes):
             if name.startswith("vit") and R != 224:
                 continue  # torchvision's ViT checks the image size it was built for
-            m = make().to("meta")
-            hooks = []
-
-            def hook(mod, inp, out, name=name):
-                x = inp[0]
-                key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
-                       x.shape[2], x.shape[3], mod.groups, mod.dilation[0],
-                       channels_last(x) or (name.startswith("convnext") and mod.in_channels != 3))
-                sigs.setdefault(key, set()).add(name)
-
-            for mod in m.modules():
-                if isinstance(mod, torch.nn.Conv2d):
-                    hooks.append(mod.register_forward_hook(hook))
-            with torch.no_grad():
-                m(torch.empty(1, 3, R, R, device="meta"))
-            for h in hooks:
-                h.remove()
+            _collect(torch, sigs, make().to("meta"), name, R, name.startswith("convnext"))
     if hf_convnext:
         import transformers
         for name, widths in HF_CONVNEXT.items():
@@ -116,23 +100,29 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, 
                 for R in HF_SIZES:
                     with torch.device("meta"):
                         m = model_cls(cfg_cls(hidden_sizes=list(widths), depths=[1, 1, 1, 1], image_size=R))
-                    tag = name.replace("convnext", "convnextv2" if v2 else "convnext")
-                    hooks = []
-
-                    def hook(mod, inp, out, tag=tag):
-                        x = inp[0]
-                        key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
-                               x.shape[2], x.shape[3], mod.groups, mod.dilation[0], mod.in_channels != 3)
-                        sigs.setdefault(key, set()).add(tag)
-
-                    for mod in m.modules():
-                        if isinstance(mod, torch.nn.Conv2d):
-                            hooks.append(mod.register_forward_hook(hook))
-                    with torch.no_grad():
-                        m(torch.empty(1, 3, R, R, device="meta"))
-                    for h in hooks:
-                        h.remove()
+                    _collect(torch, sigs, m, name.replace("convnext", "convnextv2" if v2 else "convnext"), R, True)
     return sigs
+
+
+def _collect(torch, sigs, m, tag, R, channels_last_after_stem):
+    """Runs the meta model m on one [1, 3, R, R] image and adds each Conv2d's signature to sigs under tag.
+    channels_last_after_stem: a ConvNeXt, whose convs after the stem are channels-last on the GPU."""
+    hooks = []
+
+    def hook(mod, inp, out):
+        x = inp[0]
+        key = (mod.in_channels, mod.out_channels, mod.kernel_size[0], mod.stride[0], mod.padding[0],
+               x.shape[2], x.shape[3], mod.groups, mod.dilation[0],
+               channels_last(x) or (channels_last_after_stem and mod.in_channels != 3))
+        sigs.setdefault(key, set()).add(tag)
+
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.Conv2d):
+            hooks.append(mod.register_forward_hook(hook))
+    with torch.no_grad():
+        m(torch.empty(1, 3, R, R, device="meta"))
+    for h in hooks:
+        h.remove()
 
 
 MARK_BYTES = 512 * 7919  # an allocation size nothing else in a conv makes: splits the trace into passes
