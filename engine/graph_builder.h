@@ -212,11 +212,12 @@ class GraphBuilder {
     bool channels_last = false;
   };
   TensorId conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2dArgs& a);
-  // The most recent op's output has channels-last strides (an NHWC tensor permuted back to [N, C, H, W]) and
-  // `operand` is broadcast along every dimension but the channels ([C, 1, 1]): its gradient's sum over (N, H, W)
-  // keeps the fastest dimension, C, which Reduce.cuh stages as a column sum of [N * H * W, C]. The logical NCHW
-  // shapes alone (what the elementwise ops read) do not show it. No-op when the last op has no such gradient.
-  void channels_last_broadcast_grad(TensorId operand);
+  // Where the memory layout, not the logical shapes the elementwise ops read, decides how the most recent op's
+  // broadcast `operand` has its gradient summed: `staged` - the sum keeps the fastest dimension (a [C, 1, 1] scale
+  // times a channels-last [N, C, H, W]), which Reduce.cuh stages as a column sum of [numel(out) / numel(operand),
+  // numel(operand)]; not `staged` - it reduces the fastest dimensions (a [C] scale times an [N, H, W, C] view of an
+  // NCHW buffer) and stages nothing. No-op when the last op has no gradient for `operand`.
+  void broadcast_grad_staging(TensorId operand, bool staged);
   // nn.Conv1d(in, out, k, stride, padding) on x [B, in, L] with w [out, in, k] (groups = dilation = 1): cuDNN runs it
   // as a 2-d convolution. Under autocast weight, input and bias are cast in that order. Workspaces measured on the
   // H200 (whisper's convs, fp32 and bf16, torch 2.11): forward and dgrad each take in + out + weight bytes + 147,

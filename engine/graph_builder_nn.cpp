@@ -40,13 +40,15 @@ void GraphBuilder::set_reduce_workspace(GradSpec& g, TensorId operand, TensorId 
   g.reduce_semaphore_bytes = w.semaphore_bytes;
 }
 
-void GraphBuilder::channels_last_broadcast_grad(TensorId operand) {
+void GraphBuilder::broadcast_grad_staging(TensorId operand, bool staged) {
   if (g_.ops.empty() || g_.ops.back().outs.empty()) return;
   Op& op = g_.ops.back();
   const int64_t cols = numel(operand);
   const int64_t out_numel = numel(op.outs[0]);
   if (cols <= 0 || cols >= out_numel) return;
-  const ReduceWorkspace w = column_sum_workspace(out_numel / cols, cols, cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm);
+  const ReduceWorkspace w = staged ? column_sum_workspace(out_numel / cols, cols, cfg_.gpu_sm_count,
+                                                          cfg_.gpu_max_threads_per_sm)
+                                   : ReduceWorkspace{};
   for (GradSpec& g : op.grads)
     if (g.input == operand) {
       g.reduce_workspace_bytes = w.buffer_bytes;

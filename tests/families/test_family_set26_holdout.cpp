@@ -8,7 +8,8 @@
 // fp16, is a GradScaler skip (no AdamW state in any measured step; test_fidelity.cpp). After measuring (not blind):
 // a broadcast operand's gradient reduction is staged whenever it keeps the fastest dimension (GRN's norm, also in
 // its backward: atto -4.5 -> -0.7 %), torchvision's layer-scale gradient is staged as the channels-last column
-// sum it is (ConvNeXt-B bf16 -2.8 -> -1.9 %), and HF ConvNeXt's statements bind each result until the next call returns.
+// sum it is (ConvNeXt-B bf16 -2.8 -> -1.9 %), HF ConvNeXt's statements bind each result until the next call returns,
+// and its last stage's gradients arrive in NCHW order (pwconv2 copies them: ConvNeXt-T fp32 b20 -0.27 -> 0.00 %).
 #include <catch2/catch.hpp>
 
 #include <string>

@@ -109,7 +109,7 @@ void build_convnext(GraphBuilder& b, const VisionSpec& s) {
       // fastest dimension, so the scale's gradient, a sum over (N, H, W), is a column reduction that stages its
       // partial sums (5.81 MiB for [10 * 14 * 14, 384] fp32 in the ConvNeXt-S stream).
       o = b.mul(blk.scale, b.view(o, os));
-      b.channels_last_broadcast_grad(blk.scale);
+      b.broadcast_grad_staging(blk.scale, /*staged=*/true);
       o = stochastic_depth(b, o, blk.sd);
       h = b.inplace("add_", o, false, {h});
       b.end_layer();

@@ -98,7 +98,12 @@ TensorId grn(GraphBuilder& b, const Layer& l, TensorId x) {
   return b.add(b.add(wxn, l.grn_b), x);
 }
 
-TensorId convnext_layer(GraphBuilder& b, const Layer& l, const std::string& name, TensorId h) {
+// `nchw_grads`: the layer is in the last stage, whose gradients arrive in NCHW order (ConvNextModel's
+// mean([-2, -1]) backward expands into a contiguous [B, C, H, W]; the residual stream keeps that buffer, and only
+// the last stage's downsampling conv hands the stages below channels-last gradients from cuDNN). Its
+// permute(0, 3, 1, 2)'s gradient is then a non-contiguous [B, H, W, C], which pwconv2's backward copies
+// contiguous (an activation-sized pair per block in the ConvNeXt-T fp32 and V2-T amp fp16 streams).
+TensorId convnext_layer(GraphBuilder& b, const Layer& l, const std::string& name, TensorId h, bool nchw_grads) {
   b.begin_layer(name, false);
   ModuleCall call(b, h);  // `residual`, the layer's argument, until it returns
   const TensorId residual = h;
@@ -125,10 +130,15 @@ TensorId convnext_layer(GraphBuilder& b, const Layer& l, const std::string& name
   b.hold(o);
   o = next(o, b.linear(o, l.w2, l.b2));
   if (l.scale != kNoTensor) {
+    // V1 in the last stage: the layer scale's mul hands pwconv2 the non-contiguous gradient, which its backward
+    // copies; the scale's own gradient, a sum over (B, H, W) of a product laid out NCHW, reduces the fastest
+    // dimensions and stages nothing (ConvNeXt-T fp32 stream: no 13.88 MiB buffer there, one in every other stage).
+    if (nchw_grads) o = b.view_copying_grad(o, b.shape(o));
     b.hold(o);
     o = next(o, b.mul(l.scale, o));
+    if (nchw_grads) b.broadcast_grad_staging(l.scale, /*staged=*/false);
   }
-  o = b.view(o, os);  // permute(0, 3, 1, 2)
+  o = nchw_grads && l.scale == kNoTensor ? b.view_copying_grad(o, os) : b.view(o, os);  // permute(0, 3, 1, 2)
   b.hold(o);
   o = next(o, b.add(residual, hfbackbone::drop_path(b, o, l.drop_path)));
   call.end();
@@ -218,7 +228,8 @@ void build_hf_convnext(GraphBuilder& b, const TransformerSpec& s) {
     if (st.down)  // downsampling_layer: ConvNextLayerNorm(channels_first), then the 2x2 / 2 conv
       h = conv(b, st.down_conv, layer_norm_cf(b, st.down_ln, h, /*contiguous_input=*/true));
     for (size_t j = 0; j < st.layers.size(); ++j)
-      h = convnext_layer(b, st.layers[j], pre + "encoder.stages." + std::to_string(i) + ".layers." + std::to_string(j), h);
+      h = convnext_layer(b, st.layers[j], pre + "encoder.stages." + std::to_string(i) + ".layers." + std::to_string(j), h,
+                         i + 1 == stages.size());
     stage_call.end();
   }
   // ConvNextModel: layernorm(last_hidden_state.mean([-2, -1])); embedding_output is released when it returns.
