@@ -7,6 +7,7 @@
 
 #include "engine/conv_workspace.h"
 #include "engine/errors.h"
+#include "engine/reduce_workspace.h"
 
 using namespace memplan;
 
@@ -159,4 +160,25 @@ TEST_CASE("layout: a layout token other than nchw|nhwc is refused naming the lin
     CHECK(std::string(e.what()).find("line 2") != std::string::npos);
   }
   CHECK(thrown);
+}
+
+// Golden bytes from the whole-run recording of HF ConvNeXt-T fp32 b48 (data/validation/recordings/families23/
+// f23-cnx-t-fp32-b48.json.gz: the allocations inside the depthwise convs' backward), a measurement independent of
+// the standalone conv runs the table was reduced from (calibrate/conv_workspace.py --channels-last-only).
+TEST_CASE("shipped table: channels-last depthwise wgrad workspaces as the ConvNeXt-T fp32 run allocates them",
+          "[conv]") {
+  const ConvWorkspaceModel& t = shipped_conv_workspace();
+  const ConvShape stage0{48, 96, 56, 56, 96, 7, 1, 3, DType::f32, 96, 1, true};
+  const ConvShape stage1{48, 192, 28, 28, 192, 7, 1, 3, DType::f32, 192, 1, true};
+  CHECK(t.workspace(stage0).wgrad == 472'360'567);  // 450.48 MiB
+  CHECK(t.workspace(stage1).wgrad == 241'451'791);  // 230.27 MiB
+  CHECK(t.workspace(stage0).forward == 0);
+  CHECK(t.workspace(stage0).dgrad == 0);
+  // The same conv with contiguous input runs ATen's native depthwise kernels: no cuDNN workspace (measured 0).
+  ConvShape contiguous = stage0;
+  contiguous.channels_last = false;
+  CHECK(t.workspace(contiguous).wgrad == 0);
+  // Its bias gradient's staging right after (the recording's 25,952,256 B = 24.75 MiB): a column sum of
+  // [48 * 56 * 56, 96] on the H200 (132 SMs, 2048 threads each).
+  CHECK(column_sum_workspace(48 * 56 * 56, 96, 132, 2048).buffer_bytes == 25'952'256);
 }
