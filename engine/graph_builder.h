@@ -291,7 +291,6 @@ class GraphBuilder {
   // Backward of a gradient summed over the rows of [rows, cols] (bias grads, broadcast operands).
   // A broadcast operand's sum_to in validate_outputs, when it keeps the fastest dimension: its column-sum workspace.
   void set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out);
-
   // An elementwise op's gradient for `operand` of output `out`: the incoming gradient passed through (add, sub's
   // first operand), or a fresh buffer at the output's size (mul, div, sub's second operand); either is reduced
   // (sum_to) and / or cast by validate_outputs when the operand was broadcast or has another dtype.

@@ -23,6 +23,12 @@ Shape drop_last(Shape s) {
   s.pop_back();
   return s;
 }
+
+// The staging Reduce.cuh allocates to sum [numel(out) / cols, cols] across rows (the fastest dimension kept) on
+// this run's GPU: a broadcast operand's gradient, a conv bias's.
+ReduceWorkspace column_sum(const RunConfig& cfg, int64_t out_numel, int64_t cols) {
+  return column_sum_workspace(out_numel / cols, cols, cfg.gpu_sm_count, cfg.gpu_max_threads_per_sm);
+}
 }  // namespace
 
 void GraphBuilder::set_reduce_workspace(GradSpec& g, TensorId operand, TensorId out) {
@@ -34,8 +40,7 @@ void GraphBuilder::set_reduce_workspace(GradSpec& g, TensorId operand, TensorId 
   const Shape& os = shape(operand);
   const Shape& ys = shape(out);
   if (numel(operand) >= numel(out) || os.empty() || ys.empty() || os.back() != ys.back()) return;
-  const int64_t cols = numel(operand);
-  const ReduceWorkspace w = column_sum_workspace(numel(out) / cols, cols, cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm);
+  const ReduceWorkspace w = column_sum(cfg_, numel(out), numel(operand));
   g.reduce_workspace_bytes = w.buffer_bytes;
   g.reduce_semaphore_bytes = w.semaphore_bytes;
 }
@@ -46,9 +51,7 @@ void GraphBuilder::broadcast_grad_staging(TensorId operand, bool staged) {
   const int64_t cols = numel(operand);
   const int64_t out_numel = numel(op.outs[0]);
   if (cols <= 0 || cols >= out_numel) return;
-  const ReduceWorkspace w = staged ? column_sum_workspace(out_numel / cols, cols, cfg_.gpu_sm_count,
-                                                          cfg_.gpu_max_threads_per_sm)
-                                   : ReduceWorkspace{};
+  const ReduceWorkspace w = staged ? column_sum(cfg_, out_numel, cols) : ReduceWorkspace{};
   for (GradSpec& g : op.grads)
     if (g.input == operand) {
       g.reduce_workspace_bytes = w.buffer_bytes;
@@ -454,8 +457,7 @@ TensorId GraphBuilder::conv2d(TensorId x, TensorId w, TensorId b, int64_t conv_s
     // convolution_backward sums the bias gradient after the cuDNN kernels, grad_output.sum((0, 2, 3)): a column
     // reduction of [N * OH * OW, C] whose staging buffer comes right after the bias gradient (whole-run HF ViT
     // streams: 12.50 MiB + 32 B for [8 * 196, 1024] fp32, 73.50 MiB for [64 * 196, 768] bf16).
-    const ReduceWorkspace bias_ws = column_sum_workspace(numel(y) / ws[0], ws[0], cfg_.gpu_sm_count,
-                                                         cfg_.gpu_max_threads_per_sm);
+    const ReduceWorkspace bias_ws = column_sum(cfg_, numel(y), ws[0]);
     for (GradSpec& g : op.grads) {
       if (g.input == xc) g.then_temp_bytes = cw.dgrad;
       if (g.input == wc) g.then_temp_bytes = cw.wgrad;
@@ -567,8 +569,7 @@ TensorId GraphBuilder::conv2d_ex(TensorId x, TensorId w, TensorId b, const Conv2
     // gradient reduces its fastest dimension instead: another configuration, not modelled (no bias there so far).
     int64_t bias_ws_bytes = 0;
     if (a.channels_last && bc != kNoTensor)
-      bias_ws_bytes = column_sum_workspace(numel(y) / ws[0], ws[0], cfg_.gpu_sm_count, cfg_.gpu_max_threads_per_sm)
-                          .buffer_bytes;
+      bias_ws_bytes = column_sum(cfg_, numel(y), ws[0]).buffer_bytes;
     for (GradSpec& g : op.grads) {
       if (g.input == xc) g.then_temp_bytes = cw.dgrad;
       if (g.input == wc) g.then_temp_bytes = cw.wgrad;

@@ -111,36 +111,33 @@ TensorId convnext_layer(GraphBuilder& b, const Layer& l, const std::string& name
   // in training too. That matters where autograd keeps a copy and not the value itself (under autocast the
   // 16-bit casts are saved: the fp16 dwconv output outlives layernorm's fp32 result, the fp32 layernorm output
   // pwconv1's, V2's fp32 GRN output pwconv2's, pwconv2's output the residual add; amp fp16 V2-T stream).
-  const auto next = [&b](TensorId bound, TensorId result_of_call) {
+  const auto rebind = [&b](TensorId bound, const auto& call) {
+    b.hold(bound);
+    const TensorId result = call(bound);
     b.drop(bound);
-    return result_of_call;
+    return result;
   };
   TensorId o = conv(b, l.dw, h);
   const Shape os = b.shape(o);  // [B, C, H, W], channels-last strides
   {
     const TensorId permuted = b.view(o, {os[0], os[2], os[3], os[1]});
     ModuleCall ln_call(b, permuted);  // nn.LayerNorm's argument, past autocast's fp32 cast of it (inference)
-    b.hold(o);
-    o = next(o, b.layer_norm(permuted, l.ln.w, l.ln.b));
+    o = rebind(o, [&](TensorId) { return b.layer_norm(permuted, l.ln.w, l.ln.b); });
   }
-  b.hold(o);
-  o = next(o, b.linear(o, l.w1, l.b1));
+  o = rebind(o, [&](TensorId v) { return b.linear(v, l.w1, l.b1); });
   o = b.unary("gelu", o, true, false);
   if (l.grn_w != kNoTensor) o = grn(b, l, o);
-  b.hold(o);
-  o = next(o, b.linear(o, l.w2, l.b2));
+  o = rebind(o, [&](TensorId v) { return b.linear(v, l.w2, l.b2); });
   if (l.scale != kNoTensor) {
     // V1 in the last stage: the layer scale's mul hands pwconv2 the non-contiguous gradient, which its backward
     // copies; the scale's own gradient, a sum over (B, H, W) of a product laid out NCHW, reduces the fastest
     // dimensions and stages nothing (ConvNeXt-T fp32 stream: no 13.88 MiB buffer there, one in every other stage).
     if (nchw_grads) o = b.view_copying_grad(o, b.shape(o));
-    b.hold(o);
-    o = next(o, b.mul(l.scale, o));
+    o = rebind(o, [&](TensorId v) { return b.mul(l.scale, v); });
     if (nchw_grads) b.broadcast_grad_staging(l.scale, /*staged=*/false);
   }
   o = nchw_grads && l.scale == kNoTensor ? b.view_copying_grad(o, os) : b.view(o, os);  // permute(0, 3, 1, 2)
-  b.hold(o);
-  o = next(o, b.add(residual, hfbackbone::drop_path(b, o, l.drop_path)));
+  o = rebind(o, [&](TensorId v) { return b.add(residual, hfbackbone::drop_path(b, v, l.drop_path)); });
   call.end();
   b.end_layer();
   return o;
