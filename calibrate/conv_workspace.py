@@ -90,7 +90,7 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, 
         for R in (family_sizes if name in FAMILY_MODELS else image_sizes):
             if name.startswith("vit") and R != 224:
                 continue  # torchvision's ViT checks the image size it was built for
-            _collect(torch, sigs, make().to("meta"), name, R, name.startswith("convnext"))
+            collect_signatures(torch, sigs, make().to("meta"), name, R, name.startswith("convnext"))
     if hf_convnext:
         import transformers
         for name, widths in HF_CONVNEXT.items():
@@ -100,11 +100,11 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, 
                 for R in HF_SIZES:
                     with torch.device("meta"):
                         m = model_cls(cfg_cls(hidden_sizes=list(widths), depths=[1, 1, 1, 1], image_size=R))
-                    _collect(torch, sigs, m, name.replace("convnext", "convnextv2" if v2 else "convnext"), R, True)
+                    collect_signatures(torch, sigs, m, name.replace("convnext", "convnextv2" if v2 else "convnext"), R, True)
     return sigs
 
 
-def _collect(torch, sigs, m, tag, R, channels_last_after_stem):
+def collect_signatures(torch, sigs, m, tag, R, channels_last_after_stem):
     """Runs the meta model m on one [1, 3, R, R] image and adds each Conv2d's signature to sigs under tag.
     channels_last_after_stem: a ConvNeXt, whose convs after the stem are channels-last on the GPU."""
     hooks = []
