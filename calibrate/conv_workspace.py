@@ -23,7 +23,8 @@ ConvNext / ConvNextV2 sizes (atto .. xlarge) at 224 and 384, built on the meta d
 Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--no-families] [--models=a,b,...]
                                                              [--hf-convnext] [--channels-last-only]
                                                              [--cl-batches=1,8,...] [--skip=EARLIER.json.gz,...]
-                                                             [--depthwise-only]
+                                                             [--depthwise-only] [--min-channels=C]
+                                                             [--hf-sizes=224,384] [--hf-widths=96,128,...]
                                                              [--family-sizes=224[,160,...]] [--image-sizes=...]
                                                              [--batches=3,5,...] [--dtypes=bf16,fp32,fp16]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
@@ -33,7 +34,9 @@ pixel count, which holds for the ResNet rows (0.14 % of the bytes at 160 / 288 f
 engine: mobilenet_v2's 320 -> 1280 1x1 wgrad at 5 x 5 takes n x the fp32 weight, 150 MiB at n = 96 where the
 rescaled 224 row gives 77); --image-sizes= replaces the ResNet / ViT image sizes (160, 224, 288); --batches= replaces every model's batch list (a
 later run adding batch sizes: 2026-12-01 added 3, 5, 6, 10, 12, 20, 24, 40 for the ResNets, whose b24 reserved peak
-missed by 5 % when interpolated between 16 and 32); --table merges several runs (a shape measured twice keeps the first run's row).
+missed by 5 % when interpolated between 16 and 32); --table merges several runs (a shape measured twice keeps the first run's row). --min-channels= keeps the
+signatures with at least C input channels, --hf-sizes= and --hf-widths= (a stage-0 width) narrow --hf-convnext's
+models (a dense-batch run split over calls).
 The table is what the engine embeds (data/calibration/h200-cudnn-conv-workspace.tsv); IN.json is kept gzipped
 next to it as the raw evidence (every allocation of every pass).
 """
@@ -72,7 +75,8 @@ def channels_last(x):
     return x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
 
 
-def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, hf_convnext=False):
+def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, hf_convnext=False,
+                    hf_sizes=HF_SIZES, hf_widths=None):
     """Unique (C, K, kernel, stride, pad, H, W, groups, dilation, channels_last) of every Conv2d in the models at
     each image size (batch 1), mapped to the models using it."""
     import torch
@@ -94,10 +98,12 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, 
     if hf_convnext:
         import transformers
         for name, widths in HF_CONVNEXT.items():
+            if hf_widths and widths[0] not in hf_widths:
+                continue
             for v2 in (False, True):
                 cfg_cls = transformers.ConvNextV2Config if v2 else transformers.ConvNextConfig
                 model_cls = transformers.ConvNextV2Model if v2 else transformers.ConvNextModel
-                for R in HF_SIZES:
+                for R in hf_sizes:
                     with torch.device("meta"):
                         m = model_cls(cfg_cls(hidden_sizes=list(widths), depths=[1, 1, 1, 1], image_size=R))
                     collect_signatures(torch, sigs, m, name.replace("convnext", "convnextv2" if v2 else "convnext"), R, True)
@@ -243,11 +249,15 @@ def main():
     fam = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--family-sizes=")), "224")
     family_sizes = tuple(int(v) for v in fam.split(","))
     sigs = conv_signatures(image_sizes, family_sizes=family_sizes, families="--no-families" not in sys.argv, only=only,
-                           hf_convnext="--hf-convnext" in sys.argv)
+                           hf_convnext="--hf-convnext" in sys.argv,
+                           hf_sizes=tuple(int(v) for v in opt.get("--hf-sizes", "224,384").split(",")),
+                           hf_widths=[int(v) for v in opt["--hf-widths"].split(",")] if "--hf-widths" in opt else None)
     if "--channels-last-only" in sys.argv:  # and the Hugging Face models' other convs (their stems)
         sigs = {k: v for k, v in sigs.items() if k[-1] or any(m.startswith("hf-") for m in v)}
     if "--depthwise-only" in sys.argv:  # groups == c_in: the channels-last fp32 engines change with n (dense batches)
         sigs = {k: v for k, v in sigs.items() if k[7] == k[0] and k[0] > 1}
+    if "--min-channels" in opt:  # a later run continuing a dense one that stopped at its time limit
+        sigs = {k: v for k, v in sigs.items() if k[0] >= int(opt["--min-channels"])}
     cl_batches = [int(v) for v in opt["--cl-batches"].split(",")] if "--cl-batches" in opt else CL_BATCHES
     done = set()  # (signature, dtype) measured by an earlier run: --skip=a.json.gz,b.json.gz
     for path in (opt["--skip"].split(",") if "--skip" in opt else []):

@@ -217,11 +217,9 @@ bool known_reserved_miss(const std::string& id) {
       // widths eager amp (+6.4 %). (Falcon-H1 served in bf16, +87 % there, left this list when its recording
       // showed where the cache state is allocated; HF ConvNeXt-T fp32, -7.2 %, and ConvNeXt V2-B bf16, +5.6 %,
       // when theirs showed the channels-last cuDNN workspaces and the GRN reductions: NOTES.md, "Family set 26".)
-      // Family set 26, held out: torchvision ConvNeXt-S fp32 b10 (-5.19 %, peak allocated exact): cuDNN's fp32
-      // channels-last depthwise wgrad engine is not affine in the batch between the table's measured batches
-      // (192 ch 28 x 28: 46.52 MiB at n 8, 46.12 at 10 in the recording, 92.46 at 16; with the recorded 46.12 the
-      // replay reads 2582 MiB, exact). The table holds every batch 1 .. 32 for 40 .. 80 channels only.
-      "f26-tv-cnxs-fp32-b10",
+      // (Family set 26's torchvision ConvNeXt-S fp32 b10, -5.19 %, left when the table got every batch 1 .. 32 of
+      // the fp32 channels-last depthwise convs at 96+ channels: cuDNN runs 192 ch 28 x 28 without a workspace at
+      // n 10, where interpolating n 8 and 16 had given 58 MiB. NOTES.md, "Family set 26".)
       // Family set 26, held out: HF ConvNeXt-B 384 amp fp16 b6 (+22.7 %): GradScaler skipped all three steps
       // (allocated +24.4 %, in kKnown above).
       "f26-cnx-b384-ampfp16-b6",
