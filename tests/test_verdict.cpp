@@ -167,10 +167,15 @@ TEST_CASE("the embedded band table is data/validation/error-bands.tsv and covers
 }
 
 TEST_CASE("every measured capped case: the verdict is right or BORDERLINE, never wrong", "[verdict][fidelity]") {
+  // Only the capped lines are validated (a verdict needs a cap): the other ~1000 cases are the fidelity tests'
+  // work, and validating them here too took 83 s of the sanitizer job's 9 minutes.
   std::string all;
   for (const char* f : {"h200-public-cases", "h200-corpus", "h200-boundary", "h200-families", "h200-odd-shapes",
-                        "h200-distributed"})
-    all += slurp(kData + "/validation/" + f + ".jsonl");
+                        "h200-distributed"}) {
+    std::istringstream lines(slurp(kData + "/validation/" + f + ".jsonl"));
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("\"memory_cap_gib\"") != std::string::npos) all += line + "\n";
+  }
   const CliOutput r = run_cli_captured({"validate", "-", "--json"}, all);
   const nlohmann::json j = nlohmann::json::parse(r.out);
   std::map<std::string, int> counts;

@@ -1,0 +1,18 @@
+#include "fidelity_cases.h"
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace memplan::testing {
+
+std::vector<ValidationCase> load_cases(const std::string& file) {
+  std::ifstream in(std::string(MEMPLAN_DATA_DIR) + "/validation/" + file);
+  std::vector<ValidationCase> out;
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(parse_validation_case(nlohmann::json::parse(line)));
+  return out;
+}
+
+}  // namespace memplan::testing
