@@ -297,8 +297,8 @@ TEST_CASE("odd shapes (h200-odd-shapes.jsonl): peak reserved within 3 % each, me
 // OLMo-2, GPT-NeoX and GPT-2 medium at odd batches and lengths, amp fp16 with accumulation, checkpointing,
 // generation; predicted at 35bf712 before the call that measured them (predictions/odd-shapes3-holdout.json).
 // Blind: peak allocated within 0.005 % and reserved within 0.02 % on all 12 that ran uncapped, the KV cache within
-// 0.8 % (Gemma 3: 26.1 vs 26.3 MiB, not traced); the four capped copies are the verdict test's (two fit, two OOM at 0.97x the
-// prediction: BORDERLINE).
+// 0.8 % (Gemma 3: 26.1 vs 26.3 MiB, not traced); the four capped copies are the verdict test's (two fit, two
+// OOM at 0.97x the prediction: BORDERLINE).
 TEST_CASE("odd shapes set 3, held out: allocated and reserved as predicted before measuring", "[fidelity][odd]") {
   int n = 0;
   for (const auto& c : testing::load_cases("h200-odd-shapes.jsonl")) {
@@ -308,7 +308,8 @@ TEST_CASE("odd shapes set 3, held out: allocated and reserved as predicted befor
     INFO(c.id);
     CHECK(std::abs(e.torch_peak_allocated_bytes() / mib / *c.measured->peak_allocated_mib - 1.0) <= 0.0001);
     CHECK(std::abs(e.run_peak_reserved_bytes() / mib / *c.measured->peak_reserved_mib - 1.0) <= 0.0003);
-    if (c.measured->kv_cache_mib) CHECK(std::abs(e.torch_kv_cache_bytes() / mib / *c.measured->kv_cache_mib - 1.0) <= 0.008);
+    if (c.measured->kv_cache_mib)
+      CHECK(std::abs(e.torch_kv_cache_bytes() / mib / *c.measured->kv_cache_mib - 1.0) <= 0.008);
     ++n;
   }
   CHECK(n == 14);
