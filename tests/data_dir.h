@@ -1,7 +1,7 @@
 // The repository's data/ directory as the tests read it (measured cases, calibration tables, recorded streams).
-// Force-included into every test source (tests/CMakeLists.txt); only tests/data_dir.cpp is compiled with the
-// absolute path, so a checkout elsewhere (a worktree, CI) recompiles that one file and shares every other object
-// through ccache.
+// In every test source through the tests' precompiled header (tests/CMakeLists.txt); only tests/data_dir.cpp is
+// compiled with the absolute path, so a checkout elsewhere (a worktree, CI) recompiles that one file and shares
+// every other object through ccache.
 #pragma once
 
 namespace memplan_tests {
