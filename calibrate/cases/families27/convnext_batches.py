@@ -12,24 +12,16 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from case_helpers import hf, vision  # noqa: E402
+from case_helpers import load_case_module, vision  # noqa: E402
 
-
-def cfg(widths, depths, image=224):
-    return {"hidden_sizes": widths, "depths": depths, "image_size": image, "num_labels": 1000}
-
+_set26 = load_case_module("families26", "convnext")  # the same Hugging Face config and training-row helpers
+cfg, train = _set26.cfg, _set26.train
 
 CNX_T = cfg([96, 192, 384, 768], [3, 3, 9, 3])
 CNX_S = cfg([96, 192, 384, 768], [3, 3, 27, 3])
 CNX_T384 = cfg([96, 192, 384, 768], [3, 3, 9, 3], 384)
 CNX2_B = cfg([128, 256, 512, 1024], [3, 3, 27, 3])
 CNX2_T384 = cfg([96, 192, 384, 768], [3, 3, 9, 3], 384)
-
-
-def train(id, model_type, config, batch, precision, optimizer="adamw", est=4.0):
-    return {"id": id, "model": hf(model_type, config, "eager"), "mode": "training", "batch_size": batch,
-            "precision": precision, "optimizer": optimizer, "optimizer_impl": "foreach", "grad_checkpointing": False,
-            "grad_accum_steps": 1, "_est_gib": est}
 
 
 def holdout():
