@@ -20,8 +20,8 @@ if [ -n "${MEMPLAN_SANITIZE_TESTS:-}" ]; then
   exec "$bin" "$MEMPLAN_SANITIZE_TESTS"
 fi
 # The suite in four shards per core, test cases dealt round-robin, at most one shard per core running at a time
-# and the next shard starting when one ends: a shard's cost is uneven (a few test cases take 10 .. 40 s under
-# the sanitizers, most take under a second), so more shards than cores keep both cores busy to the end (two shards had
+# and the next shard starting when one ends: a shard's cost is uneven (a few test cases take 10 .. 40 s under the
+# sanitizers, most take under a second), so more shards than cores keep both cores busy to the end (two shards had
 # run 4.7 and 9 minutes). Catch2 reads each shard's names from a file, one per line, with its spec's special
 # characters (\ , [ ] * ~ ") escaped and a leading '-' too, so every name matches itself only.
 shards=$(( jobs < 1 ? 4 : (jobs > 8 ? 32 : 4 * jobs) ))
