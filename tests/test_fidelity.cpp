@@ -11,6 +11,7 @@
 
 #include "engine/checked.h"
 #include "engine/estimate.h"
+#include "families/family_test_helpers.h"
 #include "fidelity_cases.h"
 
 using namespace memplan;
@@ -300,19 +301,10 @@ TEST_CASE("odd shapes (h200-odd-shapes.jsonl): peak reserved within 3 % each, me
 // 0.8 % (Gemma 3: 26.1 vs 26.3 MiB, not traced); the four capped copies are the verdict test's (two fit, two
 // OOM at 0.97x the prediction: BORDERLINE).
 TEST_CASE("odd shapes set 3, held out: allocated and reserved as predicted before measuring", "[fidelity][odd]") {
-  int n = 0;
-  for (const auto& c : testing::load_cases("h200-odd-shapes.jsonl")) {
-    if (c.id.rfind("odd3-", 0) != 0 || !c.measured || (c.measured->oom && *c.measured->oom)) continue;
-    const Estimate e = estimate(c.model, c.run, estimate_options_for(c));
-    const double mib = 1024.0 * 1024.0;
-    INFO(c.id);
-    CHECK(std::abs(e.torch_peak_allocated_bytes() / mib / *c.measured->peak_allocated_mib - 1.0) <= 0.0001);
-    CHECK(std::abs(e.run_peak_reserved_bytes() / mib / *c.measured->peak_reserved_mib - 1.0) <= 0.0003);
-    if (c.measured->kv_cache_mib)
-      CHECK(std::abs(e.torch_kv_cache_bytes() / mib / *c.measured->kv_cache_mib - 1.0) <= 0.008);
-    ++n;
-  }
-  CHECK(n == 14);
+  const auto checked = testing::check_family_cases(
+      [](const ValidationCase& c) { return c.id.rfind("odd3-", 0) == 0 && !(c.measured->oom && *c.measured->oom); },
+      [](const std::string&) { return testing::FamilyBounds{0.0001, 0.0003, 0.008}; }, "h200-odd-shapes.jsonl");
+  CHECK(checked.size() == 14);
 }
 
 TEST_CASE("boundary cases: verdicts at caps around the predictions, with and without expandable segments",

@@ -16,9 +16,10 @@ std::string input_error_of(const std::function<void()>& fn) {
 }
 
 std::vector<FamilyCaseCheck> check_family_cases(const std::function<bool(const ValidationCase&)>& select,
-                                                const std::function<FamilyBounds(const std::string&)>& bounds) {
+                                                const std::function<FamilyBounds(const std::string&)>& bounds,
+                                                const std::string& file) {
   std::vector<FamilyCaseCheck> checked;
-  for (const auto& c : load_cases("h200-families.jsonl")) {
+  for (const auto& c : load_cases(file)) {
     if (!c.measured || !select(c)) continue;
     const auto& m = *c.measured;
     const Estimate e = estimate(c.model, c.run, estimate_options_for(c));

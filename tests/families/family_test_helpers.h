@@ -46,12 +46,13 @@ struct FamilyCaseCheck {
   double allocated_err, reserved_err;
 };
 
-// Every measured case of data/validation/h200-families.jsonl that `select` picks, estimated as `memplan validate`
+// Every measured case of data/validation/FILE (h200-families.jsonl unless named) that `select` picks, estimated as `memplan validate`
 // runs it: peak allocated and peak reserved within bounds(id), the inference KV cache within 1 %, and the
 // measured `params` (sum of p.numel()) exactly, both as the estimate counts them (with LoRA: the peft model's,
 // base + adapters; with a task head: the classification model's) and, without LoRA or a task, as param_count()
 // does. Returns what it checked (counts, listed misses).
 std::vector<FamilyCaseCheck> check_family_cases(const std::function<bool(const ValidationCase&)>& select,
-                                                const std::function<FamilyBounds(const std::string&)>& bounds);
+                                                const std::function<FamilyBounds(const std::string&)>& bounds,
+                                                const std::string& file = "h200-families.jsonl");
 
 }  // namespace memplan::testing
