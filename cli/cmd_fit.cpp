@@ -75,7 +75,7 @@ Single run_single(const ModelSpec& m, const RunConfig& c, const DeviceBudget& d,
   // Training: the step-time model fitted on the H200 timing corpus (engine/time/; on another GPU scaled by the
   // GEMM-rate and bandwidth ratios, DeviceRates::time_scale_*); otherwise the older roofline.
   if (c.mode == Mode::training) {
-    s.step_s = plan::timed_single_gpu_step_s(m, g, c, rates);
+    s.step_s = plan::timed_single_gpu_step_s(g, c, rates);
   } else {
     const int64_t state = s.e.replay.peak.ledger[Row::optimizer_state];
     s.step_s = plan::single_gpu_step_time(g, c, s.e.trainable_params, state, rates).total_s;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages memplan builds against, when any is missing. No other downloads.
-#   scripts/install-deps.sh          the main build (g++; clang is not needed)
-#   scripts/install-deps.sh --fuzz   only what fuzz/ needs on top: clang and the libclang_rt.fuzzer runtime
+#   scripts/install-deps.sh           the main build (g++)
+#   scripts/install-deps.sh --clang   clang and its sanitizer runtimes on top (the sanitizer job, fuzz/)
+#   scripts/install-deps.sh --fuzz    the same (libclang_rt.fuzzer is in the same runtime package)
 set -euo pipefail
 
 install_missing() {
@@ -17,9 +18,9 @@ install_missing() {
 # pybind11-dev and python3-dev build the Python module (python/); python3-dev brings Debian's /usr/bin/python3.
 install_missing g++ cmake ninja-build libeigen3-dev nlohmann-json3-dev libcli11-dev catch2 libbenchmark-dev \
   pybind11-dev python3-dev
-if [ "${1:-}" = "--fuzz" ]; then
+if [ "${1:-}" = "--clang" ] || [ "${1:-}" = "--fuzz" ]; then
   install_missing clang
-  # libclang-rt-N-dev ships libclang_rt.fuzzer (and the asan/ubsan runtimes) for clang N; match the installed one.
+  # libclang-rt-N-dev ships the asan/ubsan runtimes and libclang_rt.fuzzer for clang N; match the installed one.
   clang_major=$(clang++ --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
   install_missing "libclang-rt-${clang_major}-dev"
 fi

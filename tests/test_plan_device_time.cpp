@@ -30,7 +30,7 @@ TEST_CASE("plan: a step on a slower GPU takes at least that GPU's work, and the 
   REQUIRE(timing::predict(timing::critical_path(t, coef), coef).cpu_bound);
 
   plan::DeviceRates h200;  // the time scales at 1: the step-time model as fitted
-  CHECK(plan::timed_single_gpu_step_s(m, g, c, h200) ==
+  CHECK(plan::timed_single_gpu_step_s(g, c, h200) ==
         Approx(timing::predict(timing::critical_path(t, coef), coef).total_s).epsilon(1e-12));
 
   plan::DeviceRates slow;  // a GPU 8x slower in GEMMs and bandwidth (an RTX 4090 is about 6x in bf16 GEMMs)
@@ -39,7 +39,7 @@ TEST_CASE("plan: a step on a slower GPU takes at least that GPU's work, and the 
   for (const timing::Features& chunk : plan::scaled_timeline(t, slow, false))
     for (size_t j = 0; j < all.size(); ++j) all[j] += chunk[j];
   const double gpu_work_s = timing::predict(all, coef).gpu_s;
-  const double step_s = plan::timed_single_gpu_step_s(m, g, c, slow);
+  const double step_s = plan::timed_single_gpu_step_s(g, c, slow);
   CHECK(step_s >= gpu_work_s);
-  CHECK(step_s > 2 * plan::timed_single_gpu_step_s(m, g, c, h200));
+  CHECK(step_s > 2 * plan::timed_single_gpu_step_s(g, c, h200));
 }

@@ -184,7 +184,7 @@ timing::Timeline scaled_timeline(timing::Timeline t, const DeviceRates& r, bool 
   return t;
 }
 
-double timed_single_gpu_step_s(const ModelSpec& spec, const Graph& g, const RunConfig& cfg, const DeviceRates& r) {
+double timed_single_gpu_step_s(const Graph& g, const RunConfig& cfg, const DeviceRates& r) {
   if (cfg.mode != Mode::training) throw InputError("mode", "inference", "the timed single-GPU step is for training runs");
   const bool fp32 = cfg.precision == Precision::fp32;
   const timing::Timeline t = timing::training_timeline(g, cfg, timing::h200_op_rates());

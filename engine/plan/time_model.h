@@ -108,6 +108,6 @@ StepTime single_gpu_step_time(const Graph& g, const RunConfig& cfg, int64_t trai
 // One GPU, training: the step-time model's whole step (G micro-batches, recompute, optimizer, constants) of
 // `g` = build_graph(spec, cfg), scaled to `r`'s GPU; on the H200 (scales 1) exactly
 // timing::case_time(spec, cfg).step_ms / 1e3.
-double timed_single_gpu_step_s(const ModelSpec& spec, const Graph& g, const RunConfig& cfg, const DeviceRates& r);
+double timed_single_gpu_step_s(const Graph& g, const RunConfig& cfg, const DeviceRates& r);
 
 }  // namespace memplan::plan
