@@ -58,6 +58,11 @@ class GraphBuilder {
   // ---- leaves
   // `dtype` overrides the precision's parameter dtype (native graphs: a bf16 weight in an amp model).
   TensorId param(std::string_view name, Shape shape, bool trainable = true, std::optional<DType> dtype = std::nullopt);
+  // The parameter `name` of a module whose weight is `tied_to`'s (a tied lm_head): `tied_to` itself, unless LoRA's
+  // modules_to_save names the module. peft's ModulesToSaveWrapper then keeps the shared original (no new memory) and
+  // trains a deep copy, a new tensor of `tied_to`'s shape and dtype (peft 0.21 on the H200: get_peft_model allocated
+  // one [V, H] in the model's dtype; family set 28's tied Qwen3 row).
+  TensorId tied_param(std::string_view name, TensorId tied_to, bool trainable = true);
   TensorId buffer(std::string_view name, Shape shape, DType dtype);
   TensorId input(Shape shape, DType dtype);
 

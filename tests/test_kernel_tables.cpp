@@ -192,7 +192,7 @@ TEST_CASE("text rows: comments and blank lines skipped, line numbers a person se
 }
 
 TEST_CASE("op rates: host classes and GEMM caps are resolved once, as a scan of the rows would find them", "[time][tables]") {
-  OpRates r = OpRates();  // not `OpRates r;`: clang 14 crashes evaluating that initialisation
+  OpRates r;
   // host: the first fp32 row of a class wins (fp16 rows are not read); unknown classes stay listed only
   parse_host_overhead("linear fp32 10 20\nlinear fp32 99 99\nadd fp16 5 5\nadd fp32 3 4\ngelu fp32 7 8\n", r);
   CHECK(r.host.size() == 4);

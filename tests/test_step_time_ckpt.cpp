@@ -59,7 +59,7 @@ double host_total(const Timeline& t) {
 
 TEST_CASE("checkpoint host rows: each part is the line through the fp32 rows; autocast rows are not used",
           "[time][ckpt]") {
-  OpRates r = OpRates();
+  OpRates r;
   parse_ckpt_host(kTwoRows, r);
   CHECK(r.ckpt_host.fwd_layer_s == Approx(100e-6));
   CHECK(r.ckpt_host.fwd_saved_s == Approx(10e-6));
@@ -70,7 +70,7 @@ TEST_CASE("checkpoint host rows: each part is the line through the fp32 rows; au
 TEST_CASE("checkpoint host rows: a negative slope is 0 with the mean as the layer term; one saved count, the mean",
           "[time][ckpt]") {
   // forward extras 140 (saved 4) and 100 (saved 16): slope < 0 -> 0, layer = mean 120 us
-  OpRates r = OpRates();
+  OpRates r;
   parse_ckpt_host("a fp32 1 2 4 50 200 190 710\nb fp32 1 8 16 50 200 150 730\n", r);
   CHECK(r.ckpt_host.fwd_saved_s == 0);
   CHECK(r.ckpt_host.fwd_layer_s == Approx(120e-6));
@@ -78,12 +78,12 @@ TEST_CASE("checkpoint host rows: a negative slope is 0 with the mean as the laye
   CHECK(r.ckpt_host.bwd_layer_s == Approx(300e-6));
   CHECK(r.ckpt_host.bwd_saved_s == Approx(5e-6));
   // one saved count twice: no slope, the mean
-  OpRates s = OpRates();
+  OpRates s;
   parse_ckpt_host("a fp32 1 2 4 50 200 190 710\nb fp32 2 2 4 50 200 170 690\n", s);  // forward 140, 120
   CHECK(s.ckpt_host.fwd_saved_s == 0);
   CHECK(s.ckpt_host.fwd_layer_s == Approx(130e-6));
   // no fp32 row: nothing charged
-  OpRates n = OpRates();
+  OpRates n;
   parse_ckpt_host("a amp_bf16 1 2 4 50 200 190 710\n", n);
   CHECK(n.ckpt_host.fwd_layer_s == 0);
   CHECK(n.ckpt_host.bwd_layer_s == 0);
@@ -98,7 +98,7 @@ TEST_CASE("checkpoint host rows: malformed rows are input errors naming the line
       "a fp32 1 2 4 50 x 190 710\n",           // not a number
   };
   for (const char* t : bad) {
-    OpRates r = OpRates();
+    OpRates r;
     CHECK_THROWS_AS(parse_ckpt_host(t, r), InputError);
   }
 }

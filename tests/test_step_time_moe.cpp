@@ -53,7 +53,7 @@ Graph grouped_graph(Mode m, Precision p, DType dt, int64_t E, int64_t K, int64_t
 }  // namespace
 
 TEST_CASE("grouped_mm rates: a measured shape is its own rate, others the log-distance-weighted mean; no row, -1", "[time][moe]") {
-  OpRates r = OpRates();
+  OpRates r;
   r.grouped_mm.push_back({"bf16", 8, 1024, 1024, 8192, 400, 300});    // 1024 rows per expert
   r.grouped_mm.push_back({"bf16", 8, 1024, 1024, 32768, 600, 500});   // 4096 rows per expert
   CHECK(grouped_mm_flops_per_s(r, DType::bf16, 8, 1024, 1024, 8192, false) == Approx(400e12));

@@ -52,7 +52,8 @@ void causal_lm_tail(GraphBuilder& b, const TransformerSpec& s, TensorId hidden, 
   }
   const bool emb_train = !b.config().freeze_embeddings;
   const int64_t H = s.hidden_size, V = s.vocab_size;
-  const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  const TensorId head =
+      s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed, emb_train) : b.param("lm_head.weight", {V, H}, emb_train);
   const TensorId bias = head_bias ? b.param("lm_head.bias", {V}, emb_train) : kNoTensor;
   causal_lm_head_forward(b, s, hidden, embed, head, ids, bias, logits_op);
 }

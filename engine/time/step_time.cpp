@@ -56,8 +56,10 @@ double num(const std::vector<std::string>& f, size_t i, const std::string& line)
 
 }  // namespace
 
+OpRates::OpRates() = default;
+
 OpRates parse_op_rates(std::string_view tsv) {
-  OpRates r = OpRates();  // not `OpRates r;`: clang 14 crashes evaluating that initialisation (fuzz build)
+  OpRates r;
   for_each_row(tsv, [&](int64_t, const std::string& line) {
     const auto f = split_ws(line);
     if (f.empty()) return;

@@ -64,6 +64,10 @@ inline double nbytes(const TensorInfo& t) { return numel(t) * static_cast<double
 
 // Measured rates of one GPU (the embedded table; parse_op_rates for another one).
 struct OpRates {
+  // Out of line (step_time.cpp), so not constexpr: clang 14 corrupts its own heap constant-evaluating this struct's
+  // default member initialisers (`OpRates r;` and `OpRates r = OpRates();` both crashed the sanitizer and fuzz
+  // builds, at random sources).
+  OpRates();
   std::vector<int64_t> gemm_dims;                       // log2-spaced grid of m, n, k
   std::vector<std::pair<std::string, std::vector<double>>> gemm_tflops;  // dtype -> (i_m * n + i_n) * n + i_k; <0: none
   struct Sdpa {
