@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include <CLI/CLI.hpp>
+
 #include "engine/arch/builders.h"
 #include "engine/errors.h"
 #include "engine/limits.h"

@@ -5,10 +5,14 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "engine/arch/spec.h"
 #include "engine/run_config.h"
+
+// CLI11's App, declared only: the sources that add flags include <CLI/CLI.hpp> themselves. Readers of RunFlags (the
+// tests among them) do not parse CLI11's headers, the slowest part of their build.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace memplan::cli {
 
