@@ -136,6 +136,8 @@ constexpr Miss kMisses[] = {
     // deadline); its process's host probe read 9.9 us (grad), the set's slowest 14.3: the host of that process ran
     // fast, as the probe says, but the probe does not predict host-bound rows in general (NOTES-time.md, 18th round)
     {"f28-vitb-ampbf16-r16-qv-b48", 28},  // +26.4 %: 45.9 ms predicted, 36.3 measured
+    {"f28-gptoss-2l-bf16-r16-attn-b2s1024-eager", 17},  // -15.4 %: GPU-bound, 34.3 / 34.1 ms; gpt-oss's eager attention
+                                                        // over S + 1 columns, as hm12-gptoss20 (timing54)
 };
 double bound_for(const std::string& id, double dflt) {
   for (const auto& m : kMisses)
@@ -203,8 +205,8 @@ TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {
   // rows: Granite-4.0-H tiny and micro widths, -12.6 % both): all held out 5.64 % (342 rows).
   // Family set 27 (ConvNeXt, blind at 5ae7f72): 8.2 % over 10 rows, 6 within 10 %; odd shapes set 3 (blind at
   // 35bf712): 7.0 % over 16 rows (the eight training steps within 8 %, 13 rows within 10 %); all held out 5.79 %
-  // (376 rows). Family set 28 (LoRA on eight families, blind at 26cfaf1; the two MoE rows not reached by the call's
-  // deadline): 6.5 % over 10 rows, 7 within 10 %, 9 within 15 %; all held out 5.79 % (386 rows).
+  // (376 rows). Family set 28 (LoRA on eight families, blind at 26cfaf1; its two MoE rows timed in a second call):
+  // 6.6 % over 12 rows, 8 within 10 %, 10 within 15 %; all held out 5.79 % (388 rows).
   CHECK(median(hold) <= 5.8);
 }
 
