@@ -15,6 +15,18 @@ namespace memplan {
 namespace {
 constexpr int32_t kNoRelease = -1;
 constexpr int32_t kHeld = -2;
+// Whether LoRA's modules_to_save names `module` (a suffix match, as peft's); marks the entries it matched, which
+// lora::check_matched reads at the end.
+bool saved_by_lora(const LoraConfig& c, lora::Tracker& t, std::string_view module) {
+  bool saved = false;
+  t.save_hit.resize(c.modules_to_save.size(), 0);
+  for (size_t i = 0; i < c.modules_to_save.size(); ++i)
+    if (lora::key_ends_with(module, c.modules_to_save[i])) {
+      t.save_hit[i] = 1;
+      saved = true;
+    }
+  return saved;
+}
 // The generic ops that are products of their two reads (GraphBuilder::generic's save rule).
 bool is_product(std::string_view name) {
   return name == "mm" || name == "bmm" || name == "matmul" || name == "grouped_mm";
@@ -108,14 +120,7 @@ TensorId GraphBuilder::param(std::string_view name, Shape shape, bool trainable,
     // get_peft_model freezes the base; a modules_to_save module keeps its frozen original (registered first,
     // never read) and trains a deep copy in its place (peft utils/other.py ModulesToSaveWrapper).
     const std::string_view module = lora::module_of(name);
-    bool saved = false;
-    lora_.save_hit.resize(cfg_.lora.modules_to_save.size(), 0);
-    for (size_t i = 0; i < cfg_.lora.modules_to_save.size(); ++i)
-      if (lora::key_ends_with(module, cfg_.lora.modules_to_save[i])) {
-        lora_.save_hit[i] = 1;
-        saved = true;
-      }
-    if (!saved) return make(name, std::move(shape), false);
+    if (!saved_by_lora(cfg_.lora, lora_, module)) return make(name, std::move(shape), false);
     const std::string leaf(name.substr(module.size()));
     make(std::string(module) + ".original_module" + leaf, shape, false);
     return make(std::string(module) + ".modules_to_save.default" + leaf, std::move(shape), trainable);
@@ -126,14 +131,7 @@ TensorId GraphBuilder::param(std::string_view name, Shape shape, bool trainable,
 TensorId GraphBuilder::tied_param(std::string_view name, TensorId tied_to, bool trainable) {
   if (!cfg_.lora.enabled()) return tied_to;
   const std::string_view module = lora::module_of(name);
-  bool saved = false;
-  lora_.save_hit.resize(cfg_.lora.modules_to_save.size(), 0);
-  for (size_t i = 0; i < cfg_.lora.modules_to_save.size(); ++i)
-    if (lora::key_ends_with(module, cfg_.lora.modules_to_save[i])) {
-      lora_.save_hit[i] = 1;
-      saved = true;
-    }
-  if (!saved) return tied_to;
+  if (!saved_by_lora(cfg_.lora, lora_, module)) return tied_to;
   const std::string copy = std::string(module) + ".modules_to_save.default" + std::string(name.substr(module.size()));
   return param(copy, shape(tied_to), trainable, dtype(tied_to));
 }

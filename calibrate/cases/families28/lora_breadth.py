@@ -15,18 +15,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from case_helpers import capped, hf, print_cases, training  # noqa: E402
 
-PHI3_4L = {"hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 4, "num_attention_heads": 32,
-           "num_key_value_heads": 32, "vocab_size": 32064, "max_position_embeddings": 4096}
-GEMMA3_7L = {"hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 7, "num_attention_heads": 4,
-             "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144, "sliding_window": 512,
-             "max_position_embeddings": 32768}
-NEOX_410 = {"hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 8, "num_attention_heads": 16,
-            "vocab_size": 50304, "rotary_pct": 0.25, "max_position_embeddings": 2048}
-OLMO2_4L = {"hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 4, "num_attention_heads": 16,
-            "num_key_value_heads": 16, "vocab_size": 100352, "max_position_embeddings": 4096}
-QWEN3_06 = {"hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 6, "num_attention_heads": 16,
-            "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": True,
-            "max_position_embeddings": 40960}
+# The widths of odd shapes set 3 (the same cut models; GEMMA3_1B there has 7 layers).
+from make_odd_shapes3 import GEMMA3_1B as GEMMA3_7L, NEOX_410, OLMO2_4L, PHI3_4L, QWEN3_06  # noqa: E402
+
 MT5_S = {"d_model": 512, "d_ff": 1024, "d_kv": 64, "num_heads": 6, "num_layers": 8, "num_decoder_layers": 8,
          "vocab_size": 250112, "feed_forward_proj": "gated-gelu", "tie_word_embeddings": False,
          "decoder_start_token_id": 0, "pad_token_id": 0}
