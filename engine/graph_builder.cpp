@@ -107,33 +107,35 @@ TensorId GraphBuilder::new_tensor(Shape shape, DType dtype, TensorKind kind, Ten
   return id;
 }
 
+TensorId GraphBuilder::new_param(std::string_view name, Shape shape, bool trainable, DType dtype) {
+  TensorId t = new_tensor(std::move(shape), dtype, TensorKind::param);
+  auto& ti = g_.tensors.back();
+  ti.trainable = trainable && training();
+  ti.requires_grad = ti.trainable;
+  ti.name = intern(name);
+  return t;
+}
+
 TensorId GraphBuilder::param(std::string_view name, Shape shape, bool trainable, std::optional<DType> dtype) {
-  auto make = [&](std::string_view n, Shape sh, bool train) {
-    TensorId t = new_tensor(std::move(sh), dtype.value_or(param_dtype_), TensorKind::param);
-    auto& ti = g_.tensors.back();
-    ti.trainable = train && training();
-    ti.requires_grad = ti.trainable;
-    ti.name = intern(n);
-    return t;
-  };
-  if (cfg_.lora.enabled() && !lora::is_adapter_param(name) && name.find(".modules_to_save.") == std::string_view::npos) {
+  const DType dt = dtype.value_or(param_dtype_);
+  if (cfg_.lora.enabled() && !lora::is_adapter_param(name)) {
     // get_peft_model freezes the base; a modules_to_save module keeps its frozen original (registered first,
     // never read) and trains a deep copy in its place (peft utils/other.py ModulesToSaveWrapper).
     const std::string_view module = lora::module_of(name);
-    if (!saved_by_lora(cfg_.lora, lora_, module)) return make(name, std::move(shape), false);
+    if (!saved_by_lora(cfg_.lora, lora_, module)) return new_param(name, std::move(shape), false, dt);
     const std::string leaf(name.substr(module.size()));
-    make(std::string(module) + ".original_module" + leaf, shape, false);
-    return make(std::string(module) + ".modules_to_save.default" + leaf, std::move(shape), trainable);
+    new_param(std::string(module) + ".original_module" + leaf, shape, false, dt);
+    return new_param(std::string(module) + ".modules_to_save.default" + leaf, std::move(shape), trainable, dt);
   }
-  return make(name, std::move(shape), trainable);
+  return new_param(name, std::move(shape), trainable, dt);
 }
 
 TensorId GraphBuilder::tied_param(std::string_view name, TensorId tied_to, bool trainable) {
   if (!cfg_.lora.enabled()) return tied_to;
   const std::string_view module = lora::module_of(name);
   if (!saved_by_lora(cfg_.lora, lora_, module)) return tied_to;
-  const std::string copy = std::string(module) + ".modules_to_save.default" + std::string(name.substr(module.size()));
-  return param(copy, shape(tied_to), trainable, dtype(tied_to));
+  const std::string leaf(name.substr(module.size()));
+  return new_param(std::string(module) + ".modules_to_save.default" + leaf, shape(tied_to), trainable, dtype(tied_to));
 }
 
 TensorId GraphBuilder::buffer(std::string_view name, Shape shape, DType dtype) {
@@ -624,7 +626,8 @@ std::vector<TensorId> GraphBuilder::generic(const GenericOp& spec) {
   op.outs = outs;
   op.fwd_temp_bytes = spec.fwd_temp_bytes;
   finish_outs(op);
-  if (is_product(spec.name) && spec.saved_reads == std::vector<int>{0, 1}) {
+  const std::vector<int>& sr = spec.saved_reads;
+  if (is_product(spec.name) && sr.size() == 2 && sr[0] == 0 && sr[1] == 1) {
     // A product's two operands, as save_for_product: each formula of derivatives.yaml (mm, bmm, _grouped_mm, and
     // matmul's decomposition into them) reads the other operand, and autograd's generated code saves an operand
     // only for a gradient it will compute. A frozen expert weight (LoRA on a mixture-of-experts model's

@@ -284,6 +284,8 @@ class GraphBuilder {
   // The op of an in-place call on x: `result` aliases x's storage (inplace, inplace_fresh_grad).
   Op& emit_inplace(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads, TensorId& result);
   TensorId new_tensor(Shape shape, DType dtype, TensorKind kind, TensorId storage_of = kNoTensor);
+  // A parameter leaf as registered, without LoRA's wrapping (param and tied_param decide the names).
+  TensorId new_param(std::string_view name, Shape shape, bool trainable, DType dtype);
   int32_t intern(std::string_view name);
   Op& emit(std::string_view name, std::vector<TensorId> reads);
   // The same for a braced list of reads (most ops): no vector is allocated for them.
