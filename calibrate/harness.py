@@ -511,7 +511,10 @@ def _train(case, model, kind, measured, observed, spy):
     scaler = torch.amp.GradScaler("cuda") if precision == "amp_fp16" else None
     make_batch, fwd_loss = train_batch_fns(case, model, kind)
 
-    steps, times = [], []
+    steps, times, skipped = [], [], []
+    # GradScaler skips optimizer.step() when the scaled gradients overflowed and then lowers its scale; read after the
+    # step's closing sync so the timing is not disturbed (measured.scaler_skipped_steps, CASE-FORMAT.md).
+    scale = scaler.get_scale() if scaler is not None else None
     for step in range(STEPS):
         sync()
         t0 = time.perf_counter()
@@ -563,8 +566,15 @@ def _train(case, model, kind, measured, observed, spy):
         sync()
         times.append((time.perf_counter() - t0) * 1e3)
         steps.append({k: s[k] for k in PHASE_KEYS})
+        if scaler is not None:
+            after = scaler.get_scale()
+            if after < scale:
+                skipped.append(step + 1)
+            scale = after
     measured["peak_allocated_mib"] = max(st["step_peak_mib"] for st in steps)
     measured["steps"] = steps
+    if scaler is not None:
+        measured["scaler_skipped_steps"] = skipped
     measured["step_time_ms"] = round(statistics.median(times[1:]), 2)
     observed["step_times_ms"] = [round(t, 2) for t in times]
 

@@ -17,6 +17,13 @@ std::string stem(const std::string& path) {
   if (const size_t dot = s.rfind('.'); dot != std::string::npos && dot > 0) s.erase(dot);
   return s;
 }
+// A measured run the bands may count: it ran (no OOM), has a reserved figure, and reached the steady state memplan
+// predicts (a run whose optimizer GradScaler never let step before its last step had no optimizer state in any
+// forward or backward: CASE-FORMAT.md measured.scaler_skipped_steps; its error is the data's, not the model's).
+bool counts_for_bands(const ValidationCase& c) {
+  if (!c.measured || !c.measured->peak_reserved_mib || (c.measured->oom && *c.measured->oom)) return false;
+  return c.run.mode != Mode::training || measured_steady_state(*c.measured, estimate_options_for(c).replay.steps);
+}
 }  // namespace
 
 Verdict case_verdict(const ValidationCase& c, const Estimate& e) {
@@ -29,7 +36,7 @@ Verdict case_verdict(const ValidationCase& c, const Estimate& e) {
 }
 
 bool band_sample(const ValidationCase& c, const Estimate& e, BandSample& out) {
-  if (!c.measured || !c.measured->peak_reserved_mib || (c.measured->oom && *c.measured->oom)) return false;
+  if (!counts_for_bands(c)) return false;
   out.id = c.id;
   out.features = verdict_features(c.model, c.run, c.expandable_segments);
   out.predicted_mib = static_cast<double>(e.run_peak_reserved_bytes()) / static_cast<double>(kMiB);
@@ -52,7 +59,7 @@ std::string error_bands_document(const std::vector<BandSample>& samples, const s
       const auto it = by_id.find(row["id"].get<std::string>());
       if (it == by_id.end()) continue;
       const ValidationCase& c = *it->second;
-      if (!c.measured || !c.measured->peak_reserved_mib || (c.measured->oom && *c.measured->oom)) continue;
+      if (!counts_for_bands(c)) continue;
       const nlohmann::json& p = row["predicted"];
       // Under a cap the measured figure is the capped one: compare it with the earlier capped prediction only.
       const nlohmann::json* v = nullptr;

@@ -14,8 +14,9 @@ namespace memplan::cli {
 // so no non-PyTorch memory counts against it), the device total the run's peak reserved under the cap.
 Verdict case_verdict(const ValidationCase& c, const Estimate& e);
 
-// A measured case that ran (no OOM) with a peak reserved figure: its sample for the table (the prediction under
-// its cap when it has one). False otherwise.
+// A measured case that ran (no OOM) with a peak reserved figure and reached the steady state (a training run
+// GradScaler let step before its last step: models/validation_case.h measured_steady_state): its sample for the
+// table (the prediction under its cap when it has one). False otherwise.
 bool band_sample(const ValidationCase& c, const Estimate& e, BandSample& out);
 
 // The table over `samples` plus, for each file of `prior_paths` (a `validate --json` document written before the

@@ -1,5 +1,6 @@
 #include "models/validation_case.h"
 
+#include <algorithm>
 #include <limits>
 #include <string_view>
 
@@ -90,8 +91,18 @@ Measured parse_measured(const nlohmann::json& m) {
       out.steps.push_back(st);
     }
   }
+  if (m.contains("scaler_skipped_steps")) {
+    const auto& v = m.at("scaler_skipped_steps");
+    if (!v.is_array()) throw InputError("measured.scaler_skipped_steps", dump_short(v), "must be a list of step numbers");
+    for (const auto& k : v) {
+      if (!is_int64(k) || k.get<int64_t>() < 1 || k.get<int64_t>() > 1000)
+        throw InputError("measured.scaler_skipped_steps", dump_short(k), "each must be a step number in [1, 1000]");
+      out.scaler_skipped_steps.push_back(static_cast<int>(k.get<int64_t>()));
+    }
+  }
   return out;
 }
+
 
 // Every key a case may carry (CASE-FORMAT.md). Inputs change the prediction; outputs (measured, observed,
 // predicted, error...) and `_`-prefixed notes are carried along unread. A key outside these lists is refused,
@@ -355,6 +366,15 @@ EstimateOptions estimate_options_for(const ValidationCase& c) {
     o.allocator.capacity_is_memory_fraction = true;
   }
   return o;
+}
+
+bool measured_steady_state(const Measured& m, int steps) {
+  // Optimizer state exists in a forward or backward from the step after the first one GradScaler did not skip:
+  // some step before the last must have stepped.
+  for (int k = 1; k < steps; ++k)
+    if (std::find(m.scaler_skipped_steps.begin(), m.scaler_skipped_steps.end(), k) == m.scaler_skipped_steps.end())
+      return true;
+  return steps <= 1;
 }
 
 }  // namespace memplan

@@ -23,7 +23,15 @@ struct Measured {
   std::optional<bool> oom;
   std::string oom_message;
   std::vector<MeasuredStep> steps;
+  // Training under amp_fp16: the steps (1-based) whose optimizer.step() GradScaler skipped (CASE-FORMAT.md); empty
+  // when none was, or when the row predates the field.
+  std::vector<int> scaler_skipped_steps;
 };
+
+// Whether a measured training run reached the steady state memplan predicts: optimizer state alive in a forward
+// and backward, i.e. some step before the last of `steps` did step (GradScaler skipped not all of them). A run
+// that did not measured a shorter-lived configuration: it stays a validation row, but no error band counts it.
+bool measured_steady_state(const Measured& m, int steps);
 
 struct ValidationCase {
   std::string id;

@@ -17,6 +17,7 @@
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/verdict.h"
+#include "models/validation_case.h"
 
 using memplan::cli::CliOutput;
 using memplan::cli::run_cli_captured;
@@ -272,4 +273,55 @@ TEST_CASE("verdict keys in every command's --json; fits stays a bool", "[verdict
     for (const auto& c : plan["top"]) keys_ok(c);
     keys_ok(nlohmann::json::parse(run_cli_captured({"serve", "--model", "llama-3.1-8b", "--gpu", "h200", "--json"}).out));
   }
+}
+
+TEST_CASE("a run GradScaler never let step before its last step counts in no band", "[verdict]") {
+  // measured_steady_state over the harness's 3 steps: optimizer state is alive in a forward / backward from the step
+  // after the first one that stepped, so some step among 1 .. 2 must have stepped.
+  struct Row {
+    std::vector<int> skipped;
+    bool steady;
+  };
+  const Row rows[] = {{{}, true}, {{1}, true}, {{2}, true}, {{3}, true}, {{2, 3}, true},
+                      {{1, 2}, false}, {{1, 2, 3}, false}};
+  for (const Row& r : rows) {
+    Measured m;
+    m.scaler_skipped_steps = r.skipped;
+    INFO("skipped " << r.skipped.size() << " steps, first " << (r.skipped.empty() ? 0 : r.skipped[0]));
+    CHECK(measured_steady_state(m, 3) == r.steady);
+  }
+
+  // The parser: a list of 1-based step numbers, anything else refused naming the field.
+  nlohmann::json base;
+  {
+    std::istringstream lines(slurp(kData + "/validation/h200-corpus.jsonl"));
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("\"id\": \"resnet50-ampfp16-sgdmom-b24\"") != std::string::npos) base = nlohmann::json::parse(line);
+  }
+  REQUIRE(base.is_object());
+  for (const nlohmann::json& bad : {nlohmann::json("1"), nlohmann::json::array({0}), nlohmann::json::array({1.5}),
+                                    nlohmann::json::array({"2"})}) {
+    nlohmann::json c = base;
+    c["measured"]["scaler_skipped_steps"] = bad;
+    INFO(bad.dump());
+    CHECK_THROWS_WITH(parse_validation_case(c), Catch::Contains("measured.scaler_skipped_steps"));
+  }
+
+  // End to end: the same measured case, once marked as never stepped before step 3 and once not, each with a
+  // reserved figure far below the prediction. Only the unmarked copy enters the table.
+  auto line = [&](const char* id, const nlohmann::json& skipped) {
+    nlohmann::json c = base;
+    c["id"] = id;
+    c["measured"]["peak_reserved_mib"] = 100.0;
+    c["measured"]["scaler_skipped_steps"] = skipped;
+    return c.dump() + "\n";
+  };
+  const CliOutput r = run_cli_captured({"validate", "-", "--error-bands"},
+                                       line("stepped-at-2", nlohmann::json::array({1})) +
+                                           line("never-stepped", nlohmann::json::array({1, 2, 3})));
+  REQUIRE(r.exit_code == 0);
+  const ErrorBandTable t = parse_error_bands(r.out);
+  REQUIRE(t.find("all") != nullptr);
+  CHECK(t.find("all")->cases == 1);
+  CHECK(t.find("all")->worst_over_case == "stepped-at-2");
 }
