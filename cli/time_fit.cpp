@@ -241,15 +241,19 @@ std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::st
   return out;
 }
 
-timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors) {
+std::string time_set_key(std::string_view id) { return std::string(id.substr(0, id.find('-'))); }
+
+timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors,
+                           std::string_view leave_out_set) {
+  auto kept = [&](const std::string& id) { return leave_out_set.empty() || time_set_key(id) != leave_out_set; };
   std::vector<timing::Timeline> x;
   std::vector<double> y, spread;
   for (const auto& r : rows)
-    if (!r.holdout) x.push_back(r.timeline), y.push_back(r.measured_s), spread.push_back(r.spread);
-  // Each tuning profile's class time as a row of its own, weighted like the step rows (1 / its value): a one-chunk
+    if (kept(r.id)) x.push_back(r.timeline), y.push_back(r.measured_s), spread.push_back(r.spread);
+  // Each profile's class time as a row of its own, weighted like the step rows (1 / its value): a one-chunk
   // timeline of GPU columns only, whose critical path is the columns themselves.
   for (const auto& a : anchors)
-    if (!a.holdout) x.push_back({a.features}), y.push_back(a.kernel_s), spread.push_back(-1);
+    if (kept(a.id)) x.push_back({a.features}), y.push_back(a.kernel_s), spread.push_back(-1);
   // Convolutions and batch norm are timed per shape (engine/time/kernel_tables.h): measured directly, not fitted
   // (their columns are nearly collinear in the conv nets, where a free fit trades one against the other).
   std::array<bool, timing::kCols> fixed{};
@@ -261,26 +265,48 @@ timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<C
   return timing::fit(x, y, start_values(), fixed);
 }
 
-nlohmann::json fit_report(const std::vector<TimeRow>& rows, const timing::Coefficients& c) {
+std::vector<double> cross_validated_s(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors) {
+  std::vector<std::string> sets;
+  for (const auto& r : rows) sets.push_back(time_set_key(r.id));
+  std::sort(sets.begin(), sets.end());
+  sets.erase(std::unique(sets.begin(), sets.end()), sets.end());
+  std::vector<double> out(rows.size(), 0.0);
+  for (const std::string& set : sets) {
+    const timing::Coefficients c = fit_rows(rows, anchors, set).coef;
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (time_set_key(rows[i].id) == set) out[i] = timing::predict(timing::critical_path(rows[i].timeline, c), c).total_s;
+  }
+  return out;
+}
+
+nlohmann::json fit_report(const std::vector<TimeRow>& rows, const timing::Coefficients& c,
+                          const std::vector<double>& cv_s) {
   nlohmann::json coef = nlohmann::json::object();
   for (size_t j = 0; j < timing::kColNames.size(); ++j) coef[std::string(timing::kColNames[j])] = c.c[j];
   nlohmann::json out = nlohmann::json::array();
-  std::vector<double> tune, hold;
-  for (const auto& r : rows) {
+  std::vector<double> fitted, cv, cv_hold;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TimeRow& r = rows[i];
     const timing::TimeSplit s = timing::predict(timing::critical_path(r.timeline, c), c);
     const double err = 100.0 * (s.total_s - r.measured_s) / r.measured_s;
-    (r.holdout ? hold : tune).push_back(std::fabs(err));
-    out.push_back({{"id", r.id}, {"what", r.what}, {"holdout", r.holdout}, {"measured_ms", r.measured_s * 1e3},
-                   {"predicted_ms", s.total_s * 1e3}, {"error_pct", err}, {"cpu_bound", s.cpu_bound},
+    const double cv_err = 100.0 * (cv_s[i] - r.measured_s) / r.measured_s;
+    fitted.push_back(std::fabs(err));
+    cv.push_back(std::fabs(cv_err));
+    if (r.holdout) cv_hold.push_back(std::fabs(cv_err));
+    out.push_back({{"id", r.id}, {"what", r.what}, {"set", time_set_key(r.id)}, {"holdout", r.holdout},
+                   {"measured_ms", r.measured_s * 1e3}, {"predicted_ms", s.total_s * 1e3}, {"error_pct", err},
+                   {"cv_predicted_ms", cv_s[i] * 1e3}, {"cv_error_pct", cv_err}, {"cpu_bound", s.cpu_bound},
                    {"host_share", s.total_s > 0 ? s.cpu_s / s.total_s : 0.0},
                    {"sigma", timing::row_noise(timing::critical_path(r.timeline, c), c, r.spread, fit_noise())}});
   }
   auto summ = [](const std::vector<double>& v) {
     return nlohmann::json{{"rows", v.size()}, {"median_abs_error_pct", median(v)},
-                          {"max_abs_error_pct", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())}};
+                          {"max_abs_error_pct", v.empty() ? 0.0 : *std::max_element(v.begin(), v.end())},
+                          {"within_10_pct", std::count_if(v.begin(), v.end(), [](double e) { return e <= 10; })},
+                          {"within_15_pct", std::count_if(v.begin(), v.end(), [](double e) { return e <= 15; })}};
   };
-  return {{"schema", "memplan-time-fit/1"}, {"coefficients", coef}, {"rows", out},
-          {"summary", {{"tuning", summ(tune)}, {"holdout", summ(hold)}}}};
+  return {{"schema", "memplan-time-fit/2"}, {"coefficients", coef}, {"rows", out},
+          {"summary", {{"fitted", summ(fitted)}, {"cross_validated", summ(cv)}, {"cross_validated_holdout", summ(cv_hold)}}}};
 }
 
 std::string coefficients_tsv(const timing::Coefficients& c, const std::string& source) {
@@ -296,15 +322,19 @@ std::string coefficients_tsv(const timing::Coefficients& c, const std::string& s
   return o.str();
 }
 
-std::string time_bands_tsv(const std::vector<TimeRow>& rows, const timing::Coefficients& c, const std::string& source) {
+std::string time_bands_tsv(const std::vector<TimeRow>& rows, const timing::Coefficients& c,
+                           const std::vector<double>& cv_s, const std::string& source) {
   std::vector<timing::TimeBandSample> samples;
-  for (const auto& r : rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TimeRow& r = rows[i];
+    // the class (host- or GPU-bound) at the fitted coefficients, the error out of sample
     const timing::TimeSplit s = timing::predict(timing::critical_path(r.timeline, c), c);
-    samples.push_back({r.id, r.what, r.vision, s.cpu_bound, s.total_s, r.measured_s});
+    samples.push_back({r.id, r.what, r.vision, s.cpu_bound, cv_s[i], r.measured_s});
   }
   return "# memplan step-time bands (engine/time/time_band.h): per class of comparable timed rows, the largest\n"
          "# under- and over-prediction of the step / prefill / decode time, parts per million of the predicted time,\n"
-         "# and the row that showed it; every measured row (tuning and held out) at the fitted coefficients.\n"
+         "# and the row that showed it; every measured row, each predicted by the fit without its set\n"
+         "# (leave-one-set-out: an error out of sample), classed host- or GPU-bound at the fitted coefficients.\n"
          "# Written by memplan calibrate --fit-time from " + source + "; do not edit by hand.\n" +
          error_bands_text(timing::build_time_bands(samples));
 }
@@ -318,8 +348,10 @@ void run_time_fit(const std::vector<std::string>& files, const std::string& out_
   // the fit reads the rows back from their JSON text, as the reproducibility test does
   const nlohmann::json parsed = nlohmann::json::parse(inputs.dump());
   const std::vector<TimeRow> again = rows_from_json(parsed);
-  const timing::FitResult f = fit_rows(again, anchors_from_json(parsed));
-  const nlohmann::json rep = fit_report(again, f.coef);
+  const std::vector<ClassAnchor> anchors = anchors_from_json(parsed);
+  const timing::FitResult f = fit_rows(again, anchors);
+  const std::vector<double> cv = cross_validated_s(again, anchors);
+  const nlohmann::json rep = fit_report(again, f.coef, cv);
   std::string src;
   for (const auto& p : files) src += (src.empty() ? "" : " ") + p.substr(p.find_last_of('/') + 1);
   auto write = [&](const std::string& name, const std::string& text) {
@@ -330,18 +362,19 @@ void run_time_fit(const std::vector<std::string>& files, const std::string& out_
   write("time-fit-inputs.json", inputs.dump(1) + "\n");
   write("time-fit.json", rep.dump(1) + "\n");
   write("h200-time-coefficients.tsv", coefficients_tsv(f.coef, src));
-  write("h200-time-bands.tsv", time_bands_tsv(again, f.coef, src));
+  write("h200-time-bands.tsv", time_bands_tsv(again, f.coef, cv, src));
   write("time-fit-ops.json", op_breakdown_json(files).dump() + "\n");
   char line[200];
   for (const auto& r : rep.at("rows")) {
-    std::snprintf(line, sizeof line, "%-44s %-13s %10.2f %10.2f %+7.2f%s%s\n", r.at("id").get<std::string>().c_str(),
-                  r.at("what").get<std::string>().c_str(), r.at("predicted_ms").get<double>(),
-                  r.at("measured_ms").get<double>(), r.at("error_pct").get<double>(),
-                  r.at("holdout").get<bool>() ? "  holdout" : "", r.at("cpu_bound").get<bool>() ? "  cpu" : "");
+    std::snprintf(line, sizeof line, "%-44s %-13s %10.2f %10.2f %+7.2f  cv %+7.2f%s%s\n",
+                  r.at("id").get<std::string>().c_str(), r.at("what").get<std::string>().c_str(),
+                  r.at("predicted_ms").get<double>(), r.at("measured_ms").get<double>(), r.at("error_pct").get<double>(),
+                  r.at("cv_error_pct").get<double>(), r.at("holdout").get<bool>() ? "  holdout" : "",
+                  r.at("cpu_bound").get<bool>() ? "  cpu" : "");
     out << line;
   }
   for (size_t j = 0; j < timing::kColNames.size(); ++j) out << "coef " << timing::kColNames[j] << " " << f.coef.c[j] << "\n";
-  out << "tuning: " << rep["summary"]["tuning"].dump() << "\nholdout: " << rep["summary"]["holdout"].dump() << "\n";
+  for (const char* k : {"fitted", "cross_validated", "cross_validated_holdout"}) out << k << ": " << rep["summary"][k].dump() << "\n";
 }
 
 }  // namespace memplan::cli

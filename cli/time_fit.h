@@ -2,7 +2,8 @@
 // timing cases (engine/time/case_features), NNLS coefficients (engine/time/step_time.h fit), residuals per case.
 // Writes DIR/time-fit-inputs.json (the rows: what the fit sees), DIR/time-fit.json (coefficients, residuals) and
 // DIR/h200-time-coefficients.tsv and DIR/h200-time-bands.tsv (what the engine embeds), and DIR/time-fit-ops.json (per case, the columns by op name:
-// for people). Cases marked "holdout" are predicted, never fitted.
+// for people). Every case is fitted (a held-out case once its blind prediction is on record); each is also
+// predicted by the fit without its set (leave-one-set-out), the out-of-sample error the bands and tests read.
 #pragma once
 #include <ostream>
 #include <string>
@@ -55,14 +56,26 @@ std::vector<ClassAnchor> anchors_from_json(const nlohmann::json& j);
 // The noise model studied for the fit's weights (step_time.h NoiseModel; its derivation in cli/time_fit.cpp; not
 // adopted: fit_rows weighs rows 1 / measured, NOTES-time.md).
 timing::NoiseModel fit_noise();
-// The fit over the non-holdout rows and anchors, from fixed start values (reproducible: the same rows give the same
-// result).
-timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors);
-// time-fit.json: coefficients, each row's prediction and residual, summary per set (tuning / holdout).
-nlohmann::json fit_report(const std::vector<TimeRow>& rows, const timing::Coefficients& c);
+// A timing row's set: its id up to the first '-' ("t", "hv4", "ht24", "f28" ...), the rows written and timed
+// together (calibrate/cases/make_timing*.py, the family sets' timing rows).
+std::string time_set_key(std::string_view id);
+// The fit over every row and anchor (held-out rows too, once their blind predictions are on record in
+// data/validation/predictions/), or over all but one set's (`leave_out_set`), from fixed start values
+// (reproducible: the same rows give the same result).
+timing::FitResult fit_rows(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors,
+                           std::string_view leave_out_set = "");
+// Leave-one-set-out: each row predicted (seconds) by the fit over every other set's rows and anchors: the model's
+// error on a set it was not fitted to, as a new set of cases will see it.
+std::vector<double> cross_validated_s(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors);
+// time-fit.json: coefficients, each row's fitted and cross-validated prediction and residual, summaries (fitted,
+// cross-validated, cross-validated over the rows that were held out when measured).
+nlohmann::json fit_report(const std::vector<TimeRow>& rows, const timing::Coefficients& c,
+                          const std::vector<double>& cv_s);
 std::string coefficients_tsv(const timing::Coefficients& c, const std::string& source);
-// h200-time-bands.tsv (engine/time/time_band.h): every row, tuning and held out, at coefficients `c`.
-std::string time_bands_tsv(const std::vector<TimeRow>& rows, const timing::Coefficients& c, const std::string& source);
+// h200-time-bands.tsv (engine/time/time_band.h): every row's cross-validated error (`cv_s`, cross_validated_s),
+// classed host- or GPU-bound at coefficients `c`.
+std::string time_bands_tsv(const std::vector<TimeRow>& rows, const timing::Coefficients& c,
+                           const std::vector<double>& cv_s, const std::string& source);
 
 // profiles_path: the class table the fit is anchored to ("": no anchors).
 void run_time_fit(const std::vector<std::string>& files, const std::string& out_dir, const std::string& profiles_path,

@@ -179,10 +179,11 @@ TEST_CASE("plan: a candidate's compute + recompute is the step-time model of its
 
 TEST_CASE("plan: a closed form optimistic over the whole fastest stretch still yields a confirmed plan", "[plan]") {
   // Llama-2-70B, s4096, on 1,024 GPUs capped at 74 GiB (bench_plan.cpp's BM_Plan70B_1024 rates): the closed form
-  // puts the fastest candidates near 66 GiB, their confirmation replays near 75, so the first 15 confirmed are all
-  // rejected (measured on this tree, k = 2; 17 for k = 3 before checkpointing's host cost moved the ranking) and the
-  // next fits. The old budget of 4k + 4 = 12 confirmations for k = 2 would end before any fits (derived: 15 > 12);
-  // while none has fitted the search goes on, up to 16k + 16.
+  // puts the fastest candidates near 66 GiB, their confirmation replays near 75, so the first 12 confirmed are all
+  // rejected (measured on this tree, k = 2; 15 before the step-time fit took in every timed row, 17 for k = 3
+  // before checkpointing's host cost moved the ranking) and the next fits. The old budget of 4k + 4 = 12
+  // confirmations for k = 2 would end before any fits (derived: 12 rejected >= 12); while none has fitted the search
+  // goes on, up to 16k + 16.
   PlanSpace s;
   s.gpus = 1024;
   s.global_batch = 1024;
@@ -195,7 +196,7 @@ TEST_CASE("plan: a closed form optimistic over the whole fastest stretch still y
   s.rates.host_link_bytes_per_s = 64e9;
   Planner p(load_zoo_model("llama-2-70b"), lm_base(4096));
   const PlanResult r = p.search(s, 2);
-  CHECK(r.rejected_on_confirmation > 12);  // the stretch this case is about
+  CHECK(r.rejected_on_confirmation >= 12);  // the stretch this case is about
   REQUIRE(!r.top.empty());
   CHECK(r.top[0].confirmed);
   CHECK(r.top[0].confirmed_device_bytes <= s.capacity_bytes);

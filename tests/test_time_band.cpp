@@ -86,14 +86,16 @@ TEST_CASE("time bands: the text format round-trips; anything else is an input er
   }
 }
 
-TEST_CASE("time bands: the embedded table is the committed fit inputs' at the embedded coefficients", "[time][band][fit]") {
+TEST_CASE("time bands: the embedded table is the committed fit inputs' cross-validated errors", "[time][band][fit]") {
   const std::string dir = std::string(MEMPLAN_DATA_DIR) + "/calibration/";
   std::ifstream in(dir + "time-fit-inputs.json");
   REQUIRE(in.good());
   std::stringstream ss;
   ss << in.rdbuf();
-  const auto rows = cli::rows_from_json(nlohmann::json::parse(ss.str()));
-  const std::string again = cli::time_bands_tsv(rows, h200_coefficients(), "h200-timing.jsonl");
+  const nlohmann::json inputs = nlohmann::json::parse(ss.str());
+  const auto rows = cli::rows_from_json(inputs);
+  const std::string again = cli::time_bands_tsv(
+      rows, h200_coefficients(), cli::cross_validated_s(rows, cli::anchors_from_json(inputs)), "h200-timing.jsonl");
   CHECK(error_bands_text(parse_time_bands(again)) == error_bands_text(h200_time_bands()));
   // every timed row is in the "all" class; the step classes split by family and bound
   REQUIRE(h200_time_bands().find("all") != nullptr);
