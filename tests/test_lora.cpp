@@ -146,6 +146,49 @@ TEST_CASE("lora: bad configurations are refused naming the field", "[family][lor
   }
 }
 
+TEST_CASE("lora: modules_to_save names a tied lm_head in every builder that ties it", "[family][lora]") {
+  // What peft 0.21 builds (measured on a tied Qwen3, family set 28's tuning row, NOTES.md "A tied head in
+  // modules_to_save"): lm_head.original_module keeps the embedding's storage (frozen, no new memory) and
+  // modules_to_save.default is a new trainable [V, H] copy. So naming lm_head adds exactly V x H parameters, all
+  // trainable, to the same LoRA run; an untied head (GPT-J: weight and bias) adds its own copy, V x H + V.
+  // The deltas are derived from each config's vocabulary and width (memplan models lists them).
+  struct Row {
+    const char* model;
+    int64_t added;
+    bool eager = false;  // GPT-Neo, GPT-J and Mamba have no SDPA path in transformers 5.17
+  };
+  const Row rows[] = {
+      {"gpt2", int64_t{50257} * 768},                 // gpt2.cpp: the head is wte
+      {"gpt-neo-125m", int64_t{50257} * 768, true},   // gpt_neo.cpp
+      {"santacoder", int64_t{49280} * 2048},          // gpt_bigcode.cpp
+      {"opt-350m", int64_t{50272} * 512},             // opt.cpp: tied to the 512-wide projection embedding
+      {"gemma-3-1b", int64_t{262144} * 1152},         // gemma_parts.cpp
+      {"gemma-2-2b", int64_t{256000} * 2304},         // gemma_parts.cpp
+      {"gemma-4-e2b", int64_t{262144} * 1536},        // gemma4.cpp
+      {"mamba-130m", int64_t{50280} * 768, true},     // mamba_parts.cpp
+      {"flan-t5-xl", int64_t{32128} * 2048},          // t5.cpp: the head is `shared` in transformers 5.17
+      {"qwen2.5-0.5b", int64_t{151936} * 896},        // common.cpp causal_lm_tail (the measured mechanism)
+      {"gpt-j-6b", int64_t{50400} * 4096 + 50400, true},  // untied: weight and bias copied
+  };
+  for (const Row& r : rows) {
+    DYNAMIC_SECTION(r.model) {
+      const memplan::ModelSpec m = memplan::load_model(r.model);
+      memplan::RunConfig cfg;
+      cfg.batch_size = 1;
+      cfg.seq_len = 64;
+      cfg.precision = memplan::Precision::bf16;
+      if (r.eager) cfg.attn = memplan::AttnImpl::eager;
+      cfg.lora.r = 8;
+      cfg.lora.all_linear = true;
+      const memplan::Estimate plain = memplan::estimate(m, cfg);
+      cfg.lora.modules_to_save = {"lm_head"};
+      const memplan::Estimate saved = memplan::estimate(m, cfg);
+      CHECK(saved.params - plain.params == r.added);
+      CHECK(saved.trainable_params - plain.trainable_params == r.added);
+    }
+  }
+}
+
 TEST_CASE("lora: a native graph's lora / quantization blocks", "[family][lora]") {
   // A two-layer MLP (fc1 784 -> 512, fc2 512 -> 10) with LoRA r 4 on fc1 only: 4 x (784 + 512) = 5184 adapter
   // parameters are the only trainable ones; the base (784 x 512 + 512 + 512 x 10 + 10 = 401408 + 512 + 5120 + 10 =

@@ -690,7 +690,8 @@ void build_t5_family(GraphBuilder& b, const TransformerSpec& s, const Family& f)
   b.hold(h);  // sequence_output: bound until forward returns
   // lm_head: its own weight exists from construction until tie_weights() (as do both stacks' embed_tokens).
   for (int i = 0; i < 3; ++i) b.construction_temp(b.info(shared).bytes);
-  TensorId logits = b.linear(h, shared);
+  const TensorId head = b.tied_param("lm_head.weight", shared, !cfg.freeze_embeddings);  // or modules_to_save's copy
+  TensorId logits = b.linear(h, head);
   b.mark_model_end();
   b.hold(logits);  // lm_logits live in the output until forward returns
   TensorId loss = b.cross_entropy(b.view(logits, {B * T, V}), b.view(labels, {B * T}));

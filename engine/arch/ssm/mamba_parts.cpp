@@ -53,7 +53,7 @@ void ssm_causal_lm_head(GraphBuilder& b, const TransformerSpec& s, TensorId hidd
   const auto& cfg = b.config();
   const int64_t H = s.hidden_size, V = s.vocab_size;
   const TensorId head =
-      s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
+      s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed, !cfg.freeze_embeddings) : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
   Shape hs = b.shape(hidden);
   if (!b.training()) {

@@ -108,7 +108,7 @@ void build_llava(GraphBuilder& b, const TransformerSpec& s) {
   }
   // lm_head over hidden_states[:, slice(0, None)] (a view), ForCausalLMLoss against the labels; the output (and
   // with it image_hidden_states) dies once the harness has read .loss.
-  const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H});
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed) : b.param("lm_head.weight", {V, H});
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);  // the head's own weight before tie_weights()
   b.hold(hn);
   const TensorId logits = b.linear(hn, head);

@@ -142,7 +142,7 @@ void build_paligemma(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {mask, block_ids, gen_ids, masks.full, masks.sliding})  // PaliGemmaModel.forward returns
     if (t != kNoTensor) b.drop(t);
 
-  const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H});
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed) : b.param("lm_head.weight", {V, H});
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);  // the head's own weight before tie_weights()
   if (inf) {
     inference_head(b, hn, head, kNoTensor, nullptr);

@@ -515,7 +515,7 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s) {
   if (s.final_logit_softcapping > 0.0) logits_op = &g4_softcap;
   // lm_head: causal_lm_tail's statements without its tied head's construction temporary (the whole-run recordings
   // show no lm_head-sized allocation at construction).
-  const TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed, emb_train) : b.param("lm_head.weight", {V, H}, emb_train);
   if (!inf)
     causal_lm_training_head(b, hn, head, ids, kNoTensor, logits_op);
   else

@@ -152,11 +152,12 @@ void build_gpt2(GraphBuilder& b, const TransformerSpec& s) {
     return;
   }
   b.construction_temp(b.info(wte).bytes);  // lm_head's own weight, until tie_weights() (whole-run streams)
+  const TensorId head = b.tied_param("lm_head.weight", wte, !emb_frozen);  // wte, or peft's modules_to_save copy
   if (inf) {
-    inference_head(b, hf, wte);
+    inference_head(b, hf, head);
     return;
   }
-  causal_lm_training_head(b, hf, wte, ids);
+  causal_lm_training_head(b, hf, head, ids);
 }
 
 }  // namespace memplan

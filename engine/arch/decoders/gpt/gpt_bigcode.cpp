@@ -149,7 +149,7 @@ void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s) {
   const GptModelParams<BigCodeLayer> mp = gpt_model_params<BigCodeLayer>(b, s, true, bigcode_layer_params);
   const TensorId wte = mp.wte, wpe = mp.wpe;
   b.buffer("transformer.bias", {s.max_position_embeddings, s.max_position_embeddings}, DType::boolean);
-  const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", wte, !cfg.freeze_embeddings) : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
 
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId inputs_embeds = b.embedding(ids, wte);

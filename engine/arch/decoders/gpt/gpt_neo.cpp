@@ -146,7 +146,7 @@ void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s) {
   // buffers alone, and the replay then ignores both.
   const GptModelParams<GptNeoLayer> mp = gpt_model_params<GptNeoLayer>(b, s, true, gpt_neo_layer_params);
   const TensorId wte = mp.wte, wpe = mp.wpe;
-  const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", wte, !cfg.freeze_embeddings) : b.param("lm_head.weight", {V, H}, !cfg.freeze_embeddings);
 
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId inputs_embeds = b.embedding(ids, wte);

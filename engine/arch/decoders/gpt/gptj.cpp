@@ -177,7 +177,7 @@ void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
   const bool emb_train = !cfg.freeze_embeddings;
   const GptModelParams<GptjLayer> mp = gpt_model_params<GptjLayer>(b, s, false, gptj_layer_params);
   const TensorId wte = mp.wte;
-  const TensorId head = s.tie_word_embeddings ? wte : b.param("lm_head.weight", {V, H}, emb_train);
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", wte, emb_train) : b.param("lm_head.weight", {V, H}, emb_train);
   const TensorId head_b = b.param("lm_head.bias", {V}, emb_train);
 
   const TensorId ids = b.input({B, S}, DType::i64);

@@ -158,7 +158,7 @@ void build_opt(GraphBuilder& b, const TransformerSpec& s) {
   if (project_out != kNoTensor) h = b.linear(h, project_out);
   for (TensorId t : {inputs_embeds, pos_embeds, attention_mask, position_ids, mask})
     if (t != kNoTensor) b.drop(t);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, P}, emb_train);
+  TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed, emb_train) : b.param("lm_head.weight", {V, P}, emb_train);
   if (inf) {
     inference_head(b, h, head);
     return;

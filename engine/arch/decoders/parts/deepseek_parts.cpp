@@ -525,7 +525,7 @@ void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVaria
   std::vector<DeepseekLayer> layers;
   for (int64_t i = 0; i < s.num_layers; ++i) layers.push_back(deepseek_layer_params(b, s, i, !layer_frozen(cfg, i)));
   TensorId norm_w = b.param("norm.weight", {H}, emb_train);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed, emb_train) : b.param("lm_head.weight", {V, H}, emb_train);
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
 
   TensorId ids = b.input({B, S}, DType::i64);

@@ -299,7 +299,7 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
   // only it, the gradient is a fresh tensor).
   TensorId h = b.scalar_op("mul", b.embedding(ids, embed), false);
   TensorId hn = gemma_text_model(b, s, v, h, P, nullptr);
-  TensorId head = s.tie_word_embeddings ? embed : b.param("lm_head.weight", {V, H}, emb_train);
+  TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed, emb_train) : b.param("lm_head.weight", {V, H}, emb_train);
   if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);  // the head's own weight before tie_weights()
   if (inf) {
     Shape hs = b.shape(hn);
