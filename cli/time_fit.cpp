@@ -30,9 +30,10 @@ double median(std::vector<double> v) {
 timing::Coefficients start_values() {
   timing::Coefficients c;
   // gemm attn conv conv_dw bn mem mem_bwd opt kernels | cpu_ops cpu_host cpu_infer | step micro pass token | pool norm
+  // | gemm_fp32
   // (the host side starts at twice the chain-measured host costs: real models' Python per module is heavier than
   // calibrate/host_overhead.py's chains, and rows start on the side of the max these values put them)
-  c.c = {1, 1, 1, 1, 1, 1, 1, 1, 2e-6, 0, 2, 1e-5, 0, 0, 0, 0, 1, 1};
+  c.c = {1, 1, 1, 1, 1, 1, 1, 1, 2e-6, 0, 2, 1e-5, 0, 0, 0, 0, 1, 1, 1};
   return c;
 }
 }  // namespace
@@ -217,7 +218,7 @@ std::vector<ClassAnchor> class_anchors(const std::vector<TimeRow>& rows, std::st
     };
     // The profile's matmul class holds the 1x1 convolutions cuDNN runs as cuBLAS GEMMs: GEMMs only where the
     // model has (nearly) no convolution.
-    if (sum[timing::kConv] + sum[timing::kConvDw] < 0.05 * sum[timing::kGemm]) anchor("matmul", {timing::kGemm});
+    if (sum[timing::kConv] + sum[timing::kConvDw] < 0.05 * sum[timing::kGemm]) anchor("matmul", {timing::kGemm, timing::kGemmF32});
     anchor("attn", {timing::kAttn});
     // Not the conv nets' elementwise kernels: their profiles hold the layout transforms and the non-vectorized
     // channels-first broadcasts the graph does not describe (NOTES-time.md, fifth round: anchoring them too left

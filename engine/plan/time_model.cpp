@@ -165,7 +165,7 @@ namespace {
 // The GPU columns of `f` scaled to the GPU of `r` (DeviceRates::time_scale_*).
 void scale_to(timing::Features& g, const DeviceRates& r, bool fp32) {
   const double flops = fp32 ? r.time_scale_fp32_matmul : r.time_scale_matmul;
-  for (int j : {timing::kGemm, timing::kAttn, timing::kConv}) g[static_cast<size_t>(j)] *= flops;
+  for (int j : {timing::kGemm, timing::kGemmF32, timing::kAttn, timing::kConv}) g[static_cast<size_t>(j)] *= flops;
   // depthwise convolutions, batch / layer norm and reductions are memory-bound kernels (step_time.h), the optimizer
   // streams its tensors; pooling is per element (index-bound), left as measured like the host columns
   for (int j : {timing::kConvDw, timing::kBn, timing::kMem, timing::kMemBwd, timing::kOpt, timing::kNorm})

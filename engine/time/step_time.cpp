@@ -344,6 +344,10 @@ const Coefficients& h200_coefficients() {
 
 namespace {
 
+// The column a GEMM with output dtype `dt` is priced in: fp32's SIMT kernels apart from the tensor-core ones
+// (step_time.h gemm_fp32).
+int gemm_col(DType dt) { return dt == DType::f32 ? kGemmF32 : kGemm; }
+
 // Seconds of one GEMM [m, k] x [k, n] in `dt` (step_time.h: log-grid interpolation of the rate, dimensions below
 // the grid at its edge; never less than its operands' and result's traffic at HBM bandwidth).
 double gemm_s(const OpRates& r, DType dt, double m, double n, double k) {
@@ -717,10 +721,11 @@ OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
       const double t = gemm_s(r, out.dtype, gm, gn, gk);
       return cap ? std::max(t, 2 * gm * gn * gk / (backward ? cap->bwd_flops_per_s : cap->fwd_flops_per_s)) : t;
     };
-    c.fwd[kGemm] = timed(m, n, k, false);
+    const int gcol = gemm_col(out.dtype);
+    c.fwd[gcol] = timed(m, n, k, false);
     if (bwd) {
-      if (a.requires_grad) c.bwd[kGemm] += timed(m, k, n, true);          // dgrad [m, k]
-      if (b.requires_grad || b.trainable) c.bwd[kGemm] += timed(n, k, m, true);  // wgrad [n, k]
+      if (a.requires_grad) c.bwd[gcol] += timed(m, k, n, true);          // dgrad [m, k]
+      if (b.requires_grad || b.trainable) c.bwd[gcol] += timed(n, k, m, true);  // wgrad [n, k]
       c.bwd[kKernels] = std::max(1.0, fresh_grads);
       // addmm's bias: the forward adds it in the GEMM's epilogue, but its gradient is the output gradient summed
       // over the rows (a reduce kernel of its own: the profiled ConvNeXt and Swin steps' bf16 reduce_kernel sums),
@@ -743,11 +748,12 @@ OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
     const double E = static_cast<double>(out.shape[0]), M = static_cast<double>(out.shape[1]);
     const double N = static_cast<double>(out.shape[2]), K = static_cast<double>(x.shape[2]);
     const double floor_s = (in_bytes + out_bytes) / elementwise_bw(r, out.dtype);
-    c.fwd[kGemm] = std::max(E * gemm_s(r, out.dtype, M, N, K), floor_s);
+    const int gcol = gemm_col(out.dtype);
+    c.fwd[gcol] = std::max(E * gemm_s(r, out.dtype, M, N, K), floor_s);
     if (bwd) {
       const bool gx = x.requires_grad, gw = w.requires_grad || w.trainable;
-      if (gx) c.bwd[kGemm] += std::max(E * gemm_s(r, out.dtype, M, K, N), floor_s);
-      if (gw) c.bwd[kGemm] += std::max(E * gemm_s(r, out.dtype, K, N, M), floor_s);
+      if (gx) c.bwd[gcol] += std::max(E * gemm_s(r, out.dtype, M, K, N), floor_s);
+      if (gw) c.bwd[gcol] += std::max(E * gemm_s(r, out.dtype, K, N, M), floor_s);
       c.bwd[kKernels] = std::max(1.0, fresh_grads);
     }
     return c;
@@ -784,11 +790,12 @@ OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
       return std::max(t, floor_s);
     };
     const bool grouped_kernel = out.dtype == DType::bf16;  // ATen's grouped kernel; other dtypes loop
-    c.fwd[kGemm] = seconds(0);
+    const int gcol = gemm_col(out.dtype);
+    c.fwd[gcol] = seconds(0);
     c.fwd[kKernels] = grouped_kernel ? 1 : E;
     if (bwd) {
       const bool gx = x.requires_grad, gw = w.requires_grad || w.trainable;
-      c.bwd[kGemm] = (gx ? seconds(1) : 0.0) + (gw ? seconds(2) : 0.0);
+      c.bwd[gcol] = (gx ? seconds(1) : 0.0) + (gw ? seconds(2) : 0.0);
       c.bwd[kKernels] = ((gx ? 1.0 : 0.0) + (gw ? 1.0 : 0.0)) * (grouped_kernel ? 1 : E);
     }
     return c;

@@ -235,15 +235,20 @@ double grouped_mm_flops_per_s(const OpRates& r, DType dtype, double experts, dou
 // pool: ATen's pooling kernels and torch.roll at the per-element times of the profiled steps (max_pool2d forward and backward,
 // avg_pool2d backward: several times slower than their bytes at HBM bandwidth); measured, fixed at 1 like conv
 // and bn. Appended last, so the columns before it keep their indices in time-fit-inputs.json.
+// gemm_fp32: the GEMMs whose output is fp32 (fp32 training: cuBLAS's SIMT kernels, TF32 off as in PyTorch's default),
+// at their measured fp32 rates like gemm; a coefficient of their own because the profiled steps that anchor gemm are
+// all 16-bit (tensor-core kernels), and fp32 transformer steps read 5 .. 17 % slow against gemm's (NOTES-time.md,
+// twenty-first round). Appended last.
 enum Col : int {
   kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels,
   kCpu, kCpuHost, kCpuInfer,
-  kStep, kMicro, kPass, kToken, kPool, kNorm, kCols
+  kStep, kMicro, kPass, kToken, kPool, kNorm, kGemmF32, kCols
 };
 constexpr std::array<std::string_view, kCols> kColNames = {
     "gemm", "attn", "conv", "conv_dw", "bn", "mem", "mem_bwd", "opt", "kernels",
-    "cpu_ops", "cpu_host", "cpu_infer", "step", "micro", "pass", "token", "pool", "norm"};
-constexpr std::array<int, 11> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels, kPool, kNorm};
+    "cpu_ops", "cpu_host", "cpu_infer", "step", "micro", "pass", "token", "pool", "norm", "gemm_fp32"};
+constexpr std::array<int, 12> kGpuCols = {kGemm, kAttn, kConv, kConvDw, kBn, kMem, kMemBwd, kOpt, kKernels, kPool, kNorm,
+                                          kGemmF32};
 constexpr std::array<int, 3> kCpuCols = {kCpu, kCpuHost, kCpuInfer};
 using Features = std::array<double, kCols>;
 
