@@ -147,7 +147,9 @@ void register_estimate(CLI::App& app, Context& ctx) {
         j["step_time_gpu_ms_h200"] = r1(ct.split.gpu_s * 1e3);
         j["step_host_bound"] = ct.split.cpu_bound;
         j["step_time_band"] = {{"class", tb.key}, {"rows", tb.cases},
-                               {"under_pct", r1(100 * tb.under_fraction)}, {"over_pct", r1(100 * tb.over_fraction)}};
+                               {"under_pct", r1(100 * tb.under_fraction)}, {"over_pct", r1(100 * tb.over_fraction)},
+                               {"under90_pct", r1(100 * tb.under90_fraction)},
+                               {"over90_pct", r1(100 * tb.over90_fraction)}};
       }
       if (flags->per_layer) j["layers"] = layers_json(e);
       if (c.distributed.enabled()) {
@@ -169,8 +171,9 @@ void register_estimate(CLI::App& app, Context& ctx) {
         if (tb.cases > 0) {
           std::snprintf(line, sizeof line,
                         "  measured on comparable rows (%s, %lld timed on the H200): the step took %.0f %% less to "
-                        "%.0f %% more than predicted\n",
-                        tb.key.c_str(), static_cast<long long>(tb.cases), 100 * tb.over_fraction, 100 * tb.under_fraction);
+                        "%.0f %% more than predicted; 9 in 10 of them %.0f %% less to %.0f %% more\n",
+                        tb.key.c_str(), static_cast<long long>(tb.cases), 100 * tb.over_fraction, 100 * tb.under_fraction,
+                        100 * tb.over90_fraction, 100 * tb.under90_fraction);
           out << line;
         }
         // Measured: host-bound steps moved by up to 1.9x between device calls of one case, decode per token alike

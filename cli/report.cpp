@@ -60,8 +60,15 @@ std::string margin_text(const Verdict& v) {
   std::ostringstream o;
   o << "margin " << (v.margin_bytes >= 0 ? "+" : "-") << mib(v.margin_bytes >= 0 ? v.margin_bytes : -v.margin_bytes)
     << " MiB, band +" << mib(v.band_under_bytes) << " / -" << mib(v.band_over_bytes) << " MiB (";
-  if (v.cls.cases > 0) o << v.cls.cases << " comparable measured cases: " << v.cls.key;
-  else o << "no comparable measured cases: the floors";
+  if (v.cls.cases > 0) {
+    // the band is the class's largest errors; most of its cases erred far less (ErrorBand::under90_fraction)
+    char b[96];
+    std::snprintf(b, sizeof b, "; 9 in 10 within +%.2f / -%.2f %%", 100 * v.cls.under90_fraction,
+                  100 * v.cls.over90_fraction);
+    o << v.cls.cases << " comparable measured cases: " << v.cls.key << b;
+  } else {
+    o << "no comparable measured cases: the floors";
+  }
   o << ")";
   return o.str();
 }
@@ -77,7 +84,9 @@ void add_verdict_json(nlohmann::json& j, const Verdict& v) {
                      {"under_ppm", std::llround(v.cls.under_fraction * 1e6)},
                      {"over_ppm", std::llround(v.cls.over_fraction * 1e6)},
                      {"worst_under_case", v.cls.worst_under_case},
-                     {"worst_over_case", v.cls.worst_over_case}};
+                     {"worst_over_case", v.cls.worst_over_case},
+                     {"under90_ppm", std::llround(v.cls.under90_fraction * 1e6)},
+                     {"over90_ppm", std::llround(v.cls.over90_fraction * 1e6)}};
 }
 
 bool fits_on(const Estimate& e, const DeviceBudget& d) { return e.fits() && d.capacity_bytes >= device_total(e, d); }

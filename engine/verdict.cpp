@@ -77,7 +77,8 @@ const ErrorBand* ErrorBandTable::find(std::string_view key) const {
 }
 
 namespace {
-constexpr std::string_view kHeader = "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over";
+constexpr std::string_view kHeader6 = "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over";
+constexpr std::string_view kHeader = "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\tunder90_ppm\tover90_ppm";
 
 std::vector<std::string> split_tabs(const std::string& line) {
   std::vector<std::string> out;
@@ -103,15 +104,19 @@ int64_t parse_count(const std::string& s, const std::string& field) {
 ErrorBandTable parse_error_bands(std::string_view text, std::string_view what) {
   ErrorBandTable t;
   bool header = false;
+  size_t ncols = 0;
   for_each_row(text, [&](int64_t lineno, const std::string& line) {
     const std::string where = std::string(what) + " line " + std::to_string(lineno);
     if (!header) {
-      if (line != kHeader) throw InputError(where, line, "must be the header: " + std::string(kHeader));
+      if (line != kHeader && line != kHeader6)
+        throw InputError(where, line, "must be the header: " + std::string(kHeader));
       header = true;
+      ncols = line == kHeader ? 8 : 6;
       return;
     }
     const auto cols = split_tabs(line);
-    if (cols.size() != 6) throw InputError(where, line, "must have 6 tab-separated columns");
+    if (cols.size() != ncols)
+      throw InputError(where, line, "must have " + std::to_string(ncols) + " tab-separated columns");
     ErrorBand b;
     b.key = cols[0];
     if (b.key.empty()) throw InputError(where + " class", b.key, "must not be empty");
@@ -121,6 +126,8 @@ ErrorBandTable parse_error_bands(std::string_view text, std::string_view what) {
     b.over_fraction = static_cast<double>(parse_count(cols[3], where + " over_ppm")) * 1e-6;
     b.worst_under_case = cols[4] == "-" ? "" : cols[4];
     b.worst_over_case = cols[5] == "-" ? "" : cols[5];
+    b.under90_fraction = ncols == 8 ? static_cast<double>(parse_count(cols[6], where + " under90_ppm")) * 1e-6 : b.under_fraction;
+    b.over90_fraction = ncols == 8 ? static_cast<double>(parse_count(cols[7], where + " over90_ppm")) * 1e-6 : b.over_fraction;
     t.classes.push_back(std::move(b));
   });
   if (!header) throw InputError(std::string(what), "(no header)", "holds no table");
@@ -133,7 +140,8 @@ std::string error_bands_text(const ErrorBandTable& t) {
   for (const ErrorBand& b : t.classes)
     o << b.key << '\t' << b.cases << '\t' << std::llround(b.under_fraction * 1e6) << '\t'
       << std::llround(b.over_fraction * 1e6) << '\t' << (b.worst_under_case.empty() ? "-" : b.worst_under_case)
-      << '\t' << (b.worst_over_case.empty() ? "-" : b.worst_over_case) << "\n";
+      << '\t' << (b.worst_over_case.empty() ? "-" : b.worst_over_case) << '\t' << std::llround(b.under90_fraction * 1e6)
+      << '\t' << std::llround(b.over90_fraction * 1e6) << "\n";
   return o.str();
 }
 
@@ -150,21 +158,40 @@ ErrorBand band_for(const ErrorBandTable& t, const VerdictFeatures& f) {
   return none;
 }
 
+void set_central90(ErrorBand& b, std::vector<double> run_excess) {
+  b.under90_fraction = b.over90_fraction = 0;
+  if (run_excess.empty()) return;
+  std::sort(run_excess.begin(), run_excess.end());
+  const auto rank = [&](double q) {  // nearest rank: the smallest value with at least q of the cases at or below it
+    const size_t n = run_excess.size();
+    const size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+    return run_excess[std::min(n, std::max<size_t>(k, 1)) - 1];
+  };
+  b.under90_fraction = std::max(0.0, rank(0.95));
+  b.over90_fraction = std::max(0.0, -rank(0.05));
+}
+
 ErrorBandTable build_error_bands(const std::vector<BandSample>& samples) {
   ErrorBandTable t;
+  std::vector<std::vector<double>> excess;  // per class (t.classes' order): how much more each run needed
   for (const BandSample& s : samples) {
     if (!(s.predicted_mib > 0) || !(s.measured_mib > 0)) continue;
     // Relative to the prediction: the band multiplies predicted figures.
     const double err = (s.predicted_mib - s.measured_mib) / s.predicted_mib;  // < 0: under-predicted
     for (const std::string& key : band_class_keys(s.features)) {
       auto it = std::find_if(t.classes.begin(), t.classes.end(), [&](const ErrorBand& b) { return b.key == key; });
-      if (it == t.classes.end()) it = t.classes.insert(t.classes.end(), ErrorBand{key, 0, 0, 0, "", ""});
+      if (it == t.classes.end()) {
+        it = t.classes.insert(t.classes.end(), ErrorBand{key, 0, 0, 0, "", "", 0, 0});
+        excess.emplace_back();
+      }
       ErrorBand* b = &*it;
       ++b->cases;
+      excess[static_cast<size_t>(it - t.classes.begin())].push_back(-err);
       if (-err > b->under_fraction) b->under_fraction = -err, b->worst_under_case = s.id;
       if (err > b->over_fraction) b->over_fraction = err, b->worst_over_case = s.id;
     }
   }
+  for (size_t i = 0; i < t.classes.size(); ++i) set_central90(t.classes[i], std::move(excess[i]));
   std::sort(t.classes.begin(), t.classes.end(), [](const ErrorBand& a, const ErrorBand& b) { return a.key < b.key; });
   return t;
 }

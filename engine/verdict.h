@@ -54,7 +54,14 @@ struct ErrorBand {
   int64_t cases = 0;
   double under_fraction = 0, over_fraction = 0;
   std::string worst_under_case, worst_over_case;
+  // The central 90 % of the class's errors (informative: the verdict reads the largest ones above): 5 % of its
+  // cases erred by more than under90_fraction on the under side, 5 % by more than over90_fraction on the over
+  // side (0 where that end of the interval is on the other side). A legacy 6-column table gives the largest ones.
+  double under90_fraction = 0, over90_fraction = 0;
 };
+// Sets b's central 90 % from its cases' errors, each the fraction by which the run needed more than predicted
+// (negative: less): the 95th percentile on the under side, the 5th on the over side (nearest rank).
+void set_central90(ErrorBand& b, std::vector<double> run_excess);
 
 struct ErrorBandTable {
   std::vector<ErrorBand> classes;
@@ -62,8 +69,9 @@ struct ErrorBandTable {
 };
 
 // The table's text format (tab-separated; '#' lines are comments): one header line
-// `class cases under_ppm over_ppm worst_under worst_over`, then one line per class with the fractions in parts
-// per million. Throws InputError naming the line for anything else.
+// `class cases under_ppm over_ppm worst_under worst_over under90_ppm over90_ppm`, then one line per class with the
+// fractions in parts per million (a table with the first six columns only is read too, its central 90 % the
+// largest errors). Throws InputError naming the line for anything else.
 // `what` names the table in errors (the step-time bands share the format: engine/time/time_band.h).
 ErrorBandTable parse_error_bands(std::string_view text, std::string_view what = "error-bands");
 std::string error_bands_text(const ErrorBandTable& t);  // the inverse (the generator writes with it)

@@ -325,3 +325,51 @@ TEST_CASE("a run GradScaler never let step before its last step counts in no ban
   CHECK(t.find("all")->cases == 1);
   CHECK(t.find("all")->worst_over_case == "stepped-at-2");
 }
+
+TEST_CASE("band table: the central 90 % beside the largest errors", "[verdict]") {
+  // set_central90 by nearest rank over how much more each run needed than predicted (derived by hand):
+  struct Row {
+    const char* name;
+    std::vector<double> excess;
+    double under90, over90;
+  };
+  std::vector<double> ramp;  // 0.00, 0.01, ..., 0.99: rank 95 is 0.94, rank 5 is 0.04 (an under-side value)
+  for (int i = 0; i < 100; ++i) ramp.push_back(0.01 * i);
+  std::vector<double> mostly_exact(18, 0.0);  // one 2 % over, one 10 % under among 20: rank 19 is 0, rank 1 -0.02
+  mostly_exact.push_back(-0.02);
+  mostly_exact.push_back(0.10);
+  const Row rows[] = {{"ramp", ramp, 0.94, 0.0},
+                      {"one outlier each side", mostly_exact, 0.0, 0.02},
+                      {"one case", {-0.05}, 0.0, 0.05},
+                      {"none", {}, 0.0, 0.0}};
+  for (const Row& r : rows) {
+    DYNAMIC_SECTION(r.name) {
+      ErrorBand b;
+      set_central90(b, r.excess);
+      CHECK(b.under90_fraction == Approx(r.under90).margin(1e-12));
+      CHECK(b.over90_fraction == Approx(r.over90).margin(1e-12));
+    }
+  }
+  // The 8-column table round-trips; a 6-column one reads its largest errors as the central 90 %.
+  const std::string eight =
+      "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\tunder90_ppm\tover90_ppm\n"
+      "all\t100\t50000\t20000\ta\tb\t1500\t700\n";
+  const ErrorBandTable t8 = parse_error_bands(eight);
+  CHECK(t8.find("all")->under90_fraction == Approx(0.0015));
+  CHECK(t8.find("all")->over90_fraction == Approx(0.0007));
+  CHECK(error_bands_text(t8) == eight);
+  const ErrorBandTable t6 =
+      parse_error_bands("class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\nall\t100\t50000\t20000\ta\tb\n");
+  CHECK(t6.find("all")->under90_fraction == Approx(0.05));
+  CHECK(t6.find("all")->over90_fraction == Approx(0.02));
+  CHECK_THROWS_AS(parse_error_bands("class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\tunder90_ppm\tover90_ppm\n"
+                                    "all\t100\t50000\t20000\ta\tb\t1500\n"),
+                  InputError);
+  // The corpus's own table: most cases erred far less than the worst (half-precision plain training: the largest
+  // errors near 10 % either way, 9 in 10 within 0.2 %).
+  const ErrorBand* half = builtin_error_bands().find("training/transformer/half/plain");
+  REQUIRE(half != nullptr);
+  CHECK(half->under_fraction > 0.05);
+  CHECK(half->under90_fraction < 0.01);
+  CHECK(half->over90_fraction < 0.01);
+}
