@@ -49,7 +49,8 @@ def print_cases(cases, argv, caps):
 
 
 def write_holdout(path, cases):
-    """Writes `cases` to the JSONL file `path`, one per line, each marked held out (never fitted); returns the count.
+    """Writes `cases` to the JSONL file `path`, one per line, each marked held out (predicted before it is timed; the
+    step-time fit takes it in only once that blind prediction is on record: cli/time_fit.h); returns the count.
     The make_timing*.py held-out sets' writer."""
     import json
     with open(path, "w") as f:
