@@ -206,7 +206,15 @@ nlohmann::json measured_json(const Measured& m) {
   if (m.peak_allocated_mib) j["peak_allocated_mib"] = r1(*m.peak_allocated_mib);
   if (m.peak_reserved_mib) j["peak_reserved_mib"] = r1(*m.peak_reserved_mib);
   if (m.oom) j["oom"] = *m.oom;
+  if (!m.scaler_skipped_steps.empty()) j["scaler_skipped_steps"] = m.scaler_skipped_steps;
   return j;
+}
+
+// A measured training run that never had optimizer state in a forward or backward (GradScaler skipped every step
+// before the last: models/validation_case.h measured_steady_state): its peak is below the run memplan predicts.
+bool short_of_steady_state(const ValidationCase& c) {
+  return c.run.mode == Mode::training && c.measured &&
+         !measured_steady_state(*c.measured, estimate_options_for(c).replay.steps);
 }
 
 void print_json(const std::vector<CaseResult>& results, const Summary& s, std::ostream& out) {
@@ -217,6 +225,7 @@ void print_json(const std::vector<CaseResult>& results, const Summary& s, std::o
       row["measured"] = measured_json(*r.c->measured);
       const std::string fit = compare(r).fit;
       if (fit == "ok" || fit == "WRONG") row["fit_verdict_right"] = fit == "ok";
+      if (short_of_steady_state(*r.c)) row["measured"]["steady_state"] = false;
     }
     cases.push_back(std::move(row));
   }
@@ -253,6 +262,10 @@ void print_table(const std::vector<CaseResult>& results, const Summary& s, bool 
                   opt(w.ma, "%.1f", "-").c_str(), opt(w.ea, "%+.2f", "").c_str(), w.pr, opt(w.mr, "%.1f", "-").c_str(),
                   opt(w.er, "%+.2f", "").c_str(), w.fit.c_str());
     out << line;
+    if (short_of_steady_state(c))
+      out << "    GradScaler skipped every optimizer step before the last (measured.scaler_skipped_steps): the run had "
+             "no optimizer state in a forward or backward, memplan predicts the run that trains; no error band counts "
+             "this row\n";
     if (c.run.distributed.enabled()) out << "    " << dist_heading(c.run.distributed) << "\n";  // whose figures
     if (c.run.mode == Mode::inference && c.measured && !(c.measured->oom && *c.measured->oom)) {
       const auto& m = *c.measured;

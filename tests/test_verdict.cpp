@@ -324,6 +324,18 @@ TEST_CASE("a run GradScaler never let step before its last step counts in no ban
   REQUIRE(t.find("all") != nullptr);
   CHECK(t.find("all")->cases == 1);
   CHECK(t.find("all")->worst_over_case == "stepped-at-2");
+
+  // validate says so: the text row gets a note, the JSON row measured.steady_state false (absent when it stepped).
+  const std::string both = line("stepped-at-2", nlohmann::json::array({1})) +
+                           line("never-stepped", nlohmann::json::array({1, 2, 3}));
+  const CliOutput text = run_cli_captured({"validate", "-"}, both);
+  CHECK(text.out.find("GradScaler skipped every optimizer step before the last") != std::string::npos);
+  const CliOutput js = run_cli_captured({"validate", "-", "--json"}, both);
+  const nlohmann::json out_rows = nlohmann::json::parse(js.out)["cases"];
+  REQUIRE(out_rows.size() == 2);
+  CHECK_FALSE(out_rows[0]["measured"].contains("steady_state"));
+  CHECK(out_rows[1]["measured"]["steady_state"] == false);
+  CHECK(out_rows[1]["measured"]["scaler_skipped_steps"] == nlohmann::json::array({1, 2, 3}));
 }
 
 TEST_CASE("band table: the central 90 % beside the largest errors", "[verdict]") {
