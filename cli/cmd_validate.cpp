@@ -210,13 +210,6 @@ nlohmann::json measured_json(const Measured& m) {
   return j;
 }
 
-// A measured training run that never had optimizer state in a forward or backward (GradScaler skipped every step
-// before the last: models/validation_case.h measured_steady_state): its peak is below the run memplan predicts.
-bool short_of_steady_state(const ValidationCase& c) {
-  return c.run.mode == Mode::training && c.measured &&
-         !measured_steady_state(*c.measured, estimate_options_for(c).replay.steps);
-}
-
 void print_json(const std::vector<CaseResult>& results, const Summary& s, std::ostream& out) {
   nlohmann::json cases = nlohmann::json::array();
   for (const auto& r : results) {
@@ -225,7 +218,7 @@ void print_json(const std::vector<CaseResult>& results, const Summary& s, std::o
       row["measured"] = measured_json(*r.c->measured);
       const std::string fit = compare(r).fit;
       if (fit == "ok" || fit == "WRONG") row["fit_verdict_right"] = fit == "ok";
-      if (short_of_steady_state(*r.c)) row["measured"]["steady_state"] = false;
+      if (case_short_of_steady_state(*r.c)) row["measured"]["steady_state"] = false;
     }
     cases.push_back(std::move(row));
   }
@@ -262,7 +255,7 @@ void print_table(const std::vector<CaseResult>& results, const Summary& s, bool 
                   opt(w.ma, "%.1f", "-").c_str(), opt(w.ea, "%+.2f", "").c_str(), w.pr, opt(w.mr, "%.1f", "-").c_str(),
                   opt(w.er, "%+.2f", "").c_str(), w.fit.c_str());
     out << line;
-    if (short_of_steady_state(c))
+    if (case_short_of_steady_state(c))
       out << "    GradScaler skipped every optimizer step before the last (measured.scaler_skipped_steps): the run had "
              "no optimizer state in a forward or backward, memplan predicts the run that trains; no error band counts "
              "this row\n";

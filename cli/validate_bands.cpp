@@ -22,7 +22,7 @@ std::string stem(const std::string& path) {
 // forward or backward: CASE-FORMAT.md measured.scaler_skipped_steps; its error is the data's, not the model's).
 bool counts_for_bands(const ValidationCase& c) {
   if (!c.measured || !c.measured->peak_reserved_mib || (c.measured->oom && *c.measured->oom)) return false;
-  return c.run.mode != Mode::training || measured_steady_state(*c.measured, estimate_options_for(c).replay.steps);
+  return !case_short_of_steady_state(c);
 }
 }  // namespace
 

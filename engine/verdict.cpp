@@ -171,29 +171,33 @@ void set_central90(ErrorBand& b, std::vector<double> run_excess) {
   b.over90_fraction = std::max(0.0, -rank(0.05));
 }
 
-ErrorBandTable build_error_bands(const std::vector<BandSample>& samples) {
+ErrorBandTable tabulate_errors(const std::vector<ClassError>& errors) {
   ErrorBandTable t;
-  std::vector<std::vector<double>> excess;  // per class (t.classes' order): how much more each run needed
-  for (const BandSample& s : samples) {
-    if (!(s.predicted_mib > 0) || !(s.measured_mib > 0)) continue;
-    // Relative to the prediction: the band multiplies predicted figures.
-    const double err = (s.predicted_mib - s.measured_mib) / s.predicted_mib;  // < 0: under-predicted
-    for (const std::string& key : band_class_keys(s.features)) {
-      auto it = std::find_if(t.classes.begin(), t.classes.end(), [&](const ErrorBand& b) { return b.key == key; });
-      if (it == t.classes.end()) {
-        it = t.classes.insert(t.classes.end(), ErrorBand{key, 0, 0, 0, "", "", 0, 0});
-        excess.emplace_back();
-      }
-      ErrorBand* b = &*it;
-      ++b->cases;
-      excess[static_cast<size_t>(it - t.classes.begin())].push_back(-err);
-      if (-err > b->under_fraction) b->under_fraction = -err, b->worst_under_case = s.id;
-      if (err > b->over_fraction) b->over_fraction = err, b->worst_over_case = s.id;
-    }
+  std::vector<std::vector<double>> excess;  // per class, in t.classes' order
+  for (const ClassError& e : errors) {
+    size_t i = 0;
+    while (i < t.classes.size() && t.classes[i].key != e.key) ++i;
+    if (i == t.classes.size()) t.classes.push_back(ErrorBand{e.key, 0, 0, 0, "", "", 0, 0}), excess.emplace_back();
+    ErrorBand& b = t.classes[i];
+    ++b.cases;
+    excess[i].push_back(e.run_excess);
+    if (e.run_excess > b.under_fraction) b.under_fraction = e.run_excess, b.worst_under_case = e.id;
+    if (-e.run_excess > b.over_fraction) b.over_fraction = -e.run_excess, b.worst_over_case = e.id;
   }
   for (size_t i = 0; i < t.classes.size(); ++i) set_central90(t.classes[i], std::move(excess[i]));
   std::sort(t.classes.begin(), t.classes.end(), [](const ErrorBand& a, const ErrorBand& b) { return a.key < b.key; });
   return t;
+}
+
+ErrorBandTable build_error_bands(const std::vector<BandSample>& samples) {
+  std::vector<ClassError> errors;
+  for (const BandSample& s : samples) {
+    if (!(s.predicted_mib > 0) || !(s.measured_mib > 0)) continue;
+    // Relative to the prediction: the band multiplies predicted figures.
+    const double excess = (s.measured_mib - s.predicted_mib) / s.predicted_mib;  // > 0: under-predicted
+    for (const std::string& key : band_class_keys(s.features)) errors.push_back({key, s.id, excess});
+  }
+  return tabulate_errors(errors);
 }
 
 namespace {

@@ -63,10 +63,21 @@ struct ErrorBand {
 // (negative: less): the 95th percentile on the under side, the 5th on the over side (nearest rank).
 void set_central90(ErrorBand& b, std::vector<double> run_excess);
 
+
 struct ErrorBandTable {
   std::vector<ErrorBand> classes;
   const ErrorBand* find(std::string_view key) const;
 };
+// One measured case's error as one class sees it: the fraction by which the run needed more than predicted
+// (negative: less). The memory bands (build_error_bands) and the step-time bands (engine/time/time_band.h) both
+// reduce their samples to these.
+struct ClassError {
+  std::string key, id;
+  double run_excess = 0;
+};
+// Per class: its case count, largest under- and over-prediction with the case that showed each (the first such
+// case in input order), and its central 90 % (set_central90); classes sorted by key.
+ErrorBandTable tabulate_errors(const std::vector<ClassError>& errors);
 
 // The table's text format (tab-separated; '#' lines are comments): one header line
 // `class cases under_ppm over_ppm worst_under worst_over under90_ppm over90_ppm`, then one line per class with the

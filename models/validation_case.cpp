@@ -377,4 +377,9 @@ bool measured_steady_state(const Measured& m, int steps) {
   return steps <= 1;
 }
 
+bool case_short_of_steady_state(const ValidationCase& c) {
+  return c.run.mode == Mode::training && c.measured &&
+         !measured_steady_state(*c.measured, estimate_options_for(c).replay.steps);
+}
+
 }  // namespace memplan

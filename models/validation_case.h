@@ -52,4 +52,8 @@ ValidationCase parse_validation_case(const nlohmann::json& j);
 // configuration.
 EstimateOptions estimate_options_for(const ValidationCase& c);
 
+// A measured training run short of the steady state (measured_steady_state over the harness's steps, those of
+// estimate_options_for): its peak is below the run memplan predicts. False for inference runs and unmeasured cases.
+bool case_short_of_steady_state(const ValidationCase& c);
+
 }  // namespace memplan

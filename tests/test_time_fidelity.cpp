@@ -144,9 +144,8 @@ TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {
   const auto inputs = read_json(dir + "/calibration/time-fit-inputs.json");
   const auto rows = memplan::cli::time_rows({dir + "/validation/h200-timing.jsonl"});
   REQUIRE(rows.size() >= 30);
-  const auto cv = memplan::cli::cross_validated_s(memplan::cli::rows_from_json(inputs),
-                                                  memplan::cli::anchors_from_json(inputs));
   const auto committed_rows = memplan::cli::rows_from_json(inputs);
+  const auto cv = memplan::cli::cross_validated_s(committed_rows, memplan::cli::anchors_from_json(inputs));
   REQUIRE(committed_rows.size() == rows.size());
   const auto& c = memplan::timing::h200_coefficients();
   std::vector<double> fitted, crossed, crossed_hold;

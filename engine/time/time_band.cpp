@@ -16,26 +16,14 @@ std::vector<std::string> time_band_keys(std::string_view what, bool vision, bool
 }
 
 TimeBandTable build_time_bands(const std::vector<TimeBandSample>& samples) {
-  TimeBandTable t;
-  std::vector<std::vector<double>> excess;  // per class (t.classes' order): how much longer each run took
+  std::vector<ClassError> errors;
   for (const auto& s : samples) {
     if (!(s.predicted_s > 0) || !(s.measured_s > 0)) continue;
     // > 0: the run took longer; capped at 1000x so the table's ppm stay within parse_error_bands' bound
     const double err = std::min((s.measured_s - s.predicted_s) / s.predicted_s, 1000.0);
-    for (const auto& k : time_band_keys(s.what, s.vision, s.host_bound)) {
-      size_t i = 0;
-      while (i < t.classes.size() && t.classes[i].key != k) ++i;
-      if (i == t.classes.size()) t.classes.push_back(TimeBand{k, 0, 0, 0, "", "", 0, 0}), excess.emplace_back();
-      TimeBand* b = &t.classes[i];
-      ++b->cases;
-      excess[i].push_back(err);
-      if (err > b->under_fraction) b->under_fraction = err, b->worst_under_case = s.id;
-      if (-err > b->over_fraction) b->over_fraction = -err, b->worst_over_case = s.id;
-    }
+    for (const auto& k : time_band_keys(s.what, s.vision, s.host_bound)) errors.push_back({k, s.id, err});
   }
-  for (size_t i = 0; i < t.classes.size(); ++i) set_central90(t.classes[i], std::move(excess[i]));
-  std::sort(t.classes.begin(), t.classes.end(), [](const TimeBand& a, const TimeBand& b) { return a.key < b.key; });
-  return t;
+  return tabulate_errors(errors);
 }
 
 TimeBandTable parse_time_bands(std::string_view text) {
