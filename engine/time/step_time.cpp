@@ -519,9 +519,32 @@ double copy_ratio(const Graph& g, const TensorInfo& x, const OpRates& r) {
   return inner_moved ? r.mem_permuted_copy_ratio[slot] : r.mem_strided_copy_ratio[slot];
 }
 
+// A gapped view: a view of part of an activation's storage that leaves holes between its rows (x.split(...) or
+// x[..., :n] along an inner dimension: a fused projection's q / k / v, Phi-3's gate / up halves, rotate_half's
+// halves, a partial rotary's rotated and pass-through parts). The graph has no strides: a view of an activation
+// with fewer elements than its storage is taken for one (a slice along the leading dimension alone has no gaps and
+// would be counted too; views of parameters, a stacked expert weight's rows, are not). An elementwise kernel
+// reading one cannot run TensorIterator's vectorized path, only
+// the offset-calculator kernel (the broadcast ratio's): the profiled Phi-3-mini step ran 674 such bf16 muls of
+// 28.5 ms (its gate_up chunk and rotary), Pythia's its partial rotary's cats as CatArrayBatchedCopy's
+// non-vectorized kernel (NOTES-time.md, twenty-second round).
+bool gapped_view(const Graph& g, const TensorInfo& t) {
+  if (t.storage < 0 || t.bytes > 0) return false;
+  const TensorInfo& base = g.tensors[static_cast<size_t>(t.storage)];
+  if (base.kind != TensorKind::activation) return false;
+  const double n = numel(t);
+  return n > 1 && n < numel(base);
+}
+bool reads_gapped(const Graph& g, const Op& op) {
+  for (TensorId id : op.reads)
+    if (gapped_view(g, g.tensors[static_cast<size_t>(id)])) return true;
+  return false;
+}
+
 double layout_ratio(const Graph& g, const Op& op, const std::string& name, const TensorInfo& out, const OpRates& r) {
   const size_t slot = out.dtype == DType::f32 ? 1 : 0;
   if (name == "contiguous") return r.mem_strided_copy_ratio[slot];
+  if (reads_gapped(g, op)) return r.mem_broadcast_ratio[slot];
   if (!binary_elementwise(name)) return masked_fill_ratio(g, op, name, out, r);
   // operands of more than one element (a one-element operand is a scalar argument): whether one differs from the
   // result's dtype, and whether the full-size one does
@@ -694,7 +717,16 @@ OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
     }
     return c;
   }
-  if (!allocates) return c;  // a view: no kernel
+  // A split's backward (SplitBackward, SplitWithSizesBackward) writes its parts' gradients into one fresh buffer
+  // of the input's size: a cat kernel reading and writing those bytes, which a view's pass-through does not have.
+  // GPT-2's fused c_attn split: one CatArrayBatchedCopy a layer in the profiled steps.
+  if (!allocates) {
+    if (bwd && grad_bytes > 0 && name == "split") {
+      c.bwd[kMemBwd] = 2 * grad_bytes / elementwise_bw(r, T(op.reads[0]).dtype);
+      c.bwd[kKernels] = fresh_grads;
+    }
+    return c;  // a view: no kernel
+  }
   c.fwd[kKernels] = 1;
   const TensorInfo& out = T(op.outs[0]);
 
