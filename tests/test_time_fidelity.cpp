@@ -38,8 +38,8 @@ nlohmann::json read_json(const std::string& path) {
 //    b64 (-24 %): measured 52.1 ms in its call, 41.7 in the profiling call of the sixth session;
 //  - LoRA (Qwen2 r32 all-linear, -21 %, host-bound in the model).
 // Comments quoting a "blind" error give the error of the prediction on record before the row was measured.
-// The per-case bar (every step within 10 %) is not met: 113 of the 464 rows are outside it cross-validated
-// (NOTES-time.md, twenty-second round); its median bar (5 %) is, cross-validated (4.76 %).
+// The per-case bar (every step within 10 %) is not met: 114 of the 464 rows are outside it cross-validated
+// (NOTES-time.md, twenty-second round); its median bar (5 %) is, cross-validated (4.55 %).
 struct Miss {
   const char* id;
   double bound_pct;
@@ -97,15 +97,12 @@ constexpr Miss kMisses[] = {
     // host-bound and moved by up to 2.2x between the two passes of one call (Gemma 3 decode per token 17.1 / 7.7
     // ms, GPT-NeoX prefill 7.8 / 4.1 ms): their means miss by up to 30 %.
     {"odd3-gemma3-1b7l-infer-bf16-b12s300-g10", 26},  // decode per token -19.3 %
-    {"odd3-qwen3-06-infer-bf16-b5s1000-g24", 17},  // decode per token +16.3 % (6.2 / 5.6 ms in the two passes)
-    {"odd3-neox410-infer-bf16-b24s100-g30", 22},  // prefill -30.2 %
+    {"odd3-qwen3-06-infer-bf16-b5s1000-g24", 19},  // decode per token +17.4 % (6.2 / 5.6 ms in the two passes)
+    {"odd3-neox410-infer-bf16-b24s100-g30", 23},  // prefill -30.2 % blind, -22.0 % cross-validated
     // family set 28 (held out, timing53): host-bound in the model (98 % host); one pass only (the second pass's
     // deadline); its process's host probe read 9.9 us (grad), the set's slowest 14.3: the host of that process ran
     // fast, as the probe says, but the probe does not predict host-bound rows in general (NOTES-time.md, 18th round)
     {"f28-vitb-ampbf16-r16-qv-b48", 22},  // +26.4 %: 45.9 ms predicted, 36.3 measured
-    // gpt-oss's eager attention (its sinks: a softmax over S + 1 columns), GPU-bound: -15.1 %, as hm12-gptoss20's
-    // -13 % (timing54); -14.7 % before the gapped views were priced (twenty-fourth session)
-    {"f28-gptoss-2l-bf16-r16-attn-b2s1024-eager", 16},
     // family set 29 (held out, timing55, one pass): host-bound in the model (98 / 99 % host); their processes' host
     // probes read 11.7 and 13.0 us per op (grad), the call's other four 7.7 .. 9.0
     {"f29-mix2l-bf16-r16-attn-b3s1000", 34},  // -33.7 %: 13.4 ms predicted, 20.2 measured
@@ -168,14 +165,14 @@ TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {
   std::printf("fitted: %zu rows, median |error| %.2f %%; cross-validated %.2f %%; rows held out when measured %zu, "
               "cross-validated %.2f %%\n", fitted.size(), median(fitted), median(crossed), crossed_hold.size(),
               median(crossed_hold));
-  // 4.52 / 4.76 / 4.76 % at the committed fit (twenty-fourth session: gapped views at the non-vectorized rate, the
-  // split's backward cat costed); 4.82 / 4.91 / 4.81 % before (twenty-third session: every row fitted, fp32 GEMMs in a
+  // 4.42 / 4.55 / 4.55 % at the committed fit (twenty-fourth session: gapped views at the non-vectorized rate, the
+  // split's backward cat costed, upcasts at the casting kernel's rate); 4.82 / 4.91 / 4.81 % before (twenty-third session: every row fitted, fp32 GEMMs in a
   // column of their own). Before every row was fitted (the fit over the 70 tuning rows alone), the held-out rows read 5.79 %
   // at those coefficients: the tuning call's host was faster than the later calls' (NOTES-time.md, twenty-first
   // round); every row fitted without gemm_fp32: 5.20 / 5.21 / 5.10 %.
-  CHECK(median(fitted) <= 4.6);
-  CHECK(median(crossed) <= 4.8);
-  CHECK(median(crossed_hold) <= 4.8);
+  CHECK(median(fitted) <= 4.5);
+  CHECK(median(crossed) <= 4.6);
+  CHECK(median(crossed_hold) <= 4.6);
   // The history of the held-out sets' blind medians (each predicted at a named commit before it was timed;
   // NOTES-time.md): set 2 5.88 %, set 3 7.71 %, set 4 5.00 %, set 5 7.65 %, set 6 4.50 %, set 7 6.22 %, set 8 3.71 %,
   // set 9 4.96 %, set 10 3.71 %, set 11 4.29 %, set 12 (the first MoE and T5 rows) 18.6 %, set 13 9.9 %, host-tiny

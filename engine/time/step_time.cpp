@@ -545,6 +545,14 @@ double layout_ratio(const Graph& g, const Op& op, const std::string& name, const
   const size_t slot = out.dtype == DType::f32 ? 1 : 0;
   if (name == "contiguous") return r.mem_strided_copy_ratio[slot];
   if (reads_gapped(g, op)) return r.mem_broadcast_ratio[slot];
+  // An upcast to fp32 (RMSNorm's hidden_states.to(float32), the logits' .float(), autocast's fp32-policy casts)
+  // runs copy_'s dynamically casting kernel, unrolled and not vectorized (the profiles' unrolled_elementwise_kernel
+  // <direct_copy_kernel_cuda ... (float)>: Qwen3-4B's checkpointed step 874 of them, 30 ms), the kernel the mixed-dtype
+  // binary ops run (mixed_dtype.py's ratio); a downcast from fp32 has vectorized kernels of its own
+  // (bfloat16_copy_kernel_cuda, float16_copy_kernel_cuda) and stays at the contiguous rate.
+  if (name == "to_copy" && out.dtype == DType::f32 && !op.reads.empty() &&
+      g.tensors[static_cast<size_t>(op.reads[0])].dtype != DType::f32)
+    return r.mem_mixed_ratio;
   if (!binary_elementwise(name)) return masked_fill_ratio(g, op, name, out, r);
   // operands of more than one element (a one-element operand is a scalar argument): whether one differs from the
   // result's dtype, and whether the full-size one does
