@@ -223,3 +223,77 @@ TEST_CASE("step time: a broadcast operand's gradient costs the reduction that su
   // 2^25 fp32 elements): why Qwen3's q / k norms' weight gradients cost what they do
   CHECK(norm_time_s(r, "colsum", DType::f32, 128, 1 << 25) > 2.5 * norm_time_s(r, "colsum", DType::f32, 1024, 1 << 25));
 }
+
+TEST_CASE("step time: an elementwise op reading a gapped view runs at the non-vectorized rate", "[time][layout]") {
+  // qkv [8, 1024, 3 * 2048] split in three along the last dimension: each part is a view with gaps between its rows,
+  // so silu of it runs TensorIterator's offset-calculator kernel (the measured broadcast fraction); silu of the
+  // whole projection, of a reshape of it, or of a tensor it was copied into is contiguous.
+  const OpRates& r = h200_op_rates();
+  struct Case {
+    const char* what;
+    bool gapped;
+  };
+  const double part = 8.0 * 1024 * 2048;
+  for (const Case& c : {Case{"split part", true}, Case{"reshape", false}, Case{"whole", false}}) {
+    INFO(c.what);
+    GraphBuilder b(inference_cfg());
+    // an activation (a projection's output, here a relu's): the split of a graph input is not a gapped activation
+    const TensorId qkv = b.unary("relu", b.input({8, 1024, 3 * 2048}, DType::bf16), false, true);
+    TensorId x = qkv;
+    if (std::string(c.what) == "split part") x = b.split(qkv, 3, {8, 1024, 2048})[1];
+    if (std::string(c.what) == "reshape") x = b.view(qkv, {8, 1024, 3, 2048});
+    b.unary("silu", x, true, false);
+    const Graph g = b.finish();
+    const double elems = std::string(c.what) == "split part" ? part : 3 * part;
+    const double expected = 2 * (elems + elems) / (r.mem_bf16_bytes_per_s * (c.gapped ? r.mem_broadcast_ratio[0] : 1.0));
+    CHECK(forward_of(g, "silu")[kMem] == Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("step time: a split's backward writes its parts' gradients into one input-sized buffer", "[time][layout]") {
+  // SplitBackward: a cat kernel reading the three parts' gradients and writing x's gradient, 2 x x's bytes at the
+  // contiguous rate and one kernel; the forward split is a view (no kernel, no bytes).
+  RunConfig cfg;
+  cfg.mode = Mode::training;
+  cfg.precision = Precision::bf16;
+  const OpRates& r = h200_op_rates();
+  for (const int64_t H : {512, 2048}) {
+    INFO("H " << H);
+    GraphBuilder b(cfg);
+    const TensorId w = b.param("w", {3 * H, H}, true, DType::bf16);
+    const TensorId x = b.input({4, 256, H}, DType::bf16);
+    const auto parts = b.split(b.linear(x, w), 3, {4, 256, H});
+    b.add(b.add(parts[0], parts[1]), parts[2]);
+    const Graph g = b.finish();
+    const double x_bytes = 2.0 * 4 * 256 * 3 * static_cast<double>(H);
+    for (const auto& o : op_breakdown(g, cfg, r, true))
+      if (o.name == "split") {
+        CHECK(o.fwd[kMem] == 0);
+        CHECK(o.fwd[kKernels] == 0);
+        CHECK(o.bwd[kMemBwd] == Approx(2 * x_bytes / r.mem_bf16_bytes_per_s).epsilon(1e-9));
+        CHECK(o.bwd[kKernels] == 1);
+      }
+  }
+}
+
+TEST_CASE("step time: an upcast to fp32 runs the casting kernel, a downcast the vectorized one", "[time][layout]") {
+  // copy_ from bf16 to fp32 is TensorIterator's dynamically casting kernel (unrolled, the rate mixed_dtype.py
+  // measured for it); fp32 to bf16 has a vectorized kernel of its own (bytes at the contiguous rate).
+  const OpRates& r = h200_op_rates();
+  REQUIRE(r.mem_mixed_ratio < 0.8);  // measured 0.64 (h200-mixed-dtype.json)
+  struct Case {
+    DType from, to;
+    double ratio;
+  };
+  const double n = 8.0 * 1024 * 2048;
+  for (const Case& c : {Case{DType::bf16, DType::f32, r.mem_mixed_ratio}, Case{DType::f16, DType::f32, r.mem_mixed_ratio},
+                        Case{DType::f32, DType::bf16, 1.0}}) {
+    INFO("from " << dtype_bytes(c.from) << " to " << dtype_bytes(c.to) << " bytes");
+    GraphBuilder b(inference_cfg());
+    b.to(b.input({8, 1024, 2048}, c.from), c.to);
+    const Graph g = b.finish();
+    const double bytes = n * static_cast<double>(dtype_bytes(c.from) + dtype_bytes(c.to));
+    const double bw = c.to == DType::f32 ? r.mem_fp32_bytes_per_s : r.mem_bf16_bytes_per_s;
+    CHECK(forward_of(g, "to_copy")[kMem] == Approx(bytes / (bw * c.ratio)).epsilon(1e-9));
+  }
+}
