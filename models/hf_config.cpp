@@ -85,9 +85,9 @@ void refuse_chunked_feed_forward(const ConfigReader& r) {
                      "a chunked feed-forward is not modelled (0 only)");
 }
 
-void check_kv_heads(const TransformerSpec& s) {
+void check_kv_heads(const ConfigReader& r, const TransformerSpec& s) {
   if (s.num_heads % s.num_kv_heads != 0)
-    throw InputError(ConfigReader::field("num_key_value_heads"), std::to_string(s.num_kv_heads),
+    throw InputError(r.name("num_key_value_heads"), std::to_string(s.num_kv_heads),
                      "must divide num_attention_heads (" + std::to_string(s.num_heads) + ")");
 }
 
@@ -100,7 +100,7 @@ TransformerSpec read_decoder_sizes(const ConfigReader& r, const DecoderDefaults&
   s.num_layers = r.positive({"num_hidden_layers"}, d.layers, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, d.heads);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(d.kv > 0 ? d.kv : s.num_heads);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else

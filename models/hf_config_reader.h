@@ -142,7 +142,7 @@ void check_padding_idx(const ConfigReader& r, int64_t vocab_size);
 // encoders): not modelled, refused naming the key.
 void refuse_chunked_feed_forward(const ConfigReader& r);
 // num_attention_heads % num_key_value_heads == 0, as every GQA attention requires.
-void check_kv_heads(const TransformerSpec& s);
+void check_kv_heads(const ConfigReader& r, const TransformerSpec& s);
 
 // The decoder sizes the llama-derived configs name alike, with a class's defaults: vocab_size, hidden_size,
 // intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (absent or null: `kv`, or the

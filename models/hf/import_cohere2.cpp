@@ -23,7 +23,7 @@ TransformerSpec import_cohere2(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 40, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 64);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(s.num_heads);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.head_dim = rotary_head_dim_floor(r, s);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 8192);
   s.hidden_act = r.string({"hidden_act"}, "silu");

@@ -45,7 +45,7 @@ TransformerSpec import_dbrx(const ConfigReader& r) {
   const ConfigReader attn(ac ? *ac : kEmpty, r.name("attn_config."));
   s.attn_dropout = attn.probability({"attn_pdrop"}, 0.0);
   s.num_kv_heads = attn.positive({"kv_n_heads"}, 1);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   const auto clip = attn.opt_positive_number({"clip_qkv"});
   if (!clip)
     throw InputError(attn.name("clip_qkv"), attn.explicit_null("clip_qkv") ? "null" : "absent (None)",

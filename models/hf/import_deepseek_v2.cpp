@@ -31,7 +31,7 @@ void import_deepseek_mla_moe(const ConfigReader& r, TransformerSpec& s, const De
   s.num_layers = r.positive({"num_hidden_layers"}, d.layers, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, d.heads);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(s.num_heads);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, d.max_positions);
   s.hidden_act = r.string({"hidden_act"}, "silu");
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);

@@ -44,7 +44,7 @@ TransformerSpec import_falcon_h1(const ConfigReader& r) {
   s.num_heads = r.positive({"num_attention_heads"}, 32);
   s.num_kv_heads = r.positive({"num_key_value_heads"}, 8);
   if (r.explicit_null("num_key_value_heads")) s.num_kv_heads = s.num_heads;
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.head_dim = rotary_head_dim_floor(r, s);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 8192);
   s.hidden_act = r.string({"hidden_act"}, "silu");

@@ -50,7 +50,7 @@ TransformerSpec import_glm_decoder(const ConfigReader& r, const char* family, co
   s.num_layers = r.positive({"num_hidden_layers"}, 40, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 32);
   s.num_kv_heads = r.positive({"num_key_value_heads"}, 2);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.head_dim = r.positive({"head_dim"}, 128);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 131072);
   s.hidden_act = r.string({"hidden_act"}, "silu");

@@ -35,7 +35,7 @@ TransformerSpec import_glm4_moe(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 46, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 96);
   s.num_kv_heads = r.positive({"num_key_value_heads"}, 8);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.head_dim = r.opt_positive({"head_dim"}).value_or(s.hidden_size / s.num_heads);
   if (s.head_dim <= 0)
     throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),

@@ -27,7 +27,7 @@ TransformerSpec import_gpt_oss(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 36, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 64);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(r.explicit_null("num_key_value_heads") ? s.num_heads : 8);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else if (r.explicit_null("head_dim"))

@@ -22,7 +22,7 @@ TransformerSpec import_helium(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 24, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 20);
   s.num_kv_heads = r.positive({"num_key_value_heads"}, 20);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.head_dim = r.positive({"head_dim"}, 128);
   if (s.head_dim % 2 != 0)
     throw InputError(r.name("head_dim"), std::to_string(s.head_dim), "must be even (rotate_half pairs dimensions)");

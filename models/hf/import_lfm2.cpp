@@ -47,7 +47,7 @@ TransformerSpec import_lfm2(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 32, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 32);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(8);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else

@@ -22,7 +22,7 @@ TransformerSpec import_lfm2_moe(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 32, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 32);
   s.num_kv_heads = r.positive({"num_key_value_heads"}, 8);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else

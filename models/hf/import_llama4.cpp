@@ -46,7 +46,7 @@ TransformerSpec import_llama4_text(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 48, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 40);
   s.num_kv_heads = r.explicit_null("num_key_value_heads") ? s.num_heads : r.positive({"num_key_value_heads"}, 8);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   // head_dim: the class default is 128 (not hidden // heads); an explicit null => hidden // heads.
   if (r.explicit_null("head_dim"))
     s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");

@@ -34,7 +34,7 @@ TransformerSpec import_minimax_m2(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 62, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 48);
   s.num_kv_heads = r.positive({"num_key_value_heads"}, 8);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.head_dim = r.positive({"head_dim"}, 128);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 196608);
   s.hidden_act = r.string({"hidden_act"}, "silu");

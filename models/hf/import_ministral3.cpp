@@ -11,10 +11,13 @@
 // raises a TypeError), rope types the engine does not model, hidden_act other than silu.
 //
 // Mistral3Config (mistral3): the decoder is CONFIG_MAPPING[text_config.model_type](**text_config), with
-// model_type "mistral" when the key (or the whole text_config) is absent. Modelled for text_config of ministral3
-// and mistral4 (their text decoder only: the Pixtral vision tower and the projector are left out, as gemma3's);
-// anything else refused naming config.text_config.model_type. Mistral3ForConditionalGeneration ties its lm_head to
-// the decoder's embeddings per the top-level tie_word_embeddings (default True).
+// model_type "mistral" when the key is absent; without a text_config at all, a MistralConfig of
+// Mistral-Small-3.1-24B's shape (hidden 5120, intermediate 32768, 40 layers, 32 heads, 8 KV heads, head_dim 128,
+// max_position_embeddings 131072, vocab 131072, sliding_window None, rope_theta 1e9). Modelled for text_config of
+// mistral (Mistral-Small-3.x, through the llama family's importer with MistralConfig's own defaults for keys it
+// lacks), ministral3 and mistral4: their text decoder only (the Pixtral vision tower and the projector are left
+// out, as gemma3's); anything else refused naming config.text_config.model_type. Mistral3ForConditionalGeneration
+// ties its lm_head to the decoder's embeddings per the top-level tie_word_embeddings (default True).
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {
@@ -73,7 +76,7 @@ TransformerSpec import_ministral3(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 34, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 32);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(r.explicit_null("num_key_value_heads") ? s.num_heads : 8);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"})) {
     s.head_dim = *hd;
   } else if (r.explicit_null("head_dim")) {
@@ -107,14 +110,23 @@ TransformerSpec import_mistral3(const ConfigReader& r, std::string& type) {
   const ConfigReader text(tc ? *tc : kEmpty, r.name("text_config."));
   const std::string text_type = text.string({"model_type"}, "mistral");
   TransformerSpec s;
+  // Mistral3Config.__init__'s text_config when none is given (configuration_mistral3.py).
+  static const json kSmall31 = {{"model_type", "mistral"},     {"attention_dropout", 0.0},
+                                {"head_dim", 128},             {"hidden_act", "silu"},
+                                {"hidden_size", 5120},         {"intermediate_size", 32768},
+                                {"max_position_embeddings", 131072}, {"num_attention_heads", 32},
+                                {"num_hidden_layers", 40},     {"num_key_value_heads", 8},
+                                {"rms_norm_eps", 1e-05},       {"rope_theta", 1e9},
+                                {"sliding_window", nullptr},   {"vocab_size", 131072}};
   if (text_type == "ministral3")
     s = import_ministral3(text);
   else if (text_type == "mistral4")
     s = import_mistral4(text);
+  else if (text_type == "mistral")
+    s = import_sub_decoder(tc ? text : ConfigReader(kSmall31, r.name("text_config.")), "mistral");
   else
     throw InputError(text.name("model_type"), "\"" + text_type + "\"",
-                     "mistral3 is modelled for a ministral3 or mistral4 text_config (its text decoder only); "
-                     "Mistral-Small-3.x's mistral text decoder is not");
+                     "mistral3 is modelled for a mistral, ministral3 or mistral4 text_config (its text decoder only)");
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   s.modelled_part = "text decoder only";
   type = text_type;

@@ -25,7 +25,7 @@ TransformerSpec import_nemotron(const ConfigReader& r) {
     throw InputError(r.name("num_key_value_heads"), r.explicit_null("num_key_value_heads") ? "null" : "absent",
                      "must be a positive integer (NemotronConfig leaves it None and NemotronAttention divides by it)");
   s.num_kv_heads = *kv;
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"})) {
     s.head_dim = *hd;
   } else {

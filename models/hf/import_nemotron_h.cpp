@@ -37,7 +37,7 @@ TransformerSpec import_nemotron_h(const ConfigReader& r) {
   s.num_heads = r.positive({"num_attention_heads"}, 32);
   s.num_kv_heads = r.positive({"num_key_value_heads"}, 8);
   if (r.explicit_null("num_key_value_heads")) s.num_kv_heads = s.num_heads;  // __post_init__: None -> the heads
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.head_dim = r.positive({"head_dim"}, 128);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 4096);
   s.attn_dropout = r.probability({"attention_dropout"}, 0.0);

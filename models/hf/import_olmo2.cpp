@@ -17,7 +17,7 @@ TransformerSpec import_olmo2(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 32, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 32);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(s.num_heads);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else  // getattr(config, "head_dim", hidden_size // num_attention_heads): floor division, as Python's //

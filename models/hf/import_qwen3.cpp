@@ -93,7 +93,7 @@ TransformerSpec import_qwen3(const ConfigReader& r, const std::string& type) {
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(moe ? 4 : s.num_heads);
   if (moe && r.explicit_null("num_key_value_heads"))
     throw InputError("config.num_key_value_heads", "null", "must be a positive integer (Qwen3MoeConfig: int)");
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else if (moe)  // getattr(config, "head_dim", hidden_size // num_attention_heads): floor division, as Python's //

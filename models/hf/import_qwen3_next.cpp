@@ -59,7 +59,7 @@ TransformerSpec import_text(const ConfigReader& r, const std::string& type) {
   s.num_layers = r.positive({"num_hidden_layers"}, next ? 48 : (moe ? 40 : 32), kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 16);
   s.num_kv_heads = r.positive({"num_key_value_heads"}, next || moe ? 2 : 4);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   s.head_dim = r.positive({"head_dim"}, 256);
   if (s.head_dim % 2 != 0)
     throw InputError(r.name("head_dim"), std::to_string(s.head_dim), "must be even (rotate_half splits it in two)");

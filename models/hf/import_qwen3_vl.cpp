@@ -90,7 +90,7 @@ TransformerSpec import_qwen3_vl(const ConfigReader& r, const std::string& type) 
   // Absent: the class default (16 / 32); null: __post_init__ makes it num_attention_heads.
   s.num_kv_heads = t.opt_positive({"num_key_value_heads"})
                        .value_or(t.explicit_null("num_key_value_heads") ? s.num_heads : (moe ? 16 : 32));
-  check_kv_heads(s);
+  check_kv_heads(t, s);
   if (auto hd = t.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else if (moe)  // `self.head_dim or hidden_size // num_attention_heads`

@@ -20,7 +20,7 @@ TransformerSpec import_starcoder2(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 30, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 24);
   s.num_kv_heads = r.opt_positive({"num_key_value_heads"}).value_or(2);
-  check_kv_heads(s);
+  check_kv_heads(r, s);
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else

@@ -122,6 +122,42 @@ TEST_CASE("mistral3 importer: the text_config's decoder", "[family][set19]") {
             .rfind("config.text_config.hidden_act:", 0) == 0);
 }
 
+TEST_CASE("mistral3 importer: a mistral text_config (Mistral-Small-3.x) is the llama family's decoder", "[family][set19]") {
+  // Mistral-Small-3.1-24B's text_config as published: 23,572,403,200 parameters, derived: embeddings and an untied
+  // lm_head 2 x 131072 x 5120 = 1,342,177,280; per layer q / k / v / o 5120 x (4096 + 1024 + 1024) + 4096 x 5120 =
+  // 52,428,800, the MLP 3 x 5120 x 32768 = 503,316,480, two norms 10,240, x 40 = 22,230,220,800; the final norm 5120.
+  const char* small31 = R"({"model_type": "mistral3", "tie_word_embeddings": false, "text_config": {"head_dim": 128,
+      "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 32768, "max_position_embeddings": 131072,
+      "model_type": "mistral", "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 8,
+      "rms_norm_eps": 1e-05, "rope_theta": 1000000000.0, "sliding_window": null, "vocab_size": 131072},
+      "vision_config": {"model_type": "pixtral"}})";
+  const TransformerSpec a = import(small31);
+  CHECK(a.model_type == "mistral");
+  CHECK(a.hidden_size == 5120);
+  CHECK(a.num_layers == 40);
+  CHECK(a.num_kv_heads == 8);
+  CHECK(a.head_dim == 128);
+  CHECK(a.sliding_window == 0);  // null: full attention
+  CHECK_FALSE(a.tie_word_embeddings);
+  CHECK(a.modelled_part == "text decoder only");
+  CHECK(memplan::param_count(a) == 23572403200LL);
+  // No text_config: Mistral3Config builds the same shape itself, and ties the head by default (the top-level
+  // tie_word_embeddings, True): 23,572,403,200 - 671,088,640 = 22,901,314,560.
+  const TransformerSpec d = import(R"({"model_type": "mistral3"})");
+  CHECK(d.hidden_size == 5120);
+  CHECK(d.intermediate_size == 32768);
+  CHECK(d.sliding_window == 0);
+  CHECK(d.tie_word_embeddings);
+  CHECK(memplan::param_count(d) == 22901314560LL);
+  // A text_config without model_type is a MistralConfig with that class's own defaults for the keys it lacks
+  // (hidden 4096, sliding_window 4096).
+  const TransformerSpec e = import(R"({"model_type": "mistral3", "text_config": {"num_hidden_layers": 2}})");
+  CHECK(e.model_type == "mistral");
+  CHECK(e.hidden_size == 4096);
+  CHECK(e.num_layers == 2);
+  CHECK(e.sliding_window == 4096);
+}
+
 TEST_CASE("mistral4 / ministral3 / mistral3 importers: bad values name their field", "[family][set19]") {
   const struct {
     const char* config;
@@ -162,9 +198,8 @@ TEST_CASE("mistral4 / ministral3 / mistral3 importers: bad values name their fie
           {"model_type": "ministral3"}})", "config.quantization_config:"},
       {R"({"model_type": "mistral3", "text_config": {"model_type": "mistral4", "quantization_config": {}}})",
        "config.text_config.quantization_config:"},
-      {R"({"model_type": "mistral3"})", "config.text_config.model_type:"},  // MistralConfig by default
-      {R"({"model_type": "mistral3", "text_config": {"model_type": "mistral"}})", "config.text_config.model_type:"},
-      {R"({"model_type": "mistral3", "text_config": {}})", "config.text_config.model_type:"},
+      {R"({"model_type": "mistral3", "text_config": {"model_type": "llama"}})", "config.text_config.model_type:"},
+      {R"({"model_type": "mistral3", "text_config": {"num_key_value_heads": 5}})", "config.text_config.num_key_value_heads:"},
       {R"({"model_type": "mistral3", "text_config": [1]})", "config.text_config:"},
       {R"({"model_type": "mistral3", "text_config": {"model_type": "mistral4", "n_group": 3}})",
        "config.text_config.n_group:"},

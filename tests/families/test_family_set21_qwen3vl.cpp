@@ -102,7 +102,7 @@ TEST_CASE("qwen3_vl importer: bad values name their field", "[family][set21]") {
       {R"({"model_type": "qwen3_vl", "text_config": {"hidden_act": "gelu"}, "vision_config": {"out_hidden_size": 4096}})",
        "config.text_config.hidden_act:"},
       {R"({"model_type": "qwen3_vl", "text_config": {"num_key_value_heads": 5}, "vision_config": {"out_hidden_size": 4096}})",
-       "config.num_key_value_heads:"},
+       "config.text_config.num_key_value_heads:"},
       {R"({"model_type": "qwen3_vl", "text_config": {"head_dim": 63}, "vision_config": {"out_hidden_size": 4096}})",
        "config.text_config.head_dim:"},
       {R"({"model_type": "qwen3_vl", "text_config": {"use_sliding_window": true}, "vision_config": {"out_hidden_size": 4096}})",
