@@ -29,9 +29,10 @@
 namespace memplan {
 namespace hf {
 
-int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_key, const char* hidden_key) {
+int64_t head_dim_from_hidden(const ConfigReader& r, int64_t hidden, int64_t heads, const char* heads_key,
+                             const char* hidden_key) {
   if (hidden % heads != 0)
-    throw InputError(ConfigReader::field(heads_key), std::to_string(heads),
+    throw InputError(r.name(heads_key), std::to_string(heads),
                      std::string("must divide ") + hidden_key + " (" + std::to_string(hidden) +
                          ") when head_dim is not given");
   return hidden / heads;
@@ -47,6 +48,14 @@ int64_t rotary_head_dim_floor(const ConfigReader& r, const TransformerSpec& s) {
                      std::to_string(r.raw("head_dim") ? head_dim : s.hidden_size),
                      "gives an odd head_dim " + std::to_string(head_dim) + "; rotate_half pairs dimensions");
   return head_dim;
+}
+
+void check_rotary_head_dim(const ConfigReader& r, const TransformerSpec& s) {
+  if (s.head_dim % 2 == 0) return;
+  const bool given = r.raw("head_dim") != nullptr;
+  throw InputError(r.name(given ? "head_dim" : "hidden_size"), std::to_string(given ? s.head_dim : s.hidden_size),
+                   "gives an odd head_dim " + std::to_string(s.head_dim) +
+                       "; rotate_half pairs dimensions");
 }
 
 bool read_sliding_layer_types(const ConfigReader& r, TransformerSpec& s) {
@@ -104,7 +113,7 @@ TransformerSpec read_decoder_sizes(const ConfigReader& r, const DecoderDefaults&
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else
-    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+    s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   return s;
 }
 
@@ -121,7 +130,7 @@ TransformerSpec import_gpt2(const ConfigReader& r) {
   s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 12, kMaxLayers);
   s.num_heads = r.positive({"n_head", "num_attention_heads"}, 12);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "n_head", "n_embd");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "n_head", "n_embd");
   s.intermediate_size = r.opt_positive({"n_inner"}).value_or(checked_mul(4, s.hidden_size, "config.n_embd"));
   s.hidden_act = r.string({"activation_function"}, "gelu_new");
   s.resid_dropout = r.probability({"resid_pdrop"}, 0.1);
@@ -160,6 +169,7 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
   s.hidden_act = r.string({"hidden_act"}, "silu");
   s.attn_dropout = r.probability({"attention_dropout"}, 0.0);
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
+  check_rotary_head_dim(r, s);
 
   if (type == "llama") {
     s.attention_bias = r.boolean({"attention_bias"}, false);
@@ -190,7 +200,7 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
     s.num_experts = r.positive({"num_local_experts", "num_experts"}, 8, kMaxExperts);
     s.num_experts_per_tok = r.positive({"num_experts_per_tok"}, 2);
     if (s.num_experts_per_tok > s.num_experts)
-      throw InputError(ConfigReader::field("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
+      throw InputError(r.name("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
                        "must not exceed num_local_experts (" + std::to_string(s.num_experts) + ")");
   }
   return s;
@@ -211,7 +221,7 @@ TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab) {
   s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 12);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   s.intermediate_size = r.positive({"intermediate_size"}, 3072);
   s.hidden_act = r.string({"hidden_act"}, "gelu");
   s.resid_dropout = r.probability({"hidden_dropout_prob"}, 0.1);
@@ -511,6 +521,11 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_paligemma(r);
   else
     s = import_llama_family(r, type);
+  // The other decoders whose rotary embedding covers the whole head (the llama family's importer checks its own,
+  // nested text_configs included): an odd head_dim is refused naming the key it came from.
+  for (const char* t : {"qwen3_moe", "olmo2", "starcoder2", "granite", "smollm3", "olmo", "falcon", "exaone4", "arcee",
+                        "hunyuan_v1_dense", "apertus", "phimoe", "hunyuan_v1_moe"})
+    if (type == t) check_rotary_head_dim(r, s);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys
     if (type == t) read_decoder_cls_keys(r, s);
   s.model_type = type;

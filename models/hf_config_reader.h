@@ -126,7 +126,8 @@ class ConfigReader {
 };
 
 // hidden = heads * head_dim when the config gives no head_dim (gpt2, bert, the llama family, ...).
-int64_t head_dim_from_hidden(int64_t hidden, int64_t heads, const char* heads_key, const char* hidden_key);
+int64_t head_dim_from_hidden(const ConfigReader& r, int64_t hidden, int64_t heads, const char* heads_key,
+                             const char* hidden_key);
 // getattr(config, "head_dim", hidden_size // num_attention_heads) with floor division (cohere2, olmo3): refused
 // when 0 (more heads than hidden units) or odd (rotate_half pairs dimensions), naming the key that set it.
 int64_t rotary_head_dim_floor(const ConfigReader& r, const TransformerSpec& s);
@@ -143,6 +144,9 @@ void check_padding_idx(const ConfigReader& r, int64_t vocab_size);
 void refuse_chunked_feed_forward(const ConfigReader& r);
 // num_attention_heads % num_key_value_heads == 0, as every GQA attention requires.
 void check_kv_heads(const ConfigReader& r, const TransformerSpec& s);
+// A decoder whose rotary embedding covers the whole head: s.head_dim must be even (rotate_half pairs dimensions), else
+// InputError naming head_dim (when the config gives it) or hidden_size (hidden // heads).
+void check_rotary_head_dim(const ConfigReader& r, const TransformerSpec& s);
 
 // The decoder sizes the llama-derived configs name alike, with a class's defaults: vocab_size, hidden_size,
 // intermediate_size, num_hidden_layers, num_attention_heads, num_key_value_heads (absent or null: `kv`, or the

@@ -248,6 +248,13 @@ TEST_CASE("malformed HF configs are InputErrors naming the key and value", "[imp
        "config.n_head: must divide n_embd (100) when head_dim is not given (got 3)"},
       {R"({"model_type":"mistral","num_key_value_heads":5})", "config.num_key_value_heads",
        "config.num_key_value_heads: must divide num_attention_heads (32) (got 5)"},
+      // An odd head_dim: rotate_half pairs dimensions (PyTorch's first forward fails to broadcast cos).
+      {R"({"model_type":"llama","hidden_size":100,"num_attention_heads":4})", "config.hidden_size",
+       "config.hidden_size: gives an odd head_dim 25; rotate_half pairs dimensions (got 100)"},
+      {R"({"model_type":"olmo2","head_dim":63})", "config.head_dim",
+       "config.head_dim: gives an odd head_dim 63; rotate_half pairs dimensions (got 63)"},
+      {R"({"model_type":"mistral3","text_config":{"head_dim":63}})", "config.text_config.head_dim",
+       "config.text_config.head_dim: gives an odd head_dim 63; rotate_half pairs dimensions (got 63)"},
       {R"({"model_type":"gpt2","attn_pdrop":1.0})", "config.attn_pdrop",
        "config.attn_pdrop: must be a number in [0, 1) (got 1.0)"},
       {R"({"model_type":"bert","hidden_dropout_prob":-0.1})", "config.hidden_dropout_prob",

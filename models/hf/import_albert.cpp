@@ -38,7 +38,7 @@ TransformerSpec import_albert(const ConfigReader& r) {
                          " layer applications");
   s.num_heads = r.positive({"num_attention_heads"}, 64);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   s.intermediate_size = r.positive({"intermediate_size"}, 16384);
   s.hidden_act = r.string({"hidden_act"}, "gelu_new");
   if (s.hidden_act != "gelu_new" && s.hidden_act != "gelu")

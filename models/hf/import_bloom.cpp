@@ -19,7 +19,7 @@ TransformerSpec import_bloom(const ConfigReader& r) {
   s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 2, kMaxLayers);
   s.num_heads = r.positive({"n_head", "num_attention_heads"}, 8);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "n_head", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "n_head", "hidden_size");
   s.intermediate_size = 4 * s.hidden_size;
   // ALiBi: no position table and no length limit in the model (BloomConfig has no max_position_embeddings);
   // the engine's largest dimension stands for "unbounded".

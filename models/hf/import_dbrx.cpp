@@ -27,7 +27,7 @@ TransformerSpec import_dbrx(const ConfigReader& r) {
   s.num_layers = r.positive({"n_layers", "num_hidden_layers"}, 24, kMaxLayers);
   s.num_heads = r.positive({"n_heads", "num_attention_heads"}, 16);
   s.max_position_embeddings = r.positive({"max_seq_len", "max_position_embeddings"}, 2048);
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "n_heads", "d_model");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "n_heads", "d_model");
   if (s.head_dim % 2 != 0)
     throw InputError(r.name("n_heads"), std::to_string(s.num_heads),
                      "gives an odd head_dim (" + std::to_string(s.head_dim) + "): rotate_half pairs dimensions");

@@ -66,7 +66,7 @@ TransformerSpec import_deberta_v2(const ConfigReader& r) {
   s.num_heads = r.positive({"num_attention_heads"}, 24);
   s.num_kv_heads = s.num_heads;
   // DisentangledSelfAttention raises unless the heads divide hidden_size.
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   if (auto d = r.opt_positive({"attention_head_size"}); d && *d != s.head_dim)
     throw InputError(r.name("attention_head_size"), std::to_string(*d),
                      "is not modelled (only hidden_size / num_attention_heads = " + std::to_string(s.head_dim) + ")");

@@ -16,8 +16,8 @@ namespace memplan::hf {
 
 namespace {
 
-void require(bool ok, const std::string& key, const std::string& value, const std::string& why) {
-  if (!ok) throw InputError(ConfigReader::field(key), value, why);
+void require(const ConfigReader& r, bool ok, const std::string& key, const std::string& value, const std::string& why) {
+  if (!ok) throw InputError(r.name(key), value, why);
 }
 
 }  // namespace
@@ -41,7 +41,7 @@ void import_deepseek_mla_moe(const ConfigReader& r, TransformerSpec& s, const De
   s.q_lora_rank = r.explicit_null("q_lora_rank") ? 0 : r.positive({"q_lora_rank"}, 1536);
   s.qk_nope_head_dim = r.positive({"qk_nope_head_dim"}, 128);
   s.qk_rope_head_dim = r.positive({"qk_rope_head_dim"}, 64);
-  require(s.qk_rope_head_dim % 2 == 0, "qk_rope_head_dim", std::to_string(s.qk_rope_head_dim),
+  require(r, s.qk_rope_head_dim % 2 == 0, "qk_rope_head_dim", std::to_string(s.qk_rope_head_dim),
           "must be even (the rotary embedding rotates pairs)");
   s.v_head_dim = r.positive({"v_head_dim"}, 128);
   s.head_dim = s.qk_nope_head_dim + s.qk_rope_head_dim;  // the query / key head dim the attention sees
@@ -56,9 +56,9 @@ void import_deepseek_mla_moe(const ConfigReader& r, TransformerSpec& s, const De
   else if (d.experts_per_tok > 0)
     s.num_experts_per_tok = r.explicit_null("num_experts_per_tok") ? 0 : d.experts_per_tok;
   if (any_moe) {
-    require(s.num_experts_per_tok > 0, "num_experts_per_tok", "null",
+    require(r, s.num_experts_per_tok > 0, "num_experts_per_tok", "null",
             "must be set: layers from first_k_dense_replace on route over the experts (top-k of None fails)");
-    require(s.num_experts_per_tok <= s.num_experts, "num_experts_per_tok", std::to_string(s.num_experts_per_tok),
+    require(r, s.num_experts_per_tok <= s.num_experts, "num_experts_per_tok", std::to_string(s.num_experts_per_tok),
             "must not exceed n_routed_experts (" + std::to_string(s.num_experts) + ")");
   }
   s.moe_n_group = r.explicit_null("n_group") ? 0 : r.non_negative({"n_group"}, d.n_group);
@@ -69,18 +69,18 @@ TransformerSpec import_deepseek_v2(const ConfigReader& r) {
   TransformerSpec s;
   import_deepseek_mla_moe(r, s, {102400, 4096, 11008, 32, 32, 2048, 64, 2, 1407, 0, 0, 0, 0});
   s.mlp_bias = r.boolean({"mlp_bias"}, false);  // DeepseekV2MLP (dense layers and shared experts)
-  require(s.hidden_size % s.num_heads == 0, "num_attention_heads", std::to_string(s.num_heads),
+  require(r, s.hidden_size % s.num_heads == 0, "num_attention_heads", std::to_string(s.num_heads),
           "must divide hidden_size (" + std::to_string(s.hidden_size) + ") (DeepseekV2Config.validate_architecture)");
   s.moe_topk_method = r.string({"topk_method"}, "greedy");
   const bool any_moe = s.first_dense_layers < s.num_layers;
   if (s.moe_topk_method != "greedy" && s.moe_topk_method != "group_limited_greedy")
-    throw InputError(ConfigReader::field("topk_method"), "\"" + s.moe_topk_method + "\"",
+    throw InputError(r.name("topk_method"), "\"" + s.moe_topk_method + "\"",
                      "DeepseekV2TopkRouter knows only \"greedy\" and \"group_limited_greedy\"");
   if (any_moe && s.moe_topk_method == "group_limited_greedy") {
-    require(s.moe_n_group > 0 && s.num_experts % s.moe_n_group == 0, "n_group", std::to_string(s.moe_n_group),
+    require(r, s.moe_n_group > 0 && s.num_experts % s.moe_n_group == 0, "n_group", std::to_string(s.moe_n_group),
             "must be a positive divisor of n_routed_experts (" + std::to_string(s.num_experts) +
                 ") for group_limited_greedy routing");
-    require(s.moe_topk_group > 0 && s.moe_topk_group <= s.moe_n_group, "topk_group", std::to_string(s.moe_topk_group),
+    require(r, s.moe_topk_group > 0 && s.moe_topk_group <= s.moe_n_group, "topk_group", std::to_string(s.moe_topk_group),
             "must be in [1, n_group] for group_limited_greedy routing");
   }
   return s;

@@ -23,7 +23,7 @@ TransformerSpec import_electra(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 4);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   s.intermediate_size = r.positive({"intermediate_size"}, 1024);
   s.hidden_act = r.string({"hidden_act"}, "gelu");
   if (s.hidden_act != "gelu")

@@ -20,7 +20,7 @@ TransformerSpec import_ernie4_5(const ConfigReader& r) {
   s.num_kv_heads = r.explicit_null("num_key_value_heads") ? s.num_heads : r.positive({"num_key_value_heads"}, 2);
   check_kv_heads(r, s);
   s.head_dim = r.explicit_null("head_dim")
-                   ? head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size")
+                   ? head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size")
                    : r.positive({"head_dim"}, 128);
   if (s.head_dim % 2 != 0)
     throw InputError(r.name("head_dim"), std::to_string(s.head_dim), "must be even (the rotary embedding pairs dimensions)");

@@ -28,7 +28,7 @@ TransformerSpec import_exaone4(const ConfigReader& r) {
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else
-    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+    s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 2048);
   s.hidden_act = r.string({"hidden_act"}, "silu");
   if (s.hidden_act != "silu" && s.hidden_act != "swish")

@@ -23,7 +23,7 @@ TransformerSpec import_falcon(const ConfigReader& r) {
   s.hidden_size = r.positive({"n_embed", "hidden_size"}, 4544);
   s.num_layers = r.positive({"num_hidden_layers"}, 32, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 71);
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   if (r.boolean({"alibi"}, false))
     throw InputError(r.name("alibi"), "true",
                      "ALiBi Falcon (falcon-rw) is not modelled; the rotary variant (alibi false) is");

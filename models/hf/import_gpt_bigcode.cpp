@@ -22,7 +22,7 @@ TransformerSpec import_gpt_bigcode(const ConfigReader& r) {
   s.hidden_size = r.positive({"n_embd", "hidden_size"}, 768);
   s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 12, kMaxLayers);
   s.num_heads = r.positive({"n_head", "num_attention_heads"}, 12);
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "n_head", "n_embd");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "n_head", "n_embd");
   s.multi_query = r.boolean({"multi_query"}, true);
   s.num_kv_heads = s.multi_query ? 1 : s.num_heads;
   s.intermediate_size = r.opt_positive({"n_inner"}).value_or(checked_mul(4, s.hidden_size, "config.n_embd"));

@@ -72,7 +72,7 @@ TransformerSpec import_gpt_neo(const ConfigReader& r) {
   s.num_layers = r.positive({"num_layers", "num_hidden_layers"}, 24, kMaxLayers);
   s.num_heads = r.positive({"num_heads", "num_attention_heads"}, 16);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_heads", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_heads", "hidden_size");
   s.intermediate_size =
       r.opt_positive({"intermediate_size"}).value_or(checked_mul(4, s.hidden_size, "config.hidden_size"));
   s.gpt_neo_local_layers = read_attention_types(r, s.num_layers);

@@ -31,11 +31,11 @@ TransformerSpec import_gpt_oss(const ConfigReader& r) {
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else if (r.explicit_null("head_dim"))
-    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+    s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   else
     s.head_dim = 64;
   if (s.head_dim % 2 != 0)
-    throw InputError(ConfigReader::field("head_dim"), std::to_string(s.head_dim),
+    throw InputError(r.name("head_dim"), std::to_string(s.head_dim),
                      "must be even (the rotary embedding splits it in halves)");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 131072);
   s.hidden_act = r.string({"hidden_act"}, "silu");
@@ -46,7 +46,7 @@ TransformerSpec import_gpt_oss(const ConfigReader& r) {
   s.num_experts = r.positive({"num_local_experts", "num_experts"}, 128, kMaxExperts);
   s.num_experts_per_tok = r.positive({"num_experts_per_tok"}, 4);
   if (s.num_experts_per_tok > s.num_experts)
-    throw InputError(ConfigReader::field("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
+    throw InputError(r.name("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
                      "must not exceed num_local_experts (" + std::to_string(s.num_experts) + ")");
   s.moe_intermediate_size = s.intermediate_size;
 

@@ -22,7 +22,7 @@ TransformerSpec import_gptj(const ConfigReader& r) {
   s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 28, kMaxLayers);
   s.num_heads = r.positive({"n_head", "num_attention_heads"}, 16);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "n_head", "n_embd");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "n_head", "n_embd");
   if (r.explicit_null("rotary_dim"))
     throw InputError(r.name("rotary_dim"), "null",
                      "rotates the whole n_embd-wide table against each head: not modelled (an even size up to the "

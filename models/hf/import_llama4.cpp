@@ -49,7 +49,7 @@ TransformerSpec import_llama4_text(const ConfigReader& r) {
   check_kv_heads(r, s);
   // head_dim: the class default is 128 (not hidden // heads); an explicit null => hidden // heads.
   if (r.explicit_null("head_dim"))
-    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+    s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   else
     s.head_dim = r.positive({"head_dim"}, 128);
   if (s.head_dim % 2 != 0)

@@ -23,12 +23,12 @@ TransformerSpec import_m2m_100(const ConfigReader& r) {
   s.num_heads = r.positive({"encoder_attention_heads", "num_attention_heads"}, 16);
   s.decoder_num_heads = r.positive({"decoder_attention_heads"}, 16);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads,
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads,
                                     r.present("encoder_attention_heads") || !r.present("num_attention_heads")
                                         ? "encoder_attention_heads"
                                         : "num_attention_heads",
                                     "d_model");
-  (void)head_dim_from_hidden(s.hidden_size, s.decoder_num_heads, "decoder_attention_heads", "d_model");
+  (void)head_dim_from_hidden(r, s.hidden_size, s.decoder_num_heads, "decoder_attention_heads", "d_model");
   s.intermediate_size = r.positive({"encoder_ffn_dim"}, 4096);
   s.decoder_intermediate_size = r.positive({"decoder_ffn_dim"}, 4096);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 1024);

@@ -51,7 +51,7 @@ TransformerSpec import_modernbert(const ConfigReader& r) {
   s.num_layers = r.positive({"num_hidden_layers"}, 22, kMaxLayers);
   s.num_heads = r.positive({"num_attention_heads"}, 12);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   if (s.head_dim % 2 != 0)
     throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),
                      "leaves an odd head_dim (" + std::to_string(s.head_dim) + "): rotate_half needs an even one");

@@ -19,7 +19,7 @@ TransformerSpec import_opt(const ConfigReader& r) {
   s.intermediate_size = r.positive({"ffn_dim"}, 3072);
   s.num_heads = r.positive({"num_attention_heads"}, 12);
   s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 2048);
   s.learned_positions = true;
   s.word_embed_proj_dim = r.explicit_null("word_embed_proj_dim")

@@ -20,7 +20,7 @@ TransformerSpec import_seed_oss(const ConfigReader& r) {
   s.num_kv_heads = r.explicit_null("num_key_value_heads") ? s.num_heads : r.positive({"num_key_value_heads"}, 8);
   check_kv_heads(r, s);
   s.head_dim = r.explicit_null("head_dim")
-                   ? head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size")
+                   ? head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size")
                    : r.positive({"head_dim"}, 128);
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 524288);
   s.hidden_act = r.string({"hidden_act"}, "silu");

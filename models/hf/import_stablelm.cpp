@@ -12,7 +12,7 @@ namespace memplan::hf {
 
 TransformerSpec import_stablelm(const ConfigReader& r) {
   TransformerSpec s = read_decoder_sizes(r, {50304, 2560, 6912, 32, 32, 32});
-  if (const int64_t derived = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+  if (const int64_t derived = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
       s.head_dim != derived)
     throw InputError(r.name("head_dim"), std::to_string(s.head_dim),
                      "must equal hidden_size / num_attention_heads (" + std::to_string(derived) +

@@ -24,7 +24,7 @@ TransformerSpec import_starcoder2(const ConfigReader& r) {
   if (auto hd = r.opt_positive({"head_dim"}))
     s.head_dim = *hd;
   else
-    s.head_dim = head_dim_from_hidden(s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
+    s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 4096);
   s.hidden_act = r.string({"hidden_act"}, "gelu_pytorch_tanh");
   if (!is_single_kernel_activation(s.hidden_act))

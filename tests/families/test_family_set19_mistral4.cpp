@@ -200,6 +200,10 @@ TEST_CASE("mistral4 / ministral3 / mistral3 importers: bad values name their fie
        "config.text_config.quantization_config:"},
       {R"({"model_type": "mistral3", "text_config": {"model_type": "llama"}})", "config.text_config.model_type:"},
       {R"({"model_type": "mistral3", "text_config": {"num_key_value_heads": 5}})", "config.text_config.num_key_value_heads:"},
+      {R"({"model_type": "mistral3", "text_config": {"hidden_size": 100, "num_attention_heads": 4,
+          "num_key_value_heads": 4}})", "config.text_config.hidden_size:"},  // a head_dim of 25 is odd
+      {R"({"model_type": "mistral3", "text_config": {"hidden_size": 100, "num_attention_heads": 3,
+          "num_key_value_heads": 3}})", "config.text_config.num_attention_heads:"},  // 100 / 3
       {R"({"model_type": "mistral3", "text_config": [1]})", "config.text_config:"},
       {R"({"model_type": "mistral3", "text_config": {"model_type": "mistral4", "n_group": 3}})",
        "config.text_config.n_group:"},
