@@ -11,6 +11,8 @@ TEST_CASE("each kind of bad input exits 2 with one line naming the field", "[cli
   const std::string bad_json = write_temp("bad.json", "{\"model_type\": \"llama\", \"hidden_size\": ");
   const std::string unknown_type = write_temp("unknown_type.json", R"({"model_type": "rwkv", "hidden_size": 64})");
   const std::string neg_size = write_temp("neg.json", R"({"model_type": "llama", "hidden_size": -64})");
+  const std::string convnext = write_temp("convnext.json", R"({"model_type": "convnext"})");
+  const std::string odd_head = write_temp("odd_head.json", R"({"model_type": "olmo2", "hidden_size": 100, "num_attention_heads": 4})");
   const std::string overflow = write_temp(
       "overflow.json",
       R"({"model_type": "llama", "hidden_size": 4611686018427387904, "num_attention_heads": 1, "num_key_value_heads": 1, "intermediate_size": 8, "num_hidden_layers": 1, "vocab_size": 8})");
@@ -35,6 +37,8 @@ TEST_CASE("each kind of bad input exits 2 with one line naming the field", "[cli
       {"estimate --model " + neg_size, "hidden_size"},                             // negative size in a config
       {"estimate --model " + overflow + " --seq-len 8", "config.hidden_size"},     // past the size limits
       {"estimate --model llama-2-7b --batch-size 9223372036854775807 --seq-len 4096", "--batch-size"},
+      {"estimate --model " + convnext + " --seq-len 16", "--seq-len: does not apply to convnext: its input is the config's image_size"},
+      {"estimate --model " + odd_head, "config.hidden_size: gives an odd head_dim 25"},  // rotate_half pairs dimensions
       {"validate /nonexistent/cases.jsonl", "FILE"},
       {"explain-oom 'this is not an OOM message'", ""},
   };
