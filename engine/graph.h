@@ -86,10 +86,13 @@ struct Op {
   // Temporaries of a composite backward formula that are alive while the gradient is computed: allocated
   // before the first gradient, freed (last first) after the last (pow: `grad * (e * self.pow(e - 1))`).
   SmallVec<int64_t, 2> bwd_pre_temp_bytes;
-  bool has_backward = false;
-  bool optional_workspaces = false;  // fwd_temp_bytes / then_temp_bytes may be skipped under pressure (cuDNN)
-  bool dropout = false;  // SDPA ops: dropout_p > 0 while training (the kernel draws the mask: step-time model)
-  bool causal = false;   // SDPA ops: is_causal (the kernel skips the masked half of the scores: step-time model)
+  bool has_backward : 1 = false;
+  bool optional_workspaces : 1 = false;  // fwd_temp_bytes / then_temp_bytes may be skipped under pressure (cuDNN)
+  bool dropout : 1 = false;  // SDPA ops: dropout_p > 0 while training (the kernel draws the mask: step-time model)
+  bool causal : 1 = false;   // SDPA ops: is_causal (the kernel skips the masked half of the scores: step-time model)
+  // to_copy ops autocast inserts (GraphBuilder::autocast_low / autocast_fp32): issued from C++ inside the autocast
+  // wrapper of the op that needs them, not a Python call of their own (step-time model's host side)
+  bool autocast_cast : 1 = false;
   int32_t conv = -1;                 // conv ops: index into Graph::convs (the arguments shapes do not carry)
 };
 static_assert(sizeof(Op) <= 248, "Op's size is a page-fault budget (see the lists' capacities)");

@@ -380,18 +380,23 @@ TensorId GraphBuilder::autocast_low(TensorId x) {
     const TensorId cached = cache_entry_of_param_[static_cast<size_t>(x)];
     if (cached != kNoTensor) return cached;
     TensorId y = to(x, low_dtype_);  // grows the per-tensor tables: index them afresh below
+    g_.ops.back().autocast_cast = true;
     auto& yi = g_.tensors[static_cast<size_t>(y)];
     yi.autocast_cache = true;
     yi.cast_of = x;
     cache_entry_of_param_[static_cast<size_t>(x)] = y;
     return y;
   }
-  return to(x, low_dtype_);
+  const TensorId y = to(x, low_dtype_);
+  g_.ops.back().autocast_cast = true;
+  return y;
 }
 
 TensorId GraphBuilder::autocast_fp32(TensorId x) {
   if (!autocast_ || x == kNoTensor || dtype(x) == DType::f32 || !is_floating(dtype(x))) return x;
-  return to(x, DType::f32);
+  const TensorId y = to(x, DType::f32);
+  g_.ops.back().autocast_cast = true;
+  return y;
 }
 
 // ---------------------------------------------------------------- elementwise

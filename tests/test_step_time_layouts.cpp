@@ -297,3 +297,36 @@ TEST_CASE("step time: an upcast to fp32 runs the casting kernel, a downcast the 
     CHECK(forward_of(g, "to_copy")[kMem] == Approx(bytes / (bw * c.ratio)).epsilon(1e-9));
   }
 }
+
+TEST_CASE("step time: autocast's casts cost the host one ATen dispatch, not a Python op", "[time][host]") {
+  // Under amp, linear's autocast wrapper casts its fp32 input and weight in C++: those to_copy ops carry no Python
+  // dispatch (cpu_ops 0) and the measured host seconds of one small op with autograd (OpRates::dispatch_s) in
+  // cpu_host. An explicit .to() in the model's Python (an RMSNorm's upcast) stays a Python op of its class.
+  RunConfig cfg;
+  cfg.mode = Mode::training;
+  cfg.precision = Precision::amp_bf16;
+  const OpRates& r = h200_op_rates();
+  REQUIRE(r.dispatch_s > 0);
+  GraphBuilder b(cfg);
+  const TensorId w = b.param("w", {256, 512}, true);
+  const TensorId x = b.param("x", {4, 128, 512}, true);  // fp32, needs a gradient: the ops have a backward
+  const TensorId y = b.linear(x, w);                      // two autocast casts, then the bf16 GEMM
+  b.to(y, DType::f32);                                    // the model's own upcast
+  const Graph g = b.finish();
+  int casts = 0, explicit_casts = 0;
+  for (size_t i = 0; i < g.ops.size(); ++i) {
+    const Op& op = g.ops[i];
+    if (g.name_of(op.name) != "to_copy") continue;
+    (op.autocast_cast ? casts : explicit_casts) += 1;
+  }
+  CHECK(casts == 2);
+  CHECK(explicit_casts == 1);
+  for (const auto& o : op_breakdown(g, cfg, r, true))
+    if (o.name == "to_copy") {
+      CHECK(o.count == 3);
+      CHECK(o.fwd[kCpu] == 1);  // the explicit cast alone
+      const double explicit_host = r.host_by_class[OpRates::kHostRelu].fwd_s;
+      CHECK(o.fwd[kCpuHost] == Approx(2 * r.dispatch_s + explicit_host).epsilon(1e-12));
+      CHECK(o.bwd[kCpu] == 3);  // every cast has its ToCopyBackward node
+    }
+}

@@ -698,6 +698,14 @@ OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
   // An in-place op keeps the view's host class: costing its host as an elementwise op's (tried) put the deep
   // ResNets' host-bound rows at +12 .. +20 % (NOTES-time.md, third round)
   add_host(r, host_class(g, op, name, !allocates), c, bwd);
+  // A cast autocast inserts is issued by the autocast wrapper of the op that needs it, in C++: no Python call of
+  // its own, so no cpu_ops count and not an elementwise module's measured cost, but one ATen dispatch with
+  // autograd, at its measured host cost (OpRates::dispatch_s). Costed as Python ops (10 us + 0.9 x 14.8 us each),
+  // amp encoders' host-bound steps read 13 .. 32 % over (NOTES-time.md, twenty-second round).
+  if (op.autocast_cast) {
+    c.fwd[kCpu] = 0;
+    c.fwd[kCpuHost] = r.dispatch_s;
+  }
   double in_bytes = 0;
   for (TensorId id : op.reads) in_bytes += nbytes(T(id));
   double fresh_grads = 0, grad_bytes = 0;
