@@ -298,10 +298,11 @@ TEST_CASE("step time: an upcast to fp32 runs the casting kernel, a downcast the 
   }
 }
 
-TEST_CASE("step time: autocast's casts cost the host one ATen dispatch, not a Python op", "[time][host]") {
-  // Under amp, linear's autocast wrapper casts its fp32 input and weight in C++: those to_copy ops carry no Python
-  // dispatch (cpu_ops 0) and the measured host seconds of one small op with autograd (OpRates::dispatch_s) in
-  // cpu_host. An explicit .to() in the model's Python (an RMSNorm's upcast) stays a Python op of its class.
+TEST_CASE("step time: autocast's activation casts cost the host one ATen dispatch, not a Python op", "[time][host]") {
+  // Under amp, linear's autocast wrapper casts its fp32 input in C++: that to_copy carries no Python dispatch
+  // (cpu_ops 0) and the measured host seconds of one small op with autograd (OpRates::dispatch_s) in cpu_host. The
+  // weight's cast (the autocast cache's entry) and an explicit .to() in the model's Python (an RMSNorm's upcast)
+  // keep a Python op's count and its elementwise class's measured cost.
   RunConfig cfg;
   cfg.mode = Mode::training;
   cfg.precision = Precision::amp_bf16;
@@ -309,24 +310,25 @@ TEST_CASE("step time: autocast's casts cost the host one ATen dispatch, not a Py
   REQUIRE(r.dispatch_s > 0);
   GraphBuilder b(cfg);
   const TensorId w = b.param("w", {256, 512}, true);
-  const TensorId x = b.param("x", {4, 128, 512}, true);  // fp32, needs a gradient: the ops have a backward
-  const TensorId y = b.linear(x, w);                      // two autocast casts, then the bf16 GEMM
-  b.to(y, DType::f32);                                    // the model's own upcast
+  const TensorId x = b.unary("relu", b.param("x", {4, 128, 512}, true), false, true);  // an fp32 activation
+  const TensorId y = b.linear(x, w);  // the input's cast, the weight's (cached) cast, then the bf16 GEMM
+  b.to(y, DType::f32);                // the model's own upcast
   const Graph g = b.finish();
-  int casts = 0, explicit_casts = 0;
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    const Op& op = g.ops[i];
+  int activation_casts = 0, param_casts = 0, explicit_casts = 0;
+  for (const Op& op : g.ops) {
     if (g.name_of(op.name) != "to_copy") continue;
-    (op.autocast_cast ? casts : explicit_casts) += 1;
+    const bool cached = g.tensors[static_cast<size_t>(op.outs[0])].autocast_cache;
+    (!op.autocast_cast ? explicit_casts : cached ? param_casts : activation_casts) += 1;
   }
-  CHECK(casts == 2);
+  CHECK(activation_casts == 1);
+  CHECK(param_casts == 1);
   CHECK(explicit_casts == 1);
   for (const auto& o : op_breakdown(g, cfg, r, true))
     if (o.name == "to_copy") {
       CHECK(o.count == 3);
-      CHECK(o.fwd[kCpu] == 1);  // the explicit cast alone
-      const double explicit_host = r.host_by_class[OpRates::kHostRelu].fwd_s;
-      CHECK(o.fwd[kCpuHost] == Approx(2 * r.dispatch_s + explicit_host).epsilon(1e-12));
+      CHECK(o.fwd[kCpu] == 2);  // the weight's cast and the explicit one
+      const double python_op_host = r.host_by_class[OpRates::kHostRelu].fwd_s;
+      CHECK(o.fwd[kCpuHost] == Approx(r.dispatch_s + 2 * python_op_host).epsilon(1e-12));
       CHECK(o.bwd[kCpu] == 3);  // every cast has its ToCopyBackward node
     }
 }

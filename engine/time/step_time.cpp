@@ -698,11 +698,14 @@ OpCost op_cost(const Graph& g, size_t i, const OpRates& r, bool training) {
   // An in-place op keeps the view's host class: costing its host as an elementwise op's (tried) put the deep
   // ResNets' host-bound rows at +12 .. +20 % (NOTES-time.md, third round)
   add_host(r, host_class(g, op, name, !allocates), c, bwd);
-  // A cast autocast inserts is issued by the autocast wrapper of the op that needs it, in C++: no Python call of
-  // its own, so no cpu_ops count and not an elementwise module's measured cost, but one ATen dispatch with
-  // autograd, at its measured host cost (OpRates::dispatch_s). Costed as Python ops (10 us + 0.9 x 14.8 us each),
-  // amp encoders' host-bound steps read 13 .. 32 % over (NOTES-time.md, twenty-second round).
-  if (op.autocast_cast) {
+  // A cast autocast inserts for an activation is issued in C++ by the autocast wrapper of the op that needs it: no
+  // Python call of its own, so no cpu_ops count and not an elementwise module's measured cost, but one ATen
+  // dispatch with autograd, at its measured host cost (OpRates::dispatch_s). A parameter's cast (the autocast
+  // cache's entry) keeps a Python op's price: host_overhead.py's autocast chains (raw runs 2 and 3) put a weight
+  // cast at 9 .. 50 us of host (amp linear / conv against fp32), where an op of the elementwise class costs 23.
+  // Costed as Python ops, activation casts had put amp encoders' host-bound steps 13 .. 43 % over (NOTES-time.md,
+  // twenty-second round).
+  if (op.autocast_cast && !g.tensors[static_cast<size_t>(op.outs[0])].autocast_cache) {
     c.fwd[kCpu] = 0;
     c.fwd[kCpuHost] = r.dispatch_s;
   }
