@@ -13,7 +13,7 @@ backward's start and the synchronisation cancel). Under fp32, pure bf16 (module 
 (the first run, 2026-12-01, stopped at its sdpa class, whose view of SDPA's non-contiguous output failed: fp32
 only; fixed and re-run with all three precisions in the ninth session).
 
-Usage (GPU machine): python3 calibrate/host_overhead.py OUT.json
+Usage (GPU machine): python3 calibrate/host_overhead.py OUT.json [CLASS,CLASS,...]   (default: every class)
        (anywhere)     python3 calibrate/host_overhead.py --table IN.json OUT.tsv
 The table (data/calibration/h200-host-overhead.tsv) is what the engine embeds: per class and precision the
 forward and backward microseconds (backward = forward + backward - forward).
@@ -82,6 +82,11 @@ def classes(torch):
         "max_pool": (lambda: nn.MaxPool2d(3, 1, 1), img),
         "scale_param": (lambda: Scale(), img),
         "softmax": (lambda: Softmax(), vec),
+        # Under autocast each link casts two activations in C++ (the LayerNorm's bf16 input to fp32, the next
+        # Linear's fp32 input to bf16) besides its weight: one activation cast's host cost is (this - linear_nobias
+        # - layer_norm) / 2 at amp_bf16 (the step-time model prices it at one dispatch: NOTES-time.md, twenty-second
+        # round)
+        "linear_ln": (lambda: nn.Sequential(nn.Linear(64, 64, bias=False), nn.LayerNorm(64)), vec),
     }
 
 
@@ -147,7 +152,10 @@ def main():
     for prec, ac, dt in (("fp32", contextlib.nullcontext, torch.float32),
                          ("bf16", contextlib.nullcontext, torch.bfloat16),
                          ("amp_bf16", lambda: torch.autocast("cuda", dtype=torch.bfloat16), torch.float32)):
+        only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
         for cname, (make, shape) in classes(torch).items():
+            if only and cname not in only:
+                continue
             res.setdefault(cname, {})[prec] = chain_slope_us(lambda L: chain_times(torch, make, shape, L, ac, dt))
             print(f"[host] {cname:15s} {prec:8s} " + " ".join(f"{k}={v}" for k, v in res[cname][prec].items()),
                   flush=True)
