@@ -25,13 +25,17 @@
 //   bn     batch norm: the measured time of its own shape (kernel_tables.h), else by bytes at the measured
 //          batch-norm bandwidth (in the mem columns)
 //   mem    everything else: bytes read + written at the measured elementwise bandwidth, at its measured fraction
-//          for the non-vectorized layouts (a binary op with a broadcast operand, contiguous() of a transposed view,
-//          LayerNorm's copies of a non-contiguous input); backward reads the output gradient and the saved
-//          tensors and writes the fresh gradients
+//          for the non-vectorized layouts (a binary op with a broadcast operand, an op reading a gapped view: a split
+//          or inner slice of an activation, contiguous() of a transposed view, LayerNorm's copies of a
+//          non-contiguous input, an upcast to fp32: copy_'s casting kernel); backward reads the output gradient and
+//          the saved tensors and writes the fresh gradients; a split's backward writes its parts' gradients into
+//          one input-sized buffer
 //   kernels one per op that allocates (forward), one per fresh gradient (backward)
 //   cpu    Python + autograd dispatch: one per forward op (views included) and per backward node (cpu_ops), and
 //          the measured host seconds of its class (cpu_host: conv dense / with bias / grouped / depthwise, batch
-//          norm, linear with and without bias, layer norm, dropout, add, views, other elementwise ops)
+//          norm, linear with and without bias, layer norm, dropout, add, views, other elementwise ops); a cast
+//          autocast inserts for an activation (Op::autocast_cast) is issued in C++: one ATen dispatch's measured
+//          seconds in cpu_host, no Python count
 // Per step: G micro-batches of (forward + backward + recompute of checkpointed layers), then the optimizer
 // (measured seconds per parameter and per tensor of that optimizer / implementation / dtype).
 //   gpu  = sum of c_j x column j over gemm, attn, conv, conv_dw, bn, mem, mem_bwd, opt, kernels
