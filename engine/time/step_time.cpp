@@ -524,10 +524,10 @@ double copy_ratio(const Graph& g, const TensorInfo& x, const OpRates& r) {
 // halves, a partial rotary's rotated and pass-through parts). The graph has no strides: a view of an activation
 // with fewer elements than its storage is taken for one (a slice along the leading dimension alone has no gaps and
 // would be counted too; views of parameters, a stacked expert weight's rows, are not). An elementwise kernel
-// reading one cannot run TensorIterator's vectorized path, only
-// the offset-calculator kernel (the broadcast ratio's): the profiled Phi-3-mini step ran 674 such bf16 muls of
-// 28.5 ms (its gate_up chunk and rotary), Pythia's its partial rotary's cats as CatArrayBatchedCopy's
-// non-vectorized kernel (NOTES-time.md, twenty-second round).
+// reading one cannot run TensorIterator's vectorized path, only the offset-calculator kernel (the broadcast
+// ratio's): the profiled Phi-3-mini step ran 674 such bf16 muls of 28.5 ms (its gate_up chunk and rotary), and
+// Pythia's step its partial rotary's cats as CatArrayBatchedCopy's non-vectorized kernel (NOTES-time.md,
+// twenty-second round).
 bool gapped_view(const Graph& g, const TensorInfo& t) {
   if (t.storage < 0 || t.bytes > 0) return false;
   const TensorInfo& base = g.tensors[static_cast<size_t>(t.storage)];
