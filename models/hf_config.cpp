@@ -38,24 +38,28 @@ int64_t head_dim_from_hidden(const ConfigReader& r, int64_t hidden, int64_t head
   return hidden / heads;
 }
 
+namespace {
+// rotate_half pairs a head's dimensions: an odd head_dim is refused naming head_dim when the config gives it, else
+// hidden_size (hidden // heads).
+void refuse_odd_rotary_head_dim(const ConfigReader& r, int64_t head_dim, int64_t hidden_size) {
+  if (head_dim % 2 == 0) return;
+  const bool given = r.raw("head_dim") != nullptr;
+  throw InputError(r.name(given ? "head_dim" : "hidden_size"), std::to_string(given ? head_dim : hidden_size),
+                   "gives an odd head_dim " + std::to_string(head_dim) + "; rotate_half pairs dimensions");
+}
+}  // namespace
+
 int64_t rotary_head_dim_floor(const ConfigReader& r, const TransformerSpec& s) {
   const int64_t head_dim = r.opt_positive({"head_dim"}).value_or(s.hidden_size / s.num_heads);
   if (head_dim == 0)
     throw InputError(r.name("num_attention_heads"), std::to_string(s.num_heads),
                      "exceeds hidden_size (" + std::to_string(s.hidden_size) + "): head_dim = hidden // heads is 0");
-  if (head_dim % 2 != 0)
-    throw InputError(r.name(r.raw("head_dim") ? "head_dim" : "hidden_size"),
-                     std::to_string(r.raw("head_dim") ? head_dim : s.hidden_size),
-                     "gives an odd head_dim " + std::to_string(head_dim) + "; rotate_half pairs dimensions");
+  refuse_odd_rotary_head_dim(r, head_dim, s.hidden_size);
   return head_dim;
 }
 
 void check_rotary_head_dim(const ConfigReader& r, const TransformerSpec& s) {
-  if (s.head_dim % 2 == 0) return;
-  const bool given = r.raw("head_dim") != nullptr;
-  throw InputError(r.name(given ? "head_dim" : "hidden_size"), std::to_string(given ? s.head_dim : s.hidden_size),
-                   "gives an odd head_dim " + std::to_string(s.head_dim) +
-                       "; rotate_half pairs dimensions");
+  refuse_odd_rotary_head_dim(r, s.head_dim, s.hidden_size);
 }
 
 bool read_sliding_layer_types(const ConfigReader& r, TransformerSpec& s) {
