@@ -179,8 +179,6 @@ bool known_reserved_miss(const std::string& id) {
       // deepseek_v3 inference: every event >= 1 MiB equals the recording's, which still opens one more 32 MiB
       // segment (placement, or the small-pool sort / router temporaries not modelled).
       "f1-dsv3-infer-bf16-b2s1024-g4",
-      // T5 fp32 with checkpointing: the recording opens two extra 252 MiB logits-sized segments in step 2 (not traced).
-      "t5r-t5s-fp32-adamw-b4s512-t512-ckpt",
       // HF ViT checkpointed bf16 (data/validation/notes-f15/vit.md): every event >= 1 MiB up to the peak equals the
       // recording's, and replaying the recorded stream through the allocator model gives the same +7.7 %.
       "f15-vitb-bf16-b32-ckpt",

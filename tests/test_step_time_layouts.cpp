@@ -332,3 +332,38 @@ TEST_CASE("step time: autocast's activation casts cost the host one ATen dispatc
       CHECK(o.bwd[kCpu] == 3);  // every cast has its ToCopyBackward node
     }
 }
+
+TEST_CASE("step time: a frozen Linear's backward costs the host the frozen class, a trained one's its own", "[time][host]") {
+  // A frozen weight's Linear (LoRA's base layer, a frozen layer) computes only the input gradient in backward: one
+  // mm, no AccumulateGrad. host_overhead.py's linear_frozen chain measured its host cost at about half a trained
+  // Linear's (data/calibration/h200-host-overhead.tsv); op_cost gives it that class, forward and backward. A
+  // Linear whose input needs no gradient either has no backward at all.
+  RunConfig cfg;
+  cfg.mode = Mode::training;
+  cfg.precision = Precision::bf16;
+  const OpRates& r = h200_op_rates();
+  const auto& frozen = r.host_by_class[OpRates::kHostLinearFrozen];
+  const auto& trained = r.host_by_class[OpRates::kHostLinearNobias];
+  REQUIRE(frozen.bwd_s > 0);
+  REQUIRE(frozen.bwd_s < 0.7 * trained.bwd_s);
+  struct Case {
+    bool weight_trainable;
+    const OpRates::HostSeconds* expected;
+  };
+  for (const Case& c : {Case{true, &trained}, Case{false, &frozen}}) {
+    INFO("weight trainable " << c.weight_trainable);
+    GraphBuilder b(cfg);
+    const TensorId w = b.param("w", {256, 512}, c.weight_trainable);
+    const TensorId x = b.unary("relu", b.param("x", {4, 128, 512}, true), false, true);  // an activation needing grad
+    b.linear(x, w);
+    const Graph g = b.finish();
+    bool seen = false;
+    for (const auto& o : op_breakdown(g, cfg, r, true))
+      if (o.name == "linear") {
+        seen = true;
+        CHECK(o.fwd[kCpuHost] == Approx(c.expected->fwd_s).epsilon(1e-12));
+        CHECK(o.bwd[kCpuHost] == Approx(c.expected->bwd_s).epsilon(1e-12));
+      }
+    CHECK(seen);
+  }
+}

@@ -160,9 +160,11 @@ TEST_CASE("the embedded band table is data/validation/error-bands.tsv and covers
   const ErrorBand* all = t.find("all");
   REQUIRE(all != nullptr);
   CHECK(all->cases >= 400);  // 430 measured cases that ran + the earlier predictions of those measured later
-  // The known misses on the dangerous side stay in their classes (data/validation/NOTES.md): fp32 T5
-  // checkpointing (-12.3 %), fp32 LoRA math-SDPA (-12.3 %), flan-T5 fp32 inference before its fix (-12.1 %).
-  CHECK(t.find("training/transformer/any/ckpt")->under_fraction > 0.10);
+  // The known misses on the dangerous side stay in their classes (data/validation/NOTES.md): M2M-100 with
+  // LayerDrop checkpointed (-6.9 %; fp32 T5 checkpointing's -12.3 % left the class when the twenty-fifth session
+  // released T5's held relative buckets), fp32 LoRA math-SDPA (-12.3 %), flan-T5 fp32 inference before its fix
+  // (-12.1 %).
+  CHECK(t.find("training/transformer/any/ckpt")->under_fraction > 0.06);
   CHECK(t.find("training/transformer/any/lora")->under_fraction > 0.10);
   CHECK(t.find("inference/transformer/fp32/gen")->under_fraction > 0.10);
 }

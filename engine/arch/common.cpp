@@ -189,8 +189,12 @@ CausalMasks full_and_sliding_masks(GraphBuilder& b, const TransformerSpec& s, bo
   return m;
 }
 
-// NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right.
+// NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * pow(x, 3)))), evaluated left to right. Its
+// `input` is bound until forward returns: where nothing saves x (a checkpointed first forward, inference) it dies
+// after the product, not at the inner add (whole-run stream f2-flanl-bf16 checkpointed: the wi_0 output freed as
+// the activation returns).
 TensorId gelu_new(GraphBuilder& b, TensorId x) {
+  b.hold(x);
   TensorId half_x = b.scalar_op("mul_scalar", x, false);
   TensorId cube = b.pow_scalar(x);
   TensorId scaled = b.scalar_op("mul_scalar", cube, false);
@@ -198,7 +202,9 @@ TensorId gelu_new(GraphBuilder& b, TensorId x) {
   TensorId arg = b.scalar_op("mul_scalar", inner, false);
   TensorId th = b.unary("tanh", arg, false, /*save_out=*/true);
   TensorId one_plus = b.add_scalar(th);
-  return b.mul(half_x, one_plus);
+  TensorId out = b.mul(half_x, one_plus);
+  b.drop(x);
+  return out;
 }
 
 TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, TensorId bias,

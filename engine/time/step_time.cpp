@@ -428,8 +428,15 @@ OpRates::HostClass host_class(const Graph& g, const Op& op, const std::string& n
     return OpRates::kHostConv3x3;
   }
   if (name == "batch_norm") return OpRates::kHostBatchNorm;
-  if (name == "linear" || name == "addmm" || name == "matmul")
+  if (name == "linear" || name == "addmm" || name == "matmul") {
+    // A frozen weight (LoRA's base layer, a frozen layer): its backward computes the input gradient alone, one mm
+    // and no AccumulateGrad, so the host pays about half a trained Linear's backward (host_overhead.py's
+    // linear_frozen class, 2026-12-05)
+    const TensorInfo* w = op.reads.size() >= 2 ? &g.tensors[static_cast<size_t>(op.reads[1])] : nullptr;
+    if (name == "linear" && w && w->kind == TensorKind::param && !w->trainable && !w->requires_grad)
+      return OpRates::kHostLinearFrozen;
     return op.reads.size() >= 3 ? OpRates::kHostLinear : OpRates::kHostLinearNobias;
+  }
   if (name == "layer_norm" || name == "rms_norm") return OpRates::kHostLayerNorm;
   if (name == "dropout") return OpRates::kHostDropout;
   if (name == "add") return OpRates::kHostAdd;

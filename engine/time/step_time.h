@@ -167,11 +167,11 @@ struct OpRates {
   // so it indexes these instead of matching names.
   enum HostClass : int {
     kHostView, kHostConvDepthwise, kHostConvGrouped, kHostConv3x3Bias, kHostConv3x3, kHostBatchNorm, kHostLinear,
-    kHostLinearNobias, kHostLayerNorm, kHostDropout, kHostAdd, kHostRelu, kHostClasses
+    kHostLinearNobias, kHostLinearFrozen, kHostLayerNorm, kHostDropout, kHostAdd, kHostRelu, kHostClasses
   };
   static constexpr std::array<std::string_view, kHostClasses> kHostClassNames = {
       "view", "conv_depthwise", "conv_grouped", "conv3x3_bias", "conv3x3", "batch_norm", "linear",
-      "linear_nobias", "layer_norm", "dropout", "add", "relu"};
+      "linear_nobias", "linear_frozen", "layer_norm", "dropout", "add", "relu"};
   struct HostSeconds {
     double fwd_s = 0, bwd_s = 0;
   };

@@ -79,7 +79,8 @@ TensorId fp16_clamp(GraphBuilder& b, TensorId h) {
 // T5Attention.compute_bias(q, k) with _relative_position_bucket, as its statements run: int64 [q, k]
 // arithmetic (each expression a temporary, the named locals bound until their function returns), then the
 // relative_attention_bias lookup [q, k, H] and values.permute([2, 0, 1]).unsqueeze(0), a view.
-TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int64_t heads, bool bidirectional) {
+TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int64_t heads, bool bidirectional,
+                      bool log_ratio_local) {
   const Shape qk{q, k};
   TensorId ctx = b.generic_one("add_scalar", {b.generic_one("arange", {}, {q}, DType::i64)}, {q, 1}, DType::i64);
   TensorId mem = b.generic_one("arange", {}, {1, k}, DType::i64);
@@ -96,6 +97,7 @@ TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int
     TensorId zeros = b.generic_one("zeros_like", {rel}, qk, DType::i64);
     relp = b.generic_one("neg", {b.generic_one("minimum", {rel, zeros}, qk, DType::i64)}, qk, DType::i64);
   }
+  const TensorId held_buckets = buckets;  // `relative_buckets`, bound until the bucket function returns
   if (buckets != kNoTensor) b.hold(buckets);
   b.hold(relp);
   const TensorId is_small = b.generic_one("lt", {relp}, qk, DType::boolean);
@@ -105,6 +107,7 @@ TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int
   f = b.generic_one("log", {f}, qk, DType::f32);
   f = b.generic_one("div_scalar", {f}, qk, DType::f32);
   f = b.generic_one("mul_scalar", {f}, qk, DType::f32);
+  if (log_ratio_local) b.hold(f);
   TensorId large = b.generic_one("add_scalar", {b.generic_one("to_copy", {f}, qk, DType::i64)}, qk, DType::i64);
   TensorId full = b.generic_one("full_like", {large}, qk, DType::i64);
   large = b.generic_one("minimum", {large, full}, qk, DType::i64);
@@ -115,9 +118,12 @@ TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int
     buckets = b.generic_one("add_scalar", {chosen}, qk, DType::i64);
   }
   b.drop(is_small);
+  if (log_ratio_local) b.drop(f);
   b.drop(relp);
   TensorId values = b.embedding(buckets, table);  // [q, k, H]
-  if (bidirectional) b.drop(buckets);
+  // the held id, not the in-place add's alias of it (dropping the alias had kept the int64 [q, k] buckets until
+  // the end of the forward where nothing saves them: a checkpointed layer's first forward)
+  if (bidirectional) b.drop(held_buckets);
   b.drop(rel);
   return b.view(values, {1, heads, q, k});
 }
@@ -127,14 +133,21 @@ TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int
 // GraphBuilder::matmul would apply (whole-run stream, amp bf16 t5-small b8 s512: fp32 [B, H, L, L] scores,
 // 8 MiB fp32 copies of the scaled q and k). The head-split operands are copied (`copy_*`) and bmm saves the
 // copies; BmmBackward computes mat2's gradient before self's.
-TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y) {
+TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y,
+                            bool grad_copied_here) {
   if (copy_x) x = b.contiguous_copy(x, b.shape(x));
   if (copy_y) y = b.contiguous_copy(y, b.shape(y));
   std::vector<int> saved;  // indices into the reads {y, x}
   if (b.info(y).requires_grad) saved.push_back(1);  // y's gradient needs x
   if (b.info(x).requires_grad) saved.push_back(0);
   const DType dt = b.dtype(x);
-  return b.generic({"matmul", {y, x}, {{std::move(out), dt}}, saved, {}, {}, {}})[0];
+  int64_t out_bytes = dtype_bytes(dt);
+  for (int64_t d : out) out_bytes = checked_mul(out_bytes, d);
+  GraphBuilder::GenericOp op{"matmul", {y, x}, {{out, dt}}, saved, {}, {}, {}};
+  // the incoming gradient arrives strided (a transpose's view, cast without changing its strides): bmm's backward
+  // makes a contiguous copy of it first, alive while it computes the operands' gradients
+  if (grad_copied_here) op.bwd_pre_temp_bytes = {out_bytes};
+  return b.generic(op)[0];
 }
 
 // The float-mask SDPA of sdpa_attention_forward with T5's bias. Autocast casts the mask with q, k, v (last to
@@ -152,6 +165,7 @@ TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, 
 // .contiguous() that follows is free), for math the caller's contiguous() copies.
 TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_permuted,
                      double dropout_p, bool& out_contiguous_heads, bool scores_temp) {
+  const TensorId bias_in = bias;
   bias = b.autocast_low(bias);
   v = b.autocast_low(v);
   k = b.autocast_low(k);
@@ -189,30 +203,43 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     // seven q-sized fp32 buffers before the scores, three of them freed after the q k^T matmul)
     std::vector<TensorId> locals{qsc};
     if (up) locals.insert(locals.end(), {q32, k32, v32});
+    // autocast's cast of the mask is an argument of the math function, alive until the call returns (whole-run
+    // stream f15-umt5s-ampfp16: the 16-bit bias freed after the context matmul, not at the in-place add)
+    if (bias != bias_in) locals.push_back(bias);
     for (TensorId t : locals) b.hold(t);
     b.hold(ksc);
     TensorId qk = matmul_no_autocast(b, qsc, ksc, {B, H, L, Lk}, true, true);
     b.drop(ksc);
-    TensorId scores = b.add(qk, bias);
+    // attn.add_(mask): in place (the math function's own scores; no tensor subclass), as GraphBuilder::sdpa_math
+    TensorId scores = b.inplace("add_", qk, false, {bias});
     const int64_t n = checked_mul(bhl, Lk);
     const int64_t sb = checked_mul(n, 4);
-    // _safe_softmax: with autograd the softmax result and the -inf mask are temporaries besides the output,
-    // without it the mask only (GraphBuilder::sdpa_math)
+    // _safe_softmax: its output and a 1 B/element -inf test, freed at once (GraphBuilder::sdpa_math)
     TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0},
-                                b.training() && scores_temp ? std::vector<int64_t>{sb, n} : std::vector<int64_t>{n},
-                                {sb}})[0];
+                                std::vector<int64_t>{n}, {sb}})[0];
+    (void)scores_temp;
+    // `attn` (the probabilities after dropout) is the math function's local and its second return value: alive
+    // until it returns. make_tuple(matmul(attn, v).to(dt), attn.to(dt)) evaluates its arguments last to first
+    // (GCC): the probabilities' cast, then the context; on return attn, the locals, the discarded cast, then
+    // autocast's mask (whole-run stream f15-umt5s-ampfp16 under checkpointing, whose first forward saves nothing)
     probs = b.dropout(probs, dropout_p);
+    b.hold(probs);
     TensorId weights = kNoTensor;
     if (up) {
       weights = b.generic_one("to_copy", {probs}, {B, H, L, Lk}, dt);
       b.hold(weights);
     }
     TensorId out = matmul_no_autocast(b, probs, v32, {B, H, L, D}, false, true);
-    if (up) {
-      out = b.to(out, dt);
-      b.drop(weights);
-    }
-    for (TensorId t : locals) b.drop(t);
+    // the 16-bit path's output gradient comes back through the caller's contiguous() (a view there) and the cast
+    // back (ToCopyBackward keeps its strides): bmm's backward copies that fp32 gradient contiguous and releases it
+    // (whole-run stream f16-mt5b-bf16 checkpointed: an fp32 [B, H, q, D] copy after the cast's, not a 16-bit one
+    // at the contiguous()'s backward); fp32 runs copy at the contiguous()
+    if (up) out = b.to(b.view_copying_grad(out, {B, H, L, D}), dt);
+    b.drop(probs);
+    for (TensorId t : locals)
+      if (t != bias) b.drop(t);
+    if (up) b.drop(weights);
+    if (bias != bias_in) b.drop(bias);
     return out;
   }
   out_contiguous_heads = false;
@@ -227,12 +254,16 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   }
   // memory-efficient backward (graph_builder_nn.cpp sdpa): delta rows, a grad-output scratch. A mask that
   // requires grad (the checkpointed zero cross-attention bias; cuDNN takes none, so 16-bit runs this kernel too)
-  // gets its gradient at the batch-expanded size [B, H, q, k] from the kernel, alive with those buffers,
-  // before the expand's backward sums it to the mask's shape.
-  std::vector<int64_t> bwd{checked_mul(bhl, 4), checked_add(q_f32, 24576)};
-  if (bias_grad)
-    bwd = {checked_add(checked_add(bwd[0], bwd[1]), checked_mul(checked_mul(bhl, Lk), dtype_bytes(b.dtype(bias))))};
-  auto outs = b.generic({"sdpa_efficient", {q, k, v, bias}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
+  // gets its gradient at the batch-expanded size [B, H, q, k] from the kernel, one of its gradients (after dq, dk,
+  // dv, before the scratch), and the expand's backward then sums it to the mask's shape (whole-run stream
+  // f2-flanl-bf16 checkpointed: the [B, H, q, k] gradient, the q-sized scratch freed, then the summed gradient
+  // allocated and the expanded one freed).
+  // The scratch measured with T5's masks: q-sized fp32 plus 32 B per (batch, head) (whole-run streams: mT5-base
+  // b6 x 128 q 2,361,600 B, Flan-T5-base b4 x 128 q 1,574,400 B)
+  std::vector<int64_t> bwd{checked_mul(bhl, 4), checked_add(q_f32, checked_mul(checked_mul(B, H), 32))};
+  TensorId mask = bias;
+  if (bias_grad && b.shape(bias)[0] != B) mask = b.expand(bias, {B, H, L, Lk});
+  auto outs = b.generic({"sdpa_efficient", {q, k, v, mask}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
                          {0, 1, 2, 3}, {0, 1}, {}, bwd});
   return outs[0];
 }
@@ -261,11 +292,24 @@ FfParams ff_params(GraphBuilder& b, const TransformerSpec& s, const std::string&
   return w;
 }
 
+// `hidden_states = self.wo(hidden_states)`: the input is bound to the local until wo returns, so under autocast it
+// outlives the 16-bit cast the linear makes of it (whole-run stream f15-umt5s-ampfp16: the fp32 input freed after
+// wo's output and its cast, not at the cast).
+TensorId wo_call(GraphBuilder& b, TensorId y, TensorId wo) {
+  b.hold(y);
+  TensorId out = b.linear(y, wo);
+  b.drop(y);
+  return out;
+}
+
 // T5LayerFF: h + dropout(DenseReluDense(layer_norm(h))).
 TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const FfParams& w, TensorId h) {
   const double p = s.resid_dropout;
   TensorId x = t5_norm(b, h, w.norm);
-  b.hold(x);  // forwarded_states: bound until T5LayerFF returns
+  // forwarded_states: bound to the norm's output until DenseReluDense returns, then rebound to its output, which
+  // lives until T5LayerFF returns (whole-run stream f2-flanl-bf16 checkpointed: the norm's output freed before the
+  // dropout, the sub-layer's output after the residual add)
+  b.hold(x);
   TensorId y;
   if (s.gated_ffn) {
     TensorId g = t5_act(b, s.hidden_act, b.linear(x, w.wi));
@@ -275,17 +319,19 @@ TensorId feed_forward(GraphBuilder& b, const TransformerSpec& s, const FfParams&
     y = b.mul(g, lin);
     y = b.dropout(y, p);
     y = b.to(y, b.dtype(w.wo));  // `hidden_states.to(self.wo.weight.dtype)` when they differ
-    y = b.linear(y, w.wo);
+    y = wo_call(b, y, w.wo);
     b.drop(g);
     b.drop(lin);
   } else {
     y = t5_act(b, s.hidden_act, b.linear(x, w.wi));
     y = b.dropout(y, p);
     y = b.to(y, b.dtype(w.wo));
-    y = b.linear(y, w.wo);
+    y = wo_call(b, y, w.wo);
   }
-  TensorId out = b.add(h, b.dropout(y, p));
   b.drop(x);
+  b.hold(y);
+  TensorId out = b.add(h, b.dropout(y, p));
+  b.drop(y);
   return out;
 }
 
@@ -344,7 +390,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   const int64_t Lk = b.shape(k)[2];
   if (bias == kNoTensor) {
     if (table != kNoTensor) {
-      bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!causal);
+      bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!causal, /*log_ratio_local=*/false);
     } else {
       // torch.zeros((1, H, q, k), dtype=query dtype). Under gradient checkpointing (T5Attention.gradient_
       // checkpointing is set by _set_gradient_checkpointing on every module with the flag, whichever blocks
@@ -370,17 +416,26 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       TensorId cond = b.generic_one("ge", {b.generic_one("arange", {}, {Lq}, DType::i64), b.generic_one("arange", {}, {Lk}, DType::i64)},
                           {Lq, Lk}, DType::boolean);
       m = b.generic_one("where", {cond, bias}, {1, nh, Lq, Lk}, b.dtype(bias), {0});
+      // a local of the attention's forward: alive past the SDPA call, through the output's contiguous copy
+      // (whole-run stream f2-flanl-bf16 checkpointed decoder: freed after that copy, not at the math add)
+      b.hold(m);
     }
     bool heads_contiguous = false;
     ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous, /*scores_temp=*/true);
-    if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
+    if (heads_contiguous)
+      ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/!low_precision(b.dtype(ctx)));  // biased_sdpa
+    if (m != bias) b.drop(m);
   } else {
     ctx = eager_context(b, s, q, k, v, bias, mask, weights);
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
+  // the layer's `attention_output` tuple holds o's output until the layer returns, after the residual add and
+  // after `normed_hidden_states` (whole-run stream f15-umt5s-ampfp16, checkpointed forward: nothing saved)
+  b.hold(out);
   for (TensorId t : {q, k, v}) b.drop(t);
   TensorId res = b.add(h, b.dropout(out, s.resid_dropout));
   b.drop(x);
+  b.drop(out);
   return res;
 }
 
@@ -465,7 +520,7 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
   if (bias == kNoTensor) {
     if (table != kNoTensor) {
       // context_position = arange(q)[:, None] + past_seen_tokens: one more [q, 1] int64 temporary
-      bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/false);
+      bias = compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/false, /*log_ratio_local=*/false);
     } else {
       bias = b.generic_one("zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
     }

@@ -20,9 +20,14 @@ TensorId t5_norm(GraphBuilder& b, TensorId x, TensorId w);
 TensorId t5_act(GraphBuilder& b, const std::string& act, TensorId x);
 // T5Block's clamp after a sub-layer when h is fp16 (h itself otherwise).
 TensorId fp16_clamp(GraphBuilder& b, TensorId h);
-// compute_bias(q, k): the [1, heads, q, k] permuted view of the relative_attention_bias lookup.
-TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int64_t heads, bool bidirectional);
-TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y);
+// compute_bias(q, k): the [1, heads, q, k] permuted view of the relative_attention_bias lookup. `log_ratio_local`:
+// the bucket function binds the scaled log ratio to a local (UMT5's `log_ratio`), so that fp32 [q, k] tensor lives
+// until the function returns rather than dying at its cast to int64 (T5 writes it as one expression).
+TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int64_t heads, bool bidirectional,
+                      bool log_ratio_local);
+// `grad_copied_here`: the output's gradient arrives strided and bmm's backward copies it contiguous first.
+TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y,
+                            bool grad_copied_here = false);
 // sdpa_attention_forward with `bias` as the float mask; `bias_permuted`: the relative bias (math backend) rather
 // than a contiguous zero bias; `scores_temp`: the math backend's _safe_softmax keeps an fp32 copy of the scores
 // under autograd (T5, not UMT5). Sets out_contiguous_heads when the output's memory is [B, H, q, D].

@@ -43,7 +43,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   const int64_t Lk = b.shape(k)[2];
   // position_bias: this attention's own, a local until it returns (torch.zeros in the query's dtype for
   // cross-attention, no requires_grad whatever the checkpointing)
-  const TensorId bias = table != kNoTensor ? compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!decoder)
+  const TensorId bias = table != kNoTensor ? compute_bias(b, table, Lq, Lk, nh, /*bidirectional=*/!decoder,
+                                                                         /*log_ratio_local=*/true)
                                            : b.generic_one("zeros", {}, {1, nh, Lq, Lk}, b.dtype(q));
   b.hold(bias);
   TensorId ctx;
@@ -61,14 +62,19 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
     // of the scores (family-15 whole-run streams, torch 2.11; mt5 and umt5, with and without checkpointing)
     ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous,
                       /*scores_temp=*/false);
-    if (heads_contiguous) ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/true);
+    if (heads_contiguous)
+      ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/!low_precision(b.dtype(ctx)));  // biased_sdpa
   } else {
     ctx = eager_context(b, s, q, k, v, bias, mask, weights);
   }
   TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
+  // the layer's `attention_output` tuple holds o's output until the layer returns, after the residual add and
+  // after `normed_hidden_states` (whole-run stream f15-umt5s-ampfp16, checkpointed forward: nothing saved)
+  b.hold(out);
   for (TensorId t : {q, k, v, bias}) b.drop(t);
   TensorId res = b.add(h, b.dropout(out, s.resid_dropout));
   b.drop(x);
+  b.drop(out);
   return res;
 }
 
