@@ -133,21 +133,14 @@ TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int
 // GraphBuilder::matmul would apply (whole-run stream, amp bf16 t5-small b8 s512: fp32 [B, H, L, L] scores,
 // 8 MiB fp32 copies of the scaled q and k). The head-split operands are copied (`copy_*`) and bmm saves the
 // copies; BmmBackward computes mat2's gradient before self's.
-TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y,
-                            bool grad_copied_here) {
+TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y) {
   if (copy_x) x = b.contiguous_copy(x, b.shape(x));
   if (copy_y) y = b.contiguous_copy(y, b.shape(y));
   std::vector<int> saved;  // indices into the reads {y, x}
   if (b.info(y).requires_grad) saved.push_back(1);  // y's gradient needs x
   if (b.info(x).requires_grad) saved.push_back(0);
   const DType dt = b.dtype(x);
-  int64_t out_bytes = dtype_bytes(dt);
-  for (int64_t d : out) out_bytes = checked_mul(out_bytes, d);
-  GraphBuilder::GenericOp op{"matmul", {y, x}, {{out, dt}}, saved, {}, {}, {}};
-  // the incoming gradient arrives strided (a transpose's view, cast without changing its strides): bmm's backward
-  // makes a contiguous copy of it first, alive while it computes the operands' gradients
-  if (grad_copied_here) op.bwd_pre_temp_bytes = {out_bytes};
-  return b.generic(op)[0];
+  return b.generic({"matmul", {y, x}, {{std::move(out), dt}}, saved, {}, {}, {}})[0];
 }
 
 // The float-mask SDPA of sdpa_attention_forward with T5's bias. Autocast casts the mask with q, k, v (last to
@@ -157,14 +150,15 @@ TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, 
 // zero bias that requires grad (gradient checkpointing).
 // Math (_scaled_dot_product_attention_math): 16-bit q, k, v are upcast to fp32 (allowFP16BF16ReductionMathSDP
 // off), q * sqrt(scale) and k^T * sqrt(scale) keep the head-split layout, so matmul copies both; the mask is
-// added to the scores, _safe_softmax, dropout, matmul with v (copied too), the output and the probabilities
-// cast back to the input dtype (the latter discarded by F.scaled_dot_product_attention).
-// _safe_softmax keeps, under autograd, an fp32 temporary of the scores' size besides its output and the -inf
-// mask as measured on T5; `scores_temp` false drops it, as the family-15 whole-run streams of UMT5 show.
+// added to the scores in place, _safe_softmax (its output and a -inf test), dropout, matmul with v (copied too),
+// the output and the probabilities cast back to the input dtype (the latter discarded by
+// F.scaled_dot_product_attention). Until the twenty-fifth session the add was out of place and _safe_softmax kept
+// an fp32 copy of the scores, which the older streams had been fitted with (data/validation/NOTES.md "T5's
+// attention as the recordings run it").
 // Returns the output [B, H, q, D]; for the fused kernels its memory is [B, q, H, D] (the transpose(1, 2)
 // .contiguous() that follows is free), for math the caller's contiguous() copies.
 TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_permuted,
-                     double dropout_p, bool& out_contiguous_heads, bool scores_temp) {
+                     double dropout_p, bool& out_contiguous_heads) {
   const TensorId bias_in = bias;
   bias = b.autocast_low(bias);
   v = b.autocast_low(v);
@@ -217,7 +211,6 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     // _safe_softmax: its output and a 1 B/element -inf test, freed at once (GraphBuilder::sdpa_math)
     TensorId probs = b.generic({"safe_softmax", {scores}, {{{B, H, L, Lk}, DType::f32}}, {}, {0},
                                 std::vector<int64_t>{n}, {sb}})[0];
-    (void)scores_temp;
     // `attn` (the probabilities after dropout) is the math function's local and its second return value: alive
     // until it returns. make_tuple(matmul(attn, v).to(dt), attn.to(dt)) evaluates its arguments last to first
     // (GCC): the probabilities' cast, then the context; on return attn, the locals, the discarded cast, then
@@ -421,7 +414,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       b.hold(m);
     }
     bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous, /*scores_temp=*/true);
+    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous);
     if (heads_contiguous)
       ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/!low_precision(b.dtype(ctx)));  // biased_sdpa
     if (m != bias) b.drop(m);
@@ -533,7 +526,7 @@ TensorId step_attention(GraphBuilder& b, const TransformerSpec& s, const AttnPar
   TensorId ctx;
   if (cfg.attn == AttnImpl::sdpa) {
     bool heads_contiguous = false;
-    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous, /*scores_temp=*/true);
+    ctx = biased_sdpa(b, q, kc, vc, bias, /*bias_permuted=*/!cross, 0.0, heads_contiguous);
   } else {
     // one query: the head-split q merges into [B * H, 1, D] and the cached k / v are contiguous, so matmul
     // copies nothing; the [B, H, 1, D] context is already contiguous after transpose(1, 2)

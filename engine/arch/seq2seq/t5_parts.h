@@ -25,14 +25,11 @@ TensorId fp16_clamp(GraphBuilder& b, TensorId h);
 // until the function returns rather than dying at its cast to int64 (T5 writes it as one expression).
 TensorId compute_bias(GraphBuilder& b, TensorId table, int64_t q, int64_t k, int64_t heads, bool bidirectional,
                       bool log_ratio_local);
-// `grad_copied_here`: the output's gradient arrives strided and bmm's backward copies it contiguous first.
-TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y,
-                            bool grad_copied_here = false);
+TensorId matmul_no_autocast(GraphBuilder& b, TensorId x, TensorId y, Shape out, bool copy_x, bool copy_y);
 // sdpa_attention_forward with `bias` as the float mask; `bias_permuted`: the relative bias (math backend) rather
-// than a contiguous zero bias; `scores_temp`: the math backend's _safe_softmax keeps an fp32 copy of the scores
-// under autograd (T5, not UMT5). Sets out_contiguous_heads when the output's memory is [B, H, q, D].
+// than a contiguous zero bias. Sets out_contiguous_heads when the output's memory is [B, H, q, D].
 TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bias, bool bias_permuted,
-                     double dropout_p, bool& out_contiguous_heads, bool scores_temp);
+                     double dropout_p, bool& out_contiguous_heads);
 
 struct AttnParams {
   TensorId q, k, v, o;

@@ -58,10 +58,8 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
       // mask for backward, one per decoder block (T5's shared zero bias goes through the same padding).
       m = b.generic_one("pad_bias", {bias}, {1, nh, Lq, Lk + 8 - Lk % 8}, b.dtype(bias));
     }
-    // the permuted relative bias (self-attention) runs the math backend, whose _safe_softmax keeps no fp32 copy
-    // of the scores (family-15 whole-run streams, torch 2.11; mt5 and umt5, with and without checkpointing)
-    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous,
-                      /*scores_temp=*/false);
+    // the permuted relative bias (self-attention) runs the math backend (biased_sdpa)
+    ctx = biased_sdpa(b, q, k, v, m, /*bias_permuted=*/!cross, s.attn_dropout, heads_contiguous);
     if (heads_contiguous)
       ctx = b.contiguous_copy(ctx, {B, Lq, nh, hd}, /*grad_copied=*/!low_precision(b.dtype(ctx)));  // biased_sdpa
   } else {
