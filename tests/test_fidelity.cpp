@@ -192,7 +192,7 @@ bool known_reserved_miss(const std::string& id) {
       "f16-m2m-bf16-b3s1000t100-ckpt",
       // Family set 31, held out (predicted at 1068f52 after the T5 stream fixes; no recording: the session's device
       // time ran out): t5-small bf16 checkpointed at b6 x 700 / 90 target tokens, +7.90 % reserved (1174 vs
-      // 1088 MiB) with allocated -0.25 % and every phase 3.7 .. 5.8 MiB under (block tails the replay does not
+      // 1088 MiB) with allocated -0.25 % and every phase 3.7 .. 9.7 MiB under (block tails the replay does not
       // reproduce at this odd shape); the eight other rows of the set are within 0.3 % both ways.
       "f31-t5s-bf16-b6s700t90-ckpt",
       "f16-vitl-ampbf16-b16-ckpt",
