@@ -106,7 +106,8 @@ def lora_linear(base):
     # through peft's public injection API (its Linear's constructor wants a `config` argument since 0.21, which the
     # first run of this class, raw run 5, hit): the holder's `proj` becomes peft's LoRA Linear, adapters trainable
     import peft
-    holder = torch_nn().Module()
+    import torch
+    holder = torch.nn.Module()
     holder.proj = base
     holder = peft.inject_adapter_in_model(
         peft.LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05, target_modules=["proj"]), holder)
@@ -114,10 +115,6 @@ def lora_linear(base):
         p.requires_grad_("lora_" in name)
     return holder.proj
 
-
-def torch_nn():
-    import torch
-    return torch.nn
 
 
 def chain_times(torch, make, shape, L, ac, dtype):

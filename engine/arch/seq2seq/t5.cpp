@@ -197,10 +197,10 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     // seven q-sized fp32 buffers before the scores, three of them freed after the q k^T matmul)
     std::vector<TensorId> locals{qsc};
     if (up) locals.insert(locals.end(), {q32, k32, v32});
+    for (TensorId t : locals) b.hold(t);
     // autocast's cast of the mask is an argument of the math function, alive until the call returns (whole-run
     // stream f15-umt5s-ampfp16: the 16-bit bias freed after the context matmul, not at the in-place add)
-    if (bias != bias_in) locals.push_back(bias);
-    for (TensorId t : locals) b.hold(t);
+    if (bias != bias_in) b.hold(bias);
     b.hold(ksc);
     TensorId qk = matmul_no_autocast(b, qsc, ksc, {B, H, L, Lk}, true, true);
     b.drop(ksc);
@@ -229,8 +229,7 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     // at the contiguous()'s backward); fp32 runs copy at the contiguous()
     if (up) out = b.to(b.view_copying_grad(out, {B, H, L, D}), dt);
     b.drop(probs);
-    for (TensorId t : locals)
-      if (t != bias) b.drop(t);
+    for (TensorId t : locals) b.drop(t);
     if (up) b.drop(weights);
     if (bias != bias_in) b.drop(bias);
     return out;
@@ -283,6 +282,21 @@ FfParams ff_params(GraphBuilder& b, const TransformerSpec& s, const std::string&
   w.wo = b.param(p + "DenseReluDense.wo.weight", {d, f}, train);
   w.norm = b.param(p + "layer_norm.weight", {d}, train);
   return w;
+}
+
+TensorId attention_output_residual(GraphBuilder& b, const TransformerSpec& s, TensorId ctx, TensorId o, TensorId h,
+                                   TensorId x, std::initializer_list<TensorId> dead) {
+  // ctx is [B, q, H, D] or, from the fused kernels, [B, H, q, D] over that memory: viewed as [B, q, H * D]
+  const Shape hs = b.shape(h), cs = b.shape(ctx);
+  TensorId out = b.linear(b.view(ctx, {hs[0], hs[1], cs[2] * cs[3] * cs[1] / hs[1]}), o);
+  // the layer's `attention_output` tuple holds o's output until the layer returns, after the residual add and
+  // after `normed_hidden_states` (whole-run stream f15-umt5s-ampfp16, checkpointed forward: nothing saved)
+  b.hold(out);
+  for (TensorId t : dead) b.drop(t);
+  TensorId res = b.add(h, b.dropout(out, s.resid_dropout));
+  b.drop(x);
+  b.drop(out);
+  return res;
 }
 
 // `hidden_states = self.wo(hidden_states)`: the input is bound to the local until wo returns, so under autocast it
@@ -421,15 +435,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   } else {
     ctx = eager_context(b, s, q, k, v, bias, mask, weights);
   }
-  TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
-  // the layer's `attention_output` tuple holds o's output until the layer returns, after the residual add and
-  // after `normed_hidden_states` (whole-run stream f15-umt5s-ampfp16, checkpointed forward: nothing saved)
-  b.hold(out);
-  for (TensorId t : {q, k, v}) b.drop(t);
-  TensorId res = b.add(h, b.dropout(out, s.resid_dropout));
-  b.drop(x);
-  b.drop(out);
-  return res;
+  return attention_output_residual(b, s, ctx, w.o, h, x, {q, k, v});
 }
 
 }  // namespace

@@ -50,6 +50,12 @@ AttnInputs attn_inputs(GraphBuilder& b, const TransformerSpec& s, const AttnPara
 TensorId eager_context(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v, TensorId bias,
                        TensorId mask, TensorId& weights);
 
+// The end of T5Attention.forward (UMT5Attention's alike) and its sub-layer over the whole sequence: o(ctx) with ctx
+// [B, q, H, D] (or a fused kernel's [B, H, q, D] laid out as that), `dead` released (the attention's q, k, v ...), then h + dropout(o's output); releases x (the normed
+// input) after the add.
+TensorId attention_output_residual(GraphBuilder& b, const TransformerSpec& s, TensorId ctx, TensorId o, TensorId h,
+                                   TensorId x, std::initializer_list<TensorId> dead);
+
 struct FfParams {
   TensorId wi = kNoTensor, wi1 = kNoTensor, wo = kNoTensor, norm = kNoTensor;
 };

@@ -65,15 +65,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const AttnParams& 
   } else {
     ctx = eager_context(b, s, q, k, v, bias, mask, weights);
   }
-  TensorId out = b.linear(b.view(ctx, {B, Lq, nh * hd}), w.o);
-  // the layer's `attention_output` tuple holds o's output until the layer returns, after the residual add and
-  // after `normed_hidden_states` (whole-run stream f15-umt5s-ampfp16, checkpointed forward: nothing saved)
-  b.hold(out);
-  for (TensorId t : {q, k, v, bias}) b.drop(t);
-  TensorId res = b.add(h, b.dropout(out, s.resid_dropout));
-  b.drop(x);
-  b.drop(out);
-  return res;
+  return attention_output_residual(b, s, ctx, w.o, h, x, {q, k, v, bias});
 }
 
 }  // namespace
