@@ -8,7 +8,7 @@ import sys
 import tarfile
 
 FAMILIES = ["llama", "mistral", "qwen2", "mixtral", "gemma", "gemma2", "gemma3", "qwen3", "qwen3_moe", "phi3",
-            "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5", "gpt2", "bert"]
+            "gpt_neox", "olmo2", "deepseek_v2", "deepseek_v3", "gpt_oss", "starcoder2", "t5", "gpt2", "bert", "esm"]
 TV = ["convnext.py", "efficientnet.py", "mobilenetv2.py", "mobilenetv3.py", "swin_transformer.py", "densenet.py",
       "vgg.py", "resnet.py", "regnet.py", "vision_transformer.py", "_utils.py"]
 

@@ -25,8 +25,8 @@ void validate_run_config(const RunConfig& cfg, const ModelSpec& spec) {
                                  (spec.transformer.family == TransformerSpec::Family::gpt2 ||
                                   spec.transformer.family == TransformerSpec::Family::bert ||
                                   spec.transformer.learned_positions);
-  if (learned_positions && cfg.seq_len > 0 && spec.transformer.max_position_embeddings > 0) {
-    const int64_t limit = position_limit(spec.transformer);
+  const int64_t limit = learned_positions ? position_limit(spec.transformer) : 0;
+  if (limit > 0 && cfg.seq_len > 0 && spec.transformer.max_position_embeddings > 0) {
     const std::string why = "exceeds the model's position embeddings (" + std::to_string(limit) + ")";
     if (cfg.seq_len > limit) throw InputError("seq_len", std::to_string(cfg.seq_len), why);
     // (forward-only models refuse generate_tokens themselves, naming why: no generate() at all)

@@ -38,10 +38,11 @@ void check_transformer(const TransformerSpec& s) {
   // Speech encoders (wav2vec2, hubert, wavlm) have neither learned positions nor token types: their conv stack.
   const bool speech = !s.speech_conv_kernel.empty();
   if (!speech) in_range("model.max_position_embeddings", s.max_position_embeddings, kMaxDim);
-  // DistilBERT and MPNet are encoders without token types (type_vocab_size 0).
+  // DistilBERT, MPNet and ESM are encoders without token types (type_vocab_size 0).
   // Contrastive image-text models (clip / siglip / siglip2: a vision tower) have no token types either.
   const bool contrastive = s.vision_hidden_size > 0;
-  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && s.model_type != "mpnet" && !image &&
+  if (s.family == TransformerSpec::Family::bert && s.model_type != "distilbert" && s.model_type != "mpnet" &&
+      s.model_type != "esm" && !image &&
       !speech && !contrastive)
     in_range("model.type_vocab_size", s.type_vocab_size, kMaxDim);
   if (speech) {

@@ -76,6 +76,7 @@ void build_hf_convnext(GraphBuilder& b, const TransformerSpec& s); // engine/arc
 void build_hf_swin(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vision/hf_swin.cpp (SwinForImageClassification)
 void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt/gpt_neo.cpp
 void build_electra(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/electra.cpp
+void build_esm(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/encoders/esm.cpp
 void build_glm4_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/moe/glm4_moe.cpp
 void build_phimoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/moe/phimoe.cpp
 void build_umt5(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/umt5.cpp (mt5 runs build_t5)
@@ -187,7 +188,8 @@ inline constexpr const char* kImageModelTypes =
     "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, idefics3, smolvlm, llava, paligemma";
 // The longest input sequence the model's position table holds (0: no table bounds it; rotary and relative
 // positions): learned absolute positions (gpt2, the bert family, `learned_positions`: GPT-J, OPT, GPT-Neo,
-// StarCoder, Marian / Pegasus, mBART) hold max_position_embeddings - position_id_offset tokens; BART's table
+// StarCoder, Marian / Pegasus, mBART, ESM-1b) hold max_position_embeddings - position_id_offset tokens (ESM-2's
+// rotary positions: 0); BART's table
 // max_position_embeddings (its offset rows come on top); M2M-100 / NLLB's sinusoidal table the positions from
 // pad_token_id + 1 up to its max_position_embeddings + 2 rows. The estimate refuses a longer seq_len naming it;
 // the CLI's default sequence stays within it.

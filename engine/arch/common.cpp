@@ -295,6 +295,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"convnext", build_hf_convnext}, {"convnextv2", build_hf_convnext}, {"swin", build_hf_swin},
       {"llava", build_llava},         {"paligemma", build_paligemma},
       {"jamba", build_jamba},
+      {"esm", build_esm},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -314,6 +315,7 @@ bool takes_images(const TransformerSpec& s) {
 int64_t position_limit(const TransformerSpec& s) {
   if (s.model_type == "bart") return s.max_position_embeddings;
   if (s.model_type == "m2m_100") return s.max_position_embeddings + 1 - s.m2m_padding_idx;
+  if (s.model_type == "esm" && s.esm_rotary) return 0;  // no position table: the rotary tables follow seq_len
   const bool learned = s.family == TransformerSpec::Family::gpt2 || s.family == TransformerSpec::Family::bert ||
                        s.learned_positions;
   if (!learned || s.max_position_embeddings <= 0) return 0;
@@ -369,6 +371,8 @@ constexpr TaskRow kTasks[] = {
     {"albert", Task::token_cls},
     {"mpnet", Task::seq_cls},           // engine/arch/encoders/mpnet.cpp (notes-f17/mpnet.md)
     {"mpnet", Task::token_cls},
+    {"esm", Task::seq_cls},             // engine/arch/encoders/esm.cpp (notes-f32/esm.md)
+    {"esm", Task::token_cls},
     // AutoModel, the bare encoder (and its pooler), inference only (notes-f19/encinf.md)
     {"bert", Task::feature},
     {"roberta", Task::feature},
@@ -380,6 +384,7 @@ constexpr TaskRow kTasks[] = {
     {"deberta-v2", Task::feature},
     {"albert", Task::feature},
     {"mpnet", Task::feature},
+    {"esm", Task::feature},
     // speech encoders (engine/arch/audio/; notes-f21/audio.md): <Type>ForSequenceClassification, the bare model
     {"wav2vec2", Task::seq_cls},
     {"wav2vec2", Task::feature},
@@ -396,7 +401,7 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "vit",        "dinov2",     "deit",        "wav2vec2",
                                                   "hubert",     "wavlm",
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
-                                                  "convnext",   "convnextv2", "swin"};
+                                                  "convnext",   "convnextv2", "swin",     "esm"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {
