@@ -223,13 +223,16 @@ def build_model(case, device="cuda"):
 
 def apply_lora(model, case):
     """peft LoRA (case["lora"]: r, alpha, dropout, target_modules, modules_to_save), after the training options
-    (gradient checkpointing is enabled on the base model first, as fine-tuning scripts do)."""
+    (gradient checkpointing is enabled on the base model first, as fine-tuning scripts do). A case with a task head
+    passes task_type SEQ_CLS / TOKEN_CLS, as classification fine-tuning scripts do: peft then trains the head
+    ("classifier" / "score") as a modules_to_save copy (engine/lora.h task_modules_to_save)."""
     import peft
     lc = case["lora"]
     targets = lc.get("target_modules", "all-linear")
+    task_type = {"seq_cls": "SEQ_CLS", "token_cls": "TOKEN_CLS"}.get(case.get("task"))
     conf = peft.LoraConfig(r=int(lc.get("r", 8)), lora_alpha=int(lc.get("alpha", 8)),
                            lora_dropout=float(lc.get("dropout", 0.0)), target_modules=targets, bias="none",
-                           modules_to_save=lc.get("modules_to_save"))
+                           modules_to_save=lc.get("modules_to_save"), task_type=task_type)
     with __import__("torch").device("cuda"):
         return peft.get_peft_model(model, conf)
 

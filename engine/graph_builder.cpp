@@ -15,17 +15,28 @@ namespace memplan {
 namespace {
 constexpr int32_t kNoRelease = -1;
 constexpr int32_t kHeld = -2;
-// Whether LoRA's modules_to_save names `module` (a suffix match, as peft's); marks the entries it matched, which
-// lora::check_matched reads at the end.
-bool saved_by_lora(const LoraConfig& c, lora::Tracker& t, std::string_view module) {
-  bool saved = false;
+// The module a ModulesToSaveWrapper replaces when one holds `module`'s parameters: the outermost of `module` and
+// its ancestors whose key ends with a modules_to_save entry (peft's _set_trainable walks named_modules parents
+// first and wraps the whole subtree: RobertaClassificationHead's dense and out_proj live in the copy of
+// "classifier"). A classification task's entries count as PeftModelFor{Sequence,Token}Classification adds them
+// (lora::task_modules_to_save). Marks the user's entries it matched, which lora::check_matched reads at the end.
+// Empty: no wrapper.
+std::string_view saved_by_lora(const RunConfig& cfg, lora::Tracker& t, std::string_view module) {
+  const LoraConfig& c = cfg.lora;
   t.save_hit.resize(c.modules_to_save.size(), 0);
-  for (size_t i = 0; i < c.modules_to_save.size(); ++i)
-    if (lora::key_ends_with(module, c.modules_to_save[i])) {
-      t.save_hit[i] = 1;
-      saved = true;
-    }
-  return saved;
+  const std::vector<std::string_view> task = lora::task_modules_to_save(cfg.task);
+  for (size_t end = module.find('.'); ; end = module.find('.', end + 1)) {
+    const std::string_view key = module.substr(0, end);
+    bool saved = false;
+    for (size_t i = 0; i < c.modules_to_save.size(); ++i)
+      if (lora::key_ends_with(key, c.modules_to_save[i])) {
+        t.save_hit[i] = 1;
+        saved = true;
+      }
+    for (std::string_view entry : task) saved = saved || lora::key_ends_with(key, entry);
+    if (saved) return key;
+    if (end == std::string_view::npos) return {};
+  }
 }
 // The generic ops that are products of their two reads (GraphBuilder::generic's save rule).
 bool is_product(std::string_view name) {
@@ -121,21 +132,21 @@ TensorId GraphBuilder::param(std::string_view name, Shape shape, bool trainable,
   if (cfg_.lora.enabled() && !lora::is_adapter_param(name)) {
     // get_peft_model freezes the base; a modules_to_save module keeps its frozen original (registered first,
     // never read) and trains a deep copy in its place (peft utils/other.py ModulesToSaveWrapper).
-    const std::string_view module = lora::module_of(name);
-    if (!saved_by_lora(cfg_.lora, lora_, module)) return new_param(name, std::move(shape), false, dt);
-    const std::string leaf(name.substr(module.size()));
-    new_param(std::string(module) + ".original_module" + leaf, shape, false, dt);
-    return new_param(std::string(module) + ".modules_to_save.default" + leaf, std::move(shape), trainable, dt);
+    const std::string_view wrapped = saved_by_lora(cfg_, lora_, lora::module_of(name));
+    if (wrapped.empty()) return new_param(name, std::move(shape), false, dt);
+    const std::string leaf(name.substr(wrapped.size()));
+    new_param(std::string(wrapped) + ".original_module" + leaf, shape, false, dt);
+    return new_param(std::string(wrapped) + ".modules_to_save.default" + leaf, std::move(shape), trainable, dt);
   }
   return new_param(name, std::move(shape), trainable, dt);
 }
 
 TensorId GraphBuilder::tied_param(std::string_view name, TensorId tied_to, bool trainable) {
   if (!cfg_.lora.enabled()) return tied_to;
-  const std::string_view module = lora::module_of(name);
-  if (!saved_by_lora(cfg_.lora, lora_, module)) return tied_to;
-  const std::string leaf(name.substr(module.size()));
-  return new_param(std::string(module) + ".modules_to_save.default" + leaf, shape(tied_to), trainable, dtype(tied_to));
+  const std::string_view wrapped = saved_by_lora(cfg_, lora_, lora::module_of(name));
+  if (wrapped.empty()) return tied_to;
+  const std::string leaf(name.substr(wrapped.size()));
+  return new_param(std::string(wrapped) + ".modules_to_save.default" + leaf, shape(tied_to), trainable, dtype(tied_to));
 }
 
 TensorId GraphBuilder::buffer(std::string_view name, Shape shape, DType dtype) {

@@ -109,6 +109,9 @@ class GraphBuilder {
   // autocast caches its casts, but it gets no .grad and no optimizer state (AdamW skips a parameter whose .grad
   // stays None).
   void unreached_param(TensorId param);
+  // An nn.Linear (weight [out, in], `w` registered) whose forward never runs: unreached_param, and with LoRA the
+  // adapters peft would still inject into it (lora_A / lora_B registered, unreached too: counted, never trained).
+  void unreached_linear(TensorId w);
   // Ops [first_op, now) form a dead branch: their outputs never reach the loss, so backward never runs them.
   // Removes their backward and returns the activations they saved (views included, autocast's cached casts
   // excluded), which PyTorch keeps in the branch's graph until its outputs die: the caller holds them until then.

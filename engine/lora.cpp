@@ -45,6 +45,11 @@ bool saved_module(const LoraConfig& c, std::string_view module) {
   return false;
 }
 
+std::vector<std::string_view> task_modules_to_save(Task task) {
+  if (task == Task::seq_cls || task == Task::token_cls) return {"classifier", "score"};
+  return {};
+}
+
 namespace {
 // transformers 5.17's MoE routers (MixtralTopKRouter, Qwen3MoeTopKRouter, DeepseekV3TopkRouter, GptOssTopKRouter)
 // are nn.Modules holding a weight they pass to F.linear, not nn.Linear: no LoRA target, no bitsandbytes layer.

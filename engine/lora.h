@@ -22,7 +22,9 @@
 //    (tuners_utils.py check_target_module_exists); "all-linear" (_maybe_include_all_linear_layers): every
 //    nn.Linear / Conv1D except the model's output embedding (lm_head, or the tied embedding used as the head).
 //  - modules_to_save (other.py ModulesToSaveWrapper): the original module stays, frozen and unused; a trainable
-//    deep copy is used in its place (its parameters register after the original's).
+//    deep copy is used in its place (its parameters register after the original's). The wrapped module is the
+//    outermost whose key ends with an entry, its whole subtree copied; with a classification task (peft's
+//    task_type SEQ_CLS / TOKEN_CLS) "classifier" and "score" join the entries.
 //  - With gradient checkpointing enabled on the base model, PeftModel calls enable_input_require_grads()
 //    (peft_model.py _prepare_model_for_gradient_checkpointing): the embedding output requires grad.
 #pragma once
@@ -47,6 +49,11 @@ bool is_adapter_param(std::string_view param_name);
 bool key_matches(std::string_view module, std::string_view target);
 // modules_to_save: peft matches by key.endswith(target) (other.py _set_trainable).
 bool saved_module(const LoraConfig& c, std::string_view module);
+// The modules_to_save entries a task head adds: get_peft_model with task_type SEQ_CLS / TOKEN_CLS builds
+// PeftModelFor{Sequence,Token}Classification, which extends modules_to_save with "classifier" and "score"
+// (peft_model.py classifier_module_names) so that the new head trains as a full copy while the base is frozen.
+// Neither needs to match (a model has one of them). Empty for every other task.
+std::vector<std::string_view> task_modules_to_save(Task task);
 bool key_ends_with(std::string_view module, std::string_view entry);
 
 // What one builder has seen: which targets and modules_to_save entries matched (peft refuses a target that

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "engine/errors.h"
 #include "engine/estimate.h"
@@ -185,6 +187,56 @@ TEST_CASE("lora: modules_to_save names a tied lm_head in every builder that ties
       const memplan::Estimate saved = memplan::estimate(m, cfg);
       CHECK(saved.params - plain.params == r.added);
       CHECK(saved.trainable_params - plain.trainable_params == r.added);
+    }
+  }
+}
+
+TEST_CASE("lora: a classification head trains as peft's task_type copy", "[family][lora]") {
+  // get_peft_model with task_type SEQ_CLS / TOKEN_CLS (PeftModelFor{Sequence,Token}Classification) adds
+  // "classifier" and "score" to modules_to_save, matched as key.endswith(entry) on every module, parents first
+  // (utils/other.py _set_trainable): the head's frozen original stays and a trainable copy of its whole subtree
+  // joins. So over the same run with the head frozen (the base model's LoRA alone), the copy adds the head's own
+  // parameters to both counts, and the adapters are those of the targets. Derived by hand:
+  //   bert-base seq_cls (2 labels), query / value r 8: adapters 12 x 2 x 8 x (768 + 768) = 294,912; the copy:
+  //     classifier 768 x 2 + 2 = 1,538 (the pooler stays frozen: no entry names it).
+  //   esm2-t33-650m seq_cls, query / key / value r 16: 33 x 3 x 16 x 2560 = 4,055,040; EsmClassificationHead
+  //     ("classifier" wraps dense and out_proj together): 1280 x 1280 + 1280 + 1280 x 2 + 2 = 1,642,242.
+  //   distilbert-base-uncased seq_cls, q_lin / v_lin r 8: 6 x 2 x 8 x 1536 = 147,456; "pre_classifier" ends with
+  //     "classifier" too (no dot boundary in peft's match), so both copy: 590,592 + 1,538 = 592,130.
+  //   llama-3.2-1b seq_cls, q_proj / v_proj r 8: 16 x 8 x ((2048 + 2048) + (2048 + 512)) = 851,968; "score"
+  //     2048 x 2 = 4,096 (no bias).
+  //   roberta-base token_cls (5 labels), query / value r 8: 294,912; classifier 768 x 5 + 5 = 3,845.
+  struct Row {
+    const char* model;
+    memplan::Task task;
+    int64_t labels;
+    std::vector<std::string> targets;
+    int64_t adapters, head;
+    bool pad = false;  // decoders pool the last non-pad token: config.pad_token_id set for batch > 1
+  };
+  const Row rows[] = {
+      {"bert-base", memplan::Task::seq_cls, 2, {"query", "value"}, 294'912, 1'538},
+      {"esm2-t33-650m", memplan::Task::seq_cls, 2, {"query", "key", "value"}, 4'055'040, 1'642'242},
+      {"distilbert-base-uncased", memplan::Task::seq_cls, 2, {"q_lin", "v_lin"}, 147'456, 592'130},
+      {"llama-3.2-1b", memplan::Task::seq_cls, 2, {"q_proj", "v_proj"}, 851'968, 4'096, true},
+      {"roberta-base", memplan::Task::token_cls, 5, {"query", "value"}, 294'912, 3'845},
+  };
+  for (const Row& r : rows) {
+    DYNAMIC_SECTION(r.model) {
+      memplan::ModelSpec m = memplan::load_model(r.model);
+      m.transformer.has_pad_token_id = m.transformer.has_pad_token_id || r.pad;
+      memplan::RunConfig cfg;
+      cfg.batch_size = 2;
+      cfg.seq_len = 64;
+      cfg.precision = memplan::Precision::bf16;
+      cfg.task = r.task;
+      cfg.num_labels = r.labels;
+      const memplan::Estimate full = memplan::estimate(m, cfg);
+      cfg.lora.r = r.task == memplan::Task::seq_cls && std::string(r.model) == "esm2-t33-650m" ? 16 : 8;
+      cfg.lora.target_modules = r.targets;
+      const memplan::Estimate peft = memplan::estimate(m, cfg);
+      CHECK(peft.trainable_params == r.adapters + r.head);
+      CHECK(peft.params == full.params + r.adapters + r.head);  // the frozen original stays
     }
   }
 }

@@ -148,7 +148,7 @@ TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
     CHECK(e.field() == "task");
     CHECK_THAT(std::string(e.what()), Catch::Contains("model_type gptj"));
   }
-  SECTION("a decoder's inference with a head, LoRA with a head and feature in training are not measured") {
+  SECTION("a decoder's inference with a head, QLoRA with a head and feature in training are not modelled") {
     const memplan::ModelSpec m = memplan::load_model("bert-base");
     cfg.mode = memplan::Mode::inference;
     CHECK_NOTHROW(memplan::check_task(m, cfg));  // an encoder's inference replays its head (forward only)
@@ -158,6 +158,8 @@ TEST_CASE("check_task: what is refused, naming task or num_labels", "[task]") {
     CHECK(input_error([&] { memplan::check_task(m, cfg); }).field() == "task");
     cfg.task = memplan::Task::seq_cls;
     cfg.lora.r = 8;
+    CHECK_NOTHROW(memplan::check_task(m, cfg));  // peft's task_type SEQ_CLS: the head trains as a full copy
+    cfg.quant.base = memplan::QuantBase::nf4;
     CHECK(input_error([&] { memplan::check_task(m, cfg); }).field() == "task");
   }
   SECTION("num_labels must be positive") {

@@ -432,9 +432,10 @@ void check_task(const ModelSpec& spec, const RunConfig& cfg) {
   if (cfg.mode != Mode::training && !forward_only_inference(spec))
     throw InputError("task", t, "inference with a classification head is replayed for the encoders only (a "
                                 "decoder's inference replays its causal LM head)");
-  if (cfg.lora.enabled() || cfg.quant.enabled())
-    throw InputError("task", t, "with LoRA is not modelled yet (peft's task_type SEQ_CLS / TOKEN_CLS trains the "
-                                "classifier as a modules_to_save copy; not measured)");
+  // LoRA with a head: peft's task_type SEQ_CLS / TOKEN_CLS, whose classifier trains as a modules_to_save copy
+  // (engine/lora.h task_modules_to_save). Quantised bases with a head are not modelled.
+  if (cfg.quant.enabled())
+    throw InputError("task", t, "with a quantised base (QLoRA) is not modelled (LoRA with a full-precision base is)");
   if (!task_modelled(spec.transformer.model_type, cfg.task)) {
     std::string have;
     for (const auto& e : kTasks)

@@ -135,10 +135,6 @@ TEST_CASE("esm: bad values and unmodelled settings name their field", "[family][
   inf.mode = memplan::Mode::inference;
   inf.generate_tokens = 3;  // an encoder: one forward, nothing generated
   CHECK(error_of([&] { memplan::estimate(rot, inf); }).rfind("generate_tokens:", 0) == 0);
-  RunConfig lora_cls = run(Task::seq_cls, 2);
-  lora_cls.lora.r = 8;
-  lora_cls.lora.target_modules = {"query", "value"};
-  CHECK(error_of([&] { memplan::estimate(rot, lora_cls); }).rfind("task:", 0) == 0);
 }
 
 TEST_CASE("esm: parameter counts derived by hand", "[family][set32]") {

@@ -146,9 +146,10 @@ void build_esm(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId fln_b = b.param("encoder.emb_layer_norm_after.bias", {H}, true);
   BertLinear pooler{kNoTensor, kNoTensor};
   if (cfg.task == Task::feature) pooler = bert_linear(b, "pooler.dense", H, H, true);  // EsmModel's default
-  // contact_head.regression: registered, never called by these forwards.
-  b.unreached_param(b.param("contact_head.regression.weight", {1, s.num_layers * nh}, true));
+  // contact_head.regression: registered, never called by these forwards (all-linear LoRA still adapts it).
+  const TensorId contact_w = b.param("contact_head.regression.weight", {1, s.num_layers * nh}, true);
   b.unreached_param(b.param("contact_head.regression.bias", {1}, true));
+  b.unreached_linear(contact_w);
   BertLinear lm_dense{kNoTensor, kNoTensor};
   TensorId lm_ln_w = kNoTensor, lm_ln_b = kNoTensor, decoder = word, lm_bias = kNoTensor;
   RobertaClsHead head;
