@@ -216,6 +216,7 @@ TransformerSpec import_electra(const ConfigReader& r);
 TransformerSpec import_albert(const ConfigReader& r);  // models/hf/import_albert.cpp
 TransformerSpec import_mpnet(const ConfigReader& r);  // models/hf/import_mpnet.cpp
 TransformerSpec import_esm(const ConfigReader& r);    // models/hf/import_esm.cpp
+TransformerSpec import_resnet(const ConfigReader& r);  // models/hf/import_resnet.cpp (ResNetForImageClassification)
 TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp

@@ -1,4 +1,5 @@
-"""Harness plugin: Hugging Face vision backbones (family set 23): ConvNeXt, ConvNeXt V2, Swin, Swin V2 and DINOv3 ViT.
+"""Harness plugin: Hugging Face vision backbones (family set 23): ConvNeXt, ConvNeXt V2, Swin, Swin V2 and DINOv3 ViT;
+ResNet (family set 34).
 
 harness.py builds AutoModelForImageClassification only for its IMAGE_CLS_TYPES (vit, dinov2, deit); these types
 come here and are fed exactly as those are (harness.train_batch_fns / _forward_input, kind image_cls):
@@ -11,7 +12,7 @@ come here and are fed exactly as those are (harness.train_batch_fns / _forward_i
 Kinds: "hfvis_image_cls" (training and inference of the classifier), "hfvis_feature" (inference of the bare model).
 """
 
-MODEL_TYPES = ("convnext", "convnextv2", "swin", "swinv2", "dinov3_vit")
+MODEL_TYPES = ("convnext", "convnextv2", "swin", "swinv2", "dinov3_vit", "resnet")
 KINDS = ("hfvis_image_cls", "hfvis_feature")
 FORWARD_KINDS = KINDS
 
@@ -34,7 +35,7 @@ def build(case, cfg, attn, H):
 
 def _hw(model):
     """(height, width) of the config's image_size (an int, or a pair)."""
-    s = model.config.image_size
+    s = getattr(model.config, "image_size", 224)  # ResNetConfig has none: a case config may set it
     if isinstance(s, (list, tuple)):
         return int(s[0]), int(s[1])
     return int(s), int(s)

@@ -296,6 +296,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"llava", build_llava},         {"paligemma", build_paligemma},
       {"jamba", build_jamba},
       {"esm", build_esm},
+      {"resnet", build_hf_resnet},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -326,7 +327,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
-                              "falcon_mamba", "convnext", "convnextv2"})
+                              "falcon_mamba", "convnext", "convnextv2", "resnet"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -401,7 +402,8 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "vit",        "dinov2",     "deit",        "wav2vec2",
                                                   "hubert",     "wavlm",
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
-                                                  "convnext",   "convnextv2", "swin",     "esm"};
+                                                  "convnext",   "convnextv2", "swin",     "esm",
+                                                  "resnet"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

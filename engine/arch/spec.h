@@ -651,6 +651,18 @@ struct TransformerSpec {
   // expert_layer_offset 1), else JambaMLP (intermediate_size). Each offset is below its period (> 0).
   int64_t jamba_attn_period = 0, jamba_attn_offset = 0, jamba_expert_period = 0, jamba_expert_offset = 0;
 
+  // [resnet]
+  // ResNetConfig (transformers models/resnet/configuration_resnet.py), read by models/hf/import_resnet.cpp and
+  // engine/arch/vision/hf_resnet.cpp only (ResNetForImageClassification; not torchvision's ResNet, VisionSpec).
+  // The stages' widths and block counts are [convnext]'s stage_widths (hidden_sizes) and stage_depths (depths);
+  // [vit]'s image_size (the config's image_size when given, else 224: ResNetConfig has none), num_channels and
+  // image_num_labels; patch_size holds the stem's overall stride 4 (conv 7x7 / 2, max pool 3x3 / 2) so that the
+  // image-model routing of hf_image_tokens applies. 0 / false for every other model_type.
+  int64_t resnet_embedding_size = 0;            // embedding_size (64): the stem conv's output channels
+  bool resnet_bottleneck = false;               // layer_type "bottleneck" (1x1, 3x3, 1x1 at width / 4); "basic"
+  bool resnet_downsample_in_first_stage = false;  // the first stage's first block strides 2
+  bool resnet_downsample_in_bottleneck = false;   // a bottleneck strides in its first 1x1 instead of its 3x3
+
   // [esm]
   // EsmConfig, read by models/hf/import_esm.cpp and engine/arch/encoders/esm.cpp only; false for every other
   // model_type. esm_rotary: position_embedding_type "rotary" (ESM-2: a RotaryEmbedding per self-attention on the
