@@ -25,7 +25,8 @@ void check_transformer(const TransformerSpec& s) {
     in_range("model.image_size", s.image_size, kMaxImageSize);
     in_range("model.patch_size", s.patch_size, s.image_size);
     in_range("model.num_channels", s.num_channels, kMaxDim);
-    in_range("model.image_num_labels", s.image_num_labels, kMaxDim);
+    if (s.model_type != "dinov3_vit")  // the bare DINOv3 backbone has no classifier
+      in_range("model.image_num_labels", s.image_num_labels, kMaxDim);
   } else {
     in_range("model.vocab_size", s.vocab_size, kMaxDim);
   }

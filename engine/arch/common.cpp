@@ -297,6 +297,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"jamba", build_jamba},
       {"esm", build_esm},
       {"resnet", build_hf_resnet},
+      {"dinov3_vit", build_hf_dinov3},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -386,6 +387,7 @@ constexpr TaskRow kTasks[] = {
     {"albert", Task::feature},
     {"mpnet", Task::feature},
     {"esm", Task::feature},
+    {"dinov3_vit", Task::feature},      // engine/arch/vision/hf_dinov3.cpp: DINOv3ViTModel, inference only
     // speech encoders (engine/arch/audio/; notes-f21/audio.md): <Type>ForSequenceClassification, the bare model
     {"wav2vec2", Task::seq_cls},
     {"wav2vec2", Task::feature},
@@ -403,7 +405,7 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "hubert",     "wavlm",
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
                                                   "convnext",   "convnextv2", "swin",     "esm",
-                                                  "resnet"};
+                                                  "resnet",     "dinov3_vit"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

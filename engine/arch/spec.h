@@ -663,6 +663,15 @@ struct TransformerSpec {
   bool resnet_downsample_in_first_stage = false;  // the first stage's first block strides 2
   bool resnet_downsample_in_bottleneck = false;   // a bottleneck strides in its first 1x1 instead of its 3x3
 
+  // [dinov3_vit]
+  // DINOv3ViTConfig, read by models/hf/import_dinov3_vit.cpp and engine/arch/vision/hf_dinov3.cpp only (DINOv3ViTModel:
+  // inference of the bare backbone; transformers 5.17 has no image-classification class for it). With [vit]'s image
+  // fields and image_extra_tokens = num_register_tokens. The projections' biases (query_bias True, key_bias False,
+  // value_bias True, proj_bias True; mlp_bias is mlp_bias), use_gated_mlp (gate / up / down with hidden_act) and
+  // the layer scale (always present: layerscale_value only sets its initial value). False for every other type.
+  bool dinov3_query_bias = false, dinov3_key_bias = false, dinov3_value_bias = false, dinov3_proj_bias = false;
+  bool dinov3_gated_mlp = false;
+
   // [esm]
   // EsmConfig, read by models/hf/import_esm.cpp and engine/arch/encoders/esm.cpp only; false for every other
   // model_type. esm_rotary: position_embedding_type "rotary" (ESM-2: a RotaryEmbedding per self-attention on the
