@@ -16,31 +16,13 @@
 
 namespace memplan::hf {
 
-namespace {
-// A list of positive integers (hidden_sizes, depths), default `dflt` when absent.
-std::vector<int64_t> positive_list(const ConfigReader& r, const char* key, std::vector<int64_t> dflt, int64_t limit) {
-  const json* v = r.raw(key);
-  if (!v) return dflt;
-  if (!v->is_array() || v->empty() || v->size() > 16)
-    throw InputError(r.name(key), dump_short(*v), "must be a list of 1 to 16 positive integers");
-  std::vector<int64_t> out;
-  for (const auto& e : *v) {
-    if (!e.is_number_integer() || e.get<int64_t>() <= 0 || e.get<int64_t>() > limit)
-      throw InputError(r.name(key), dump_short(*v),
-                       "must hold positive integers of at most " + std::to_string(limit));
-    out.push_back(e.get<int64_t>());
-  }
-  return out;
-}
-}  // namespace
-
 TransformerSpec import_convnext(const ConfigReader& r, const std::string& type) {
   const bool v2 = type == "convnextv2";
   const std::string cls = v2 ? "ConvNextV2ForImageClassification" : "ConvNextForImageClassification";
   TransformerSpec s;
   s.family = TransformerSpec::Family::bert;  // an encoder (no causal LM head); the builder is the model's own
-  s.stage_widths = positive_list(r, "hidden_sizes", {96, 192, 384, 768}, kMaxDim / 4);
-  s.stage_depths = positive_list(r, "depths", {3, 3, 9, 3}, kMaxLayers);
+  s.stage_widths = image::stage_list(r, "hidden_sizes", {96, 192, 384, 768}, kMaxDim / 4);
+  s.stage_depths = image::stage_list(r, "depths", {3, 3, 9, 3}, kMaxLayers);
   const int64_t stages = r.positive({"num_stages"}, 4, 16);
   if (static_cast<size_t>(stages) != s.stage_depths.size())
     throw InputError(r.name("num_stages"), std::to_string(stages),

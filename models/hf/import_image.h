@@ -3,6 +3,7 @@
 // and (ViT and DeiT, whose configs are the same class shape) the encoder's layer keys.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "models/hf_config_reader.h"
 
@@ -19,6 +20,22 @@ inline int64_t square_size(const ConfigReader& r, const char* key, int64_t dflt)
     return ConfigReader(one, r.name("")).positive({key}, dflt, kMaxImageSize);
   }
   return r.positive({key}, dflt, kMaxImageSize);
+}
+
+// A per-stage list of positive integers (hidden_sizes, depths, num_heads of the hierarchical backbones: convnext,
+// swin, resnet), at most `limit` each, 1 to 16 entries; `dflt` when absent.
+inline std::vector<int64_t> stage_list(const ConfigReader& r, const char* key, std::vector<int64_t> dflt, int64_t limit) {
+  const json* v = r.raw(key);
+  if (!v) return dflt;
+  if (!v->is_array() || v->empty() || v->size() > 16)
+    throw InputError(r.name(key), dump_short(*v), "must be a list of 1 to 16 positive integers");
+  std::vector<int64_t> out;
+  for (const auto& e : *v) {
+    if (!e.is_number_integer() || e.get<int64_t>() <= 0 || e.get<int64_t>() > limit)
+      throw InputError(r.name(key), dump_short(*v), "must hold positive integers of at most " + std::to_string(limit));
+    out.push_back(e.get<int64_t>());
+  }
+  return out;
 }
 
 // image_size (default `image_dflt`), patch_size (`patch_dflt`), num_channels (3) into s; a patch larger than the

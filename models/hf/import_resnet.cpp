@@ -14,27 +14,11 @@
 
 namespace memplan::hf {
 
-namespace {
-std::vector<int64_t> positive_list(const ConfigReader& r, const char* key, std::vector<int64_t> dflt, int64_t limit) {
-  const json* v = r.raw(key);
-  if (!v) return dflt;
-  if (!v->is_array() || v->empty() || v->size() > 16)
-    throw InputError(r.name(key), dump_short(*v), "must be a list of 1 to 16 positive integers");
-  std::vector<int64_t> out;
-  for (const auto& e : *v) {
-    if (!e.is_number_integer() || e.get<int64_t>() <= 0 || e.get<int64_t>() > limit)
-      throw InputError(r.name(key), dump_short(*v), "must hold positive integers of at most " + std::to_string(limit));
-    out.push_back(e.get<int64_t>());
-  }
-  return out;
-}
-}  // namespace
-
 TransformerSpec import_resnet(const ConfigReader& r) {
   TransformerSpec s;
   s.family = TransformerSpec::Family::bert;  // an encoder-like image model (no causal LM head); its own builder
-  s.stage_widths = positive_list(r, "hidden_sizes", {256, 512, 1024, 2048}, kMaxDim / 4);
-  s.stage_depths = positive_list(r, "depths", {3, 4, 6, 3}, kMaxLayers);
+  s.stage_widths = image::stage_list(r, "hidden_sizes", {256, 512, 1024, 2048}, kMaxDim / 4);
+  s.stage_depths = image::stage_list(r, "depths", {3, 4, 6, 3}, kMaxLayers);
   if (s.stage_widths.size() != s.stage_depths.size())
     throw InputError(r.name("depths"), std::to_string(s.stage_depths.size()) + " entries",
                      "differ from the " + std::to_string(s.stage_widths.size()) + " of hidden_sizes");

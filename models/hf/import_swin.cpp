@@ -21,29 +21,12 @@
 
 namespace memplan::hf {
 
-namespace {
-std::vector<int64_t> positive_list(const ConfigReader& r, const char* key, std::vector<int64_t> dflt, int64_t limit) {
-  const json* v = r.raw(key);
-  if (!v) return dflt;
-  if (!v->is_array() || v->empty() || v->size() > 16)
-    throw InputError(r.name(key), dump_short(*v), "must be a list of 1 to 16 positive integers");
-  std::vector<int64_t> out;
-  for (const auto& e : *v) {
-    if (!e.is_number_integer() || e.get<int64_t>() <= 0 || e.get<int64_t>() > limit)
-      throw InputError(r.name(key), dump_short(*v),
-                       "must hold positive integers of at most " + std::to_string(limit));
-    out.push_back(e.get<int64_t>());
-  }
-  return out;
-}
-}  // namespace
-
 TransformerSpec import_swin(const ConfigReader& r) {
   TransformerSpec s;
   s.family = TransformerSpec::Family::bert;  // an encoder (no causal LM head); the builder is the model's own
   const int64_t embed = r.positive({"embed_dim"}, 96, kMaxDim / 4);
-  s.stage_depths = positive_list(r, "depths", {2, 2, 6, 2}, kMaxLayers);
-  s.swin_stage_heads = positive_list(r, "num_heads", {3, 6, 12, 24}, kMaxDim);
+  s.stage_depths = image::stage_list(r, "depths", {2, 2, 6, 2}, kMaxLayers);
+  s.swin_stage_heads = image::stage_list(r, "num_heads", {3, 6, 12, 24}, kMaxDim);
   if (s.swin_stage_heads.size() != s.stage_depths.size())
     throw InputError(r.name("num_heads"), std::to_string(s.swin_stage_heads.size()) + " entries",
                      "differ from the " + std::to_string(s.stage_depths.size()) + " stages of depths");

@@ -6,6 +6,14 @@ namespace memplan::testing {
 
 TransformerSpec import_config(const std::string& text) { return import_hf_config(nlohmann::json::parse(text)); }
 
+ModelSpec model_of_config(const std::string& text) {
+  ModelSpec m;
+  m.kind = ModelSpec::Kind::transformer;
+  m.name = "test";
+  m.transformer = import_config(text);
+  return m;
+}
+
 std::string input_error_of(const std::function<void()>& fn) {
   try {
     fn();

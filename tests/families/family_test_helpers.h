@@ -23,6 +23,9 @@ namespace memplan::testing {
 // The spec import_hf_config makes of a config.json text.
 TransformerSpec import_config(const std::string& text);
 
+// A transformer ModelSpec named "test" around import_config(text).
+ModelSpec model_of_config(const std::string& text);
+
 // The message of the InputError fn throws, or "no error".
 std::string input_error_of(const std::function<void()>& fn);
 
