@@ -118,11 +118,17 @@ bool input_requires_grad(Tracker& t, const RunConfig& cfg, TensorId weight) {
 TensorId adapt(GraphBuilder& b, Tracker& t, TensorId x, TensorId base_out, std::string_view module, int64_t in,
                int64_t out) {
   const LoraConfig& c = b.config().lora;
-  ++t.adapted_linears;
   const std::string m(module);
-  // update_layer: nn.Linear(in, r) and nn.Linear(r, out) without bias, upcast to fp32 (cast_adapter_dtype).
-  const TensorId wa = b.param(m + ".lora_A.default.weight", {c.r, in}, true, DType::f32);
-  const TensorId wb = b.param(m + ".lora_B.default.weight", {out, c.r}, true, DType::f32);
+  // update_layer: nn.Linear(in, r) and nn.Linear(r, out) without bias, upcast to fp32 (cast_adapter_dtype); made
+  // once per module (a second call of the same module reuses them).
+  auto found = t.adapters.find(m);
+  if (found == t.adapters.end()) {
+    ++t.adapted_linears;
+    const TensorId a_w = b.param(m + ".lora_A.default.weight", {c.r, in}, true, DType::f32);
+    const TensorId b_w = b.param(m + ".lora_B.default.weight", {out, c.r}, true, DType::f32);
+    found = t.adapters.emplace(m, std::make_pair(a_w, b_w)).first;
+  }
+  const TensorId wa = found->second.first, wb = found->second.second;
   // _cast_input_dtype: x.to(fp32), a copy only for a 16-bit x; the rebound local lives until forward returns.
   const TensorId xa = b.to(x, DType::f32);
   const bool copied = xa != x;

@@ -28,6 +28,7 @@
 //  - With gradient checkpointing enabled on the base model, PeftModel calls enable_input_require_grads()
 //    (peft_model.py _prepare_model_for_gradient_checkpointing): the embedding output requires grad.
 #pragma once
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,9 @@ struct Tracker {
   int64_t adapted_linears = 0;
   std::vector<TensorId> quantized;  // weights already given their bitsandbytes storage
   TensorId input_embedding = kNoTensor;  // the first embedding's weight: get_input_embeddings()
+  // Each adapted module's lora_A / lora_B weights, made at its first call: a module the forward calls twice
+  // (DeBERTa's shared key_proj / query_proj over the relative embeddings) has one adapter.
+  std::map<std::string, std::pair<TensorId, TensorId>, std::less<>> adapters;
 };
 
 // transformers' gradient_checkpointing_enable (modeling_utils.py, main_input_name "input_ids") and peft's

@@ -13,18 +13,19 @@
 //       = (ids == mask).sum(-1).float() / S is an fp32 [B]; dividing a 16-bit [B, S, H] by an fp32 [B, 1, 1]
 //       promotes to an fp32 [B, S, H] (the divisor is saved), cast back by .to().
 //     absolute: + position_embeddings(position_ids) (a [B, S, H] local); emb_layer_norm_before: LayerNorm.
-//   EsmModel.forward: attention_mask = torch.ones((B, S)) of the default dtype (the model's: the harness sets it),
-//     then get_extended_attention_mask: (1.0 - mask[:, None, None, :].to(dtype)) * finfo.min, a [B, 1, 1, S]
-//     additive mask of the model's dtype held until forward returns (the ones die when it returns). The
-//     embeddings' output (inputs_embeds there) stays bound until EsmModel.forward returns.
+//   EsmModel.forward: _create_attention_masks -> create_bidirectional_mask(attention_mask=None): None for SDPA and
+//     eager (no padding to mask). Rotary: position_ids = torch.arange(S).unsqueeze(0) ([1, S] int64) and
+//     EsmRotaryEmbedding(inputs_embeds, position_ids), LlamaRotaryEmbedding's statements (fp32 with autocast off,
+//     cos / sin [1, S, D] returned in the embeddings' dtype: fp32 under amp); both bound until forward returns, as
+//     is the embeddings' output.
 //   EsmLayer (a GradientCheckpointingLayer; pre-LN, no LayerNorm inside the sub-layers' outputs):
 //     EsmAttention: ln = LayerNorm(h) (bound until it returns); EsmSelfAttention: q, k, v = Linear views
-//       [B, H, S, D]; q = q * D^-0.5 (before the rotary embedding); rotary: apply_rotary_pos_emb(q).to(q.dtype),
-//       then the same for k, with the layer's cached fp32 cos / sin [1, 1, S, D]: a 16-bit q times fp32 cos is an
-//       fp32 product (x * cos + rotate_half(x) * sin, three fp32 [B, H, S, D] and a 16-bit cat), cast back; the
-//       scaled q and the projected k stay bound until both are rotated. SDPA (scale 1.0, the additive mask) or
-//       eager (matmul * 1.0, + mask, softmax(dtype=fp32).to(dtype), dropout, matmul, transpose().contiguous()),
-//       the probabilities bound as `_` until EsmAttention returns. EsmSelfOutput: dense, dropout, + h.
+//       [B, H, S, D]; q = q * D^-0.5 (before the rotary embedding); apply_rotary_pos_emb:
+//       q_embed = (q.float() * cos) + (rotate_half(q.float()) * sin), .to(q.dtype), then the same for k: two fp32
+//       copies of a 16-bit q (each dies after its product; ToCopyBackward and the products against the no-grad
+//       tables save nothing), fp32 products, the cast back; the scaled q and the projected k stay bound until both
+//       are rotated. Attention: BERT's eager_attention_forward (copied; softmax without a dtype) or SDPA, no mask,
+//       scale 1.0; the probabilities bound as `_` until EsmAttention returns. EsmSelfOutput: dense, dropout, + h.
 //     feed_forward_chunk: ln2 = LayerNorm(attention_output); EsmIntermediate: dense, then the module's gelu()
 //       x * 0.5 * (1.0 + torch.erf(x / sqrt(2))): x * 0.5 and (1 + erf) are saved by the product, erf's input by
 //       erf (three [B, S, I] saved where nn.GELU saves one); EsmOutput: dense, dropout, + attention_output.
@@ -37,15 +38,16 @@
 // Parameters and buffers in the order they reach the GPU (model.to("cuda"): Module._apply, each module's children
 // before its own parameters and buffers; built on the device: construction order, which differs only where noted):
 // word_embeddings, [layer_norm], [position_embeddings], the position_ids buffer (int64 [1, max_position_embeddings]);
-// per layer query, key,
-// value, [rotary inv_freq, fp32 [D / 2]], attention.output.dense, attention.LayerNorm, intermediate.dense,
-// output.dense, LayerNorm; emb_layer_norm_after; [pooler.dense for EsmModel]; contact_head.regression
-// (Linear(layers * heads, 1): never called by these forwards, so no gradient and no optimizer state); the head
-// (lm: dense, layer_norm, the decoder's own weight until the tie drops it, bias). Each layer's RotaryEmbedding
-// caches its cos / sin tables on the first forward and keeps them (per layer, fp32, 2 * S * D * 4 bytes): they
-// are registered here as buffers after every parameter.
-#include "engine/arch/encoders/bert_parts.h"
+// [rotary_embeddings.inv_freq, fp32 [D / 2]: one, EsmModel's]; per layer query, key, value,
+// attention.output.dense, attention.LayerNorm, intermediate.dense, output.dense, LayerNorm; emb_layer_norm_after;
+// [pooler.dense for EsmModel]; contact_head.regression (Linear(layers * heads, 1): never called by these forwards, so
+// no gradient and no optimizer state); the head (lm: dense, layer_norm, the decoder's own weight until the tie drops
+// it, bias).
+// History: the first version (family set 32's predictions) was written from an older modeling_esm.py (a
+// RotaryEmbedding per layer with cached fp32 tables, an all-ones extended mask, eager softmax in fp32); the installed
+// 5.17 file (dump_sources.py esm) is what this mirrors now.
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/encoders/bert_parts.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -57,48 +59,28 @@ TensorId apply(GraphBuilder& b, const BertLinear& l, TensorId x) { return b.line
 struct EsmLayerParams {
   BertLinear q, k, v, o, inter, out;
   TensorId ln_w, ln_b, ln2_w, ln2_b;
-  TensorId cos = kNoTensor, sin = kNoTensor;
 };
 
-// gelu(x) = x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0))), left operand first.
+// gelu(x) = x * 0.5 * (1.0 + torch.erf(x / math.sqrt(2.0))), left operand first. x stays bound (gelu's argument and
+// the caller's local) until gelu returns: the product's inputs, x and its output are alive together.
 TensorId esm_gelu(GraphBuilder& b, TensorId x) {
+  b.hold(x);
   const TensorId half = b.scalar_op("mul_scalar", x, false);
   const TensorId scaled = b.scalar_op("div_scalar", x, false);
   const TensorId erf = b.unary("erf", scaled, true, false);  // ErfBackward saves its input
   const TensorId one_plus = b.add_scalar(erf);
-  return b.mul(half, one_plus);
+  const TensorId out = b.mul(half, one_plus);
+  b.drop(x);
+  return out;
 }
 
-// apply_rotary_pos_emb(x, cos, sin).to(dtype=x.dtype): fp32 tables promote a 16-bit x.
+// apply_rotary_pos_emb for one of q / k: (x.float() * cos) + (rotate_half(x.float()) * sin), then .to(x.dtype).
+// x.float() is x itself in fp32, else a copy made twice (one per product, each a temporary).
 TensorId esm_rotary(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin) {
   const DType dt = b.dtype(x);
-  return b.to(rope(b, x, cos, sin), dt);
-}
-
-// EsmSelfAttention's attention core after the rotary embedding: q, k, v [B, H, S, D], the additive mask
-// [B, 1, 1, S]. Returns the context [B, S, H, D]; `weights` the eager probabilities (kNoTensor for SDPA).
-TensorId esm_attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v,
-                            TensorId mask, TensorId& weights) {
-  const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, nh = s.num_heads, hd = s.head_dim;
-  weights = kNoTensor;
-  if (cfg.attn == AttnImpl::sdpa) {
-    // sdpa_attention_forward: not causal, the mask sliced to the key length (a view), scale 1.0; the fused
-    // kernel's output is laid out [B, S, H, D], so transpose(1, 2).contiguous() is a view. The mask is held by
-    // EsmModel.forward for the whole encoder.
-    return b.sdpa(q, k, v, s.attn_dropout, false);
-  }
-  // eager_attention_forward: torch.matmul copies head-split operands whose batch and head dims cannot merge (the
-  // rotated q / k keep the projections' [B, S, H, D] order, v is a transposed view), each copy saved by its bmm.
-  TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);  // * scaling
-  scores = b.add(scores, mask);
-  b.hold(scores);  // softmax(..., dtype=float32).to(query.dtype): one statement
-  TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(q));
-  b.drop(scores);
-  probs = b.dropout(probs, s.attn_dropout);
-  weights = probs;
-  b.hold(weights);
-  return b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, /*grad_copied=*/true);
+  const TensorId a = b.mul(b.to(x, DType::f32), cos);
+  const TensorId c = b.mul(rotate_half(b, b.to(x, DType::f32)), sin);
+  return b.to(b.add(a, c), dt);
 }
 
 }  // namespace
@@ -125,6 +107,7 @@ void build_esm(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId posw =
       s.esm_rotary ? kNoTensor : b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
   if (!built_on_device) b.buffer("embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+  if (s.esm_rotary) b.buffer("rotary_embeddings.inv_freq", {hd / 2}, DType::f32);
   std::vector<EsmLayerParams> layers(static_cast<size_t>(s.num_layers));
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const std::string p = "encoder.layer." + std::to_string(i) + ".";
@@ -133,7 +116,6 @@ void build_esm(GraphBuilder& b, const TransformerSpec& s) {
     w.q = bert_linear(b, p + "attention.self.query", H, H, train);
     w.k = bert_linear(b, p + "attention.self.key", H, H, train);
     w.v = bert_linear(b, p + "attention.self.value", H, H, train);
-    if (s.esm_rotary) b.buffer(p + "attention.self.rotary_embeddings.inv_freq", {hd / 2}, DType::f32);
     w.o = bert_linear(b, p + "attention.output.dense", H, H, train);
     w.ln_w = b.param(p + "attention.LayerNorm.weight", {H}, train);
     w.ln_b = b.param(p + "attention.LayerNorm.bias", {H}, train);
@@ -164,13 +146,6 @@ void build_esm(GraphBuilder& b, const TransformerSpec& s) {
     lm_bias = b.param("lm_head.bias", {V}, emb_train);
   } else if (cfg.task != Task::feature) {
     head = roberta_cls_params(b, s);
-  }
-  if (s.esm_rotary) {  // each layer's cached tables, made by its first forward and kept
-    for (int64_t i = 0; i < s.num_layers; ++i) {
-      const std::string p = "encoder.layer." + std::to_string(i) + ".attention.self.rotary_embeddings.";
-      layers[static_cast<size_t>(i)].cos = b.buffer(p + "_cos_cached", {1, 1, S, hd}, DType::f32);
-      layers[static_cast<size_t>(i)].sin = b.buffer(p + "_sin_cached", {1, 1, S, hd}, DType::f32);
-    }
   }
 
   // ---- EsmEmbeddings.forward
@@ -218,14 +193,17 @@ void build_esm(GraphBuilder& b, const TransformerSpec& s) {
   for (TensorId t : {inputs_embeds, position_ids, ratio, pe})
     if (t != kNoTensor && t != embedding_output) b.drop(t);
 
-  // ---- EsmModel.forward: the extended attention mask
-  const DType model_dt = b.param_dtype();
-  const TensorId ones = op1("ones", {}, model_dt);
-  b.hold(ones);
-  const TensorId mask = b.generic_one(
-      "mul_scalar", {b.generic_one("rsub", {b.view(ones, {B, 1, 1, S})}, {B, 1, 1, S}, model_dt)}, {B, 1, 1, S}, model_dt);
-  b.hold(mask);
-  b.drop(ones);
+  // ---- EsmModel.forward: no mask (create_bidirectional_mask returns None); the rotary tables
+  TensorId arange = kNoTensor, cos = kNoTensor, sin = kNoTensor;
+  if (s.esm_rotary) {
+    arange = b.generic_one("arange", {}, {1, S}, DType::i64);  // position_ids, bound until forward returns
+    b.hold(arange);
+    const std::pair<TensorId, TensorId> cs = rotary_cos_sin(b, 1, S, hd, b.dtype(embedding_output));
+    cos = cs.first;
+    sin = cs.second;
+    b.hold(cos);
+    b.hold(sin);
+  }
 
   // ---- EsmEncoder
   TensorId h = embedding_output;
@@ -248,17 +226,17 @@ void build_esm(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(q);
     if (s.esm_rotary) {
       // query_layer, key_layer = self.rotary_embeddings(query_layer, key_layer): rebound once both are rotated.
-      const TensorId qe = esm_rotary(b, q, w.cos, w.sin);
+      const TensorId qe = esm_rotary(b, q, cos, sin);
       b.hold(qe);
-      const TensorId ke = esm_rotary(b, k, w.cos, w.sin);
+      const TensorId ke = esm_rotary(b, k, cos, sin);
       b.hold(ke);
       b.drop(q);
       b.drop(k);
       q = qe;
       k = ke;
     }
-    TensorId weights = kNoTensor;
-    const TensorId ctx = esm_attention_core(b, s, q, k, v, mask, weights);
+    const BertAttentionOut att = bert_attention(b, s, q, k, v);
+    const TensorId ctx = att.output, weights = att.weights;
     for (TensorId t : {q, k, v}) b.drop(t);  // EsmSelfAttention's locals
     b.hold(ctx);  // attn_output until self.output has returned
     const TensorId a = b.add(b.dropout(apply(b, w.o, b.view(ctx, {B, S, H})), s.resid_dropout), h);
@@ -280,13 +258,13 @@ void build_esm(GraphBuilder& b, const TransformerSpec& s) {
 
   if (cfg.task == Task::feature) {  // EsmModel: BaseModelOutputWithPooling(last_hidden_state, pooler_output)
     const TensorId pooled = encoder_pooler(b, pooler, seq, embedding_output);
-    b.drop(embedding_output);
-    b.drop(mask);
+    for (TensorId t : {embedding_output, arange, cos, sin})
+      if (t != kNoTensor) b.drop(t);
     forward_output(b, {seq, pooled});
     return;
   }
-  b.drop(embedding_output);  // EsmModel.forward returns
-  b.drop(mask);
+  for (TensorId t : {embedding_output, arange, cos, sin})  // EsmModel.forward returns
+    if (t != kNoTensor) b.drop(t);
   if (!lm) {
     roberta_cls_head(b, s, head, seq, labels);  // EsmClassificationHead / EsmForTokenClassification
     return;

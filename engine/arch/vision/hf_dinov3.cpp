@@ -14,7 +14,8 @@
 //     q_patches * cos + rotate_half(q_patches) * sin (under autocast bf16 q times fp32 cos is fp32), then
 //     cat((prefix, rotated), dim=-2) -> a new [B, heads, S, D] (fp32 under autocast), the same for k; the rotated
 //     patch parts live until both cats are done. SDPA (no mask, not causal; autocast casts fp32 q / k back to 16
-//     bits) or eager; reshape; o_proj. layer_scale1 (h * lambda1: fp32 under autocast), drop_path (identity in
+//     bits) or eager (softmax without a dtype; the probabilities are returned and bound as the layer's `_` until
+//     it returns, through the MLP); reshape; o_proj. layer_scale1 (h * lambda1: fp32 under autocast), drop_path (identity in
 //     eval) + residual; norm2; MLP (up, act, down) or gated MLP (down(act(gate(x)) * up(x))); layer_scale2; + residual.
 //   The final norm; pooler_output = sequence_output[:, 0, :] (a view); both returned.
 // Parameters and buffers in model.to("cuda") order (Module._apply: children first): embeddings.patch_embeddings
@@ -135,6 +136,7 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
     b.begin_layer("layer." + std::to_string(i), false);
     const TensorId residual = h;
     b.hold(residual);  // the model's loop variable and `residual` until the layer's first add
+    TensorId weights = kNoTensor;  // eager's probabilities
     TensorId a = b.layer_norm(h, w.n1_w, w.n1_b);
     {
       vision::ModuleCall attn_call(b, a);  // hidden_states, the attention's argument
@@ -156,14 +158,11 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
       TensorId ctx;
       if (cfg.attn == AttnImpl::sdpa) {
         ctx = b.sdpa(qe, ke, v, s.attn_dropout, false);
-      } else {
-        TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, ke, {B, nh, S, S}, true, true), false);
-        b.hold(scores);
-        TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(qe));
-        b.drop(scores);
-        b.hold(probs);  // attn_weights, returned with the output
-        ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, true);
-        b.drop(probs);
+      } else {  // eager_attention_forward: softmax without a dtype (BERT's), dropout an identity in eval
+        const TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, ke, {B, nh, S, S}, true, true), false);
+        weights = b.softmax_last(scores);
+        b.hold(weights);  // attn_weights: returned, then bound as the layer's `_` until the layer returns
+        ctx = b.contiguous_copy(b.matmul(weights, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, true);
       }
       const TensorId o = apply(b, w.o, b.view(ctx, {B, S, H}));
       for (TensorId t : {qe, ke, v}) b.drop(t);
@@ -189,6 +188,7 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
     m = b.mul(m, w.ls2);  // layer_scale2
     h = b.add(m, residual2);
     b.drop(residual2);
+    if (weights != kNoTensor) b.drop(weights);
     b.end_layer();
   }
   const TensorId seq = b.layer_norm(h, nf_w, nf_b);
