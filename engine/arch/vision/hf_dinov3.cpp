@@ -1,7 +1,10 @@
 // DINOv3ViTModel (transformers models/dinov3_vit/modeling_dinov3_vit.py), the inference forward of the bare backbone
 // (AutoModel; transformers 5.17 has no image-classification class for it, so no loss and no training step).
 // Written from the modeling file before any run of it was measured (family set 35, held out:
-// data/validation/predictions/families35-holdout.json). Stages, under model.eval() and inference_mode:
+// data/validation/predictions/families35-holdout.json), then corrected against those rows (measured on an H100,
+// data/validation/h100-families.jsonl; data/validation/notes-f35/dinov3.md): the embeddings' output and each layer's
+// input held to the end, both rotations before both cats, eager probabilities bound as `_`. Stages, under
+// model.eval() and inference_mode:
 //   DINOv3ViTEmbeddings: patch Conv2d (kernel = stride = patch, bias) -> flatten(2).transpose(1, 2) (a view) ->
 //     cat([cls_token.expand, register_tokens.expand, patches], dim=1): [B, 1 + R + N, H] (under autocast the bf16
 //     patches promote to the fp32 tokens' dtype: the residual stream is fp32); the conv output dies at the return.
@@ -9,14 +12,16 @@
 //     angles = 2 pi * coords[:, :, None] * inv_freq[None, None, :] ([N, 2, D / 4] fp32), flatten, tile(2) -> [N, D],
 //     cos and sin, each .to(pixel_values.dtype) (a copy in a 16-bit model); the pair is bound until the model
 //     returns.
-//   DINOv3ViTLayer: residual = h; norm1; attention: q, k, v projections viewed [B, heads, S, D];
-//     apply_rotary_pos_emb rotates the patch tokens only: q.split((1 + R, N), dim=-2) (views),
-//     q_patches * cos + rotate_half(q_patches) * sin (under autocast bf16 q times fp32 cos is fp32), then
-//     cat((prefix, rotated), dim=-2) -> a new [B, heads, S, D] (fp32 under autocast), the same for k; the rotated
-//     patch parts live until both cats are done. SDPA (no mask, not causal; autocast casts fp32 q / k back to 16
-//     bits) or eager (softmax without a dtype; the probabilities are returned and bound as the layer's `_` until
-//     it returns, through the MLP); reshape; o_proj. layer_scale1 (h * lambda1: fp32 under autocast), drop_path (identity in
-//     eval) + residual; norm2; MLP (up, act, down) or gated MLP (down(act(gate(x)) * up(x))); layer_scale2; + residual.
+//   DINOv3ViTModel.forward keeps the embeddings' output (hidden_states) bound until it returns.
+//   DINOv3ViTLayer (its input bound by the encoder's loop variable until it returns): residual = h; norm1;
+//     attention: q, k, v projections viewed [B, heads, S, D]; apply_rotary_pos_emb rotates the patch tokens only:
+//     q.split((1 + R, N), dim=-2) (views), q_patches * cos + rotate_half(q_patches) * sin (under autocast bf16 q
+//     times fp32 cos is fp32), the same for k, and only then cat((prefix, rotated), dim=-2) for q and for k (a new
+//     [B, heads, S, D], fp32 under autocast); the rotated patch parts live until the function returns. SDPA (no
+//     mask, not causal; autocast casts fp32 q / k back to 16 bits) or eager (softmax without a dtype; the
+//     probabilities are returned and bound as the layer's `_` until it returns, through the MLP); reshape;
+//     o_proj. layer_scale1 (h * lambda1: fp32 under autocast), drop_path (identity in eval) + residual; norm2;
+//     MLP (up, act, down) or gated MLP (down(act(gate(x)) * up(x))); layer_scale2; + residual.
 //   The final norm; pooler_output = sequence_output[:, 0, :] (a view); both returned.
 // Parameters and buffers in model.to("cuda") order (Module._apply: children first): embeddings.patch_embeddings
 // (weight, bias), then the embeddings' own cls_token, mask_token (unused without bool_masked_pos) and
@@ -43,15 +48,24 @@ struct Dinov3Layer {
   VitLinear q, k, v, o, gate, up, down;
 };
 
-// apply_rotary_pos_emb for one of q / k [B, heads, S, D]: the patch tokens rotated, the prefix passed through.
-// Returns the cat; `rotated` is the rotated patch part (the caller keeps it until both cats are done).
-TensorId rotate_patches(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin, int64_t prefix, TensorId& rotated) {
-  const Shape xs = b.shape(x);
+// apply_rotary_pos_emb over q and k [B, heads, S, D]: both patch parts are rotated first, then both cats run
+// (q_patches and k_patches are rebound before `q = torch.cat(...)`), so the q cat never coexists with k's rotation
+// temporaries. Returns the cats; the rotated parts die when the function returns.
+std::pair<TensorId, TensorId> rotate_patches(GraphBuilder& b, TensorId q, TensorId k, TensorId cos, TensorId sin,
+                                             int64_t prefix) {
+  const Shape xs = b.shape(q);
   const Shape pre{xs[0], xs[1], prefix, xs[3]}, pat{xs[0], xs[1], xs[2] - prefix, xs[3]};
-  const TensorId head = b.view(x, pre);
-  rotated = rope(b, b.view(x, pat), cos, sin);
-  b.hold(rotated);
-  return b.cat("cat", {head, rotated}, -2);
+  const TensorId qr = rope(b, b.view(q, pat), cos, sin);
+  b.hold(qr);
+  const TensorId kr = rope(b, b.view(k, pat), cos, sin);
+  b.hold(kr);
+  const TensorId qe = b.cat("cat", {b.view(q, pre), qr}, -2);
+  b.hold(qe);
+  const TensorId ke = b.cat("cat", {b.view(k, pre), kr}, -2);
+  b.drop(qr);
+  b.drop(kr);
+  b.drop(qe);  // handed back to the caller, which holds it
+  return {qe, ke};
 }
 
 }  // namespace
@@ -112,6 +126,8 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
     const TensorId seq = b.view(patches, {B, N, H});  // flatten(2).transpose(1, 2)
     h = b.cat("cat", {b.expand(cls, {B, 1, H}), b.expand(regs, {B, reg, H}), seq}, 1);
   }
+  const TensorId embedding_output = h;
+  b.hold(embedding_output);  // DINOv3ViTModel.forward's hidden_states until it returns
   // ---- rotary tables (autocast off): fp32 temporaries, cast to the pixel dtype
   TensorId cos, sin;
   {
@@ -135,7 +151,7 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
     const Dinov3Layer& w = layers[static_cast<size_t>(i)];
     b.begin_layer("layer." + std::to_string(i), false);
     const TensorId residual = h;
-    b.hold(residual);  // the model's loop variable and `residual` until the layer's first add
+    b.hold(residual);  // the encoder's loop variable (and `residual` until its rebinding) until the layer returns
     TensorId weights = kNoTensor;  // eager's probabilities
     TensorId a = b.layer_norm(h, w.n1_w, w.n1_b);
     {
@@ -146,14 +162,11 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
       b.hold(k);
       const TensorId v = b.view(apply(b, w.v, a), {B, nh, S, hd});
       b.hold(v);
-      TensorId qr = kNoTensor, kr = kNoTensor;
-      const TensorId qe = rotate_patches(b, q, cos, sin, 1 + reg, qr);
+      const std::pair<TensorId, TensorId> qk = rotate_patches(b, q, k, cos, sin, 1 + reg);
+      const TensorId qe = qk.first, ke = qk.second;
       b.hold(qe);
-      const TensorId ke = rotate_patches(b, k, cos, sin, 1 + reg, kr);
       b.hold(ke);
-      b.drop(qr);  // apply_rotary_pos_emb returns: its rotated parts go, the projections are rebound
-      b.drop(kr);
-      b.drop(q);
+      b.drop(q);  // the projections are rebound
       b.drop(k);
       TensorId ctx;
       if (cfg.attn == AttnImpl::sdpa) {
@@ -170,7 +183,6 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
     }
     a = b.mul(a, w.ls1);  // layer_scale1
     h = b.add(a, residual);
-    b.drop(residual);
     const TensorId residual2 = h;
     b.hold(residual2);
     TensorId m = b.layer_norm(h, w.n2_w, w.n2_b);
@@ -188,6 +200,7 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
     m = b.mul(m, w.ls2);  // layer_scale2
     h = b.add(m, residual2);
     b.drop(residual2);
+    b.drop(residual);
     if (weights != kNoTensor) b.drop(weights);
     b.end_layer();
   }
@@ -195,6 +208,7 @@ void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId pooled = b.view(seq, {B, H});  // sequence_output[:, 0, :]
   b.drop(cos);
   b.drop(sin);
+  b.drop(embedding_output);
   forward_output(b, {seq, pooled});
 }
 
