@@ -53,7 +53,8 @@ struct FamilyCaseCheck {
 // runs it: peak allocated and peak reserved within bounds(id), the inference KV cache within 1 %, and the
 // measured `params` (sum of p.numel()) exactly, both as the estimate counts them (with LoRA: the peft model's,
 // base + adapters; with a task head: the classification model's) and, without LoRA or a task, as param_count()
-// does. Returns what it checked (counts, listed misses).
+// does. Measured OOM rows (capped runs) are skipped: their verdicts are test_verdict.cpp's. Returns what it checked
+// (counts, listed misses).
 std::vector<FamilyCaseCheck> check_family_cases(const std::function<bool(const ValidationCase&)>& select,
                                                 const std::function<FamilyBounds(const std::string&)>& bounds,
                                                 const std::string& file = "h200-families.jsonl");

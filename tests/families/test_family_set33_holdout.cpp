@@ -15,7 +15,7 @@ TEST_CASE("family set 33, held out: LoRA with a classification head, as predicte
   const auto checked = memplan::testing::check_family_cases(
       [](const memplan::ValidationCase& c) { return c.holdout && c.id.rfind("f33-", 0) == 0; },
       [](const std::string& id) {
-        if (id == "f33-esm650-seqcls-bf16-r16-qkv-b8s600") return memplan::testing::FamilyBounds{0.006, 0.012};
+        if (id == "f33-esm650-seqcls-bf16-r16-qkv-b8s600") return memplan::testing::FamilyBounds{0.009, 0.012};
         return memplan::testing::FamilyBounds{0.0005, 0.0005};
       },
       "h100-families.jsonl");
