@@ -67,7 +67,10 @@ TensorId esm_gelu(GraphBuilder& b, TensorId x) {
   b.hold(x);
   const TensorId half = b.scalar_op("mul_scalar", x, false);
   const TensorId scaled = b.scalar_op("div_scalar", x, false);
-  const TensorId erf = b.unary("erf", scaled, true, false);  // ErfBackward saves its input
+  // ErfBackward saves its input; its formula, 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad, is one C++
+  // full-expression: pow, neg, exp and the scaled exp are temporaries alive until the gradient is made.
+  const int64_t t = b.info(scaled).bytes;
+  const TensorId erf = b.generic({"erf", {scaled}, {{b.shape(scaled), b.dtype(scaled)}}, {0}, {}, {}, {}, {t, t, t, t}})[0];
   const TensorId one_plus = b.add_scalar(erf);
   const TensorId out = b.mul(half, one_plus);
   b.drop(x);
