@@ -250,13 +250,26 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   // dv, before the scratch), and the expand's backward then sums it to the mask's shape (whole-run stream
   // f2-flanl-bf16 checkpointed: the [B, H, q, k] gradient, the q-sized scratch freed, then the summed gradient
   // allocated and the expanded one freed).
-  // The scratch measured with T5's masks: q-sized fp32 plus 32 B per (batch, head) (whole-run streams: mT5-base
-  // b6 x 128 q 2,361,600 B, Flan-T5-base b4 x 128 q 1,574,400 B)
-  std::vector<int64_t> bwd{checked_mul(bhl, 4), checked_add(q_f32, checked_mul(checked_mul(B, H), 32))};
+  // The scratch with T5's masks: the kernel's grad-q accumulator, whole tiles of 64 queries (workspace_elements_gq:
+  // ceil(q / kBlockSizeI) blocks) in fp32, plus 32 B per (batch, head) (whole-run streams: mT5-base b6 x 128 q
+  // 2,361,600 B, Flan-T5-base b4 x 128 q 1,574,400 B, t5-small's decoder q = 90 at b6: 1,574,400 B, 128 rows).
+  const int64_t q_rows = (L + 63) / 64 * 64;
+  const int64_t gq_f32 = checked_mul(checked_mul(checked_mul(checked_mul(B, H), q_rows), D), 4);
+  std::vector<int64_t> bwd{checked_mul(bhl, 4), checked_add(gq_f32, checked_mul(checked_mul(B, H), 32))};
   TensorId mask = bias;
-  if (bias_grad && b.shape(bias)[0] != B) mask = b.expand(bias, {B, H, L, Lk});
+  // The kernel allocates the mask's gradient with its last dim padded to a multiple of 16 and slices it back
+  // (the same t5-small stream: [6, 8, 90, 704] for 700 keys): the expanded view is declared at the padded width,
+  // so its gradient buffer is the kernel's.
+  const int64_t Lk16 = (Lk + 15) / 16 * 16;
+  if (bias_grad && b.shape(bias)[0] != B) mask = b.expand(bias, {B, H, L, Lk16});
+  // preprocess_mask pads a mask whose key length is not 8-aligned (pad_bias: a [1, H, q, k + 8 - k % 8] copy of
+  // the unexpanded mask, alive for the call; the t5-small stream's 0.97 MiB at 90 x 700), as in inference.
+  std::vector<int64_t> fwd;
+  if (Lk % 8 != 0)
+    fwd.push_back(checked_mul(checked_mul(checked_mul(checked_mul(b.shape(bias)[0], H), L), Lk + 8 - Lk % 8),
+                              dtype_bytes(b.dtype(bias))));
   auto outs = b.generic({"sdpa_efficient", {q, k, v, mask}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
-                         {0, 1, 2, 3}, {0, 1}, {}, bwd});
+                         {0, 1, 2, 3}, {0, 1}, fwd, bwd});
   return outs[0];
 }
 
