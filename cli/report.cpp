@@ -41,17 +41,6 @@ int64_t device_total(const Estimate& e, const DeviceBudget& d) {
   return checked_add(e.run_peak_reserved_bytes(), d.non_pytorch_bytes, "device bytes");
 }
 
-// model_types whose builder no measured case has checked yet: written from the modeling file and predicted blind
-// (family sets 32, 34 and 35, data/validation/predictions/; runs/families36_run.sh and families38_run.sh measure
-// them). Their verdict's band is other families' errors, which says nothing of a mechanism the builder missed: the
-// report says so. Remove a type once its held-out rows are measured and in the fidelity tests.
-bool family_unmeasured(const ModelSpec& m) {
-  if (m.kind != ModelSpec::Kind::transformer) return false;
-  for (std::string_view t : {"esm", "resnet", "dinov3_vit"})
-    if (m.transformer.model_type == t) return true;
-  return false;
-}
-
 Verdict verdict_on(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d) {
   VerdictInput in;
   in.budget_bytes = d.capacity_bytes;
@@ -112,9 +101,6 @@ std::string verdict_line(const ModelSpec& m, const RunConfig& c, const Estimate&
   const Verdict v = verdict_on(m, c, e, d);
   o << verdict_title(v.kind) << " on " << d.gpu_name << ": needs " << mib(device_total(e, d)) << " MiB of "
     << mib(d.capacity_bytes) << " MiB; " << margin_text(v);
-  if (family_unmeasured(m))
-    o << "; no measured run of model_type " << m.transformer.model_type
-      << " has checked its builder yet (its held-out rows are predicted, not measured): the band is other families'";
   if (v.kind == VerdictKind::borderline) {
     // Which way the truth may lie, from the class's worst case on the margin's side.
     const double f = 100.0 * std::max(v.fits ? v.cls.under_fraction : v.cls.over_fraction, kMinBandFraction);
@@ -183,7 +169,6 @@ nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estim
     j["capacity_bytes"] = d.capacity_bytes;
     add_verdict_json(j, verdict_on(m, c, e, d));
     j["fits"] = fits_on(e, d);
-    j["family_measured"] = !family_unmeasured(m);
   }
   return j;
 }

@@ -29,10 +29,6 @@ bool fits_on(const Estimate& e, const DeviceBudget& d);
 // What the device holds at the run's peak: PyTorch's reserved memory (under the capacity when one is given)
 // plus the non-PyTorch memory.
 int64_t device_total(const Estimate& e, const DeviceBudget& d);
-// Whether `m`'s model_type is one whose builder no measured case has checked yet (predicted blind): the verdict
-// line and the estimate JSON (`family_measured`) say so.
-bool family_unmeasured(const ModelSpec& m);
-
 // The verdict with its margin and the error band of comparable measured cases (engine/verdict.h): the margin
 // is d.capacity_bytes - device_total, the band scales the uncapped peak reserved. Requires d.capacity_bytes > 0.
 Verdict verdict_on(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
