@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B="${1:-build/cli/memplan}"
 files=(data/validation/h200-public-cases.jsonl data/validation/h200-corpus.jsonl data/validation/h200-boundary.jsonl
-       data/validation/h200-families.jsonl data/validation/h200-odd-shapes.jsonl data/validation/h200-distributed.jsonl)
+       data/validation/h200-families.jsonl data/validation/h200-odd-shapes.jsonl data/validation/h200-distributed.jsonl
+       data/validation/h100-families.jsonl)
 priors=()
 for p in data/validation/predictions/*.json; do priors+=(--prior "$p"); done
 tmp="$(mktemp)"
