@@ -658,6 +658,9 @@ std::vector<TensorId> GraphBuilder::generic(const GenericOp& spec) {
     add_grads(op, spec.reads);
     op.bwd_temp_bytes = spec.bwd_temp_bytes;
     op.bwd_pre_temp_bytes = spec.bwd_pre_temp_bytes;
+    for (const auto& [read, bytes] : spec.grad_bytes)
+      for (GradSpec& gs : op.grads)
+        if (gs.input == spec.reads[static_cast<size_t>(read)] && gs.alias_out < 0) gs.bytes = bytes;
   }
   return outs;
 }

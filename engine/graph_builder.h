@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/graph.h"
@@ -252,6 +253,9 @@ class GraphBuilder {
     // Temporaries of a composite backward formula alive while the gradients are computed (Op::bwd_pre_temp_bytes:
     // allocated before the first gradient, freed last first after the last; apertus' expm1 `result + 1`).
     std::vector<int64_t> bwd_pre_temp_bytes = {};
+    // Fresh gradient buffers the kernel allocates larger than their input ({read index, bytes}): the
+    // memory-efficient attention backward pads the mask's gradient to a multiple of 16 keys and slices it.
+    std::vector<std::pair<int, int64_t>> grad_bytes = {};
   };
   std::vector<TensorId> generic(const GenericOp& op);
   // generic() with one output and no temporaries: the rare single-kernel ops builders spell by name (integer

@@ -674,11 +674,12 @@ struct TransformerSpec {
 
   // [esm]
   // EsmConfig, read by models/hf/import_esm.cpp and engine/arch/encoders/esm.cpp only; false for every other
-  // model_type. esm_rotary: position_embedding_type "rotary" (ESM-2: a RotaryEmbedding per self-attention on the
-  // scaled query and the key, no position table; seq_len unbounded); false: "absolute" (ESM-1b: a learned table
-  // indexed from pad_token_id + 1, position_id_offset = pad + 1). esm_token_dropout: token_dropout (the masked
-  // tokens' embeddings zeroed and the rest rescaled by a per-sequence ratio, in fp32 for 16-bit embeddings).
-  // esm_emb_layer_norm_before: a LayerNorm on the embeddings (ESM-1b). mask_token_id is only read for its range.
+  // model_type. esm_rotary: position_embedding_type "rotary" (ESM-2: one rotary embedding, applied in every
+  // self-attention to the scaled query and the key, no position table; seq_len unbounded); false: "absolute"
+  // (ESM-1b: a learned table indexed from pad_token_id + 1, position_id_offset = pad + 1). esm_token_dropout:
+  // token_dropout (the masked tokens' embeddings zeroed and the rest rescaled by a per-sequence ratio, in fp32 for
+  // 16-bit embeddings). esm_emb_layer_norm_before: a LayerNorm on the embeddings (ESM-1b). mask_token_id is only
+  // read for its range.
   bool esm_rotary = false;
   bool esm_token_dropout = false;
   bool esm_emb_layer_norm_before = false;

@@ -27,8 +27,9 @@
 //       are rotated. Attention: BERT's eager_attention_forward (copied; softmax without a dtype) or SDPA, no mask,
 //       scale 1.0; the probabilities bound as `_` until EsmAttention returns. EsmSelfOutput: dense, dropout, + h.
 //     feed_forward_chunk: ln2 = LayerNorm(attention_output); EsmIntermediate: dense, then the module's gelu()
-//       x * 0.5 * (1.0 + torch.erf(x / sqrt(2))): x * 0.5 and (1 + erf) are saved by the product, erf's input by
-//       erf (three [B, S, I] saved where nn.GELU saves one); EsmOutput: dense, dropout, + attention_output.
+//       x * 0.5 * (1.0 + torch.erf(x / sqrt(2))), x bound throughout: x * 0.5 and (1 + erf) are saved by the
+//       product, erf's input by erf (three [B, S, I] saved where nn.GELU saves one), and ErfBackward holds four
+//       [B, S, I] temporaries while it makes its gradient; EsmOutput: dense, dropout, + attention_output.
 //       ln2, the intermediate output and attention_output live until feed_forward_chunk / the layer return.
 //   EsmEncoder: emb_layer_norm_after over the last layer's output.
 //   EsmLMHead: dense, gelu() (the same erf chain), layer_norm, decoder (no bias; tied to the word embeddings)
@@ -70,7 +71,8 @@ TensorId esm_gelu(GraphBuilder& b, TensorId x) {
   // ErfBackward saves its input; its formula, 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad, is one C++
   // full-expression: pow, neg, exp and the scaled exp are temporaries alive until the gradient is made.
   const int64_t t = b.info(scaled).bytes;
-  const TensorId erf = b.generic({"erf", {scaled}, {{b.shape(scaled), b.dtype(scaled)}}, {0}, {}, {}, {}, {t, t, t, t}})[0];
+  const TensorId erf =
+      b.generic({"erf", {scaled}, {{b.shape(scaled), b.dtype(scaled)}}, {0}, {}, {}, {}, {t, t, t, t}})[0];
   const TensorId one_plus = b.add_scalar(erf);
   const TensorId out = b.mul(half, one_plus);
   b.drop(x);

@@ -257,11 +257,14 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   const int64_t gq_f32 = checked_mul(checked_mul(checked_mul(checked_mul(B, H), q_rows), D), 4);
   std::vector<int64_t> bwd{checked_mul(bhl, 4), checked_add(gq_f32, checked_mul(checked_mul(B, H), 32))};
   TensorId mask = bias;
+  if (bias_grad && b.shape(bias)[0] != B) mask = b.expand(bias, {B, H, L, Lk});
   // The kernel allocates the mask's gradient with its last dim padded to a multiple of 16 and slices it back
-  // (the same t5-small stream: [6, 8, 90, 704] for 700 keys): the expanded view is declared at the padded width,
-  // so its gradient buffer is the kernel's.
+  // (the same t5-small stream: [6, 8, 90, 704] for 700 keys).
   const int64_t Lk16 = (Lk + 15) / 16 * 16;
-  if (bias_grad && b.shape(bias)[0] != B) mask = b.expand(bias, {B, H, L, Lk16});
+  std::vector<std::pair<int, int64_t>> grad_bytes;
+  if (bias_grad)
+    grad_bytes.push_back({3, checked_mul(checked_mul(checked_mul(checked_mul(b.shape(mask)[0], H), L), Lk16),
+                                         dtype_bytes(b.dtype(mask)))});
   // preprocess_mask pads a mask whose key length is not 8-aligned (pad_bias: a [1, H, q, k + 8 - k % 8] copy of
   // the unexpanded mask, alive for the call; the t5-small stream's 0.97 MiB at 90 x 700), as in inference.
   std::vector<int64_t> fwd;
@@ -269,7 +272,7 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
     fwd.push_back(checked_mul(checked_mul(checked_mul(checked_mul(b.shape(bias)[0], H), L), Lk + 8 - Lk % 8),
                               dtype_bytes(b.dtype(bias))));
   auto outs = b.generic({"sdpa_efficient", {q, k, v, mask}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
-                         {0, 1, 2, 3}, {0, 1}, fwd, bwd});
+                         {0, 1, 2, 3}, {0, 1}, fwd, bwd, {}, grad_bytes});
   return outs[0];
 }
 
