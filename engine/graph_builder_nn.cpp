@@ -137,11 +137,9 @@ void GraphBuilder::unreached_linear(TensorId w) {
   if (!cfg_.lora.enabled() || info(w).kind != TensorKind::param || info(w).name < 0) return;
   const std::string wname = g_.name_of(info(w).name);
   if (!lora::targets(cfg_.lora, lora_, wname, w)) return;
-  const std::string m(lora::module_of(wname));
-  const int64_t in = shape(w)[1], out = shape(w)[0];
-  ++lora_.adapted_linears;
-  unreached_param(param(m + ".lora_A.default.weight", {cfg_.lora.r, in}, true, DType::f32));
-  unreached_param(param(m + ".lora_B.default.weight", {out, cfg_.lora.r}, true, DType::f32));
+  const auto [a, b] = lora::adapter_weights(*this, lora_, lora::module_of(wname), shape(w)[1], shape(w)[0]);
+  unreached_param(a);
+  unreached_param(b);
 }
 
 TensorId GraphBuilder::linear_base(TensorId x, TensorId w, TensorId b, bool conv1d) {

@@ -115,20 +115,23 @@ bool input_requires_grad(Tracker& t, const RunConfig& cfg, TensorId weight) {
   return t.input_embedding == weight;
 }
 
+std::pair<TensorId, TensorId> adapter_weights(GraphBuilder& b, Tracker& t, std::string_view module, int64_t in,
+                                              int64_t out) {
+  auto found = t.adapters.find(module);
+  if (found == t.adapters.end()) {
+    const int64_t r = b.config().lora.r;
+    const std::string m(module);
+    const TensorId a = b.param(m + ".lora_A.default.weight", {r, in}, true, DType::f32);
+    const TensorId w = b.param(m + ".lora_B.default.weight", {out, r}, true, DType::f32);
+    found = t.adapters.emplace(m, std::make_pair(a, w)).first;
+  }
+  return found->second;
+}
+
 TensorId adapt(GraphBuilder& b, Tracker& t, TensorId x, TensorId base_out, std::string_view module, int64_t in,
                int64_t out) {
   const LoraConfig& c = b.config().lora;
-  const std::string m(module);
-  // update_layer: nn.Linear(in, r) and nn.Linear(r, out) without bias, upcast to fp32 (cast_adapter_dtype); made
-  // once per module (a second call of the same module reuses them).
-  auto found = t.adapters.find(m);
-  if (found == t.adapters.end()) {
-    ++t.adapted_linears;
-    const TensorId a_w = b.param(m + ".lora_A.default.weight", {c.r, in}, true, DType::f32);
-    const TensorId b_w = b.param(m + ".lora_B.default.weight", {out, c.r}, true, DType::f32);
-    found = t.adapters.emplace(m, std::make_pair(a_w, b_w)).first;
-  }
-  const TensorId wa = found->second.first, wb = found->second.second;
+  const auto [wa, wb] = adapter_weights(b, t, module, in, out);
   // _cast_input_dtype: x.to(fp32), a copy only for a 16-bit x; the rebound local lives until forward returns.
   const TensorId xa = b.to(x, DType::f32);
   const bool copied = xa != x;
@@ -145,7 +148,7 @@ TensorId adapt(GraphBuilder& b, Tracker& t, TensorId x, TensorId base_out, std::
 
 void check_matched(const LoraConfig& c, const Tracker& t) {
   if (!c.enabled() || c.merged) return;
-  if (c.all_linear && t.adapted_linears == 0)
+  if (c.all_linear && t.adapters.empty())
     throw InputError("lora.target_modules", "all-linear", "the model has no linear layer LoRA can target");
   for (size_t i = 0; i < c.target_modules.size(); ++i)
     if (i >= t.target_hit.size() || !t.target_hit[i])

@@ -31,6 +31,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/graph.h"
@@ -63,11 +64,10 @@ struct Tracker {
   std::vector<char> target_hit;
   std::vector<char> save_hit;
   std::vector<TensorId> embedding_weights;
-  int64_t adapted_linears = 0;
   std::vector<TensorId> quantized;  // weights already given their bitsandbytes storage
   TensorId input_embedding = kNoTensor;  // the first embedding's weight: get_input_embeddings()
-  // Each adapted module's lora_A / lora_B weights, made at its first call: a module the forward calls twice
-  // (DeBERTa's shared key_proj / query_proj over the relative embeddings) has one adapter.
+  // Each adapted module's lora_A / lora_B weights (adapter_weights), made at its first call: a module the forward
+  // calls twice (DeBERTa's shared key_proj / query_proj over the relative embeddings) has one adapter.
   std::map<std::string, std::pair<TensorId, TensorId>, std::less<>> adapters;
 };
 
@@ -86,6 +86,11 @@ bool targets(const LoraConfig& c, Tracker& t, std::string_view weight_name, Tens
 // Whether bitsandbytes replaces this linear (transformers integrations/bitsandbytes.py: every nn.Linear but the
 // modules get_keys_to_not_convert returns, i.e. the output embedding / tied head).
 bool quantizable(Tracker& t, std::string_view weight_name, TensorId weight);
+
+// peft's update_layer for `module`: lora_A = nn.Linear(in, r) and lora_B = nn.Linear(r, out), no bias, upcast to
+// fp32 (cast_adapter_dtype); registered at the module's first use and returned as they are after.
+std::pair<TensorId, TensorId> adapter_weights(GraphBuilder& b, Tracker& t, std::string_view module, int64_t in,
+                                              int64_t out);
 
 // Emits peft's adapter path after the base linear: returns the new result. `x` is the linear's input as the
 // module received it (before autocast's casts), `base_out` base_layer(x); `in` / `out` the layer's features.

@@ -469,15 +469,13 @@ class Replayer {
           // Passed through; a dtype change is validate_outputs' cast once the node has returned.
           ++gblocks_[static_cast<size_t>(og)].refs;
           produced.push_back({gs.input, og, out.dtype == in.dtype || gs.narrow_of_out ? 0 : checked_mul(in_n, dtype_bytes(in.dtype)), &gs});
-        } else if (out.dtype == in.dtype) {
-          // An expanded (broadcast) view's gradient is summed back to the base's shape: a fresh buffer.
-          produced.push_back({gs.input, new_grad(checked_mul(in_n, dtype_bytes(in.dtype))), 0, &gs});
         } else {
-          // validate_outputs reduces first (sum_to, in the gradient's dtype), then casts to the input's dtype
-          // (whole-run stream f31-t5s-bf16-b6s700t90-ckpt: T5's bf16 position bias added in place to the math
-          // backend's fp32 scores gets an fp32 [1, H, S, S] sum, then its bf16 cast, then the sum is freed).
+          // An expanded (broadcast) view's gradient is summed back to the base's shape: a fresh buffer in the
+          // gradient's dtype; validate_outputs then casts it to the input's dtype when they differ (whole-run
+          // stream f31-t5s-bf16-b6s700t90-ckpt: T5's bf16 position bias added in place to the math backend's fp32
+          // scores gets an fp32 [1, H, S, S] sum, then its bf16 cast, then the sum is freed).
           produced.push_back({gs.input, new_grad(checked_mul(in_n, dtype_bytes(out.dtype))),
-                              checked_mul(in_n, dtype_bytes(in.dtype)), &gs});
+                              out.dtype == in.dtype ? 0 : checked_mul(in_n, dtype_bytes(in.dtype)), &gs});
         }
       } else {
         produced.push_back({gs.input, new_grad(gs.bytes, gs.arrives_as_view), gs.cast_to_bytes, &gs});

@@ -28,15 +28,8 @@ TransformerSpec import_convnext(const ConfigReader& r, const std::string& type) 
     throw InputError(r.name("num_stages"), std::to_string(stages),
                      "differs from the " + std::to_string(s.stage_depths.size()) +
                          " entries of depths (only equal lengths are modelled)");
-  if (s.stage_widths.size() != s.stage_depths.size())
-    throw InputError(r.name("depths"), std::to_string(s.stage_depths.size()) + " entries",
-                     "differ from the " + std::to_string(s.stage_widths.size()) + " of hidden_sizes");
-  int64_t layers = 0;
-  for (int64_t d : s.stage_depths) layers += d;
-  if (layers > kMaxLayers)
-    throw InputError(r.name("depths"), std::to_string(layers) + " layers", "exceed the limit of " +
-                                                                               std::to_string(kMaxLayers));
-  s.num_layers = layers;
+  image::check_stage_counts(r, s);
+  s.num_layers = image::stage_total(r, s.stage_depths, "layers");
   s.hidden_size = s.stage_widths.back();
   s.num_heads = s.num_kv_heads = 1;
   s.head_dim = s.hidden_size;

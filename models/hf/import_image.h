@@ -38,6 +38,23 @@ inline std::vector<int64_t> stage_list(const ConfigReader& r, const char* key, s
   return out;
 }
 
+// hidden_sizes and depths (already in s.stage_widths / s.stage_depths) name the same stages: one entry each.
+inline void check_stage_counts(const ConfigReader& r, const TransformerSpec& s) {
+  if (s.stage_widths.size() != s.stage_depths.size())
+    throw InputError(r.name("depths"), std::to_string(s.stage_depths.size()) + " entries",
+                     "differ from the " + std::to_string(s.stage_widths.size()) + " of hidden_sizes");
+}
+
+// The blocks of all stages (the sum of depths), at most kMaxLayers; `unit` names them in the message.
+inline int64_t stage_total(const ConfigReader& r, const std::vector<int64_t>& depths, const char* unit) {
+  int64_t total = 0;
+  for (int64_t d : depths) total += d;
+  if (total > kMaxLayers)
+    throw InputError(r.name("depths"), std::to_string(total) + " " + unit,
+                     "exceed the limit of " + std::to_string(kMaxLayers));
+  return total;
+}
+
 // image_size (default `image_dflt`), patch_size (`patch_dflt`), num_channels (3) into s; a patch larger than the
 // image is refused (the patch Conv2d would have no output).
 inline void read_geometry(const ConfigReader& r, TransformerSpec& s, int64_t image_dflt, int64_t patch_dflt) {

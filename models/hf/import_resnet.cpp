@@ -19,14 +19,8 @@ TransformerSpec import_resnet(const ConfigReader& r) {
   s.family = TransformerSpec::Family::bert;  // an encoder-like image model (no causal LM head); its own builder
   s.stage_widths = image::stage_list(r, "hidden_sizes", {256, 512, 1024, 2048}, kMaxDim / 4);
   s.stage_depths = image::stage_list(r, "depths", {3, 4, 6, 3}, kMaxLayers);
-  if (s.stage_widths.size() != s.stage_depths.size())
-    throw InputError(r.name("depths"), std::to_string(s.stage_depths.size()) + " entries",
-                     "differ from the " + std::to_string(s.stage_widths.size()) + " of hidden_sizes");
-  int64_t layers = 0;
-  for (int64_t d : s.stage_depths) layers += d;
-  if (layers > kMaxLayers)
-    throw InputError(r.name("depths"), std::to_string(layers) + " blocks", "exceed the limit of " + std::to_string(kMaxLayers));
-  s.num_layers = layers;
+  image::check_stage_counts(r, s);
+  s.num_layers = image::stage_total(r, s.stage_depths, "blocks");
   s.resnet_embedding_size = r.positive({"embedding_size"}, 64);
   const std::string layer_type = r.string({"layer_type"}, "bottleneck");
   if (layer_type != "bottleneck" && layer_type != "basic")

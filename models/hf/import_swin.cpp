@@ -31,7 +31,6 @@ TransformerSpec import_swin(const ConfigReader& r) {
     throw InputError(r.name("num_heads"), std::to_string(s.swin_stage_heads.size()) + " entries",
                      "differ from the " + std::to_string(s.stage_depths.size()) + " stages of depths");
   const double ratio = r.opt_positive_number({"mlp_ratio"}).value_or(4.0);
-  int64_t layers = 0;
   for (size_t i = 0; i < s.stage_depths.size(); ++i) {
     if (embed > (kMaxDim / 4) >> i)
       throw InputError(r.name("embed_dim"), std::to_string(embed),
@@ -49,12 +48,8 @@ TransformerSpec import_swin(const ConfigReader& r) {
     if (static_cast<int64_t>(mlp) <= 0)
       throw InputError(r.name("mlp_ratio"), std::to_string(ratio), "leaves the MLP no hidden features");
     s.swin_stage_mlp.push_back(static_cast<int64_t>(mlp));
-    layers += s.stage_depths[i];
   }
-  if (layers > kMaxLayers)
-    throw InputError(r.name("depths"), std::to_string(layers) + " layers",
-                     "exceed the limit of " + std::to_string(kMaxLayers));
-  s.num_layers = layers;
+  s.num_layers = image::stage_total(r, s.stage_depths, "layers");
   s.hidden_size = s.stage_widths.back();
   s.num_heads = s.num_kv_heads = s.swin_stage_heads.back();
   s.head_dim = s.hidden_size / s.num_heads;

@@ -169,20 +169,23 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   const DType dt = b.dtype(q);
   const int64_t bhl = checked_mul(checked_mul(B, H), L);
   const int64_t q_f32 = checked_mul(checked_mul(bhl, D), 4);
+  // The memory-efficient kernel's preprocess_mask pads a mask whose key length is not 8-aligned (pad_bias: a
+  // [rows, H, q, k + 8 - k % 8] copy alive for the call); its bytes.
+  auto pad_bias_bytes = [&](int64_t rows) {
+    return checked_mul(checked_mul(checked_mul(checked_mul(rows, H), L), Lk + 8 - Lk % 8), dtype_bytes(b.dtype(bias)));
+  };
   if (!b.training() && !bias_permuted) {
     // Inference with the contiguous zero bias: the fused kernels take the float mask and keep no row sums (as
     // GraphBuilder::sdpa / sdpa_masked_inference do); cuDNN for 16-bit with its philox seed / offset and 256 B
-    // workspace, memory-efficient for fp32, whose preprocess_mask pads a mask that is not 8-aligned in every
-    // dim but the last (pad_bias: a [1, H, q, k + 8 - k % 8] copy alive for the call; the permuted relative
-    // bias always is, the contiguous zero bias when k % 8 != 0). Not yet checked against an inference stream.
+    // workspace, memory-efficient for fp32, which pads the zero bias when k % 8 != 0 (pad_bias_bytes). Not yet
+    // checked against an inference stream.
     out_contiguous_heads = false;
     if (low_precision(dt)) {
       return b.generic({"sdpa_cudnn", {q, k, v, bias}, {{{1}, DType::i64}, {{1}, DType::i64}, {{B, H, L, D}, dt}},
                         {}, {}, {256}, {}})[2];
     }
     std::vector<int64_t> temps;
-    if (bias_permuted || Lk % 8 != 0)
-      temps.push_back(checked_mul(checked_mul(checked_mul(H, L), Lk + 8 - Lk % 8), dtype_bytes(b.dtype(bias))));
+    if (Lk % 8 != 0) temps.push_back(pad_bias_bytes(1));
     return b.generic({"sdpa_efficient", {q, k, v, bias}, {{{B, H, L, D}, dt}}, {}, {}, temps, {}})[0];
   }
   if (bias_permuted) {
@@ -265,12 +268,9 @@ TensorId biased_sdpa(GraphBuilder& b, TensorId q, TensorId k, TensorId v, Tensor
   if (bias_grad)
     grad_bytes.push_back({3, checked_mul(checked_mul(checked_mul(checked_mul(b.shape(mask)[0], H), L), Lk16),
                                          dtype_bytes(b.dtype(mask)))});
-  // preprocess_mask pads a mask whose key length is not 8-aligned (pad_bias: a [1, H, q, k + 8 - k % 8] copy of
-  // the unexpanded mask, alive for the call; the t5-small stream's 0.97 MiB at 90 x 700), as in inference.
+  // The forward pads the unexpanded mask as in inference (the t5-small stream's 0.97 MiB at 90 x 700).
   std::vector<int64_t> fwd;
-  if (Lk % 8 != 0)
-    fwd.push_back(checked_mul(checked_mul(checked_mul(checked_mul(b.shape(bias)[0], H), L), Lk + 8 - Lk % 8),
-                              dtype_bytes(b.dtype(bias))));
+  if (Lk % 8 != 0) fwd.push_back(pad_bias_bytes(b.shape(bias)[0]));
   auto outs = b.generic({"sdpa_efficient", {q, k, v, mask}, {{{B, H, L, D}, dt}, {{B, H, L}, DType::f32}},
                          {0, 1, 2, 3}, {0, 1}, fwd, bwd, {}, grad_bytes});
   return outs[0];

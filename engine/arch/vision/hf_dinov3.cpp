@@ -60,11 +60,9 @@ std::pair<TensorId, TensorId> rotate_patches(GraphBuilder& b, TensorId q, Tensor
   const TensorId kr = rope(b, b.view(k, pat), cos, sin);
   b.hold(kr);
   const TensorId qe = b.cat("cat", {b.view(q, pre), qr}, -2);
-  b.hold(qe);
   const TensorId ke = b.cat("cat", {b.view(k, pre), kr}, -2);
   b.drop(qr);
   b.drop(kr);
-  b.drop(qe);  // handed back to the caller, which holds it
   return {qe, ke};
 }
 
