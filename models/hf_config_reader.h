@@ -218,6 +218,8 @@ TransformerSpec import_mpnet(const ConfigReader& r);  // models/hf/import_mpnet.
 TransformerSpec import_esm(const ConfigReader& r);    // models/hf/import_esm.cpp
 TransformerSpec import_resnet(const ConfigReader& r);  // models/hf/import_resnet.cpp (ResNetForImageClassification)
 TransformerSpec import_dinov3_vit(const ConfigReader& r);  // models/hf/import_dinov3_vit.cpp (DINOv3ViTModel)
+// models/hf/import_beit.cpp (BeitForImageClassification; `type` beit or data2vec-vision)
+TransformerSpec import_beit(const ConfigReader& r, const std::string& type);
 TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp

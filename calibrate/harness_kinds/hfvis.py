@@ -1,5 +1,5 @@
 """Harness plugin: Hugging Face vision backbones (family set 23): ConvNeXt, ConvNeXt V2, Swin, Swin V2 and DINOv3 ViT;
-ResNet (family set 34).
+ResNet (family set 34); BEiT and Data2Vec-vision (family set 38).
 
 harness.py builds AutoModelForImageClassification only for its IMAGE_CLS_TYPES (vit, dinov2, deit); these types
 come here and are fed exactly as those are (harness.train_batch_fns / _forward_input, kind image_cls):
@@ -12,7 +12,7 @@ come here and are fed exactly as those are (harness.train_batch_fns / _forward_i
 Kinds: "hfvis_image_cls" (training and inference of the classifier), "hfvis_feature" (inference of the bare model).
 """
 
-MODEL_TYPES = ("convnext", "convnextv2", "swin", "swinv2", "dinov3_vit", "resnet")
+MODEL_TYPES = ("convnext", "convnextv2", "swin", "swinv2", "dinov3_vit", "resnet", "beit", "data2vec-vision")
 KINDS = ("hfvis_image_cls", "hfvis_feature")
 FORWARD_KINDS = KINDS
 

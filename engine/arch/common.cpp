@@ -298,6 +298,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"esm", build_esm},
       {"resnet", build_hf_resnet},
       {"dinov3_vit", build_hf_dinov3},
+      {"beit", build_hf_beit},
+      {"data2vec-vision", build_hf_beit},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -405,7 +407,7 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "hubert",     "wavlm",
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
                                                   "convnext",   "convnextv2", "swin",     "esm",
-                                                  "resnet",     "dinov3_vit"};
+                                                  "resnet",     "dinov3_vit", "beit",      "data2vec-vision"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

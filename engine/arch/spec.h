@@ -683,6 +683,18 @@ struct TransformerSpec {
   bool esm_rotary = false;
   bool esm_token_dropout = false;
   bool esm_emb_layer_norm_before = false;
+
+  // [beit / data2vec-vision]
+  // BeitConfig / Data2VecVisionConfig, read by models/hf/import_beit.cpp and engine/arch/vision/hf_beit.cpp only
+  // (BeitForImageClassification; Data2VecVisionForImageClassification runs the same statements under its own
+  // names). With [vit]'s image fields and [dinov2]'s drop_path_rate (BeitEncoder's linspace: layer i of n at
+  // drop_path_rate * i / (n - 1), nn.Identity at 0). False for every other model_type.
+  bool beit_abs_pos = false;         // use_absolute_position_embeddings: a [1, patches + 1, H] table
+  bool beit_rel_pos = false;         // use_relative_position_bias: a BeitRelativePositionBias per layer
+  bool beit_shared_rel_pos = false;  // use_shared_relative_position_bias: one in the encoder, passed to every layer
+  bool beit_layer_scale = false;     // layer_scale_init_value > 0: lambda_1 / lambda_2 [H] per layer
+  bool beit_mean_pooling = false;    // use_mean_pooling: BeitPooler's LayerNorm over the patch tokens' mean
+  bool beit_mask_token = false;      // use_mask_token: a [1, 1, H] parameter the classifier never reads
 };
 
 // Whether decoder layer i attends through the sliding window.
