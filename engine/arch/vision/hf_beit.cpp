@@ -12,7 +12,8 @@
 //     [B, S, heads, hd].permute(0, 2, 1, 3); the layer's BeitRelativePositionBias (below) as the additive mask;
 //     SDPA (BeitSdpaSelfAttention: F.scaled_dot_product_attention(q, k, v, attn_mask=bias), the memory-efficient
 //     kernel when the bias needs a gradient, engine/arch/sdpa_bias.h) or eager (matmul(q, k^T) / sqrt(hd) + bias,
-//     softmax, dropout, matmul with v: under autocast the bf16 scores plus the fp32 bias are fp32);
+//     softmax, dropout, matmul with v: under autocast the bf16 scores plus the fp32 bias are fp32; the scores and
+//     the probabilities are two names, both bound until the attention returns);
 //     permute(0, 2, 1, 3).contiguous(); BeitSelfOutput: dense, dropout. lambda_1 * output (layer_scale_init_value
 //     > 0: fp32 under autocast), drop_path, + h; layernorm_after; BeitIntermediate: dense, gelu; BeitOutput: dense,
 //     dropout; lambda_2 *; drop_path; + h.
@@ -157,11 +158,17 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BeitLayerPar
     // + the bias (a temporary of the statement: AddBackward keeps nothing; broadcast over the batch, its gradient
     // is summed), softmax (fp32 policy), dropout, matmul with v (autocast casts fp32 probabilities back),
     // permute(0, 2, 1, 3).contiguous().
+    // attention_scores and attention_probs are two names: the scores (fp32 under autocast with the bias) stay
+    // bound beside the probabilities until BeitSelfAttention returns.
     TensorId scores = b.scalar_op("div_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
     if (w.table != kNoTensor) scores = b.add(scores, relative_position_bias(b, w.table, side, nh));
     if (shared_bias != kNoTensor) scores = b.add(scores, shared_bias);
-    TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+    b.hold(scores);
+    const TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
+    b.hold(probs);
     ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, /*grad_copied=*/true);
+    b.drop(probs);
+    b.drop(scores);
   }
   const TensorId context = b.view(ctx, {B, S, nh * hd});
   for (TensorId t : {q, k, v}) b.drop(t);
@@ -185,8 +192,11 @@ TensorId beit_layer(GraphBuilder& b, const TransformerSpec& s, const BeitLayerPa
   if (scaled != dense) b.hold(scaled);  // attention_output until the layer returns
   const TensorId h1 = b.add(drop_path(b, rate, scaled), layer_in);
   b.hold(h1);  // hidden_states until the layer returns
-  TensorId m = apply(b, w.fc2, b.unary("gelu", apply(b, w.fc1, b.layer_norm(h1, w.ln2_w, w.ln2_b)), true, false));
-  m = b.dropout(m, s.resid_dropout);
+  const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
+  b.hold(n2);  // layer_output, BeitIntermediate's argument until it returns (after the gelu)
+  const TensorId act = b.unary("gelu", apply(b, w.fc1, n2), true, false);
+  b.drop(n2);
+  TensorId m = b.dropout(apply(b, w.fc2, act), s.resid_dropout);
   if (w.lambda2 != kNoTensor) m = b.mul(w.lambda2, m);
   const TensorId out = b.add(drop_path(b, rate, m), h1);
   b.drop(h1);
