@@ -292,7 +292,8 @@ const std::vector<std::string>& supported_hf_model_types() {
       "qwen3_5_moe_text", "qwen3_5", "qwen3_5_moe", "qwen2_vl", "qwen2_5_vl", "helium", "glm", "hunyuan_v1_moe",
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
-      "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit"};
+      "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit",
+      "segformer"};
   return kTypes;
 }
 
@@ -381,6 +382,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_resnet(r);
   else if (type == "dinov3_vit")
     s = import_dinov3_vit(r);
+  else if (type == "segformer")
+    s = import_segformer(r);
   else if (type == "modernbert")
     s = import_modernbert(r);
   else if (type == "opt")

@@ -218,6 +218,7 @@ TransformerSpec import_mpnet(const ConfigReader& r);  // models/hf/import_mpnet.
 TransformerSpec import_esm(const ConfigReader& r);    // models/hf/import_esm.cpp
 TransformerSpec import_resnet(const ConfigReader& r);  // models/hf/import_resnet.cpp (ResNetForImageClassification)
 TransformerSpec import_dinov3_vit(const ConfigReader& r);  // models/hf/import_dinov3_vit.cpp (DINOv3ViTModel)
+TransformerSpec import_segformer(const ConfigReader& r);  // models/hf/import_segformer.cpp (both Segformer heads)
 TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp

@@ -215,7 +215,7 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         c.run.target_len = get_positive(j, "target_len", "");
       if (j.contains("task") && !j.at("task").is_null()) {
         const std::string t = get_string(j, "task", "");
-        if (!parse_task(t, c.run.task)) throw InputError("task", t, "must be lm, seq_cls, token_cls or feature");
+        if (!parse_task(t, c.run.task)) throw InputError("task", t, "must be lm, seq_cls, token_cls, feature or semantic_seg");
       }
       if (j.contains("num_labels") && !j.at("num_labels").is_null())
         c.run.num_labels = get_positive(j, "num_labels", "");
