@@ -12,7 +12,8 @@
 // Stages (B images of R x R; block i of width C, sequence N = H * W, heads h, head size d = C / h):
 //   SegformerOverlapPatchEmbeddings: proj Conv2d (kernel k, stride s, padding k // 2, bias) on the block's input
 //     (pixel_values, then the previous block's NCHW output: under autocast an fp32 tensor, cast for the conv),
-//     flatten(2).transpose(1, 2) (a non-contiguous [B, N, C] view), layer_norm (a contiguous copy inside).
+//     flatten(2).transpose(1, 2) (a non-contiguous [B, N, C] view), layer_norm (a contiguous copy of its input
+//     made before its outputs, in forward and again in backward; the gradient it receives is contiguous).
 //   SegformerLayer: layer_norm_1 -> SegformerAttention -> drop_path -> + input; layer_norm_2 -> Mix-FFN ->
 //     drop_path -> + the first sum. Under autocast the residual stream is fp32 (the fp32 LayerNorm output plus a
 //     bf16 projection), so every linear casts its input afresh (not cached: not a parameter): the query, key and
@@ -329,7 +330,10 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
       W = b.shape(proj)[3];
       const TensorId flat = b.view(proj, {B, H * W, c});  // flatten(2).transpose(1, 2)
       b.hold(flat);  // `embeddings`, the norm's argument, until it returns
-      h = b.layer_norm(flat, blk.patch_ln.w, blk.patch_ln.b, /*contiguous_copy=*/H * W > 1);
+      // native_layer_norm copies the transposed view contiguous before its outputs (freed as it returns) and again
+      // in its backward; the gradient it gets back (the first layer's norm and residual) is contiguous.
+      h = b.layer_norm(flat, blk.patch_ln.w, blk.patch_ln.b, /*contiguous_copy=*/H * W > 1,
+                       /*grad_contiguous=*/true);
       b.drop(flat);
     }
     side_h[i] = H;
