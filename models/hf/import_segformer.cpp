@@ -118,6 +118,12 @@ TransformerSpec import_segformer(const ConfigReader& r) {
                            std::to_string(s.seg_sr_ratios[i]) + ")");
   }
   s.patch_size = std::min(s.seg_strides[0], s.image_size);  // routing only (hf_image_tokens > 0)
+  // The routing sequence (image_size / stride)^2 + 1 stands in for the position bound the limits check.
+  const int64_t grid = s.image_size / s.patch_size;
+  if (grid * grid + 1 > kMaxDim)
+    throw InputError(r.name("image_size"), std::to_string(s.image_size),
+                     "gives " + std::to_string(grid) + " x " + std::to_string(grid) +
+                         " first-block positions, more than the limit of " + std::to_string(kMaxDim));
 
   // PreTrainedConfig's label count; num_labels 1 switches both heads to losses that are not modelled.
   int64_t labels = r.positive({"num_labels"}, 2);

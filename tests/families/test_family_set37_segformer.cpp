@@ -97,6 +97,8 @@ TEST_CASE("segformer: bad values and unmodelled settings name their field", "[fa
       // 16 pixels: block 0's 7x7 / 4 conv leaves 4 a side, below its sr_ratio 8 (the sr conv would have no output).
       {R"({"model_type": "segformer", "image_size": 16})", "config.image_size:"},
       {R"({"model_type": "segformer", "image_size": [512, 256]})", "config.image_size:"},
+      // 65536 / 4 = 16384 positions a side: 268M first-block positions, past kMaxDim.
+      {R"({"model_type": "segformer", "image_size": 65536})", "config.image_size:"},
   };
   for (const auto& c : bad) {
     INFO(c.config);
