@@ -628,6 +628,7 @@ TensorId GraphBuilder::mean_hw(TensorId x) {
 }
 
 TensorId GraphBuilder::upsample_bilinear2d(TensorId x, int64_t out_h, int64_t out_w, bool grad_copy) {
+  x = autocast_fp32(x);  // AT_FORALL_FP32 lists the upsample ops (torch >= 2.4): a 16-bit input is cast to fp32
   Shape s = shape(x);
   if (s.size() != 4) throw InputError("upsample_bilinear2d", std::to_string(s.size()), "expects a 4-d input");
   const bool same = s[2] == out_h && s[3] == out_w;

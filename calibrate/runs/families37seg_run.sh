@@ -3,7 +3,7 @@
 # and SegformerForImageClassification, predicted in predictions/families37-holdout.json before any device saw them):
 # the memory rows, the installed modeling file (the builder was written from an index copy: notes-f37/segformer.md
 # lists what to diff), one timing pass.
-#   OUT=dir bash calibrate/runs/families37seg_run.sh d0203cb1e76481cea98dffb6c6cf86810079c2623d1978aaf620774e706e05aa
+#   OUT=dir bash calibrate/runs/families37seg_run.sh fae8763434aae163999fb6c4f0247464932f1fc7ed602510b47f78b10f3c87f1
 here=$(cd "$(dirname "$0")/.." && pwd)
 TIMEOUT=240 bash "$here/holdout_memory.sh" families37seg cases/families37-input.jsonl "${1:-}"
 (cd "$here" && timeout 60 python3 dump_sources.py "$OUT/sources-segformer.tar.gz" segformer > /dev/null 2>&1) ||

@@ -202,12 +202,12 @@ TEST_CASE("segformer: parameter counts derived by hand", "[family][set37]") {
 
 TEST_CASE("segformer semantic segmentation: the loss's full-resolution maps scale with labels and pixels",
           "[family][set37]") {
-  // The logits upsampled to the image ([B, labels, R, R]) and cross entropy's log-probabilities (bf16 under amp,
-  // then nll's fp32 copy) outweigh the b0 encoder at 512 pixels and 150 labels, where the peak is the backward's
-  // start: the saved bf16 log-probabilities (2 bytes a label-pixel), nll's fp32 copy (4) and its fp32 gradient (4).
-  // At 19 labels the peak moves into the encoder's backward, so the step from 19 to 150 labels adds a little less
-  // than those 10 bytes per extra label-pixel, but at least 8 - far more than the classifier's 131 x 257 extra
-  // parameters.
+  // The logits upsampled to the image ([B, labels, R, R]; fp32 under amp, the upsample being fp32-policy) and cross
+  // entropy's log-probabilities outweigh the b0 encoder at 512 pixels and 150 labels, where the peak is the
+  // forward's log_softmax: the upsampled logits, the contiguous copy its kernel makes of them and its output, 12
+  // bytes a label-pixel (as many at its backward: the saved output, nll's gradient and log_softmax's). At 19 labels
+  // the peak lies elsewhere, so the step from 19 to 150 labels adds less than those 12 bytes per extra label-pixel,
+  // but at least 8 - far more than the classifier's 131 x 257 extra parameters.
   using memplan::Mode;
   using memplan::Task;
   const ModelSpec m19 = model_of(R"({"model_type": "segformer", "image_size": 512, "num_labels": 19})");

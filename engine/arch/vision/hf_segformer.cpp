@@ -44,18 +44,20 @@
 //     it to 2-d with a reshape copy the mm saves (after autocast's cast, which keeps the strides); in inference no
 //     operand needs a gradient and bmm takes the transposed view as it is), permute(0, 2, 1).reshape(B, D, H_i,
 //     W_i) (a view, channels-last strides), F.interpolate(bilinear, align_corners=False) to block 0's size (a new
-//     tensor even at that size; channels-last in and out), kept in all_hidden_states until the head returns.
-//     linear_fuse (1x1 Conv2d of cat(reversed, dim=1), no bias: the cat of channels-last tensors is channels-last,
-//     so both 1x1 convs are cuDNN channels-last), BatchNorm2d (batch statistics in training, running ones in
-//     eval), nn.ReLU() (out of place, saves its output), Dropout(classifier_dropout_prob = 0.1), classifier 1x1
-//     Conv2d (bias) -> logits [B, num_labels, H_0, W_0].
+//     tensor even at that size; channels-last in and out; under autocast fp32: torch >= 2.4 lists the upsample
+//     ops in the fp32 policy, so the bf16 projection is cast up for the call and the four maps are fp32), kept in
+//     all_hidden_states until the head returns. linear_fuse (1x1 Conv2d of cat(reversed, dim=1), no bias: the cat
+//     of channels-last tensors is channels-last, so both 1x1 convs are cuDNN channels-last; under autocast the
+//     fp32 cat, alive until the conv returns, is cast to bf16, which the conv saves), BatchNorm2d (batch
+//     statistics in training, running ones in eval), nn.ReLU() (out of place, saves its output),
+//     Dropout(classifier_dropout_prob = 0.1), classifier 1x1 Conv2d (bias) -> logits [B, num_labels, H_0, W_0].
 //   Loss (labels [B, R, R] int64): interpolate(logits, size=labels.shape[-2:], bilinear) -> channels-last
-//     [B, num_labels, R, R]; CrossEntropyLoss(ignore_index=semantic_loss_ignore_index): cross_entropy_loss calls
-//     log_softmax(x, 1, x.dtype) (so under autocast it runs in bf16: the explicit dtype bypasses the fp32 policy),
-//     whose kernel makes the channels-last input contiguous first (a transient copy), then nll_loss2d (fp32
-//     policy: an fp32 copy of the log-probabilities, which it saves). Backward: nll's zero-filled fp32 gradient,
-//     its bf16 cast, log_softmax's, the logits' upsample backward (NCHW, no copy), which the classifier's
-//     channels-last cuDNN backward copies to its layout.
+//     [B, num_labels, R, R] (fp32 under autocast, as above); CrossEntropyLoss(ignore_index=
+//     semantic_loss_ignore_index): cross_entropy_loss (no autocast policy of its own on CUDA) calls
+//     log_softmax(x, 1, x.dtype) in x's dtype, whose kernel makes the channels-last input contiguous first (a
+//     transient copy), then nll_loss2d (fp32 policy: under amp its input is fp32 already), which saves its input.
+//     Backward: nll's zero-filled gradient, log_softmax's, the logits' upsample backward (NCHW, no copy; under
+//     autocast cast back to bf16), which the classifier's channels-last cuDNN backward copies to its layout.
 //   SegformerForImageClassification: the model without hidden states; sequence_output = last_hidden_state
 //     .permute(0, 2, 3, 1).reshape(B, -1, C) (a view), .mean(dim=1), classifier Linear,
 //     ForSequenceClassificationLoss (cross entropy); its backward hands each earlier block's final LayerNorm an
@@ -322,9 +324,11 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
     const int64_t c = Wd[i];
     int64_t H, W;
     {
-      // The embedding's argument (the loop's hidden_states) until it returns; a segmentation model's block outputs
-      // are held longer (all_hidden_states), and a ModuleCall's end would release them.
-      ModuleCall embed_call(b, seg && i > 0 ? kNoTensor : h);
+      // The embedding's argument (the loop's hidden_states) until it returns, in training too (under autocast the
+      // conv saves its 16-bit cast, not the fp32 block output); a segmentation model's block outputs are held
+      // longer (all_hidden_states), and releasing them here would end that.
+      const TensorId embed_in = seg && i > 0 ? kNoTensor : h;
+      if (embed_in != kNoTensor) b.hold(embed_in);
       const TensorId proj = conv(b, blk.patch, h);
       H = b.shape(proj)[2];
       W = b.shape(proj)[3];
@@ -335,6 +339,7 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
       h = b.layer_norm(flat, blk.patch_ln.w, blk.patch_ln.b, /*contiguous_copy=*/H * W > 1,
                        /*grad_contiguous=*/true);
       b.drop(flat);
+      if (embed_in != kNoTensor) b.drop(embed_in);
     }
     side_h[i] = H;
     side_w[i] = W;
@@ -380,7 +385,12 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
       b.hold(upsampled[i]);  // all_hidden_states until the decode head returns
     }
     const std::vector<TensorId> reversed(upsampled.rbegin(), upsampled.rend());
-    TensorId f = conv(b, fuse, b.cat_list("cat", reversed, 1));
+    // The cat is linear_fuse's argument until it returns: under autocast the fp32 cat outlives the 16-bit cast the
+    // conv reads and saves.
+    const TensorId fused_in = b.cat_list("cat", reversed, 1);
+    b.hold(fused_in);
+    TensorId f = conv(b, fuse, fused_in);
+    b.drop(fused_in);
     f = b.batch_norm(f, bn.w, bn.b);
     f = activation(b, f, Act::relu);
     f = b.dropout(f, s.seg_classifier_dropout);
