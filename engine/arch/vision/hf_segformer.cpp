@@ -217,9 +217,12 @@ TensorId project(GraphBuilder& b, const Lin& proj, TensorId hs) {
   TensorId y;
   if (b.training() && N > 1 && B > 1) {
     // F.linear -> matmul of a non-contiguous 3-d input and a weight that needs a gradient: folded to 2-d by a
-    // reshape that copies (after autocast's cast of the fp32 map, a strided bf16 temporary); the mm saves the copy.
-    x = b.contiguous_copy(b.autocast_low(x), {B * N, C});
-    y = b.view(apply(b, proj, x), {B, N, D});
+    // reshape that copies (after autocast's cast of the fp32 map, a strided bf16 temporary alive until F.linear
+    // returns); the mm saves the copy.
+    const TensorId cast = b.autocast_low(x);
+    b.hold(cast);
+    y = b.view(apply(b, proj, b.contiguous_copy(cast, {B * N, C})), {B, N, D});
+    b.drop(cast);
   } else {
     y = apply(b, proj, x);
   }
@@ -380,8 +383,10 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
     std::vector<TensorId> upsampled(nb);
     for (size_t i = 0; i < nb; ++i) {
       const TensorId m = project(b, linear_c[i], block_out[i]);
+      b.hold(m);  // the loop's encoder_hidden_state until interpolate's result rebinds it
       // interpolate to block 0's size; its backward receives a narrow() of the cat's channels-last gradient.
       upsampled[i] = b.upsample_bilinear2d(m, side_h[0], side_w[0], /*grad_copy=*/true);
+      b.drop(m);
       b.hold(upsampled[i]);  // all_hidden_states until the decode head returns
     }
     const std::vector<TensorId> reversed(upsampled.rbegin(), upsampled.rend());
