@@ -13,6 +13,9 @@
 #include "family_test_helpers.h"
 #include "models/hf_config.h"
 #include "models/param_count.h"
+#include "models/validation_case.h"
+
+#include <nlohmann/json.hpp>
 
 using memplan::ModelSpec;
 using memplan::RunConfig;
@@ -148,6 +151,19 @@ TEST_CASE("semantic_seg is segformer's task only, refused naming task for every 
     CHECK(e.rfind("task:", 0) == 0);
     CHECK(e.find("segformer only") != std::string::npos);
   }
+  // A case names the task; the label count is the config's (a case num_labels is refused naming it).
+  const auto case_of = [](const std::string& task, const std::string& extra) {
+    return nlohmann::json::parse(R"({"id": "t", "model": {"source": "huggingface", "model_type": "segformer",
+      "config": {"image_size": 64, "num_labels": 7}, "attn_implementation": "eager"}, "mode": "training",
+      "batch_size": 2, "precision": "fp32", "task": ")" + task + "\"" + extra + "}");
+  };
+  const memplan::ValidationCase vc = memplan::parse_validation_case(case_of("semantic_seg", ""));
+  CHECK(vc.run.task == memplan::Task::semantic_seg);
+  CHECK(vc.model.transformer.image_num_labels == 7);
+  CHECK(error_of([&] { memplan::parse_validation_case(case_of("semantic_seg", R"(, "num_labels": 7)")); })
+            .find("num_labels:") != std::string::npos);
+  CHECK(error_of([&] { memplan::parse_validation_case(case_of("segmentation", "")); }).find("task:") !=
+        std::string::npos);
   memplan::Task t{};
   CHECK(memplan::parse_task("semantic_seg", t));
   CHECK(t == memplan::Task::semantic_seg);
