@@ -108,7 +108,8 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
                  "sdpa | eager (default: sdpa where the model's transformers class supports it, else eager)");
   cmd.add_option("--task", f.task,
                  "lm (the family's causal / masked / seq2seq LM head; default) | seq_cls (ForSequenceClassification) "
-                 "| token_cls (ForTokenClassification) | feature (AutoModel, the bare encoder; encoder inference only)");
+                 "| token_cls (ForTokenClassification) | feature (AutoModel, the bare encoder; encoder inference only) "
+                 "| semantic_seg (ForSemanticSegmentation: segformer)");
   cmd.add_option("--num-labels", f.num_labels, "seq_cls / token_cls: the classifier's labels (default 2)");
   cmd.add_option("--pad-token-id", f.pad_token_id,
                  "sets config.pad_token_id (decoders without one: seq_cls pools the last non-pad token; transformers "
@@ -287,7 +288,7 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     throw InputError("--optimizer-impl", f.optimizer_impl, "must be one of foreach, fused, forloop");
   if (f.attn.empty()) c.attn = default_attn(m);
   else if (!parse_attn(f.attn, c.attn)) throw InputError("--attn", f.attn, "must be sdpa or eager");
-  if (!parse_task(f.task, c.task)) throw InputError("--task", f.task, "must be lm, seq_cls, token_cls or feature");
+  if (!parse_task(f.task, c.task)) throw InputError("--task", f.task, "must be lm, seq_cls, token_cls, feature or semantic_seg");
   if (f.num_labels <= 0 || f.num_labels > kMaxDim)
     throw InputError("--num-labels", std::to_string(f.num_labels), "must be in [1, " + std::to_string(kMaxDim) + "]");
   c.num_labels = f.num_labels;

@@ -35,7 +35,7 @@ struct RunFlags {
   std::string optimizer = "adamw";
   std::string optimizer_impl = "foreach";
   std::string attn;                         // sdpa | eager; empty: what from_config picks (default_attn)
-  std::string task = "lm";                  // lm | seq_cls | token_cls (RunConfig::task)
+  std::string task = "lm";                  // lm | seq_cls | token_cls | feature | semantic_seg (RunConfig::task)
   int64_t num_labels = 2;
   int64_t pad_token_id = kPadTokenIdUnset;  // given: sets the config's pad_token_id (a decoder's seq_cls at batch > 1)
   std::string grad_checkpointing = "off";  // off | all | comma-separated layer indices

@@ -240,6 +240,17 @@ class GraphBuilder {
   TensorId avg_pool2d(TensorId x, Shape out_shape);
   // torch.cat of a Python list built at run time (DenseNet's growing feature list): as cat().
   TensorId cat_list(std::string_view name, const std::vector<TensorId>& parts, int dim);
+  // F.interpolate(x, size=(out_h, out_w), mode="bilinear", align_corners=False) of x [N, C, H, W]
+  // (upsample_bilinear2d): fp32 policy under autocast (torch >= 2.4 puts the upsample ops in AT_FORALL_FP32, which
+  // the CUDA autocast key registers): a 16-bit x is cast to fp32 (a copy, dropped when the op returns; its
+  // ToCopyBackward casts the gradient back) and the output is fp32; otherwise it runs in x's dtype. The output
+  // [N, C, out_h, out_w] keeps x's memory format (channels-last in, channels-last out: the same bytes). Saves no
+  // tensor (its backward needs only the sizes); the backward zero-fills a fresh x-sized gradient in the gradient's
+  // dtype and scatters into it (atomics: no accumulation buffer). `grad_copy`: the incoming gradient is not
+  // contiguous in the format the kernel takes (a cat's narrow() of a channels-last gradient: the NHWC kernel's
+  // grad_output.contiguous(ChannelsLast)), a transient copy of it during the backward; same-size calls copy the
+  // gradient straight through and make none.
+  TensorId upsample_bilinear2d(TensorId x, int64_t out_h, int64_t out_w, bool grad_copy = false);
 
   // ---- generic op (for the native graph format and rare ops)
   struct GenericOp {

@@ -627,6 +627,24 @@ TensorId GraphBuilder::mean_hw(TensorId x) {
   return generic({"mean_hw", {x}, {{s, dtype(x)}}, {}, {}, {}, {}})[0];
 }
 
+TensorId GraphBuilder::upsample_bilinear2d(TensorId x, int64_t out_h, int64_t out_w, bool grad_copy) {
+  x = autocast_fp32(x);  // AT_FORALL_FP32 lists the upsample ops (torch >= 2.4): a 16-bit input is cast to fp32
+  Shape s = shape(x);
+  if (s.size() != 4) throw InputError("upsample_bilinear2d", std::to_string(s.size()), "expects a 4-d input");
+  const bool same = s[2] == out_h && s[3] == out_w;
+  s[2] = out_h;
+  s[3] = out_w;
+  TensorId y = new_tensor(s, dtype(x), TensorKind::activation);
+  Op& op = emit("upsample_bilinear2d", {x});
+  op.outs = {y};
+  finish_outs(op);
+  if (op.has_backward) {
+    add_grads(op, {x});
+    if (grad_copy && !same) op.bwd_pre_temp_bytes = {info(y).bytes};
+  }
+  return y;
+}
+
 TensorId GraphBuilder::avg_pool2d(TensorId x, Shape out_shape) {
   return generic({"avg_pool2d", {x}, {{std::move(out_shape), dtype(x)}}, {0}, {}, {}, {}})[0];
 }

@@ -27,8 +27,11 @@ constexpr std::array<std::pair<OptimizerImpl, std::string_view>, 3> kImpl{{
     {OptimizerImpl::foreach, "foreach"}, {OptimizerImpl::fused, "fused"}, {OptimizerImpl::forloop, "forloop"}}};
 constexpr std::array<std::pair<AttnImpl, std::string_view>, 2> kAttn{{
     {AttnImpl::sdpa, "sdpa"}, {AttnImpl::eager, "eager"}}};
-constexpr std::array<std::pair<Task, std::string_view>, 4> kTask{{
-    {Task::lm, "lm"}, {Task::seq_cls, "seq_cls"}, {Task::token_cls, "token_cls"}, {Task::feature, "feature"}}};
+constexpr std::array<std::pair<Task, std::string_view>, 5> kTask{{{Task::lm, "lm"},
+                                                                  {Task::seq_cls, "seq_cls"},
+                                                                  {Task::token_cls, "token_cls"},
+                                                                  {Task::feature, "feature"},
+                                                                  {Task::semantic_seg, "semantic_seg"}}};
 constexpr std::array<std::pair<DistStrategy, std::string_view>, 6> kDistStrategy{{
     {DistStrategy::none, "none"}, {DistStrategy::ddp, "ddp"}, {DistStrategy::fsdp2, "fsdp2"},
     {DistStrategy::zero1, "zero1"}, {DistStrategy::zero2, "zero2"}, {DistStrategy::zero3, "zero3"}}};

@@ -16,9 +16,11 @@ enum class Mode : uint8_t { training, inference };
 // The model's head (transformers' AutoModelFor... class): lm, the family's language-modelling head (CausalLM,
 // MaskedLM, Seq2SeqLM); seq_cls, ...ForSequenceClassification (one label per sequence); token_cls,
 // ...ForTokenClassification (one label per token); feature, AutoModel (the bare encoder with its pooler where the
-// family has one, as sentence-embedding servers load it): inference only. Which families model which task:
-// engine/arch task_modelled.
-enum class Task : uint8_t { lm, seq_cls, token_cls, feature };
+// family has one, as sentence-embedding servers load it): inference only; semantic_seg,
+// ...ForSemanticSegmentation (a label per pixel: segformer's all-MLP decode head, its logits upsampled to the
+// image for the loss). For the image classifiers lm is their ...ForImageClassification. Which families model
+// which task: engine/arch task_modelled.
+enum class Task : uint8_t { lm, seq_cls, token_cls, feature, semantic_seg };
 
 // LoRA as peft 0.21 builds it (peft/tuners/lora: config.py LoraConfig, layer.py Linear / update_layer). Off while
 // r == 0. Every base parameter is frozen; each targeted nn.Linear / Conv1D gains lora_A [r, in] and lora_B [out, r]

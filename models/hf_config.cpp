@@ -293,7 +293,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision"};
+      "data2vec-vision", "segformer"};
   return kTypes;
 }
 
@@ -384,6 +384,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_dinov3_vit(r);
   else if (type == "beit" || type == "data2vec-vision")
     s = import_beit(r, type);
+  else if (type == "segformer")
+    s = import_segformer(r);
   else if (type == "modernbert")
     s = import_modernbert(r);
   else if (type == "opt")

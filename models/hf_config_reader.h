@@ -220,6 +220,7 @@ TransformerSpec import_resnet(const ConfigReader& r);  // models/hf/import_resne
 TransformerSpec import_dinov3_vit(const ConfigReader& r);  // models/hf/import_dinov3_vit.cpp (DINOv3ViTModel)
 // models/hf/import_beit.cpp (BeitForImageClassification; `type` beit or data2vec-vision)
 TransformerSpec import_beit(const ConfigReader& r, const std::string& type);
+TransformerSpec import_segformer(const ConfigReader& r);  // models/hf/import_segformer.cpp (both Segformer heads)
 TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp

@@ -215,10 +215,16 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         c.run.target_len = get_positive(j, "target_len", "");
       if (j.contains("task") && !j.at("task").is_null()) {
         const std::string t = get_string(j, "task", "");
-        if (!parse_task(t, c.run.task)) throw InputError("task", t, "must be lm, seq_cls, token_cls or feature");
+        if (!parse_task(t, c.run.task)) throw InputError("task", t, "must be lm, seq_cls, token_cls, feature or semantic_seg");
       }
-      if (j.contains("num_labels") && !j.at("num_labels").is_null())
+      if (j.contains("num_labels") && !j.at("num_labels").is_null()) {
         c.run.num_labels = get_positive(j, "num_labels", "");
+        // Both Segformer heads size their classifier from the config (its harness plugin refuses the key too).
+        if (mt == "segformer")
+          throw InputError("num_labels", dump_short(j.at("num_labels")),
+                           "is not a key of a segformer case: the label count comes from model.config (num_labels / "
+                           "id2label)");
+      }
       if (j.contains("image_grid") && !j.at("image_grid").is_null()) {
         const auto& g = j.at("image_grid");
         if (!g.is_array() || g.size() != 3)

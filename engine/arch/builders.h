@@ -80,6 +80,7 @@ void build_esm(GraphBuilder& b, const TransformerSpec& s);         // engine/arc
 void build_hf_resnet(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vision/hf_resnet.cpp (resnet)
 void build_hf_dinov3(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vision/hf_dinov3.cpp (dinov3_vit)
 void build_hf_beit(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vision/hf_beit.cpp (beit, data2vec-vision)
+void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/vision/hf_segformer.cpp (segformer)
 void build_glm4_moe(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/moe/glm4_moe.cpp
 void build_phimoe(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/moe/phimoe.cpp
 void build_umt5(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/seq2seq/umt5.cpp (mt5 runs build_t5)

@@ -77,7 +77,8 @@ TensorId task_labels(GraphBuilder& b, TensorId ids) {
     case Task::seq_cls: return b.input({cfg.batch_size}, DType::i64);
     case Task::token_cls: return b.input({cfg.batch_size, cfg.seq_len}, DType::i64);
     case Task::lm:
-    case Task::feature: break;
+    case Task::feature:
+    case Task::semantic_seg: break;  // segformer makes its own [B, H, W] labels (hf_segformer.cpp)
   }
   return ids;
 }
@@ -300,6 +301,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"dinov3_vit", build_hf_dinov3},
       {"beit", build_hf_beit},
       {"data2vec-vision", build_hf_beit},
+      {"segformer", build_hf_segformer},
   };
   for (const auto& e : kBuilders)
     if (s.model_type == e.type) return e.build;
@@ -330,7 +332,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
-                              "falcon_mamba", "convnext", "convnextv2", "resnet"})
+                              "falcon_mamba", "convnext", "convnextv2", "resnet", "segformer"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -390,6 +392,7 @@ constexpr TaskRow kTasks[] = {
     {"mpnet", Task::feature},
     {"esm", Task::feature},
     {"dinov3_vit", Task::feature},      // engine/arch/vision/hf_dinov3.cpp: DINOv3ViTModel, inference only
+    {"segformer", Task::semantic_seg},  // engine/arch/vision/hf_segformer.cpp: SegformerForSemanticSegmentation
     // speech encoders (engine/arch/audio/; notes-f21/audio.md): <Type>ForSequenceClassification, the bare model
     {"wav2vec2", Task::seq_cls},
     {"wav2vec2", Task::feature},
@@ -407,7 +410,8 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "hubert",     "wavlm",
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
                                                   "convnext",   "convnextv2", "swin",     "esm",
-                                                  "resnet",     "dinov3_vit", "beit",      "data2vec-vision"};
+                                                  "resnet",     "dinov3_vit", "beit",      "data2vec-vision",
+                                                  "segformer"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {
@@ -431,6 +435,12 @@ void check_task(const ModelSpec& spec, const RunConfig& cfg) {
   const std::string t(task_name(cfg.task));
   if (cfg.task == Task::feature && cfg.mode == Mode::training)
     throw InputError("task", t, "(AutoModel, the bare encoder) is inference only: train a head (lm, seq_cls, token_cls)");
+  if (cfg.task == Task::semantic_seg &&
+      (spec.kind != ModelSpec::Kind::transformer || !task_modelled(spec.transformer.model_type, cfg.task)))
+    throw InputError("task", t,
+                     "is modelled for segformer only (SegformerForSemanticSegmentation), not " +
+                         (spec.kind == ModelSpec::Kind::transformer ? "model_type " + spec.transformer.model_type
+                                                                    : std::string("a torchvision or native model")));
   if (cfg.num_labels <= 0) throw InputError("num_labels", std::to_string(cfg.num_labels), "must be a positive integer");
   if (spec.kind != ModelSpec::Kind::transformer)
     throw InputError("task", t, "classification heads are modelled for Hugging Face transformers only (a vision "

@@ -672,6 +672,24 @@ struct TransformerSpec {
   bool dinov3_query_bias = false, dinov3_key_bias = false, dinov3_value_bias = false, dinov3_proj_bias = false;
   bool dinov3_gated_mlp = false;
 
+  // [segformer]
+  // SegformerConfig (transformers models/segformer/configuration_segformer.py), read by
+  // models/hf/import_segformer.cpp and engine/arch/vision/hf_segformer.cpp only (SegformerForImageClassification,
+  // SegformerForSemanticSegmentation). One entry per encoder block (num_encoder_blocks of them): [convnext]'s
+  // stage_widths (hidden_sizes) and stage_depths (depths), and the lists below. [vit]'s image_size (the config's
+  // image_size key when given, else 224: SegformerConfig has none), num_channels and image_num_labels; patch_size
+  // holds the first overlapping patch embedding's stride (routing only: hf_image_tokens > 0). [dinov2]'s
+  // drop_path_rate (0.1: SegformerDropPath at linspace(0, rate, sum(depths)) per layer), resid_dropout
+  // (hidden_dropout_prob: the self-output's and both Mix-FFN dropouts), attn_dropout (attention_probs_dropout_prob).
+  // Empty / 0 for every other model_type.
+  std::vector<int64_t> seg_patch_sizes;  // patch_sizes (7, 3, 3, 3): block i's embedding Conv2d kernel, padding k // 2
+  std::vector<int64_t> seg_strides;      // strides (4, 2, 2, 2): that conv's stride
+  std::vector<int64_t> seg_sr_ratios;    // sr_ratios (8, 4, 2, 1): the keys' / values' sequence reduction (> 1: a conv)
+  std::vector<int64_t> seg_heads;        // num_attention_heads (1, 2, 5, 8)
+  std::vector<int64_t> seg_mlp;          // int(hidden_sizes[i] * mlp_ratios[i]): the Mix-FFN's hidden width
+  int64_t seg_decoder_hidden_size = 0;   // decoder_hidden_size (256): the all-MLP decode head's width
+  double seg_classifier_dropout = 0.0;   // classifier_dropout_prob (0.1): the decode head's dropout before its classifier
+
   // [esm]
   // EsmConfig, read by models/hf/import_esm.cpp and engine/arch/encoders/esm.cpp only; false for every other
   // model_type. esm_rotary: position_embedding_type "rotary" (ESM-2: one rotary embedding, applied in every
