@@ -1,4 +1,5 @@
-// Pieces the Hugging Face vision backbones of family set 23 (hf_convnext.cpp, hf_swin.cpp) share: their modeling
+// Pieces the Hugging Face vision backbones of family set 23 (hf_convnext.cpp, hf_swin.cpp) share (and hf_dinov2.cpp,
+// hf_beit.cpp, hf_segformer.cpp, whose DropPath and tail are the same statements): their modeling
 // files copy one DropPath (transformers 5.17 models/swin/modeling_swin.py SwinDropPath, "Copied from" in
 // models/convnext and models/convnextv2), one stochastic-depth schedule and one classification tail
 // (ForSequenceClassificationLoss, the loss ForImageClassification maps to).

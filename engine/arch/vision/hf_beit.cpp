@@ -43,6 +43,7 @@
 #include "engine/arch/builders.h"
 #include "engine/arch/encoders/bert_parts.h"
 #include "engine/arch/sdpa_bias.h"
+#include "engine/arch/vision/hf_backbone_parts.h"
 #include "engine/arch/vision/hf_vit_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -113,18 +114,6 @@ TensorId relative_position_bias(GraphBuilder& b, TensorId table, int64_t side, i
   return b.view(bias, {1, heads, N, N});
 }
 
-// One drop path (BeitDropPath in training at rate > 0): floor(keep_prob + rand([B, 1, 1])), x.div(keep_prob) *
-// that mask (the product saves the mask only; the quotient dies after it).
-TensorId drop_path(GraphBuilder& b, double rate, TensorId x) {
-  if (rate <= 0.0 || !b.training()) return x;
-  Shape mask_shape(b.shape(x).size(), 1);
-  mask_shape[0] = b.shape(x)[0];
-  const DType dt = b.dtype(x);
-  TensorId r = b.generic_one("rand", {}, mask_shape, dt);
-  r = b.generic_one("floor", {b.generic_one("add_scalar", {r}, mask_shape, dt)}, mask_shape, dt);
-  return b.mul(b.scalar_op("div_scalar", x, false), r);
-}
-
 // BeitAttention.forward on the normed input x [B, S, H] (held by the caller until it returns): the dense
 // projection's output after dropout. `shared_bias`: the encoder's bias for this layer (kNoTensor: none).
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BeitLayerParams& w, TensorId x, int64_t side,
@@ -190,7 +179,7 @@ TensorId beit_layer(GraphBuilder& b, const TransformerSpec& s, const BeitLayerPa
   b.hold(dense);  // self_attention_outputs until the layer returns
   const TensorId scaled = w.lambda1 != kNoTensor ? b.mul(w.lambda1, dense) : dense;
   if (scaled != dense) b.hold(scaled);  // attention_output until the layer returns
-  const TensorId h1 = b.add(drop_path(b, rate, scaled), layer_in);
+  const TensorId h1 = b.add(hfbackbone::drop_path(b, scaled, rate), layer_in);
   b.hold(h1);  // hidden_states until the layer returns
   const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
   b.hold(n2);  // layer_output, BeitIntermediate's argument until it returns (after the gelu)
@@ -198,7 +187,7 @@ TensorId beit_layer(GraphBuilder& b, const TransformerSpec& s, const BeitLayerPa
   b.drop(n2);
   TensorId m = b.dropout(apply(b, w.fc2, act), s.resid_dropout);
   if (w.lambda2 != kNoTensor) m = b.mul(w.lambda2, m);
-  const TensorId out = b.add(drop_path(b, rate, m), h1);
+  const TensorId out = b.add(hfbackbone::drop_path(b, m, rate), h1);
   b.drop(h1);
   if (scaled != dense) b.drop(scaled);
   b.drop(dense);
@@ -271,8 +260,7 @@ void build_hf_beit(GraphBuilder& b, const TransformerSpec& s) {
   b.hold(embedding_output);  // bound in BeitModel.forward until it returns
 
   for (int64_t i = 0; i < s.num_layers; ++i) {
-    const double rate = s.num_layers > 1 ? s.drop_path_rate * static_cast<double>(i) / static_cast<double>(s.num_layers - 1)
-                                         : 0.0;
+    const double rate = hfbackbone::block_drop_path(s.drop_path_rate, i, s.num_layers);
     TensorId shared = kNoTensor;
     if (shared_table != kNoTensor) {
       shared = relative_position_bias(b, shared_table, side, s.num_heads);
@@ -300,23 +288,10 @@ void build_hf_beit(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(seq);
     pooled = first_token(b, seq);
   }
-  b.hold(pooled);  // outputs.pooler_output until the classifier's forward returns (as seq: outputs' last_hidden_state)
   b.drop(embedding_output);  // BeitModel.forward returns
   if (seq != h) b.drop(h);
-  const TensorId logits = b.linear(pooled, cls_w, cls_b);
-  if (!b.training()) {  // inference: the logits are the output, dropped by the caller after the forward returns
-    b.hold(logits);
-    b.mark_model_end();
-    return;
-  }
-  b.mark_model_end();
-  b.hold(logits);  // the output's logits until the forward returns
-  const TensorId loss = b.cross_entropy(logits, labels);
-  b.drop(logits);
-  b.drop(pooled);
-  b.drop(seq);
-  b.exit_autocast();
-  b.set_loss(loss);
+  // BeitForImageClassification: outputs (sequence_output, pooler_output) bound until it returns
+  hfbackbone::classifier_tail(b, {seq, pooled}, pooled, cls_w, cls_b, labels);
 }
 
 }  // namespace memplan

@@ -27,6 +27,7 @@
 // layer scale multiplies a bf16 projection by the fp32 lambda1).
 #include "engine/arch/builders.h"
 #include "engine/arch/encoders/bert_parts.h"
+#include "engine/arch/vision/hf_backbone_parts.h"
 #include "engine/arch/vision/hf_vit_parts.h"
 #include "engine/errors.h"
 #include "engine/reduce_workspace.h"
@@ -109,18 +110,6 @@ TensorId dinov2_attention(GraphBuilder& b, const TransformerSpec& s, const Dinov
   return out;
 }
 
-// Dinov2DropPath in training at drop_path_rate > 0: rand([B, 1, ..., 1]), floor(rand + keep_prob),
-// x.div(keep_prob) * mask (the mul saves the mask: x's side needs it, the mask needs no gradient).
-TensorId drop_path(GraphBuilder& b, const TransformerSpec& s, TensorId x) {
-  if (s.drop_path_rate <= 0.0) return x;  // nn.Identity
-  Shape mask_shape(b.shape(x).size(), 1);
-  mask_shape[0] = b.shape(x)[0];
-  const DType dt = b.dtype(x);
-  TensorId r = b.generic_one("rand", {}, mask_shape, dt);
-  r = b.generic_one("floor", {b.generic_one("add_scalar", {r}, mask_shape, dt)}, mask_shape, dt);
-  return b.mul(b.scalar_op("div_scalar", x, false), r);
-}
-
 TensorId dinov2_layer(GraphBuilder& b, const TransformerSpec& s, const Dinov2LayerParams& w, const std::string& name,
                       bool checkpointed, TensorId h) {
   const auto& cfg = b.config();
@@ -132,7 +121,7 @@ TensorId dinov2_layer(GraphBuilder& b, const TransformerSpec& s, const Dinov2Lay
   b.hold(norm);  // hidden_states_norm until the layer returns
   const TensorId sao = b.mul(dinov2_attention(b, s, w, norm), w.ls1);
   b.hold(sao);  // self_attention_output until the layer returns
-  const TensorId h1 = b.add(drop_path(b, s, sao), layer_in);
+  const TensorId h1 = b.add(hfbackbone::drop_path(b, sao, s.drop_path_rate), layer_in);
   b.hold(h1);  // hidden_states until the layer returns
   const TensorId n2 = b.layer_norm(h1, w.n2_w, w.n2_b);
   b.hold(n2);  // layer_output until the MLP's return rebinds it
@@ -146,7 +135,7 @@ TensorId dinov2_layer(GraphBuilder& b, const TransformerSpec& s, const Dinov2Lay
     m = apply(b, w.fc2, b.unary("gelu", apply(b, w.fc1, n2), true, false));
   }
   b.drop(n2);
-  const TensorId out = b.add(drop_path(b, s, b.mul(m, w.ls2)), h1);
+  const TensorId out = b.add(hfbackbone::drop_path(b, b.mul(m, w.ls2), s.drop_path_rate), h1);
   for (TensorId t : {h1, sao, norm, layer_in}) b.drop(t);
   b.end_layer();
   return out;
