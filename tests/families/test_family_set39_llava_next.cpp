@@ -78,15 +78,15 @@ TEST_CASE("llava_next: refusals name the field", "[family][set39]") {
                  import(R"({"model_type": "llava_next", "vision_config": {"model_type": "siglip_vision_model",
                             "vision_use_head": false}})");
                }),
-               "vision_config.model_type:"));
+               "config.vision_config.model_type:"));
   CHECK(starts(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": [[336, 500]]})"); }),
-               "image_grid_pinpoints:"));
+               "config.image_grid_pinpoints:"));
   CHECK(starts(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": []})"); }),
-               "image_grid_pinpoints:"));
+               "config.image_grid_pinpoints:"));
   CHECK(starts(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": [[336]]})"); }),
-               "image_grid_pinpoints:"));
+               "config.image_grid_pinpoints:"));
   CHECK(starts(error_of([] { import(R"({"model_type": "llava_next", "vision_feature_select_strategy": "cls"})"); }),
-               "vision_feature_select_strategy:"));
+               "config.vision_feature_select_strategy:"));
   const ModelSpec m = model_of(kSmall);
   // image_hw without images; images in inference.
   CHECK(starts(error_of([&] { memplan::estimate(m, run(1, 2000, 0, {672, 672})); }), "image_hw:"));
