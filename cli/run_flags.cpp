@@ -99,6 +99,9 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
                  "image at 14-pixel patches)");
   cmd.add_option("--image-splits", f.image_splits,
                  "idefics3 / smolvlm: each image's tiles ROWS,COLS besides the global image (0,0: the global image alone)");
+  cmd.add_option("--image-hw", f.image_hw,
+                 "llava_next: every image's original size H,W in pixels, from which anyres picks its tiles (default: "
+                 "the vision config's image_size square)");
   cmd.add_flag("--freeze-feature-encoder", f.freeze_feature_encoder,
                "speech encoders: freeze_feature_encoder() (the conv feature encoder frozen) before training");
   cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
@@ -314,13 +317,15 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
                      "must be in [0, " + std::to_string(kMaxBatch) + "]");
   const std::pair<const char*, bool> image_flags[] = {{"--images-per-sample", f.images_per_sample != 0},
                                                       {"--image-grid", !f.image_grid.empty()},
-                                                      {"--image-splits", !f.image_splits.empty()}};
+                                                      {"--image-splits", !f.image_splits.empty()},
+                                                      {"--image-hw", !f.image_hw.empty()}};
   for (const auto& [flag, given] : image_flags)
     if (given && !images)
       throw InputError(flag, "set", std::string("applies to models that take images (") + kImageModelTypes + ")");
   c.images_per_sample = f.images_per_sample;
   if (!f.image_grid.empty()) c.image_grid = parse_int_tuple(f.image_grid, "--image-grid", 3, 1);
   if (!f.image_splits.empty()) c.image_splits = parse_int_tuple(f.image_splits, "--image-splits", 2, 0);
+  if (!f.image_hw.empty()) c.image_hw = parse_int_tuple(f.image_hw, "--image-hw", 2, 1);
   c.dropout = !f.no_dropout;
   c.grad_accum_steps = f.grad_accum_steps;
   if (f.mode == "inference") c.mode = Mode::inference;

@@ -30,6 +30,7 @@ struct RunFlags {
   int64_t images_per_sample = 0;
   std::string image_grid;
   std::string image_splits;
+  std::string image_hw;  // llava_next: every image's original size "H,W" in pixels (anyres tiles)
   bool freeze_feature_encoder = false;  // speech encoders: freeze_feature_encoder() before training
   std::string precision = "bf16";
   std::string optimizer = "adamw";

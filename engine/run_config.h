@@ -108,6 +108,9 @@ struct RunConfig {
   // Idefics3 / SmolVLM: the image processor's split of every image into image_splits [rows, cols] tiles plus the
   // global image ([0, 0]: the global image alone); read with images_per_sample; empty when absent.
   std::vector<int64_t> image_splits;
+  // LLaVA-NeXT: every image's original [height, width] in pixels (the processor's image_sizes), from which anyres
+  // picks the tile grid and the unpadded feature count; empty: a square of the vision config's image_size.
+  std::vector<int64_t> image_hw;
   Precision precision = Precision::fp32;
   OptimizerKind optimizer = OptimizerKind::adamw;
   OptimizerImpl optimizer_impl = OptimizerImpl::foreach;

@@ -337,5 +337,6 @@ struct MmVisionDefaults {
 void read_mm_vision_tower(const ConfigReader& v, TransformerSpec& s, bool clip, const MmVisionDefaults& d);
 TransformerSpec import_llava(const ConfigReader& r);      // models/hf/import_llava.cpp
 TransformerSpec import_paligemma(const ConfigReader& r);  // models/hf/import_paligemma.cpp
+TransformerSpec import_llava_next(const ConfigReader& r); // models/hf/import_llava_next.cpp
 
 }  // namespace memplan::hf

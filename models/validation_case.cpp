@@ -120,6 +120,7 @@ constexpr std::string_view kCaseKeys[] = {
     "freeze_feature_encoder",  // speech encoders: freeze_feature_encoder() before training (RunConfig)
     "max_num_patches",                                   // SigLIP 2 NaFlex: patches per image after padding
     "image_splits",  // idefics3 / smolvlm: each image's [rows, cols] tiles (plus the global image)
+    "image_hw",      // llava_next: every image's original [height, width] (anyres tiles)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
@@ -254,6 +255,18 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
             throw InputError("image_splits", dump_short(g), "must hold two non-negative integers");
           c.run.image_splits.push_back(v.get<int64_t>());
         }
+      }
+      if (j.contains("image_hw") && !j.at("image_hw").is_null()) {
+        const auto& g = j.at("image_hw");
+        if (!g.is_array() || g.size() != 2)
+          throw InputError("image_hw", dump_short(g), "must be [height, width]: each image's original size in pixels");
+        for (const auto& v : g) {
+          if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+            throw InputError("image_hw", dump_short(g), "must hold two positive integers");
+          c.run.image_hw.push_back(v.get<int64_t>());
+        }
+        if (mt != "llava_next")
+          throw InputError("image_hw", dump_short(g), "applies to llava_next only, not " + mt);
       }
       // Input keys of one kind of model, refused on any other (a key no builder reads would be a silent default):
       // images for the vision-language models and SigLIP 2's NaFlex grid, a waveform for the speech encoders.

@@ -1,11 +1,17 @@
 """Harness plugin: LLaVA (llava, LlavaForConditionalGeneration) and PaliGemma / PaliGemma 2 (paligemma,
-PaliGemmaForConditionalGeneration), family set 23: trained with images, or text only, and served text only.
+PaliGemmaForConditionalGeneration), family set 23, and LLaVA-NeXT (llava_next, LlavaNextForConditionalGeneration),
+family set 39: trained with images, or text only, and served text only.
 
 Case key `images_per_sample` (data/validation/CASE-FORMAT.md; 0 or absent: text only): each sample holds that many
 images of vision_config.image_size (the image processor's resize), n image tokens each:
   llava      n = (image_size / patch_size)^2, + 1 for a CLIP tower (its class position), - 1 with
              vision_feature_select_strategy "default" (processing_llava: LLaVA-1.5 336 / 14 -> 576)
   paligemma  n = (image_size / patch_size)^2 (config.text_config.num_image_tokens: 224 / 14 -> 256)
+  llava_next every image has the original size of case key `image_hw` [height, width] (absent: the vision
+             config's image_size square); anyres picks its tile grid from config.image_grid_pinpoints
+             (select_best_resolution) and n is the processor's count (LlavaNextProcessor._get_number_of_features,
+             re-derived in _next_layout): the base tile's features, then the unpadded grid's rows each with one
+             image_newline token; T = grid tiles + 1 tiles per image (image_size_to_num_patches)
 
 One training micro-batch, drawn in this order on the GPU (make_batch):
   input_ids       [B, seq_len] int64: random ordinary ids below image_token_index, then the image tokens
@@ -16,7 +22,9 @@ One training micro-batch, drawn in this order on the GPU (make_batch):
                                build_string_from_input: images, bos, prompt, "\n"; PG_PROMPT tokens in all), then
                                the suffix (the answer) up to seq_len
   token_type_ids  paligemma only: [B, seq_len] int64, 0 on the prefix (images + bos + prompt), 1 on the suffix
-  pixel_values    [B * images_per_sample, 3, S, S] randn in the model's dtype (fp32 under amp)
+  pixel_values    [B * images_per_sample, 3, S, S] randn in the model's dtype (fp32 under amp); llava_next
+                  [B * images_per_sample, T, 3, S, S] (the processor's 5-d batch), then
+  image_sizes     llava_next only: [B * images_per_sample, 2] int64, every row image_hw
   labels          [B, seq_len] int64: llava input_ids with the image tokens set to -100 (masked_fill);
                   paligemma input_ids with the prefix set to -100 (masked_fill on token_type_ids == 0), as the
                   processor's suffix= path returns them
@@ -26,7 +34,7 @@ Inference (text only): the causal LM protocol of harness._infer_causal (prefill 
 logits_to_keep=1, then greedy generate of generate_tokens), token ids drawn below image_token_index.
 """
 
-MODEL_TYPES = ("llava", "paligemma")
+MODEL_TYPES = ("llava", "paligemma", "llava_next")
 KINDS = ("vlm_llava",)
 FORWARD_KINDS = ()
 
@@ -64,12 +72,33 @@ def _tokens_per_image(model):
     return n
 
 
+def _next_layout(case, model):
+    """llava_next: (image [h, w], tiles per image, image tokens per image), as LlavaNextProcessor counts them."""
+    from transformers.image_processing_utils import select_best_resolution
+    c = model.config
+    vc = c.vision_config
+    S, p = int(vc.image_size), int(vc.patch_size)
+    oh, ow = (int(v) for v in (case.get("image_hw") or (S, S)))
+    ph, pw = select_best_resolution([oh, ow], c.image_grid_pinpoints)
+    gh, gw = ph // S, pw // S
+    side = S // p
+    rows, cols = side * gh, side * gw
+    if ow / oh > cols / rows:
+        new_h = int(round(oh * (cols / ow), 7))
+        rows -= 2 * ((rows - new_h) // 2)
+    else:
+        new_w = int(round(ow * (rows / oh), 7))
+        cols -= 2 * ((cols - new_w) // 2)
+    base = side * side + 1 - (1 if c.vision_feature_select_strategy == "default" else 0)
+    return (oh, ow), gh * gw + 1, base + rows * (cols + 1)
+
+
 def _layout(case, model):
     """(images per sample, image tokens per image)."""
     k = int(case.get("images_per_sample") or 0)
     if k == 0:
         return 0, 0
-    n = _tokens_per_image(model)
+    n = _next_layout(case, model)[2] if model.config.model_type == "llava_next" else _tokens_per_image(model)
     L = int(case["seq_len"])
     if model.config.model_type == "paligemma":
         need = k * n + PG_PROMPT + 1
@@ -107,8 +136,14 @@ def _draw(case, model, H):
             pos += n + LLAVA_GAP
     vc = c.vision_config
     S = int(vc.image_size)
-    x["pixel_values"] = torch.randn(B * k, int(vc.num_channels), S, S, device="cuda",
-                                    dtype=H._dtype_of(case["precision"]))
+    if c.model_type == "llava_next":
+        hw, T, _ = _next_layout(case, model)
+        x["pixel_values"] = torch.randn(B * k, T, int(vc.num_channels), S, S, device="cuda",
+                                        dtype=H._dtype_of(case["precision"]))
+        x["image_sizes"] = torch.tensor([list(hw)] * (B * k), dtype=torch.long, device="cuda")
+    else:
+        x["pixel_values"] = torch.randn(B * k, int(vc.num_channels), S, S, device="cuda",
+                                        dtype=H._dtype_of(case["precision"]))
     if c.model_type == "paligemma":
         labels = ids.masked_fill(x["token_type_ids"] == 0, -100)
     else:

@@ -640,6 +640,9 @@ struct TransformerSpec {
   std::string mm_projector_act;    // llava projector_hidden_act (gelu): linear_1, act, linear_2
   bool mm_projector_bias = false;  // llava multimodal_projector_bias; paligemma's one linear always has a bias
   int64_t mm_image_tokens = 0;     // image tokens per image in the text (llava: positions kept; paligemma: patches)
+  // llava_next image_grid_pinpoints, flattened [h0, w0, h1, w1, ...] (pixels): the tile grids anyres picks from
+  // (engine/arch/vlm/llava_next.cpp). mm_image_tokens then counts the base tile's features only. Empty otherwise.
+  std::vector<int64_t> mm_grid_pinpoints;
 
   // [jamba]
   // JambaConfig (5.17) layer pattern, read by models/hf/import_jamba.cpp and engine/arch/ssm/jamba.cpp only; 0 for

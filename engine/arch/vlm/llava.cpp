@@ -21,16 +21,6 @@
 
 namespace memplan {
 
-namespace {
-
-// ACT2FN[projector_hidden_act]: one kernel; relu saves its output, gelu / silu their input.
-TensorId projector_act(GraphBuilder& b, const std::string& act, TensorId x) {
-  if (act == "relu") return b.unary("relu", x, false, true);
-  return b.unary(act, x, true, false);
-}
-
-}  // namespace
-
 void build_llava(GraphBuilder& b, const TransformerSpec& s) {
   // The harness lays out 4 text tokens, then each image's tokens followed by 3 text tokens.
   const int64_t images = llava::check_run(b, s, s.mm_image_tokens + 3, 4);
@@ -66,24 +56,7 @@ void build_llava(GraphBuilder& b, const TransformerSpec& s) {
     TensorId pooled = kNoTensor;
     std::vector<TensorId> dead;
     const std::vector<TensorId> hidden = llava::tower_forward(b, s, tower, pixels, true, pooled, dead);
-    // hidden_states[layer] ([:, 1:] under "default": a strided view whose backward zero-fills the whole state).
-    std::vector<TensorId> picked;
-    for (int64_t li : s.mm_feature_layers) {
-      const TensorId hs = hidden[static_cast<size_t>(li)];
-      picked.push_back(s.mm_feature_full ? hs : b.view_copying_grad(hs, {images, ntok, Hv}));
-    }
-    TensorId sel;
-    if (picked.size() > 1) {
-      sel = b.cat_list("cat", picked, 2);
-    } else {
-      sel = picked[0];
-      // linear's matmul flattens [images, ntok, Hv] to 2-d: a copy of the strided slice (under autocast the cast
-      // already made a contiguous 16-bit copy).
-      if (!s.mm_feature_full && !b.autocast()) sel = b.contiguous_copy(sel, {images, ntok, Hv});
-    }
-    const TensorId p1 = clip::apply(b, l1, sel);
-    const TensorId a = projector_act(b, s.mm_projector_act, p1);
-    const TensorId proj = clip::apply(b, l2, a);
+    const TensorId proj = llava::project_features(b, s, hidden, l1, l2, images);
     // list(image_features): unbind into per-image views (UnbindBackward stacks their gradients afresh).
     std::vector<TensorId> per_image = b.split(proj, static_cast<int>(images), {ntok, H});
     // pooler_output = the list: the pooled output goes; the output object (the hidden-state tuple) goes once

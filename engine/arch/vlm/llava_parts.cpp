@@ -150,11 +150,41 @@ TensorId scatter_image_features(GraphBuilder& b, TensorId embeds, TensorId ids, 
   return out;
 }
 
-int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_image, int64_t text_tokens) {
+TensorId project_features(GraphBuilder& b, const TransformerSpec& s, const std::vector<TensorId>& hidden,
+                          const clip::Lin& l1, const clip::Lin& l2, int64_t images) {
+  const int64_t Hv = s.vision_hidden_size, ntok = s.mm_image_tokens;
+  std::vector<TensorId> picked;
+  for (int64_t li : s.mm_feature_layers) {
+    const TensorId hs = hidden[static_cast<size_t>(li)];
+    picked.push_back(s.mm_feature_full ? hs : b.view_copying_grad(hs, {images, ntok, Hv}));
+  }
+  TensorId sel;
+  if (picked.size() > 1) {
+    sel = b.cat_list("cat", picked, 2);
+  } else {
+    sel = picked[0];
+    // linear's matmul flattens [images, ntok, Hv] to 2-d: a copy of the strided slice (under autocast the cast
+    // already made a contiguous 16-bit copy).
+    if (!s.mm_feature_full && !b.autocast()) sel = b.contiguous_copy(sel, {images, ntok, Hv});
+  }
+  const TensorId p1 = apply(b, l1, sel);
+  // ACT2FN[projector_hidden_act]: one kernel; relu saves its output, gelu / silu their input.
+  const TensorId a = s.mm_projector_act == "relu" ? b.unary("relu", p1, false, true)
+                                                  : b.unary(s.mm_projector_act, p1, true, false);
+  return apply(b, l2, a);
+}
+
+int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_image, int64_t text_tokens,
+                  int64_t image_tokens, bool lora) {
   const auto& cfg = b.config();
   const std::string& type = s.model_type;
-  if (cfg.lora.enabled() || cfg.quant.enabled())
+  if (!lora && (cfg.lora.enabled() || cfg.quant.enabled()))
     throw InputError("lora", "set", "LoRA / quantization of a " + type + " model is not modelled");
+  if (cfg.quant.enabled())
+    throw InputError("quantization", "set", "a quantised base (QLoRA) of a " + type + " model is not modelled");
+  if (!cfg.image_hw.empty() && s.mm_grid_pinpoints.empty())
+    throw InputError("image_hw", "set",
+                     "applies to llava_next only (anyres tiles); a " + type + " image is the vision config's square");
   if (!cfg.frozen_layers.empty())
     throw InputError("frozen_layers", std::to_string(cfg.frozen_layers.size()) + " layers",
                      "freezing layers of a " + type + " model is not modelled (the harness cannot find its layers)");
@@ -177,7 +207,8 @@ int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_i
   const int64_t need = checked_add(text_tokens, checked_mul(k, per_image, "images_per_sample"), "images_per_sample");
   if (cfg.seq_len < need)
     throw InputError("seq_len", std::to_string(cfg.seq_len),
-                     "is too short for " + std::to_string(k) + " images of " + std::to_string(s.mm_image_tokens) +
+                     "is too short for " + std::to_string(k) + " images of " +
+                         std::to_string(image_tokens < 0 ? s.mm_image_tokens : image_tokens) +
                          " tokens each (needs " + std::to_string(need) +
                          ": the harness's layout, calibrate/harness_kinds/llava.py)");
   return checked_mul(cfg.batch_size, k, "images");

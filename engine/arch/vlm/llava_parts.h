@@ -47,10 +47,22 @@ std::vector<TensorId> tower_forward(GraphBuilder& b, const TransformerSpec& s, c
 TensorId scatter_image_features(GraphBuilder& b, TensorId embeds, TensorId ids, TensorId features, int64_t tokens,
                                 TensorId& mask);
 
+// hidden_states[vision_feature_layer] for each selected layer (torch.cat(dim=-1) of several), [:, 1:] under the
+// "default" strategy (a strided slice whose backward zero-fills the whole hidden state), then the projector
+// (linear_1, ACT2FN[projector_hidden_act], linear_2). `hidden`: tower_forward's all_hidden list over `images`
+// tower inputs (llava: images; llava_next: tiles). Returns [images, mm_image_tokens, hidden_size]. The contract
+// llava (measured, family set 23) and llava_next share: both modeling files run these statements verbatim.
+TensorId project_features(GraphBuilder& b, const TransformerSpec& s, const std::vector<TensorId>& hidden,
+                          const clip::Lin& l1, const clip::Lin& l2, int64_t images);
+
 // Refuses (InputError naming the key) what the llava / paligemma builders do not replay: LoRA / quantization,
 // frozen layers or embeddings, a subset of checkpointed layers, a task other than the causal-LM loss, the
 // qwen2_vl / siglip2 image keys, images in inference, a seq_len shorter than the harness's layout (`text_tokens`
-// plus `per_image` tokens for each image). Returns the images in the batch (batch_size x images_per_sample).
-int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_image, int64_t text_tokens);
+// plus `per_image` tokens for each image), an image_hw for a model without anyres tiles. Returns the images in the
+// batch (batch_size x images_per_sample). `image_tokens` (-1: mm_image_tokens) names each image's tokens in the
+// message; `lora`: LoRA with a full-precision base is replayed (llava_next: adapters through GraphBuilder::linear,
+// the dead tower layer's marked unreached by the builder), quantization still refused.
+int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_image, int64_t text_tokens,
+                  int64_t image_tokens = -1, bool lora = false);
 
 }  // namespace memplan::llava

@@ -1,0 +1,208 @@
+// LlavaNextForConditionalGeneration (models/llava_next/modeling_llava_next.py): a training step with images (the
+// harness plugin calibrate/harness_kinds/llava.py, "anyres" tiles), a text-only training step, or one text-only
+// inference pass. Mirrored from huggingface/transformers' modeling_llava_next.py as the code index holds it (a
+// 4.5x-era copy, commit 00dcc6dd: get_image_features returning the packed per-image list, an inline placeholder
+// mask); the 5.17 statements this file assumes where that copy differs are llava 5.17's (llava.cpp, measured):
+// get_placeholder_mask with torch_compilable_check, the vision output object (its hidden-state tuple and pooled
+// output) alive until the model's forward has taken .pooler_output. Diff against 5.17 before trusting lifetimes.
+//
+// Stages, as the model runs them:
+//   Batch: input_ids [B, S] (images_per_sample runs of n image tokens), pixel_values [B * k, T, C, R, R] in the
+//     model's dtype (fp32 under amp; T = the image's tiles, the same for every image: one image_hw), image_sizes
+//     [B * k, 2] int64, labels [B, S] (image tokens masked to -100). Text only: input_ids, also the labels.
+//   Anyres geometry (anyres_layout): select_best_resolution picks the pinpoint [ph, pw] that keeps the most of the
+//     image's resolution (ties: the least wasted area); the grid is ph / R x pw / R tiles, plus the base tile:
+//     T = ph / R * pw / R + 1 (image_size_to_num_patches). unpad_image crops the [nph * side, npw * side] feature
+//     map back to the image's aspect ratio (side = R / patch); each remaining row gains an image_newline column:
+//     n = base + rows * (cols + 1), base = mm_image_tokens (576 for CLIP-L/336 under "default").
+//   get_image_features: torch.cat([pv[:T] for pv in pixel_values]) (a copy, bound until it returns); the CLIP
+//     tower over B * k * T tiles with output_hidden_states (llava_parts.h); the selected hidden state and the
+//     projector (llava::project_features); torch.split(features, T per image) (one SplitWithSizesBackward: its
+//     backward writes a fresh full-size gradient); pack_image_features per image: base = f[0], f[1:] (slices:
+//     each backward a fresh f-sized zero-filled gradient), .view(nph, npw, side, side, H) (the gradient arrives
+//     permuted: ViewBackward's reshape copies it), .permute(4, 0, 2, 1, 3).contiguous() (a copy),
+//     flatten(1, 2).flatten(2, 3) (views), unpad_image (a slice: its backward a fresh map-sized gradient),
+//     cat with image_newline[:, None, None].expand(H, rows, 1).to(dtype) (a copy under amp: the parameter is
+//     fp32) along the last dim, flatten(1, 2).transpose(0, 1) (views), cat((base, f), 0).
+//   LlavaNextModel.forward: inputs_embeds = embed_tokens(input_ids); torch.cat(list, 0).to(embeddings' dtype);
+//     get_placeholder_mask and masked_scatter (llava_parts.h); the text model (llama_parts.h); lm_head over every
+//     position and ForCausalLMLoss against the labels.
+// LoRA (peft's target_modules also match the CLIP tower's q_proj / v_proj): the adapters come from
+// GraphBuilder::linear; those of the tower layers past the selected hidden state run but get no gradient
+// (unreached_linear after the forward, so they register where peft's injection order puts them).
+#include <cmath>
+
+#include "engine/arch/builders.h"
+#include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/vlm/llava_parts.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+namespace {
+
+struct Anyres {
+  int64_t grid_h = 0, grid_w = 0;  // tiles of the picked pinpoint
+  int64_t tiles = 0;               // grid_h * grid_w + the base tile
+  int64_t rows = 0, cols = 0;      // the unpadded feature map
+  int64_t tokens = 0;              // image tokens in the text: base + rows * (cols + 1)
+};
+
+// Python's int(round(x, 7)) for the non-negative values unpad_image meets.
+int64_t round7_trunc(double x) { return static_cast<int64_t>(std::nearbyint(x * 1e7) / 1e7); }
+
+Anyres anyres_layout(const TransformerSpec& s, int64_t oh, int64_t ow) {
+  const int64_t R = s.vision_image_size, side = R / s.vision_patch_size;
+  // select_best_resolution (image_processing_utils): Python float arithmetic, the same IEEE doubles.
+  int64_t best_h = 0, best_w = 0, best_eff = 0;
+  double best_waste = INFINITY;
+  for (size_t i = 0; i + 1 < s.mm_grid_pinpoints.size(); i += 2) {
+    const int64_t ph = s.mm_grid_pinpoints[i], pw = s.mm_grid_pinpoints[i + 1];
+    const double scale = std::min(static_cast<double>(pw) / static_cast<double>(ow),
+                                  static_cast<double>(ph) / static_cast<double>(oh));
+    const auto dw = static_cast<int64_t>(static_cast<double>(ow) * scale),
+               dh = static_cast<int64_t>(static_cast<double>(oh) * scale);
+    const int64_t eff = std::min(dw * dh, ow * oh);
+    const double waste = static_cast<double>(pw * ph - eff);
+    if (eff > best_eff || (eff == best_eff && waste < best_waste)) {
+      best_eff = eff;
+      best_waste = waste;
+      best_h = ph;
+      best_w = pw;
+    }
+  }
+  Anyres a;
+  a.grid_h = best_h / R;
+  a.grid_w = best_w / R;
+  a.tiles = a.grid_h * a.grid_w + 1;
+  // unpad_image on [H, grid_h * side, grid_w * side].
+  const int64_t ch = a.grid_h * side, cw = a.grid_w * side;
+  a.rows = ch;
+  a.cols = cw;
+  const double orig_ar = static_cast<double>(ow) / static_cast<double>(oh),
+               cur_ar = static_cast<double>(cw) / static_cast<double>(ch);
+  if (orig_ar > cur_ar) {
+    const int64_t nh = round7_trunc(static_cast<double>(oh) * (static_cast<double>(cw) / static_cast<double>(ow)));
+    a.rows = ch - 2 * ((ch - nh) / 2);
+  } else {
+    const int64_t nw = round7_trunc(static_cast<double>(ow) * (static_cast<double>(ch) / static_cast<double>(oh)));
+    a.cols = cw - 2 * ((cw - nw) / 2);
+  }
+  a.tokens = s.mm_image_tokens + a.rows * (a.cols + 1);
+  return a;
+}
+
+}  // namespace
+
+void build_llava_next(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const int64_t R = s.vision_image_size;
+  if (!cfg.image_hw.empty() && cfg.images_per_sample == 0)
+    throw InputError("image_hw", "set", "needs images_per_sample > 0 (a text-only run has no image to size)");
+  const int64_t oh = cfg.image_hw.empty() ? R : cfg.image_hw[0], ow = cfg.image_hw.empty() ? R : cfg.image_hw[1];
+  const Anyres ar = anyres_layout(s, oh, ow);
+  if (ar.grid_h == 0 || ar.grid_w == 0)
+    throw InputError("image_grid_pinpoints", "set", "picks no tile grid for a " + std::to_string(oh) + " x " +
+                                                         std::to_string(ow) + " image");
+  // The harness lays out 4 text tokens, then each image's tokens followed by 3 text tokens.
+  const int64_t images = llava::check_run(b, s, ar.tokens + 3, 4, ar.tokens, /*lora=*/true);
+  const bool inf = !b.training(), with_images = images > 0;
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
+                V = s.vocab_size, Hv = s.vision_hidden_size, ntok = s.mm_image_tokens, T = ar.tiles,
+                side = R / s.vision_patch_size, tiles = checked_mul(images, T, "images_per_sample"),
+                F = checked_mul(Hv, static_cast<int64_t>(s.mm_feature_layers.size()), "vision_feature_layer");
+  int64_t deepest = 0;
+  for (int64_t i : s.mm_feature_layers) deepest = std::max(deepest, i);
+
+  hf_construction_scalar(b);
+  // Parameters in __init__ order: model.vision_tower, model.multi_modal_projector, model.image_newline,
+  // model.language_model (embed_tokens, layers, norm), lm_head.
+  const llava::TowerParams tower = llava::tower_params(b, s, with_images, deepest, false);
+  const clip::Lin l1 = clip::linear_params(b, "multi_modal_projector.linear_1", H, F, s.mm_projector_bias, with_images);
+  const clip::Lin l2 = clip::linear_params(b, "multi_modal_projector.linear_2", H, H, s.mm_projector_bias, with_images);
+  const TensorId newline = b.param("image_newline", {H}, with_images);
+  const TensorId embed = b.param("embed_tokens.weight", {V, H});
+
+  // The batch, as the plugin draws it: input_ids, pixel_values, image_sizes, labels (generate(): position_ids).
+  const TensorId ids = b.input({B, S}, DType::i64);
+  const int64_t P = inf && b.pass().from_generate ? B : 1;
+  if (P > 1) b.input({B, S}, DType::i64);
+  TensorId pixels = kNoTensor, labels = ids;
+  if (with_images) {
+    pixels = b.input({images, T, s.vision_num_channels, R, R}, b.param_dtype());
+    b.input({images, 2}, DType::i64);
+    labels = b.input({B, S}, DType::i64);
+  }
+
+  TensorId h = b.embedding(ids, embed);
+  TensorId features = kNoTensor, mask = kNoTensor;
+  if (with_images) {
+    // torch.cat of each image's first T tiles: a fresh [images * T, C, R, R], get_image_features' local.
+    std::vector<TensorId> per_pix;
+    for (int64_t i = 0; i < images; ++i) per_pix.push_back(b.view(pixels, {T, s.vision_num_channels, R, R}));
+    const TensorId flat = b.cat_list("cat", per_pix, 0);
+    b.hold(flat);
+    TensorId pooled = kNoTensor;
+    std::vector<TensorId> dead;
+    const std::vector<TensorId> hidden = llava::tower_forward(b, s, tower, flat, true, pooled, dead);
+    if (cfg.lora.enabled() && b.training())
+      for (int64_t i = deepest; i < static_cast<int64_t>(tower.layers.size()); ++i) {
+        const clip::LayerParams& l = tower.layers[static_cast<size_t>(i)];
+        for (const clip::Lin* lin : {&l.k, &l.v, &l.q, &l.o, &l.fc1, &l.fc2}) b.unreached_linear(lin->w);
+      }
+    const TensorId proj = llava::project_features(b, s, hidden, l1, l2, tiles);
+    b.hold(proj);  // the split's views, pack_image_features' argument, keep it until pack returns
+    const std::vector<TensorId> per_image = b.split(proj, static_cast<int>(images), {T, ntok, H});
+    std::vector<TensorId> packed;
+    const DType fdt = b.dtype(proj);
+    // The split parts and slices are views (no bytes of their own): their gradients' sizes are spelled out.
+    const int64_t elt = b.info(proj).bytes / checked_mul(checked_mul(tiles, ntok, "tiles"), H, "tiles"),
+                  f_bytes = b.info(proj).bytes / images, rest_bytes = f_bytes / T * (T - 1),
+                  map_bytes = checked_mul(checked_mul(checked_mul(H, ar.grid_h * side, "image_hw"), ar.grid_w * side,
+                                                      "image_hw"), elt, "image_hw");
+    for (TensorId f : per_image) {
+      const TensorId base = b.view_copying_grad(f, {ntok, H}, f_bytes);  // f[0]: SelectBackward's f-sized zeros
+      TensorId g = b.view_copying_grad(f, {T - 1, ntok, H}, f_bytes);    // f[1:]: SliceBackward's f-sized zeros
+      g = b.view_copying_grad(g, {ar.grid_h, ar.grid_w, side, side, H}, rest_bytes);  // the gradient arrives permuted
+      g = b.contiguous_copy(g, {H, ar.grid_h * side, ar.grid_w * side});              // permute(...).contiguous()
+      g = b.view_copying_grad(g, {H, ar.rows, ar.cols}, map_bytes);                   // unpad_image's slice
+      TensorId nl = b.expand(b.view(newline, {H, 1, 1}), {H, ar.rows, 1});
+      nl = b.to(nl, fdt);
+      g = b.cat("cat", {g, nl}, 2);
+      g = b.view(g, {ar.rows * (ar.cols + 1), H});  // flatten(1, 2).transpose(0, 1)
+      packed.push_back(b.cat("cat", {base, g}, 0));
+    }
+    b.drop(proj);
+    // get_image_features returns; forward takes .pooler_output (the packed list): the output object goes.
+    b.drop(flat);
+    b.drop(pooled);
+    for (TensorId t : hidden) b.drop(t);
+    for (TensorId t : dead) b.drop(t);
+    features = b.cat_list("cat", packed, 0);  // torch.cat(image_features, dim=0)
+    features = b.to(features, b.dtype(h));    // .to(inputs_embeds.dtype)
+    b.hold(features);  // image_features: LlavaNextModel's local, then the output's image_hidden_states
+    h = llava::scatter_image_features(b, h, ids, features, checked_mul(images, ar.tokens, "images"), mask);
+  }
+  const TensorId hn = llama_text_model(b, s, h, P, /*batch_aware_eager=*/true);
+  for (const char* nm : {"rotary_emb.inv_freq", "rotary_emb.original_inv_freq"}) b.buffer(nm, {s.head_dim / 2}, DType::f32);
+  if (mask != kNoTensor) b.drop(mask);  // LlavaNextModel.forward returns
+
+  if (inf || !with_images) {
+    if (features != kNoTensor) b.drop(features);
+    causal_lm_tail(b, s, hn, embed, ids);
+    return;
+  }
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed) : b.param("lm_head.weight", {V, H});
+  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);
+  b.hold(hn);
+  const TensorId logits = b.linear(hn, head);
+  b.mark_model_end();
+  const TensorId loss = causal_lm_loss(b, logits, labels);
+  b.drop(hn);
+  b.drop(features);
+  b.exit_autocast();
+  b.set_loss(loss);
+}
+
+}  // namespace memplan
