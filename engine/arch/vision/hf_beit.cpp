@@ -1,45 +1,38 @@
-// BeitForImageClassification (transformers models/beit/modeling_beit.py) and Data2VecVisionForImageClassification
-// (models/data2vec/modeling_data2vec_vision.py, BEiT's statements under the prefix data2vec_vision), training
-// forward + cross entropy and the inference forward. Written from the modeling file before any run of it was
-// measured (family set 38, held out: data/validation/predictions/families38-holdout.json). Stages:
-//   BeitEmbeddings: patch Conv2d (kernel = stride = patch) [-> + the absolute table's patch rows, interpolated
-//     bicubic to the patch grid, when use_absolute_position_embeddings] -> flatten(2).transpose(1, 2) (a view);
-//     cls_token.expand(B, -1, -1) [+ the table's first row]; cat((cls, patches), dim=1); dropout. Under autocast
-//     the bf16 patches promote to the fp32 cls token's dtype: the residual stream is fp32.
-//   BeitEncoder, per layer i (drop path rate drop_path_rate * i / (n - 1), nn.Identity at 0): [the shared
-//     BeitRelativePositionBias, evaluated again for every layer and passed in] BeitLayer:
-//     layernorm_before; BeitSelfAttention: query (bias), key (no bias), value (bias), each viewed
-//     [B, S, heads, hd].permute(0, 2, 1, 3); the layer's BeitRelativePositionBias (below) as the additive mask;
-//     SDPA (BeitSdpaSelfAttention: F.scaled_dot_product_attention(q, k, v, attn_mask=bias), the memory-efficient
-//     kernel when the bias needs a gradient, engine/arch/sdpa_bias.h) or eager (matmul(q, k^T) / sqrt(hd) + bias,
-//     softmax, dropout, matmul with v: under autocast the bf16 scores plus the fp32 bias are fp32; the scores and
-//     the probabilities are two names, both bound until the attention returns);
-//     permute(0, 2, 1, 3).contiguous(); BeitSelfOutput: dense, dropout. lambda_1 * output (layer_scale_init_value
-//     > 0: fp32 under autocast), drop_path, + h; layernorm_after; BeitIntermediate: dense, gelu; BeitOutput: dense,
-//     dropout; lambda_2 *; drop_path; + h.
+// BeitForImageClassification (transformers 5.17 models/beit/modeling_beit.py) and
+// Data2VecVisionForImageClassification (models/data2vec/modeling_data2vec_vision.py, BEiT's statements under the
+// prefix data2vec_vision), training forward + cross entropy and the inference forward. Written first from an older
+// copy (family set 38, predicted blind: data/validation/predictions/families38-holdout.json), then rewritten on the
+// installed 5.17 file after the set was measured (H100, data/validation/h100-families.jsonl). Stages:
+//   BeitEmbeddings: projection(pixel_values).flatten(2).transpose(1, 2) (a view); cat((cls_token.expand, patches))
+//     [+ position_embeddings, returned as they are at the config's size]; dropout. Under autocast the bf16 patches
+//     promote to the fp32 cls token's dtype: the residual stream is fp32.
+//   BeitModel: create_bidirectional_mask gives None; with use_shared_relative_position_bias the shared
+//     BeitRelativePositionBias (below) becomes the attention_mask, built once and bound until the model returns.
+//   BeitLayer (GradientCheckpointingLayer; drop path rate drop_path_rate * i / max(n - 1, 1), nn.Identity at 0):
+//     its own BeitRelativePositionBias first (the layer's attention_mask, bound until it returns); residual = h;
+//     layernorm_before; BeitAttention: q_proj (bias), k_proj (no bias), v_proj (bias) viewed [B, S, heads, hd]
+//     .transpose(1, 2); the attention interface with the mask: SDPA (a float mask needing a gradient: the
+//     memory-efficient kernel, engine/arch/sdpa_bias.h) or eager_attention_forward (matmul * scaling + mask,
+//     softmax(dtype=float32).to(q.dtype), dropout, matmul, transpose(1, 2).contiguous(); the probabilities are
+//     returned and bound as the layer's `_` until it returns); reshape; o_proj. dropout; lambda_1 * h (the float
+//     1.0 without layer scale: a new tensor all the same); drop_path + residual; residual = h; layernorm_after;
+//     BeitMLP (fc1, gelu, fc2; its argument bound until it returns); dropout; lambda_2 *; drop_path + residual.
 //   BeitRelativePositionBias.forward (every call, the same grid too): the table's first (2w - 1)^2 rows viewed
 //     [1, 2w - 1, 2w - 1, heads].permute(0, 3, 1, 2) and interpolated bilinear to the same size (a new fp32
 //     tensor, channels-last like its input, so the permute(0, 2, 3, 1).reshape back is a view); cat with the three
-//     cls rows; gathered at the relative position index ([N * N] int64, a CPU tensor cached per grid: copied to
+//     cls rows; gathered at the relative position index ([N * N] int64, a CPU tensor lru-cached per grid: copied to
 //     the device for the gather and again for its backward's index_put, which sorts it); view [N, N, heads],
 //     permute(2, 0, 1).contiguous() (a copy; its backward's reshape of the permuted gradient copies too);
 //     unsqueeze(0): [1, heads, N, N].
 //   BeitModel: layernorm (nn.Identity with use_mean_pooling); BeitPooler: LayerNorm(h[:, 1:, :].mean(1)) with
 //     mean pooling, else h[:, 0]. Head: classifier -> ForSequenceClassificationLoss (cross entropy, mean).
-// Python bindings that decide lifetimes:
-//   - BeitModel.forward keeps embedding_output bound until it returns; the encoder's loop variable holds each
-//     layer's input until the layer returns, and the shared bias until the next layer's rebinds it.
-//   - BeitAttention binds the normed input (its `hidden_states`) and self_outputs (the context) until it returns;
-//     BeitSelfAttention binds q / k / v and the bias (`attn_bias`) until it returns.
-//   - BeitLayer binds self_attention_outputs (the dense output) until it returns, the lambda_1 product and the
-//     first residual sum until it returns.
-//   - BeitForImageClassification keeps outputs (sequence_output, pooled_output) and the logits bound until it
-//     returns, after the loss.
-// Parameters in model.to("cuda") order (Module._apply: children first): the patch projection, then the
-// embeddings' own cls_token (mask_token, position_embeddings); the encoder's shared table; per layer: query,
-// key, value, its table, output.dense, intermediate.dense, output.dense, layernorm_before, layernorm_after,
-// lambda_1, lambda_2; the model's layernorm or the pooler's; the classifier. Built on the device, the embeddings'
-// own parameters come before the patch conv (construction order).
+// Python bindings: BeitModel.forward keeps embedding_output bound until it returns and its loop variable holds
+// each layer's input until the layer returns; BeitForImageClassification keeps outputs (sequence_output,
+// pooler_output) and the logits bound until it returns, after the loss.
+// Parameters in model.to("cuda") order (Module._apply: children first): the patch projection, then the embeddings'
+// own cls_token (mask_token), position_embeddings; the shared table; per layer q, k, v, o, the two LayerNorms, fc1,
+// fc2, its table, then lambda_1, lambda_2; the model's layernorm or the pooler's; the classifier. Built on the
+// device, cls_token (mask_token) come before the projection and each layer's table after its lambdas.
 #include "engine/arch/builders.h"
 #include "engine/arch/encoders/bert_parts.h"
 #include "engine/arch/sdpa_bias.h"
@@ -67,27 +60,35 @@ struct BeitLayerParams {
 
 int64_t table_rows(int64_t side) { return (2 * side - 1) * (2 * side - 1) + 3; }
 
+// BeitLayer's parameters: attention (q, k, v, o projections), layernorm_before, layernorm_after, mlp (fc1, fc2),
+// then lambda_1 / lambda_2 (assigned after the submodules) and the relative_position_bias submodule last. Built on
+// the device they come in that order; model.to("cuda") moves the submodules (the table among them) before the
+// layer's own lambdas.
 BeitLayerParams layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, int64_t side,
-                             bool train) {
+                             bool train, bool built_on_device) {
   const int64_t H = s.hidden_size, A = s.num_heads * s.head_dim, I = s.intermediate_size;
   BeitLayerParams w;
-  w.q = vit_linear(b, p + "attention.attention.query", A, H, true, train);
-  w.k = vit_linear(b, p + "attention.attention.key", A, H, false, train);
-  w.v = vit_linear(b, p + "attention.attention.value", A, H, true, train);
-  if (s.beit_rel_pos)
-    w.table = b.param(p + "attention.attention.relative_position_bias.relative_position_bias_table",
-                      {table_rows(side), s.num_heads}, train);
-  w.o = vit_linear(b, p + "attention.output.dense", H, A, true, train);
-  w.fc1 = vit_linear(b, p + "intermediate.dense", I, H, true, train);
-  w.fc2 = vit_linear(b, p + "output.dense", H, I, true, train);
+  w.q = vit_linear(b, p + "attention.q_proj", A, H, true, train);
+  w.k = vit_linear(b, p + "attention.k_proj", A, H, false, train);
+  w.v = vit_linear(b, p + "attention.v_proj", A, H, true, train);
+  w.o = vit_linear(b, p + "attention.o_proj", H, A, true, train);
   w.ln1_w = b.param(p + "layernorm_before.weight", {H}, train);
   w.ln1_b = b.param(p + "layernorm_before.bias", {H}, train);
   w.ln2_w = b.param(p + "layernorm_after.weight", {H}, train);
   w.ln2_b = b.param(p + "layernorm_after.bias", {H}, train);
+  w.fc1 = vit_linear(b, p + "mlp.fc1", I, H, true, train);
+  w.fc2 = vit_linear(b, p + "mlp.fc2", H, I, true, train);
+  auto table = [&] {
+    if (s.beit_rel_pos)
+      w.table = b.param(p + "relative_position_bias.relative_position_bias_table", {table_rows(side), s.num_heads},
+                        train);
+  };
+  if (!built_on_device) table();
   if (s.beit_layer_scale) {
     w.lambda1 = b.param(p + "lambda_1", {H}, train);
     w.lambda2 = b.param(p + "lambda_2", {H}, train);
   }
+  if (built_on_device) table();
   return w;
 }
 
@@ -114,84 +115,85 @@ TensorId relative_position_bias(GraphBuilder& b, TensorId table, int64_t side, i
   return b.view(bias, {1, heads, N, N});
 }
 
-// BeitAttention.forward on the normed input x [B, S, H] (held by the caller until it returns): the dense
-// projection's output after dropout. `shared_bias`: the encoder's bias for this layer (kNoTensor: none).
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BeitLayerParams& w, TensorId x, int64_t side,
-                   TensorId shared_bias) {
+// BeitAttention.forward on the normed input x [B, S, H] with the layer's attention_mask `bias` ([1, heads, S, S],
+// kNoTensor: none): o_proj's output; `weights` receives eager attention's probabilities (the layer's `_` until it
+// returns), kNoTensor for SDPA.
+TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BeitLayerParams& w, TensorId x, TensorId bias,
+                   TensorId& weights) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, nh = s.num_heads, hd = s.head_dim;
   const bool eager = cfg.attn == AttnImpl::eager;
-  // transpose_for_scores: view + permute (SDPA's fused backward writes each gradient in its input's layout; eager's
-  // bmm gradients come back contiguous and the permuted view copies them). The query projection runs first.
-  auto heads = [&](TensorId t) {
+  weights = kNoTensor;
+  // proj(x).view(B, S, -1, hd).transpose(1, 2): views (SDPA's fused backward writes each gradient in its input's
+  // layout; eager's bmm gradients come back contiguous and the transposed view copies them).
+  auto heads = [&](const VitLinear& l) {
+    const TensorId t = apply(b, l, x);
     return eager ? b.view_copying_grad(t, {B, nh, S, hd}) : b.view(t, {B, nh, S, hd});
   };
-  const TensorId mixed_q = apply(b, w.q, x);
-  const TensorId k = heads(apply(b, w.k, x));
-  const TensorId v = heads(apply(b, w.v, x));
-  const TensorId q = heads(mixed_q);
-  for (TensorId t : {q, k, v}) b.hold(t);  // until BeitSelfAttention returns
+  const TensorId q = heads(w.q);
+  const TensorId k = heads(w.k);
+  const TensorId v = heads(w.v);
+  for (TensorId t : {q, k, v}) b.hold(t);  // query / key / value_states until the module returns
   TensorId ctx;
   if (!eager) {
-    TensorId bias = w.table != kNoTensor ? relative_position_bias(b, w.table, side, nh) : shared_bias;
-    if (bias == kNoTensor) {
-      ctx = b.sdpa(q, k, v, s.attn_dropout, false);
-    } else {
-      b.hold(bias);  // attn_bias until BeitSelfAttention returns
-      ctx = sdpa_float_mask(b, q, k, v, bias, s.attn_dropout);
-      b.drop(bias);
-    }
-    // permute(0, 2, 1, 3).contiguous(): free, the kernels write [B, S, heads, hd]
+    // sdpa_attention_forward: the bias as a float mask (the memory-efficient kernel when it needs a gradient)
+    ctx = bias != kNoTensor ? sdpa_float_mask(b, q, k, v, bias, s.attn_dropout)
+                            : b.sdpa(q, k, v, s.attn_dropout, false);
   } else {
-    // matmul(q, k.transpose(-1, -2)) (torch.matmul copies both head-split views), / sqrt(hd) (the product dies),
-    // + the bias (a temporary of the statement: AddBackward keeps nothing; broadcast over the batch, its gradient
-    // is summed), softmax (fp32 policy), dropout, matmul with v (autocast casts fp32 probabilities back),
-    // permute(0, 2, 1, 3).contiguous().
-    // attention_scores and attention_probs are two names: the scores (fp32 under autocast with the bias) stay
-    // bound beside the probabilities until BeitSelfAttention returns.
-    TensorId scores = b.scalar_op("div_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
-    if (w.table != kNoTensor) scores = b.add(scores, relative_position_bias(b, w.table, side, nh));
-    if (shared_bias != kNoTensor) scores = b.add(scores, shared_bias);
-    b.hold(scores);
-    const TensorId probs = b.dropout(b.softmax_last(scores), s.attn_dropout);
-    b.hold(probs);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, /*grad_copied=*/true);
-    b.drop(probs);
+    // eager_attention_forward: matmul(q, k.transpose(2, 3)) * scaling (matmul copies both head-split views),
+    // + the mask (broadcast over the batch: its gradient is summed), softmax(dtype=float32).to(q.dtype) in one
+    // statement, dropout, matmul with v, transpose(1, 2).contiguous(). attn_weights is rebound at each statement.
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
+    if (bias != kNoTensor) scores = b.add(scores, bias);
+    b.hold(scores);  // attn_weights until the softmax statement rebinds it
+    TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(q));
     b.drop(scores);
+    probs = b.dropout(probs, s.attn_dropout);
+    weights = probs;
+    b.hold(weights);
+    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, /*grad_copied=*/true);
   }
-  const TensorId context = b.view(ctx, {B, S, nh * hd});
+  // attn_output.reshape(B, S, -1).contiguous(): a view of the contiguous context
+  const TensorId out = apply(b, w.o, b.view(ctx, {B, S, nh * hd}));
   for (TensorId t : {q, k, v}) b.drop(t);
-  b.hold(context);  // BeitAttention's self_outputs until it returns
-  const TensorId out = b.dropout(apply(b, w.o, context), s.resid_dropout);
-  b.drop(context);
   return out;
 }
 
+// lambda * x: a trainable [H] parameter (both operands saved), or the float 1.0 without layer scale (a new tensor
+// all the same; its backward writes a fresh gradient).
+TensorId layer_scale(GraphBuilder& b, TensorId lambda, TensorId x) {
+  return lambda != kNoTensor ? b.mul(lambda, x) : b.scalar_op("mul_scalar", x, false);
+}
+
+// BeitLayer.forward (GradientCheckpointingLayer: the bias is rebuilt inside the checkpointed region). `shared`:
+// the model's attention_mask (the shared bias), kNoTensor without one.
 TensorId beit_layer(GraphBuilder& b, const TransformerSpec& s, const BeitLayerParams& w, const std::string& name,
-                    bool checkpointed, double rate, int64_t side, TensorId shared_bias, TensorId h) {
+                    bool checkpointed, double rate, int64_t side, TensorId shared, TensorId h) {
   b.begin_layer(name, checkpointed);
   const TensorId layer_in = h;
-  b.hold(layer_in);  // the encoder's loop variable until the layer returns
+  b.hold(layer_in);  // the model's loop variable (and `residual`) until the layer returns
+  TensorId bias = shared;
+  if (w.table != kNoTensor) {
+    bias = relative_position_bias(b, w.table, side, s.num_heads);
+    b.hold(bias);  // attention_mask until the layer returns
+  }
   const TensorId norm = b.layer_norm(h, w.ln1_w, w.ln1_b);
-  b.hold(norm);  // BeitAttention's hidden_states until it returns
-  const TensorId dense = attention(b, s, w, norm, side, shared_bias);
+  b.hold(norm);  // hidden_states until the attention's return rebinds it
+  TensorId weights = kNoTensor;
+  TensorId a = attention(b, s, w, norm, bias, weights);
   b.drop(norm);
-  b.hold(dense);  // self_attention_outputs until the layer returns
-  const TensorId scaled = w.lambda1 != kNoTensor ? b.mul(w.lambda1, dense) : dense;
-  if (scaled != dense) b.hold(scaled);  // attention_output until the layer returns
-  const TensorId h1 = b.add(hfbackbone::drop_path(b, scaled, rate), layer_in);
-  b.hold(h1);  // hidden_states until the layer returns
+  a = layer_scale(b, w.lambda1, b.dropout(a, s.resid_dropout));
+  const TensorId h1 = b.add(hfbackbone::drop_path(b, a, rate), layer_in);
+  b.hold(h1);  // residual until the layer returns
   const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b);
-  b.hold(n2);  // layer_output, BeitIntermediate's argument until it returns (after the gelu)
-  const TensorId act = b.unary("gelu", apply(b, w.fc1, n2), true, false);
+  b.hold(n2);  // hidden_states until the MLP returns
+  TensorId m = apply(b, w.fc2, b.unary("gelu", apply(b, w.fc1, n2), true, false));
   b.drop(n2);
-  TensorId m = b.dropout(apply(b, w.fc2, act), s.resid_dropout);
-  if (w.lambda2 != kNoTensor) m = b.mul(w.lambda2, m);
+  m = layer_scale(b, w.lambda2, b.dropout(m, s.resid_dropout));
   const TensorId out = b.add(hfbackbone::drop_path(b, m, rate), h1);
-  b.drop(h1);
-  if (scaled != dense) b.drop(scaled);
-  b.drop(dense);
-  b.drop(layer_in);
+  for (TensorId t : {h1, weights, layer_in})
+    if (t != kNoTensor) b.drop(t);
+  if (w.table != kNoTensor) b.drop(bias);
   b.end_layer();
   return out;
 }
@@ -217,26 +219,28 @@ void build_hf_beit(GraphBuilder& b, const TransformerSpec& s) {
 
   hf_construction_scalar(b);
   const bool built_on_device = cfg.weights_load == WeightsLoad::on_device;
+  // BeitEmbeddings' own cls_token (and mask_token) before its patch projection when built on the device, after it
+  // when moved (children first); position_embeddings after both either way (created after the projection).
   TensorId cls = kNoTensor, pos = kNoTensor;
   auto own = [&] {
     cls = b.param(pre + "embeddings.cls_token", {1, 1, H}, emb_train);
     if (s.beit_mask_token) b.param(pre + "embeddings.mask_token", {1, 1, H}, false);  // never read: no gradient
-    if (s.beit_abs_pos) pos = b.param(pre + "embeddings.position_embeddings", {1, S, H}, emb_train);
   };
   if (built_on_device) own();
   const TensorId conv_w = b.param(pre + "embeddings.patch_embeddings.projection.weight", {H, C, P, P}, emb_train);
   const TensorId conv_b = b.param(pre + "embeddings.patch_embeddings.projection.bias", {H}, emb_train);
   if (!built_on_device) own();
+  if (s.beit_abs_pos) pos = b.param(pre + "embeddings.position_embeddings", {1, S, H}, emb_train);
   const TensorId shared_table =
       s.beit_shared_rel_pos
-          ? b.param(pre + "encoder.relative_position_bias.relative_position_bias_table", {table_rows(side), s.num_heads},
+          ? b.param(pre + "shared_position_bias.relative_position_bias_table", {table_rows(side), s.num_heads},
                     !layer_frozen(cfg, 0))
           : kNoTensor;
   std::vector<BeitLayerParams> layers;
   layers.reserve(static_cast<size_t>(s.num_layers));
   for (int64_t i = 0; i < s.num_layers; ++i)
-    layers.push_back(
-        layer_params(b, s, pre + "encoder.layer." + std::to_string(i) + ".", side, !layer_frozen(cfg, i)));
+    layers.push_back(layer_params(b, s, pre + "layers." + std::to_string(i) + ".", side, !layer_frozen(cfg, i),
+                                  built_on_device));
   const std::string final_ln = s.beit_mean_pooling ? pre + "pooler.layernorm" : pre + "layernorm";
   const TensorId lnf_w = b.param(final_ln + ".weight", {H});
   const TensorId lnf_b = b.param(final_ln + ".bias", {H});
@@ -247,29 +251,26 @@ void build_hf_beit(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId x = b.input({B, C, R, R}, b.param_dtype());
   const TensorId labels = b.training() ? b.input({B}, DType::i64) : kNoTensor;
 
-  // BeitEmbeddings. With the absolute table, BeitPatchEmbeddings interpolates its patch rows (a [1, H, side, side]
-  // bicubic output) and adds them to the conv output before flattening; the cls token gets the first row.
-  TensorId conv = b.conv2d(x, conv_w, conv_b, P, 0, {B, H, side, side});
-  if (pos != kNoTensor)
-    conv = b.add(conv, b.generic_one("upsample_bicubic2d", {pos}, {1, H, side, side}, b.dtype(pos)));
-  const TensorId patches = b.view_copying_grad(conv, {B, n, H});
-  TensorId cls_tok = b.view(cls, {B, 1, H});
-  if (pos != kNoTensor) cls_tok = b.add(cls_tok, b.generic_one("slice", {pos}, {1, 1, H}, b.dtype(pos)));
-  TensorId h = b.dropout(b.cat("cat", {cls_tok, patches}, 1, std::nullopt, /*cast_part_grads=*/true), s.embd_dropout);
+  // BeitEmbeddings: projection(pixel_values).flatten(2).transpose(1, 2) (a view), cat((cls.expand, patches)),
+  // [+ position_embeddings, returned as they are at the config's own size], dropout.
+  const TensorId patches = b.view_copying_grad(b.conv2d(x, conv_w, conv_b, P, 0, {B, H, side, side}), {B, n, H});
+  TensorId h = b.cat("cat", {b.view(cls, {B, 1, H}), patches}, 1, std::nullopt, /*cast_part_grads=*/true);
+  if (pos != kNoTensor) h = b.add(h, pos);
+  h = b.dropout(h, s.embd_dropout);
   const TensorId embedding_output = h;
   b.hold(embedding_output);  // bound in BeitModel.forward until it returns
 
-  for (int64_t i = 0; i < s.num_layers; ++i) {
-    const double rate = hfbackbone::block_drop_path(s.drop_path_rate, i, s.num_layers);
-    TensorId shared = kNoTensor;
-    if (shared_table != kNoTensor) {
-      shared = relative_position_bias(b, shared_table, side, s.num_heads);
-      b.hold(shared);  // the loop's relative_position_bias until the next layer rebinds it
-    }
-    h = beit_layer(b, s, layers[static_cast<size_t>(i)], pre + "encoder.layer." + std::to_string(i),
-                   layer_checkpointed(cfg, i), rate, side, shared, h);
-    if (shared != kNoTensor) b.drop(shared);
+  // create_bidirectional_mask gives None; the shared bias becomes BeitModel.forward's attention_mask, built once
+  // and bound until it returns.
+  TensorId shared = kNoTensor;
+  if (shared_table != kNoTensor) {
+    shared = relative_position_bias(b, shared_table, side, s.num_heads);
+    b.hold(shared);
   }
+  for (int64_t i = 0; i < s.num_layers; ++i)
+    h = beit_layer(b, s, layers[static_cast<size_t>(i)], pre + "layers." + std::to_string(i),
+                   layer_checkpointed(cfg, i), hfbackbone::block_drop_path(s.drop_path_rate, i, s.num_layers), side,
+                   shared, h);
   b.hold(h);  // encoder_outputs until BeitModel.forward returns (with mean pooling also its sequence_output)
   TensorId pooled;
   TensorId seq = h;
@@ -289,6 +290,7 @@ void build_hf_beit(GraphBuilder& b, const TransformerSpec& s) {
     pooled = first_token(b, seq);
   }
   b.drop(embedding_output);  // BeitModel.forward returns
+  if (shared != kNoTensor) b.drop(shared);
   if (seq != h) b.drop(h);
   // BeitForImageClassification: outputs (sequence_output, pooler_output) bound until it returns
   hfbackbone::classifier_tail(b, {seq, pooled}, pooled, cls_w, cls_b, labels);

@@ -1,0 +1,14 @@
+// Family set 39 (LLaVA-NeXT: anyres tiles, pack_image_features, CLIP tower and Mistral / Vicuna decoder widths),
+// held out: predicted at 98065d0 (data/validation/predictions/families39-holdout.json) before any device saw it,
+// measured on an H100 in the twenty-eighth session (data/validation/h100-families.jsonl), no change in between:
+// every row within 0.03 % allocated and 0.08 % reserved blind; these bounds round that up.
+#include <catch2/catch.hpp>
+
+#include "family_test_helpers.h"
+
+TEST_CASE("family set 39, held out: LLaVA-NeXT predicted blind", "[family][set39][holdout]") {
+  const auto checked = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return c.holdout && c.id.rfind("f39-", 0) == 0; },
+      [](const std::string&) { return memplan::testing::FamilyBounds{0.0004, 0.001}; }, "h100-families.jsonl");
+  CHECK(checked.size() == 9);  // the tenth ran out of memory under its cap, as predicted
+}
