@@ -241,22 +241,24 @@ TEST_CASE("segformer semantic segmentation: the loss's full-resolution maps scal
 
 TEST_CASE("family set 37, held out: SegFormer predicted blind, with its listed misses", "[family][set37][holdout]") {
   // Predicted at 06a37ec before any device saw it, measured on an H100 in the twenty-eighth session
-  // (data/validation/h100-families.jsonl), no change in between. The amp_bf16 rows and the fp32 ADE row are within
-  // 0.06 % allocated. Listed misses (bound = the blind error rounded up; not yet traced, notes-f37/segformer.md):
-  // the pure-bf16 rows (city768 training -21.3 %, city1024 inference -53.5 % allocated: something the size of the
-  // full-resolution maps that the model does not allocate in 16-bit without autocast), the fp32 city1024 and MiT-b2
-  // classifier rows (+2.2 %, +1.9 % allocated; reserved +15.7 %, +26.9 %), and the amp city1024 row's reserved
-  // (+6.2 %, allocated exact).
+  // (data/validation/h100-families.jsonl). Blind: the amp_bf16 rows and the fp32 ADE row within 0.06 % allocated;
+  // the pure-bf16 rows short (city768 training -21.3 %, city1024 inference -53.5 %): the installed 5.17 file's
+  // eager_attention_forward runs softmax(dtype=float32).to(q.dtype) (the copy written from had no dtype), now
+  // modelled (not blind): inference exact, training +5.25 % (listed). Listed misses (bound = the error rounded up;
+  // not traced): the fp32 city1024 and MiT-b2 classifier rows (+2.2 %, +1.9 % allocated; reserved +15.5 %,
+  // +27.0 %), the amp city1024 row's reserved (+6.2 %, allocated exact) and the amp b0 ADE row's reserved (-14.6 %
+  // since the fix, allocated exact: the caching-allocator model run over the recorded stream gives the measured
+  // 9784 MiB, over the replayed one 8360; an event-order difference left to trace, recordings/families41/).
   const auto checked = memplan::testing::check_family_cases(
       [](const memplan::ValidationCase& c) { return c.holdout && c.id.rfind("f37-", 0) == 0; },
       [](const std::string& id) {
         using memplan::testing::FamilyBounds;
-        if (id == "f37-segb2-city768-bf16-adamw-b5") return FamilyBounds{0.22, 0.12};
-        if (id == "f37-segb0-city1024-infer-bf16-b5") return FamilyBounds{0.54, 0.60};
+        if (id == "f37-segb2-city768-bf16-adamw-b5") return FamilyBounds{0.06, 0.14};
+        if (id == "f37-segb0-ade512-ampbf16-adamw-b10") return FamilyBounds{0.0007, 0.15};
         if (id == "f37-segb0-city1024-fp32-adamw-b3") return FamilyBounds{0.023, 0.16};
         if (id == "f37-segmitb2-cls-fp32-sgdmom-b32") return FamilyBounds{0.02, 0.27};
         if (id.rfind("f37-segb2-city1024-ampbf16-sgdmom-b3", 0) == 0) return FamilyBounds{0.0005, 0.14};
-        return FamilyBounds{0.0007, 0.009};
+        return FamilyBounds{0.0007, 0.0065};
       },
       "h100-families.jsonl");
   CHECK(checked.size() == 11);  // the twelfth ran out of memory under its cap, as predicted

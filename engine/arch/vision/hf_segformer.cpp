@@ -123,7 +123,7 @@ struct Block {
 // SegformerEfficientSelfAttention.forward on x [B, N, C] (layer_norm_1's output) of an H x W map; returns the
 // context [B, N, C] (before the self-output dense).
 TensorId efficient_attention(GraphBuilder& b, const TransformerSpec& s, const Layer& l, TensorId x, int64_t H,
-                             int64_t W) {
+                             int64_t W, TensorId& weights) {
   const Shape xs = b.shape(x);
   const int64_t B = xs[0], N = xs[1], C = xs[2], nh = l.heads, hd = C / nh;
   std::vector<TensorId> locals;  // the function's bindings, until it returns
@@ -151,11 +151,18 @@ TensorId efficient_attention(GraphBuilder& b, const TransformerSpec& s, const La
   const TensorId k = local(heads(apply(b, l.k, kv), n));
   const TensorId v = local(heads(apply(b, l.v, kv), n));
   const TensorId mm = b.matmul(q, k, {B, nh, N, n}, /*copy_a=*/nh > 1 && N > 1, /*copy_b=*/nh > 1 && n > 1);
-  const TensorId scores = local(b.scalar_op("div_scalar", mm, false));  // attention_scores, never rebound
-  // softmax(dim=-1) without a dtype (the fp32 policy): bf16 scores are copied to fp32 first (ToCopyBackward casts
-  // the gradient back); fp16 takes the half-to-float kernel; outside autocast the scores' own dtype.
-  const TensorId soft_in = b.autocast() && b.dtype(scores) == DType::bf16 ? b.to(scores, DType::f32) : scores;
-  const TensorId probs = local(b.dropout(b.softmax_last(soft_in), s.attn_dropout));
+  // transformers 5.17 eager_attention_forward (read on the device after set 37 was measured; the copy this was first
+  // written from had a softmax without a dtype): attn_weights = matmul * scaling, then
+  // softmax(dim=-1, dtype=float32).to(q.dtype) in one statement that rebinds it (the scores die after it): a 16-bit
+  // model without autocast now has fp32 probabilities too (the set's pure-bf16 rows, -53.5 / -21.3 % blind). The
+  // probabilities are returned and bound as the layer's `_` until it returns.
+  const TensorId scores = b.scalar_op("mul_scalar", mm, false);
+  b.hold(scores);
+  TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(q));
+  b.drop(scores);
+  probs = b.dropout(probs, s.attn_dropout);
+  weights = probs;
+  b.hold(weights);
   TensorId ctx = b.matmul(probs, v, {B, nh, N, hd}, false, /*copy_b=*/nh > 1 && n > 1);
   // permute(0, 2, 1, 3).contiguous(): a copy unless h == 1 (then already contiguous). Its gradient, coming back
   // from the [B, N, C] view, is handed on transposed, which the bmm's backward copies contiguous.
@@ -190,19 +197,17 @@ TensorId segformer_layer(GraphBuilder& b, const TransformerSpec& s, const Layer&
   b.begin_layer(name, false);
   ModuleCall call(b, h);  // the encoder's hidden_states and the layer's argument, until it returns
   const TensorId a = b.layer_norm(h, l.ln1.w, l.ln1.b);
-  TensorId o;
+  TensorId o, weights = kNoTensor;
   {
-    ModuleCall attn_call(b, a);  // SegformerAttention's argument (also passed to the self-output, unused)
-    o = b.dropout(apply(b, l.o, efficient_attention(b, s, l, a, H, W)), s.resid_dropout);
+    ModuleCall attn_call(b, a);  // SegformerAttention's argument until it returns (after o_proj)
+    o = apply(b, l.o, efficient_attention(b, s, l, a, H, W, weights));
   }
-  b.hold(o);  // self_attention_outputs[0], bound by the tuple until the layer returns
-  const TensorId dropped = hfbackbone::drop_path(b, o, l.drop_path);
-  if (dropped != o) b.hold(dropped);  // attention_output, until the layer returns
-  const TensorId h1 = b.add(dropped, h);
+  // `hidden_states, _ = self.attention(...)`: o_proj's output is rebound by the dropout and the drop path's sum (no
+  // name keeps it); `_` keeps the probabilities until the layer returns.
+  const TensorId h1 = b.add(hfbackbone::drop_path(b, b.dropout(o, s.resid_dropout), l.drop_path), h);
   const TensorId m = mix_ffn(b, s, l, b.layer_norm(h1, l.ln2.w, l.ln2.b), H, W);
   const TensorId out = b.add(hfbackbone::drop_path(b, m, l.drop_path), h1);
-  b.drop(o);
-  if (dropped != o) b.drop(dropped);
+  if (weights != kNoTensor) b.drop(weights);
   call.end();
   b.end_layer();
   return out;
