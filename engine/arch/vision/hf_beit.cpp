@@ -35,7 +35,6 @@
 // device, cls_token (mask_token) come before the projection and each layer's table after its lambdas.
 #include "engine/arch/builders.h"
 #include "engine/arch/encoders/bert_parts.h"
-#include "engine/arch/sdpa_bias.h"
 #include "engine/arch/vision/hf_backbone_parts.h"
 #include "engine/arch/vision/hf_vit_parts.h"
 #include "engine/checked.h"
@@ -115,50 +114,6 @@ TensorId relative_position_bias(GraphBuilder& b, TensorId table, int64_t side, i
   return b.view(bias, {1, heads, N, N});
 }
 
-// BeitAttention.forward on the normed input x [B, S, H] with the layer's attention_mask `bias` ([1, heads, S, S],
-// kNoTensor: none): o_proj's output; `weights` receives eager attention's probabilities (the layer's `_` until it
-// returns), kNoTensor for SDPA.
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, const BeitLayerParams& w, TensorId x, TensorId bias,
-                   TensorId& weights) {
-  const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, nh = s.num_heads, hd = s.head_dim;
-  const bool eager = cfg.attn == AttnImpl::eager;
-  weights = kNoTensor;
-  // proj(x).view(B, S, -1, hd).transpose(1, 2): views (SDPA's fused backward writes each gradient in its input's
-  // layout; eager's bmm gradients come back contiguous and the transposed view copies them).
-  auto heads = [&](const VitLinear& l) {
-    const TensorId t = apply(b, l, x);
-    return eager ? b.view_copying_grad(t, {B, nh, S, hd}) : b.view(t, {B, nh, S, hd});
-  };
-  const TensorId q = heads(w.q);
-  const TensorId k = heads(w.k);
-  const TensorId v = heads(w.v);
-  for (TensorId t : {q, k, v}) b.hold(t);  // query / key / value_states until the module returns
-  TensorId ctx;
-  if (!eager) {
-    // sdpa_attention_forward: the bias as a float mask (the memory-efficient kernel when it needs a gradient)
-    ctx = bias != kNoTensor ? sdpa_float_mask(b, q, k, v, bias, s.attn_dropout)
-                            : b.sdpa(q, k, v, s.attn_dropout, false);
-  } else {
-    // eager_attention_forward: matmul(q, k.transpose(2, 3)) * scaling (matmul copies both head-split views),
-    // + the mask (broadcast over the batch: its gradient is summed), softmax(dtype=float32).to(q.dtype) in one
-    // statement, dropout, matmul with v, transpose(1, 2).contiguous(). attn_weights is rebound at each statement.
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
-    if (bias != kNoTensor) scores = b.add(scores, bias);
-    b.hold(scores);  // attn_weights until the softmax statement rebinds it
-    TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(q));
-    b.drop(scores);
-    probs = b.dropout(probs, s.attn_dropout);
-    weights = probs;
-    b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, /*grad_copied=*/true);
-  }
-  // attn_output.reshape(B, S, -1).contiguous(): a view of the contiguous context
-  const TensorId out = apply(b, w.o, b.view(ctx, {B, S, nh * hd}));
-  for (TensorId t : {q, k, v}) b.drop(t);
-  return out;
-}
-
 // lambda * x: a trainable [H] parameter (both operands saved), or the float 1.0 without layer scale (a new tensor
 // all the same; its backward writes a fresh gradient).
 TensorId layer_scale(GraphBuilder& b, TensorId lambda, TensorId x) {
@@ -180,7 +135,7 @@ TensorId beit_layer(GraphBuilder& b, const TransformerSpec& s, const BeitLayerPa
   const TensorId norm = b.layer_norm(h, w.ln1_w, w.ln1_b);
   b.hold(norm);  // hidden_states until the attention's return rebinds it
   TensorId weights = kNoTensor;
-  TensorId a = attention(b, s, w, norm, bias, weights);
+  TensorId a = hfvit::vit_attention(b, s, w.q, w.k, w.v, w.o, norm, bias, weights);  // BeitAttention
   b.drop(norm);
   a = layer_scale(b, w.lambda1, b.dropout(a, s.resid_dropout));
   const TensorId h1 = b.add(hfbackbone::drop_path(b, a, rate), layer_in);

@@ -18,6 +18,7 @@
 // the fp32 position table keeps it there, and each residual add promotes the projection's 16-bit output.
 #include "engine/arch/builders.h"
 #include "engine/arch/encoders/bert_parts.h"
+#include "engine/arch/sdpa_bias.h"
 #include "engine/arch/vision/hf_vit_parts.h"
 #include "engine/errors.h"
 
@@ -52,12 +53,8 @@ VitLayerParams vit_layer_params(GraphBuilder& b, const TransformerSpec& s, const
   return w;
 }
 
-namespace {
-
-// ViTAttention.forward on the normed input x [B, S, H]: returns o_proj's output; `weights` receives eager
-// attention's probabilities (held by the caller's `_`), kNoTensor for SDPA.
-TensorId vit_attention(GraphBuilder& b, const TransformerSpec& s, const VitLayerParams& w, TensorId x,
-                       TensorId& weights) {
+TensorId vit_attention(GraphBuilder& b, const TransformerSpec& s, const VitLinear& wq, const VitLinear& wk,
+                       const VitLinear& wv, const VitLinear& wo, TensorId x, TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, nh = s.num_heads, hd = s.head_dim;
   const bool eager = cfg.attn == AttnImpl::eager;
@@ -69,20 +66,23 @@ TensorId vit_attention(GraphBuilder& b, const TransformerSpec& s, const VitLayer
     const TensorId t = apply(b, l, x);
     return eager ? b.view_copying_grad(t, {B, nh, S, hd}) : b.view(t, {B, nh, S, hd});
   };
-  const TensorId q = heads(w.q);
-  const TensorId k = heads(w.k);
-  const TensorId v = heads(w.v);
+  const TensorId q = heads(wq);
+  const TensorId k = heads(wk);
+  const TensorId v = heads(wv);
   for (TensorId t : {q, k, v}) b.hold(t);  // query / key / value_states until the module returns
   TensorId ctx;
   if (!eager) {
-    // sdpa_attention_forward: no mask, not causal; transpose(1, 2).contiguous() of the kernel's output, which it
-    // allocates [B, S, heads, hd] (a view here).
-    ctx = b.sdpa(q, k, v, s.attn_dropout, false);
+    // sdpa_attention_forward, not causal: without a mask the fused kernels; with one the float mask
+    // (engine/arch/sdpa_bias.h: the memory-efficient kernel when it needs a gradient). transpose(1, 2).contiguous()
+    // of the kernel's output, which it allocates [B, S, heads, hd] (a view here).
+    ctx = mask != kNoTensor ? sdpa_float_mask(b, q, k, v, mask, s.attn_dropout) : b.sdpa(q, k, v, s.attn_dropout, false);
   } else {
     // eager_attention_forward: `matmul(q, k.transpose(2, 3)) * scaling` (torch.matmul copies the head-split
-    // views: their batch and head dims cannot merge; bmm saves the copies), softmax(dtype=float32).to(q.dtype)
-    // in one statement, dropout, matmul with v, transpose(1, 2).contiguous().
+    // views: their batch and head dims cannot merge; bmm saves the copies), + the mask (broadcast over the batch:
+    // its gradient is summed), softmax(dtype=float32).to(q.dtype) in one statement, dropout, matmul with v,
+    // transpose(1, 2).contiguous().
     TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, k, {B, nh, S, S}, true, true), false);
+    if (mask != kNoTensor) scores = b.add(scores, mask);
     b.hold(scores);  // attn_weights until the softmax statement rebinds it
     TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(q));
     b.drop(scores);
@@ -92,12 +92,10 @@ TensorId vit_attention(GraphBuilder& b, const TransformerSpec& s, const VitLayer
     ctx = b.contiguous_copy(b.matmul(probs, v, {B, nh, S, hd}, false, true), {B, S, nh, hd}, /*grad_copied=*/true);
   }
   // attn_output.reshape(B, S, -1).contiguous(): a view of the contiguous context.
-  const TensorId out = apply(b, w.o, b.view(ctx, {B, S, nh * hd}));
+  const TensorId out = apply(b, wo, b.view(ctx, {B, S, nh * hd}));
   for (TensorId t : {q, k, v}) b.drop(t);
   return out;
 }
-
-}  // namespace
 
 TensorId vit_layer(GraphBuilder& b, const TransformerSpec& s, const VitLayerParams& w, const std::string& name,
                    bool checkpointed, TensorId h) {
@@ -107,7 +105,7 @@ TensorId vit_layer(GraphBuilder& b, const TransformerSpec& s, const VitLayerPara
   TensorId a = b.layer_norm(h, w.ln1_w, w.ln1_b);
   b.hold(a);  // hidden_states until the attention's return rebinds it
   TensorId weights = kNoTensor;
-  TensorId att = vit_attention(b, s, w, a, weights);
+  TensorId att = vit_attention(b, s, w.q, w.k, w.v, w.o, a, kNoTensor, weights);
   b.drop(a);
   att = b.dropout(att, s.resid_dropout);
   TensorId h1 = b.add(att, layer_in);

@@ -24,6 +24,14 @@ struct VitLayerParams {
 // layernorm_after, mlp (fc1, fc2); names under prefix `p` (ending in '.').
 VitLayerParams vit_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
 
+// The attention module over the normed input x [B, S, H] as transformers 5.17 writes ViT's and BEiT's (q, k, v
+// projections viewed [B, heads, S, hd], the attention interface: SDPA or eager_attention_forward, reshape, o
+// projection): returns the o projection's output. `mask` ([1 or B, heads, S, S], kNoTensor: none) is the additive
+// attention_mask (BEiT's relative position bias). `weights` receives eager attention's probabilities, which the
+// caller binds as its layer's `_` until the layer returns; kNoTensor for SDPA. Defined in hf_vit.cpp.
+TensorId vit_attention(GraphBuilder& b, const TransformerSpec& s, const VitLinear& wq, const VitLinear& wk,
+                       const VitLinear& wv, const VitLinear& wo, TensorId x, TensorId mask, TensorId& weights);
+
 // ViTLayer.forward on h [B, S, H] (S = RunConfig::seq_len) as one layer region `name`: pre-LN attention (sdpa or
 // eager per RunConfig::attn), dropout, residual; pre-LN gelu MLP, dropout, residual. Returns the layer's output.
 // The caller's loop variable holds h until the layer returns (held here).
