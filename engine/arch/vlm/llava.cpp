@@ -69,28 +69,7 @@ void build_llava(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(features);  // image_features: LlavaModel's local, then the output's image_hidden_states
     h = llava::scatter_image_features(b, h, ids, features, checked_mul(images, ntok, "images"), mask);
   }
-  const TensorId hn = llama_text_model(b, s, h, P, /*batch_aware_eager=*/true);
-  // LlamaRotaryEmbedding's inv_freq and original_inv_freq buffers (fp32 [head_dim / 2]), after the norm.
-  for (const char* nm : {"rotary_emb.inv_freq", "rotary_emb.original_inv_freq"}) b.buffer(nm, {s.head_dim / 2}, DType::f32);
-  if (mask != kNoTensor) b.drop(mask);  // LlavaModel.forward returns
-
-  if (inf || !with_images) {
-    if (features != kNoTensor) b.drop(features);
-    causal_lm_tail(b, s, hn, embed, ids);
-    return;
-  }
-  // lm_head over hidden_states[:, slice(0, None)] (a view), ForCausalLMLoss against the labels; the output (and
-  // with it image_hidden_states) dies once the harness has read .loss.
-  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed) : b.param("lm_head.weight", {V, H});
-  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);  // the head's own weight before tie_weights()
-  b.hold(hn);
-  const TensorId logits = b.linear(hn, head);
-  b.mark_model_end();
-  const TensorId loss = causal_lm_loss(b, logits, labels);
-  b.drop(hn);
-  b.drop(features);
-  b.exit_autocast();
-  b.set_loss(loss);
+  llava::decoder_and_loss(b, s, h, P, mask, features, embed, ids, labels, !inf && with_images);
 }
 
 }  // namespace memplan

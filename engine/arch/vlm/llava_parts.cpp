@@ -13,6 +13,7 @@
 #include "engine/arch/vlm/llava_parts.h"
 
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 
@@ -212,6 +213,30 @@ int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_i
                          " tokens each (needs " + std::to_string(need) +
                          ": the harness's layout, calibrate/harness_kinds/llava.py)");
   return checked_mul(cfg.batch_size, k, "images");
+}
+
+void decoder_and_loss(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P, TensorId mask,
+                      TensorId features, TensorId embed, TensorId ids, TensorId labels, bool image_loss) {
+  const TensorId hn = llama_text_model(b, s, h, P, /*batch_aware_eager=*/true);
+  for (const char* nm : {"rotary_emb.inv_freq", "rotary_emb.original_inv_freq"}) b.buffer(nm, {s.head_dim / 2}, DType::f32);
+  if (mask != kNoTensor) b.drop(mask);  // the model's forward returns
+  if (!image_loss) {
+    if (features != kNoTensor) b.drop(features);
+    causal_lm_tail(b, s, hn, embed, ids);
+    return;
+  }
+  // lm_head over hidden_states[:, slice(0, None)] (a view), ForCausalLMLoss against the labels
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed)
+                                              : b.param("lm_head.weight", {s.vocab_size, s.hidden_size});
+  if (s.tie_word_embeddings) b.construction_temp(b.info(embed).bytes);  // the head's own weight before tie_weights()
+  b.hold(hn);
+  const TensorId logits = b.linear(hn, head);
+  b.mark_model_end();
+  const TensorId loss = causal_lm_loss(b, logits, labels);
+  b.drop(hn);
+  b.drop(features);
+  b.exit_autocast();
+  b.set_loss(loss);
 }
 
 }  // namespace memplan::llava

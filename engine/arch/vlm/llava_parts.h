@@ -55,6 +55,16 @@ TensorId scatter_image_features(GraphBuilder& b, TensorId embeds, TensorId ids, 
 TensorId project_features(GraphBuilder& b, const TransformerSpec& s, const std::vector<TensorId>& hidden,
                           const clip::Lin& l1, const clip::Lin& l2, int64_t images);
 
+// The end of LlavaForConditionalGeneration.forward and LlavaNextForConditionalGeneration.forward (the same
+// statements) once inputs_embeds `h` [B, S, H] exists: the Llama-type text model (position ids `P`), its rotary
+// inv_freq / original_inv_freq buffers (fp32 [head_dim / 2], after the norm), the placeholder `mask` dropped as the
+// model's forward returns; then, when `image_loss` (training with images), lm_head over every position and
+// ForCausalLMLoss against `labels`, the output (and with it image_hidden_states, `features`) alive until the
+// harness reads .loss; otherwise `features` dropped and the causal LM's own tail (causal_lm_tail). `embed` is the
+// token embedding (a tied lm_head's weight).
+void decoder_and_loss(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P, TensorId mask,
+                      TensorId features, TensorId embed, TensorId ids, TensorId labels, bool image_loss);
+
 // Refuses (InputError naming the key) what the llava / paligemma builders do not replay: LoRA / quantization,
 // frozen layers or embeddings, a subset of checkpointed layers, a task other than the causal-LM loss, the
 // qwen2_vl / siglip2 image keys, images in inference, a seq_len shorter than the harness's layout (`text_tokens`
