@@ -66,9 +66,9 @@ inline void read_geometry(const ConfigReader& r, TransformerSpec& s, int64_t ima
   s.num_channels = r.positive({"num_channels"}, 3);
 }
 
-// PreTrainedConfig's label count (len(id2label) when given, else num_labels, else 2) into s.image_num_labels,
-// and the loss ForSequenceClassificationLoss picks: cross entropy only (`cls` names the class in messages).
-inline void read_labels(const ConfigReader& r, TransformerSpec& s, const std::string& cls) {
+// PreTrainedConfig's label count: len(id2label) when given (a non-empty object, agreeing with num_labels when
+// both are), else num_labels, else 2.
+inline int64_t label_count(const ConfigReader& r) {
   int64_t labels = r.positive({"num_labels"}, 2);
   if (const json* id2label = r.raw("id2label")) {
     if (!id2label->is_object() || id2label->empty())
@@ -79,6 +79,13 @@ inline void read_labels(const ConfigReader& r, TransformerSpec& s, const std::st
                        "disagrees with id2label's " + std::to_string(n) + " labels");
     labels = n;
   }
+  return labels;
+}
+
+// label_count() into s.image_num_labels, and the loss ForSequenceClassificationLoss picks: cross entropy only
+// (`cls` names the class in messages).
+inline void read_labels(const ConfigReader& r, TransformerSpec& s, const std::string& cls) {
+  const int64_t labels = label_count(r);
   s.image_num_labels = labels;
   read_problem_type(r, s);
   if (s.problem_type.empty() && labels == 1)

@@ -126,16 +126,7 @@ TransformerSpec import_segformer(const ConfigReader& r) {
                          " first-block positions, more than the limit of " + std::to_string(kMaxDim));
 
   // PreTrainedConfig's label count; num_labels 1 switches both heads to losses that are not modelled.
-  int64_t labels = r.positive({"num_labels"}, 2);
-  if (const json* id2label = r.raw("id2label")) {
-    if (!id2label->is_object() || id2label->empty())
-      throw InputError(r.name("id2label"), dump_short(*id2label), "must be a non-empty object of label names");
-    const auto n = static_cast<int64_t>(id2label->size());
-    if (r.present("num_labels") && labels != n)
-      throw InputError(r.name("num_labels"), std::to_string(labels),
-                       "disagrees with id2label's " + std::to_string(n) + " labels");
-    labels = n;
-  }
+  const int64_t labels = image::label_count(r);
   if (labels == 1)
     throw InputError(r.name("num_labels"), "1",
                      "is not modelled (SegformerForSemanticSegmentation then trains BCEWithLogitsLoss over a "
