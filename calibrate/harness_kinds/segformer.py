@@ -19,6 +19,11 @@ KINDS = ("segformer_image_cls", "segformer_semantic_seg")
 FORWARD_KINDS = KINDS
 SEMANTIC_SEG = "semantic_seg"
 
+# The images are hfvis.py's, fed the same way (its _hw, _pixels, forward_input and call_forward).
+from . import hfvis  # noqa: E402
+_hw, _pixels = hfvis._hw, hfvis._pixels
+forward_input, call_forward = hfvis.forward_input, hfvis.call_forward
+
 
 def build(case, cfg, attn, H):
     import transformers
@@ -34,21 +39,6 @@ def build(case, cfg, attn, H):
     else:
         raise ValueError("task %r is not one of segformer's (absent: image classification, %s)" % (task, SEMANTIC_SEG))
     return model, kind
-
-
-def _hw(model):
-    """(height, width) of the config's image_size (an int, or a pair; 224 when the config has none)."""
-    s = getattr(model.config, "image_size", 224)
-    if isinstance(s, (list, tuple)):
-        return int(s[0]), int(s[1])
-    return int(s), int(s)
-
-
-def _pixels(case, model, H):
-    import torch
-    h, w = _hw(model)
-    c = int(getattr(model.config, "num_channels", 3))
-    return torch.randn(int(case["batch_size"]), c, h, w, device="cuda", dtype=H._dtype_of(case["precision"]))
 
 
 def train_batch_fns(case, model, kind, H):
@@ -71,10 +61,3 @@ def train_batch_fns(case, model, kind, H):
 
     return make_batch, fwd_loss
 
-
-def forward_input(case, model, kind, H):
-    return _pixels(case, model, H)
-
-
-def call_forward(model, kind, x, H):
-    return model(pixel_values=x)
