@@ -46,14 +46,11 @@ namespace memplan {
 namespace {
 
 using hfvit::VitLinear;
-using hfvit::vit_linear;
 
 TensorId apply(GraphBuilder& b, const VitLinear& l, TensorId x) { return b.linear(x, l.w, l.b); }
 
-struct BeitLayerParams {
-  VitLinear q, k, v, o, fc1, fc2;
+struct BeitLayerParams : hfvit::VitLayerParams {
   TensorId table = kNoTensor;  // relative_position_bias_table [(2w - 1)^2 + 3, heads], per layer
-  TensorId ln1_w, ln1_b, ln2_w, ln2_b;
   TensorId lambda1 = kNoTensor, lambda2 = kNoTensor;
 };
 
@@ -65,18 +62,10 @@ int64_t table_rows(int64_t side) { return (2 * side - 1) * (2 * side - 1) + 3; }
 // layer's own lambdas.
 BeitLayerParams layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, int64_t side,
                              bool train, bool built_on_device) {
-  const int64_t H = s.hidden_size, A = s.num_heads * s.head_dim, I = s.intermediate_size;
-  BeitLayerParams w;
-  w.q = vit_linear(b, p + "attention.q_proj", A, H, true, train);
-  w.k = vit_linear(b, p + "attention.k_proj", A, H, false, train);
-  w.v = vit_linear(b, p + "attention.v_proj", A, H, true, train);
-  w.o = vit_linear(b, p + "attention.o_proj", H, A, true, train);
-  w.ln1_w = b.param(p + "layernorm_before.weight", {H}, train);
-  w.ln1_b = b.param(p + "layernorm_before.bias", {H}, train);
-  w.ln2_w = b.param(p + "layernorm_after.weight", {H}, train);
-  w.ln2_b = b.param(p + "layernorm_after.bias", {H}, train);
-  w.fc1 = vit_linear(b, p + "mlp.fc1", I, H, true, train);
-  w.fc2 = vit_linear(b, p + "mlp.fc2", H, I, true, train);
+  const int64_t H = s.hidden_size;
+  // ViTLayer's modules under BeitLayer's names; q_proj and v_proj with biases, k_proj without (the importer sets
+  // qkv_bias)
+  BeitLayerParams w{{hfvit::vit_layer_params(b, s, p, train, /*key_bias=*/false)}};
   auto table = [&] {
     if (s.beit_rel_pos)
       w.table = b.param(p + "relative_position_bias.relative_position_bias_table", {table_rows(side), s.num_heads},

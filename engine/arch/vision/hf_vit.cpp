@@ -37,11 +37,12 @@ namespace {
 TensorId apply(GraphBuilder& b, const VitLinear& l, TensorId x) { return b.linear(x, l.w, l.b); }
 }  // namespace
 
-VitLayerParams vit_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train) {
+VitLayerParams vit_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train,
+                                bool key_bias) {
   const int64_t H = s.hidden_size, A = s.num_heads * s.head_dim, I = s.intermediate_size;
   VitLayerParams w;
   w.q = vit_linear(b, p + "attention.q_proj", A, H, s.qkv_bias, train);
-  w.k = vit_linear(b, p + "attention.k_proj", A, H, s.qkv_bias, train);
+  w.k = vit_linear(b, p + "attention.k_proj", A, H, key_bias, train);
   w.v = vit_linear(b, p + "attention.v_proj", A, H, s.qkv_bias, train);
   w.o = vit_linear(b, p + "attention.o_proj", H, A, true, train);
   w.ln1_w = b.param(p + "layernorm_before.weight", {H}, train);
@@ -180,7 +181,8 @@ void build_vit_classifier(GraphBuilder& b, const TransformerSpec& s, const std::
   std::vector<VitLayerParams> layers;
   layers.reserve(static_cast<size_t>(s.num_layers));
   for (int64_t i = 0; i < s.num_layers; ++i)
-    layers.push_back(vit_layer_params(b, s, pre + "layers." + std::to_string(i) + ".", !layer_frozen(cfg, i)));
+    layers.push_back(
+        vit_layer_params(b, s, pre + "layers." + std::to_string(i) + ".", !layer_frozen(cfg, i), s.qkv_bias));
   TensorId lnf_w = b.param(pre + "layernorm.weight", {H});
   TensorId lnf_b = b.param(pre + "layernorm.bias", {H});
   TensorId cls_w = b.param("classifier.weight", {NL, H});

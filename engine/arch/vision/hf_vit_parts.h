@@ -21,8 +21,10 @@ struct VitLayerParams {
   TensorId ln1_w, ln1_b, ln2_w, ln2_b;
 };
 // One layer's parameters in ViTLayer.__init__ order: attention (q, k, v, o projections), layernorm_before,
-// layernorm_after, mlp (fc1, fc2); names under prefix `p` (ending in '.').
-VitLayerParams vit_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train);
+// layernorm_after, mlp (fc1, fc2); names under prefix `p` (ending in '.'). The q / k / v biases are qkv_bias's,
+// but the key's is `key_bias` (BEiT's k_proj has none while q_proj / v_proj do).
+VitLayerParams vit_layer_params(GraphBuilder& b, const TransformerSpec& s, const std::string& p, bool train,
+                                bool key_bias);
 
 // The attention module over the normed input x [B, S, H] as transformers 5.17 writes ViT's and BEiT's (q, k, v
 // projections viewed [B, heads, S, hd], the attention interface: SDPA or eager_attention_forward, reshape, o
