@@ -109,18 +109,15 @@ void build_llava_next(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t images = llava::check_run(b, s, ar.tokens + 3, 4, ar.tokens, /*lora=*/true);
   const bool inf = !b.training(), with_images = images > 0;
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size, Hv = s.vision_hidden_size, ntok = s.mm_image_tokens, T = ar.tiles,
-                side = R / s.vision_patch_size, tiles = checked_mul(images, T, "images_per_sample"),
-                F = checked_mul(Hv, static_cast<int64_t>(s.mm_feature_layers.size()), "vision_feature_layer");
-  int64_t deepest = 0;
-  for (int64_t i : s.mm_feature_layers) deepest = std::max(deepest, i);
+                V = s.vocab_size, ntok = s.mm_image_tokens, T = ar.tiles,
+                side = R / s.vision_patch_size, tiles = checked_mul(images, T, "images_per_sample");
+  const int64_t deepest = llava::deepest_feature_layer(s);
 
   hf_construction_scalar(b);
   // Parameters in __init__ order: model.vision_tower, model.multi_modal_projector, model.image_newline,
   // model.language_model (embed_tokens, layers, norm), lm_head.
   const llava::TowerParams tower = llava::tower_params(b, s, with_images, deepest, false);
-  const clip::Lin l1 = clip::linear_params(b, "multi_modal_projector.linear_1", H, F, s.mm_projector_bias, with_images);
-  const clip::Lin l2 = clip::linear_params(b, "multi_modal_projector.linear_2", H, H, s.mm_projector_bias, with_images);
+  const auto [l1, l2] = llava::projector_params(b, s, with_images);
   const TensorId newline = b.param("image_newline", {H}, with_images);
   const TensorId embed = b.param("embed_tokens.weight", {V, H});
 

@@ -12,6 +12,8 @@
 //   object dies; their weights get no .grad.
 #include "engine/arch/vlm/llava_parts.h"
 
+#include <algorithm>
+
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/checked.h"
@@ -213,6 +215,20 @@ int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_i
                          " tokens each (needs " + std::to_string(need) +
                          ": the harness's layout, calibrate/harness_kinds/llava.py)");
   return checked_mul(cfg.batch_size, k, "images");
+}
+
+int64_t deepest_feature_layer(const TransformerSpec& s) {
+  int64_t deepest = 0;
+  for (int64_t i : s.mm_feature_layers) deepest = std::max(deepest, i);
+  return deepest;
+}
+
+Projector projector_params(GraphBuilder& b, const TransformerSpec& s, bool with_images) {
+  const int64_t H = s.hidden_size,
+                F = checked_mul(s.vision_hidden_size, static_cast<int64_t>(s.mm_feature_layers.size()),
+                                "vision_feature_layer");
+  return {clip::linear_params(b, "multi_modal_projector.linear_1", H, F, s.mm_projector_bias, with_images),
+          clip::linear_params(b, "multi_modal_projector.linear_2", H, H, s.mm_projector_bias, with_images)};
 }
 
 void decoder_and_loss(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P, TensorId mask,

@@ -47,6 +47,17 @@ std::vector<TensorId> tower_forward(GraphBuilder& b, const TransformerSpec& s, c
 TensorId scatter_image_features(GraphBuilder& b, TensorId embeds, TensorId ids, TensorId features, int64_t tokens,
                                 TensorId& mask);
 
+// The deepest hidden_states index vision_feature_layer selects (0 = the embeddings' output).
+int64_t deepest_feature_layer(const TransformerSpec& s);
+
+// multi_modal_projector's linear_1 (the selected layers' concatenated width -> hidden_size) and linear_2
+// (hidden_size -> hidden_size), with multimodal_projector_bias; trainable when the step has images (else no
+// gradient reaches them).
+struct Projector {
+  clip::Lin l1, l2;
+};
+Projector projector_params(GraphBuilder& b, const TransformerSpec& s, bool with_images);
+
 // hidden_states[vision_feature_layer] for each selected layer (torch.cat(dim=-1) of several), [:, 1:] under the
 // "default" strategy (a strided slice whose backward zero-fills the whole hidden state), then the projector
 // (linear_1, ACT2FN[projector_hidden_act], linear_2). `hidden`: tower_forward's all_hidden list over `images`
