@@ -27,8 +27,10 @@ Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--n
                                                              [--hf-sizes=224,384] [--hf-widths=96,128,...]
                                                              [--family-sizes=224[,160,...]] [--image-sizes=...]
                                                              [--batches=3,5,...] [--dtypes=bf16,fp32,fp16]
+                                                             [--hf-segformer [--seg-sizes=512,...] [--seg-variants=b0,...]]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
---models= measures only those models' convs (to split a long run); --family-sizes= the image sizes the issue 12
+--hf-segformer measures SegFormer's convs alone (segformer_signatures: MiT b0 / b1 / b2 widths at SEG_SIZES, batches
+SEG_BATCHES; the decode head's channels-last 1x1 convs first). --models= measures only those models' convs (to split a long run); --family-sizes= the image sizes the issue 12
 families' convs are measured at (default 224: the engine rescales a shape measured at another spatial size by
 pixel count, which holds for the ResNet rows (0.14 % of the bytes at 160 / 288 from 224) but not for every
 engine: mobilenet_v2's 320 -> 1280 1x1 wgrad at 5 x 5 takes n x the fp32 weight, 150 MiB at n = 96 where the
@@ -65,6 +67,15 @@ HF_CONVNEXT = {"hf-convnext-%d" % w[0]: w for w in ((96, 192, 384, 768), (128, 2
                                                     (64, 128, 256, 512), (80, 160, 320, 640),
                                                     (352, 704, 1408, 2816))}
 HF_SIZES = (224, 384)
+# Hugging Face SegFormer (MiT encoders, SegformerDecodeHead): per variant the stage widths, the decode head's width
+# and the sequence-reduction ratios (b2 .. b5 share b2's widths and differ in depth only). Every conv of the model
+# is listed by rule (segformer_signatures), not traced on the meta device: its layouts come from views
+# (the sr conv's and the depthwise conv's inputs), which the meta kernels of cat / interpolate would not tell.
+HF_SEGFORMER = {"b0": ((32, 64, 160, 256), 256), "b1": ((64, 128, 320, 512), 256), "b2": ((64, 128, 320, 512), 768)}
+SEG_SR = (8, 4, 2, 1)
+SEG_SIZES = (224, 512, 640, 768, 1024)
+SEG_LABELS = (150, 19)  # ADE20k, Cityscapes
+SEG_BATCHES = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16]
 
 
 def channels_last(x):
@@ -107,6 +118,35 @@ def conv_signatures(image_sizes, family_sizes=(224,), families=True, only=None, 
                     with torch.device("meta"):
                         m = model_cls(cfg_cls(hidden_sizes=list(widths), depths=[1, 1, 1, 1], image_size=R))
                     collect_signatures(torch, sigs, m, name.replace("convnext", "convnextv2" if v2 else "convnext"), R, True)
+    return sigs
+
+
+def segformer_signatures(sizes=SEG_SIZES, variants=None):
+    """SegformerForSemanticSegmentation's convs (signatures as conv_signatures gives them) at each image size:
+    the overlapping patch embeddings (contiguous NCHW: the image, then each block's .contiguous() output; 7x7 stride
+    4 pad 3, then 3x3 stride 2 pad 1), the sequence-reduction convs (kernel = stride = sr, input a permuted view:
+    channels-last), Mix-FFN's depthwise 3x3 (4x the width, a transposed view: channels-last), the decode head's
+    linear_fuse (1x1, 4 D -> D, no bias) and classifier (1x1, D -> labels) on the channels-last maps at a quarter of
+    the image."""
+    sigs = {}
+    for name, (widths, dec) in HF_SEGFORMER.items():
+        if variants and name not in variants:
+            continue
+        tag = "hf-segformer-" + name
+        for R in sizes:
+            side, c_in = R, 3
+            for i, c in enumerate(widths):
+                k, st = (7, 4) if i == 0 else (3, 2)
+                sigs.setdefault((c_in, c, k, st, k // 2, side, side, 1, 1, False), set()).add(tag)
+                side = (side + 2 * (k // 2) - k) // st + 1
+                if SEG_SR[i] > 1:
+                    sigs.setdefault((c, c, SEG_SR[i], SEG_SR[i], 0, side, side, 1, 1, True), set()).add(tag)
+                sigs.setdefault((4 * c, 4 * c, 3, 1, 1, side, side, 4 * c, 1, True), set()).add(tag)
+                c_in = c
+            q = (R + 6 - 7) // 4 + 1
+            sigs.setdefault((4 * dec, dec, 1, 1, 0, q, q, 1, 1, True), set()).add(tag)
+            for labels in SEG_LABELS:
+                sigs.setdefault((dec, labels, 1, 1, 0, q, q, 1, 1, True), set()).add(tag)
     return sigs
 
 
@@ -252,6 +292,11 @@ def main():
                            hf_convnext="--hf-convnext" in sys.argv,
                            hf_sizes=tuple(int(v) for v in opt.get("--hf-sizes", "224,384").split(",")),
                            hf_widths=[int(v) for v in opt["--hf-widths"].split(",")] if "--hf-widths" in opt else None)
+    if "--hf-segformer" in sys.argv:  # SegFormer's convs alone (the other models' lists are not measured)
+        sigs = segformer_signatures(tuple(int(v) for v in opt.get("--seg-sizes", ",".join(map(str, SEG_SIZES))).split(",")),
+                                    opt["--seg-variants"].split(",") if "--seg-variants" in opt else None)
+        # the decode head's 1x1 convs first (a run stopped by its time limit keeps them)
+        order = sorted(sigs, key=lambda k: (k[2] != 1, k))
     if "--channels-last-only" in sys.argv:  # and the Hugging Face models' other convs (their stems)
         sigs = {k: v for k, v in sigs.items() if k[-1] or any(m.startswith("hf-") for m in v)}
     if "--depthwise-only" in sys.argv:  # groups == c_in: the channels-last fp32 engines change with n (dense batches)
@@ -268,10 +313,14 @@ def main():
                            r.get("dilation", 1), r.get("layout", "nchw") == "nhwc"), r["dtype"]))
     t0 = time.time()
     rows = []
-    for sig in sorted(sigs):
+    if "--hf-segformer" not in sys.argv:
+        order = sorted(sigs)
+    for sig in order:
         stem = sig[0] == 3  # the model input does not require grad: no dgrad pass
         family_only = all(m in FAMILY_MODELS or m.startswith("hf-") for m in sigs[sig])
         sig_batches = (cl_batches if sig[-1] else FAMILY_BATCHES)
+        if all(m.startswith("hf-segformer") for m in sigs[sig]):
+            sig_batches = SEG_BATCHES
         for dname, dt in dtypes.items():
             if (sig, dname) in done:
                 continue
@@ -287,7 +336,7 @@ def main():
                              "wgrad_ws": r["wgrad_ws"], "fwd_events": r["fwd"], "bwd_events": r["bwd"],
                              "models": sorted(sigs[sig])})
         print(f"{sig} done, {len(rows)} rows, {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
-        if len(rows) and sorted(sigs).index(sig) % 10 == 9:
+        if len(rows) and order.index(sig) % 10 == 9:
             dump(torch, out_path, rows, t0)  # a run stopped by its time limit keeps what it measured
     dump(torch, out_path, rows, t0)
 

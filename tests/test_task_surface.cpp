@@ -45,6 +45,9 @@ TEST_CASE("attn flag left out: what from_config picks", "[cli][task]") {
   memplan::cli::RunFlags f;
   f.seq_len = 512;
   CHECK(memplan::cli::run_config_from(f, memplan::load_model("llama-2-7b")).attn == memplan::AttnImpl::sdpa);
+  // SegFormer: 5.17's SegformerPreTrainedModel sets _supports_sdpa (modeling_segformer.py, read on the device).
+  CHECK(memplan::cli::run_config_from(memplan::cli::RunFlags{}, memplan::load_model("nvidia-segformer-b0-finetuned-ade-512-512"))
+            .attn == memplan::AttnImpl::sdpa);
   for (const char* m : {"gpt-j-6b", "bloom-560m", "gpt-oss-20b"}) {
     INFO(m);
     CHECK(memplan::cli::run_config_from(f, memplan::load_model(m)).attn == memplan::AttnImpl::eager);

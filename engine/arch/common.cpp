@@ -334,7 +334,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "bloom", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
-                              "falcon_mamba", "convnext", "convnextv2", "resnet", "segformer"})
+                              "falcon_mamba", "convnext", "convnextv2", "resnet"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }

@@ -134,8 +134,10 @@ TensorId efficient_attention(GraphBuilder& b, const TransformerSpec& s, const La
   };
   // The head split view(B, n, h, d).transpose(1, 2): with h > 1, the bmm gradient matmul's backward returns is
   // contiguous in [B, h, n, d], so the view's backward copies it back to [B, n, C]; with h == 1 it is a view.
+  // SDPA's fused backward writes each gradient in its input's layout: a view either way.
+  const bool eager = b.config().attn == AttnImpl::eager;
   auto heads = [&](TensorId t, int64_t n) {
-    return nh > 1 && n > 1 ? b.view_copying_grad(t, {B, nh, n, hd}) : b.view(t, {B, nh, n, hd});
+    return eager && nh > 1 && n > 1 ? b.view_copying_grad(t, {B, nh, n, hd}) : b.view(t, {B, nh, n, hd});
   };
   const TensorId q = local(heads(apply(b, l.q, x), N));
   TensorId kv = x;
@@ -150,6 +152,15 @@ TensorId efficient_attention(GraphBuilder& b, const TransformerSpec& s, const La
   }
   const TensorId k = local(heads(apply(b, l.k, kv), n));
   const TensorId v = local(heads(apply(b, l.v, kv), n));
+  if (!eager) {
+    // sdpa_attention_forward (5.17's default for this class: _supports_sdpa), not causal, no mask: the fused
+    // kernel (16-bit: cuDNN; fp32: memory-efficient) on the head-split views, its output allocated [B, N, h, d], so
+    // transpose(1, 2).contiguous() and the reshape are views. It returns no weights (the layer's `_` is None).
+    weights = kNoTensor;
+    const TensorId ctx = b.view(b.sdpa(q, k, v, s.attn_dropout, false), {B, N, C});
+    for (TensorId t : locals) b.drop(t);
+    return ctx;
+  }
   const TensorId mm = b.matmul(q, k, {B, nh, N, n}, /*copy_a=*/nh > 1 && N > 1, /*copy_b=*/nh > 1 && n > 1);
   // transformers 5.17 eager_attention_forward (read on the device after set 37 was measured; the copy this was first
   // written from had a softmax without a dtype): attn_weights = matmul * scaling, then
@@ -193,19 +204,26 @@ TensorId mix_ffn(GraphBuilder& b, const TransformerSpec& s, const Layer& l, Tens
 
 // SegformerLayer.forward on h [B, N, C].
 TensorId segformer_layer(GraphBuilder& b, const TransformerSpec& s, const Layer& l, const std::string& name,
-                         TensorId h, int64_t H, int64_t W) {
-  b.begin_layer(name, false);
+                         bool checkpointed, TensorId h, int64_t H, int64_t W) {
+  b.begin_layer(name, checkpointed);  // SegformerLayer is a GradientCheckpointingLayer
   ModuleCall call(b, h);  // the encoder's hidden_states and the layer's argument, until it returns
   const TensorId a = b.layer_norm(h, l.ln1.w, l.ln1.b);
   TensorId o, weights = kNoTensor;
-  {
-    ModuleCall attn_call(b, a);  // SegformerAttention's argument until it returns (after o_proj)
-    o = apply(b, l.o, efficient_attention(b, s, l, a, H, W, weights));
-  }
+  // `hidden_states = self.layernorm_before(hidden_states)`: the norm's output is bound until the attention returns
+  // (after o_proj), in training too: under autocast it is fp32 and the projections save 16-bit casts of it, so
+  // only this binding keeps it (recordings/families41: freed after o_proj's output is allocated).
+  b.hold(a);
+  o = apply(b, l.o, efficient_attention(b, s, l, a, H, W, weights));
+  b.drop(a);
   // `hidden_states, _ = self.attention(...)`: o_proj's output is rebound by the dropout and the drop path's sum (no
   // name keeps it); `_` keeps the probabilities until the layer returns.
   const TensorId h1 = b.add(hfbackbone::drop_path(b, b.dropout(o, s.resid_dropout), l.drop_path), h);
-  const TensorId m = mix_ffn(b, s, l, b.layer_norm(h1, l.ln2.w, l.ln2.b), H, W);
+  // `hidden_states = self.layernorm_after(hidden_states)`: bound until the Mix-FFN returns (after fc2), in
+  // training too (as the first norm's output above).
+  const TensorId a2 = b.layer_norm(h1, l.ln2.w, l.ln2.b);
+  b.hold(a2);
+  const TensorId m = mix_ffn(b, s, l, a2, H, W);
+  b.drop(a2);
   const TensorId out = b.add(hfbackbone::drop_path(b, m, l.drop_path), h1);
   if (weights != kNoTensor) b.drop(weights);
   call.end();
@@ -243,14 +261,6 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
     throw InputError("task", std::string(task_name(cfg.task)),
                      "segformer is modelled as SegformerForImageClassification (lm) or "
                      "SegformerForSemanticSegmentation (semantic_seg)");
-  if (cfg.attn == AttnImpl::sdpa)
-    throw InputError("attn", std::string(attn_name(cfg.attn)),
-                     "is not supported by segformer (its efficient self-attention is an inline matmul + softmax; "
-                     "_supports_sdpa is unset, so transformers refuses attn_implementation=\"sdpa\"): use eager");
-  if (cfg.grad_checkpointing || !cfg.checkpoint_layers.empty())
-    throw InputError("grad_checkpointing", "true",
-                     "segformer does not support gradient checkpointing (supports_gradient_checkpointing is unset: "
-                     "gradient_checkpointing_enable() raises)");
   if (!seg && !s.problem_type.empty() && s.problem_type != "single_label_classification")
     throw InputError("config.problem_type", "\"" + s.problem_type + "\"",
                      "is not modelled (SegformerForImageClassification is modelled with cross entropy: "
@@ -266,48 +276,48 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
   for (int64_t d : s.stage_depths) total += d;
 
   hf_construction_scalar(b);
+  // Registration in transformers 5.17's module order: per stage its patch embeddings, its blocks (layernorm_before,
+  // the attention's q / k / v / o_proj and then its sequence reduction, layernorm_after, the Mix-FFN), its norm.
   std::vector<Block> blocks(nb);
-  for (size_t i = 0; i < nb; ++i) {
-    const std::string p = "segformer.encoder.patch_embeddings." + std::to_string(i);
-    const int64_t in = i == 0 ? C0 : Wd[i - 1], k = s.seg_patch_sizes[i];
-    blocks[i].patch = make_conv(b, p + ".proj", in, Wd[i], k, s.seg_strides[i], k / 2, 1, true);
-    blocks[i].patch_ln = make_ln(b, p + ".layer_norm", Wd[i]);
-  }
   int64_t id = 0;
   for (size_t i = 0; i < nb; ++i) {
+    const std::string st = "segformer.stages." + std::to_string(i);
+    const int64_t in = i == 0 ? C0 : Wd[i - 1], k = s.seg_patch_sizes[i];
+    blocks[i].patch = make_conv(b, st + ".patch_embeddings.proj", in, Wd[i], k, s.seg_strides[i], k / 2, 1, true);
+    blocks[i].patch_ln = make_ln(b, st + ".patch_embeddings.layer_norm", Wd[i]);
     const int64_t c = Wd[i], sr = s.seg_sr_ratios[i], M = s.seg_mlp[i];
     for (int64_t j = 0; j < s.stage_depths[i]; ++j, ++id) {
-      const std::string p = "segformer.encoder.block." + std::to_string(i) + "." + std::to_string(j) + ".";
+      const std::string p = st + ".blocks." + std::to_string(j) + ".";
       Layer l;
       l.heads = s.seg_heads[i];
       l.sr_ratio = sr;
       l.drop_path = hfbackbone::block_drop_path(s.drop_path_rate, id, total);
-      l.ln1 = make_ln(b, p + "layer_norm_1", c);
-      l.q = make_lin(b, p + "attention.self.query", c, c);
-      l.k = make_lin(b, p + "attention.self.key", c, c);
-      l.v = make_lin(b, p + "attention.self.value", c, c);
+      l.ln1 = make_ln(b, p + "layernorm_before", c);
+      l.q = make_lin(b, p + "attention.q_proj", c, c);
+      l.k = make_lin(b, p + "attention.k_proj", c, c);
+      l.v = make_lin(b, p + "attention.v_proj", c, c);
+      l.o = make_lin(b, p + "attention.o_proj", c, c);
       if (sr > 1) {
-        l.sr = make_conv(b, p + "attention.self.sr", c, c, sr, sr, 0, 1, true);
+        l.sr = make_conv(b, p + "attention.sequence_reduction.sequence_reduction", c, c, sr, sr, 0, 1, true);
         l.sr.args.channels_last = true;
-        l.sr_ln = make_ln(b, p + "attention.self.layer_norm", c);
+        l.sr_ln = make_ln(b, p + "attention.sequence_reduction.layer_norm", c);
       }
-      l.o = make_lin(b, p + "attention.output.dense", c, c);
-      l.ln2 = make_ln(b, p + "layer_norm_2", c);
-      l.fc1 = make_lin(b, p + "mlp.dense1", M, c);
+      l.ln2 = make_ln(b, p + "layernorm_after", c);
+      l.fc1 = make_lin(b, p + "mlp.fc1", M, c);
       l.dw = make_conv(b, p + "mlp.dwconv.dwconv", M, M, 3, 1, 1, M, true);
       l.dw.args.channels_last = true;
-      l.fc2 = make_lin(b, p + "mlp.dense2", c, M);
+      l.fc2 = make_lin(b, p + "mlp.fc2", c, M);
       blocks[i].layers.push_back(l);
     }
+    blocks[i].norm = make_ln(b, st + ".layer_norm", Wd[i]);
   }
-  for (size_t i = 0; i < nb; ++i) blocks[i].norm = make_ln(b, "segformer.encoder.layer_norm." + std::to_string(i), Wd[i]);
   std::vector<Lin> linear_c;
   Conv fuse, cls_conv;
   Bn bn;
   Lin cls;
   if (seg) {
     for (size_t i = 0; i < nb; ++i)
-      linear_c.push_back(make_lin(b, "decode_head.linear_c." + std::to_string(i) + ".proj", D, Wd[i]));
+      linear_c.push_back(make_lin(b, "decode_head.linear_projections." + std::to_string(i) + ".proj", D, Wd[i]));
     fuse = make_conv(b, "decode_head.linear_fuse", D * static_cast<int64_t>(nb), D, 1, 1, 0, 1, false);
     fuse.args.channels_last = true;
     bn = make_bn(b, "decode_head.batch_norm", D);
@@ -325,18 +335,19 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
   // ---- SegformerEncoder
   std::vector<TensorId> block_out(nb, kNoTensor);  // the NCHW output of each block
   std::vector<int64_t> side_h(nb), side_w(nb);
-  TensorId h = x, last_layer_out = kNoTensor;
+  TensorId h = x;
   id = 0;
   for (size_t i = 0; i < nb; ++i) {
     const Block& blk = blocks[i];
     const int64_t c = Wd[i];
     int64_t H, W;
+    // SegformerModel.forward's `hidden_states = stage(hidden_states)`: the stage's input (the pixels, then the
+    // previous stage's NCHW output) stays bound until the stage returns, in training too (under autocast the conv
+    // saves its 16-bit cast, not the fp32 map). A segmentation model's stage outputs are held longer (the recorded
+    // hidden states), and releasing them here would end that.
+    const TensorId stage_in = seg && i > 0 ? kNoTensor : h;
+    if (stage_in != kNoTensor) b.hold(stage_in);
     {
-      // The embedding's argument (the loop's hidden_states) until it returns, in training too (under autocast the
-      // conv saves its 16-bit cast, not the fp32 block output); a segmentation model's block outputs are held
-      // longer (all_hidden_states), and releasing them here would end that.
-      const TensorId embed_in = seg && i > 0 ? kNoTensor : h;
-      if (embed_in != kNoTensor) b.hold(embed_in);
       const TensorId proj = conv(b, blk.patch, h);
       H = b.shape(proj)[2];
       W = b.shape(proj)[3];
@@ -347,20 +358,14 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
       h = b.layer_norm(flat, blk.patch_ln.w, blk.patch_ln.b, /*contiguous_copy=*/H * W > 1,
                        /*grad_contiguous=*/true);
       b.drop(flat);
-      if (embed_in != kNoTensor) b.drop(embed_in);
     }
     side_h[i] = H;
     side_w[i] = W;
-    for (size_t j = 0; j < blk.layers.size(); ++j, ++id) {
-      h = segformer_layer(b, s, blk.layers[j], "segformer.encoder.block." + std::to_string(i) + "." + std::to_string(j),
-                          h, H, W);
-      if (last_layer_out != kNoTensor) b.drop(last_layer_out);  // the previous block's `layer_outputs` rebound
-      last_layer_out = kNoTensor;
-    }
-    if (!blk.layers.empty()) {
-      last_layer_out = h;
-      b.hold(last_layer_out);  // `layer_outputs` until the next block's first layer returns
-    }
+    // SegformerStage.forward: `hidden_states = block(hidden_states, ...)` for each layer, then
+    // `hidden_states = self.layer_norm(hidden_states)` (the last layer's output unbound once the norm returns).
+    for (size_t j = 0; j < blk.layers.size(); ++j, ++id)
+      h = segformer_layer(b, s, blk.layers[j], "segformer.stages." + std::to_string(i) + ".blocks." + std::to_string(j),
+                          layer_checkpointed(cfg, id), h, H, W);
     const TensorId normed = b.layer_norm(h, blk.norm.w, blk.norm.b);
     // reshape(B, H, W, C).permute(0, 3, 1, 2).contiguous(). The classifier's earlier blocks get their gradient
     // back from the next embedding's conv in NCHW order, permuted: the norm's backward copies it contiguous (as a
@@ -369,9 +374,9 @@ void build_hf_segformer(GraphBuilder& b, const TransformerSpec& s) {
     const TensorId nhwc = nchw_grad ? b.view_copying_grad(normed, {B, H, W, c}) : b.view(normed, {B, H, W, c});
     h = b.contiguous_copy(nhwc, {B, c, H, W});
     block_out[i] = h;
-    if (seg) b.hold(h);  // all_hidden_states, then the forward's `outputs`, until the forward returns
+    if (seg) b.hold(h);  // the recorded hidden states, then the forward's `outputs`, until the forward returns
+    if (stage_in != kNoTensor) b.drop(stage_in);  // the stage returns
   }
-  if (last_layer_out != kNoTensor) b.drop(last_layer_out);  // the encoder returns
 
   if (!seg) {
     // SegformerForImageClassification: permute(0, 2, 3, 1).reshape(B, -1, C) (a view), mean(dim=1) (MeanBackward
