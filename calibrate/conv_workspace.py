@@ -288,7 +288,8 @@ def main():
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--models=")), None)
     fam = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--family-sizes=")), "224")
     family_sizes = tuple(int(v) for v in fam.split(","))
-    sigs = conv_signatures(image_sizes, family_sizes=family_sizes, families="--no-families" not in sys.argv, only=only,
+    sigs = {} if "--hf-segformer" in sys.argv else conv_signatures(
+        image_sizes, family_sizes=family_sizes, families="--no-families" not in sys.argv, only=only,
                            hf_convnext="--hf-convnext" in sys.argv,
                            hf_sizes=tuple(int(v) for v in opt.get("--hf-sizes", "224,384").split(",")),
                            hf_widths=[int(v) for v in opt["--hf-widths"].split(",")] if "--hf-widths" in opt else None)
