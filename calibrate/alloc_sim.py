@@ -118,7 +118,7 @@ def main():
     a = ap.parse_args()
     al = Allocator(a.newer_first)
     if a.stream.endswith(".gz"):
-        for i, (act, size, addr, _stream) in enumerate(json.load(gzip.open(a.stream, "rt"))["events"]):
+        for i, (act, size, addr, _stream, *_frames) in enumerate(json.load(gzip.open(a.stream, "rt"))["events"]):
             if act == "alloc":
                 al.alloc(addr, size, "recorded#%d" % i)
             elif act == "free_completed":

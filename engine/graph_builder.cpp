@@ -623,7 +623,7 @@ TensorId GraphBuilder::cat_list(std::string_view name, const std::vector<TensorI
   return y;
 }
 
-TensorId GraphBuilder::contiguous_copy(TensorId x, Shape s, bool grad_copied) {
+TensorId GraphBuilder::contiguous_copy(TensorId x, Shape s, bool grad_copied, bool grad_as_view) {
   TensorId y = new_tensor(std::move(s), dtype(x), TensorKind::activation);
   Op& op = emit("contiguous", {x});
   op.outs = {y};
@@ -631,6 +631,7 @@ TensorId GraphBuilder::contiguous_copy(TensorId x, Shape s, bool grad_copied) {
   if (op.has_backward) {
     if (grad_copied) op.grads.push_back({x, -1, bytes_of(shape(x), dtype(x))});
     else op.grads.push_back({x, 0, 0});
+    op.grads.back().arrives_as_view = grad_as_view && !grad_copied;
   }
   return y;
 }

@@ -168,7 +168,11 @@ class GraphBuilder {
   // `grad_copied`: the producer cannot use that view as it is (an eager attention's bmm output, reshaped
   // to 3-d by matmul's backward), so the gradient becomes a fresh contiguous copy and the incoming one is
   // released (whole-run streams, GPT-2 / BERT eager attention).
-  TensorId contiguous_copy(TensorId x, Shape shape, bool grad_copied = false);
+  // `grad_as_view`: a reshape that copies (matmul's fold of a non-contiguous 3-d input to 2-d): ViewBackward hands
+  // the incoming gradient back reshaped, a view of it, so an InputBuffer holding it first cannot add into it in
+  // place (GradSpec::arrives_as_view; recordings/families44, SegFormer fp32: the stage outputs' second gradient
+  // summed into a fresh buffer).
+  TensorId contiguous_copy(TensorId x, Shape shape, bool grad_copied = false, bool grad_as_view = false);
   // x.split(...) into `parts` equal views of shape `each` (later views / transposes folded in): one
   // SplitBackward node, whose backward concatenates the parts' gradients into one fresh x-sized buffer.
   std::vector<TensorId> split(TensorId x, int parts, const Shape& each);

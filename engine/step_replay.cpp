@@ -466,8 +466,11 @@ class Replayer {
           ++gblocks_[static_cast<size_t>(og)].refs;
           produced.push_back({gs.input, og, gs.cast_to_bytes, &gs});
         } else if (in_n == out_n || gs.narrow_of_out) {
-          // Passed through; a dtype change is validate_outputs' cast once the node has returned.
+          // Passed through; a dtype change is validate_outputs' cast once the node has returned. A reshape that
+          // copied hands it back as a view (GraphBuilder::contiguous_copy's grad_as_view): the buffer that holds it
+          // first cannot add into it in place.
           ++gblocks_[static_cast<size_t>(og)].refs;
+          if (gs.arrives_as_view && !gs.narrow_of_out) gblocks_[static_cast<size_t>(og)].view = true;
           produced.push_back({gs.input, og, out.dtype == in.dtype || gs.narrow_of_out ? 0 : checked_mul(in_n, dtype_bytes(in.dtype)), &gs});
         } else {
           // An expanded (broadcast) view's gradient is summed back to the base's shape: a fresh buffer in the

@@ -182,3 +182,30 @@ TEST_CASE("shipped table: channels-last depthwise wgrad workspaces as the ConvNe
   // [48 * 56 * 56, 96] on the H200 (132 SMs, 2048 threads each).
   CHECK(column_sum_workspace(48 * 56 * 56, 96, 132, 2048).buffer_bytes == 25'952'256);
 }
+
+TEST_CASE("exact rows answer their own key and stay out of the class medians", "[conv]") {
+  // One contiguous 3x3 fp32 row gives the class median: 1000 / 2000 / 3000 B at activation A (64 -> 64 at 56 x 56,
+  // batch 32). An `exact` row of another 3x3 fp32 key with ten times the ratio answers its own shape (with the
+  // usual interpolation) and leaves the median where the first row put it.
+  const std::string base = "64 64 3 1 1 56 56 32 fp32 1000 2000 3000\n";
+  const std::string exact = "32 64 3 1 1 56 56 32 fp32 10000 20000 30000 1 1 nchw exact\n";
+  const MeasuredConvWorkspace t(base + exact);
+  const ConvWorkspaceBytes own = t.workspace(shape(32, 32, 56, 64, 3, 1, 1, DType::f32));
+  CHECK((own.forward == 10000 && own.dgrad == 20000 && own.wgrad == 30000));
+  const ConvWorkspaceBytes own16 = t.workspace(shape(16, 32, 56, 64, 3, 1, 1, DType::f32));  // proportional below
+  CHECK((own16.forward == 5000 && own16.wgrad == 15000));
+  // An unmeasured 3x3 fp32 shape (128 -> 128 at 28 x 28, batch 64: 64 * 128 * 784 = 32 * 64 * 3136 elements,
+  // activation A) reads the median of the
+  // contiguous rows alone; without the `exact` marker the two rows' median would be (1 + 10) / 2 = 5.5x.
+  const ConvWorkspaceBytes other = t.workspace(shape(64, 128, 28, 128, 3, 1, 1, DType::f32));
+  CHECK((other.forward == 1000 && other.dgrad == 2000 && other.wgrad == 3000));
+  const MeasuredConvWorkspace pooled(base + "32 64 3 1 1 56 56 32 fp32 10000 20000 30000 1 1 nchw\n");
+  CHECK(pooled.workspace(shape(64, 128, 28, 128, 3, 1, 1, DType::f32)).forward == 5500);
+  // The marker needs the layout column before it, and nothing else is taken in its place.
+  for (const char* bad : {"64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 exact\n", "64 64 3 1 1 56 56 32 fp32 1 2 3 exact\n",
+                          "64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 nchw Exact\n",
+                          "64 64 3 1 1 56 56 32 fp32 1 2 3 1 1 nchw exact exact\n"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(MeasuredConvWorkspace(bad), InputError);
+  }
+}

@@ -217,14 +217,22 @@ TensorId segformer_layer(GraphBuilder& b, const TransformerSpec& s, const Layer&
   b.drop(a);
   // `hidden_states, _ = self.attention(...)`: o_proj's output is rebound by the dropout and the drop path's sum (no
   // name keeps it); `_` keeps the probabilities until the layer returns.
-  const TensorId h1 = b.add(hfbackbone::drop_path(b, b.dropout(o, s.resid_dropout), l.drop_path), h);
+  // `hidden_states = self.drop_path(hidden_states) + residual`: the dropout's output (o_proj's at p = 0) stays bound
+  // until the sum rebinds it; in training the drop path's div saves nothing of it (recordings/families44: freed
+  // after the sum, not after the div).
+  const TensorId od = b.dropout(o, s.resid_dropout);
+  b.hold(od);
+  const TensorId h1 = b.add(hfbackbone::drop_path(b, od, l.drop_path), h);
+  b.drop(od);
   // `hidden_states = self.layernorm_after(hidden_states)`: bound until the Mix-FFN returns (after fc2), in
   // training too (as the first norm's output above).
   const TensorId a2 = b.layer_norm(h1, l.ln2.w, l.ln2.b);
   b.hold(a2);
   const TensorId m = mix_ffn(b, s, l, a2, H, W);
   b.drop(a2);
+  b.hold(m);  // the Mix-FFN's output, bound as hidden_states until the second sum rebinds it
   const TensorId out = b.add(hfbackbone::drop_path(b, m, l.drop_path), h1);
+  b.drop(m);
   if (weights != kNoTensor) b.drop(weights);
   call.end();
   b.end_layer();
@@ -244,7 +252,7 @@ TensorId project(GraphBuilder& b, const Lin& proj, TensorId hs) {
     // returns); the mm saves the copy.
     const TensorId cast = b.autocast_low(x);
     b.hold(cast);
-    y = b.view(apply(b, proj, b.contiguous_copy(cast, {B * N, C})), {B, N, D});
+    y = b.view(apply(b, proj, b.contiguous_copy(cast, {B * N, C}, false, /*grad_as_view=*/true)), {B, N, D});
     b.drop(cast);
   } else {
     y = apply(b, proj, x);
