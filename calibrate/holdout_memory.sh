@@ -14,6 +14,8 @@ T=${TIMEOUT:-200}
 total_gib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -1)
 BUDGET=120
 if [ -n "$total_gib" ] && [ "$total_gib" -lt 131072 ] 2>/dev/null; then BUDGET=$((total_gib / 1024 - 8)); fi
+# MEM_BUDGET_GIB: a smaller pool, when another measurement shares the GPU in the same call.
+if [ -n "${MEM_BUDGET_GIB:-}" ]; then BUDGET=$MEM_BUDGET_GIB; fi
 here=$(cd "$(dirname "$0")" && pwd)
 R=$OUT/$NAME; mkdir -p "$R"
 (cd "$here"
