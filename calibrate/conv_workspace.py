@@ -27,7 +27,8 @@ Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--n
                                                              [--hf-sizes=224,384] [--hf-widths=96,128,...]
                                                              [--family-sizes=224[,160,...]] [--image-sizes=...]
                                                              [--batches=3,5,...] [--dtypes=bf16,fp32,fp16]
-                                                             [--hf-segformer [--seg-sizes=512,...] [--seg-variants=b0,...]]
+                                                             [--hf-segformer [--seg-sizes=512,...] [--seg-variants=b0,...]
+                                                              [--seg-batches=1,2,...]]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
 --hf-segformer measures SegFormer's convs alone (segformer_signatures: MiT b0 / b1 / b2 widths at SEG_SIZES, batches
 SEG_BATCHES; the decode head's channels-last 1x1 convs first). --models= measures only those models' convs (to split a long run); --family-sizes= the image sizes the issue 12
@@ -321,7 +322,7 @@ def main():
         family_only = all(m in FAMILY_MODELS or m.startswith("hf-") for m in sigs[sig])
         sig_batches = (cl_batches if sig[-1] else FAMILY_BATCHES)
         if all(m.startswith("hf-segformer") for m in sigs[sig]):
-            sig_batches = SEG_BATCHES
+            sig_batches = [int(v) for v in opt["--seg-batches"].split(",")] if "--seg-batches" in opt else SEG_BATCHES
         for dname, dt in dtypes.items():
             if (sig, dname) in done:
                 continue

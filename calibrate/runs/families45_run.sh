@@ -6,8 +6,12 @@
 #   OUT=dir bash calibrate/runs/families45_run.sh SHA40 SHA42 SHA43
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-timeout 400 python3 conv_workspace.py "$OUT/h100-conv-workspace-segformer2.json" --hf-segformer --dtypes=bf16,fp32 \
-  --skip=../data/calibration/raw/h100-conv-workspace-segformer.json.gz > "$OUT/conv_ws2.log" 2>&1 &
+# First SegFormer's convs at 224 px (the MiT ImageNet classifier) at batches 24 .. 128, which the first run's 1 .. 16
+# did not reach; then the rest of the first run's list.
+(timeout 120 python3 conv_workspace.py "$OUT/h100-conv-workspace-segformer224.json" --hf-segformer --dtypes=bf16,fp32 \
+   --seg-sizes=224 --seg-batches=24,32,48,64,96,128 > "$OUT/conv_ws224.log" 2>&1
+ timeout 300 python3 conv_workspace.py "$OUT/h100-conv-workspace-segformer2.json" --hf-segformer --dtypes=bf16,fp32 \
+   --skip=../data/calibration/raw/h100-conv-workspace-segformer.json.gz > "$OUT/conv_ws2.log" 2>&1) &
 ws=$!
 # and the whole-run streams of set 44's two reserved misses (the checkpointed city1024 row +2.74 %, amp_fp16 -0.71 %),
 # one after the other, beside the sets (each under 9 GiB).
@@ -23,5 +27,6 @@ export MEM_BUDGET_GIB=50
 [ -f cases/families42-input.jsonl ] && TIMEOUT=${T42:-150} bash "$here/holdout_memory.sh" families42 cases/families42-input.jsonl "${2:-}"
 [ -f cases/families43-input.jsonl ] && TIMEOUT=${T43:-150} bash "$here/holdout_memory.sh" families43 cases/families43-input.jsonl "${3:-}"
 wait $rec
-kill $ws 2>/dev/null; wait $ws; echo "conv_workspace rc $?"; tail -1 "$OUT/conv_ws2.log"
+kill $ws 2>/dev/null; wait $ws; echo "conv_workspace rc $?"; tail -1 "$OUT/conv_ws224.log" "$OUT/conv_ws2.log"
+tar czf "$OUT/conv_ws_logs.tgz" -C "$OUT" conv_ws224.log conv_ws2.log && rm -f "$OUT"/conv_ws224.log "$OUT"/conv_ws2.log
 tar czf "$OUT/rec45.tgz" -C "$OUT" rec && rm -rf "$OUT/rec"  # few files come back from a call
