@@ -27,6 +27,6 @@ export MEM_BUDGET_GIB=50
 [ -f cases/families42-input.jsonl ] && TIMEOUT=${T42:-150} bash "$here/holdout_memory.sh" families42 cases/families42-input.jsonl "${2:-}"
 [ -f cases/families43-input.jsonl ] && TIMEOUT=${T43:-150} bash "$here/holdout_memory.sh" families43 cases/families43-input.jsonl "${3:-}"
 wait $rec
-kill $ws 2>/dev/null; wait $ws; echo "conv_workspace rc $?"; tail -1 "$OUT/conv_ws224.log" "$OUT/conv_ws2.log"
+wait $ws; echo "conv_workspace rc $?"; tail -1 "$OUT/conv_ws224.log" "$OUT/conv_ws2.log"
 tar czf "$OUT/conv_ws_logs.tgz" -C "$OUT" conv_ws224.log conv_ws2.log && rm -f "$OUT"/conv_ws224.log "$OUT"/conv_ws2.log
 tar czf "$OUT/rec45.tgz" -C "$OUT" rec && rm -rf "$OUT/rec"  # few files come back from a call
