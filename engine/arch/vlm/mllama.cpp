@@ -115,13 +115,17 @@ VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const Geom
   const std::string p = "vision_model.";
   // MllamaVisionModel.__init__ order: patch_embedding, class_embedding, gated_positional_embedding (gate,
   // embedding, tile_embedding), pre / post tile embeddings (embedding, gate), layernorm_pre / _post, transformer,
-  // global_transformer.
+  // global_transformer. Built on the CPU and moved (weights_load to_device), Module._apply moves each module's
+  // children before its own parameters: the tile embedding before the gate and the position table, the class
+  // embedding after the global transformer.
+  const bool on_device = b.config().weights_load == WeightsLoad::on_device;
+  const Shape tile_shape{A, checked_mul(checked_mul(T, g.N, "max_num_tiles"), Hv, "max_num_tiles")};
   w.patch = b.param(p + "patch_embedding.weight", {Hv, C, P, P}, train);
-  w.cls = b.param(p + "class_embedding", {Hv}, train);
+  if (on_device) w.cls = b.param(p + "class_embedding", {Hv}, train);
+  if (!on_device) w.tile_emb = b.param(p + "gated_positional_embedding.tile_embedding.weight", tile_shape, train);
   w.pos_gate = b.param(p + "gated_positional_embedding.gate", {1}, train);
   w.pos_emb = b.param(p + "gated_positional_embedding.embedding", {g.N, Hv}, train);
-  w.tile_emb = b.param(p + "gated_positional_embedding.tile_embedding.weight",
-                       {A, checked_mul(checked_mul(T, g.N, "max_num_tiles"), Hv, "max_num_tiles")}, train);
+  if (on_device) w.tile_emb = b.param(p + "gated_positional_embedding.tile_embedding.weight", tile_shape, train);
   w.pre_emb = b.param(p + "pre_tile_positional_embedding.embedding.weight", {A, T * Hv}, train);
   w.pre_gate = b.param(p + "pre_tile_positional_embedding.gate", {1}, train);
   w.post_emb = b.param(p + "post_tile_positional_embedding.embedding.weight", {A, T * Hv}, train);
@@ -135,6 +139,7 @@ VisionParams vision_params(GraphBuilder& b, const TransformerSpec& s, const Geom
   for (int64_t i = 0; i < s.mllama_global_layers; ++i)
     w.global.push_back(
         vision_layer_params(b, w.t, p + "global_transformer.layers." + std::to_string(i) + ".", true, train));
+  if (!on_device) w.cls = b.param(p + "class_embedding", {Hv}, train);
   if (!train && b.training() && b.config().lora.enabled()) {
     for (const auto& l : w.local) unreached_vision_layer(b, l);
     for (const auto& l : w.global) unreached_vision_layer(b, l);
@@ -153,12 +158,15 @@ CrossParams cross_params(GraphBuilder& b, const TransformerSpec& s, const std::s
   w.o = b.param(p + "cross_attn.o_proj.weight", {H, nh * hd}, train);
   w.q_norm = b.param(p + "cross_attn.q_norm.weight", {hd}, train);
   w.k_norm = b.param(p + "cross_attn.k_norm.weight", {hd}, train);
+  // Moved by Module._apply (to_device), the layer's own gates come after its children.
+  const bool on_device = b.config().weights_load == WeightsLoad::on_device;
   w.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
-  w.attn_gate = b.param(p + "cross_attn_attn_gate", {1}, train);
+  if (on_device) w.attn_gate = b.param(p + "cross_attn_attn_gate", {1}, train);
   w.ffn.gate = b.param(p + "mlp.gate_proj.weight", {I, H}, train);
   w.ffn.up = b.param(p + "mlp.up_proj.weight", {I, H}, train);
   w.ffn.down = b.param(p + "mlp.down_proj.weight", {H, I}, train);
   w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
+  if (!on_device) w.attn_gate = b.param(p + "cross_attn_attn_gate", {1}, train);
   w.mlp_gate = b.param(p + "cross_attn_mlp_gate", {1}, train);
   if (!train && b.training()) {  // requires_grad, never reached (a text-only step)
     for (TensorId t : {w.q, w.k, w.v, w.o, w.ffn.gate, w.ffn.up, w.ffn.down}) b.unreached_linear(t);
