@@ -197,7 +197,11 @@ class GraphBuilder {
   // Fused SDPA (flash / efficient / cuDNN): q [B,H,L,D], k/v [B,Hkv,L,D]. `bool_mask` (training with a
   // materialised mask): SDPA first turns it into an additive bias of q's dtype at [B, 1, L, L], which the
   // backward needs, so the node saves it (whole-run Mistral-shape stream: 16 MiB per layer for b2 s2048 bf16).
-  TensorId sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal, TensorId bool_mask = kNoTensor);
+  // `float_mask`: `bool_mask` is already an additive float mask (mllama's aspect-ratio and cross-attention masks):
+  // SDPA takes it as it is - under autocast its cast to the low dtype (a copy of an fp32 mask; autocast casts the
+  // arguments last to first, the mask before v) - and the node saves that.
+  TensorId sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal, TensorId bool_mask = kNoTensor,
+                bool float_mask = false);
   // Inference SDPA with a boolean attention mask (sliding-window layers): F.scaled_dot_product_attention turns
   // the mask into an additive one of q's dtype at the batch-expanded size [B, 1, Lq, Lk], alive for the call,
   // and runs the memory-efficient kernel, which keeps no logsumexp without autograd (whole-run stream).

@@ -294,14 +294,16 @@ TensorId GraphBuilder::sdpa_masked_inference(TensorId q, TensorId k, TensorId v,
   return out;
 }
 
-TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal, TensorId bool_mask) {
+TensorId GraphBuilder::sdpa(TensorId q, TensorId k, TensorId v, double dropout_p, bool causal, TensorId bool_mask,
+                            bool float_mask) {
+  TensorId bias = kNoTensor;
+  if (float_mask && bool_mask != kNoTensor) bias = autocast_low(bool_mask);
   v = autocast_low(v);  // autocast casts the arguments last to first (whole-run stream: k's cast before q's)
   k = autocast_low(k);
   q = autocast_low(q);
   const Shape qs = shape(q);  // [B, H, L, D]; a copy: new tensors below reallocate the table
   if (qs.size() != 4) throw InputError("sdpa.q", std::to_string(qs.size()), "expects a 4-d query");
-  TensorId bias = kNoTensor;
-  if (bool_mask != kNoTensor)
+  if (bool_mask != kNoTensor && !float_mask)
     bias = generic({"attn_mask_to_float", {bool_mask}, {{{qs[0], 1, qs[2], shape(k)[2]}, dtype(q)}}, {}, {}, {}, {}})[0];
   const DType dt = dtype(q);
   // Backend choice measured on H200 / torch 2.11: 16-bit -> cuDNN (also with dropout or a mask); fp32 ->

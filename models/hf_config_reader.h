@@ -338,5 +338,8 @@ void read_mm_vision_tower(const ConfigReader& v, TransformerSpec& s, bool clip, 
 TransformerSpec import_llava(const ConfigReader& r);      // models/hf/import_llava.cpp
 TransformerSpec import_paligemma(const ConfigReader& r);  // models/hf/import_paligemma.cpp
 TransformerSpec import_llava_next(const ConfigReader& r); // models/hf/import_llava_next.cpp
+// mllama (MllamaConfig: vision_config + text_config) and mllama_text_model (MllamaTextConfig at the top level,
+// MllamaForCausalLM): models/hf/import_mllama.cpp.
+TransformerSpec import_mllama(const ConfigReader& r, const std::string& type);
 
 }  // namespace memplan::hf

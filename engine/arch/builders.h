@@ -122,6 +122,7 @@ void build_nemotron_h(GraphBuilder& b, const TransformerSpec& s);  // engine/arc
 void build_llava(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/vlm/llava.cpp (LlavaForConditionalGeneration)
 void build_paligemma(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vlm/paligemma.cpp
 void build_llava_next(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/vlm/llava_next.cpp (LlavaNextForConditionalGeneration)
+void build_mllama(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/mllama.cpp (MllamaForConditionalGeneration / MllamaForCausalLM)
 void build_jamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/jamba.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
@@ -190,7 +191,7 @@ AttnImpl default_attn(const ModelSpec& spec);
 // keys and flags on any other model; each builder refuses the ones it does not read (image_grid for llava ...).
 bool takes_images(const TransformerSpec& s);
 inline constexpr const char* kImageModelTypes =
-    "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, idefics3, smolvlm, llava, paligemma, llava_next";
+    "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, idefics3, smolvlm, llava, paligemma, llava_next, mllama";
 // The longest input sequence the model's position table holds (0: no table bounds it; rotary and relative
 // positions): learned absolute positions (gpt2, the bert family, `learned_positions`: GPT-J, OPT, GPT-Neo,
 // StarCoder, Marian / Pegasus, mBART, ESM-1b) hold max_position_embeddings - position_id_offset tokens (ESM-2's

@@ -644,6 +644,19 @@ struct TransformerSpec {
   // (engine/arch/vlm/llava_next.cpp). mm_image_tokens then counts the base tile's features only. Empty otherwise.
   std::vector<int64_t> mm_grid_pinpoints;
 
+  // [mllama]
+  // MllamaForConditionalGeneration / MllamaForCausalLM (transformers 5.17 models/mllama; engine/arch/vlm/mllama.cpp,
+  // models/hf/import_mllama.cpp). model_type "mllama" (vision + text) or "mllama_text_model" (MllamaForCausalLM).
+  // The decoder fields above hold text_config's (a Llama decoder whose layers listed in mllama_cross_layers are
+  // cross-attention layers; the embedding has vocab_size + 8 rows); the [clip / siglip] vision_* fields hold
+  // vision_config's tower (hidden_size, intermediate_size, num_hidden_layers (the local transformer),
+  // attention_heads, hidden_act, image_size, patch_size, num_channels). Empty / 0 for every other model_type.
+  std::vector<int64_t> mllama_cross_layers;        // text_config.cross_attention_layers, distinct, in range
+  int64_t mllama_global_layers = 0;                // vision_config.num_global_layers (the gated transformer)
+  int64_t mllama_max_tiles = 0;                    // vision_config.max_num_tiles (4): tiles per image, padded
+  int64_t mllama_aspect_ratios = 0;                // len(vision_config.supported_aspect_ratios) (max_aspect_ratio_id)
+  std::vector<int64_t> mllama_intermediate_layers; // vision_config.intermediate_layers_indices (local layer outputs)
+
   // [jamba]
   // JambaConfig (5.17) layer pattern, read by models/hf/import_jamba.cpp and engine/arch/ssm/jamba.cpp only; 0 for
   // every other model_type. Layer i is an attention layer iff i % jamba_attn_period == jamba_attn_offset

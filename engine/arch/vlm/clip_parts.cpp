@@ -96,7 +96,7 @@ TensorId attention(GraphBuilder& b, const Tower& t, const LayerParams& w, Tensor
   for (TensorId tt : {q, k, v}) b.hold(tt);  // queries / keys / values until the module returns
   TensorId ctx;
   if (!eager) {
-    ctx = b.sdpa(q, k, v, 0.0, causal, mask);
+    ctx = b.sdpa(q, k, v, 0.0, causal, mask, t.float_mask);
   } else {
     // torch.matmul copies the head-split views (their batch and head dims cannot merge) unless the batch is 1 (a
     // size-1 dim merges with anything: whole-run llava SigLIP fp32 eager stream, one image); bmm saves the copies.
@@ -130,8 +130,9 @@ TensorId encoder_layer(GraphBuilder& b, const Tower& t, const LayerParams& w, co
   const TensorId a = b.layer_norm(h, w.ln1_w, w.ln1_b, strided);
   b.hold(a);  // hidden_states until the attention's return rebinds it
   TensorId weights = kNoTensor;
-  const TensorId att = attention(b, t, w, a, mask, causal, weights);
+  TensorId att = attention(b, t, w, a, mask, causal, weights);
   b.drop(a);
+  if (w.gate_attn != kNoTensor) att = b.mul(b.unary("tanh", w.gate_attn, false, true), att);
   const TensorId h1 = b.add(layer_in, att);
   b.hold(h1);  // residual until the layer returns
   const TensorId n2 = b.layer_norm(h1, w.ln2_w, w.ln2_b, strided);
@@ -141,9 +142,10 @@ TensorId encoder_layer(GraphBuilder& b, const Tower& t, const LayerParams& w, co
   const TensorId act = activation(b, t.act, f1);
   b.drop(f1);
   b.hold(act);  // until fc2 returns
-  const TensorId m = apply(b, w.fc2, act);
+  TensorId m = apply(b, w.fc2, act);
   b.drop(act);
   b.drop(n2);
+  if (w.gate_ffn != kNoTensor) m = b.mul(b.unary("tanh", w.gate_ffn, false, true), m);
   const TensorId out = b.add(h1, m);
   for (TensorId tt : {h1, weights, layer_in})
     if (tt != kNoTensor) b.drop(tt);

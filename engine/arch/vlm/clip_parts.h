@@ -14,6 +14,7 @@ namespace memplan::clip {
 struct Tower {
   int64_t hidden = 0, heads = 0, head_dim = 0, inter = 0, layers = 0;
   std::string act;  // quick_gelu | gelu | gelu_pytorch_tanh
+  bool float_mask = false;  // the encoder's mask is additive float (mllama's aspect-ratio mask), not bool
 };
 Tower text_tower(const TransformerSpec& s);
 Tower vision_tower(const TransformerSpec& s);
@@ -28,6 +29,9 @@ TensorId apply(GraphBuilder& b, const Lin& l, TensorId x);
 struct LayerParams {
   Lin q, k, v, o, fc1, fc2;
   TensorId ln1_w = kNoTensor, ln1_b = kNoTensor, ln2_w = kNoTensor, ln2_b = kNoTensor;
+  // MllamaVisionEncoderLayer(is_gated=True): `gate.tanh() * h` on the attention's and the MLP's output before each
+  // residual add (a [1] tanh saving its result, then a product promoting to the gate's dtype, saving both operands).
+  TensorId gate_attn = kNoTensor, gate_ffn = kNoTensor;
 };
 // One encoder layer's parameters under prefix `p` (ending in '.'): CLIP order (self_attn (k, v, q, out_proj),
 // layer_norm1, mlp, layer_norm2) or, with `siglip_order`, SigLIP's (layer_norm1, self_attn, layer_norm2, mlp).

@@ -382,7 +382,8 @@ std::pair<TensorId, TensorId> rotary_cos_sin(GraphBuilder& b, int64_t positions_
   return {cos, sin};
 }
 
-TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P, bool batch_aware_eager) {
+TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P, bool batch_aware_eager,
+                          const OtherLayerFn& other_layer) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, hd = s.head_dim;
@@ -416,6 +417,7 @@ TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h,
   b.hold(cos);
   b.hold(sin);
   for (int64_t i = 0; i < s.num_layers; ++i) {
+    if (other_layer && other_layer(i, h)) continue;
     const std::string p = "layers." + std::to_string(i) + ".";
     const bool train = !layer_frozen(cfg, i);
     const LlamaDecoderParams d = llama_decoder_params(b, s, p, train);

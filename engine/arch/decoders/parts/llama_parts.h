@@ -45,8 +45,12 @@ LlamaInputs llama_inputs(GraphBuilder& b, const TransformerSpec& s);
 // returned. Returns the normed hidden states (engine/arch/decoders/dense/llama.cpp). `batch_aware_eager`: eager
 // attention from the cache update on as eager_attention_o_proj (torch.matmul's copies seen per batch size); false
 // keeps attention_core's (copies whatever the batch: the llama / mistral / qwen2 / mixtral builders' measured form).
+// `other_layer` (mllama's text model, whose cross-attention layers sit among the Llama ones): asked first for each
+// layer index i with the running hidden states; returns true when it ran (or skipped) layer i itself, rebinding h,
+// and false to let the Llama layer run. Empty: every layer is a Llama layer.
+using OtherLayerFn = std::function<bool(int64_t i, TensorId& h)>;
 TensorId llama_text_model(GraphBuilder& b, const TransformerSpec& s, TensorId h, int64_t P,
-                          bool batch_aware_eager = false);
+                          bool batch_aware_eager = false, const OtherLayerFn& other_layer = {});
 
 // apply_rotary_pos_emb(q, k, cos, sin) as Llama's: rope on q, then on k (q and k held by the caller), each result
 // held (query_states / key_states until the attention module returns), then q and k released as the caller
