@@ -338,5 +338,6 @@ void read_mm_vision_tower(const ConfigReader& v, TransformerSpec& s, bool clip, 
 TransformerSpec import_llava(const ConfigReader& r);      // models/hf/import_llava.cpp
 TransformerSpec import_paligemma(const ConfigReader& r);  // models/hf/import_paligemma.cpp
 TransformerSpec import_llava_next(const ConfigReader& r); // models/hf/import_llava_next.cpp
+TransformerSpec import_internvl(const ConfigReader& r);   // models/hf/import_internvl.cpp
 
 }  // namespace memplan::hf

@@ -295,7 +295,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"nemotron_h", build_nemotron_h},
       {"convnext", build_hf_convnext}, {"convnextv2", build_hf_convnext}, {"swin", build_hf_swin},
       {"llava", build_llava},         {"paligemma", build_paligemma},
-      {"llava_next", build_llava_next},
+      {"llava_next", build_llava_next}, {"internvl", build_internvl},
       {"jamba", build_jamba},
       {"esm", build_esm},
       {"resnet", build_hf_resnet},
@@ -317,7 +317,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 bool takes_images(const TransformerSpec& s) {
   return s.vl_vision_depth > 0 || s.qwen3vl_depth > 0 || s.id3_vision_layers > 0 || s.model_type == "siglip2" ||
          s.model_type == "llava" || s.model_type == "paligemma" ||
-         s.model_type == "llava_next";
+         s.model_type == "llava_next" || s.model_type == "internvl";
 }
 
 int64_t position_limit(const TransformerSpec& s) {
