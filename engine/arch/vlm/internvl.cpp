@@ -230,6 +230,9 @@ void build_internvl(GraphBuilder& b, const TransformerSpec& s) {
   if (cfg.image_tiles != 0 && cfg.images_per_sample == 0)
     throw InputError("image_tiles", std::to_string(cfg.image_tiles),
                      "needs images_per_sample > 0 (a text-only run has no image to tile)");
+  if (!cfg.image_splits.empty())
+    throw InputError("image_splits", "set",
+                     "is an idefics3 / smolvlm key; an internvl image's tiles are image_tiles (crop_to_patches' count)");
   const int64_t T = cfg.image_tiles == 0 ? 1 : cfg.image_tiles, ntok = s.mm_image_tokens;
   const int64_t per_image = checked_mul(T, ntok, "image_tiles");
   // The harness lays out 4 text tokens, then each image's tokens followed by 3 text tokens.
