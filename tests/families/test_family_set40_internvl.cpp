@@ -129,7 +129,7 @@ TEST_CASE("internvl: refusals name the field", "[family][set40]") {
   q.lora.target_modules = {"q_proj", "v_proj"};
   q.quant.base = memplan::QuantBase::nf4;
   CHECK(error_of([&] { memplan::estimate(m, q); }) != "no error");
-  // The case key: a positive integer, on internvl only.
+  // The case key: a positive integer, on internvl only (the case reader prefixes the case's id).
   auto case_with = [](const std::string& model_type, const std::string& config, const std::string& tiles) {
     return nlohmann::json::parse(R"({"id": "t", "model": {"source": "huggingface", "model_type": ")" + model_type +
                                  R"(", "config": )" + config + R"(, "attn_implementation": "sdpa"},
@@ -138,10 +138,11 @@ TEST_CASE("internvl: refusals name the field", "[family][set40]") {
   };
   CHECK(error_of([&] { memplan::parse_validation_case(case_with("internvl", kSmall, "3")); }) == "no error");
   CHECK(starts(error_of([&] { memplan::parse_validation_case(case_with("internvl", kSmall, "0")); }),
-               "image_tiles:"));
+               "t: image_tiles:"));
   CHECK(starts(error_of([&] { memplan::parse_validation_case(case_with("internvl", kSmall, "[2]")); }),
-               "image_tiles:"));
-  CHECK(starts(error_of([&] { memplan::parse_validation_case(case_with("llava", "{}", "2")); }), "image_tiles:"));
+               "t: image_tiles:"));
+  CHECK(starts(error_of([&] { memplan::parse_validation_case(case_with("llava", "{}", "2")); }),
+               "t: image_tiles:"));
 }
 
 TEST_CASE("internvl: image tokens per tile count, derived by hand", "[family][set40]") {
