@@ -9,11 +9,13 @@
 #include <functional>
 #include <string>
 
+#include "cli/run_flags.h"
 #include "engine/arch/builders.h"
 #include "engine/errors.h"
 #include "engine/estimate.h"
 #include "family_test_helpers.h"
 #include "models/hf_config.h"
+#include "models/load_model.h"
 #include "models/param_count.h"
 #include "models/validation_case.h"
 #include "models/zoo.h"
@@ -199,4 +201,28 @@ TEST_CASE("internvl: parameter counts, derived by hand", "[family][set40]") {
   // 2 * (256*1536 + 256) = 786,944, o 2,359,296, MLP 3 * 1536*8960 = 41,287,680, norms 3,072 -> 46,797,824, x 28 =
   // 1,310,339,072; norm 1,536. Text 1,776,283,136. Total 304,012,288 + 8,662,016 + 1,776,283,136 = 2,088,957,440.
   CHECK(memplan::param_count(memplan::load_zoo_model("internvl3-2b")) == 2'088'957'440);
+}
+
+TEST_CASE("internvl: --image-tiles into RunConfig, refused naming the flag", "[family][set40][cli]") {
+  auto field_of = [](const std::function<void()>& fn) -> std::string {
+    try {
+      fn();
+    } catch (const memplan::InputError& e) {
+      return e.field();
+    }
+    return "no error";
+  };
+  memplan::cli::RunFlags f;
+  f.seq_len = 1300;
+  f.images_per_sample = 1;
+  f.image_tiles = 5;
+  const ModelSpec ivl = memplan::load_model("internvl3-1b");
+  CHECK(memplan::cli::run_config_from(f, ivl).image_tiles == 5);
+  f.image_tiles = -1;
+  CHECK(field_of([&] { memplan::cli::run_config_from(f, ivl); }) == "--image-tiles");
+  f.image_tiles = 2;  // another image model, a text model
+  CHECK(field_of([&] { memplan::cli::run_config_from(f, memplan::load_model("smolvlm-256m-instruct")); }) ==
+        "--image-tiles");
+  f.images_per_sample = 0;
+  CHECK(field_of([&] { memplan::cli::run_config_from(f, memplan::load_model("llama-2-7b")); }) == "--image-tiles");
 }
