@@ -102,6 +102,9 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--image-hw", f.image_hw,
                  "llava_next: every image's original size H,W in pixels, from which anyres picks its tiles (default: "
                  "the vision config's image_size square)");
+  cmd.add_option("--image-tiles", f.image_tiles,
+                 "internvl: every image's tiles, as the processor's crop_to_patches cuts it (the grid's crops plus the "
+                 "thumbnail; default 1: the image alone)");
   cmd.add_flag("--freeze-feature-encoder", f.freeze_feature_encoder,
                "speech encoders: freeze_feature_encoder() (the conv feature encoder frozen) before training");
   cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
@@ -318,7 +321,8 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   const std::pair<const char*, bool> image_flags[] = {{"--images-per-sample", f.images_per_sample != 0},
                                                       {"--image-grid", !f.image_grid.empty()},
                                                       {"--image-splits", !f.image_splits.empty()},
-                                                      {"--image-hw", !f.image_hw.empty()}};
+                                                      {"--image-hw", !f.image_hw.empty()},
+                                                      {"--image-tiles", f.image_tiles != 0}};
   for (const auto& [flag, given] : image_flags)
     if (given && !images)
       throw InputError(flag, "set", std::string("applies to models that take images (") + kImageModelTypes + ")");
@@ -326,6 +330,15 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
   if (!f.image_grid.empty()) c.image_grid = parse_int_tuple(f.image_grid, "--image-grid", 3, 1);
   if (!f.image_splits.empty()) c.image_splits = parse_int_tuple(f.image_splits, "--image-splits", 2, 0);
   if (!f.image_hw.empty()) c.image_hw = parse_int_tuple(f.image_hw, "--image-hw", 2, 1);
+  if (f.image_tiles != 0) {
+    if (f.image_tiles < 0 || f.image_tiles > kMaxBatch)
+      throw InputError("--image-tiles", std::to_string(f.image_tiles),
+                       "must be in [1, " + std::to_string(kMaxBatch) + "]");
+    if (m.transformer.model_type != "internvl")
+      throw InputError("--image-tiles", std::to_string(f.image_tiles),
+                       "applies to internvl only, not " + m.transformer.model_type);
+    c.image_tiles = f.image_tiles;
+  }
   c.dropout = !f.no_dropout;
   c.grad_accum_steps = f.grad_accum_steps;
   if (f.mode == "inference") c.mode = Mode::inference;

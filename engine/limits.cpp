@@ -136,6 +136,7 @@ void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
   at_most("max_num_patches", cfg.max_num_patches, kMaxSeqLen);
   for (int64_t g : cfg.image_splits) at_most("image_splits", g, kMaxImageSize);
   for (int64_t g : cfg.image_hw) at_most("image_hw", g, kMaxImageSize);
+  at_most("image_tiles", cfg.image_tiles, kMaxBatch);
   at_most("grad_accum_steps", cfg.grad_accum_steps, kMaxGradAccumSteps);
   at_most("generate_tokens", cfg.generate_tokens, kMaxSeqLen);
   at_most("num_labels", cfg.num_labels, kMaxDim);

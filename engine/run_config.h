@@ -111,6 +111,9 @@ struct RunConfig {
   // LLaVA-NeXT: every image's original [height, width] in pixels (the processor's image_sizes), from which anyres
   // picks the tile grid and the unpadded feature count; empty: a square of the vision config's image_size.
   std::vector<int64_t> image_hw;
+  // InternVL: the image processor's tiles per image (crop_to_patches: the grid's 448 x 448 crops plus the thumbnail
+  // when there is more than one), each a tower input of image_seq_length tokens; 0 = absent (one tile).
+  int64_t image_tiles = 0;
   Precision precision = Precision::fp32;
   OptimizerKind optimizer = OptimizerKind::adamw;
   OptimizerImpl optimizer_impl = OptimizerImpl::foreach;

@@ -341,5 +341,6 @@ TransformerSpec import_llava_next(const ConfigReader& r); // models/hf/import_ll
 // mllama (MllamaConfig: vision_config + text_config) and mllama_text_model (MllamaTextConfig at the top level,
 // MllamaForCausalLM): models/hf/import_mllama.cpp.
 TransformerSpec import_mllama(const ConfigReader& r, const std::string& type);
+TransformerSpec import_internvl(const ConfigReader& r);   // models/hf/import_internvl.cpp
 
 }  // namespace memplan::hf

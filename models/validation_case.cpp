@@ -121,6 +121,7 @@ constexpr std::string_view kCaseKeys[] = {
     "max_num_patches",                                   // SigLIP 2 NaFlex: patches per image after padding
     "image_splits",  // idefics3 / smolvlm: each image's [rows, cols] tiles (plus the global image)
     "image_hw",      // llava_next: every image's original [height, width] (anyres tiles)
+    "image_tiles",   // internvl: every image's tiles (the processor's crop_to_patches count)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
@@ -267,6 +268,14 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         }
         if (mt != "llava_next")
           throw InputError("image_hw", dump_short(g), "applies to llava_next only, not " + mt);
+      }
+      if (j.contains("image_tiles") && !j.at("image_tiles").is_null()) {
+        const auto& v = j.at("image_tiles");
+        if (!v.is_number_integer() || v.get<int64_t>() <= 0)
+          throw InputError("image_tiles", dump_short(v), "must be a positive integer: each image's tiles");
+        if (mt != "internvl")
+          throw InputError("image_tiles", dump_short(v), "applies to internvl only, not " + mt);
+        c.run.image_tiles = v.get<int64_t>();
       }
       // Input keys of one kind of model, refused on any other (a key no builder reads would be a silent default):
       // images for the vision-language models and SigLIP 2's NaFlex grid, a waveform for the speech encoders.

@@ -1,6 +1,7 @@
 """Harness plugin: LLaVA (llava, LlavaForConditionalGeneration) and PaliGemma / PaliGemma 2 (paligemma,
-PaliGemmaForConditionalGeneration), family set 23, and LLaVA-NeXT (llava_next, LlavaNextForConditionalGeneration),
-family set 39: trained with images, or text only, and served text only.
+PaliGemmaForConditionalGeneration), family set 23, LLaVA-NeXT (llava_next, LlavaNextForConditionalGeneration),
+family set 39, and InternVL (internvl, InternVLForConditionalGeneration), family set 40: trained with images, or
+text only, and served text only.
 
 Case key `images_per_sample` (data/validation/CASE-FORMAT.md; 0 or absent: text only): each sample holds that many
 images of vision_config.image_size (the image processor's resize), n image tokens each:
@@ -12,6 +13,11 @@ images of vision_config.image_size (the image processor's resize), n image token
              (select_best_resolution) and n is the processor's count (LlavaNextProcessor._get_number_of_features,
              re-derived in _next_layout): the base tile's features, then the unpadded grid's rows each with one
              image_newline token; T = grid tiles + 1 tiles per image (image_size_to_num_patches)
+  internvl   every image is case key `image_tiles` T tiles (absent: 1; the processor's crop_to_patches count: the
+             grid's crops plus the thumbnail), each of vision_config.image_size (a [h, w] pair in the config);
+             n = T * (side * downsample_ratio)^2, side = image_size / patch_size (processing_internvl:
+             image_seq_length 256 context tokens per tile at 448 / 14 / 0.5); the processor's <img> / </img>
+             tokens around them are ordinary ids here
 
 One training micro-batch, drawn in this order on the GPU (make_batch):
   input_ids       [B, seq_len] int64: random ordinary ids below image_token_index, then the image tokens
@@ -23,7 +29,8 @@ One training micro-batch, drawn in this order on the GPU (make_batch):
                                the suffix (the answer) up to seq_len
   token_type_ids  paligemma only: [B, seq_len] int64, 0 on the prefix (images + bos + prompt), 1 on the suffix
   pixel_values    [B * images_per_sample, 3, S, S] randn in the model's dtype (fp32 under amp); llava_next
-                  [B * images_per_sample, T, 3, S, S] (the processor's 5-d batch), then
+                  [B * images_per_sample, T, 3, S, S] (the processor's 5-d batch); internvl
+                  [B * images_per_sample * T, 3, S, S] (every tile a tower input, image after image), then
   image_sizes     llava_next only: [B * images_per_sample, 2] int64, every row image_hw
   labels          [B, seq_len] int64: llava input_ids with the image tokens set to -100 (masked_fill);
                   paligemma input_ids with the prefix set to -100 (masked_fill on token_type_ids == 0), as the
@@ -34,7 +41,7 @@ Inference (text only): the causal LM protocol of harness._infer_causal (prefill 
 logits_to_keep=1, then greedy generate of generate_tokens), token ids drawn below image_token_index.
 """
 
-MODEL_TYPES = ("llava", "paligemma", "llava_next")
+MODEL_TYPES = ("llava", "paligemma", "llava_next", "internvl")
 KINDS = ("vlm_llava",)
 FORWARD_KINDS = ()
 
@@ -53,6 +60,31 @@ def build(case, cfg, attn, H):
         cls = getattr(transformers, type(cfg).__name__.replace("Config", "ForConditionalGeneration"))
         model = cls._from_config(cfg, attn_implementation=attn)
     return model, "vlm_llava"
+
+
+def _side(v):
+    """An int, or InternVLVisionConfig's [h, w] pair (square)."""
+    if isinstance(v, (list, tuple)):
+        if len(v) != 2 or int(v[0]) != int(v[1]):
+            raise ValueError("llava plugin: only square images / patches are drawn, got %r" % (v,))
+        return int(v[0])
+    return int(v)
+
+
+def _internvl_tiles(case):
+    T = int(case.get("image_tiles") or 1)
+    if T < 1:
+        raise ValueError("image_tiles %r: must be a positive integer" % (case.get("image_tiles"),))
+    return T
+
+
+def _internvl_tokens(case, model):
+    """internvl: image tokens per image, T tiles of (side * downsample_ratio)^2 each."""
+    c = model.config
+    vc = c.vision_config
+    side = _side(vc.image_size) // _side(vc.patch_size)
+    k = int(round(1 / float(c.downsample_ratio)))
+    return _internvl_tiles(case) * (side // k) ** 2
 
 
 def _tokens_per_image(model):
@@ -98,7 +130,13 @@ def _layout(case, model):
     k = int(case.get("images_per_sample") or 0)
     if k == 0:
         return 0, 0
-    n = _next_layout(case, model)[2] if model.config.model_type == "llava_next" else _tokens_per_image(model)
+    mt = model.config.model_type
+    if mt == "llava_next":
+        n = _next_layout(case, model)[2]
+    elif mt == "internvl":
+        n = _internvl_tokens(case, model)
+    else:
+        n = _tokens_per_image(model)
     L = int(case["seq_len"])
     if model.config.model_type == "paligemma":
         need = k * n + PG_PROMPT + 1
@@ -135,8 +173,11 @@ def _draw(case, model, H):
             ids[:, pos:pos + n] = img
             pos += n + LLAVA_GAP
     vc = c.vision_config
-    S = int(vc.image_size)
-    if c.model_type == "llava_next":
+    S = _side(vc.image_size)
+    if c.model_type == "internvl":
+        x["pixel_values"] = torch.randn(B * k * _internvl_tiles(case), int(vc.num_channels), S, S, device="cuda",
+                                        dtype=H._dtype_of(case["precision"]))
+    elif c.model_type == "llava_next":
         hw, T, _ = _next_layout(case, model)
         x["pixel_values"] = torch.randn(B * k, T, int(vc.num_channels), S, S, device="cuda",
                                         dtype=H._dtype_of(case["precision"]))

@@ -123,6 +123,7 @@ void build_llava(GraphBuilder& b, const TransformerSpec& s);       // engine/arc
 void build_paligemma(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vlm/paligemma.cpp
 void build_llava_next(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/vlm/llava_next.cpp (LlavaNextForConditionalGeneration)
 void build_mllama(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/mllama.cpp (MllamaForConditionalGeneration / MllamaForCausalLM)
+void build_internvl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/internvl.cpp (InternVLForConditionalGeneration)
 void build_jamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/jamba.cpp
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
@@ -186,12 +187,13 @@ TensorId gelu_new(GraphBuilder& b, TensorId x);
 // The attention implementation from_config picks when none is asked for (transformers 5.17): sdpa where the
 // model class supports it (`_supports_sdpa`), else eager (gptj, bloom, gpt_oss). Vision and native models: sdpa.
 AttnImpl default_attn(const ModelSpec& spec);
-// Whether the model reads images from the run (RunConfig::images_per_sample, image_grid, image_splits, image_hw): the
-// vision-language models and SigLIP 2's NaFlex grid (kImageModelTypes). The case reader and the CLI refuse those
-// keys and flags on any other model; each builder refuses the ones it does not read (image_grid for llava ...).
+// Whether the model reads images from the run (RunConfig::images_per_sample, image_grid, image_splits, image_hw,
+// image_tiles): the vision-language models and SigLIP 2's NaFlex grid (kImageModelTypes). The case reader and the
+// CLI refuse those keys and flags on any other model; each builder refuses the ones it does not read (image_grid
+// for llava ...).
 bool takes_images(const TransformerSpec& s);
 inline constexpr const char* kImageModelTypes =
-    "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, idefics3, smolvlm, llava, paligemma, llava_next, mllama";
+    "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, idefics3, smolvlm, llava, paligemma, llava_next, mllama, internvl";
 // The longest input sequence the model's position table holds (0: no table bounds it; rotary and relative
 // positions): learned absolute positions (gpt2, the bert family, `learned_positions`: GPT-J, OPT, GPT-Neo,
 // StarCoder, Marian / Pegasus, mBART, ESM-1b) hold max_position_embeddings - position_id_offset tokens (ESM-2's

@@ -297,6 +297,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"llava", build_llava},         {"paligemma", build_paligemma},
       {"llava_next", build_llava_next},
       {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
+      {"internvl", build_internvl},
       {"jamba", build_jamba},
       {"esm", build_esm},
       {"resnet", build_hf_resnet},
@@ -318,7 +319,8 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 bool takes_images(const TransformerSpec& s) {
   return s.vl_vision_depth > 0 || s.qwen3vl_depth > 0 || s.id3_vision_layers > 0 || s.model_type == "siglip2" ||
          s.model_type == "llava" || s.model_type == "paligemma" ||
-         s.model_type == "llava_next" || s.model_type == "mllama";
+         s.model_type == "llava_next" || s.model_type == "mllama" ||
+         s.model_type == "internvl";
 }
 
 int64_t position_limit(const TransformerSpec& s) {

@@ -729,6 +729,21 @@ struct TransformerSpec {
   bool beit_layer_scale = false;     // layer_scale_init_value > 0: lambda_1 / lambda_2 [H] per layer
   bool beit_mean_pooling = false;    // use_mean_pooling: BeitPooler's LayerNorm over the patch tokens' mean
   bool beit_mask_token = false;      // use_mask_token: a [1, 1, H] parameter the classifier never reads
+
+  // [internvl]
+  // InternVLConfig / InternVLVisionConfig (transformers 5.17 configuration_internvl.py), read by
+  // models/hf/import_internvl.cpp and engine/arch/vlm/internvl.cpp only. The decoder fields above hold text_config's
+  // (qwen2 / llama / mistral, as llava's), the [clip / siglip] vision_* fields InternVLVisionModel's widths (square
+  // image_size / patch_size), mm_projector_act the projector's activation and mm_image_tokens the image tokens of
+  // one tile (after the pixel shuffle: (image_size / patch_size * downsample_ratio)^2, 256 at 448 / 14 / 0.5).
+  // False / 0 for every other model_type.
+  bool ivl_attention_bias = false;  // vision attention_bias: q_proj / k_proj / v_proj with biases
+  bool ivl_qk_norm = false;         // use_qk_norm: InternVLVisionRMSNorm [hidden] on the q and k projections
+  bool ivl_rms_norm = false;        // norm_type "rms_norm": layernorm_before / _after are InternVLVisionRMSNorm
+  bool ivl_abs_pos = false;         // use_absolute_position_embeddings: a [1, patches + 1, hidden] parameter
+  bool ivl_mask_token = false;      // use_mask_token: a [1, 1, hidden] parameter never read (no bool_masked_pos)
+  bool ivl_final_norm = false;      // use_mean_pooling false: InternVLVisionModel.layernorm is an nn.LayerNorm
+  int64_t ivl_shuffle = 0;          // 1 / downsample_ratio: pixel_shuffle's factor per side (2 at ratio 0.5)
 };
 
 // Whether decoder layer i attends through the sliding window.
