@@ -323,6 +323,11 @@ void build_gemma3n(GraphBuilder& b, const TransformerSpec& s) {
 
   SharedKv kv;
   const int64_t stream_numel = checked_mul(checked_mul(B, S), H);
+  // x[i] of a [K, B, S, H] stack: a view whose SelectBackward writes the slice's gradient into zeros of the whole
+  // stack (a fresh K-stream buffer in backward). Every Python indexing is a select of its own.
+  auto stream = [&](TensorId x) {
+    return b.view_copying_grad(x, {B, S, H}, checked_mul(checked_mul(K, stream_numel), dtype_bytes(b.dtype(x))));
+  };
   for (int64_t i = 0; i < L; ++i) {
     const G3nLayer& w = layers[static_cast<size_t>(i)];
     // per_layer_inputs[:, :, i, :]: SelectBackward writes the slice's gradient into zeros of the whole tensor.
@@ -340,13 +345,13 @@ void build_gemma3n(GraphBuilder& b, const TransformerSpec& s) {
     // altup.predict: matmul([B, S, H, K] view, coefs [B, S, K, K]) (no copy: the permuted operand reshapes to
     // [B*S, H, K] as a view; autocast casts it first), permuted back, `+= hidden_states` on that view of the bmm
     // output (CopySlices over the whole base), .contiguous(), .type_as(hidden_states).
-    const TensorId mod = router_modalities(b, w, b.view(h, {B, S, H}));
+    const TensorId mod = router_modalities(b, w, stream(h));
     const TensorId coefs = b.view(b.linear(mod, w.prediction_coefs), {B, S, K, K});
     const TensorId pm = b.matmul(b.view(h, {B, S, H, K}), coefs, {B, S, H, K});
     const int64_t pm_bytes = checked_mul(b.numel(pm), dtype_bytes(b.dtype(pm)));
     const TensorId summed = b.inplace_add(b.view(pm, {K, B, S, H}), h, pm_bytes);
     const TensorId predictions = bind(b.to(b.contiguous_copy(summed, {K, B, S, H}), hdt));
-    const TensorId active = b.view(predictions, {B, S, H});  // predictions[altup_active_idx]
+    const TensorId active = stream(predictions);  // predictions[altup_active_idx]
     const TensorId normed = bind(gemma_ple::norm(b, active, w.in_norm));
     // laurel(normed): linear_left, linear_right (bound until laurel returns), post_laurel_norm, + normed.
     const TensorId lr = b.linear(b.linear(normed, w.laurel_left), w.laurel_right);
@@ -367,14 +372,14 @@ void build_gemma3n(GraphBuilder& b, const TransformerSpec& s) {
     const TensorId activated = bind(b.add(attn_laurel, ffw_norm));
     // altup.correct(predictions, activated).
     const TensorId mod2 = router_modalities(b, w, activated);
-    const TensorId diff = b.sub(activated, active);  // innovation, rebound by .repeat(K, 1, 1, 1)
+    const TensorId diff = b.sub(activated, stream(predictions));  // innovation, rebound by .repeat(K, 1, 1, 1)
     const TensorId innovation = b.generic_one("repeat", {diff}, {K, B, S, H}, b.dtype(diff));
     const TensorId all_coefs = b.view(b.add_scalar(b.linear(mod2, w.correction_coefs)), {K, B, S, 1});
     TensorId corrected = b.inplace_add(b.mul(innovation, all_coefs), predictions);
     corrected = b.to(corrected, b.dtype(activated));  // .contiguous().type_as(activated)
     bind(corrected);
     // first_prediction: clone of stream 0, * correct_output_scale, the per-layer input gate and projection.
-    TensorId first = b.contiguous_copy(b.view(corrected, {B, S, H}), {B, S, H});
+    TensorId first = b.contiguous_copy(stream(corrected), {B, S, H});
     if (s.gemma3n_altup_correct_scale) {
       const TensorId cos_p = w.correct_scale;
       first = b.to(b.mul(b.to(first, b.dtype(cos_p)), cos_p), b.dtype(first));
@@ -395,15 +400,15 @@ void build_gemma3n(GraphBuilder& b, const TransformerSpec& s) {
   // Per-layer inputs to a single output: magnitudes matched to stream 0 through altup_unembed_projections (the
   // first loop's list is rebound once the new target magnitude exists), stacked, averaged over the streams.
   b.hold(h);
-  const TensorId h0 = b.view(h, {B, S, H});
-  const TensorId target2 = target_magnitude(b, h0);
+  const TensorId target2 = target_magnitude(b, stream(h));
+  const TensorId h0 = stream(h);  // temp_hidden_states = [hidden_states[0]]
   b.hold(target2);
   b.drop(target);
   for (size_t i = 1; i < temp_hidden.size(); ++i) b.drop(temp_hidden[i]);
   TensorId unembed_var = kNoTensor;
   std::vector<TensorId> temp2{h0};
   for (int64_t i = 1; i < K; ++i) {
-    const TensorId cur = magnitude_matched(b, b.view(h, {B, S, H}), altup_unembed[static_cast<size_t>(i - 1)], dt,
+    const TensorId cur = magnitude_matched(b, stream(h), altup_unembed[static_cast<size_t>(i - 1)], dt,
                                            target2, unembed_var);
     b.hold(cur);
     temp2.push_back(cur);
