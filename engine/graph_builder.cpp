@@ -354,6 +354,27 @@ TensorId GraphBuilder::inplace_fresh_grad(std::string_view name, TensorId x, std
   return r;
 }
 
+TensorId GraphBuilder::inplace_add(TensorId x, TensorId other, int64_t slice_clone_bytes) {
+  TensorId r = kNoTensor;
+  emit_inplace("add_", x, {other}, r);
+  Op& op = g_.ops.back();
+  if (!op.has_backward) return r;
+  if (info(x).requires_grad) {
+    if (slice_clone_bytes < 0) {
+      op.grads.push_back({x, 0, 0});
+    } else {
+      op.grads.push_back({x, -1, bytes_of(shape(x), dtype(x))});
+      op.bwd_pre_temp_bytes.push_back(slice_clone_bytes);
+    }
+  }
+  if (info(other).requires_grad) {
+    GradSpec g = passed_through_grad(other, r);
+    g.input_slot = 1;
+    g_.ops.back().grads.push_back(g);
+  }
+  return r;
+}
+
 TensorId GraphBuilder::inplace(std::string_view name, TensorId x, bool saves_result,
                                std::initializer_list<TensorId> other_reads) {
   TensorId r = kNoTensor;

@@ -104,6 +104,14 @@ class GraphBuilder {
   // where((self >= min).logical_and_(self <= max), grad, 0), measured on OLMo clip_qkv).
   TensorId inplace_fresh_grad(std::string_view name, TensorId x, std::initializer_list<TensorId> other_reads,
                               std::initializer_list<int64_t> bwd_pre_temp_bytes = {});
+  // x += other, in place, `other` broadcast to x's shape and / or of another dtype: AddBackward hands x's gradient
+  // through and gives `other` the same gradient summed to its shape and cast to its dtype by validate_outputs (a
+  // fresh buffer, passed through when shapes and dtypes agree). `slice_clone_bytes` >= 0: x is a slice view of a
+  // tensor that requires grad (`t[1:] += other`), so autograd wraps the node in CopySlices, whose backward writes
+  // a fresh gradient of x's base (x's bytes: the caller passes the base's id as x) and runs AddBackward on a clone
+  // of the slice's part (these bytes), alive while the gradients are computed (torch/csrc/autograd/functions/
+  // tensor.cpp CopySlices::apply).
+  TensorId inplace_add(TensorId x, TensorId other, int64_t slice_clone_bytes = -1);
 
   // A parameter no gradient reaches (its module's output never reaches the loss: llava's vision layers past the
   // selected hidden state): it keeps requires_grad, so ops reading it record what its gradient would need and

@@ -293,7 +293,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text"};
   return kTypes;
 }
 
@@ -324,6 +324,12 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     type = r.string({"model_type"}, "");
   }
 
+  if (type == "gemma3n")  // Gemma3nForConditionalGeneration (see models/hf/import_gemma3n.cpp)
+    throw InputError("config.model_type", "\"gemma3n\"",
+                     "is not modelled: Gemma3nForConditionalGeneration builds a timm MobileNetV5 vision tower and an "
+                     "audio conformer whose parameters (and in training their gradients and optimizer state) count "
+                     "even for text-only use, and their sizes are not derived here; give its text_config as a "
+                     "gemma3n_text config (Gemma3nForCausalLM)");
   const auto& types = supported_hf_model_types();
   if (std::find(types.begin(), types.end(), type) == types.end())
     throw InputError("config.model_type", "\"" + type + "\"", unsupported_type_message(type));
@@ -484,6 +490,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_lfm2_moe(r);
   else if (type == "gemma4_text")
     s = import_gemma4(r, type);
+  else if (type == "gemma3n_text")
+    s = import_gemma3n_text(r);
   else if (type == "gemma4") {  // multimodal: its text_config's decoder, built as gemma4_text
     s = import_gemma4(r, type);
     type = "gemma4_text";

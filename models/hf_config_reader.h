@@ -198,6 +198,7 @@ TransformerSpec import_apertus(const ConfigReader& r);
 TransformerSpec import_olmo2(const ConfigReader& r);
 TransformerSpec import_gemma(const ConfigReader& r, const std::string& type);       // gemma, gemma3_text
 TransformerSpec import_gemma4(const ConfigReader& r, const std::string& type);      // gemma4_text, gemma4 (import_gemma4.cpp)
+TransformerSpec import_gemma3n_text(const ConfigReader& r);  // gemma3n_text (import_gemma3n.cpp)
 TransformerSpec import_phi3(const ConfigReader& r);
 // int(head_dim * factor) for a partial rotary embedding; refused unless a positive even number of dimensions
 // (models/hf/import_phi3.cpp; phi3, gpt_neox, phi, stablelm).

@@ -94,6 +94,7 @@ void build_ernie4_5_moe(GraphBuilder& b, const TransformerSpec& s); // engine/ar
 void build_mistral4(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/decoders/moe/mistral4.cpp
 void build_ministral3(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/ministral3.cpp
 void build_gemma4(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/decoders/dense/gemma4.cpp (gemma4_text)
+void build_gemma3n(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/dense/gemma3n.cpp (gemma3n_text)
 void build_qwen3_next(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/qwen3_next.cpp (+ qwen3_5_text, qwen3_5_moe_text)
 void build_qwen2_vl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/qwen2_vl.cpp (Qwen2VLForConditionalGeneration)
 void build_qwen2_5_vl(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/vlm/qwen2_5_vl.cpp

@@ -273,6 +273,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"minimax_m2", build_minimax_m2},
       {"lfm2_moe", build_lfm2_moe},
       {"gemma4_text", build_gemma4},
+      {"gemma3n_text", build_gemma3n},
       {"qwen3_next", build_qwen3_next},
       {"qwen3_5_text", build_qwen3_next},
       {"qwen3_5_moe_text", build_qwen3_next},

@@ -416,6 +416,18 @@ struct TransformerSpec {
   // per_expert_scale) and num_experts experts of moe_intermediate_size (num_experts, num_experts_per_tok and
   // moe_intermediate_size hold those keys).
   bool gemma4_moe = false;
+  // [gemma3n]
+  // Gemma3nTextConfig (transformers 5.17 models/gemma3n; engine/arch/decoders/dense/gemma3n.cpp,
+  // models/hf/import_gemma3n.cpp). It also reads [gemma4]'s gemma4_ple_size / gemma4_ple_vocab
+  // (hidden_size_per_layer_input, always on: default 256; vocab_size_per_layer_input) and gemma4_kv_shared_layers
+  // (num_kv_shared_layers, default 15), which mean the same modules there. Per layer: gemma3n_intermediate[i]
+  // (intermediate_size, an int for all layers or a list) and gemma3n_sparse_layers[i] != 0 where
+  // activation_sparsity_pattern[i] > 0 (the MLP's gate goes through _gaussian_topk: mean, std, relu(x - cutoff)).
+  std::vector<int64_t> gemma3n_intermediate;
+  std::vector<uint8_t> gemma3n_sparse_layers;
+  int64_t gemma3n_altup_inputs = 0;   // altup_num_inputs (default 4): the residual stream is [K, B, S, H]
+  int64_t gemma3n_laurel_rank = 0;    // laurel_rank (default 64): linear_left [rank, H], linear_right [H, rank]
+  bool gemma3n_altup_correct_scale = false;  // altup_correct_scale (default true): first_prediction * correct_output_scale
   // [qwen3_next]
   // Qwen3NextConfig / Qwen3_5TextConfig / Qwen3_5MoeTextConfig (5.17) layer_types (default: "full_attention" every
   // full_attention_interval-th layer, "linear_attention" elsewhere): qwen3_next_linear_layers[i] != 0 iff layer i is

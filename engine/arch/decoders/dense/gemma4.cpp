@@ -24,6 +24,7 @@
 //     read instead of computing their own; attention with scaling 1.0; o_proj.
 //   Gemma4RMSNorm: x.float(), x * pow(mean(x^2) + eps, -0.5), * weight.float() (no 1 + weight), .type_as(x).
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/parts/gemma_ple_parts.h"
 
 #include <algorithm>
 #include <string>
@@ -38,33 +39,7 @@ namespace memplan {
 
 namespace {
 
-// Gemma4RMSNorm.forward: normed = _norm(x.float()) (mean_squared = x.pow(2).mean(-1, keepdim) + eps; x *
-// torch.pow(mean_squared, -0.5), whose PowBackward saves its input), then `normed * weight.float()` when
-// with_scale (w != kNoTensor), returned .type_as(x). A 16-bit x gives an fp32 copy (saved by pow and the product)
-// and an fp32 normalised x (saved by the weight product); fp32 and amp inputs make no copy.
-TensorId g4_norm(GraphBuilder& b, TensorId x, TensorId w) {
-  const DType in_dt = b.dtype(x);
-  const TensorId x32 = b.to(x, DType::f32);
-  const TensorId ms = b.add_scalar(b.reduce_last("mean", b.pow_scalar(x32), false));
-  TensorId n = b.mul(x32, b.pow_scalar(ms));
-  if (w != kNoTensor) n = b.mul(n, b.to(w, DType::f32));
-  return b.to(n, in_dt);
-}
-
-// `x = norm(x)`: the variable keeps the input bound until the norm returns (gemma_parts' norm_rebinding).
-TensorId g4_norm_rebinding(GraphBuilder& b, TensorId x, TensorId w) {
-  b.hold(x);
-  const TensorId y = g4_norm(b, x, w);
-  b.drop(x);
-  return y;
-}
-
-// Gemma4ForCausalLM: logits / cap, tanh (saves its output), * cap, each statement rebinding `logits`.
-TensorId g4_softcap(GraphBuilder& b, TensorId logits) {
-  logits = b.scalar_op("div_scalar", logits, false);
-  logits = b.unary("tanh", logits, false, true);
-  return b.scalar_op("mul_scalar", logits, false);
-}
+using gemma_ple::SharedKv;
 
 struct G4Layer {
   bool sliding = false, shared = false, store_kv = false;
@@ -136,125 +111,6 @@ G4Layer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, int64
   return w;
 }
 
-// ACT2FN[hidden_activation]: one kernel; relu saves its output, the gelu / silu family their input.
-TensorId activation(GraphBuilder& b, const std::string& act, TensorId x) {
-  if (act == "relu") return b.unary("relu", x, false, true);
-  return b.unary(act, x, true, false);
-}
-
-// F.scaled_dot_product_attention through the memory-efficient kernel, which takes head dims above 256 (flash and
-// cuDNN do not; the recordings' observed backend: "efficient bfloat16 hd512"): out and the fp32 logsumexp [B, H, L]
-// (training only), all saved. The cutlass kernels for head dims above 128 keep no output in registers: the forward
-// accumulates into an fp32 [B, H, Lq, Dv] buffer freed at once, and the backward takes delta rows [B, H, Lq] fp32
-// and a workspace of B * H * align4(gk + gv + gq) floats (mem_eff_attention/kernel_backward.h workspace_size, the
-// 64 x 128 kernel): gk = gv = num_splits_key * 128 * align(D, 64) with attention_backward.cu's split heuristic
-// (ceil(Lk / 128) splits; 1 when B * H >= 256 and Lk <= 256; at most 200 / (B * H) as gK / gV are staged),
-// gq = ceil(Lq / 64) * ceil(D / 128) GradQTempStorage tiles of 4100 floats (whole-run f19-g4-e2b-bf16-b2s1024:
-// 32 MiB forward, 83,902,464 B backward for B 2, H 8, L 1024, D 512: 8 splits).
-int64_t efficient_bwd_workspace(int64_t bh, int64_t lq, int64_t lk, int64_t d) {
-  auto align = [](int64_t x, int64_t a) { return (x + a - 1) / a * a; };
-  int64_t splits = (lk + 127) / 128;
-  if (bh >= 256 && lk <= 256) splits = 1;
-  splits = std::min(splits, 200 / bh);
-  if (splits < 1) splits = 1;
-  const int64_t gk = checked_mul(checked_mul(splits, 128), align(d, 64));
-  const int64_t gq = checked_mul(checked_mul((lq + 63) / 64, (d + 127) / 128), 4100);
-  return checked_mul(checked_mul(bh, align(checked_add(checked_mul(gk, 2), gq), 4)), 4);
-}
-
-TensorId sdpa_efficient(GraphBuilder& b, TensorId q, TensorId k, TensorId v, TensorId bool_mask) {
-  v = b.autocast_low(v);
-  k = b.autocast_low(k);
-  q = b.autocast_low(q);
-  const Shape qs = b.shape(q);
-  const DType dt = b.dtype(q);
-  std::vector<TensorId> reads{q, k, v};
-  if (bool_mask != kNoTensor)
-    reads.push_back(b.generic_one("attn_mask_to_float", {bool_mask}, {qs[0], 1, qs[2], b.shape(k)[2]}, dt));
-  const bool grad = b.training() && (b.info(q).requires_grad || b.info(k).requires_grad || b.info(v).requires_grad);
-  const int64_t bh = checked_mul(qs[0], qs[1]), bhl = checked_mul(bh, qs[2]), dv = b.shape(v)[3];
-  GraphBuilder::GenericOp op{"sdpa_efficient", reads, {{{qs[0], qs[1], qs[2], dv}, dt}}, {0, 1, 2}, {0}, {}, {}};
-  if (reads.size() > 3) op.saved_reads.push_back(3);
-  if (grad) {
-    op.outs.push_back({{qs[0], qs[1], qs[2]}, DType::f32});
-    op.saved_outs.push_back(1);
-    op.bwd_temp_bytes = {checked_mul(bhl, 4), efficient_bwd_workspace(bh, qs[2], b.shape(k)[2], qs[3])};
-  }
-  if (dt != DType::f32 && qs[3] > 128) op.fwd_temp_bytes = {checked_mul(checked_mul(bhl, dv), 4)};
-  return b.generic(op)[0];
-}
-
-// The attention function from the cache update on (sdpa_attention_forward or eager_attention_forward), with the
-// layer's own head_dim and KV heads. repeat_kv where SDPA cannot take grouped heads (a mask, or head_dim > 256:
-// use_gqa_in_sdpa) and in eager attention: a view for one KV head (expand then a reshape that merges the size-1
-// head dim with the stride-0 one), a copy otherwise. Returns the context [B, S, nh, hd]; `weights`: eager's
-// probabilities, held (the decoder layer binds them to `_`).
-TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w, TensorId q, TensorId k,
-                        TensorId v, TensorId mask, TensorId& weights) {
-  weights = kNoTensor;
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads, nkv = w.nkv,
-                hd = w.hd, Lk = b.shape(k)[2];
-  // ExpandBackward sums the repeated heads' gradient into a fresh tensor of x's size (x may be a view, whose own
-  // bytes are 0).
-  auto repeat = [&](TensorId x) {
-    if (nkv == nh) return x;
-    const int64_t bytes = checked_mul(b.numel(x), dtype_bytes(b.dtype(x)));
-    return nkv == 1 ? b.view_copying_grad(x, {B, nh, Lk, hd}, bytes) : b.contiguous_copy(x, {B, nh, Lk, hd});
-  };
-  if (cfg.attn == AttnImpl::sdpa) {
-    const bool gqa_ok = mask == kNoTensor && hd <= 256;
-    const TensorId kr = gqa_ok ? k : repeat(k), vr = gqa_ok ? v : repeat(v);
-    if (kr != k) b.hold(kr);
-    if (vr != v) b.hold(vr);
-    const bool low = b.autocast() || b.dtype(q) != DType::f32;
-    TensorId ctx;
-    if (hd > 256 && low)
-      ctx = sdpa_efficient(b, q, kr, vr, mask);
-    else if (inf && mask != kNoTensor)
-      ctx = b.sdpa_masked_inference(q, kr, vr, mask);
-    else
-      ctx = b.sdpa(q, kr, vr, s.attn_dropout, mask == kNoTensor && S > 1, mask);
-    if (kr != k) b.drop(kr);
-    if (vr != v) b.drop(vr);
-    return ctx;  // attn_output.transpose(1, 2).contiguous(): the kernels write [B, S, nh, hd] already
-  }
-  // eager_attention_forward: key / value states repeated (bound until it returns), scores * scaling (1.0, still a
-  // kernel), + mask, softmax in fp32, .to(q dtype), dropout, @ v, transpose(1, 2).contiguous().
-  const TensorId kr = repeat(k), vr = repeat(v);
-  b.hold(kr);
-  b.hold(vr);
-  // torch.matmul merges [B, nh] into one batch dim for bmm: a copy for B > 1 of q (rotated in the projection's
-  // [B, S, nh, hd] order), of a projection-order k / v (training, no repeat) and of an expanded single KV head;
-  // at B = 1 every one of them reshapes as a view.
-  auto copies = [&](TensorId x, TensorId base) {
-    if (B == 1) return false;
-    if (x == base) return !inf;  // k / v as the projection left them; the cache's tensors are contiguous
-    if (nkv != 1) return false;  // repeat_kv's contiguous copy
-    return !(b.autocast() && b.dtype(x) != b.low_dtype());
-  };
-  TensorId scores = b.scalar_op("mul_scalar", b.matmul(q, kr, {B, nh, S, Lk}, B > 1, copies(kr, k)), false);
-  if (mask != kNoTensor) scores = b.add(scores, mask);
-  b.hold(scores);
-  TensorId probs = b.to(b.softmax_last(b.to(scores, DType::f32)), b.dtype(q));
-  b.drop(scores);
-  probs = b.dropout(probs, s.attn_dropout);
-  weights = probs;
-  b.hold(weights);
-  const TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, copies(vr, v)),
-                                         {B, S, nh, hd}, /*grad_copied=*/B > 1);
-  b.drop(kr);
-  b.drop(vr);
-  return ctx;
-}
-
-// shared_kv_states: the (key, value) the last non-shared layer of each type stored, held until the model's
-// forward returns (the UserDict is a local of Gemma4TextModel.forward).
-struct SharedKv {
-  TensorId k_sliding = kNoTensor, v_sliding = kNoTensor, k_full = kNoTensor, v_full = kNoTensor;
-};
-
 // Gemma4TextAttention.forward on the normed input x.
 TensorId attention(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w, TensorId x, TensorId cos, TensorId sin,
                    TensorId mask, SharedKv& kv, TensorId& weights) {
@@ -263,7 +119,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w, 
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads, hd = w.hd,
                 nkv = w.nkv;
   // query_states: projection view, q_norm, rotary, transpose (each statement rebinding the variable).
-  TensorId q = g4_norm_rebinding(b, b.view(b.linear(x, w.q, w.qb), {B, S, nh, hd}), w.q_norm);
+  TensorId q = gemma_ple::norm_rebinding(b, b.view(b.linear(x, w.q, w.qb), {B, S, nh, hd}), w.q_norm);
   b.hold(q);
   TensorId qe = rope(b, q, cos, sin);
   b.drop(q);
@@ -278,13 +134,13 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w, 
     const TensorId vp = w.v != kNoTensor ? b.view(b.linear(x, w.v, w.vb), {B, S, nkv, hd}) : kp;
     b.hold(kp);  // key_states
     b.hold(vp);  // value_states (the same tensor under attention_k_eq_v)
-    TensorId kn = g4_norm(b, kp, w.k_norm);
+    TensorId kn = gemma_ple::norm(b, kp, w.k_norm);
     if (vp != kp) b.drop(kp);
     b.hold(kn);
     k = b.view(rope(b, kn, cos, sin), {B, nkv, S, hd});
     b.drop(kn);
     b.hold(k);
-    v = b.view(g4_norm(b, vp, kNoTensor), {B, nkv, S, hd});
+    v = b.view(gemma_ple::norm(b, vp, kNoTensor), {B, nkv, S, hd});
     b.drop(vp);
     b.hold(v);
     if (inf) {  // past_key_values.update rebinds both to the cache's full tensors
@@ -303,7 +159,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w, 
       (w.sliding ? kv.v_sliding : kv.v_full) = v;
     }
   }
-  const TensorId ctx = attention_core(b, s, w, qe, k, v, mask, weights);
+  const TensorId ctx = gemma_ple::attention_core(b, s, w.hd, w.nkv, qe, k, v, mask, weights);
   const TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), w.o, w.ob);
   b.drop(qe);
   if (!w.shared && !w.store_kv) {  // stored states stay bound in shared_kv_states
@@ -319,7 +175,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w, 
 // each held (the layer binds them until it returns).
 QwenMoeRoute router(GraphBuilder& b, const TransformerSpec& s, const G4Layer& w, TensorId flat) {
   const int64_t T = b.shape(flat)[0], K = s.num_experts_per_tok;
-  TensorId x = g4_norm(b, flat, kNoTensor);
+  TensorId x = gemma_ple::norm(b, flat, kNoTensor);
   x = b.scalar_op("mul_scalar", b.mul(x, w.router_scale), false);
   const TensorId scores = b.linear(x, w.router_proj);
   b.hold(scores);  // expert_scores, bound until the router returns
@@ -418,7 +274,7 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(tok);
     TensorId proj = b.scalar_op("mul_scalar", b.linear(inputs_embeds, ple_model_proj), false);
     // per_layer_projection = norm(...) stays bound until the function returns, after the scaled sum.
-    proj = g4_norm_rebinding(b, b.view(proj, {B, S, L, Pd}), ple_proj_norm);
+    proj = gemma_ple::norm_rebinding(b, b.view(proj, {B, S, L, Pd}), ple_proj_norm);
     b.hold(proj);
     ple = b.scalar_op("mul_scalar", b.add(proj, tok), false);
     b.drop(proj);
@@ -451,23 +307,23 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s) {
     // cos.unsqueeze(2): [P, S, 1, hd] against the [B, S, heads, hd] views
     const Shape cshape{P, S, 1, w.hd};
     const TensorId cos = b.view(cs.first, cshape), sin = b.view(cs.second, cshape);
-    const TensorId n1 = g4_norm(b, h, w.in_norm);
+    const TensorId n1 = gemma_ple::norm(b, h, w.in_norm);
     b.hold(n1);
     TensorId attn_weights = kNoTensor;
     TensorId a = attention(b, s, w, n1, cos, sin, w.sliding ? masks.sliding : masks.full, kv, attn_weights);
     b.drop(n1);
-    a = g4_norm_rebinding(b, a, w.post_attn_norm);
+    a = gemma_ple::norm_rebinding(b, a, w.post_attn_norm);
     const TensorId h1 = b.add(h, a);
-    const TensorId n2 = g4_norm(b, h1, w.pre_ffn_norm);
+    const TensorId n2 = gemma_ple::norm(b, h1, w.pre_ffn_norm);
     b.hold(n2);
     // down_proj(act_fn(gate_proj(x)) * up_proj(x)), evaluated left to right (autograd then runs up_proj's
     // backward before the activation's: the later node first).
-    const TensorId act = activation(b, s.hidden_act, b.linear(n2, w.gate));
+    const TensorId act = gemma_ple::activation(b, s.hidden_act, b.linear(n2, w.gate));
     TensorId m = b.linear(b.mul(act, b.linear(n2, w.up)), w.down);
     b.drop(n2);
     if (s.gemma4_moe) {
       b.hold(m);  // hidden_states (the MLP's output) until `hidden_states = hidden_states_1 + hidden_states_2`
-      const TensorId m1 = g4_norm(b, m, w.post_ffn_norm1);
+      const TensorId m1 = gemma_ple::norm(b, m, w.post_ffn_norm1);
       b.hold(m1);
       locals.push_back(m1);
       const TensorId flat = b.view(h1, {B * S, H});
@@ -479,23 +335,23 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s) {
       locals.push_back(route.logits);
       locals.push_back(route.weights);
       locals.push_back(route.selected);
-      const TensorId x2 = g4_norm(b, flat, w.pre_ffn_norm2);
+      const TensorId x2 = gemma_ple::norm(b, flat, w.pre_ffn_norm2);
       b.hold(x2);  // hidden_states_2 until the experts return
       const TensorId e = qwen_moe_experts(b, s, w.gate_up, w.experts_down, x2, route);
       b.drop(x2);
-      const TensorId e2 = g4_norm_rebinding(b, b.view(e, {B, S, H}), w.post_ffn_norm2);
+      const TensorId e2 = gemma_ple::norm_rebinding(b, b.view(e, {B, S, H}), w.post_ffn_norm2);
       b.hold(e2);
       locals.push_back(e2);
       const TensorId sum = b.add(m1, e2);
       b.drop(m);
       m = sum;
     }
-    m = g4_norm_rebinding(b, m, w.post_ffn_norm);
+    m = gemma_ple::norm_rebinding(b, m, w.post_ffn_norm);
     h = b.add(h1, m);
     if (Pd > 0) {
-      TensorId g = activation(b, s.hidden_act, b.linear(h, w.ple_gate));
+      TensorId g = gemma_ple::activation(b, s.hidden_act, b.linear(h, w.ple_gate));
       g = b.linear(b.mul(g, pli), w.ple_proj);
-      g = g4_norm_rebinding(b, g, w.ple_norm);
+      g = gemma_ple::norm_rebinding(b, g, w.ple_norm);
       h = b.add(h, g);
     }
     h = b.inplace_fresh_grad("mul_", h, {w.layer_scalar});  // hidden_states *= self.layer_scalar
@@ -505,14 +361,14 @@ void build_gemma4(GraphBuilder& b, const TransformerSpec& s) {
     b.end_layer();
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
-  const TensorId hn = g4_norm(b, h, norm_w);
+  const TensorId hn = gemma_ple::norm(b, h, norm_w);
   for (TensorId t : {h, inputs_embeds, ple, masks.full, masks.sliding, kv.k_sliding, kv.v_sliding, kv.k_full,
                      kv.v_full})
     if (t != kNoTensor) b.drop(t);
   for (TensorId t : rotary)
     if (t != kNoTensor) b.drop(t);
   TensorId (*logits_op)(GraphBuilder&, TensorId) = nullptr;
-  if (s.final_logit_softcapping > 0.0) logits_op = &g4_softcap;
+  if (s.final_logit_softcapping > 0.0) logits_op = &gemma_ple::softcap;
   // lm_head: causal_lm_tail's statements without its tied head's construction temporary (the whole-run recordings
   // show no lm_head-sized allocation at construction).
   const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", embed, emb_train) : b.param("lm_head.weight", {V, H}, emb_train);
