@@ -10,7 +10,7 @@ cd "$here"
 # did not reach; then the rest of the first run's list.
 (timeout 120 python3 conv_workspace.py "$OUT/h100-conv-workspace-segformer224.json" --hf-segformer --dtypes=bf16,fp32 \
    --seg-sizes=224 --seg-batches=24,32,48,64,96,128 > "$OUT/conv_ws224.log" 2>&1
- timeout 300 python3 conv_workspace.py "$OUT/h100-conv-workspace-segformer2.json" --hf-segformer --dtypes=bf16,fp32 \
+ timeout 330 python3 conv_workspace.py "$OUT/h100-conv-workspace-segformer2.json" --hf-segformer --dtypes=bf16,fp32 \
    --skip=../data/calibration/raw/h100-conv-workspace-segformer.json.gz > "$OUT/conv_ws2.log" 2>&1) &
 ws=$!
 # and the whole-run streams of set 44's two reserved misses (the checkpointed city1024 row +2.74 %, amp_fp16 -0.71 %),
@@ -23,9 +23,11 @@ mkdir -p "$OUT/rec"
  done; rm -f "$OUT/rec/f44.jsonl") &
 rec=$!
 export MEM_BUDGET_GIB=50
-[ -f cases/families40-input.jsonl ] && TIMEOUT=${T40:-150} bash "$here/holdout_memory.sh" families40 cases/families40-input.jsonl "${1:-}"
-[ -f cases/families42-input.jsonl ] && TIMEOUT=${T42:-150} bash "$here/holdout_memory.sh" families42 cases/families42-input.jsonl "${2:-}"
-[ -f cases/families43-input.jsonl ] && TIMEOUT=${T43:-150} bash "$here/holdout_memory.sh" families43 cases/families43-input.jsonl "${3:-}"
+# Set 42's models (2.4B parameters, built on the CPU and moved) first; set 43 (Gemma 3n's 262144 x 256-per-layer
+# embeddings) only with RUN43=1 (its own call: runs/families43_run.sh).
+TIMEOUT=${T42:-300} bash "$here/holdout_memory.sh" families42 cases/families42-input.jsonl "${2:-}"
+TIMEOUT=${T40:-200} bash "$here/holdout_memory.sh" families40 cases/families40-input.jsonl "${1:-}"
+[ "${RUN43:-0}" = 1 ] && TIMEOUT=${T43:-150} bash "$here/holdout_memory.sh" families43 cases/families43-input.jsonl "${3:-}"
 wait $rec
 wait $ws; echo "conv_workspace rc $?"; tail -1 "$OUT/conv_ws224.log" "$OUT/conv_ws2.log"
 tar czf "$OUT/conv_ws_logs.tgz" -C "$OUT" conv_ws224.log conv_ws2.log && rm -f "$OUT"/conv_ws224.log "$OUT"/conv_ws2.log
