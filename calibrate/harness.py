@@ -165,7 +165,8 @@ def build_model(case, device="cuda"):
             plugin = harness_kinds.for_type(mt)
             if mt not in HF_TYPES and plugin is None:
                 raise ValueError("unsupported model_type %r" % mt)
-            cfg = transformers.AutoConfig.for_model(mt, **dict(m.get("config", {})))
+            # A config carrying its own model_type (as a saved config.json does) names it once: for_model's argument.
+            cfg = transformers.AutoConfig.for_model(mt, **{k: v for k, v in m.get("config", {}).items() if k != "model_type"})
             if case["mode"] == "training":
                 cfg.use_cache = False
             attn = m.get("attn_implementation", "sdpa")
