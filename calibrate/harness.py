@@ -150,6 +150,15 @@ def _decoder_layers(model):
     raise ValueError("cannot find the decoder layers of %s" % type(model).__name__)
 
 
+def token_limit(config):
+    """The ids a batch draws lie below this: the vocabulary, or a smaller per-layer-input vocabulary (Gemma 3n's text
+    model indexes embed_tokens_per_layer, vocab_size_per_layer_input rows, with the raw ids: the ids above it are
+    the multimodal model's, which masks them first)."""
+    v = int(config.vocab_size)
+    per_layer = getattr(config, "vocab_size_per_layer_input", None)
+    return min(v, int(per_layer)) if per_layer else v
+
+
 def build_model(case, device="cuda"):
     """Builds the model on `device` (the GPU for every measured case) with random weights. Returns (model, kind) with
     kind 'causal_lm'|'masked_lm'|'seq2seq'|'speech_seq2seq'|'seq_cls'|'token_cls'|'image_cls'|'vision'."""
@@ -433,7 +442,7 @@ def _probe_forward(case, model, kind):
         with ac:
             model(input_features=feats, labels=lab)
         return
-    ids = torch.randint(0, int(model.config.vocab_size), (B, int(case["seq_len"])), device="cuda")
+    ids = torch.randint(0, token_limit(model.config), (B, int(case["seq_len"])), device="cuda")
     if case["mode"] == "training":
         lab = ids
         if kind in TASKS:
@@ -480,7 +489,7 @@ def train_batch_fns(case, model, kind):
         if kind == "speech_seq2seq":  # log-mel features in the model's dtype (fp32 under amp), then the labels
             x = torch.randn(B, int(model.config.num_mel_bins), L, device="cuda", dtype=mdtype)
             return x, torch.randint(0, V, (B, T), device="cuda")
-        ids = torch.randint(0, V, (B, L), device="cuda")
+        ids = torch.randint(0, token_limit(model.config), (B, L), device="cuda")
         if kind == "seq2seq":
             return ids, torch.randint(0, V, (B, T), device="cuda")
         if kind == "seq_cls":
@@ -619,7 +628,7 @@ def _infer_causal(case, model, measured, observed, ids=None, cache_of=None, extr
     import contextlib
     ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
     if ids is None:
-        ids = torch.randint(0, int(model.config.vocab_size), (B, L), device="cuda")
+        ids = torch.randint(0, token_limit(model.config), (B, L), device="cuda")
     if cache_of is None:
         cache_of = lambda out: out.past_key_values  # noqa: E731
     extra = extra or {}
