@@ -123,10 +123,12 @@ struct Block {
 // SegformerEfficientSelfAttention.forward on x [B, N, C] (layer_norm_1's output) of an H x W map; returns the
 // context [B, N, C] (before the self-output dense).
 TensorId efficient_attention(GraphBuilder& b, const TransformerSpec& s, const Layer& l, TensorId x, int64_t H,
-                             int64_t W, TensorId& weights) {
+                             int64_t W, TensorId& weights, std::vector<TensorId>& locals) {
   const Shape xs = b.shape(x);
   const int64_t B = xs[0], N = xs[1], C = xs[2], nh = l.heads, hd = C / nh;
-  std::vector<TensorId> locals;  // the function's bindings, until it returns
+  // `locals`: the function's bindings (query_states, the reduced kv_hidden_states, key_states, value_states), held
+  // here and released by the caller once o_proj, the function's last statement, has run (recordings/families45,
+  // the checkpointed SDPA row: q_proj's output freed after o_proj's output is allocated).
   auto local = [&](TensorId t) {
     b.hold(t);
     locals.push_back(t);
@@ -157,9 +159,7 @@ TensorId efficient_attention(GraphBuilder& b, const TransformerSpec& s, const La
     // kernel (16-bit: cuDNN; fp32: memory-efficient) on the head-split views, its output allocated [B, N, h, d], so
     // transpose(1, 2).contiguous() and the reshape are views. It returns no weights (the layer's `_` is None).
     weights = kNoTensor;
-    const TensorId ctx = b.view(b.sdpa(q, k, v, s.attn_dropout, false), {B, N, C});
-    for (TensorId t : locals) b.drop(t);
-    return ctx;
+    return b.view(b.sdpa(q, k, v, s.attn_dropout, false), {B, N, C});
   }
   const TensorId mm = b.matmul(q, k, {B, nh, N, n}, /*copy_a=*/nh > 1 && N > 1, /*copy_b=*/nh > 1 && n > 1);
   // transformers 5.17 eager_attention_forward (read on the device after set 37 was measured; the copy this was first
@@ -178,9 +178,7 @@ TensorId efficient_attention(GraphBuilder& b, const TransformerSpec& s, const La
   // permute(0, 2, 1, 3).contiguous(): a copy unless h == 1 (then already contiguous). Its gradient, coming back
   // from the [B, N, C] view, is handed on transposed, which the bmm's backward copies contiguous.
   if (nh > 1 && N > 1) ctx = b.contiguous_copy(ctx, {B, N, nh, hd}, /*grad_copied=*/true);
-  ctx = b.view(ctx, {B, N, C});
-  for (TensorId t : locals) b.drop(t);
-  return ctx;
+  return b.view(ctx, {B, N, C});
 }
 
 // SegformerMixFFN.forward on x [B, N, C] (layer_norm_2's output) of an H x W map.
@@ -213,7 +211,9 @@ TensorId segformer_layer(GraphBuilder& b, const TransformerSpec& s, const Layer&
   // (after o_proj), in training too: under autocast it is fp32 and the projections save 16-bit casts of it, so
   // only this binding keeps it (recordings/families41: freed after o_proj's output is allocated).
   b.hold(a);
-  o = apply(b, l.o, efficient_attention(b, s, l, a, H, W, weights));
+  std::vector<TensorId> locals;
+  o = apply(b, l.o, efficient_attention(b, s, l, a, H, W, weights, locals));
+  for (TensorId t : locals) b.drop(t);  // SegformerAttention.forward returns after o_proj
   b.drop(a);
   // `hidden_states, _ = self.attention(...)`: o_proj's output is rebound by the dropout and the drop path's sum (no
   // name keeps it); `_` keeps the probabilities until the layer returns.
