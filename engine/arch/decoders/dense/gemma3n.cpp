@@ -244,22 +244,7 @@ void build_gemma3n(GraphBuilder& b, const TransformerSpec& s) {
   std::vector<G3nLayer> layers;
   layers.reserve(static_cast<size_t>(L));
   for (int64_t i = 0; i < L; ++i) layers.push_back(layer_params(b, s, i, first_shared));
-  // store_full_length_kv: the last layer of each type before the first shared one (every model, sharing or not).
-  for (int64_t i = first_shared - 1, seen_s = 0, seen_f = 0; i >= 0; --i) {
-    G3nLayer& w = layers[static_cast<size_t>(i)];
-    int64_t& seen = w.sliding ? seen_s : seen_f;
-    if (!seen) w.store_kv = true;
-    seen = 1;
-  }
-  for (int64_t i = first_shared; i < L; ++i) {  // a shared layer must find its type stored (else a ValueError)
-    const bool sl = layers[static_cast<size_t>(i)].sliding;
-    bool found = false;
-    for (int64_t j = 0; j < first_shared; ++j) found = found || layers[static_cast<size_t>(j)].sliding == sl;
-    if (!found)
-      throw InputError("model.gemma4_kv_shared_layers", std::to_string(s.gemma4_kv_shared_layers),
-                       "leaves KV-shared layer " + std::to_string(i) + " no earlier " + (sl ? "sliding" : "full") +
-                           "-attention layer to share from");
-  }
+  gemma_ple::mark_kv_sharing(layers, s.gemma4_kv_shared_layers, /*store_without_sharing=*/true);
   const TensorId norm_w = b.param("norm.weight", {H}, emb_train);
   const TensorId ple_embed = b.param("embed_tokens_per_layer.weight", {s.gemma4_ple_vocab, L * Pd}, emb_train);
   b.buffer("embed_tokens_per_layer.embed_scale", {}, b.param_dtype());

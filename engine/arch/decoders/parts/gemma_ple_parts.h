@@ -5,8 +5,10 @@
 // and shared_kv_states for their KV-shared layers; each builder keeps its own statement order around them.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "engine/arch/builders.h"
+#include "engine/errors.h"
 
 namespace memplan::gemma_ple {
 
@@ -33,5 +35,30 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, int64_t hd, i
 struct SharedKv {
   TensorId k_sliding = kNoTensor, v_sliding = kNoTensor, k_full = kNoTensor, v_full = kNoTensor;
 };
+
+// The KV-sharing setup over the layers' parameter structs (each with `sliding` and `store_kv`), the last
+// `kv_shared` of them reusing an earlier layer's keys and values: store_full_length_kv marks the last layer of each
+// attention type before the first shared one (Gemma 3n in every model; Gemma 4 only when some layer shares, which
+// `store_without_sharing` says), and a shared layer whose type no earlier layer has is refused naming
+// model.gemma4_kv_shared_layers (the modeling code raises).
+template <class Layer>
+void mark_kv_sharing(std::vector<Layer>& layers, int64_t kv_shared, bool store_without_sharing) {
+  const int64_t first_shared = static_cast<int64_t>(layers.size()) - kv_shared;
+  for (int64_t i = first_shared - 1, seen_s = 0, seen_f = 0; i >= 0; --i) {
+    Layer& w = layers[static_cast<size_t>(i)];
+    int64_t& seen = w.sliding ? seen_s : seen_f;
+    if (!seen) w.store_kv = store_without_sharing || kv_shared > 0;
+    seen = 1;
+  }
+  for (int64_t i = first_shared; i < static_cast<int64_t>(layers.size()); ++i) {
+    const bool sl = layers[static_cast<size_t>(i)].sliding;
+    bool found = false;
+    for (int64_t j = 0; j < first_shared; ++j) found = found || layers[static_cast<size_t>(j)].sliding == sl;
+    if (!found)
+      throw InputError("model.gemma4_kv_shared_layers", std::to_string(kv_shared),
+                       "leaves KV-shared layer " + std::to_string(i) + " no earlier " + (sl ? "sliding" : "full") +
+                           "-attention layer to share from");
+  }
+}
 
 }  // namespace memplan::gemma_ple
