@@ -31,9 +31,9 @@ run moe_odd 40 moe_odd_kernels.py "$d/moe-odd-kernels.json"
 run ckpt_host 40 ckpt_host.py "$d/ckpt-host.json"
 run host_overhead 90 host_overhead.py "$d/host-overhead.json"
 run bn_time 45 bn_time.py "$d/bn-time.json" --deadline-s=35
-left=$(( ${BUDGET_S:-560} - SECONDS - 15 ))
+left=$(( ${BUDGET_S:-570} - SECONDS - 40 ))
 if [ "$left" -gt 20 ]; then
-  run conv_time $((left + 10)) conv_time.py "$d/conv-time.json" --dtypes=bf16,fp32 --deadline-s=$left
+  run conv_time $((left + 30)) conv_time.py "$d/conv-time.json" --dtypes=bf16,fp32 --deadline-s=$left
 fi
 nvidia-smi --query-gpu=memory.used,clocks.sm --format=csv >> "$d/nvidia-smi.csv" 2>&1
 tar czf "$OUT/h100-calib.tgz" -C "$OUT" h100-calib
