@@ -129,10 +129,12 @@ void register_estimate(CLI::App& app, Context& ctx) {
     }
     // A distributed run: the last rank replayed too, shown when it differs (cli/report_dist.h).
     const std::vector<OtherRank> others = other_ranks(m, c, opt);
-    // Step time of one GPU (engine/time/step_time.h): op rates measured on an H200 and coefficients fitted to
-    // H200 timings, so an H200's figure whatever --gpu says; none for a distributed rank (communication is not
-    // costed per op).
-    const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c);
+    // Step time of one GPU (engine/time/step_time.h): at the kernel rates measured on --gpu where there are some
+    // (an H200, an H100 SXM), else on the H200's (the reference: its figure, labelled as such); coefficients fitted
+    // to H200 timings. None for a distributed rank (communication is not costed per op).
+    const timing::MeasuredGpu* on = timing::measured_gpu(d.gpu_name);
+    if (on == nullptr) on = timing::measured_gpu("h200-sxm-141gb");
+    const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c, *on->rates);
     const double step_ms = ct.step_ms;
     const auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
     // How wrong the model has been on comparable timed rows (engine/time/time_band.h).
@@ -141,10 +143,18 @@ void register_estimate(CLI::App& app, Context& ctx) {
     if (flags->json) {
       nlohmann::json j = estimate_json(m, c, e, d);
       if (step_ms > 0) {
-        j["step_time_ms_h200"] = r1(step_ms);
+        // step_time_on: the GPU whose measured rates priced it (data/gpus.json id); the _h200 keys are that
+        // figure when it is the H200's (kept for scripts written before other GPUs had tables)
+        j["step_time_on"] = std::string(on->gpu_id);
+        j["step_time_ms"] = r1(step_ms);
         // the critical path's shares: the host issuing ops, the GPU running them (engine/time/step_time.h)
-        j["step_time_host_ms_h200"] = r1(ct.split.cpu_s * 1e3);
-        j["step_time_gpu_ms_h200"] = r1(ct.split.gpu_s * 1e3);
+        j["step_time_host_ms"] = r1(ct.split.cpu_s * 1e3);
+        j["step_time_gpu_ms"] = r1(ct.split.gpu_s * 1e3);
+        if (on->gpu_id == "h200-sxm-141gb") {
+          j["step_time_ms_h200"] = r1(step_ms);
+          j["step_time_host_ms_h200"] = r1(ct.split.cpu_s * 1e3);
+          j["step_time_gpu_ms_h200"] = r1(ct.split.gpu_s * 1e3);
+        }
         j["step_host_bound"] = ct.split.cpu_bound;
         j["step_time_band"] = {{"class", tb.key}, {"rows", tb.cases},
                                {"under_pct", r1(100 * tb.under_fraction)}, {"over_pct", r1(100 * tb.over_fraction)},
@@ -164,9 +174,9 @@ void register_estimate(CLI::App& app, Context& ctx) {
       if (step_ms > 0) {
         char line[320];
         std::snprintf(line, sizeof line,
-                      "\nStep time on an H200: %.1f ms (per-op model, engine/time/step_time.h; critical path: host %.1f ms "
-                      "issuing, GPU %.1f ms running)\n",
-                      step_ms, ct.split.cpu_s * 1e3, ct.split.gpu_s * 1e3);
+                      "\nStep time on %s: %.1f ms (per-op model at its measured kernel rates, engine/time/step_time.h; "
+                      "critical path: host %.1f ms issuing, GPU %.1f ms running)\n",
+                      std::string(on->label).c_str(), step_ms, ct.split.cpu_s * 1e3, ct.split.gpu_s * 1e3);
         out << line;
         if (tb.cases > 0) {
           std::snprintf(line, sizeof line,

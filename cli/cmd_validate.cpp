@@ -172,11 +172,12 @@ nlohmann::json predicted_json(const CaseResult& r) {
   }
   // A distributed case: the figures above are its rank's (rank 0 unless the case names another).
   if (c.run.distributed.enabled()) p["distributed"] = dist_json(c.run, r.e);
-  // Step time (engine/time/step_time.h, the H200 op rates and fitted coefficients), milliseconds with one decimal
+  // Step time (engine/time/step_time.h: the op rates of the GPU the case ran on, the H200's unless its `gpu` says
+  // otherwise, and the fitted coefficients), milliseconds with one decimal
   // (the --json number rule).
   // One GPU only (a distributed case's step adds communication the time model does not cost per op).
   if (!c.run.distributed.enabled()) {
-    const timing::CaseTime t = timing::case_time(c.model, c.run);
+    const timing::CaseTime t = timing::case_time(c.model, c.run, *timing::measured_gpu(c.timing_gpu)->rates);
     auto ms1 = [](double v) { return std::round(v * 10.0) / 10.0; };
     if (c.run.mode == Mode::inference) {
       p["prefill_ms"] = ms1(t.prefill_ms);

@@ -7,6 +7,7 @@
 #include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "engine/time/step_time.h"
 #include "models/dist_config.h"
 #include "models/json_input.h"
 #include "models/lora_config.h"
@@ -122,6 +123,7 @@ constexpr std::string_view kCaseKeys[] = {
     "image_splits",  // idefics3 / smolvlm: each image's [rows, cols] tiles (plus the global image)
     "image_hw",      // llava_next: every image's original [height, width] (anyres tiles)
     "image_tiles",   // internvl: every image's tiles (the processor's crop_to_patches count)
+    "gpu",           // the GPU a timed case ran on, when not the H200 (ValidationCase::timing_gpu)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
 constexpr std::string_view kHfModelKeys[] = {"source", "model_type", "config", "attn_implementation"};
@@ -374,6 +376,12 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
     if (j.contains("distributed") && !j.at("distributed").is_null()) {
       c.run.distributed = parse_distributed_json(j.at("distributed"));
       finish_distributed(c.run.distributed, c.model, c.run, kDistCaseFields);
+    }
+    if (j.contains("gpu") && !j.at("gpu").is_null()) {
+      const std::string gpu = get_string(j, "gpu", "");
+      if (timing::measured_gpu(gpu) == nullptr)
+        throw InputError("gpu", gpu, "must be a GPU whose kernel rates are measured: h200-sxm-141gb or h100-sxm-80gb");
+      c.timing_gpu = gpu;
     }
     if (j.contains("holdout") && j.at("holdout").is_boolean()) c.holdout = j.at("holdout").get<bool>();
     if (j.contains("measured") && !j.at("measured").is_null()) c.measured = parse_measured(j.at("measured"));

@@ -40,6 +40,9 @@ struct ValidationCase {
   std::optional<double> memory_cap_gib;
   bool expandable_segments = false;  // alloc_conf "expandable_segments:True"
   bool holdout = false;
+  // The GPU a timed case ran on (its data/gpus.json id; key `gpu`): validate prices its step at that GPU's measured
+  // kernel rates (engine/time/step_time.h measured_gpu). Memory does not depend on it.
+  std::string timing_gpu = "h200-sxm-141gb";
   std::optional<Measured> measured;
 };
 

@@ -19,6 +19,8 @@ std::string_view h200_coefficients();
 std::string_view h200_host_overhead();
 std::string_view h200_gemm_align();
 std::string_view h200_ckpt_host();
+std::string_view h100_op_rates();
+std::string_view h100_gemm_align();
 }  // namespace memplan::time_embedded
 
 namespace memplan::timing {
@@ -261,6 +263,31 @@ const OpRates& h200_op_rates() {
     return o;
   }();
   return r;
+}
+
+const OpRates& h100_op_rates() {
+  static const OpRates r = [] {
+    OpRates o = parse_op_rates(time_embedded::h100_op_rates());
+    o.conv_time = &h100_conv_time();
+    o.bn_time = &h100_bn_time();
+    parse_gemm_align(time_embedded::h100_gemm_align(), o);
+    // the host's side: the reference host's tables (data/calibration/h100/README.md says why), and its dispatch
+    const OpRates& ref = h200_op_rates();
+    o.dispatch_s = ref.dispatch_s;
+    o.host = ref.host;
+    o.host_by_class = ref.host_by_class;
+    o.ckpt_host = ref.ckpt_host;
+    return o;
+  }();
+  return r;
+}
+
+const MeasuredGpu* measured_gpu(std::string_view gpu_id) {
+  static const std::array<MeasuredGpu, 2> gpus = {{{"h200-sxm-141gb", "an H200", &h200_op_rates()},
+                                                   {"h100-sxm-80gb", "an H100 SXM", &h100_op_rates()}}};
+  for (const MeasuredGpu& m : gpus)
+    if (m.gpu_id == gpu_id) return &m;
+  return nullptr;
 }
 
 double grouped_mm_flops_per_s(const OpRates& r, DType dtype, double experts, double k, double n, double rows,

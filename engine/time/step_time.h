@@ -211,6 +211,18 @@ void parse_gemm_align(std::string_view tsv, OpRates& r);     // "gemm_align dtyp
 // kept for people (OpRates::CkptHost says why they are not used).
 void parse_ckpt_host(std::string_view tsv, OpRates& r);
 const OpRates& h200_op_rates();                 // data/calibration/h200-op-rates.tsv, parsed once
+// The H100 SXM's: its GPU-side tables (data/calibration/h100/: op rates, GEMM alignment caps, conv and batch-norm
+// times per shape) with the reference host's (host costs per class, checkpointing's, one dispatch): a host is not a
+// GPU, and the H100 host's one run fell inside the spread of the H200 host's own runs.
+const OpRates& h100_op_rates();
+// A GPU whose kernel rates were measured, by its id in data/gpus.json. The coefficients (h200_coefficients) are the
+// same for every one: they say how the measured rates carry over to a model's kernels and what the host adds.
+struct MeasuredGpu {
+  std::string_view gpu_id;  // "h200-sxm-141gb"
+  std::string_view label;   // for people: "an H200"
+  const OpRates* rates = nullptr;
+};
+const MeasuredGpu* measured_gpu(std::string_view gpu_id);  // null: no tables measured on that GPU
 // Seconds of one `op` call (OpRates::Norm) on `numel` elements in rows of `n`: the per-element time of the measured
 // rows of that op and dtype interpolated linearly in (log n, log numel) and clamped to their ends (past the largest
 // measured size the per-element time stays; a call below the smallest keeps its per-element time too: the
