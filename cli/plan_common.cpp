@@ -25,8 +25,11 @@ plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const st
     if (p->hbm_bandwidth_bytes_per_s > 0) r.hbm_bytes_per_s = p->hbm_bandwidth_bytes_per_s;
     if (p->h2d_pinned_bytes_per_s > 0) r.host_link_bytes_per_s = p->h2d_pinned_bytes_per_s;
   }
-  // The step-time model's H200 seconds on this GPU (DeviceRates::time_scale_*): the H200's rates over these.
-  if (g.id.rfind("h200", 0) != 0) {
+  // The step-time model's H200 seconds on this GPU (DeviceRates::time_scale_*): the H200's rates over these;
+  // a GPU whose kernel rates were measured is costed at them instead.
+  if (const timing::MeasuredGpu* m = timing::measured_gpu(g.id); m != nullptr && g.id.rfind("h200", 0) != 0) {
+    r.op_rates = m->rates;
+  } else if (g.id.rfind("h200", 0) != 0) {
     const plan::DeviceRates h = device_rates(find_gpu("h200-sxm-141gb"), gpus_per_node);
     auto ratio = [](double h200, double here) { return h200 > 0 && here > 0 ? h200 / here : 1.0; };
     r.time_scale_matmul = ratio(h.matmul_flops_per_s, r.matmul_flops_per_s);

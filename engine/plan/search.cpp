@@ -99,7 +99,8 @@ std::vector<ParallelConfig> Planner::factorisations(const PlanSpace& s) const {
 }
 
 const Planner::TimedShard& Planner::timed(const Fits& f, Precision p, int64_t tp, int64_t b, const DeviceRates& r) const {
-  const auto key = std::make_tuple(static_cast<int>(p), tp, b, r.time_scale_matmul, r.time_scale_fp32_matmul, r.time_scale_hbm);
+  const auto key = std::make_tuple(static_cast<int>(p), tp, b, r.time_scale_matmul, r.time_scale_fp32_matmul, r.time_scale_hbm,
+                                   reinterpret_cast<std::uintptr_t>(r.op_rates));
   auto it = timed_.find(key);
   if (it != timed_.end()) return it->second;
   using timing::Features;
@@ -123,7 +124,7 @@ const Planner::TimedShard& Planner::timed(const Fits& f, Precision p, int64_t tp
       const bool fp32 = p == Precision::fp32;
       const timing::Coefficients& coef = timing::h200_coefficients();
       const auto on_gpu = [&](const RunConfig& rc) {
-        return timing::critical_path(scaled_timeline(timing::training_timeline(g, rc, timing::h200_op_rates()), r, fp32), coef);
+        return timing::critical_path(scaled_timeline(timing::training_timeline(g, rc, op_rates_of(r)), r, fp32), coef);
       };
       const Features f1 = on_gpu(c);
       c.grad_accum_steps = 2;

@@ -115,7 +115,7 @@ class Planner {
   int64_t layers_ = 0;
   std::map<std::tuple<int, int64_t, bool>, ShardFit> fits_;
   // eval_fast is const; a cache by precision, tp, micro-batch and the GPU's three time scales
-  mutable std::map<std::tuple<int, int64_t, int64_t, double, double, double>, TimedShard> timed_;
+  mutable std::map<std::tuple<int, int64_t, int64_t, double, double, double, std::uintptr_t>, TimedShard> timed_;
   int replays_ = 0;
   EstimateWorkspace workspace_;  // the confirmation replays', one after another (engine/estimate.h)
 };

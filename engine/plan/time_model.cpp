@@ -187,7 +187,7 @@ timing::Timeline scaled_timeline(timing::Timeline t, const DeviceRates& r, bool 
 double timed_single_gpu_step_s(const Graph& g, const RunConfig& cfg, const DeviceRates& r) {
   if (cfg.mode != Mode::training) throw InputError("mode", "inference", "the timed single-GPU step is for training runs");
   const bool fp32 = cfg.precision == Precision::fp32;
-  const timing::Timeline t = timing::training_timeline(g, cfg, timing::h200_op_rates());
+  const timing::Timeline t = timing::training_timeline(g, cfg, op_rates_of(r));
   const timing::Coefficients& c = timing::h200_coefficients();
   return timing::predict(timing::critical_path(scaled_timeline(t, r, fp32), c), c).total_s;
 }

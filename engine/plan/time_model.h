@@ -55,13 +55,20 @@ struct DeviceRates {
   int64_t gpus_per_node = 8;
   double op_overhead_s = 5e-6;        // launch + eager-mode dispatch per kernel (assumed); forward + backward
                                       // launch about 3x the forward's kernels per micro-batch
-  // The step-time model (engine/time/) holds H200 measurements: on this GPU its seconds are the H200's times
-  // these ratios (H200 rate / this GPU's; 1 on the H200, cli/plan_common.cpp sets them from the two GPUs'
+  // The step-time model (engine/time/) holds H200 measurements: on a GPU without its own (op_rates below) its
+  // seconds are the H200's times these ratios (H200 rate / this GPU's; 1 on the H200, cli/plan_common.cpp sets them from the two GPUs'
   // DeviceRates): GEMM, attention and convolution columns by the dense GEMM rate (16-bit, or fp32 for fp32
   // runs), memory-bound columns (elementwise, batch norm) by HBM bandwidth; CPU dispatch, kernel launches and
   // the per-step / per-micro-batch constants are left as measured (a different host is not modelled).
   double time_scale_matmul = 1, time_scale_fp32_matmul = 1, time_scale_hbm = 1;
+  // The step-time model's rates measured on this GPU (engine/time/step_time.h measured_gpu: an H100 SXM), costed
+  // as they are (the time_scale_* ratios stay 1); null: the H200's, scaled by those ratios.
+  const timing::OpRates* op_rates = nullptr;
 };
+// The step-time rates a DeviceRates costs with: its own measured ones, else the H200's.
+inline const timing::OpRates& op_rates_of(const DeviceRates& r) {
+  return r.op_rates != nullptr ? *r.op_rates : timing::h200_op_rates();
+}
 
 // Seconds of the step-time model (engine/time/step_time.h, H200 coefficients) for features measured at the
 // H200's rates, scaled to the GPU of `r` as described at DeviceRates::time_scale_*.
