@@ -22,13 +22,12 @@ namespace {
 // Rows outside the set's per-row bar (15 %, the hidden-case bar), each with its bound (the blind error rounded up,
 // plus a point) and what is not modelled:
 //  - decode per token: generate()'s per-token host work; the same four rows read +13 .. +42 % on the H100 where the
-//    H200 corpus had them at -32 .. +2 %: the H100's host ran these decodes up to 2x faster than the H200 call that
+//    H200 model read their H200 timings at -32 .. +19 %: the H100's host ran these decodes up to 2x faster than the H200 call that
 //    timed them (a host-bound figure, NOTES-time.md, twenty-fourth round);
-//  - Cohere fp16 b3 x 1000 (+17.8 %; +6.3 % on the H200 by the same model): GradScaler's unscale and inf checks
-//    over 40 tensors, at the H100's lower optimizer-kernel rates (opt 14 of 41 ms);
-//  - DenseNet-121 fp32 b32 (+16.2 %): host-bound in the model; its H200 row read -29 % (measured 64 ms there, 40
-//    here);
-//  - ViT-B/16 LoRA b48 (+16.9 %; +10.4 % on the H200): host-bound in the model.
+//  - Cohere fp16 b3 x 1000 (+17.8 %; +6.3 % on the H200 by the same model): the optimizer's column (14 of the
+//    model's 41 ms) at the H100's optimizer-kernel rates (1.31x the H200's per parameter); not traced;
+//  - DenseNet-121 fp32 b32 (+16.2 %): its H200 row read -29 % (measured 64 ms there, 40 here): a host-sensitive row;
+//  - ViT-B/16 LoRA b48 (+16.9 %; +16.9 % at the H200's tables too, +10.4 % on the H200): not traced.
 struct Miss {
   const char* id;
   const char* what;
