@@ -25,7 +25,7 @@ namespace {
 //    H200 model read their H200 timings at -32 .. +19 %: the H100's host ran these decodes up to 2x faster than the H200 call that
 //    timed them (a host-bound figure, NOTES-time.md, twenty-fourth round);
 //  - Cohere fp16 b3 x 1000 (+17.8 %; +6.3 % on the H200 by the same model): the optimizer's column (14 of the
-//    model's 41 ms) at the H100's optimizer-kernel rates (1.31x the H200's per parameter); not traced;
+//    model's 41 ms) at the H100's optimizer-kernel rates (1.31 .. 1.35x the H200's per parameter); not traced;
 //  - DenseNet-121 fp32 b32 (+16.2 %): its H200 row read -29 % (measured 64 ms there, 40 here): a host-sensitive row;
 //  - ViT-B/16 LoRA b48 (+16.9 %; +16.9 % at the H200's tables too, +10.4 % on the H200): not traced.
 struct Miss {
