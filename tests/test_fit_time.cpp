@@ -1,6 +1,6 @@
 // `memplan fit` ranks its remedies by the step-time model fitted on the H200 timing corpus (engine/time/): on the
 // H200 its step time for a measured timing case is exactly timing::case_time's (same graph, same features, same
-// coefficients; no scaling on the GPU the rates were measured on).
+// coefficients; no scaling on the GPU the rates were measured on), and on the H100 SXM at its own measured rates.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -54,6 +54,21 @@ TEST_CASE("fit: the step time of a measured timing case is timing::case_time's",
     REQUIRE(ok.exit_code == 0);
     const nlohmann::json out = nlohmann::json::parse(ok.out);
     CHECK(out.at("step_time_s").get<double>() == Approx(expected_s).epsilon(1e-9));
+    // The H100 SXM has its own measured rates (engine/time/step_time.h measured_gpu): fit prices the step at them,
+    // unscaled, exactly as timing::case_time does with those rates.
+    {
+      const double h100_s = memplan::timing::case_time(c.model, c.run, memplan::timing::h100_op_rates()).step_ms / 1e3;
+      const CliOutput h100 = run_cli_captured({"fit", "--model", path, "--gpu", "h100-sxm-80gb", "--json", "--attn", "sdpa",
+                                 "--batch-size", std::to_string(j.at("batch_size").get<int>()), "--seq-len",
+                                 std::to_string(j.at("seq_len").get<int>()), "--precision", "amp_bf16", "--optimizer",
+                                 "adamw", "--optimizer-impl", "foreach", "--grad-accum-steps",
+                                 std::to_string(j.at("grad_accum_steps").get<int>()), "--grad-checkpointing",
+                                 j.at("grad_checkpointing").get<bool>() ? "all" : "off"});
+      INFO(h100.err);
+      REQUIRE(h100.exit_code == 0);
+      CHECK(nlohmann::json::parse(h100.out).at("step_time_s").get<double>() == Approx(h100_s).epsilon(1e-9));
+      CHECK(h100_s != Approx(expected_s).epsilon(1e-3));
+    }
     // Another GPU: the H200's seconds scaled by slower GEMM and HBM rates, so slower than on the H200.
     std::vector<std::string> args = {"fit", "--model", path, "--gpu", "a100-sxm4-80gb", "--json", "--batch-size",
                                      std::to_string(j.at("batch_size").get<int>()), "--seq-len",
