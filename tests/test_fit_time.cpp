@@ -44,12 +44,16 @@ TEST_CASE("fit: the step time of a measured timing case is timing::case_time's",
     cfg["model_type"] = j.at("model").at("model_type");
     const std::string path = std::string("/tmp/memplan-test-fit-time-") + id + ".json";
     std::ofstream(path) << cfg.dump();
-    const CliOutput ok = run_cli_captured({"fit", "--model", path, "--gpu", "h200", "--json", "--attn", "sdpa",
-                               "--batch-size", std::to_string(j.at("batch_size").get<int>()), "--seq-len",
+    // fit with the case's flags on a GPU
+    const auto fit_on = [&](const char* gpu) {
+      return run_cli_captured({"fit", "--model", path, "--gpu", gpu, "--json", "--attn", "sdpa", "--batch-size",
+                               std::to_string(j.at("batch_size").get<int>()), "--seq-len",
                                std::to_string(j.at("seq_len").get<int>()), "--precision", "amp_bf16", "--optimizer",
                                "adamw", "--optimizer-impl", "foreach", "--grad-accum-steps",
                                std::to_string(j.at("grad_accum_steps").get<int>()), "--grad-checkpointing",
                                j.at("grad_checkpointing").get<bool>() ? "all" : "off"});
+    };
+    const CliOutput ok = fit_on("h200");
     INFO(ok.err);
     REQUIRE(ok.exit_code == 0);
     const nlohmann::json out = nlohmann::json::parse(ok.out);
@@ -58,12 +62,7 @@ TEST_CASE("fit: the step time of a measured timing case is timing::case_time's",
     // unscaled, exactly as timing::case_time does with those rates.
     {
       const double h100_s = memplan::timing::case_time(c.model, c.run, memplan::timing::h100_op_rates()).step_ms / 1e3;
-      const CliOutput h100 = run_cli_captured({"fit", "--model", path, "--gpu", "h100-sxm-80gb", "--json", "--attn", "sdpa",
-                                 "--batch-size", std::to_string(j.at("batch_size").get<int>()), "--seq-len",
-                                 std::to_string(j.at("seq_len").get<int>()), "--precision", "amp_bf16", "--optimizer",
-                                 "adamw", "--optimizer-impl", "foreach", "--grad-accum-steps",
-                                 std::to_string(j.at("grad_accum_steps").get<int>()), "--grad-checkpointing",
-                                 j.at("grad_checkpointing").get<bool>() ? "all" : "off"});
+      const CliOutput h100 = fit_on("h100-sxm-80gb");
       INFO(h100.err);
       REQUIRE(h100.exit_code == 0);
       CHECK(nlohmann::json::parse(h100.out).at("step_time_s").get<double>() == Approx(h100_s).epsilon(1e-9));
