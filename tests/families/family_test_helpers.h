@@ -26,6 +26,17 @@ TransformerSpec import_config(const std::string& text);
 // A transformer ModelSpec named "test" around import_config(text).
 ModelSpec model_of_config(const std::string& text);
 
+// A training run of a classification (or LM) head: mode training, batch x seq, the task and its labels.
+inline RunConfig task_training(Task task, int64_t num_labels, int64_t batch, int64_t seq) {
+  RunConfig c;
+  c.mode = Mode::training;
+  c.batch_size = batch;
+  c.seq_len = seq;
+  c.task = task;
+  c.num_labels = num_labels;
+  return c;
+}
+
 // The message of the InputError fn throws, or "no error".
 std::string input_error_of(const std::function<void()>& fn);
 

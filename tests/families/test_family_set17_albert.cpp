@@ -27,22 +27,10 @@ namespace {
 TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
 
-ModelSpec model_of(const std::string& config) {
-  ModelSpec m;
-  m.kind = ModelSpec::Kind::transformer;
-  m.name = "test";
-  m.transformer = import(config);
-  return m;
-}
+ModelSpec model_of(const std::string& config) { return memplan::testing::model_of_config(config); }
 
 RunConfig training(Task task, int64_t num_labels, int64_t batch = 2, int64_t seq = 64) {
-  RunConfig c;
-  c.mode = memplan::Mode::training;
-  c.batch_size = batch;
-  c.seq_len = seq;
-  c.task = task;
-  c.num_labels = num_labels;
-  return c;
+  return memplan::testing::task_training(task, num_labels, batch, seq);
 }
 
 }  // namespace

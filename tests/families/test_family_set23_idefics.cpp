@@ -27,13 +27,7 @@ namespace {
 TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
 
-ModelSpec model_of(const std::string& config) {
-  ModelSpec m;
-  m.kind = ModelSpec::Kind::transformer;
-  m.name = "test";
-  m.transformer = import(config);
-  return m;
-}
+ModelSpec model_of(const std::string& config) { return memplan::testing::model_of_config(config); }
 
 RunConfig run(memplan::Mode mode, int64_t batch, int64_t seq) {
   RunConfig c;

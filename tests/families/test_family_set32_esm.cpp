@@ -32,13 +32,7 @@ std::string error_of(const std::function<void()>& fn) { return memplan::testing:
 ModelSpec model_of(const std::string& config) { return memplan::testing::model_of_config(config); }
 
 RunConfig run(Task task, int64_t num_labels, int64_t batch = 2, int64_t seq = 64) {
-  RunConfig c;
-  c.mode = memplan::Mode::training;
-  c.batch_size = batch;
-  c.seq_len = seq;
-  c.task = task;
-  c.num_labels = num_labels;
-  return c;
+  return memplan::testing::task_training(task, num_labels, batch, seq);
 }
 
 // ESM-2 8M's published config.json (facebook/esm2_t6_8M_UR50D), the keys memplan reads.

@@ -26,13 +26,7 @@ TransformerSpec import(const std::string& text) { return memplan::testing::impor
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
 bool starts(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
-ModelSpec model_of(const std::string& config) {
-  ModelSpec m;
-  m.kind = ModelSpec::Kind::transformer;
-  m.name = "test";
-  m.transformer = import(config);
-  return m;
-}
+ModelSpec model_of(const std::string& config) { return memplan::testing::model_of_config(config); }
 
 RunConfig run(int64_t batch, int64_t seq, int64_t images, std::vector<int64_t> hw = {}) {
   RunConfig c;
