@@ -150,3 +150,30 @@ TEST_CASE("estimate prices the step on the GPU it is asked about", "[time][h100]
   // tables' to say, the timing test above checks the figures.
   CHECK(h100_ms > h200_ms);
 }
+
+TEST_CASE("estimate prices an inference run's prefill and decode step on the GPU asked about", "[time][h100][cli]") {
+  // The H100 set's Llama-3.2-1B row shape (ht30-l1b-infer-b6s1500-g12: prefill measured 45.4 ms on the H200,
+  // decode 10.7 ms a token), from the zoo: both figures, priced on the GPU asked about.
+  for (const char* gpu : {"h100-sxm-80gb", "h200-sxm-141gb"}) {
+    DYNAMIC_SECTION(gpu) {
+      const auto r = memplan::cli::run_cli_captured({"estimate", "--model", "llama-3.2-1b", "--mode", "inference",
+                                                     "--batch-size", "6", "--seq-len", "1500", "--generate-tokens",
+                                                     "12", "--gpu", gpu, "--json", "--quiet"});
+      REQUIRE(r.exit_code == 0);
+      const auto j = nlohmann::json::parse(r.out);
+      CHECK(j.at("step_time_on").get<std::string>() == gpu);
+      const double prefill = j.at("inference").at("prefill_ms").get<double>();
+      const double decode = j.at("inference").at("decode_ms_per_token").get<double>();
+      CHECK(prefill > decode);
+      CHECK(decode > 0);
+    }
+  }
+  // one token generated: no decode step to price (generate(N) - generate(1) needs N > 1)
+  const auto one = memplan::cli::run_cli_captured({"estimate", "--model", "llama-3.2-1b", "--mode", "inference",
+                                                   "--batch-size", "2", "--seq-len", "128", "--generate-tokens", "1",
+                                                   "--json", "--quiet"});
+  REQUIRE(one.exit_code == 0);
+  const auto j = nlohmann::json::parse(one.out);
+  CHECK(j.at("inference").contains("prefill_ms"));
+  CHECK_FALSE(j.at("inference").contains("decode_ms_per_token"));
+}
