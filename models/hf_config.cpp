@@ -92,6 +92,13 @@ void check_padding_idx(const ConfigReader& r, int64_t vocab_size) {
                          ") or null");
 }
 
+void check_gemma_activation(const ConfigReader& r, const char* key, const std::string& act, const char* family) {
+  for (const char* a : {"gelu_pytorch_tanh", "gelu", "silu", "swish", "relu"})
+    if (act == a) return;
+  throw InputError(r.name(key), "\"" + act + "\"",
+                   std::string("activation not modelled for ") + family + " (gelu_pytorch_tanh, gelu, silu, swish, relu are)");
+}
+
 void refuse_chunked_feed_forward(const ConfigReader& r) {
   if (r.non_negative({"chunk_size_feed_forward"}, 0) != 0)
     throw InputError(r.name("chunk_size_feed_forward"), dump_short(*r.raw("chunk_size_feed_forward")),

@@ -142,6 +142,9 @@ void check_padding_idx(const ConfigReader& r, int64_t vocab_size);
 // chunk_size_feed_forward > 0 makes apply_chunking_to_forward split the feed-forward over the sequence (BERT-style
 // encoders): not modelled, refused naming the key.
 void refuse_chunked_feed_forward(const ConfigReader& r);
+// The Gemma families' MLP activation (config key `key`: hidden_act or hidden_activation): the ACT2FN entries their
+// builders model (gelu_pytorch_tanh, gelu, silu, swish, relu), else InputError naming the key and `family`.
+void check_gemma_activation(const ConfigReader& r, const char* key, const std::string& act, const char* family);
 // num_attention_heads % num_key_value_heads == 0, as every GQA attention requires.
 void check_kv_heads(const ConfigReader& r, const TransformerSpec& s);
 // A decoder whose rotary embedding covers the whole head: s.head_dim must be even (rotate_half pairs dimensions), else

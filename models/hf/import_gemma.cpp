@@ -28,14 +28,6 @@ namespace {
 
 // ACT2FN names whose module is one kernel saving one tensor of the input's size (what the builders model).
 // gelu_new / gelu_python_tanh and friends run several Python-level kernels and are refused.
-void check_activation(const ConfigReader& r, const char* key, const std::string& act) {
-  static const char* const kOk[] = {"gelu_pytorch_tanh", "gelu", "silu", "swish", "relu"};
-  for (const char* a : kOk)
-    if (act == a) return;
-  throw InputError(r.name(key), "\"" + act + "\"",
-                   "activation not modelled for gemma (gelu_pytorch_tanh, gelu, silu, swish, relu are)");
-}
-
 void refuse_bidirectional(const ConfigReader& r) {
   if (r.boolean({"use_bidirectional_attention"}, false))
     throw InputError(r.name("use_bidirectional_attention"), "true",
@@ -84,7 +76,7 @@ TransformerSpec import_gemma_text(const ConfigReader& r, const std::string& type
   // GemmaMLP reads config.hidden_act; Gemma2MLP / Gemma3MLP read config.hidden_activation.
   const char* act_key = v1 ? "hidden_act" : "hidden_activation";
   s.hidden_act = r.string({act_key}, "gelu_pytorch_tanh");
-  check_activation(r, act_key, s.hidden_act);
+  check_gemma_activation(r, act_key, s.hidden_act, "gemma");
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   s.attention_bias = r.boolean({"attention_bias"}, false);
   s.qkv_bias = s.o_bias = s.attention_bias;

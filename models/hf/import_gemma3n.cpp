@@ -28,13 +28,6 @@ namespace memplan::hf {
 
 namespace {
 
-void check_gemma3n_activation(const ConfigReader& r, const std::string& act) {
-  for (const char* a : {"gelu_pytorch_tanh", "gelu", "silu", "swish", "relu"})
-    if (act == a) return;
-  throw InputError(r.name("hidden_activation"), "\"" + act + "\"",
-                   "activation not modelled for gemma3n_text (gelu_pytorch_tanh, gelu, silu, swish, relu are)");
-}
-
 // rope_parameters / rope_scaling: default rope per layer type (inv_freq alone). Other types are refused naming the
 // entry (dynamic rope updates inv_freq in the forward; the others were not measured).
 void check_gemma3n_rope(const ConfigReader& r) {
@@ -85,7 +78,7 @@ TransformerSpec import_gemma3n_text(const ConfigReader& r) {
     throw InputError(r.name("head_dim"), std::to_string(s.head_dim), "must be even (rotate_half pairs dimensions)");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 32768);
   s.hidden_act = r.string({"hidden_activation"}, "gelu_pytorch_tanh");
-  check_gemma3n_activation(r, s.hidden_act);
+  check_gemma_activation(r, "hidden_activation", s.hidden_act, "gemma3n_text");
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   s.attention_bias = r.boolean({"attention_bias"}, false);
   s.qkv_bias = s.o_bias = s.attention_bias;

@@ -25,13 +25,6 @@ namespace memplan::hf {
 
 namespace {
 
-void check_gemma4_activation(const ConfigReader& r, const std::string& act) {
-  for (const char* a : {"gelu_pytorch_tanh", "gelu", "silu", "swish", "relu"})
-    if (act == a) return;
-  throw InputError(r.name("hidden_activation"), "\"" + act + "\"",
-                   "activation not modelled for gemma4 (gelu_pytorch_tanh, gelu, silu, swish, relu are)");
-}
-
 // rope_parameters per layer type: sliding layers "default", full layers "proportional" (a default rope there
 // would size cos / sin by head_dim, not global_head_dim). Other types are refused naming the entry.
 void check_gemma4_rope(const ConfigReader& r) {
@@ -71,7 +64,7 @@ TransformerSpec import_gemma4_text(const ConfigReader& r) {
     throw InputError(r.name("head_dim"), std::to_string(s.head_dim), "must be even (rotate_half pairs dimensions)");
   s.max_position_embeddings = r.positive({"max_position_embeddings"}, 131072);
   s.hidden_act = r.string({"hidden_activation"}, "gelu_pytorch_tanh");
-  check_gemma4_activation(r, s.hidden_act);
+  check_gemma_activation(r, "hidden_activation", s.hidden_act, "gemma4");
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   s.attention_bias = r.boolean({"attention_bias"}, false);
   s.qkv_bias = s.o_bias = s.attention_bias;
