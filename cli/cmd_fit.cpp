@@ -72,8 +72,9 @@ Single run_single(const ModelSpec& m, const RunConfig& c, const DeviceBudget& d,
   // model's (the graph's compute, no communication).
   s.e = c.distributed.enabled() || inference ? estimate(m, c, opt) : estimate_graph(g, c, opt);
   s.device_bytes = s.e.run_peak_reserved_bytes() + d.non_pytorch_bytes;
-  // Training: the step-time model fitted on the H200 timing corpus (engine/time/; on another GPU scaled by the
-  // GEMM-rate and bandwidth ratios, DeviceRates::time_scale_*); otherwise the older roofline.
+  // Training: the step-time model fitted on the H200 timing corpus (engine/time/), at the GPU's measured rates
+  // where it has some (the H200, the H100 SXM: DeviceRates::op_rates), else the H200's scaled by the GEMM-rate and
+  // bandwidth ratios (DeviceRates::time_scale_*); otherwise the older roofline.
   if (c.mode == Mode::training) {
     s.step_s = plan::timed_single_gpu_step_s(g, c, rates);
   } else {
