@@ -8,6 +8,7 @@
 #include "cli/report.h"
 #include "cli/report_dist.h"
 #include "cli/run_flags.h"
+#include "cli/time_tables.h"
 #include "cli/timeline_svg.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -26,27 +27,19 @@ namespace {
 // top of whatever context a GPU has. Without a profile or a spec figure the H200 total is used.
 constexpr int64_t kTorchKernelsAndHandlesBytes = int64_t{304} << 20;
 constexpr int64_t kDefaultNonPytorchBytes = int64_t{830} << 20;
-// The GPU whose measured kernel rates price a run's time (engine/time/step_time.h): --gpu's where it has some (an
-// H200, an H100 SXM), else the H200's (the reference), which the output then names.
-const timing::MeasuredGpu& time_gpu(const DeviceBudget& d) {
-  const timing::MeasuredGpu* on = timing::measured_gpu(d.gpu_name);
-  return on != nullptr ? *on : *timing::measured_gpu("h200-sxm-141gb");
-}
-
 // Inference: the three harness figures, the peak's ledger, the prefill's and a decode step's time, the fit verdict.
-void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d, bool json,
-                     std::ostream& out) {
+void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d, const TimeOn& on,
+                     bool json, std::ostream& out) {
   const auto& inf = e.inference;
   const auto& peak = e.replay.peak;
   // Time (engine/time/case_time.h): the prefill (or the one forward) and, with generate_tokens > 1, one decode step
   // at the middle of generation. Measured: prefills within 4.6 % on the H100 set and ~3 % median on the H200's;
   // decode per token is host-bound (generate()'s per-token Python), off by up to 42 % (NOTES-time.md).
-  const timing::MeasuredGpu& on = time_gpu(d);
   const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c, *on.rates);
   const auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
   const auto time_json = [&](nlohmann::json& j) {
     if (ct.prefill_ms <= 0) return;
-    j["step_time_on"] = std::string(on.gpu_id);
+    j["step_time_on"] = on.id;
     j["inference"]["prefill_ms"] = r1(ct.prefill_ms);
     if (c.generate_tokens > 1 && ct.decode_ms_per_token > 0) j["inference"]["decode_ms_per_token"] = r1(ct.decode_ms_per_token);
   };
@@ -54,7 +47,7 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
     if (ct.prefill_ms <= 0) return;
     char line[240];
     std::snprintf(line, sizeof line, "  %-19s %.1f ms on %s (per-op model at its measured kernel rates)\n",
-                  inf.forward_only ? "forward time" : "prefill time", ct.prefill_ms, std::string(on.label).c_str());
+                  inf.forward_only ? "forward time" : "prefill time", ct.prefill_ms, on.label.c_str());
     out << line;
     if (c.generate_tokens > 1 && ct.decode_ms_per_token > 0) {
       std::snprintf(line, sizeof line, "  %-19s %.1f ms a token (host-bound: timed rows missed by up to 42 %%)\n",
@@ -138,6 +131,10 @@ void register_estimate(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("estimate", "memory of one training step (or an inference run): ledger, peak, reserved, fit");
   auto flags = std::make_shared<RunFlags>();
   add_run_flags(*cmd, *flags);
+  cmd->add_option("--time-tables", flags->time_tables,
+                  "price the step time at the kernel rates in this directory (op-rates.tsv and, optionally, conv-time, "
+                  "bn-time, gemm-align .tsv: calibrate/time_tables.sh writes them on any GPU; data/calibration/h100 "
+                  "holds the H100's) instead of --gpu's");
   add_dist_flags(*cmd, *flags, "world size: GPUs of the distributed run (with --strategy / --tp)");
   cmd->callback([flags, &ctx] {
     std::ostream& out = ctx.out;
@@ -151,8 +148,12 @@ void register_estimate(CLI::App& app, Context& ctx) {
     if (d.capacity_bytes > 0) opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);
     opt.replay.record_timeline = !flags->timeline.empty();
     const Estimate e = estimate(m, c, opt);
+    // where the time is priced: --time-tables' rates, else --gpu's measured ones, else the H200's
+    const std::unique_ptr<timing::LoadedRates> loaded =
+        flags->time_tables.empty() ? nullptr : read_time_tables(flags->time_tables);
+    const TimeOn on = time_on(d.gpu_name, flags->time_tables, loaded.get());
     if (c.mode == Mode::inference) {
-      print_inference(m, c, e, d, flags->json, out);
+      print_inference(m, c, e, d, on, flags->json, out);
       return;
     }
     if (!flags->timeline.empty()) {
@@ -166,8 +167,7 @@ void register_estimate(CLI::App& app, Context& ctx) {
     // Step time of one GPU (engine/time/step_time.h): at the kernel rates measured on --gpu where there are some
     // (an H200, an H100 SXM), else on the H200's (the reference: its figure, labelled as such); coefficients fitted
     // to H200 timings. None for a distributed rank (communication is not costed per op).
-    const timing::MeasuredGpu* on = &time_gpu(d);
-    const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c, *on->rates);
+    const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c, *on.rates);
     const double step_ms = ct.step_ms;
     const auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
     // How wrong the model has been on comparable timed rows (engine/time/time_band.h).
@@ -178,12 +178,12 @@ void register_estimate(CLI::App& app, Context& ctx) {
       if (step_ms > 0) {
         // step_time_on: the GPU whose measured rates priced it (data/gpus.json id); the _h200 keys are that
         // figure when it is the H200's (kept for scripts written before other GPUs had tables)
-        j["step_time_on"] = std::string(on->gpu_id);
+        j["step_time_on"] = on.id;
         j["step_time_ms"] = r1(step_ms);
         // the critical path's shares: the host issuing ops, the GPU running them (engine/time/step_time.h)
         j["step_time_host_ms"] = r1(ct.split.cpu_s * 1e3);
         j["step_time_gpu_ms"] = r1(ct.split.gpu_s * 1e3);
-        if (on->gpu_id == "h200-sxm-141gb") {
+        if (on.id == "h200-sxm-141gb") {
           j["step_time_ms_h200"] = r1(step_ms);
           j["step_time_host_ms_h200"] = r1(ct.split.cpu_s * 1e3);
           j["step_time_gpu_ms_h200"] = r1(ct.split.gpu_s * 1e3);
@@ -209,7 +209,7 @@ void register_estimate(CLI::App& app, Context& ctx) {
         std::snprintf(line, sizeof line,
                       "\nStep time on %s: %.1f ms (per-op model at its measured kernel rates, engine/time/step_time.h; "
                       "critical path: host %.1f ms issuing, GPU %.1f ms running)\n",
-                      std::string(on->label).c_str(), step_ms, ct.split.cpu_s * 1e3, ct.split.gpu_s * 1e3);
+                      on.label.c_str(), step_ms, ct.split.cpu_s * 1e3, ct.split.gpu_s * 1e3);
         out << line;
         if (tb.cases > 0) {
           std::snprintf(line, sizeof line,

@@ -24,6 +24,7 @@
 #include "cli/report_dist.h"
 #include "cli/report.h"
 #include "cli/run_flags.h"
+#include "cli/time_tables.h"
 #include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -202,6 +203,8 @@ void register_fit(CLI::App& app, Context& ctx) {
   auto* cmd = app.add_subcommand("fit", "will it fit, and if not, what to change first (ordered remedies)");
   auto f = std::make_shared<FitFlags>();
   add_run_flags(*cmd, *f);
+  cmd->add_option("--time-tables", f->time_tables,
+                  "price each remedy's step time at the kernel rates in this directory (as estimate --time-tables)");
   f->gpus_for_remedies = true;
   add_dist_flags(*cmd, *f, "GPUs: with --strategy / --tp the world size of the run; alone, the GPUs the ZeRO / FSDP "
                            "remedies may use (default: try 2, 4, 8)");
@@ -219,7 +222,13 @@ void register_fit(CLI::App& app, Context& ctx) {
     for (const auto& [flag, v] : {std::pair<const char*, int64_t>{"--gpus", f->gpus}, {"--gpus-per-node", f->gpus_per_node}})
       if (v < 0 || v > kMaxPlanGpus)
         throw InputError(flag, std::to_string(v), "must be in [0, " + std::to_string(kMaxPlanGpus) + "]");
-    const plan::DeviceRates rates = device_rates(g, f->gpus_per_node, f->calibration);
+    plan::DeviceRates rates = device_rates(g, f->gpus_per_node, f->calibration);
+    // --time-tables: the step priced at those rates, unscaled (cli/time_tables.h)
+    const std::unique_ptr<timing::LoadedRates> loaded = f->time_tables.empty() ? nullptr : read_time_tables(f->time_tables);
+    if (loaded) {
+      rates.op_rates = &loaded->rates;
+      rates.time_scale_matmul = rates.time_scale_fp32_matmul = rates.time_scale_hbm = 1;
+    }
     EstimateOptions opt;
     opt.allocator.expandable_segments = f->expandable_segments;
     opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);

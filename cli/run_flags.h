@@ -49,6 +49,7 @@ struct RunFlags {
   double gpu_memory_gib = 0;                // or an explicit capacity
   bool expandable_segments = false;
   std::string calibration;                  // a profile written by `memplan calibrate`
+  std::string time_tables;                  // estimate / fit: a directory of step-time tables (cli/time_tables.h)
   bool json = false;
   bool quiet = false;                       // no progress lines, no hints: the answer alone
   bool per_layer = false;                   // per-layer table

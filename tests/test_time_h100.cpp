@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -102,15 +104,15 @@ TEST_CASE("step time: the H100's tables are its own, its host the reference's", 
   CHECK(h.ckpt_host.fwd_layer_s == ref.ckpt_host.fwd_layer_s);
   for (size_t i = 0; i < h.host_by_class.size(); ++i) CHECK(h.host_by_class[i].bwd_s == ref.host_by_class[i].bwd_s);
   // per-shape tables, all 1072 conv shapes x 4 batches x 2 dtypes and 285 batch-norm shapes x 4 x 3 measured
-  CHECK(memplan::timing::h100_conv_time().rows() == 8576);
-  CHECK(memplan::timing::h100_bn_time().rows() == 3420);
+  CHECK(memplan::timing::h100_op_rates().conv_time->rows() == 8576);
+  CHECK(memplan::timing::h100_op_rates().bn_time->rows() == 3420);
   // the first row of h100-conv-time.tsv: MobileNetV3's stem, 3 -> 16 channels, 3x3 stride 2 at 224 px, batch 1,
   // bf16: 5.86 us forward, 29.96 us backward (grad_weight only: the image needs no gradient)
   memplan::timing::ConvKernelShape s;
   s.n = 1, s.c_in = 3, s.h = 224, s.w = 224, s.c_out = 16, s.kernel = 3, s.stride = 2, s.pad = 1;
   s.dtype = memplan::DType::bf16;
   memplan::timing::KernelSeconds ks;
-  REQUIRE(memplan::timing::h100_conv_time().lookup(s, ks));
+  REQUIRE(memplan::timing::h100_op_rates().conv_time->lookup(s, ks));
   CHECK(ks.forward_s == Approx(5.86e-6));
   CHECK(ks.backward_s == Approx(29.96e-6));
 }
@@ -176,4 +178,43 @@ TEST_CASE("estimate prices an inference run's prefill and decode step on the GPU
   const auto j = nlohmann::json::parse(one.out);
   CHECK(j.at("inference").contains("prefill_ms"));
   CHECK_FALSE(j.at("inference").contains("decode_ms_per_token"));
+}
+
+TEST_CASE("--time-tables: a directory of tables prices the step as the embedded ones do", "[time][h100][cli]") {
+  // data/calibration/h100 is what calibrate/time_tables.sh reduce writes for the H100 (h100-NAME.tsv names): read from
+  // disk it must price every step exactly as the embedded copy does, whatever --gpu says about memory.
+  const std::string dir = std::string(MEMPLAN_DATA_DIR) + "/calibration/h100";
+  const std::vector<std::string> base = {"--model", "gpt2-medium", "--precision", "amp_bf16", "--batch-size", "8",
+                                         "--seq-len", "1024", "--json", "--quiet"};
+  auto run = [&](const std::string& cmd, std::vector<std::string> extra) {
+    std::vector<std::string> args = {cmd};
+    args.insert(args.end(), base.begin(), base.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = memplan::cli::run_cli_captured(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto embedded = run("estimate", {"--gpu", "h100-sxm-80gb"});
+  const auto read = run("estimate", {"--gpu", "a100-sxm4-80gb", "--time-tables", dir});
+  CHECK(read.at("step_time_ms").get<double>() == embedded.at("step_time_ms").get<double>());
+  CHECK(read.at("step_time_on").get<std::string>() == "tables:" + dir);
+  CHECK(run("fit", {"--gpu", "a100-sxm4-80gb", "--time-tables", dir}).at("step_time_s").get<double>() ==
+        Approx(run("fit", {"--gpu", "h100-sxm-80gb"}).at("step_time_s").get<double>()).epsilon(1e-12));
+}
+
+TEST_CASE("--time-tables: a missing or malformed directory is refused naming the flag", "[time][cli]") {
+  const std::string bad = "/tmp/memplan-test-time-tables-bad";
+  std::filesystem::create_directories(bad);
+  std::ofstream(bad + "/op-rates.tsv") << "gemm_dims 128 x\n";
+  const std::string empty = "/tmp/memplan-test-time-tables-empty";
+  std::filesystem::create_directories(empty);
+  for (const std::string& dir : {std::string("/nonexistent/memplan"), empty, bad}) {
+    DYNAMIC_SECTION(dir) {
+      const auto r = memplan::cli::run_cli_captured({"estimate", "--model", "gpt2", "--time-tables", dir});
+      CHECK(r.exit_code == 2);
+      CHECK(r.err.find("--time-tables") != std::string::npos);
+      CHECK(std::count(r.err.begin(), r.err.end(), '\n') <= 1);
+    }
+  }
 }

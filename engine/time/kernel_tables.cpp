@@ -16,8 +16,6 @@
 namespace memplan::time_embedded {
 std::string_view h200_conv_time();
 std::string_view h200_bn_time();
-std::string_view h100_conv_time();
-std::string_view h100_bn_time();
 }  // namespace memplan::time_embedded
 
 namespace memplan::timing {
@@ -244,14 +242,6 @@ const ConvTimeTable& h200_conv_time() {
 }
 const BnTimeTable& h200_bn_time() {
   static const BnTimeTable t(time_embedded::h200_bn_time());
-  return t;
-}
-const ConvTimeTable& h100_conv_time() {
-  static const ConvTimeTable t(time_embedded::h100_conv_time());
-  return t;
-}
-const BnTimeTable& h100_bn_time() {
-  static const BnTimeTable t(time_embedded::h100_bn_time());
   return t;
 }
 

@@ -73,7 +73,5 @@ class BnTimeTable {
 
 const ConvTimeTable& h200_conv_time();  // data/calibration/h200-conv-time.tsv, parsed once
 const BnTimeTable& h200_bn_time();      // data/calibration/h200-bn-time.tsv
-const ConvTimeTable& h100_conv_time();  // data/calibration/h100/h100-conv-time.tsv
-const BnTimeTable& h100_bn_time();      // data/calibration/h100/h100-bn-time.tsv
 
 }  // namespace memplan::timing

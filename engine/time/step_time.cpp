@@ -21,6 +21,8 @@ std::string_view h200_gemm_align();
 std::string_view h200_ckpt_host();
 std::string_view h100_op_rates();
 std::string_view h100_gemm_align();
+std::string_view h100_conv_time();
+std::string_view h100_bn_time();
 }  // namespace memplan::time_embedded
 
 namespace memplan::timing {
@@ -265,21 +267,34 @@ const OpRates& h200_op_rates() {
   return r;
 }
 
+std::unique_ptr<LoadedRates> load_rates(std::string_view op_rates_tsv, std::string_view conv_time_tsv,
+                                        std::string_view bn_time_tsv, std::string_view gemm_align_tsv) {
+  auto out = std::make_unique<LoadedRates>();
+  OpRates& o = out->rates;
+  o = parse_op_rates(op_rates_tsv);
+  if (!conv_time_tsv.empty()) {
+    out->conv = std::make_unique<ConvTimeTable>(conv_time_tsv);
+    o.conv_time = out->conv.get();
+  }
+  if (!bn_time_tsv.empty()) {
+    out->bn = std::make_unique<BnTimeTable>(bn_time_tsv);
+    o.bn_time = out->bn.get();
+  }
+  if (!gemm_align_tsv.empty()) parse_gemm_align(gemm_align_tsv, o);
+  // the host's side: the reference host's tables (data/calibration/h100/README.md says why), and its dispatch
+  const OpRates& ref = h200_op_rates();
+  o.dispatch_s = ref.dispatch_s;
+  o.host = ref.host;
+  o.host_by_class = ref.host_by_class;
+  o.ckpt_host = ref.ckpt_host;
+  return out;
+}
+
 const OpRates& h100_op_rates() {
-  static const OpRates r = [] {
-    OpRates o = parse_op_rates(time_embedded::h100_op_rates());
-    o.conv_time = &h100_conv_time();
-    o.bn_time = &h100_bn_time();
-    parse_gemm_align(time_embedded::h100_gemm_align(), o);
-    // the host's side: the reference host's tables (data/calibration/h100/README.md says why), and its dispatch
-    const OpRates& ref = h200_op_rates();
-    o.dispatch_s = ref.dispatch_s;
-    o.host = ref.host;
-    o.host_by_class = ref.host_by_class;
-    o.ckpt_host = ref.ckpt_host;
-    return o;
-  }();
-  return r;
+  static const std::unique_ptr<LoadedRates> r =
+      load_rates(time_embedded::h100_op_rates(), time_embedded::h100_conv_time(), time_embedded::h100_bn_time(),
+                 time_embedded::h100_gemm_align());
+  return r->rates;
 }
 
 const MeasuredGpu* measured_gpu(std::string_view gpu_id) {

@@ -46,6 +46,7 @@
 // the decode graph (one new token, the cache at the middle of generation) + c_token (generate()'s per-token work).
 #pragma once
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -215,6 +216,17 @@ const OpRates& h200_op_rates();                 // data/calibration/h200-op-rate
 // times per shape) with the reference host's (host costs per class, checkpointing's, one dispatch): a host is not a
 // GPU, and the H100 host's one run fell inside the spread of the H200 host's own runs.
 const OpRates& h100_op_rates();
+// The rates of one GPU from its tables' text (calibrate/time_tables.sh writes them for any GPU; data/calibration/h100/
+// holds the H100's): op rates (required), per-shape conv and batch-norm times and the GEMM alignment caps (each
+// optional: "" leaves the class rates), with the reference host's tables. Owns the per-shape tables its OpRates
+// points at, so it lives on the heap. InputError naming the table's line on malformed text.
+struct LoadedRates {
+  OpRates rates;
+  std::unique_ptr<ConvTimeTable> conv;
+  std::unique_ptr<BnTimeTable> bn;
+};
+std::unique_ptr<LoadedRates> load_rates(std::string_view op_rates_tsv, std::string_view conv_time_tsv,
+                                        std::string_view bn_time_tsv, std::string_view gemm_align_tsv);
 // A GPU whose kernel rates were measured, by its id in data/gpus.json. The coefficients (h200_coefficients) are the
 // same for every one: they say how the measured rates carry over to a model's kernels and what the host adds.
 struct MeasuredGpu {
