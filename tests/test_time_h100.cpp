@@ -180,7 +180,7 @@ TEST_CASE("estimate prices an inference run's prefill and decode step on the GPU
   CHECK_FALSE(j.at("inference").contains("decode_ms_per_token"));
 }
 
-TEST_CASE("--time-tables: a directory of tables prices the step as the embedded ones do", "[time][h100][cli]") {
+TEST_CASE("time tables from a directory: a directory of tables prices the step as the embedded ones do", "[time][h100][cli]") {
   // data/calibration/h100 is what calibrate/time_tables.sh reduce writes for the H100 (h100-NAME.tsv names): read from
   // disk it must price every step exactly as the embedded copy does, whatever --gpu says about memory.
   const std::string dir = std::string(MEMPLAN_DATA_DIR) + "/calibration/h100";
@@ -203,7 +203,7 @@ TEST_CASE("--time-tables: a directory of tables prices the step as the embedded 
         Approx(run("fit", {"--gpu", "h100-sxm-80gb"}).at("step_time_s").get<double>()).epsilon(1e-12));
 }
 
-TEST_CASE("--time-tables: a missing or malformed directory is refused naming the flag", "[time][cli]") {
+TEST_CASE("time tables from a directory: a missing or malformed directory is refused naming the flag", "[time][cli]") {
   const std::string bad = "/tmp/memplan-test-time-tables-bad";
   std::filesystem::create_directories(bad);
   std::ofstream(bad + "/op-rates.tsv") << "gemm_dims 128 x\n";
