@@ -255,7 +255,18 @@ void register_fit(CLI::App& app, Context& ctx) {
     if (f->json && cur.distributed.enabled()) estimate_doc["distributed"] = dist_json(cur, e0);
     const DeviceBytesFn device_of = [&](const RunConfig& c) { return run_single(m, c, d, rates, f->expandable_segments).device_bytes; };
     if (cur.lora.enabled() || cur.quant.enabled()) a.largest = largest_fitting_batch(device_of, cur, d.capacity_bytes);
-    o << "\nstep time (model): " << seconds_text(t0) << " per optimizer step\n";
+    // where the step is priced (cli/time_tables.h): measured rates of this GPU or of --time-tables, else the H200's
+    // scaled to it by the GEMM-rate and bandwidth ratios (plan_common.cpp device_rates)
+    const TimeOn on = time_on(g.id, f->time_tables, loaded.get());
+    const bool scaled = on.embedded && on.id != g.id;
+    o << "\nstep time (model): " << seconds_text(t0) << " per optimizer step ("
+      << (scaled ? "the H200's measured kernel rates scaled to " + g.id + " by its GEMM rate and bandwidth"
+                 : "at the measured kernel rates of " + on.label)
+      << ")\n";
+    if (f->json) {
+      estimate_doc["step_time_on"] = on.id;
+      estimate_doc["step_time_scaled"] = scaled;
+    }
     if (fits0 && !f->advise) {
       if (f->json) print_fit_json(estimate_doc, a, answer);
       else answer << o.str() << conclusion(a, d);

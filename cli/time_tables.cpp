@@ -55,7 +55,7 @@ std::unique_ptr<timing::LoadedRates> read_time_tables(const std::string& dir) {
 }
 
 TimeOn time_on(const std::string& gpu_id, const std::string& tables_dir, const timing::LoadedRates* loaded) {
-  if (loaded != nullptr) return {"tables:" + tables_dir, "the GPU of " + tables_dir + "'s tables", &loaded->rates, false};
+  if (loaded != nullptr) return {"tables:" + tables_dir, "the GPU whose tables are in " + tables_dir, &loaded->rates, false};
   const timing::MeasuredGpu* m = timing::measured_gpu(gpu_id);
   if (m == nullptr) m = timing::measured_gpu("h200-sxm-141gb");
   return {std::string(m->gpu_id), std::string(m->label), m->rates, true};

@@ -12,7 +12,7 @@ namespace memplan::cli {
 // The rates a run is priced at, and how the output names them.
 struct TimeOn {
   std::string id;     // JSON step_time_on: a data/gpus.json id, or "tables:DIR"
-  std::string label;  // text: "an H100 SXM", "the GPU of DIR's tables"
+  std::string label;  // text: "an H100 SXM", "the GPU whose tables are in DIR"
   const timing::OpRates* rates = nullptr;
   bool embedded = true;  // false: read from --time-tables
 };

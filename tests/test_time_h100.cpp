@@ -199,8 +199,17 @@ TEST_CASE("time tables from a directory: a directory of tables prices the step a
   const auto read = run("estimate", {"--gpu", "a100-sxm4-80gb", "--time-tables", dir});
   CHECK(read.at("step_time_ms").get<double>() == embedded.at("step_time_ms").get<double>());
   CHECK(read.at("step_time_on").get<std::string>() == "tables:" + dir);
-  CHECK(run("fit", {"--gpu", "a100-sxm4-80gb", "--time-tables", dir}).at("step_time_s").get<double>() ==
-        Approx(run("fit", {"--gpu", "h100-sxm-80gb"}).at("step_time_s").get<double>()).epsilon(1e-12));
+  const auto fit_read = run("fit", {"--gpu", "a100-sxm4-80gb", "--time-tables", dir});
+  const auto fit_h100 = run("fit", {"--gpu", "h100-sxm-80gb"});
+  CHECK(fit_read.at("step_time_s").get<double>() == Approx(fit_h100.at("step_time_s").get<double>()).epsilon(1e-12));
+  CHECK(fit_read.at("step_time_on").get<std::string>() == "tables:" + dir);
+  CHECK_FALSE(fit_read.at("step_time_scaled").get<bool>());
+  CHECK(fit_h100.at("step_time_on").get<std::string>() == "h100-sxm-80gb");
+  CHECK_FALSE(fit_h100.at("step_time_scaled").get<bool>());
+  // a GPU with no tables of its own: the H200's rates scaled to it (plan_common.cpp device_rates), and fit says so
+  const auto fit_a100 = run("fit", {"--gpu", "a100-sxm4-80gb"});
+  CHECK(fit_a100.at("step_time_on").get<std::string>() == "h200-sxm-141gb");
+  CHECK(fit_a100.at("step_time_scaled").get<bool>());
 }
 
 TEST_CASE("time tables from a directory: a missing or malformed directory is refused naming the flag", "[time][cli]") {
