@@ -177,7 +177,7 @@ nlohmann::json predicted_json(const CaseResult& r) {
   // (the --json number rule).
   // One GPU only (a distributed case's step adds communication the time model does not cost per op).
   if (!c.run.distributed.enabled()) {
-    const timing::CaseTime t = timing::case_time(c.model, c.run, *timing::measured_gpu(c.timing_gpu)->rates);
+    const timing::CaseTime t = timing::case_time(c.model, c.run, timing::measured_gpu(c.timing_gpu)->rates());
     auto ms1 = [](double v) { return std::round(v * 10.0) / 10.0; };
     if (c.run.mode == Mode::inference) {
       p["prefill_ms"] = ms1(t.prefill_ms);

@@ -28,7 +28,7 @@ plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const st
   // The step-time model's H200 seconds on this GPU (DeviceRates::time_scale_*): the H200's rates over these;
   // a GPU whose kernel rates were measured is costed at them instead.
   if (const timing::MeasuredGpu* m = timing::measured_gpu(g.id); m != nullptr && g.id.rfind("h200", 0) != 0) {
-    r.op_rates = m->rates;
+    r.op_rates = &m->rates();
   } else if (g.id.rfind("h200", 0) != 0) {
     const plan::DeviceRates h = device_rates(find_gpu("h200-sxm-141gb"), gpus_per_node);
     auto ratio = [](double h200, double here) { return h200 > 0 && here > 0 ? h200 / here : 1.0; };

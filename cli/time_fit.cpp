@@ -62,7 +62,7 @@ std::vector<TimeRow> time_rows(const std::vector<std::string>& files) {
   for_each_timed_case(files, [&](const nlohmann::json& j, const ValidationCase& c) {
     const auto& m = j.at("measured");
     // at the rates of the GPU the case ran on (its `gpu` key; the H200's by default)
-    const auto feats = timing::case_timelines(c.model, c.run, *timing::measured_gpu(c.timing_gpu)->rates);
+    const auto feats = timing::case_timelines(c.model, c.run, timing::measured_gpu(c.timing_gpu)->rates());
     double spread = -1;
     if (j.contains("observed") && j.at("observed").contains("runs_step_time_ms")) {
       const auto runs = j.at("observed").at("runs_step_time_ms").get<std::vector<double>>();

@@ -58,7 +58,7 @@ TimeOn time_on(const std::string& gpu_id, const std::string& tables_dir, const t
   if (loaded != nullptr) return {"tables:" + tables_dir, "the GPU whose tables are in " + tables_dir, &loaded->rates, false};
   const timing::MeasuredGpu* m = timing::measured_gpu(gpu_id);
   if (m == nullptr) m = timing::measured_gpu("h200-sxm-141gb");
-  return {std::string(m->gpu_id), std::string(m->label), m->rates, true};
+  return {std::string(m->gpu_id), std::string(m->label), &m->rates(), true};
 }
 
 }  // namespace memplan::cli

@@ -83,8 +83,8 @@ TEST_CASE("step time: which GPUs have measured rates", "[time][h100]") {
   using memplan::timing::measured_gpu;
   REQUIRE(measured_gpu("h200-sxm-141gb") != nullptr);
   REQUIRE(measured_gpu("h100-sxm-80gb") != nullptr);
-  CHECK(measured_gpu("h200-sxm-141gb")->rates == &memplan::timing::h200_op_rates());
-  CHECK(measured_gpu("h100-sxm-80gb")->rates == &memplan::timing::h100_op_rates());
+  CHECK(&measured_gpu("h200-sxm-141gb")->rates() == &memplan::timing::h200_op_rates());
+  CHECK(&measured_gpu("h100-sxm-80gb")->rates() == &memplan::timing::h100_op_rates());
   // the PCIe card runs at other clocks and bandwidth: its figure is the H200's scaled (the planner), not the SXM's
   CHECK(measured_gpu("h100-pcie-80gb") == nullptr);
   CHECK(measured_gpu("a100-sxm4-80gb") == nullptr);

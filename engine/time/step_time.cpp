@@ -298,8 +298,8 @@ const OpRates& h100_op_rates() {
 }
 
 const MeasuredGpu* measured_gpu(std::string_view gpu_id) {
-  static const std::array<MeasuredGpu, 2> gpus = {{{"h200-sxm-141gb", "an H200", &h200_op_rates()},
-                                                   {"h100-sxm-80gb", "an H100 SXM", &h100_op_rates()}}};
+  static constexpr std::array<MeasuredGpu, 2> gpus = {{{"h200-sxm-141gb", "an H200", &h200_op_rates},
+                                                       {"h100-sxm-80gb", "an H100 SXM", &h100_op_rates}}};
   for (const MeasuredGpu& m : gpus)
     if (m.gpu_id == gpu_id) return &m;
   return nullptr;

@@ -46,8 +46,8 @@
 // the decode graph (one new token, the cache at the middle of generation) + c_token (generate()'s per-token work).
 #pragma once
 #include <array>
-#include <memory>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -232,7 +232,9 @@ std::unique_ptr<LoadedRates> load_rates(std::string_view op_rates_tsv, std::stri
 struct MeasuredGpu {
   std::string_view gpu_id;  // "h200-sxm-141gb"
   std::string_view label;   // for people: "an H200"
-  const OpRates* rates = nullptr;
+  // its rates, parsed on the first call (a GPU's tables take ~20 ms to parse: a run on one GPU does not pay for
+  // another's)
+  const OpRates& (*rates)() = nullptr;
 };
 const MeasuredGpu* measured_gpu(std::string_view gpu_id);  // null: no tables measured on that GPU
 // Seconds of one `op` call (OpRates::Norm) on `numel` elements in rows of `n`: the per-element time of the measured
