@@ -1,11 +1,10 @@
 #include "cli/time_tables.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "engine/errors.h"
+#include "models/json_input.h"
 
 namespace memplan::cli {
 
@@ -27,14 +26,6 @@ std::string find_table(const std::filesystem::path& dir, const std::string& name
   return found.empty() ? std::string() : found[0];
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("--time-tables", path, "cannot be read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 std::unique_ptr<timing::LoadedRates> read_time_tables(const std::string& dir) {
@@ -46,7 +37,7 @@ std::unique_ptr<timing::LoadedRates> read_time_tables(const std::string& dir) {
   std::string texts[4];
   const std::string paths[4] = {op, find_table(dir, "conv-time"), find_table(dir, "bn-time"), find_table(dir, "gemm-align")};
   for (int i = 0; i < 4; ++i)
-    if (!paths[i].empty()) texts[i] = slurp(paths[i]);
+    if (!paths[i].empty()) texts[i] = read_input_file(paths[i], "--time-tables");
   try {
     return timing::load_rates(texts[0], texts[1], texts[2], texts[3]);
   } catch (const InputError& e) {
