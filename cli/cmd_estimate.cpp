@@ -36,12 +36,11 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
   // at the middle of generation. Measured: prefills within 4.6 % on the H100 set and ~3 % median on the H200's;
   // decode per token is host-bound (generate()'s per-token Python), off by up to 42 % (NOTES-time.md).
   const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c, *on.rates);
-  const auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
   const auto time_json = [&](nlohmann::json& j) {
     if (ct.prefill_ms <= 0) return;
     j["step_time_on"] = on.id;
-    j["inference"]["prefill_ms"] = r1(ct.prefill_ms);
-    if (c.generate_tokens > 1 && ct.decode_ms_per_token > 0) j["inference"]["decode_ms_per_token"] = r1(ct.decode_ms_per_token);
+    j["inference"]["prefill_ms"] = round1(ct.prefill_ms);
+    if (c.generate_tokens > 1 && ct.decode_ms_per_token > 0) j["inference"]["decode_ms_per_token"] = round1(ct.decode_ms_per_token);
   };
   const auto time_text = [&] {
     if (ct.prefill_ms <= 0) return;
@@ -169,8 +168,7 @@ void register_estimate(CLI::App& app, Context& ctx) {
     // to H200 timings. None for a distributed rank (communication is not costed per op).
     const timing::CaseTime ct = c.distributed.enabled() ? timing::CaseTime{} : timing::case_time(m, c, *on.rates);
     const double step_ms = ct.step_ms;
-    const auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
-    // How wrong the model has been on comparable timed rows (engine/time/time_band.h).
+      // How wrong the model has been on comparable timed rows (engine/time/time_band.h).
     const timing::TimeBand tb =
         timing::time_band_for(timing::h200_time_bands(), "step", verdict_features(m, c, false).vision, ct.split.cpu_bound);
     if (flags->json) {
@@ -179,20 +177,20 @@ void register_estimate(CLI::App& app, Context& ctx) {
         // step_time_on: the GPU whose measured rates priced it (data/gpus.json id); the _h200 keys are that
         // figure when it is the H200's (kept for scripts written before other GPUs had tables)
         j["step_time_on"] = on.id;
-        j["step_time_ms"] = r1(step_ms);
+        j["step_time_ms"] = round1(step_ms);
         // the critical path's shares: the host issuing ops, the GPU running them (engine/time/step_time.h)
-        j["step_time_host_ms"] = r1(ct.split.cpu_s * 1e3);
-        j["step_time_gpu_ms"] = r1(ct.split.gpu_s * 1e3);
+        j["step_time_host_ms"] = round1(ct.split.cpu_s * 1e3);
+        j["step_time_gpu_ms"] = round1(ct.split.gpu_s * 1e3);
         if (on.id == "h200-sxm-141gb") {
-          j["step_time_ms_h200"] = r1(step_ms);
-          j["step_time_host_ms_h200"] = r1(ct.split.cpu_s * 1e3);
-          j["step_time_gpu_ms_h200"] = r1(ct.split.gpu_s * 1e3);
+          j["step_time_ms_h200"] = round1(step_ms);
+          j["step_time_host_ms_h200"] = round1(ct.split.cpu_s * 1e3);
+          j["step_time_gpu_ms_h200"] = round1(ct.split.gpu_s * 1e3);
         }
         j["step_host_bound"] = ct.split.cpu_bound;
         j["step_time_band"] = {{"class", tb.key}, {"rows", tb.cases},
-                               {"under_pct", r1(100 * tb.under_fraction)}, {"over_pct", r1(100 * tb.over_fraction)},
-                               {"under90_pct", r1(100 * tb.under90_fraction)},
-                               {"over90_pct", r1(100 * tb.over90_fraction)}};
+                               {"under_pct", round1(100 * tb.under_fraction)}, {"over_pct", round1(100 * tb.over_fraction)},
+                               {"under90_pct", round1(100 * tb.under90_fraction)},
+                               {"over90_pct", round1(100 * tb.over90_fraction)}};
       }
       if (flags->per_layer) j["layers"] = layers_json(e);
       if (c.distributed.enabled()) {

@@ -178,12 +178,11 @@ nlohmann::json predicted_json(const CaseResult& r) {
   // One GPU only (a distributed case's step adds communication the time model does not cost per op).
   if (!c.run.distributed.enabled()) {
     const timing::CaseTime t = timing::case_time(c.model, c.run, timing::measured_gpu(c.timing_gpu)->rates());
-    auto ms1 = [](double v) { return std::round(v * 10.0) / 10.0; };
     if (c.run.mode == Mode::inference) {
-      p["prefill_ms"] = ms1(t.prefill_ms);
-      if (c.run.generate_tokens > 1) p["decode_ms_per_token"] = ms1(t.decode_ms_per_token);
+      p["prefill_ms"] = round1(t.prefill_ms);
+      if (c.run.generate_tokens > 1) p["decode_ms_per_token"] = round1(t.decode_ms_per_token);
     } else {
-      p["step_time_ms"] = ms1(t.step_ms);
+      p["step_time_ms"] = round1(t.step_ms);
     }
   }
   if (c.run.mode == Mode::inference) {
@@ -203,9 +202,8 @@ nlohmann::json predicted_json(const CaseResult& r) {
 // The measured figures the table compares, rounded like the predictions (MiB, one decimal).
 nlohmann::json measured_json(const Measured& m) {
   nlohmann::json j = nlohmann::json::object();
-  auto r1 = [](double v) { return std::round(v * 10.0) / 10.0; };
-  if (m.peak_allocated_mib) j["peak_allocated_mib"] = r1(*m.peak_allocated_mib);
-  if (m.peak_reserved_mib) j["peak_reserved_mib"] = r1(*m.peak_reserved_mib);
+  if (m.peak_allocated_mib) j["peak_allocated_mib"] = round1(*m.peak_allocated_mib);
+  if (m.peak_reserved_mib) j["peak_reserved_mib"] = round1(*m.peak_reserved_mib);
   if (m.oom) j["oom"] = *m.oom;
   if (!m.scaler_skipped_steps.empty()) j["scaler_skipped_steps"] = m.scaler_skipped_steps;
   return j;

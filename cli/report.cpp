@@ -22,7 +22,8 @@ std::string gib_text(double gib) {
   return buf;
 }
 
-double mib1(int64_t bytes) { return std::round(static_cast<double>(bytes) / static_cast<double>(kMiB) * 10.0) / 10.0; }
+double round1(double v) { return std::round(v * 10.0) / 10.0; }
+double mib1(int64_t bytes) { return round1(static_cast<double>(bytes) / static_cast<double>(kMiB)); }
 
 namespace {
 std::string where_text(const Graph* g, const Location& w) {

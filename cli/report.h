@@ -17,6 +17,7 @@ struct DeviceBudget {
 
 std::string mib(int64_t bytes);  // "1234.5"
 std::string gib_text(double gib);  // a user-given GiB figure as written: "15.9", "80"
+double round1(double v);         // one decimal: the --json number rule for MiB and milliseconds
 double mib1(int64_t bytes);      // MiB rounded to one decimal
 nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
 std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
