@@ -12,4 +12,7 @@ namespace memplan::testing {
 // Every case of data/validation/FILE (one JSON object a line), parsed as `memplan validate` reads it.
 std::vector<ValidationCase> load_cases(const std::string& file);
 
+// The median of `v` (the mean of the middle two for an even count); `v` not empty.
+double median(std::vector<double> v);
+
 }  // namespace memplan::testing

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/time_fit.h"
+#include "fidelity_cases.h"
 #include "engine/time/case_time.h"
 #include "models/validation_case.h"
 
@@ -155,11 +156,7 @@ double bound_for(const std::string& id, double dflt) {
   return dflt;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using memplan::testing::median;
 }  // namespace
 
 TEST_CASE("step time: the H200 timing corpus", "[time][fidelity]") {

@@ -17,6 +17,7 @@
 
 #include "cli/run_cli.h"
 #include "cli/time_fit.h"
+#include "fidelity_cases.h"
 #include "engine/time/kernel_tables.h"
 #include "engine/time/step_time.h"
 
@@ -49,11 +50,7 @@ double bound_for(const std::string& id, const std::string& what) {
     if (id == m.id && what == m.what) return m.bound_pct;
   return 15.0;
 }
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using memplan::testing::median;
 }  // namespace
 
 TEST_CASE("step time: the H100 timing set, at the H100's measured rates", "[time][fidelity][h100]") {
