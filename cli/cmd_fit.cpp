@@ -222,13 +222,9 @@ void register_fit(CLI::App& app, Context& ctx) {
     for (const auto& [flag, v] : {std::pair<const char*, int64_t>{"--gpus", f->gpus}, {"--gpus-per-node", f->gpus_per_node}})
       if (v < 0 || v > kMaxPlanGpus)
         throw InputError(flag, std::to_string(v), "must be in [0, " + std::to_string(kMaxPlanGpus) + "]");
-    plan::DeviceRates rates = device_rates(g, f->gpus_per_node, f->calibration);
     // --time-tables: the step priced at those rates, unscaled (cli/time_tables.h)
     const std::unique_ptr<timing::LoadedRates> loaded = f->time_tables.empty() ? nullptr : read_time_tables(f->time_tables);
-    if (loaded) {
-      rates.op_rates = &loaded->rates;
-      rates.time_scale_matmul = rates.time_scale_fp32_matmul = rates.time_scale_hbm = 1;
-    }
+    const plan::DeviceRates rates = device_rates(g, f->gpus_per_node, f->calibration, loaded ? &loaded->rates : nullptr);
     EstimateOptions opt;
     opt.allocator.expandable_segments = f->expandable_segments;
     opt.allocator.capacity_bytes = std::max<int64_t>(0, d.capacity_bytes - d.non_pytorch_bytes);

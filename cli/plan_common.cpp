@@ -7,7 +7,8 @@
 
 namespace memplan::cli {
 
-plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const std::string& calibration_path) {
+plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const std::string& calibration_path,
+                               const timing::OpRates* tables) {
   plan::DeviceRates r;
   r.matmul_flops_per_s = 0.7 * g.bf16_tflops * 1e12;
   r.fp32_matmul_flops_per_s = 0.7 * g.fp32_tflops * 1e12;
@@ -26,8 +27,10 @@ plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const st
     if (p->h2d_pinned_bytes_per_s > 0) r.host_link_bytes_per_s = p->h2d_pinned_bytes_per_s;
   }
   // The step-time model's H200 seconds on this GPU (DeviceRates::time_scale_*): the H200's rates over these;
-  // a GPU whose kernel rates were measured is costed at them instead.
-  if (const timing::MeasuredGpu* m = timing::measured_gpu(g.id); m != nullptr && g.id.rfind("h200", 0) != 0) {
+  // rates measured for the run (`tables`) or on this GPU are costed as they are instead.
+  if (tables != nullptr) {
+    r.op_rates = tables;
+  } else if (const timing::MeasuredGpu* m = timing::measured_gpu(g.id); m != nullptr && g.id.rfind("h200", 0) != 0) {
     r.op_rates = &m->rates();
   } else if (g.id.rfind("h200", 0) != 0) {
     const plan::DeviceRates h = device_rates(find_gpu("h200-sxm-141gb"), gpus_per_node);

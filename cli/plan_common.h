@@ -13,7 +13,10 @@ namespace memplan::cli {
 // NVLink figures are both directions: one direction is half.
 // Throughputs for the time model: vendor figures, replaced by a calibration profile's measurements when one is
 // given (path) or shipped for this GPU.
-plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const std::string& calibration_path = "");
+// `tables`: step-time rates measured for this run (cli/time_tables.h read_time_tables), costed unscaled in place of
+// the GPU's own or the H200's.
+plan::DeviceRates device_rates(const GpuSpec& g, int64_t gpus_per_node, const std::string& calibration_path = "",
+                               const timing::OpRates* tables = nullptr);
 
 // "tp2 pp4 dp8 fsdp2+offload" style summary of a parallel configuration.
 std::string parallel_text(const plan::ParallelConfig& p);
