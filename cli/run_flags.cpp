@@ -100,7 +100,7 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--image-splits", f.image_splits,
                  "idefics3 / smolvlm: each image's tiles ROWS,COLS besides the global image (0,0: the global image alone)");
   cmd.add_option("--image-hw", f.image_hw,
-                 "llava_next: every image's original size H,W in pixels, from which anyres picks its tiles (default: "
+                 "llava_next, llava_onevision: every image's original size H,W in pixels, from which anyres picks its tiles (default: "
                  "the vision config's image_size square)");
   cmd.add_option("--image-tiles", f.image_tiles,
                  "internvl: every image's tiles, as the processor's crop_to_patches cuts it (the grid's crops plus the "

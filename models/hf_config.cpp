@@ -300,7 +300,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision"};
   return kTypes;
 }
 
@@ -551,6 +551,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_paligemma(r);
   else if (type == "llava_next")  // anyres tiles through llava's tower (engine/arch/vlm/llava_next.cpp)
     s = import_llava_next(r);
+  else if (type == "llava_onevision")  // anyres_max tiles through a SigLIP tower (engine/arch/vlm/llava_onevision.cpp)
+    s = import_llava_onevision(r);
   else if (type == "mllama" || type == "mllama_text_model")  // tiled vision + cross-attention decoder (vlm/mllama.cpp)
     s = import_mllama(r, type);
   else if (type == "internvl")  // InternVL's tower, pixel shuffle and projector (engine/arch/vlm/internvl.cpp)

@@ -340,8 +340,26 @@ struct MmVisionDefaults {
 };
 void read_mm_vision_tower(const ConfigReader& v, TransformerSpec& s, bool clip, const MmVisionDefaults& d);
 TransformerSpec import_llava(const ConfigReader& r);      // models/hf/import_llava.cpp
+// A LlavaConfig-shaped config with another class's defaults (llava_onevision): what an absent key means.
+struct LlavaDefaults {
+  const char* text_type = "llama";                    // text_config without model_type
+  const char* vision_type = "clip_vision_model";      // vision_config without model_type
+  const char* absent_vision_type = "clip_vision_model";  // vision_config absent: this class ...
+  MmVisionDefaults absent_vision{1024, 4096, 24, 16, 336, 14};  // ... with these widths
+  int64_t feature_layer = -2;
+  const char* strategy = "default";
+  int64_t image_token = 32000;
+  int64_t image_seq_length = 576;  // -1: the class has no such key
+};
+TransformerSpec import_llava(const ConfigReader& r, const LlavaDefaults& d);
 TransformerSpec import_paligemma(const ConfigReader& r);  // models/hf/import_paligemma.cpp
 TransformerSpec import_llava_next(const ConfigReader& r); // models/hf/import_llava_next.cpp
+// image_grid_pinpoints into s.mm_grid_pinpoints (flattened [h, w] pairs): positive multiples of the tower's
+// image_size; absent: `fallback` (the class's defaults, refused naming the key when the tower's size does not
+// divide them). models/hf/import_llava_next.cpp.
+void read_grid_pinpoints(const ConfigReader& r, TransformerSpec& s, const std::vector<int64_t>& fallback,
+                         const char* fallback_text);
+TransformerSpec import_llava_onevision(const ConfigReader& r);  // models/hf/import_llava_onevision.cpp
 // mllama (MllamaConfig: vision_config + text_config) and mllama_text_model (MllamaTextConfig at the top level,
 // MllamaForCausalLM): models/hf/import_mllama.cpp.
 TransformerSpec import_mllama(const ConfigReader& r, const std::string& type);

@@ -268,8 +268,8 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
             throw InputError("image_hw", dump_short(g), "must hold two positive integers");
           c.run.image_hw.push_back(v.get<int64_t>());
         }
-        if (mt != "llava_next")
-          throw InputError("image_hw", dump_short(g), "applies to llava_next only, not " + mt);
+        if (mt != "llava_next" && mt != "llava_onevision")
+          throw InputError("image_hw", dump_short(g), "applies to llava_next and llava_onevision only, not " + mt);
       }
       if (j.contains("image_tiles") && !j.at("image_tiles").is_null()) {
         const auto& v = j.at("image_tiles");

@@ -13,6 +13,10 @@ images of vision_config.image_size (the image processor's resize), n image token
              (select_best_resolution) and n is the processor's count (LlavaNextProcessor._get_number_of_features,
              re-derived in _next_layout): the base tile's features, then the unpadded grid's rows each with one
              image_newline token; T = grid tiles + 1 tiles per image (image_size_to_num_patches)
+  llava_onevision  as llava_next for one image a sample, with the modeling file's anyres_max resize of a map
+             larger than N base tiles (vision_aspect_ratio "anyres_max_N"; rows and cols then int(x // ratio));
+             with several images a sample the processor tiles none (batch_num_images, passed to the model):
+             T = 1 and n = the base tile's features + 1 newline
   internvl   every image is case key `image_tiles` T tiles (absent: 1; the processor's crop_to_patches count: the
              grid's crops plus the thumbnail), each of vision_config.image_size (a [h, w] pair in the config);
              n = T * (side * downsample_ratio)^2, side = image_size / patch_size (processing_internvl:
@@ -41,7 +45,7 @@ Inference (text only): the causal LM protocol of harness._infer_causal (prefill 
 logits_to_keep=1, then greedy generate of generate_tokens), token ids drawn below image_token_index.
 """
 
-MODEL_TYPES = ("llava", "paligemma", "llava_next", "internvl")
+MODEL_TYPES = ("llava", "paligemma", "llava_next", "llava_onevision", "internvl")
 KINDS = ("vlm_llava",)
 FORWARD_KINDS = ()
 
@@ -121,7 +125,16 @@ def _next_layout(case, model):
     else:
         new_w = int(round(ow * (rows / oh), 7))
         cols -= 2 * ((cols - new_w) // 2)
-    base = side * side + 1 - (1 if c.vision_feature_select_strategy == "default" else 0)
+    clip = getattr(vc, "model_type", "") == "clip_vision_model"
+    base = side * side + (1 if clip else 0) - (1 if c.vision_feature_select_strategy == "default" else 0)
+    if c.model_type == "llava_onevision":
+        if int(case.get("images_per_sample") or 0) > 1:
+            return (oh, ow), 1, base + 1
+        import math
+        max_patches = int(c.vision_aspect_ratio.strip("anyres_max_"))
+        ratio = math.sqrt(rows * cols / (max_patches * side ** 2))
+        if ratio > 1.1:
+            rows, cols = int(rows // ratio), int(cols // ratio)
     return (oh, ow), gh * gw + 1, base + rows * (cols + 1)
 
 
@@ -131,7 +144,7 @@ def _layout(case, model):
     if k == 0:
         return 0, 0
     mt = model.config.model_type
-    if mt == "llava_next":
+    if mt in ("llava_next", "llava_onevision"):
         n = _next_layout(case, model)[2]
     elif mt == "internvl":
         n = _internvl_tokens(case, model)
@@ -177,11 +190,13 @@ def _draw(case, model, H):
     if c.model_type == "internvl":
         x["pixel_values"] = torch.randn(B * k * _internvl_tiles(case), int(vc.num_channels), S, S, device="cuda",
                                         dtype=H._dtype_of(case["precision"]))
-    elif c.model_type == "llava_next":
+    elif c.model_type in ("llava_next", "llava_onevision"):
         hw, T, _ = _next_layout(case, model)
         x["pixel_values"] = torch.randn(B * k, T, int(vc.num_channels), S, S, device="cuda",
                                         dtype=H._dtype_of(case["precision"]))
         x["image_sizes"] = torch.tensor([list(hw)] * (B * k), dtype=torch.long, device="cuda")
+        if c.model_type == "llava_onevision":
+            x["batch_num_images"] = [k] * B  # the processor's count (a list: no device tensor)
     else:
         x["pixel_values"] = torch.randn(B * k, int(vc.num_channels), S, S, device="cuda",
                                         dtype=H._dtype_of(case["precision"]))

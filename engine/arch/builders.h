@@ -123,6 +123,7 @@ void build_nemotron_h(GraphBuilder& b, const TransformerSpec& s);  // engine/arc
 void build_llava(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/vlm/llava.cpp (LlavaForConditionalGeneration)
 void build_paligemma(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vlm/paligemma.cpp
 void build_llava_next(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/vlm/llava_next.cpp (LlavaNextForConditionalGeneration)
+void build_llava_onevision(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/vlm/llava_onevision.cpp
 void build_mllama(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/mllama.cpp (MllamaForConditionalGeneration / MllamaForCausalLM)
 void build_internvl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/internvl.cpp (InternVLForConditionalGeneration)
 void build_jamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/jamba.cpp
@@ -194,7 +195,7 @@ AttnImpl default_attn(const ModelSpec& spec);
 // for llava ...).
 bool takes_images(const TransformerSpec& s);
 inline constexpr const char* kImageModelTypes =
-    "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, idefics3, smolvlm, llava, paligemma, llava_next, mllama, internvl";
+    "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, siglip2, idefics3, smolvlm, llava, paligemma, llava_next, llava_onevision, mllama, internvl";
 // The longest input sequence the model's position table holds (0: no table bounds it; rotary and relative
 // positions): learned absolute positions (gpt2, the bert family, `learned_positions`: GPT-J, OPT, GPT-Neo,
 // StarCoder, Marian / Pegasus, mBART, ESM-1b) hold max_position_embeddings - position_id_offset tokens (ESM-2's

@@ -297,6 +297,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"convnext", build_hf_convnext}, {"convnextv2", build_hf_convnext}, {"swin", build_hf_swin},
       {"llava", build_llava},         {"paligemma", build_paligemma},
       {"llava_next", build_llava_next},
+      {"llava_onevision", build_llava_onevision},
       {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
       {"internvl", build_internvl},
       {"jamba", build_jamba},
@@ -320,7 +321,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
 bool takes_images(const TransformerSpec& s) {
   return s.vl_vision_depth > 0 || s.qwen3vl_depth > 0 || s.id3_vision_layers > 0 || s.model_type == "siglip2" ||
          s.model_type == "llava" || s.model_type == "paligemma" ||
-         s.model_type == "llava_next" || s.model_type == "mllama" ||
+         s.model_type == "llava_next" || s.model_type == "llava_onevision" || s.model_type == "mllama" ||
          s.model_type == "internvl";
 }
 

@@ -655,6 +655,9 @@ struct TransformerSpec {
   // llava_next image_grid_pinpoints, flattened [h0, w0, h1, w1, ...] (pixels): the tile grids anyres picks from
   // (engine/arch/vlm/llava_next.cpp). mm_image_tokens then counts the base tile's features only. Empty otherwise.
   std::vector<int64_t> mm_grid_pinpoints;
+  // llava_onevision vision_aspect_ratio "anyres_max_N": N, the base tiles' worth of features an anyres image keeps
+  // (a larger unpadded map is resized bilinearly, engine/arch/vlm/llava_onevision.cpp). 0 for every other type.
+  int64_t mm_anyres_max_patches = 0;
 
   // [mllama]
   // MllamaForConditionalGeneration / MllamaForCausalLM (transformers 5.17 models/mllama; engine/arch/vlm/mllama.cpp,

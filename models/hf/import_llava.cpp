@@ -69,11 +69,13 @@ void read_mm_vision_tower(const ConfigReader& v, TransformerSpec& s, bool clip, 
   v.opt_positive_number({"initializer_range"});
 }
 
-TransformerSpec import_llava(const ConfigReader& r) {
+TransformerSpec import_llava(const ConfigReader& r) { return import_llava(r, LlavaDefaults{}); }
+
+TransformerSpec import_llava(const ConfigReader& r, const LlavaDefaults& d) {
   // (1) The text decoder, as its own model_type's importer reads it.
   const json& tj = sub_object(r, "text_config");
   const ConfigReader t(tj, r.name("text_config."));
-  const std::string text_type = t.string({"model_type"}, "llama");
+  const std::string text_type = t.string({"model_type"}, d.text_type);
   if (text_type != "llama" && text_type != "mistral" && text_type != "qwen2")
     throw InputError(t.name("model_type"), "\"" + text_type + "\"",
                      "is not modelled as a llava text model (llama, mistral and qwen2 are)");
@@ -86,13 +88,13 @@ TransformerSpec import_llava(const ConfigReader& r) {
   const json& vj = sub_object(r, "vision_config");
   const ConfigReader v(vj, r.name("vision_config."));
   const bool defaults = r.raw("vision_config") == nullptr;
-  const std::string vt = v.string({"model_type"}, "clip_vision_model");
+  const std::string vt = v.string({"model_type"}, defaults ? d.absent_vision_type : d.vision_type);
   if (vt != "clip_vision_model" && vt != "siglip_vision_model")
     throw InputError(v.name("model_type"), "\"" + vt + "\"",
                      "is not modelled as a llava vision tower (clip_vision_model and siglip_vision_model are)");
   const bool clip = vt == "clip_vision_model";
   if (defaults)
-    read_mm_vision_tower(v, s, true, {1024, 4096, 24, 16, 336, 14});
+    read_mm_vision_tower(v, s, clip, d.absent_vision);
   else
     read_mm_vision_tower(v, s, clip, clip ? MmVisionDefaults{768, 3072, 12, 12, 224, 32}
                                           : MmVisionDefaults{768, 3072, 12, 12, 224, 16});
@@ -116,9 +118,10 @@ TransformerSpec import_llava(const ConfigReader& r) {
       s.mm_feature_layers.push_back(layer_index(*fl, dump_short(*fl)));
     }
   } else {
-    s.mm_feature_layers.push_back(layer_index(json(-2), "-2 (the default)"));
+    s.mm_feature_layers.push_back(
+        layer_index(json(d.feature_layer), std::to_string(d.feature_layer) + " (the default)"));
   }
-  const std::string strategy = r.string({"vision_feature_select_strategy"}, "default");
+  const std::string strategy = r.string({"vision_feature_select_strategy"}, d.strategy);
   if (strategy != "default" && strategy != "full")
     throw InputError(r.name("vision_feature_select_strategy"), "\"" + strategy + "\"",
                      "must be \"default\" (drop the first position) or \"full\"");
@@ -135,8 +138,8 @@ TransformerSpec import_llava(const ConfigReader& r) {
   if (s.mm_image_tokens <= 0)
     throw InputError(r.name("vision_feature_select_strategy"), "\"default\"",
                      "leaves no image token (the tower makes one position, which \"default\" drops)");
-  r.non_negative({"image_token_index", "image_token_id"}, 32000);
-  r.non_negative({"image_seq_length"}, 576);
+  r.non_negative({"image_token_index", "image_token_id"}, d.image_token);
+  if (d.image_seq_length >= 0) r.non_negative({"image_seq_length"}, d.image_seq_length);
   return s;
 }
 

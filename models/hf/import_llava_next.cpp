@@ -16,16 +16,8 @@
 
 namespace memplan::hf {
 
-TransformerSpec import_llava_next(const ConfigReader& r) {
-  if (const json* vj = r.raw("vision_config"); vj && vj->is_object()) {
-    const ConfigReader v(*vj, r.name("vision_config."));
-    const std::string vt = v.string({"model_type"}, "clip_vision_model");
-    if (vt != "clip_vision_model")
-      throw InputError(v.name("model_type"), "\"" + vt + "\"",
-                       "is not modelled as a llava_next vision tower (clip_vision_model is: pack_image_features "
-                       "needs the class position the \"default\" strategy drops)");
-  }
-  TransformerSpec s = import_llava(r);
+void read_grid_pinpoints(const ConfigReader& r, TransformerSpec& s, const std::vector<int64_t>& fallback,
+                         const char* fallback_text) {
   const int64_t R = s.vision_image_size;
   const std::string key = r.name("image_grid_pinpoints");
   if (const json* pp = r.raw("image_grid_pinpoints")) {
@@ -44,14 +36,28 @@ TransformerSpec import_llava_next(const ConfigReader& r) {
         s.mm_grid_pinpoints.push_back(v.get<int64_t>());
       }
     }
-  } else {
-    for (int64_t v : {336, 672, 672, 336, 672, 672, 1008, 336, 336, 1008}) {
-      if (v % R != 0)
-        throw InputError(key, "absent (the default pinpoints, multiples of 336)",
-                         "needs vision_config.image_size dividing 336 (it is " + std::to_string(R) + ")");
-      s.mm_grid_pinpoints.push_back(v);
-    }
+    return;
   }
+  for (int64_t v : fallback) {
+    if (v % R != 0)
+      throw InputError(key, fallback_text, "needs vision_config.image_size dividing every pinpoint (it is " +
+                                               std::to_string(R) + ")");
+    s.mm_grid_pinpoints.push_back(v);
+  }
+}
+
+TransformerSpec import_llava_next(const ConfigReader& r) {
+  if (const json* vj = r.raw("vision_config"); vj && vj->is_object()) {
+    const ConfigReader v(*vj, r.name("vision_config."));
+    const std::string vt = v.string({"model_type"}, "clip_vision_model");
+    if (vt != "clip_vision_model")
+      throw InputError(v.name("model_type"), "\"" + vt + "\"",
+                       "is not modelled as a llava_next vision tower (clip_vision_model is: pack_image_features "
+                       "needs the class position the \"default\" strategy drops)");
+  }
+  TransformerSpec s = import_llava(r);
+  read_grid_pinpoints(r, s, {336, 672, 672, 336, 672, 672, 1008, 336, 336, 1008},
+                      "absent (the default pinpoints, multiples of 336)");
   r.boolean({"use_image_newline_parameter"}, true);
   return s;
 }

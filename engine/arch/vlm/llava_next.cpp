@@ -30,8 +30,6 @@
 // LoRA (peft's target_modules also match the CLIP tower's q_proj / v_proj): the adapters come from
 // GraphBuilder::linear; those of the tower layers past the selected hidden state run but get no gradient
 // (unreached_linear after the forward, so they register where peft's injection order puts them).
-#include <cmath>
-
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/arch/vlm/llava_parts.h"
@@ -40,77 +38,23 @@
 
 namespace memplan {
 
-namespace {
-
-struct Anyres {
-  int64_t grid_h = 0, grid_w = 0;  // tiles of the picked pinpoint
-  int64_t tiles = 0;               // grid_h * grid_w + the base tile
-  int64_t rows = 0, cols = 0;      // the unpadded feature map
-  int64_t tokens = 0;              // image tokens in the text: base + rows * (cols + 1)
-};
-
-// Python's int(round(x, 7)) for the non-negative values unpad_image meets.
-int64_t round7_trunc(double x) { return static_cast<int64_t>(std::nearbyint(x * 1e7) / 1e7); }
-
-Anyres anyres_layout(const TransformerSpec& s, int64_t oh, int64_t ow) {
-  const int64_t R = s.vision_image_size, side = R / s.vision_patch_size;
-  // select_best_resolution (image_processing_utils): Python float arithmetic, the same IEEE doubles.
-  int64_t best_h = 0, best_w = 0, best_eff = 0;
-  double best_waste = INFINITY;
-  for (size_t i = 0; i + 1 < s.mm_grid_pinpoints.size(); i += 2) {
-    const int64_t ph = s.mm_grid_pinpoints[i], pw = s.mm_grid_pinpoints[i + 1];
-    const double scale = std::min(static_cast<double>(pw) / static_cast<double>(ow),
-                                  static_cast<double>(ph) / static_cast<double>(oh));
-    const auto dw = static_cast<int64_t>(static_cast<double>(ow) * scale),
-               dh = static_cast<int64_t>(static_cast<double>(oh) * scale);
-    const int64_t eff = std::min(dw * dh, ow * oh);
-    const double waste = static_cast<double>(pw * ph - eff);
-    if (eff > best_eff || (eff == best_eff && waste < best_waste)) {
-      best_eff = eff;
-      best_waste = waste;
-      best_h = ph;
-      best_w = pw;
-    }
-  }
-  Anyres a;
-  a.grid_h = best_h / R;
-  a.grid_w = best_w / R;
-  a.tiles = a.grid_h * a.grid_w + 1;
-  // unpad_image on [H, grid_h * side, grid_w * side].
-  const int64_t ch = a.grid_h * side, cw = a.grid_w * side;
-  a.rows = ch;
-  a.cols = cw;
-  const double orig_ar = static_cast<double>(ow) / static_cast<double>(oh),
-               cur_ar = static_cast<double>(cw) / static_cast<double>(ch);
-  if (orig_ar > cur_ar) {
-    const int64_t nh = round7_trunc(static_cast<double>(oh) * (static_cast<double>(cw) / static_cast<double>(ow)));
-    a.rows = ch - 2 * ((ch - nh) / 2);
-  } else {
-    const int64_t nw = round7_trunc(static_cast<double>(ow) * (static_cast<double>(ch) / static_cast<double>(oh)));
-    a.cols = cw - 2 * ((cw - nw) / 2);
-  }
-  a.tokens = s.mm_image_tokens + a.rows * (a.cols + 1);
-  return a;
-}
-
-}  // namespace
-
 void build_llava_next(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
   const int64_t R = s.vision_image_size;
   if (!cfg.image_hw.empty() && cfg.images_per_sample == 0)
     throw InputError("image_hw", "set", "needs images_per_sample > 0 (a text-only run has no image to size)");
   const int64_t oh = cfg.image_hw.empty() ? R : cfg.image_hw[0], ow = cfg.image_hw.empty() ? R : cfg.image_hw[1];
-  const Anyres ar = anyres_layout(s, oh, ow);
+  const llava::AnyresGrid ar = llava::anyres_grid(s, oh, ow);
   if (ar.grid_h == 0 || ar.grid_w == 0)
     throw InputError("image_grid_pinpoints", "set", "picks no tile grid for a " + std::to_string(oh) + " x " +
                                                          std::to_string(ow) + " image");
+  const int64_t tokens = s.mm_image_tokens + ar.rows * (ar.cols + 1);  // the base tile, then rows with a newline
   // The harness lays out 4 text tokens, then each image's tokens followed by 3 text tokens.
-  const int64_t images = llava::check_run(b, s, ar.tokens + 3, 4, ar.tokens, /*lora=*/true);
+  const int64_t images = llava::check_run(b, s, tokens + 3, 4, tokens, /*lora=*/true);
   const bool inf = !b.training(), with_images = images > 0;
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
                 V = s.vocab_size, ntok = s.mm_image_tokens, T = ar.tiles,
-                side = R / s.vision_patch_size, tiles = checked_mul(images, T, "images_per_sample");
+                tiles = checked_mul(images, T, "images_per_sample");
   const int64_t deepest = llava::deepest_feature_layer(s);
 
   hf_construction_scalar(b);
@@ -152,24 +96,9 @@ void build_llava_next(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(proj);  // the split's views, pack_image_features' argument, keep it until pack returns
     const std::vector<TensorId> per_image = b.split(proj, static_cast<int>(images), {T, ntok, H});
     std::vector<TensorId> packed;
-    const DType fdt = b.dtype(proj);
-    // The split parts and slices are views (no bytes of their own): their gradients' sizes are spelled out.
-    const int64_t elt = b.info(proj).bytes / checked_mul(checked_mul(tiles, ntok, "tiles"), H, "tiles"),
-                  f_bytes = b.info(proj).bytes / images, rest_bytes = f_bytes / T * (T - 1),
-                  map_bytes = checked_mul(checked_mul(checked_mul(H, ar.grid_h * side, "image_hw"), ar.grid_w * side,
-                                                      "image_hw"), elt, "image_hw");
-    for (TensorId f : per_image) {
-      const TensorId base = b.view_copying_grad(f, {ntok, H}, f_bytes);  // f[0]: SelectBackward's f-sized zeros
-      TensorId g = b.view_copying_grad(f, {T - 1, ntok, H}, f_bytes);    // f[1:]: SliceBackward's f-sized zeros
-      g = b.view_copying_grad(g, {ar.grid_h, ar.grid_w, side, side, H}, rest_bytes);  // the gradient arrives permuted
-      g = b.contiguous_copy(g, {H, ar.grid_h * side, ar.grid_w * side});              // permute(...).contiguous()
-      g = b.view_copying_grad(g, {H, ar.rows, ar.cols}, map_bytes);                   // unpad_image's slice
-      TensorId nl = b.expand(b.view(newline, {H, 1, 1}), {H, ar.rows, 1});
-      nl = b.to(nl, fdt);
-      g = b.cat("cat", {g, nl}, 2);
-      g = b.view(g, {ar.rows * (ar.cols + 1), H});  // flatten(1, 2).transpose(0, 1)
-      packed.push_back(b.cat("cat", {base, g}, 0));
-    }
+    const int64_t elt = b.info(proj).bytes / checked_mul(checked_mul(tiles, ntok, "tiles"), H, "tiles");
+    for (TensorId f : per_image)
+      packed.push_back(llava::pack_anyres_image(b, s, f, ar, newline, elt, ar.rows, ar.cols));
     b.drop(proj);
     // get_image_features returns; forward takes .pooler_output (the packed list): the output object goes.
     b.drop(flat);
@@ -179,7 +108,7 @@ void build_llava_next(GraphBuilder& b, const TransformerSpec& s) {
     features = b.cat_list("cat", packed, 0);  // torch.cat(image_features, dim=0)
     features = b.to(features, b.dtype(h));    // .to(inputs_embeds.dtype)
     b.hold(features);  // image_features: LlavaNextModel's local, then the output's image_hidden_states
-    h = llava::scatter_image_features(b, h, ids, features, checked_mul(images, ar.tokens, "images"), mask);
+    h = llava::scatter_image_features(b, h, ids, features, checked_mul(images, tokens, "images"), mask);
   }
   llava::decoder_and_loss(b, s, h, P, mask, features, embed, ids, labels, !inf && with_images);
 }

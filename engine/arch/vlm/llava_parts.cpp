@@ -13,6 +13,7 @@
 #include "engine/arch/vlm/llava_parts.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
@@ -187,7 +188,7 @@ int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_i
     throw InputError("quantization", "set", "a quantised base (QLoRA) of a " + type + " model is not modelled");
   if (!cfg.image_hw.empty() && s.mm_grid_pinpoints.empty())
     throw InputError("image_hw", "set",
-                     "applies to llava_next only (anyres tiles); a " + type + " image is the vision config's square");
+                     "applies to llava_next and llava_onevision only (anyres tiles); a " + type + " image is the vision config's square");
   if (!cfg.frozen_layers.empty())
     throw InputError("frozen_layers", std::to_string(cfg.frozen_layers.size()) + " layers",
                      "freezing layers of a " + type + " model is not modelled (the harness cannot find its layers)");
@@ -215,6 +216,78 @@ int64_t check_run(const GraphBuilder& b, const TransformerSpec& s, int64_t per_i
                          " tokens each (needs " + std::to_string(need) +
                          ": the harness's layout, calibrate/harness_kinds/llava.py)");
   return checked_mul(cfg.batch_size, k, "images");
+}
+
+namespace {
+
+// Python's int(round(x, 7)) for the non-negative values unpad_image meets.
+int64_t round7_trunc(double x) { return static_cast<int64_t>(std::nearbyint(x * 1e7) / 1e7); }
+
+}  // namespace
+
+AnyresGrid anyres_grid(const TransformerSpec& s, int64_t oh, int64_t ow) {
+  const int64_t R = s.vision_image_size, side = R / s.vision_patch_size;
+  // select_best_resolution (image_processing_utils): Python float arithmetic, the same IEEE doubles.
+  int64_t best_h = 0, best_w = 0, best_eff = 0;
+  double best_waste = INFINITY;
+  for (size_t i = 0; i + 1 < s.mm_grid_pinpoints.size(); i += 2) {
+    const int64_t ph = s.mm_grid_pinpoints[i], pw = s.mm_grid_pinpoints[i + 1];
+    const double scale = std::min(static_cast<double>(pw) / static_cast<double>(ow),
+                                  static_cast<double>(ph) / static_cast<double>(oh));
+    const auto dw = static_cast<int64_t>(static_cast<double>(ow) * scale),
+               dh = static_cast<int64_t>(static_cast<double>(oh) * scale);
+    const int64_t eff = std::min(dw * dh, ow * oh);
+    const double waste = static_cast<double>(pw * ph - eff);
+    if (eff > best_eff || (eff == best_eff && waste < best_waste)) {
+      best_eff = eff;
+      best_waste = waste;
+      best_h = ph;
+      best_w = pw;
+    }
+  }
+  AnyresGrid a;
+  a.grid_h = best_h / R;
+  a.grid_w = best_w / R;
+  a.tiles = a.grid_h * a.grid_w + 1;
+  // unpad_image on [H, grid_h * side, grid_w * side].
+  const int64_t ch = a.grid_h * side, cw = a.grid_w * side;
+  a.rows = ch;
+  a.cols = cw;
+  const double orig_ar = static_cast<double>(ow) / static_cast<double>(oh),
+               cur_ar = static_cast<double>(cw) / static_cast<double>(ch);
+  if (orig_ar > cur_ar) {
+    const int64_t nh = round7_trunc(static_cast<double>(oh) * (static_cast<double>(cw) / static_cast<double>(ow)));
+    a.rows = ch - 2 * ((ch - nh) / 2);
+  } else {
+    const int64_t nw = round7_trunc(static_cast<double>(ow) * (static_cast<double>(ch) / static_cast<double>(oh)));
+    a.cols = cw - 2 * ((cw - nw) / 2);
+  }
+  return a;
+}
+
+TensorId pack_anyres_image(GraphBuilder& b, const TransformerSpec& s, TensorId f, const AnyresGrid& g,
+                           TensorId newline, int64_t elt_bytes, int64_t out_rows, int64_t out_cols) {
+  const int64_t H = s.hidden_size, ntok = s.mm_image_tokens, T = g.tiles, side = s.vision_image_size / s.vision_patch_size;
+  const int64_t f_bytes = checked_mul(checked_mul(checked_mul(T, ntok, "tiles"), H, "tiles"), elt_bytes, "tiles"),
+                rest_bytes = f_bytes / T * (T - 1),
+                map_bytes = checked_mul(checked_mul(checked_mul(H, g.grid_h * side, "image_hw"), g.grid_w * side,
+                                                    "image_hw"), elt_bytes, "image_hw");
+  const TensorId base = b.view_copying_grad(f, {ntok, H}, f_bytes);  // f[0]: SelectBackward's f-sized zeros
+  TensorId m = b.view_copying_grad(f, {T - 1, ntok, H}, f_bytes);    // f[1:]: SliceBackward's f-sized zeros
+  m = b.view_copying_grad(m, {g.grid_h, g.grid_w, side, side, H}, rest_bytes);  // the gradient arrives permuted
+  m = b.contiguous_copy(m, {H, g.grid_h * side, g.grid_w * side});              // permute(...).contiguous()
+  m = b.view_copying_grad(m, {H, g.rows, g.cols}, map_bytes);                   // unpad_image's slice
+  if (out_rows != g.rows || out_cols != g.cols) {
+    m = b.upsample_bilinear2d(b.view(m, {1, H, g.rows, g.cols}), out_rows, out_cols);  // image_feature[None]
+    m = b.view(m, {H, out_rows, out_cols});                                          // [0]
+  }
+  TensorId nl = b.expand(b.view(newline, {H, 1, 1}), {H, out_rows, 1});
+  nl = b.to(nl, b.dtype(m));
+  m = b.cat("cat", {m, nl}, 2);
+  m = b.view(m, {out_rows * (out_cols + 1), H});  // flatten(1, 2).transpose(0, 1)
+  // torch.cat promotes: under autocast a resized (fp32) map makes the packed image fp32, and CatBackward's bf16
+  // base gradient is a cast copy.
+  return b.cat("cat", {base, m}, 0, std::nullopt, /*cast_part_grads=*/true);
 }
 
 int64_t deepest_feature_layer(const TransformerSpec& s) {

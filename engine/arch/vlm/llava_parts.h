@@ -47,6 +47,30 @@ std::vector<TensorId> tower_forward(GraphBuilder& b, const TransformerSpec& s, c
 TensorId scatter_image_features(GraphBuilder& b, TensorId embeds, TensorId ids, TensorId features, int64_t tokens,
                                 TensorId& mask);
 
+// llava_next's anyres geometry (LlavaNext / LlavaOnevision's select_best_resolution, get_anyres_image_grid_shape,
+// unpad_image): the pinpoint [ph, pw] keeping the most of an oh x ow image's resolution (ties: the least wasted
+// area), its grid of R-pixel tiles (R = vision_image_size), the tiles a tower sees (the grid plus the base tile),
+// and the feature map after unpad_image crops [grid_h * side, grid_w * side] back to the image's aspect ratio
+// (side = R / patch). grid_h == 0 when no pinpoint fits (the caller refuses).
+struct AnyresGrid {
+  int64_t grid_h = 0, grid_w = 0;
+  int64_t tiles = 0;
+  int64_t rows = 0, cols = 0;
+};
+AnyresGrid anyres_grid(const TransformerSpec& s, int64_t oh, int64_t ow);
+
+// pack_image_features for one anyres image whose projected features `f` [tiles, mm_image_tokens, H] are a view of
+// the projector's output (`elt_bytes` its element size): base = f[0], f[1:] viewed as the grid, permuted
+// .contiguous() (a copy), flattened to [H, grid_h * side, grid_w * side], unpad_image's slice to [H, rows, cols];
+// then, when (out_rows, out_cols) differ from the unpadded map, LlavaOnevision's anyres_max bilinear resize of
+// image_feature[None] (GraphBuilder::upsample_bilinear2d: fp32 under autocast); the image_newline column
+// (expand(...).to(dtype): a copy when the parameter's dtype differs) cat along the last dim, flatten(1, 2)
+// .transpose(0, 1) (views), cat((base, map), 0). The selects and slices are views whose backward writes a fresh
+// zero-filled gradient of their source's size (spelled out: views own no bytes). Returns the packed
+// [mm_image_tokens + out_rows * (out_cols + 1), H].
+TensorId pack_anyres_image(GraphBuilder& b, const TransformerSpec& s, TensorId f, const AnyresGrid& g,
+                           TensorId newline, int64_t elt_bytes, int64_t out_rows, int64_t out_cols);
+
 // The deepest hidden_states index vision_feature_layer selects (0 = the embeddings' output).
 int64_t deepest_feature_layer(const TransformerSpec& s);
 

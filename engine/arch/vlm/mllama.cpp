@@ -399,7 +399,7 @@ void build_mllama(GraphBuilder& b, const TransformerSpec& s) {
   if (cfg.task != Task::lm) throw InputError("task", std::string(task_name(cfg.task)), "is not modelled for " + type);
   if (!cfg.image_grid.empty())
     throw InputError("image_grid", "set", "is a qwen2_vl / qwen3_vl input, not " + type + "'s");
-  if (!cfg.image_hw.empty()) throw InputError("image_hw", "set", "applies to llava_next only, not " + type);
+  if (!cfg.image_hw.empty()) throw InputError("image_hw", "set", "applies to llava_next and llava_onevision only, not " + type);
   if (!cfg.image_splits.empty()) throw InputError("image_splits", "set", "applies to idefics3 / smolvlm only, not " + type);
   if (cfg.max_num_patches != 0) throw InputError("max_num_patches", "set", "applies to siglip2 only, not " + type);
 

@@ -1,0 +1,142 @@
+// LlavaOnevisionForConditionalGeneration (models/llava_onevision/modeling_llava_onevision.py): a training step with
+// images (the harness plugin calibrate/harness_kinds/llava.py), a text-only training step, or one text-only
+// inference pass. Mirrored from huggingface/transformers' modular_llava_onevision.py as the code index holds it
+// (the same 4.5x-era copy, commit 00dcc6dd, that llava_next.cpp mirrors); where that copy differs from 5.17 this
+// file assumes llava_next's 5.17 statements (llava_next.cpp, measured in family set 39): get_placeholder_mask, the
+// vision output object alive until the model's forward has taken .pooler_output. Diff against 5.17 before trusting
+// lifetimes. The model is LlavaNextVideoModel's without its vision_resampler; no video is drawn.
+//
+// What differs from LLaVA-NeXT (llava_next.cpp), as the model runs it:
+//   The tower: SigLIP (no class position) under the "full" strategy from the last hidden state (vision_feature_layer
+//     -1): every tower layer reaches the loss, post_layernorm does not (its output is dropped unused).
+//   Which images are tiled (get_image_features' need_patching): only those of a sample holding one image. The
+//     processor passes batch_num_images; with several images a sample every image is one padded square tile
+//     (T = 1), and pack_image_features takes f[0], cats image_newline[None].to(f) (a [1, H] copy when the
+//     parameter's dtype differs) along dim 0 and flattens: mm_image_tokens + 1 tokens an image.
+//   anyres_max_N (vision_aspect_ratio): a single image's unpadded map [H, rows, cols] larger than N base tiles,
+//     ratio = sqrt(rows * cols / (N * side^2)) > 1.1, is resized with F.interpolate(map[None], [int(rows // ratio),
+//     int(cols // ratio)], mode="bilinear") (fp32 under autocast; the packed image is then fp32 by cat's
+//     promotion) before the newline column: mm_image_tokens + rows' * (cols' + 1) tokens.
+// Stages otherwise as llava_next.cpp: torch.cat of each image's first T tiles, the tower with output_hidden_states,
+// the projector, torch.split by image, pack_image_features, torch.cat and .to(inputs_embeds' dtype),
+// masked_scatter, the Qwen2 text model, lm_head over every position and ForCausalLMLoss.
+#include <cmath>
+
+#include "engine/arch/builders.h"
+#include "engine/arch/vlm/llava_parts.h"
+#include "engine/checked.h"
+#include "engine/errors.h"
+
+namespace memplan {
+
+namespace {
+
+// Python's float floor division a // b for positive operands (float_floor_div: fmod, then the quotient rounded to
+// the nearest integer when it lies within half of one), as int(curr_height // ratio) computes it.
+int64_t py_floordiv(double a, double b) {
+  const double mod = std::fmod(a, b);
+  const double div = (a - mod) / b;
+  double floordiv = std::floor(div);
+  if (div - floordiv > 0.5) floordiv += 1.0;
+  return static_cast<int64_t>(floordiv);
+}
+
+}  // namespace
+
+void build_llava_onevision(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const int64_t R = s.vision_image_size, side = R / s.vision_patch_size, k = cfg.images_per_sample;
+  if (!cfg.image_hw.empty() && k == 0)
+    throw InputError("image_hw", "set", "needs images_per_sample > 0 (a text-only run has no image to size)");
+  // need_patching: [n == 1 for n in batch_num_images ...] (the harness passes batch_num_images as the processor does).
+  const bool tiled = k <= 1;
+  llava::AnyresGrid ar;
+  int64_t out_rows = 0, out_cols = 0, tokens = s.mm_image_tokens + 1, T = 1;
+  if (tiled) {
+    const int64_t oh = cfg.image_hw.empty() ? R : cfg.image_hw[0], ow = cfg.image_hw.empty() ? R : cfg.image_hw[1];
+    ar = llava::anyres_grid(s, oh, ow);
+    if (ar.grid_h == 0 || ar.grid_w == 0)
+      throw InputError("image_grid_pinpoints", "set", "picks no tile grid for a " + std::to_string(oh) + " x " +
+                                                           std::to_string(ow) + " image");
+    out_rows = ar.rows;
+    out_cols = ar.cols;
+    const double ratio = std::sqrt(static_cast<double>(ar.rows * ar.cols) /
+                                   static_cast<double>(s.mm_anyres_max_patches * side * side));
+    if (ratio > 1.1) {
+      out_rows = py_floordiv(static_cast<double>(ar.rows), ratio);
+      out_cols = py_floordiv(static_cast<double>(ar.cols), ratio);
+    }
+    tokens = s.mm_image_tokens + out_rows * (out_cols + 1);
+    T = ar.tiles;
+  }
+  // The harness lays out 4 text tokens, then each image's tokens followed by 3 text tokens.
+  const int64_t images = llava::check_run(b, s, tokens + 3, 4, tokens, /*lora=*/true);
+  const bool inf = !b.training(), with_images = images > 0;
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
+                V = s.vocab_size, ntok = s.mm_image_tokens, tiles = checked_mul(images, T, "images_per_sample");
+  const int64_t deepest = llava::deepest_feature_layer(s);
+
+  hf_construction_scalar(b);
+  // Parameters in __init__ order: model.vision_tower, model.multi_modal_projector, model.image_newline,
+  // model.language_model (embed_tokens, layers, norm), lm_head.
+  const llava::TowerParams tower = llava::tower_params(b, s, with_images, deepest, false);
+  const auto [l1, l2] = llava::projector_params(b, s, with_images);
+  const TensorId newline = b.param("image_newline", {H}, with_images);
+  const TensorId embed = b.param("embed_tokens.weight", {V, H});
+
+  // The batch, as the plugin draws it: input_ids, pixel_values, image_sizes, labels (generate(): position_ids).
+  const TensorId ids = b.input({B, S}, DType::i64);
+  const int64_t P = inf && b.pass().from_generate ? B : 1;
+  if (P > 1) b.input({B, S}, DType::i64);
+  TensorId pixels = kNoTensor, labels = ids;
+  if (with_images) {
+    pixels = b.input({images, T, s.vision_num_channels, R, R}, b.param_dtype());
+    b.input({images, 2}, DType::i64);
+    labels = b.input({B, S}, DType::i64);
+  }
+
+  TensorId h = b.embedding(ids, embed);
+  TensorId features = kNoTensor, mask = kNoTensor;
+  if (with_images) {
+    // torch.cat of each image's first T tiles: a fresh [images * T, C, R, R], get_image_features' local.
+    std::vector<TensorId> per_pix;
+    for (int64_t i = 0; i < images; ++i) per_pix.push_back(b.view(pixels, {T, s.vision_num_channels, R, R}));
+    const TensorId flat = b.cat_list("cat", per_pix, 0);
+    b.hold(flat);
+    TensorId pooled = kNoTensor;
+    std::vector<TensorId> dead;
+    const std::vector<TensorId> hidden = llava::tower_forward(b, s, tower, flat, true, pooled, dead);
+    if (cfg.lora.enabled() && b.training())
+      for (int64_t i = deepest; i < static_cast<int64_t>(tower.layers.size()); ++i) {
+        const clip::LayerParams& l = tower.layers[static_cast<size_t>(i)];
+        for (const clip::Lin* lin : {&l.k, &l.v, &l.q, &l.o, &l.fc1, &l.fc2}) b.unreached_linear(lin->w);
+      }
+    const TensorId proj = llava::project_features(b, s, hidden, l1, l2, tiles);
+    b.hold(proj);  // the split's views, pack_image_features' argument, keep it until pack returns
+    const std::vector<TensorId> per_image = b.split(proj, static_cast<int>(images), {T, ntok, H});
+    std::vector<TensorId> packed;
+    const int64_t elt = b.info(proj).bytes / checked_mul(checked_mul(tiles, ntok, "tiles"), H, "tiles");
+    for (TensorId f : per_image) {
+      if (tiled) {
+        packed.push_back(llava::pack_anyres_image(b, s, f, ar, newline, elt, out_rows, out_cols));
+        continue;
+      }
+      const TensorId one = b.view_copying_grad(f, {ntok, H}, checked_mul(ntok * H, elt, "tiles"));  // f[0]
+      const TensorId nl = b.to(b.view(newline, {1, H}), b.dtype(one));  // image_newline[None].to(image_feature)
+      packed.push_back(b.cat("cat", {one, nl}, 0));                      // then flatten(0, 1): a view
+    }
+    b.drop(proj);
+    // get_image_features returns; forward takes .pooler_output (the packed list): the output object goes.
+    b.drop(flat);
+    b.drop(pooled);
+    for (TensorId t : hidden) b.drop(t);
+    for (TensorId t : dead) b.drop(t);
+    features = b.cat_list("cat", packed, 0);  // torch.cat(image_features, dim=0)
+    features = b.to(features, b.dtype(h));    // .to(inputs_embeds.dtype)
+    b.hold(features);  // image_features: the model's local, then the output's image_hidden_states
+    h = llava::scatter_image_features(b, h, ids, features, checked_mul(images, tokens, "images"), mask);
+  }
+  llava::decoder_and_loss(b, s, h, P, mask, features, embed, ids, labels, !inf && with_images);
+}
+
+}  // namespace memplan
