@@ -48,9 +48,11 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "gemma4_text", "gemma4", "qwen3_next", "qwen3_5_text", "qwen3_5", "qwen3_5_moe_text", "qwen3_5_moe",
             "mistral4", "ministral3", "minimax_m2", "lfm2_moe",
             # family set 32 (2026-12-05, twenty-sixth session)
-            "esm")
+            "esm",
+            # family set 46 (2026-12-05, thirty-first session)
+            "ernie")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
-                   "electra", "albert", "mpnet", "esm")
+                   "electra", "albert", "mpnet", "esm", "ernie")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
                  "umt5")  # AutoModelForSeq2SeqLM, token ids in, labels of target_len
 IMAGE_CLS_TYPES = ("vit", "dinov2", "deit")  # AutoModelForImageClassification: pixel_values [B, 3, image_size, image_size] in

@@ -300,7 +300,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie"};
   return kTypes;
 }
 
@@ -347,6 +347,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_gpt2(r);
   else if (type == "bert")
     s = import_bert(r, 30522);
+  else if (type == "ernie")  // BERT with ERNIE 2.0 / 3.0's task-type embedding (engine/arch/encoders/ernie.cpp)
+    s = import_ernie(r);
   else if (type == "deepseek_v2")
     s = import_deepseek_v2(r);
   else if (type == "qwen3" || type == "qwen3_moe")

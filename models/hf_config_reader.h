@@ -360,6 +360,7 @@ TransformerSpec import_llava_next(const ConfigReader& r); // models/hf/import_ll
 void read_grid_pinpoints(const ConfigReader& r, TransformerSpec& s, const std::vector<int64_t>& fallback,
                          const char* fallback_text);
 TransformerSpec import_llava_onevision(const ConfigReader& r);  // models/hf/import_llava_onevision.cpp
+TransformerSpec import_ernie(const ConfigReader& r);  // models/hf/import_ernie.cpp (BERT's fields, use_task_id)
 // mllama (MllamaConfig: vision_config + text_config) and mllama_text_model (MllamaTextConfig at the top level,
 // MllamaForCausalLM): models/hf/import_mllama.cpp.
 TransformerSpec import_mllama(const ConfigReader& r, const std::string& type);

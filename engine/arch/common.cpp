@@ -298,6 +298,7 @@ TransformerBuilder transformer_builder(const TransformerSpec& s) {
       {"llava", build_llava},         {"paligemma", build_paligemma},
       {"llava_next", build_llava_next},
       {"llava_onevision", build_llava_onevision},
+      {"ernie", build_ernie},
       {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
       {"internvl", build_internvl},
       {"jamba", build_jamba},
@@ -368,6 +369,8 @@ constexpr TaskRow kTasks[] = {
     {"deberta-v2", Task::token_cls},
     {"bert", Task::seq_cls},            // engine/arch/encoders/heads_encoder.cpp (notes-f13/classification-encoders.md)
     {"bert", Task::token_cls},
+    {"ernie", Task::seq_cls},           // BERT's heads after ErnieModel (engine/arch/encoders/ernie.cpp)
+    {"ernie", Task::token_cls},
     {"roberta", Task::seq_cls},
     {"roberta", Task::token_cls},
     {"xlm-roberta", Task::seq_cls},     // the roberta classes under other names (same Python)
@@ -388,6 +391,7 @@ constexpr TaskRow kTasks[] = {
     {"esm", Task::token_cls},
     // AutoModel, the bare encoder (and its pooler), inference only (notes-f19/encinf.md)
     {"bert", Task::feature},
+    {"ernie", Task::feature},
     {"roberta", Task::feature},
     {"xlm-roberta", Task::feature},
     {"camembert", Task::feature},
@@ -418,7 +422,7 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
                                                   "convnext",   "convnextv2", "swin",     "esm",
                                                   "resnet",     "dinov3_vit", "beit",      "data2vec-vision",
-                                                  "segformer"};
+                                                  "segformer",  "ernie"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

@@ -31,6 +31,7 @@ struct TransformerSpec {
   int64_t intermediate_size = 0;   // MLP inner size (gpt2: n_inner or 4*n_embd)
   int64_t max_position_embeddings = 0;
   int64_t type_vocab_size = 0;     // bert token-type embeddings
+  int64_t ernie_task_type_vocab = 0;  // ernie use_task_id: task_type_vocab_size (0: no task-type embeddings)
   bool tie_word_embeddings = false;
   std::string hidden_act;          // gelu_new, gelu, silu, relu, ...
 

@@ -51,24 +51,7 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   b.drop(te);
   if (!b.training()) b.drop(pe);
   if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
-  const TensorId embedding_output = h;
-  h = bert_encoder(b, s, h);
-  if (cfg.task == Task::feature) {
-    // AutoModel: BertModel(config) with its pooler; BaseModelOutputWithPooling(last_hidden_state, pooler_output).
-    const BertLinear pooler = bert_linear(b, "pooler.dense", H, H, true);
-    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
-    return;
-  }
-  if (cfg.task != Task::lm) {
-    // BertFor{Sequence,Token}Classification (heads_encoder.cpp)
-    bert_cls_head(b, s, h, labels, embedding_output);
-    return;
-  }
-  BertLinear tr = bert_linear(b, "cls.predictions.transform.dense", H, H, emb_train);
-  TensorId tln_w = b.param("cls.predictions.transform.LayerNorm.weight", {H}, emb_train);
-  TensorId tln_b = b.param("cls.predictions.transform.LayerNorm.bias", {H}, emb_train);
-  TensorId dec_b = b.param("cls.predictions.bias", {V}, emb_train);
-  masked_lm_head_loss(b, h, {tr, tln_w, tln_b, word, dec_b}, ids);
+  bert_model_tail(b, s, h, word, ids, labels);
 }
 
 }  // namespace memplan

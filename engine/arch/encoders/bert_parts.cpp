@@ -138,4 +138,28 @@ TensorId encoder_pooler(GraphBuilder& b, const BertLinear& pooler, TensorId seq,
   return pooled;
 }
 
+void bert_model_tail(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId word, TensorId ids,
+                     TensorId labels) {
+  const TensorId embedding_output = h;
+  const int64_t H = s.hidden_size, V = s.vocab_size;
+  const bool emb_train = !b.config().freeze_embeddings;
+  h = bert_encoder(b, s, h);
+  if (b.config().task == Task::feature) {
+    // AutoModel: BertModel(config) with its pooler; BaseModelOutputWithPooling(last_hidden_state, pooler_output).
+    const BertLinear pooler = bert_linear(b, "pooler.dense", H, H, true);
+    forward_output(b, {h, encoder_pooler(b, pooler, h, embedding_output)});
+    return;
+  }
+  if (b.config().task != Task::lm) {
+    // BertFor{Sequence,Token}Classification (heads_encoder.cpp)
+    bert_cls_head(b, s, h, labels, embedding_output);
+    return;
+  }
+  BertLinear tr = bert_linear(b, "cls.predictions.transform.dense", H, H, emb_train);
+  TensorId tln_w = b.param("cls.predictions.transform.LayerNorm.weight", {H}, emb_train);
+  TensorId tln_b = b.param("cls.predictions.transform.LayerNorm.bias", {H}, emb_train);
+  TensorId dec_b = b.param("cls.predictions.bias", {V}, emb_train);
+  masked_lm_head_loss(b, h, {tr, tln_w, tln_b, word, dec_b}, ids);
+}
+
 }  // namespace memplan

@@ -33,6 +33,14 @@ BertAttentionOut bert_attention(GraphBuilder& b, const TransformerSpec& s, Tenso
 // the encoder returns. Returns the last layer's output.
 TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h);
 
+// BertModel.forward from the embeddings' output `h` on, and the head BertFor<task> puts after it (ErnieModel and
+// its heads run the same statements): the encoder (h, embedding_output, bound until the encoder returns); then
+// Task::feature: the pooler, both outputs returned; seq_cls / token_cls: bert_cls_head; lm: BertOnlyMLMHead
+// ("cls.predictions.": transform dense, LayerNorm, the decoder tied to `word` with its own bias) and the masked-LM
+// loss against `ids`. `labels`: task_labels' tensor for the classification heads.
+void bert_model_tail(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId word, TensorId ids,
+                     TensorId labels);
+
 // The masked-LM head's parameters (registered by the caller, in its module order) and the loss after it:
 // dense -> gelu -> LayerNorm -> decoder (weight tied to the word embeddings, bias) -> CrossEntropyLoss over
 // prediction_scores.view(-1, V) and labels = the input ids. The forward keeps sequence_output and the

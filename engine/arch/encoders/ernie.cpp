@@ -1,0 +1,69 @@
+// ErnieForMaskedLM (transformers 5.17 models/ernie/modular_ernie.py: ErnieModel is BertModel with ErnieEmbeddings),
+// training forward + masked-LM loss; ErnieFor{Sequence,Token}Classification and ErnieModel (Task::feature) as BERT's
+// heads (bert_model_tail: the modular file's Ernie* layer, encoder, pooler and heads are the Bert* classes).
+//
+// ErnieEmbeddings.forward is BertEmbeddings.forward (bert.cpp) plus, when config.use_task_id, the task-type
+// embedding: task_type_ids = torch.zeros(input_shape, dtype=long) (no task_type_ids is passed: a fresh [B, S] int64
+// the lookup saves for its backward), task_type_embeddings = self.task_type_embeddings(task_type_ids) (a fresh
+// [B, S, H], a local until the embeddings return), embeddings += task_type_embeddings (in place on the sum of the
+// three lookups: AddBackward passes the gradient through to both), then LayerNorm and dropout.
+// Registration: super().__init__ registers word, position and token-type embeddings, LayerNorm and the buffers;
+// task_type_embeddings comes after them (assigned after super().__init__).
+#include "engine/arch/encoders/bert_parts.h"
+
+namespace memplan {
+
+void build_ernie(GraphBuilder& b, const TransformerSpec& s) {
+  const auto& cfg = b.config();
+  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
+  const bool emb_train = !cfg.freeze_embeddings;
+  hf_construction_scalar(b);
+  TensorId word = b.param("embeddings.word_embeddings.weight", {V, H}, emb_train);
+  // The MLM decoder's own weight, until tie_weights() (as BertForMaskedLM's).
+  if (cfg.task == Task::lm) b.construction_temp(b.info(word).bytes);
+  TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
+  TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
+  TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
+  TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
+  const TensorId taskw = s.ernie_task_type_vocab > 0
+                             ? b.param("embeddings.task_type_embeddings.weight", {s.ernie_task_type_vocab, H}, emb_train)
+                             : kNoTensor;
+  // The non-persistent position_ids / token_type_ids buffers: registered in inference only, as bert.cpp's.
+  TensorId position_buffer = kNoTensor;
+  if (!b.training()) {
+    position_buffer = b.buffer("embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+    b.buffer("embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
+  }
+  TensorId ids = b.input({B, S}, DType::i64);
+  const TensorId labels = task_labels(b, ids);
+  const TokenTypeIds type_ids = bert_token_type_ids(b);
+
+  TensorId we = b.embedding(ids, word);
+  b.hold(we);
+  TensorId te = bert_token_type_embedding(b, type_ids, typew);
+  b.hold(te);
+  TensorId e = b.add(we, te);
+  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), posw);
+  if (!b.training()) b.hold(pe);
+  e = b.add(e, pe);
+  TensorId task_ids = kNoTensor, task_e = kNoTensor;
+  if (taskw != kNoTensor) {
+    task_ids = b.generic_one("zeros", {}, {B, S}, DType::i64);
+    b.hold(task_ids);
+    task_e = b.embedding(task_ids, taskw);
+    b.hold(task_e);
+    e = b.inplace_add(e, task_e);  // embeddings += task_type_embeddings
+  }
+  TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
+  b.drop(we);
+  b.drop(te);
+  if (!b.training()) b.drop(pe);
+  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
+  if (task_e != kNoTensor) {
+    b.drop(task_e);
+    b.drop(task_ids);
+  }
+  bert_model_tail(b, s, h, word, ids, labels);
+}
+
+}  // namespace memplan
