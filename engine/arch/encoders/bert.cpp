@@ -35,22 +35,7 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId labels = task_labels(b, ids);
   const TokenTypeIds type_ids = bert_token_type_ids(b);
 
-  // inputs_embeds and token_type_embeddings stay bound until BertEmbeddings.forward returns.
-  TensorId we = b.embedding(ids, word);
-  b.hold(we);
-  TensorId te = bert_token_type_embedding(b, type_ids, typew);
-  b.hold(te);
-  TensorId e = b.add(we, te);
-  // position_embeddings is a local until the embeddings return too. Held in inference only: in training the
-  // [1, S, H] block's earlier release is what the measured rows were fitted with (its add saves nothing).
-  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), posw);
-  if (!b.training()) b.hold(pe);
-  e = b.add(e, pe);
-  TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
-  b.drop(we);
-  b.drop(te);
-  if (!b.training()) b.drop(pe);
-  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
+  const TensorId h = bert_embeddings(b, s, {word, posw, typew, eln_w, eln_b}, ids, type_ids, position_buffer);
   bert_model_tail(b, s, h, word, ids, labels);
 }
 

@@ -138,6 +138,42 @@ TensorId encoder_pooler(GraphBuilder& b, const BertLinear& pooler, TensorId seq,
   return pooled;
 }
 
+TensorId bert_embeddings(GraphBuilder& b, const TransformerSpec& s, const BertEmbeddingParams& w, TensorId ids,
+                         const TokenTypeIds& type_ids, TensorId position_buffer) {
+  const int64_t B = b.config().batch_size, S = b.config().seq_len;
+  // inputs_embeds and token_type_embeddings stay bound until the embeddings' forward returns.
+  TensorId we = b.embedding(ids, w.word);
+  b.hold(we);
+  TensorId te = bert_token_type_embedding(b, type_ids, w.token_type);
+  b.hold(te);
+  TensorId e = b.add(we, te);
+  // position_embeddings is a local until the embeddings return too. Held in inference only: in training the
+  // [1, S, H] block's earlier release is what the measured rows were fitted with (its add saves nothing).
+  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), w.position);
+  if (!b.training()) b.hold(pe);
+  e = b.add(e, pe);
+  TensorId task_ids = kNoTensor, task_e = kNoTensor;
+  if (w.task_type != kNoTensor) {
+    // ErnieEmbeddings: task_type_ids = torch.zeros(input_shape, long) (the lookup saves it), the lookup (a local),
+    // embeddings += task_type_embeddings.
+    task_ids = b.generic_one("zeros", {}, {B, S}, DType::i64);
+    b.hold(task_ids);
+    task_e = b.embedding(task_ids, w.task_type);
+    b.hold(task_e);
+    e = b.inplace_add(e, task_e);
+  }
+  TensorId h = b.dropout(b.layer_norm(e, w.ln_w, w.ln_b), s.embd_dropout);
+  b.drop(we);
+  b.drop(te);
+  if (!b.training()) b.drop(pe);
+  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
+  if (task_e != kNoTensor) {
+    b.drop(task_e);
+    b.drop(task_ids);
+  }
+  return h;
+}
+
 void bert_model_tail(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId word, TensorId ids,
                      TensorId labels) {
   const TensorId embedding_output = h;

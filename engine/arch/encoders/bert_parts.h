@@ -103,6 +103,17 @@ struct TokenTypeIds {
 TokenTypeIds bert_token_type_ids(GraphBuilder& b);
 TensorId bert_token_type_embedding(GraphBuilder& b, const TokenTypeIds& t, TensorId table);
 
+// BertEmbeddings.forward after the token types are made (bert_token_type_ids): word + token-type lookups, + the
+// position lookup, LayerNorm, dropout (ElectraEmbeddings runs the same statements; ErnieEmbeddings adds, with
+// `task_type` set, the task-type lookup of a zeros [B, S] index in place before the LayerNorm). Returns the
+// embeddings' output; the lookups are released as the forward returns.
+struct BertEmbeddingParams {
+  TensorId word, position, token_type, ln_w, ln_b;
+  TensorId task_type = kNoTensor;
+};
+TensorId bert_embeddings(GraphBuilder& b, const TransformerSpec& s, const BertEmbeddingParams& w, TensorId ids,
+                         const TokenTypeIds& type_ids, TensorId position_buffer);
+
 // ---- inference (forward_only_inference)
 // BertPooler / RobertaPooler (and their copies): tanh(dense(hidden_states[:, 0])) over the last hidden states
 // `seq`, which stay bound (the model output's last_hidden_state); the base model's forward still binds

@@ -55,22 +55,8 @@ void build_electra(GraphBuilder& b, const TransformerSpec& s) {
   // token_type_ids: the zero buffer gathered at the position ids and expanded (BertEmbeddings.forward).
   const TokenTypeIds type_ids = bert_token_type_ids(b);
 
-  // inputs_embeds and token_type_embeddings stay bound until ElectraEmbeddings.forward returns.
-  TensorId we = b.embedding(ids, word);
-  b.hold(we);
-  TensorId te = bert_token_type_embedding(b, type_ids, typew);
-  b.hold(te);
-  TensorId e = b.add(we, te);
-  // position_embeddings is a local until the embeddings return too. Held in inference only: in training the
-  // [1, S, H] block's earlier release is what the measured rows were fitted with (its add saves nothing).
-  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), posw);
-  if (!b.training()) b.hold(pe);
-  e = b.add(e, pe);
-  TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
-  b.drop(we);
-  b.drop(te);
-  if (!b.training()) b.drop(pe);
-  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
+  // ElectraEmbeddings.forward runs BertEmbeddings.forward's statements.
+  TensorId h = bert_embeddings(b, s, {word, posw, typew, eln_w, eln_b}, ids, type_ids, position_buffer);
   // embedding_output = self.embeddings_project(embedding_output): the embeddings' output dies here unless saved.
   if (project) h = b.linear(h, proj.w, proj.b);
   h = bert_encoder(b, s, h);

@@ -38,31 +38,8 @@ void build_ernie(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId labels = task_labels(b, ids);
   const TokenTypeIds type_ids = bert_token_type_ids(b);
 
-  TensorId we = b.embedding(ids, word);
-  b.hold(we);
-  TensorId te = bert_token_type_embedding(b, type_ids, typew);
-  b.hold(te);
-  TensorId e = b.add(we, te);
-  const TensorId pe = b.embedding(bert_position_ids(b, position_buffer), posw);
-  if (!b.training()) b.hold(pe);
-  e = b.add(e, pe);
-  TensorId task_ids = kNoTensor, task_e = kNoTensor;
-  if (taskw != kNoTensor) {
-    task_ids = b.generic_one("zeros", {}, {B, S}, DType::i64);
-    b.hold(task_ids);
-    task_e = b.embedding(task_ids, taskw);
-    b.hold(task_e);
-    e = b.inplace_add(e, task_e);  // embeddings += task_type_embeddings
-  }
-  TensorId h = b.dropout(b.layer_norm(e, eln_w, eln_b), s.embd_dropout);
-  b.drop(we);
-  b.drop(te);
-  if (!b.training()) b.drop(pe);
-  if (type_ids.gathered != kNoTensor) b.drop(type_ids.gathered);
-  if (task_e != kNoTensor) {
-    b.drop(task_e);
-    b.drop(task_ids);
-  }
+  const TensorId h =
+      bert_embeddings(b, s, {word, posw, typew, eln_w, eln_b, taskw}, ids, type_ids, position_buffer);
   bert_model_tail(b, s, h, word, ids, labels);
 }
 

@@ -3,6 +3,7 @@
 // 5.17 modeling_clip.py / modeling_siglip.py, their encoder layer from clip_parts.h), and the scatter of the image
 // features into the text embeddings (get_placeholder_mask, masked_scatter). Defined in llava_parts.cpp.
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct AnyresGrid {
   int64_t rows = 0, cols = 0;
 };
 AnyresGrid anyres_grid(const TransformerSpec& s, int64_t oh, int64_t ow);
+// The run's image (RunConfig::image_hw; absent: the tower's image_size square) through anyres_grid. Refused: an
+// image_hw with no image in the run, an image no pinpoint fits (naming image_grid_pinpoints).
+AnyresGrid run_anyres_grid(const GraphBuilder& b, const TransformerSpec& s);
 
 // pack_image_features for one anyres image whose projected features `f` [tiles, mm_image_tokens, H] are a view of
 // the projector's output (`elt_bytes` its element size): base = f[0], f[1:] viewed as the grid, permuted
@@ -70,6 +74,20 @@ AnyresGrid anyres_grid(const TransformerSpec& s, int64_t oh, int64_t ow);
 // [mm_image_tokens + out_rows * (out_cols + 1), H].
 TensorId pack_anyres_image(GraphBuilder& b, const TransformerSpec& s, TensorId f, const AnyresGrid& g,
                            TensorId newline, int64_t elt_bytes, int64_t out_rows, int64_t out_cols);
+
+// The LLaVA-NeXT-shaped models (llava_next, llava_onevision: the same __init__ and forward, their
+// pack_image_features their own) once each image's tiles T and tokens are known and check_run has counted the
+// `images`: parameters in __init__ order (vision_tower, multi_modal_projector, image_newline, the language model's
+// embed_tokens, layers and norm, lm_head), the batch as the plugin draws it (input_ids, pixel_values [images, T, C,
+// R, R], image_sizes [images, 2], labels; generate(): position_ids), get_image_features (torch.cat of each image's
+// first T tiles, a local; the tower with output_hidden_states; the projector; torch.split per image), `pack` on
+// each image's projected features f [T, mm_image_tokens, H] (a view of the projector's output, held until every
+// image is packed; `elt_bytes` its element size) returning the packed [tokens, H], then the vision output object
+// dropped, torch.cat(packed).to(inputs_embeds' dtype) (held: image_hidden_states), masked_scatter, the text model
+// and the loss (decoder_and_loss). With no image (text-only training, serving) only the text path runs.
+using PackImage = std::function<TensorId(TensorId f, TensorId newline, int64_t elt_bytes)>;
+void build_tiled_llava(GraphBuilder& b, const TransformerSpec& s, int64_t images, int64_t T, int64_t tokens,
+                       const PackImage& pack);
 
 // The deepest hidden_states index vision_feature_layer selects (0 = the embeddings' output).
 int64_t deepest_feature_layer(const TransformerSpec& s);
