@@ -16,6 +16,8 @@ frozen).
 Usage: python3 calibrate/cases/make_families45.py > calibrate/cases/families45-input.jsonl"""
 import json
 
+from case_helpers import hf, inference, training
+
 CAP_LO, CAP_HI = 33.8, 38.6  # the uncapped f45-ov05-bf16-b2s3800-768 row predicted 35071.1 MiB allocated, 38874 reserved (this commit)
 
 SIGLIP = {"model_type": "siglip_vision_model", "hidden_size": 1152, "intermediate_size": 4304,
@@ -43,16 +45,13 @@ def config(text, text_layers, vision_layers, aspect=None):
 
 def row(id_, text, tl, vl, mode, b, seq, prec, images=1, hw=None, ckpt=False, lora=None, gen=0, cap=None,
         aspect=None):
-    r = {"id": id_, "model": {"source": "huggingface", "model_type": "llava_onevision",
-                              "config": config(text, tl, vl, aspect), "attn_implementation": "sdpa"},
-         "mode": mode, "batch_size": b, "seq_len": seq, "precision": prec}
+    model = hf("llava_onevision", config(text, tl, vl, aspect))
     if mode == "training":
-        r.update({"optimizer": "adamw", "optimizer_impl": "foreach", "grad_checkpointing": ckpt,
-                  "grad_accum_steps": 1, "images_per_sample": images})
+        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, images_per_sample=images)
         if hw is not None:
             r["image_hw"] = hw
     else:
-        r["generate_tokens"] = gen
+        r = inference(id_, model, b, seq, prec, gen)
     if lora is not None:
         r["lora"] = lora
     r["holdout"] = True

@@ -9,6 +9,8 @@ the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families46.py > calibrate/cases/families46-input.jsonl"""
 import json
 
+from case_helpers import hf, inference, training
+
 CAP_LO, CAP_HI = 13.4, 17.0  # the uncapped f46-ernie3b-mlm-ampbf16-b32s512 row predicted 14158.3 MiB allocated, 17098 reserved (this commit)
 
 E3B = {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12, "intermediate_size": 3072,
@@ -21,14 +23,10 @@ E1 = dict(E3B, vocab_size=18000, max_position_embeddings=513, type_vocab_size=2,
 
 
 def row(id_, cfg, mode, b, seq, prec, task=None, labels=None, ckpt=False, cap=None):
-    r = {"id": id_, "model": {"source": "huggingface", "model_type": "ernie", "config": cfg,
-                              "attn_implementation": "sdpa"},
-         "mode": mode, "batch_size": b, "seq_len": seq, "precision": prec}
     if mode == "training":
-        r.update({"optimizer": "adamw", "optimizer_impl": "foreach", "grad_checkpointing": ckpt,
-                  "grad_accum_steps": 1})
+        r = training(id_, hf("ernie", cfg), b, seq, prec, "adamw", ckpt=ckpt)
     else:
-        r["generate_tokens"] = 0
+        r = inference(id_, hf("ernie", cfg), b, seq, prec, 0)
     if task is not None:
         r["task"] = task
         if labels is not None:
