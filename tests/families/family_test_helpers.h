@@ -37,6 +37,20 @@ inline RunConfig task_training(Task task, int64_t num_labels, int64_t batch, int
   return c;
 }
 
+// A training run of a vision-language model: batch x seq with `images` images a sample, each of original size
+// `hw` ([height, width]; empty: the tower's square), the causal-LM loss.
+inline RunConfig image_training(int64_t batch, int64_t seq, int64_t images, std::vector<int64_t> hw = {}) {
+  RunConfig c;
+  c.mode = Mode::training;
+  c.batch_size = batch;
+  c.seq_len = seq;
+  c.images_per_sample = images;
+  c.image_hw = std::move(hw);
+  return c;
+}
+
+inline bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
 // The message of the InputError fn throws, or "no error".
 std::string input_error_of(const std::function<void()>& fn);
 

@@ -22,20 +22,12 @@ using memplan::TransformerSpec;
 
 namespace {
 
+using memplan::testing::starts_with;
 TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
-bool starts(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
-
 ModelSpec model_of(const std::string& config) { return memplan::testing::model_of_config(config); }
-
 RunConfig run(int64_t batch, int64_t seq, int64_t images, std::vector<int64_t> hw = {}) {
-  RunConfig c;
-  c.mode = memplan::Mode::training;
-  c.batch_size = batch;
-  c.seq_len = seq;
-  c.images_per_sample = images;
-  c.image_hw = std::move(hw);
-  return c;
+  return memplan::testing::image_training(batch, seq, images, std::move(hw));
 }
 
 // A small llava_next whose tower keeps the published 336-pixel tiles at 14-pixel patches (24 x 24 = 576 features a
@@ -68,25 +60,25 @@ TEST_CASE("llava_next importer: class defaults", "[family][set39][importer]") {
 }
 
 TEST_CASE("llava_next: refusals name the field", "[family][set39]") {
-  CHECK(starts(error_of([] {
+  CHECK(starts_with(error_of([] {
                  import(R"({"model_type": "llava_next", "vision_config": {"model_type": "siglip_vision_model",
                             "vision_use_head": false}})");
                }),
                "config.vision_config.model_type:"));
-  CHECK(starts(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": [[336, 500]]})"); }),
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": [[336, 500]]})"); }),
                "config.image_grid_pinpoints:"));
-  CHECK(starts(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": []})"); }),
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": []})"); }),
                "config.image_grid_pinpoints:"));
-  CHECK(starts(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": [[336]]})"); }),
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "llava_next", "image_grid_pinpoints": [[336]]})"); }),
                "config.image_grid_pinpoints:"));
-  CHECK(starts(error_of([] { import(R"({"model_type": "llava_next", "vision_feature_select_strategy": "cls"})"); }),
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "llava_next", "vision_feature_select_strategy": "cls"})"); }),
                "config.vision_feature_select_strategy:"));
   const ModelSpec m = model_of(kSmall);
   // image_hw without images; images in inference.
-  CHECK(starts(error_of([&] { memplan::estimate(m, run(1, 2000, 0, {672, 672})); }), "image_hw:"));
+  CHECK(starts_with(error_of([&] { memplan::estimate(m, run(1, 2000, 0, {672, 672})); }), "image_hw:"));
   RunConfig inf = run(1, 2000, 1);
   inf.mode = memplan::Mode::inference;
-  CHECK(starts(error_of([&] { memplan::estimate(m, inf); }), "images_per_sample:"));
+  CHECK(starts_with(error_of([&] { memplan::estimate(m, inf); }), "images_per_sample:"));
   RunConfig q = run(1, 2000, 1);
   q.lora.r = 16;
   q.lora.target_modules = {"q_proj", "v_proj"};
@@ -94,7 +86,7 @@ TEST_CASE("llava_next: refusals name the field", "[family][set39]") {
   CHECK(error_of([&] { memplan::estimate(m, q); }) != "no error");  // QLoRA: not replayed
   // image_hw on llava (one square image): refused.
   const ModelSpec lv = model_of(std::string(kSmall).replace(std::string(kSmall).find("llava_next"), 10, "llava"));
-  CHECK(starts(error_of([&] { memplan::estimate(lv, run(1, 2000, 1, {672, 672})); }), "image_hw:"));
+  CHECK(starts_with(error_of([&] { memplan::estimate(lv, run(1, 2000, 1, {672, 672})); }), "image_hw:"));
 }
 
 TEST_CASE("llava_next: image tokens per image size, derived by hand", "[family][set39]") {
@@ -122,11 +114,11 @@ TEST_CASE("llava_next: image tokens per image size, derived by hand", "[family][
                        Row{{1008, 336}, 2376}}) {
     CAPTURE(r.hw, r.n);
     CHECK(error_of([&] { memplan::estimate(m, run(1, 4 + r.n + 3, 1, r.hw)); }) == "no error");
-    CHECK(starts(error_of([&] { memplan::estimate(m, run(1, 4 + r.n + 2, 1, r.hw)); }), "seq_len:"));
+    CHECK(starts_with(error_of([&] { memplan::estimate(m, run(1, 4 + r.n + 2, 1, r.hw)); }), "seq_len:"));
   }
   // Two images a sample: 4 + 2 (2928 + 3).
   CHECK(error_of([&] { memplan::estimate(m, run(1, 4 + 2 * 2931, 2, {672, 672})); }) == "no error");
-  CHECK(starts(error_of([&] { memplan::estimate(m, run(1, 4 + 2 * 2931 - 1, 2, {672, 672})); }), "seq_len:"));
+  CHECK(starts_with(error_of([&] { memplan::estimate(m, run(1, 4 + 2 * 2931 - 1, 2, {672, 672})); }), "seq_len:"));
 }
 
 TEST_CASE("llava_next: LoRA replays, llava still refuses it", "[family][set39]") {
@@ -139,7 +131,7 @@ TEST_CASE("llava_next: LoRA replays, llava still refuses it", "[family][set39]")
   const ModelSpec lv = model_of(std::string(kSmall).replace(std::string(kSmall).find("llava_next"), 10, "llava"));
   RunConfig l = run(1, 700, 1);
   l.lora = c.lora;
-  CHECK(starts(error_of([&] { memplan::estimate(lv, l); }), "lora:"));
+  CHECK(starts_with(error_of([&] { memplan::estimate(lv, l); }), "lora:"));
 }
 
 TEST_CASE("llava_next: parameter counts, derived by hand", "[family][set39]") {

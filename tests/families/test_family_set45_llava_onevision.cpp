@@ -23,20 +23,12 @@ using memplan::TransformerSpec;
 
 namespace {
 
+using memplan::testing::starts_with;
 TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
-bool starts(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
-
 ModelSpec model_of(const std::string& config) { return memplan::testing::model_of_config(config); }
-
 RunConfig run(int64_t batch, int64_t seq, int64_t images, std::vector<int64_t> hw = {}) {
-  RunConfig c;
-  c.mode = memplan::Mode::training;
-  c.batch_size = batch;
-  c.seq_len = seq;
-  c.images_per_sample = images;
-  c.image_hw = std::move(hw);
-  return c;
+  return memplan::testing::image_training(batch, seq, images, std::move(hw));
 }
 
 // A small llava_onevision whose tower keeps the published 384-pixel tiles at 14-pixel patches (27 x 27 = 729
@@ -77,7 +69,7 @@ TEST_CASE("llava_onevision importer: class defaults", "[family][set45][importer]
   CHECK_FALSE(s.tie_word_embeddings);
   // vision_config absent: SiglipVisionConfig(1024, 4096, patch 14, image 336, 24 layers) with vision_use_head left
   // to getattr's true: refused naming it.
-  CHECK(starts(error_of([] { import(R"({"model_type": "llava_onevision"})"); }),
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "llava_onevision"})"); }),
                "config.vision_config.vision_use_head:"));
 }
 
@@ -85,18 +77,18 @@ TEST_CASE("llava_onevision: refusals name the field", "[family][set45]") {
   for (const char* bad : {R"("vision_aspect_ratio": "anyres_9",)", R"("vision_aspect_ratio": "anyres_max_0",)",
                           R"("vision_aspect_ratio": "anyres_max_",)", R"("vision_aspect_ratio": 9,)"}) {
     CAPTURE(bad);
-    CHECK(starts(error_of([&] { import(small(bad)); }), "config.vision_aspect_ratio:"));
+    CHECK(starts_with(error_of([&] { import(small(bad)); }), "config.vision_aspect_ratio:"));
   }
   // SigLIP under "default" keeps 728 features a tile, not 27 x 27: pack_image_features raises.
-  CHECK(starts(error_of([] { import(small(R"("vision_feature_select_strategy": "default",)")); }),
+  CHECK(starts_with(error_of([] { import(small(R"("vision_feature_select_strategy": "default",)")); }),
                "config.vision_feature_select_strategy:"));
-  CHECK(starts(error_of([] { import(small(R"("image_grid_pinpoints": [[384, 500]],)")); }),
+  CHECK(starts_with(error_of([] { import(small(R"("image_grid_pinpoints": [[384, 500]],)")); }),
                "config.image_grid_pinpoints:"));
   const ModelSpec m = model_of(small());
-  CHECK(starts(error_of([&] { memplan::estimate(m, run(1, 2000, 0, {768, 768})); }), "image_hw:"));
+  CHECK(starts_with(error_of([&] { memplan::estimate(m, run(1, 2000, 0, {768, 768})); }), "image_hw:"));
   RunConfig inf = run(1, 2000, 1);
   inf.mode = memplan::Mode::inference;
-  CHECK(starts(error_of([&] { memplan::estimate(m, inf); }), "images_per_sample:"));
+  CHECK(starts_with(error_of([&] { memplan::estimate(m, inf); }), "images_per_sample:"));
 }
 
 TEST_CASE("llava_onevision: image tokens per image size, derived by hand", "[family][set45]") {
@@ -131,12 +123,12 @@ TEST_CASE("llava_onevision: image tokens per image size, derived by hand", "[fam
     CAPTURE(r.extra, r.hw, r.n);
     const ModelSpec m = model_of(small(r.extra));
     CHECK(error_of([&] { memplan::estimate(m, run(1, 4 + r.n + 3, 1, r.hw)); }) == "no error");
-    CHECK(starts(error_of([&] { memplan::estimate(m, run(1, 4 + r.n + 2, 1, r.hw)); }), "seq_len:"));
+    CHECK(starts_with(error_of([&] { memplan::estimate(m, run(1, 4 + r.n + 2, 1, r.hw)); }), "seq_len:"));
   }
   // Two images a sample: none tiled (batch_num_images), 729 + 1 newline each whatever the size: 4 + 2 (730 + 3).
   const ModelSpec m = model_of(small());
   CHECK(error_of([&] { memplan::estimate(m, run(1, 4 + 2 * 733, 2, {768, 768})); }) == "no error");
-  CHECK(starts(error_of([&] { memplan::estimate(m, run(1, 4 + 2 * 733 - 1, 2)); }), "seq_len:"));
+  CHECK(starts_with(error_of([&] { memplan::estimate(m, run(1, 4 + 2 * 733 - 1, 2)); }), "seq_len:"));
 }
 
 TEST_CASE("llava_onevision: amp resize and LoRA replay", "[family][set45]") {

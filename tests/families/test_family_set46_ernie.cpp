@@ -23,15 +23,8 @@ namespace {
 
 TransformerSpec import(const std::string& text) { return memplan::testing::import_config(text); }
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
-bool starts(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
-
-RunConfig mlm(int64_t batch, int64_t seq) {
-  RunConfig c;
-  c.mode = memplan::Mode::training;
-  c.batch_size = batch;
-  c.seq_len = seq;
-  return c;
-}
+using memplan::testing::starts_with;
+RunConfig mlm(int64_t batch, int64_t seq) { return memplan::testing::task_training(memplan::Task::lm, 0, batch, seq); }
 
 }  // namespace
 
@@ -52,12 +45,12 @@ TEST_CASE("ernie importer: class defaults", "[family][set46][importer]") {
 }
 
 TEST_CASE("ernie: refusals name the field", "[family][set46]") {
-  CHECK(starts(error_of([] { import(R"({"model_type": "ernie", "is_decoder": true})"); }), "config.is_decoder:"));
-  CHECK(starts(error_of([] { import(R"({"model_type": "ernie", "add_cross_attention": true})"); }),
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "ernie", "is_decoder": true})"); }), "config.is_decoder:"));
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "ernie", "add_cross_attention": true})"); }),
                "config.add_cross_attention:"));
-  CHECK(starts(error_of([] { import(R"({"model_type": "ernie", "use_task_id": true, "task_type_vocab_size": 0})"); }),
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "ernie", "use_task_id": true, "task_type_vocab_size": 0})"); }),
                "config.task_type_vocab_size:"));
-  CHECK(starts(error_of([] { import(R"({"model_type": "ernie", "use_task_id": "yes"})"); }), "config.use_task_id:"));
+  CHECK(starts_with(error_of([] { import(R"({"model_type": "ernie", "use_task_id": "yes"})"); }), "config.use_task_id:"));
 }
 
 TEST_CASE("ernie: use_task_id adds a task-type table and its lookup, derived by hand", "[family][set46]") {
