@@ -17,9 +17,10 @@
 //     ratio = sqrt(rows * cols / (N * side^2)) > 1.1, is resized with F.interpolate(map[None], [int(rows // ratio),
 //     int(cols // ratio)], mode="bilinear") (fp32 under autocast; the packed image is then fp32 by cat's
 //     promotion) before the newline column: mm_image_tokens + rows' * (cols' + 1) tokens.
-// Stages otherwise as llava_next.cpp: torch.cat of each image's first T tiles, the tower with output_hidden_states,
-// the projector, torch.split by image, pack_image_features, torch.cat and .to(inputs_embeds' dtype),
-// masked_scatter, the Qwen2 text model, lm_head over every position and ForCausalLMLoss.
+// Stages otherwise as llava_next.cpp's, in llava::build_tiled_llava: torch.cat of each image's first T tiles, the
+// tower with output_hidden_states, the projector, torch.split by image, pack_image_features (this file's), torch.cat
+// and .to(inputs_embeds' dtype), masked_scatter, the Qwen2 text model, lm_head over every position and
+// ForCausalLMLoss.
 #include <cmath>
 
 #include "engine/arch/builders.h"
