@@ -13,16 +13,10 @@ namespace memplan {
 
 void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
-  const bool emb_train = !cfg.freeze_embeddings;
+  const int64_t B = cfg.batch_size, S = cfg.seq_len;
   hf_construction_scalar(b);
-  TensorId word = b.param("embeddings.word_embeddings.weight", {V, H}, emb_train);
-  // The MLM decoder's own weight, until tie_weights() (whole-run stream); the classification models have none.
-  if (cfg.task == Task::lm) b.construction_temp(b.info(word).bytes);
-  TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
-  TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
-  TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
-  TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
+  // The MLM decoder's own weight exists until tie_weights(); the classification models have none.
+  const BertEmbeddingParams emb = bert_embedding_params(b, s);
   // The embeddings' non-persistent int64 buffers position_ids and token_type_ids [1, max_position_embeddings],
   // moved after its parameters (whole-run inference stream: two 4 KiB blocks after the LayerNorm's bias).
   // Registered in inference only (training predictions unchanged).
@@ -35,8 +29,8 @@ void build_bert(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId labels = task_labels(b, ids);
   const TokenTypeIds type_ids = bert_token_type_ids(b);
 
-  const TensorId h = bert_embeddings(b, s, {word, posw, typew, eln_w, eln_b}, ids, type_ids, position_buffer);
-  bert_model_tail(b, s, h, word, ids, labels);
+  const TensorId h = bert_embeddings(b, s, emb, ids, type_ids, position_buffer);
+  bert_model_tail(b, s, h, emb.word, ids, labels);
 }
 
 }  // namespace memplan

@@ -138,6 +138,19 @@ TensorId encoder_pooler(GraphBuilder& b, const BertLinear& pooler, TensorId seq,
   return pooled;
 }
 
+BertEmbeddingParams bert_embedding_params(GraphBuilder& b, const TransformerSpec& s) {
+  const int64_t H = s.hidden_size;
+  const bool train = !b.config().freeze_embeddings;
+  BertEmbeddingParams w;
+  w.word = b.param("embeddings.word_embeddings.weight", {s.vocab_size, H}, train);
+  if (b.config().task == Task::lm) b.construction_temp(b.info(w.word).bytes);
+  w.position = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, train);
+  w.token_type = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, train);
+  w.ln_w = b.param("embeddings.LayerNorm.weight", {H}, train);
+  w.ln_b = b.param("embeddings.LayerNorm.bias", {H}, train);
+  return w;
+}
+
 TensorId bert_embeddings(GraphBuilder& b, const TransformerSpec& s, const BertEmbeddingParams& w, TensorId ids,
                          const TokenTypeIds& type_ids, TensorId position_buffer) {
   const int64_t B = b.config().batch_size, S = b.config().seq_len;

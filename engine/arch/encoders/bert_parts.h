@@ -111,6 +111,10 @@ struct BertEmbeddingParams {
   TensorId word, position, token_type, ln_w, ln_b;
   TensorId task_type = kNoTensor;
 };
+// BertEmbeddings' parameters in registration order ("embeddings.": word, position, token-type embeddings, LayerNorm),
+// trainable unless the run freezes the embeddings; with the masked-LM task the decoder's own [V, H] weight exists
+// until tie_weights() (a construction temporary, whole-run stream). task_type stays kNoTensor.
+BertEmbeddingParams bert_embedding_params(GraphBuilder& b, const TransformerSpec& s);
 TensorId bert_embeddings(GraphBuilder& b, const TransformerSpec& s, const BertEmbeddingParams& w, TensorId ids,
                          const TokenTypeIds& type_ids, TensorId position_buffer);
 

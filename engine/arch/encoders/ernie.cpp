@@ -15,19 +15,12 @@ namespace memplan {
 
 void build_ernie(GraphBuilder& b, const TransformerSpec& s) {
   const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
-  const bool emb_train = !cfg.freeze_embeddings;
+  const int64_t B = cfg.batch_size, S = cfg.seq_len;
   hf_construction_scalar(b);
-  TensorId word = b.param("embeddings.word_embeddings.weight", {V, H}, emb_train);
-  // The MLM decoder's own weight, until tie_weights() (as BertForMaskedLM's).
-  if (cfg.task == Task::lm) b.construction_temp(b.info(word).bytes);
-  TensorId posw = b.param("embeddings.position_embeddings.weight", {s.max_position_embeddings, H}, emb_train);
-  TensorId typew = b.param("embeddings.token_type_embeddings.weight", {s.type_vocab_size, H}, emb_train);
-  TensorId eln_w = b.param("embeddings.LayerNorm.weight", {H}, emb_train);
-  TensorId eln_b = b.param("embeddings.LayerNorm.bias", {H}, emb_train);
-  const TensorId taskw = s.ernie_task_type_vocab > 0
-                             ? b.param("embeddings.task_type_embeddings.weight", {s.ernie_task_type_vocab, H}, emb_train)
-                             : kNoTensor;
+  BertEmbeddingParams emb = bert_embedding_params(b, s);  // BERT's, in BERT's order
+  if (s.ernie_task_type_vocab > 0)
+    emb.task_type = b.param("embeddings.task_type_embeddings.weight", {s.ernie_task_type_vocab, s.hidden_size},
+                            !cfg.freeze_embeddings);
   // The non-persistent position_ids / token_type_ids buffers: registered in inference only, as bert.cpp's.
   TensorId position_buffer = kNoTensor;
   if (!b.training()) {
@@ -38,9 +31,8 @@ void build_ernie(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId labels = task_labels(b, ids);
   const TokenTypeIds type_ids = bert_token_type_ids(b);
 
-  const TensorId h =
-      bert_embeddings(b, s, {word, posw, typew, eln_w, eln_b, taskw}, ids, type_ids, position_buffer);
-  bert_model_tail(b, s, h, word, ids, labels);
+  const TensorId h = bert_embeddings(b, s, emb, ids, type_ids, position_buffer);
+  bert_model_tail(b, s, h, emb.word, ids, labels);
 }
 
 }  // namespace memplan
