@@ -225,9 +225,13 @@ void register_estimate(CLI::App& app, Context& ctx) {
       }
       if (!others.empty()) out << "\n" << other_ranks_text(e, others);
       if (flags->per_layer) out << "\n" << layers_table(e);
-      // The question after "does not fit" is what to change; fit answers it with the same flags.
+      // The question after "does not fit" is what to change; fit answers it with the same flags. The closing line
+      // names the headline's verdict: a replay short of memory inside the error band is BORDERLINE there.
       if (!flags->quiet && d.capacity_bytes > 0 && !fits_on(e, d))
-        out << "\nDOES NOT FIT: `memplan fit` with the same flags lists what to change, in order.\n";
+        out << (verdict_on(m, c, e, d).kind == VerdictKind::borderline
+                    ? "\nBORDERLINE, short of memory as predicted: "
+                    : "\nDOES NOT FIT: ")
+            << "`memplan fit` with the same flags lists what to change, in order.\n";
       else if (!flags->quiet && d.capacity_bytes > 0 && verdict_on(m, c, e, d).kind == VerdictKind::borderline)
         out << "\nBORDERLINE: `memplan fit` with the same flags lists what buys safety.\n";
     }
