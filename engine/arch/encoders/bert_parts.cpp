@@ -187,8 +187,21 @@ TensorId bert_embeddings(GraphBuilder& b, const TransformerSpec& s, const BertEm
   return h;
 }
 
-void bert_model_tail(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId word, TensorId ids,
-                     TensorId labels) {
+void bert_model(GraphBuilder& b, const TransformerSpec& s, const BertEmbeddingParams& emb) {
+  const int64_t B = b.config().batch_size, S = b.config().seq_len;
+  // The embeddings' non-persistent int64 buffers position_ids and token_type_ids [1, max_position_embeddings],
+  // moved after its parameters (whole-run inference stream: two 4 KiB blocks after the LayerNorm's bias).
+  // Registered in inference only (training predictions unchanged).
+  TensorId position_buffer = kNoTensor;
+  if (!b.training()) {
+    position_buffer = b.buffer("embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
+    b.buffer("embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
+  }
+  const TensorId ids = b.input({B, S}, DType::i64);
+  const TensorId labels = task_labels(b, ids);
+  const TokenTypeIds type_ids = bert_token_type_ids(b);
+  const TensorId word = emb.word;
+  TensorId h = bert_embeddings(b, s, emb, ids, type_ids, position_buffer);
   const TensorId embedding_output = h;
   const int64_t H = s.hidden_size, V = s.vocab_size;
   const bool emb_train = !b.config().freeze_embeddings;

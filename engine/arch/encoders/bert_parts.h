@@ -33,14 +33,6 @@ BertAttentionOut bert_attention(GraphBuilder& b, const TransformerSpec& s, Tenso
 // the encoder returns. Returns the last layer's output.
 TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h);
 
-// BertModel.forward from the embeddings' output `h` on, and the head BertFor<task> puts after it (ErnieModel and
-// its heads run the same statements): the encoder (h, embedding_output, bound until the encoder returns); then
-// Task::feature: the pooler, both outputs returned; seq_cls / token_cls: bert_cls_head; lm: BertOnlyMLMHead
-// ("cls.predictions.": transform dense, LayerNorm, the decoder tied to `word` with its own bias) and the masked-LM
-// loss against `ids`. `labels`: task_labels' tensor for the classification heads.
-void bert_model_tail(GraphBuilder& b, const TransformerSpec& s, TensorId h, TensorId word, TensorId ids,
-                     TensorId labels);
-
 // The masked-LM head's parameters (registered by the caller, in its module order) and the loss after it:
 // dense -> gelu -> LayerNorm -> decoder (weight tied to the word embeddings, bias) -> CrossEntropyLoss over
 // prediction_scores.view(-1, V) and labels = the input ids. The forward keeps sequence_output and the
@@ -117,6 +109,14 @@ struct BertEmbeddingParams {
 BertEmbeddingParams bert_embedding_params(GraphBuilder& b, const TransformerSpec& s);
 TensorId bert_embeddings(GraphBuilder& b, const TransformerSpec& s, const BertEmbeddingParams& w, TensorId ids,
                          const TokenTypeIds& type_ids, TensorId position_buffer);
+
+// BertModel.forward and the head BertFor<task> puts after it, once the embeddings' parameters `emb` are registered
+// (ErnieModel and its heads run the same statements): the embeddings' non-persistent position_ids / token_type_ids
+// buffers (inference only, moved after the parameters), input_ids, the task's labels, the token types,
+// bert_embeddings, the encoder (the embeddings' output bound until it returns); then Task::feature: the pooler, both
+// outputs returned; seq_cls / token_cls: bert_cls_head; lm: BertOnlyMLMHead ("cls.predictions.": transform dense,
+// LayerNorm, the decoder tied to the word embeddings with its own bias) and the masked-LM loss against the ids.
+void bert_model(GraphBuilder& b, const TransformerSpec& s, const BertEmbeddingParams& emb);
 
 // ---- inference (forward_only_inference)
 // BertPooler / RobertaPooler (and their copies): tanh(dense(hidden_states[:, 0])) over the last hidden states

@@ -1,6 +1,6 @@
 // ErnieForMaskedLM (transformers 5.17 models/ernie/modular_ernie.py: ErnieModel is BertModel with ErnieEmbeddings),
 // training forward + masked-LM loss; ErnieFor{Sequence,Token}Classification and ErnieModel (Task::feature) as BERT's
-// heads (bert_model_tail: the modular file's Ernie* layer, encoder, pooler and heads are the Bert* classes).
+// heads (bert_model: the modular file's Ernie* layer, encoder, pooler and heads are the Bert* classes).
 //
 // ErnieEmbeddings.forward is BertEmbeddings.forward (bert.cpp) plus, when config.use_task_id, the task-type
 // embedding: task_type_ids = torch.zeros(input_shape, dtype=long) (no task_type_ids is passed: a fresh [B, S] int64
@@ -14,25 +14,12 @@
 namespace memplan {
 
 void build_ernie(GraphBuilder& b, const TransformerSpec& s) {
-  const auto& cfg = b.config();
-  const int64_t B = cfg.batch_size, S = cfg.seq_len;
   hf_construction_scalar(b);
   BertEmbeddingParams emb = bert_embedding_params(b, s);  // BERT's, in BERT's order
-  if (s.ernie_task_type_vocab > 0)
+  if (s.ernie_task_type_vocab > 0)  // then the task-type table (its buffers move after it: bert_model)
     emb.task_type = b.param("embeddings.task_type_embeddings.weight", {s.ernie_task_type_vocab, s.hidden_size},
-                            !cfg.freeze_embeddings);
-  // The non-persistent position_ids / token_type_ids buffers: registered in inference only, as bert.cpp's.
-  TensorId position_buffer = kNoTensor;
-  if (!b.training()) {
-    position_buffer = b.buffer("embeddings.position_ids", {1, s.max_position_embeddings}, DType::i64);
-    b.buffer("embeddings.token_type_ids", {1, s.max_position_embeddings}, DType::i64);
-  }
-  TensorId ids = b.input({B, S}, DType::i64);
-  const TensorId labels = task_labels(b, ids);
-  const TokenTypeIds type_ids = bert_token_type_ids(b);
-
-  const TensorId h = bert_embeddings(b, s, emb, ids, type_ids, position_buffer);
-  bert_model_tail(b, s, h, emb.word, ids, labels);
+                            !b.config().freeze_embeddings);
+  bert_model(b, s, emb);
 }
 
 }  // namespace memplan

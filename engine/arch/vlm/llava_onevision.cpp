@@ -69,7 +69,7 @@ void build_llava_onevision(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t ntok = s.mm_image_tokens, H = s.hidden_size;
   llava::build_tiled_llava(b, s, images, T, tokens, [&](TensorId f, TensorId newline, int64_t elt) {
     if (tiled) return llava::pack_anyres_image(b, s, f, ar, newline, elt, out_rows, out_cols);
-    const TensorId one = b.view_copying_grad(f, {ntok, H}, checked_mul(ntok * H, elt, "tiles"));  // f[0]
+    const TensorId one = b.view_copying_grad(f, {ntok, H}, checked_mul(checked_mul(ntok, H, "tiles"), elt, "tiles"));  // f[0]
     const TensorId nl = b.to(b.view(newline, {1, H}), b.dtype(one));  // image_newline[None].to(image_feature)
     return b.cat("cat", {one, nl}, 0);                                  // then flatten(0, 1): a view
   });
