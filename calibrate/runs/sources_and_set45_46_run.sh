@@ -13,7 +13,11 @@ for m in ["codegen", "mpt", "biogpt", "xlm_roberta_xl", "data2vec.modeling_data2
           "qwen2_audio", "idefics2", "llava_next_video", "zamba2", "recurrent_gemma", "rwkv", "detr", "gptj",
           "longformer", "big_bird", "xlnet", "mobilebert", "squeezebert", "funnel", "blip_2", "pixtral", "led",
           "pegasus_x", "longt5", "switch_transformers", "persimmon", "fuyu", "nllb_moe", "rembert", "convbert",
-          "layoutlmv3", "xmod", "nystromformer", "luke", "chameleon", "aya_vision", "granite_speech"]:
+          "layoutlmv3", "xmod", "nystromformer", "luke", "chameleon", "aya_vision", "granite_speech", "deberta",
+          "audio_spectrogram_transformer", "mobilevit", "yolos", "efficientnet", "regnet", "levit", "vit_mae",
+          "videomae", "data2vec.modeling_data2vec_audio", "speecht5", "blip", "instructblip", "kosmos2", "owlvit",
+          "git", "sew", "unispeech", "wav2vec2_conformer", "clap", "mask2former", "dpt", "upernet", "bert",
+          "roberta", "gpt_neox", "opt", "bloom", "falcon", "gpt_bigcode", "bart", "t5"]:
     mod = m if "." in m else f"{m}.modeling_{m}"
     try:
         src = inspect.getsource(importlib.import_module(f"transformers.models.{mod}"))
