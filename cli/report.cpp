@@ -66,7 +66,12 @@ std::string margin_text(const Verdict& v) {
     char b[96];
     std::snprintf(b, sizeof b, "; 9 in 10 within +%.2f / -%.2f %%", 100 * v.cls.under90_fraction,
                   100 * v.cls.over90_fraction);
-    o << v.cls.cases << " comparable measured cases: " << v.cls.key << b;
+    // A "new/" class: the model's family has no measured case, so the band is how far the first predictions of
+    // other families erred before they were measured (engine/verdict.h VerdictFeatures::new_family).
+    const bool new_family = v.cls.key.rfind("new", 0) == 0;
+    o << v.cls.cases << (new_family ? " first predictions of families then unmeasured (this family has no measured case): "
+                                    : " comparable measured cases: ")
+      << v.cls.key << b;
   } else {
     o << "no comparable measured cases: the floors";
   }

@@ -1,8 +1,10 @@
 #include "cli/validate_bands.h"
 
 #include <map>
+#include <set>
 #include <sstream>
 
+#include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "models/json_input.h"
@@ -39,6 +41,7 @@ bool band_sample(const ValidationCase& c, const Estimate& e, BandSample& out) {
   if (!counts_for_bands(c)) return false;
   out.id = c.id;
   out.features = verdict_features(c.model, c.run, c.expandable_segments);
+  out.features.new_family = false;  // a measured case's family is measured: its current errors are the family's
   out.predicted_mib = static_cast<double>(e.run_peak_reserved_bytes()) / static_cast<double>(kMiB);
   out.measured_mib = *c.measured->peak_reserved_mib;
   return true;
@@ -54,11 +57,25 @@ std::string error_bands_document(const std::vector<BandSample>& samples, const s
     const nlohmann::json doc = parse_json_input(read_input_file(path, "--prior"), "--prior", path);
     if (!doc.is_object() || !doc.contains("cases") || !doc["cases"].is_array())
       throw InputError("--prior", path, "must be a `memplan validate --json` document (an object with cases[])");
+    // `new_families`: the families this file predicted before any case of theirs was measured (their builders
+    // written from the modeling file alone): its rows of those families are samples of the "new/" classes.
+    std::set<std::string> new_families;
+    if (doc.contains("new_families")) {
+      const nlohmann::json& nf = doc["new_families"];
+      if (!nf.is_array()) throw InputError("--prior " + path + " new_families", dump_short(nf, 40), "must be an array of family names");
+      for (const auto& n : nf) {
+        if (!n.is_string() || n.get<std::string>().empty())
+          throw InputError("--prior " + path + " new_families", dump_short(n, 40), "must be a family name (memplan's model_family)");
+        new_families.insert(n.get<std::string>());
+      }
+    }
+    std::set<std::string> file_families;  // the families of the file's rows that are in the corpus
     for (const auto& row : doc["cases"]) {
       if (!row.is_object() || !row.contains("id") || !row["id"].is_string() || !row.contains("predicted")) continue;
       const auto it = by_id.find(row["id"].get<std::string>());
       if (it == by_id.end()) continue;
       const ValidationCase& c = *it->second;
+      file_families.insert(model_family(c.model));
       if (!counts_for_bands(c)) continue;
       const nlohmann::json& p = row["predicted"];
       // Under a cap the measured figure is the capped one: compare it with the earlier capped prediction only.
@@ -73,11 +90,16 @@ std::string error_bands_document(const std::vector<BandSample>& samples, const s
       BandSample s;
       s.id = c.id + "@" + stem(path);
       s.features = verdict_features(c.model, c.run, c.expandable_segments);
+      s.features.new_family = new_families.count(s.features.family) > 0;
       s.predicted_mib = v->get<double>();
       s.measured_mib = *c.measured->peak_reserved_mib;
       all.push_back(std::move(s));
       ++prior_n;
     }
+    // A name no row of the file resolves to is a typo, unless none of the file's rows is measured yet.
+    for (const std::string& n : new_families)
+      if (!file_families.empty() && !file_families.count(n))
+        throw InputError("--prior " + path + " new_families", n, "names no family of the file's measured rows");
   }
   std::ostringstream o;
   o << "# Error bands of memplan's fit verdict (engine/verdict.h): per class of comparable configurations, the\n"

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/text_rows.h"
@@ -44,6 +45,8 @@ VerdictFeatures verdict_features(const ModelSpec& m, const RunConfig& c, bool ex
   f.accumulation = c.mode == Mode::training && c.grad_accum_steps > 1;
   f.expandable_segments = expandable_segments;
   f.generation = c.mode == Mode::inference && c.generate_tokens > 0;
+  f.family = model_family(m);
+  f.new_family = !family_measured(builtin_error_bands(), f.family);
   return f;
 }
 
@@ -61,6 +64,7 @@ std::vector<std::string> band_class_keys(const VerdictFeatures& f) {
   else if (f.expandable_segments) feat = "expseg";
   else if (f.generation) feat = "gen";
   const std::string l1 = mode + "/" + kind, l2 = l1 + "/" + prec;
+  if (f.new_family) return {"new/" + l2, "new/" + l1, "new/" + mode, "new", "all"};
   // A feature measured in few cases of this precision falls back to the same feature over all precisions
   // before the precision's mix of features (whose worst case may be another feature's miss).
   if (feat == "plain") return {l2 + "/" + feat, l2, l1, mode, "all"};
@@ -74,6 +78,17 @@ std::vector<std::string> band_class_keys(const VerdictFeatures& f) {
 const ErrorBand* ErrorBandTable::find(std::string_view key) const {
   const auto it = std::find_if(classes.begin(), classes.end(), [&](const ErrorBand& b) { return b.key == key; });
   return it == classes.end() ? nullptr : &*it;
+}
+
+bool family_measured(const ErrorBandTable& t, std::string_view family) {
+  constexpr std::string_view kPrefix = "family/";
+  bool any_family_row = false;
+  for (const ErrorBand& b : t.classes) {
+    if (b.key.size() < kPrefix.size() || std::string_view(b.key).substr(0, kPrefix.size()) != kPrefix) continue;
+    any_family_row = true;
+    if (std::string_view(b.key).substr(kPrefix.size()) == family) return b.cases > 0;
+  }
+  return !any_family_row;
 }
 
 namespace {
@@ -196,6 +211,7 @@ ErrorBandTable build_error_bands(const std::vector<BandSample>& samples) {
     // Relative to the prediction: the band multiplies predicted figures.
     const double excess = (s.measured_mib - s.predicted_mib) / s.predicted_mib;  // > 0: under-predicted
     for (const std::string& key : band_class_keys(s.features)) errors.push_back({key, s.id, excess});
+    if (!s.features.new_family && !s.features.family.empty()) errors.push_back({"family/" + s.features.family, s.id, excess});
   }
   return tabulate_errors(errors);
 }

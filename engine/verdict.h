@@ -38,12 +38,21 @@ struct VerdictFeatures {
   // generate_tokens > 0); none: "plain".
   bool distributed = false;
   bool lora = false, checkpointing = false, accumulation = false, expandable_segments = false, generation = false;
+  // The model's family (model_family, engine/arch/builders.h) and whether it has no measured case yet. A family
+  // nobody has measured is replayed by a builder written from its modeling file alone, and such first predictions
+  // have erred far more than any measured family's (data/validation/NOTES.md, "verdict bands"): its band comes
+  // from the "new/" classes, built from the first predictions of families that were later measured.
+  std::string family;
+  bool new_family = false;
 };
+// The features of a configuration; new_family from the built-in table's family rows (family_measured).
 VerdictFeatures verdict_features(const ModelSpec& m, const RunConfig& c, bool expandable_segments);
 
 // Class keys from the finest to the coarsest, e.g. {"training/transformer/amp/ckpt", "training/transformer/any/ckpt",
 // "training/transformer/amp", "training/transformer", "training", "all"} (no "any" level for "plain"). Precision groups: fp32, amp (amp_bf16, amp_fp16), half (bf16,
-// fp16); features: dist, lora, ckpt, accum, expseg, gen, plain.
+// fp16); features: dist, lora, ckpt, accum, expseg, gen, plain. A new family's keys are {"new/<mode>/<kind>/<precision>",
+// "new/<mode>/<kind>", "new/<mode>", "new", "all"}: what separates its errors is the builder's first reading of
+// the modeling file, not the run's features.
 std::vector<std::string> band_class_keys(const VerdictFeatures& f);
 
 // One class of the table: over its measured cases, the largest under-prediction and the largest
@@ -68,6 +77,10 @@ struct ErrorBandTable {
   std::vector<ErrorBand> classes;
   const ErrorBand* find(std::string_view key) const;
 };
+// Besides the classes band_class_keys names, a table holds one row "family/<model_family>" per family with
+// measured cases (their current errors; informative, never a band). A family is measured when its row has cases;
+// a table without any family row (hand-made, or older than these rows) counts every family as measured.
+bool family_measured(const ErrorBandTable& t, std::string_view family);
 // One measured case's error as one class sees it: the fraction by which the run needed more than predicted
 // (negative: less). The memory bands (build_error_bands) and the step-time bands (engine/time/time_band.h) both
 // reduce their samples to these.
@@ -106,8 +119,9 @@ struct BandSample {
   VerdictFeatures features;
   double predicted_mib = 0, measured_mib = 0;
 };
-// Every class key of every sample (band_class_keys) with its case count and largest errors, sorted by key.
-// Samples with a non-positive predicted or measured figure are skipped.
+// Every class key of every sample (band_class_keys) with its case count and largest errors, sorted by key, and
+// the row "family/<family>" of every sample that is not a new family's. Samples with a non-positive predicted or
+// measured figure are skipped.
 ErrorBandTable build_error_bands(const std::vector<BandSample>& samples);
 
 // The class answering for `f`: the finest key of band_class_keys(f) with at least kMinBandCases cases. A table

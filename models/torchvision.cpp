@@ -185,22 +185,6 @@ const std::vector<std::string>& torchvision_model_names() {
   return kNames;
 }
 
-const char* vision_family_name(VisionSpec::Family f) {
-  switch (f) {
-    case VisionSpec::Family::resnet: return "resnet";
-    case VisionSpec::Family::vit: return "vit";
-    case VisionSpec::Family::convnext: return "convnext";
-    case VisionSpec::Family::efficientnet: return "efficientnet";
-    case VisionSpec::Family::mobilenet_v2: return "mobilenet_v2";
-    case VisionSpec::Family::mobilenet_v3: return "mobilenet_v3";
-    case VisionSpec::Family::swin: return "swin";
-    case VisionSpec::Family::densenet: return "densenet";
-    case VisionSpec::Family::vgg: return "vgg";
-    case VisionSpec::Family::regnet: return "regnet";
-  }
-  return "vision";
-}
-
 VisionSpec vision_spec_for(const std::string& name, int64_t num_classes) {
   if (num_classes < 1)
     throw InputError("num_classes", std::to_string(num_classes), "must be a positive integer");

@@ -19,7 +19,4 @@ VisionSpec vision_spec_for(const std::string& name, int64_t num_classes = 1000);
 // The names vision_spec_for accepts, in a fixed order.
 const std::vector<std::string>& torchvision_model_names();
 
-// The torchvision model file a family mirrors, as `memplan models` names it: "resnet", "vit", "convnext", ...
-const char* vision_family_name(VisionSpec::Family f);
-
 }  // namespace memplan

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/arch/builders.h"
 #include "engine/errors.h"
 #include "models/load_model.h"
 #include "models/param_count.h"

@@ -5,15 +5,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/run_cli.h"
+#include "engine/arch/builders.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 #include "engine/verdict.h"
@@ -386,4 +390,109 @@ TEST_CASE("band table: the central 90 % beside the largest errors", "[verdict]")
   CHECK(half->under_fraction > 0.05);
   CHECK(half->under90_fraction < 0.01);
   CHECK(half->over90_fraction < 0.01);
+}
+
+TEST_CASE("new families: their own band classes, family rows, and the prior files' new_families", "[verdict]") {
+  // The family a model's measurements speak for is its builder (engine/arch/builders.h model_family).
+  struct FamilyRow {
+    const char* model_type;
+    const char* family;
+  };
+  const FamilyRow families[] = {{"llama", "llama"},     {"mistral", "llama"},       {"mixtral", "llama"},
+                                {"roberta", "roberta"}, {"xlm-roberta", "roberta"}, {"camembert", "roberta"},
+                                {"beit", "beit"},       {"data2vec-vision", "beit"}, {"esm", "esm"}};
+  for (const FamilyRow& r : families) {
+    ModelSpec m;
+    m.transformer.model_type = r.model_type;
+    CHECK(model_family(m) == r.family);
+  }
+  ModelSpec tv;
+  tv.kind = ModelSpec::Kind::vision;
+  tv.vision.family = VisionSpec::Family::regnet;
+  CHECK(model_family(tv) == "torchvision/regnet");
+  ModelSpec native;
+  native.kind = ModelSpec::Kind::graph;
+  CHECK(model_family(native) == "native");
+
+  // A new family's keys skip the run's features: its errors come from the builder's first reading.
+  VerdictFeatures f;
+  f.precision = Precision::bf16;
+  f.checkpointing = true;
+  f.new_family = true;
+  CHECK(band_class_keys(f) == std::vector<std::string>{"new/training/transformer/half", "new/training/transformer",
+                                                       "new/training", "new", "all"});
+
+  // family_measured: a table without family rows counts every family as measured; with them, a family is measured
+  // when its row has cases.
+  const std::string head = "class\tcases\tunder_ppm\tover_ppm\tworst_under\tworst_over\n";
+  const ErrorBandTable no_rows = parse_error_bands(head + "all\t10\t0\t0\t-\t-\n");
+  CHECK(family_measured(no_rows, "esm"));
+  const ErrorBandTable rows = parse_error_bands(head + "all\t10\t0\t0\t-\t-\nfamily/llama\t9\t0\t0\t-\t-\nfamily/gptj\t0\t0\t0\t-\t-\n");
+  CHECK(family_measured(rows, "llama"));
+  CHECK_FALSE(family_measured(rows, "gptj"));
+  CHECK_FALSE(family_measured(rows, "esm"));
+
+  // build_error_bands: a measured family's sample lands in its feature classes and its family row; a new family's
+  // first prediction in the new/ classes only (and "all"). Errors are (measured - predicted) / predicted.
+  BandSample known{"known", f, 100.0, 102.0};  // 2 % under-predicted
+  known.features.new_family = false;
+  known.features.family = "llama";
+  BandSample first{"first", f, 100.0, 50.0};   // 50 % over-predicted
+  first.features.family = "esm";
+  const ErrorBandTable t = build_error_bands({known, first});
+  auto row = [](const ErrorBandTable& table, const char* key) {
+    const ErrorBand* b = table.find(key);
+    INFO(key);
+    REQUIRE(b != nullptr);
+    return *b;
+  };
+  CHECK(row(t, "family/llama").under_fraction == Approx(0.02));
+  CHECK(t.find("family/esm") == nullptr);
+  CHECK(row(t, "training/transformer/half/ckpt").cases == 1);
+  CHECK(row(t, "training/transformer/half/ckpt").over_fraction == 0);
+  CHECK(row(t, "new/training/transformer/half").over_fraction == Approx(0.5));
+  CHECK(row(t, "all").cases == 2);
+
+  // The embedded table: every family with measured cases has its row; families predicted but never measured
+  // (LLaVA-OneVision, ERNIE: family sets 45 / 46) are new, and their verdicts name a new/ class.
+  const ErrorBandTable& bt = builtin_error_bands();
+  for (const char* fam : {"llama", "gpt2", "t5", "esm", "segformer", "torchvision/resnet"}) CHECK(family_measured(bt, fam));
+  for (const char* fam : {"llava_onevision", "ernie", "native"}) CHECK_FALSE(family_measured(bt, fam));
+
+  // The generator reads each prior file's new_families; a name no measured row of the file resolves to is refused.
+  std::string corpus_line;
+  {
+    std::istringstream lines(slurp(kData + "/validation/h200-corpus.jsonl"));
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("\"id\": \"resnet50-ampbf16-sgdmom-b48-r192\"") != std::string::npos) corpus_line = line + "\n";
+  }
+  REQUIRE_FALSE(corpus_line.empty());
+  const double measured = nlohmann::json::parse(corpus_line)["measured"]["peak_reserved_mib"].get<double>();
+  auto prior = [&](const nlohmann::json& new_families) {
+    nlohmann::json doc{{"cases", {{{"id", "resnet50-ampbf16-sgdmom-b48-r192"}, {"predicted", {{"peak_reserved_mib", 2 * measured}}}}}}};
+    if (!new_families.is_null()) doc["new_families"] = new_families;
+    const auto path = std::filesystem::temp_directory_path() / ("memplan_prior_" + std::to_string(::getpid()) + ".json");
+    std::ofstream(path) << doc.dump();
+    const CliOutput r = run_cli_captured({"validate", "-", "--error-bands", "--prior", path.string()}, corpus_line);
+    std::filesystem::remove(path);
+    return r;
+  };
+  const CliOutput as_new = prior(nlohmann::json::array({"torchvision/resnet"}));
+  REQUIRE(as_new.exit_code == 0);
+  const ErrorBandTable tn = parse_error_bands(as_new.out);
+  CHECK(row(tn, "new/training/vision/amp").over_fraction == Approx(0.5));
+  CHECK(row(tn, "family/torchvision/resnet").cases == 1);  // the current prediction only
+  const CliOutput as_known = prior(nlohmann::json());
+  REQUIRE(as_known.exit_code == 0);
+  const ErrorBandTable tk = parse_error_bands(as_known.out);
+  CHECK(tk.find("new") == nullptr);
+  CHECK(row(tk, "family/torchvision/resnet").cases == 2);
+  CHECK(row(tk, "training/vision/amp/plain").over_fraction == Approx(0.5));
+  for (const nlohmann::json& bad : {nlohmann::json("torchvision/resnet"), nlohmann::json::array({7}),
+                                    nlohmann::json::array({"torchvision/vgg"})}) {
+    INFO(bad.dump());
+    const CliOutput r = prior(bad);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("new_families") != std::string::npos);
+  }
 }

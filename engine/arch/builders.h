@@ -131,6 +131,15 @@ void build_jamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arc
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)
+// The torchvision model file a family mirrors, as `memplan models` names it: "resnet", "vit", "convnext", ...
+const char* vision_family_name(VisionSpec::Family f);
+
+// The family a model's measurements speak for: the builder that replays it, named by the first model_type
+// transformer_builder maps to that builder ("llama" for mistral / qwen2 / mixtral, "roberta" for xlm-roberta and
+// camembert, "beit" for data2vec-vision); "torchvision/<file>" for a torchvision model (vision_family_name);
+// "native" for a native graph. The verdict's error bands ask whether this family has measured cases
+// (engine/verdict.h).
+std::string model_family(const ModelSpec& m);
 
 // Shared pieces of HF causal LMs.
 // ForCausalLMLoss: logits.float(), labels padded by one and shifted (.contiguous()), cross entropy (mean).

@@ -20,4 +20,21 @@ void build_vision(GraphBuilder& b, const VisionSpec& s) {
   }
 }
 
+const char* vision_family_name(VisionSpec::Family f) {
+  using F = VisionSpec::Family;
+  switch (f) {
+    case F::resnet: return "resnet";
+    case F::vit: return "vit";
+    case F::convnext: return "convnext";
+    case F::efficientnet: return "efficientnet";
+    case F::mobilenet_v2: return "mobilenet_v2";
+    case F::mobilenet_v3: return "mobilenet_v3";
+    case F::swin: return "swin";
+    case F::densenet: return "densenet";
+    case F::vgg: return "vgg";
+    case F::regnet: return "regnet";
+  }
+  return "vision";
+}
+
 }  // namespace memplan
