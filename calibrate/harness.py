@@ -50,7 +50,9 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family set 32 (2026-12-05, twenty-sixth session)
             "esm",
             # family set 46 (2026-12-05, thirty-first session)
-            "ernie")
+            "ernie",
+            # family set 47 (2026-12-06, thirty-second session)
+            "biogpt")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

@@ -300,7 +300,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt"};
   return kTypes;
 }
 
@@ -405,6 +405,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_modernbert(r);
   else if (type == "opt")
     s = import_opt(r);
+  else if (type == "biogpt")  // BART's pre-LN decoder layers, OPT's learned positions (engine/arch/decoders/gpt/biogpt.cpp)
+    s = import_biogpt(r);
   else if (type == "qwen2_moe")
     s = import_qwen2_moe(r);
   else if (type == "distilbert")

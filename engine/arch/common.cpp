@@ -300,6 +300,7 @@ const struct {
     {"llava_next", build_llava_next},
     {"llava_onevision", build_llava_onevision},
     {"ernie", build_ernie},
+    {"biogpt", build_biogpt},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
     {"internvl", build_internvl},
     {"jamba", build_jamba},
