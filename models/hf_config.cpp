@@ -225,21 +225,27 @@ TransformerSpec import_llama_family(const ConfigReader& r, const std::string& ty
 // 0.1, max_position_embeddings 512, type_vocab_size 2, tie True (BertForMaskedLM decoder shares word embeddings).
 // RobertaConfig and XLMRobertaConfig have the same fields and defaults but the vocabulary (import_roberta.cpp).
 TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab) {
+  BertDefaults d;
+  d.vocab = default_vocab;
+  return import_bert(r, d);
+}
+
+TransformerSpec import_bert(const ConfigReader& r, const BertDefaults& d) {
   TransformerSpec s;
   s.family = TransformerSpec::Family::bert;
-  s.vocab_size = r.positive({"vocab_size"}, default_vocab);
-  s.hidden_size = r.positive({"hidden_size"}, 768);
-  s.num_layers = r.positive({"num_hidden_layers"}, 12, kMaxLayers);
-  s.num_heads = r.positive({"num_attention_heads"}, 12);
+  s.vocab_size = r.positive({"vocab_size"}, d.vocab);
+  s.hidden_size = r.positive({"hidden_size"}, d.hidden);
+  s.num_layers = r.positive({"num_hidden_layers"}, d.layers, kMaxLayers);
+  s.num_heads = r.positive({"num_attention_heads"}, d.heads);
   s.num_kv_heads = s.num_heads;
   s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "num_attention_heads", "hidden_size");
-  s.intermediate_size = r.positive({"intermediate_size"}, 3072);
+  s.intermediate_size = r.positive({"intermediate_size"}, d.intermediate);
   s.hidden_act = r.string({"hidden_act"}, "gelu");
   s.resid_dropout = r.probability({"hidden_dropout_prob"}, 0.1);
   s.embd_dropout = s.resid_dropout;  // BertEmbeddings applies hidden_dropout_prob
   s.attn_dropout = r.probability({"attention_probs_dropout_prob"}, 0.1);
-  s.max_position_embeddings = r.positive({"max_position_embeddings"}, 512);
-  s.type_vocab_size = r.positive({"type_vocab_size"}, 2);
+  s.max_position_embeddings = r.positive({"max_position_embeddings"}, d.max_positions);
+  s.type_vocab_size = r.positive({"type_vocab_size"}, d.type_vocab);
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, true);
   s.attention_bias = s.qkv_bias = s.o_bias = s.mlp_bias = true;
   // ...ForSequenceClassification / ...ForTokenClassification: nn.Dropout(classifier_dropout, None ->
@@ -300,7 +306,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl"};
   return kTypes;
 }
 
@@ -405,6 +411,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_modernbert(r);
   else if (type == "opt")
     s = import_opt(r);
+  else if (type == "xlm-roberta-xl")  // pre-LN BERT layers, RoBERTa's embeddings (engine/arch/encoders/xlm_roberta_xl.cpp)
+    s = import_xlm_roberta_xl(r);
   else if (type == "biogpt")  // BART's pre-LN decoder layers, OPT's learned positions (engine/arch/decoders/gpt/biogpt.cpp)
     s = import_biogpt(r);
   else if (type == "qwen2_moe")

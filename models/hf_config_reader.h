@@ -215,6 +215,9 @@ TransformerSpec import_cohere(const ConfigReader& r);
 TransformerSpec import_cohere2(const ConfigReader& r);  // models/hf/import_cohere2.cpp
 TransformerSpec import_modernbert(const ConfigReader& r);  // models/hf/import_modernbert.cpp
 TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
+// RobertaEmbeddings' padding index checks on a spec read with BERT's fields: sets position_id_offset (pad + 1).
+void read_roberta_padding(const ConfigReader& r, TransformerSpec& s);
+TransformerSpec import_xlm_roberta_xl(const ConfigReader& r);  // models/hf/import_xlm_roberta_xl.cpp
 TransformerSpec import_camembert(const ConfigReader& r);  // import_camembert.cpp (roberta's reader)
 TransformerSpec import_electra(const ConfigReader& r);
 TransformerSpec import_albert(const ConfigReader& r);  // models/hf/import_albert.cpp
@@ -249,6 +252,12 @@ TransformerSpec import_falcon(const ConfigReader& r);
 TransformerSpec import_bloom(const ConfigReader& r);
 // BertConfig's fields with its defaults but the vocabulary's (hf_config.cpp; bert, roberta, xlm-roberta).
 TransformerSpec import_bert(const ConfigReader& r, int64_t default_vocab);
+// The same fields under another config class's defaults (XLMRobertaXLConfig).
+struct BertDefaults {
+  int64_t vocab = 30522, hidden = 768, layers = 12, heads = 12, intermediate = 3072, max_positions = 512,
+          type_vocab = 2;
+};
+TransformerSpec import_bert(const ConfigReader& r, const BertDefaults& d);
 // config.problem_type into s.problem_type, refusing a name PreTrainedConfig rejects (models/hf/import_cls_heads.cpp;
 // the sequence-classification heads of bert, roberta, xlm-roberta, distilbert, modernbert).
 void read_problem_type(const ConfigReader& r, TransformerSpec& s);

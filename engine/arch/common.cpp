@@ -301,6 +301,7 @@ const struct {
     {"llava_onevision", build_llava_onevision},
     {"ernie", build_ernie},
     {"biogpt", build_biogpt},
+    {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
     {"internvl", build_internvl},
     {"jamba", build_jamba},
@@ -389,6 +390,8 @@ constexpr TaskRow kTasks[] = {
     {"roberta", Task::token_cls},
     {"xlm-roberta", Task::seq_cls},     // the roberta classes under other names (same Python)
     {"xlm-roberta", Task::token_cls},
+    {"xlm-roberta-xl", Task::seq_cls},  // RobertaClassificationHead / dropout + classifier after the XL model
+    {"xlm-roberta-xl", Task::token_cls},
     {"distilbert", Task::seq_cls},
     {"distilbert", Task::token_cls},
     {"modernbert", Task::seq_cls},      // engine/arch/encoders/modernbert.cpp
@@ -408,6 +411,7 @@ constexpr TaskRow kTasks[] = {
     {"ernie", Task::feature},
     {"roberta", Task::feature},
     {"xlm-roberta", Task::feature},
+    {"xlm-roberta-xl", Task::feature},
     {"camembert", Task::feature},
     {"electra", Task::feature},
     {"distilbert", Task::feature},
@@ -436,7 +440,7 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
                                                   "convnext",   "convnextv2", "swin",     "esm",
                                                   "resnet",     "dinov3_vit", "beit",      "data2vec-vision",
-                                                  "segformer",  "ernie"};
+                                                  "segformer",  "ernie",      "xlm-roberta-xl"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

@@ -11,6 +11,11 @@ namespace memplan::hf {
 
 TransformerSpec import_roberta(const ConfigReader& r, const std::string& type) {
   TransformerSpec s = import_bert(r, type == "roberta" ? 50265 : 30522);
+  read_roberta_padding(r, s);
+  return s;
+}
+
+void read_roberta_padding(const ConfigReader& r, TransformerSpec& s) {
   if (s.hidden_act != "gelu")
     throw InputError(r.name("hidden_act"), "\"" + s.hidden_act + "\"", "roberta is modelled with gelu");
   if (r.explicit_null("pad_token_id"))
@@ -24,7 +29,6 @@ TransformerSpec import_roberta(const ConfigReader& r, const std::string& type) {
                      "leaves no position: positions start at pad_token_id + 1 and end at max_position_embeddings (" +
                          std::to_string(s.max_position_embeddings) + ")");
   s.position_id_offset = pad + 1;
-  return s;
 }
 
 }  // namespace memplan::hf

@@ -1,6 +1,9 @@
 // BertModel's encoder and BertForMaskedLM's head (bert_parts.h).
 #include "engine/arch/encoders/bert_parts.h"
 
+#include <string_view>
+#include <vector>
+
 namespace memplan {
 
 BertLinear bert_linear(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool train) {
@@ -26,10 +29,22 @@ BertAttentionOut bert_attention(GraphBuilder& b, const TransformerSpec& s, Tenso
   return {out, probs};
 }
 
+BertAttentionOut bert_self_attention(GraphBuilder& b, const TransformerSpec& s, const BertLinear& q,
+                                     const BertLinear& k, const BertLinear& v, TensorId x) {
+  const int64_t B = b.config().batch_size, S = b.config().seq_len, nh = s.num_heads, hd = s.head_dim;
+  const TensorId qs = b.view(apply(b, q, x), {B, nh, S, hd});
+  const TensorId ks = b.view(apply(b, k, x), {B, nh, S, hd});
+  const TensorId vs = b.view(apply(b, v, x), {B, nh, S, hd});
+  const TensorId proj[3] = {qs, ks, vs};
+  for (TensorId t : proj) b.hold(t);  // query/key/value_layer stay bound until the self-attention returns
+  const BertAttentionOut att = bert_attention(b, s, qs, ks, vs);
+  for (TensorId t : proj) b.drop(t);
+  return att;
+}
+
 TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h) {
   const auto& cfg = b.config();
   const int64_t B = cfg.batch_size, S = cfg.seq_len, H = s.hidden_size, I = s.intermediate_size;
-  const int64_t nh = s.num_heads, hd = s.head_dim;
   const TensorId embedding_output = h;
   b.hold(embedding_output);  // BertModel.forward keeps it bound until the encoder has run (whole-run stream)
 
@@ -50,14 +65,8 @@ TensorId bert_encoder(GraphBuilder& b, const TransformerSpec& s, TensorId h) {
     b.begin_layer("encoder.layer." + std::to_string(i), layer_checkpointed(cfg, i));
     const TensorId layer_in = h;
     b.hold(layer_in);  // BertLayer.forward's hidden_states (and the encoder's loop variable) until it returns
-    TensorId qs = b.view(apply(b, q, h), {B, nh, S, hd});
-    TensorId ks = b.view(apply(b, k, h), {B, nh, S, hd});
-    TensorId vs = b.view(apply(b, v, h), {B, nh, S, hd});
-    const TensorId proj[3] = {qs, ks, vs};
-    for (TensorId t : proj) b.hold(t);  // query/key/value_layer stay bound until the self-attention returns
-    const BertAttentionOut att = bert_attention(b, s, qs, ks, vs);
+    const BertAttentionOut att = bert_self_attention(b, s, q, k, v, h);
     const TensorId ctx = att.output;
-    for (TensorId t : proj) b.drop(t);
     // BertLayer: `self_attention_output, _ = self.attention(...)`: eager's probabilities stay bound as `_` until
     // the layer returns (in training the context matmul saves them anyway).
     const TensorId probs = !b.training() ? att.weights : kNoTensor;
@@ -107,6 +116,29 @@ void masked_lm_head_loss(GraphBuilder& b, TensorId h, const MaskedLmHead& w, Ten
   b.drop(h);
   b.exit_autocast();
   b.set_loss(loss);
+}
+
+RobertaEmbeddingIds roberta_embedding_ids(GraphBuilder& b, TensorId ids) {
+  const int64_t B = b.config().batch_size, S = b.config().seq_len;
+  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, DType t) {
+    return b.generic_one(name, std::move(reads), {B, S}, t);
+  };
+  TensorId mask = op1("to_int", {op1("ne", {ids}, DType::boolean)}, DType::i32);
+  b.hold(mask);
+  // torch.cumsum of an int32 tensor accumulates in int64: it first copies the mask to int64, freed once the cumsum
+  // has run (whole-run inference stream, roberta-large b128 s256). Inference only (training as fitted).
+  const TensorId cumsum_in = b.training() ? mask : op1("to_long", {mask}, DType::i64);
+  TensorId incremental = op1("type_as", {op1("cumsum", {cumsum_in}, DType::i64)}, DType::i32);
+  incremental = op1("add_scalar", {incremental}, DType::i32);  // + past_key_values_length (0): a new tensor
+  incremental = op1("mul", {incremental, mask}, DType::i32);
+  b.hold(incremental);
+  const TensorId position_ids = op1("add_scalar", {op1("to_long", {incremental}, DType::i64)}, DType::i64);
+  b.drop(incremental);
+  b.drop(mask);
+  b.hold(position_ids);
+  const TensorId type_ids = op1("gather", {position_ids}, DType::i64);
+  if (!b.training()) b.hold(type_ids);
+  return {position_ids, type_ids};
 }
 
 TensorId bert_position_ids(GraphBuilder& b, TensorId buffer) {

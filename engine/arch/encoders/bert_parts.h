@@ -27,6 +27,10 @@ struct BertAttentionOut {
   TensorId output, weights;
 };
 BertAttentionOut bert_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v);
+// BertSelfAttention.forward on `x` [B, S, H]: the query / key / value projections viewed [B, heads, S, head_dim]
+// (bound until the attention returns) and bert_attention over them.
+BertAttentionOut bert_self_attention(GraphBuilder& b, const TransformerSpec& s, const BertLinear& q,
+                                     const BertLinear& k, const BertLinear& v, TensorId x);
 
 // BertEncoder over the embeddings' output h: every BertLayer ("encoder.layer.<i>."), its parameters registered
 // in module order, checkpointed / frozen per the run. BertModel.forward keeps h (embedding_output) bound until
@@ -117,6 +121,16 @@ TensorId bert_embeddings(GraphBuilder& b, const TransformerSpec& s, const BertEm
 // outputs returned; seq_cls / token_cls: bert_cls_head; lm: BertOnlyMLMHead ("cls.predictions.": transform dense,
 // LayerNorm, the decoder tied to the word embeddings with its own bias) and the masked-LM loss against the ids.
 void bert_model(GraphBuilder& b, const TransformerSpec& s, const BertEmbeddingParams& emb);
+
+// RobertaEmbeddings.forward's indices (XLMRobertaXLEmbeddings runs the same statements), every one [B, S]:
+// create_position_ids_from_input_ids (ids.ne(pad).int() bound as `mask` until the function returns; cumsum, which
+// accumulates an int32 input in int64 and in inference first copies the mask to int64; type_as, + past, * mask,
+// .long() + pad), the position ids held until the embeddings return; then the token-type buffer expanded and
+// gathered at them, `type_ids`, held in inference only (training: the lookup saves it). The caller drops both.
+struct RobertaEmbeddingIds {
+  TensorId position_ids, type_ids;
+};
+RobertaEmbeddingIds roberta_embedding_ids(GraphBuilder& b, TensorId ids);
 
 // ---- inference (forward_only_inference)
 // BertPooler / RobertaPooler (and their copies): tanh(dense(hidden_states[:, 0])) over the last hidden states

@@ -65,28 +65,8 @@ void build_roberta(GraphBuilder& b, const TransformerSpec& s) {
   TensorId ids = b.input({B, S}, DType::i64);
   const TensorId labels = task_labels(b, ids);
 
-  // Every intermediate below is [B, S].
-  auto op1 = [&](std::string_view name, std::vector<TensorId> reads, DType t) {
-    return b.generic_one(name, std::move(reads), {B, S}, t);
-  };
-  // create_position_ids_from_input_ids: `mask` is bound until the function returns; every other
-  // intermediate is a temporary of the expression it sits in.
-  TensorId mask = op1("to_int", {op1("ne", {ids}, DType::boolean)}, DType::i32);
-  b.hold(mask);
-  // torch.cumsum of an int32 tensor accumulates in int64: it first copies the mask to int64, freed once the cumsum
-  // has run (whole-run inference stream, roberta-large b128 s256). Inference only (training as fitted).
-  const TensorId cumsum_in = b.training() ? mask : op1("to_long", {mask}, DType::i64);
-  TensorId incremental = op1("type_as", {op1("cumsum", {cumsum_in}, DType::i64)}, DType::i32);
-  incremental = op1("add_scalar", {incremental}, DType::i32);  // + past_key_values_length (0): a new tensor
-  incremental = op1("mul", {incremental, mask}, DType::i32);
-  b.hold(incremental);
-  TensorId position_ids = op1("add_scalar", {op1("to_long", {incremental}, DType::i64)}, DType::i64);
-  b.drop(incremental);
-  b.drop(mask);
-  b.hold(position_ids);
-  TensorId type_ids = op1("gather", {position_ids}, DType::i64);
-  // token_type_ids is a local until the embeddings return; held in inference only (training: the lookup saves it).
-  if (!b.training()) b.hold(type_ids);
+  const RobertaEmbeddingIds eids = roberta_embedding_ids(b, ids);
+  const TensorId position_ids = eids.position_ids, type_ids = eids.type_ids;
 
   TensorId we = b.embedding(ids, word);
   b.hold(we);  // inputs_embeds, token_type_embeddings and position_embeddings: locals until forward returns
