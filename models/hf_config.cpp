@@ -306,7 +306,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text"};
   return kTypes;
 }
 
@@ -391,6 +391,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_roberta(r, type);
   else if (type == "camembert")
     s = import_camembert(r);
+  else if (type == "data2vec-text")  // Data2VecTextConfig: RobertaConfig's fields, BertConfig's defaults
+    s = import_roberta(r, type);
   else if (type == "electra")
     s = import_electra(r);
   else if (type == "albert")

@@ -214,7 +214,7 @@ TransformerSpec import_stablelm(const ConfigReader& r);
 TransformerSpec import_cohere(const ConfigReader& r);
 TransformerSpec import_cohere2(const ConfigReader& r);  // models/hf/import_cohere2.cpp
 TransformerSpec import_modernbert(const ConfigReader& r);  // models/hf/import_modernbert.cpp
-TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta
+TransformerSpec import_roberta(const ConfigReader& r, const std::string& type);  // roberta, xlm-roberta, data2vec-text
 // RobertaEmbeddings' padding index checks on a spec read with BERT's fields: sets position_id_offset (pad + 1).
 void read_roberta_padding(const ConfigReader& r, TransformerSpec& s);
 TransformerSpec import_xlm_roberta_xl(const ConfigReader& r);  // models/hf/import_xlm_roberta_xl.cpp

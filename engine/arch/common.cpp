@@ -259,6 +259,7 @@ const struct {
     {"gpt_neo", build_gpt_neo},
     {"marian", build_marian},       {"pegasus", build_pegasus},
     {"camembert", build_roberta},   // the roberta classes under other names, heads registered first
+    {"data2vec-text", build_roberta},  // modular_data2vec_text.py: the Roberta classes under other names, same order
     {"electra", build_electra},
     {"m2m_100", build_m2m_100},
     {"glm4_moe", build_glm4_moe},
@@ -398,6 +399,8 @@ constexpr TaskRow kTasks[] = {
     {"modernbert", Task::token_cls},
     {"camembert", Task::seq_cls},       // roberta.cpp (notes-f15/electra.md)
     {"camembert", Task::token_cls},
+    {"data2vec-text", Task::seq_cls},
+    {"data2vec-text", Task::token_cls},
     {"electra", Task::seq_cls},         // engine/arch/encoders/electra.cpp
     {"electra", Task::token_cls},
     {"albert", Task::seq_cls},          // engine/arch/encoders/albert.cpp (notes-f17/albert.md)
@@ -413,6 +416,7 @@ constexpr TaskRow kTasks[] = {
     {"xlm-roberta", Task::feature},
     {"xlm-roberta-xl", Task::feature},
     {"camembert", Task::feature},
+    {"data2vec-text", Task::feature},
     {"electra", Task::feature},
     {"distilbert", Task::feature},
     {"modernbert", Task::feature},
@@ -440,7 +444,7 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
                                                   "convnext",   "convnextv2", "swin",     "esm",
                                                   "resnet",     "dinov3_vit", "beit",      "data2vec-vision",
-                                                  "segformer",  "ernie",      "xlm-roberta-xl"};
+                                                  "segformer",  "ernie",      "xlm-roberta-xl", "data2vec-text"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

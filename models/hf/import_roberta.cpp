@@ -5,6 +5,9 @@
 // max_position_embeddings 512, type_vocab_size 2, tie True) with vocab 50265 (roberta) or 30522 (xlm-roberta),
 // and pad_token_id 1. The published checkpoints set max_position_embeddings 514 and type_vocab_size 1.
 // Position ids start at pad_token_id + 1, so a sequence holds max_position_embeddings - pad_token_id - 1 tokens.
+// Data2VecTextConfig (models/data2vec/configuration_data2vec_text.py) has the same fields with BertConfig's defaults
+// (vocab 30522) and pad_token_id 1; its model classes are the Roberta ones under other names
+// (modular_data2vec_text.py), so model_type data2vec-text reads here and replays through roberta.cpp.
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {

@@ -80,3 +80,24 @@ TEST_CASE("xlm-roberta-xl: parameter counts, derived by hand", "[family][set48]"
   // xlm-roberta-xxl: 4096 wide, FFN 16384, 48 layers: a layer 201,379,840; 10,712,994,816 in all.
   CHECK(memplan::param_count(memplan::load_zoo_model("xlm-roberta-xxl")) == 10'712'994'816);
 }
+
+TEST_CASE("data2vec-text: the RoBERTa classes under other names", "[family][set48]") {
+  // modular_data2vec_text.py: Data2VecText{Embeddings,Layer,Model,LMHead,ClassificationHead} are the Roberta classes,
+  // assigned in Roberta's order (base model, then head). Data2VecTextConfig has BertConfig's defaults (vocab 30522).
+  const TransformerSpec s = import(R"({"model_type": "data2vec-text"})");
+  CHECK(s.vocab_size == 30522);
+  CHECK(s.position_id_offset == 2);
+  // roberta-base's widths: word 50265*768 = 38,603,520, positions 514*768 = 394,752, token type 768, LayerNorm 1,536;
+  // 12 BERT layers of 7,087,872 = 85,054,464; lm_head dense 590,592, layer_norm 1,536, bias 50,265 (decoder tied):
+  // 124,697,433.
+  CHECK(memplan::param_count(memplan::load_zoo_model("data2vec-text-base")) == 124'697'433);
+  // The same replay as roberta's with the same fields, for each task.
+  const std::string fields = R"("hidden_size": 256, "intermediate_size": 1024, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "vocab_size": 8000, "max_position_embeddings": 514, "type_vocab_size": 1})";
+  const ModelSpec d2v = memplan::testing::model_of_config(R"({"model_type": "data2vec-text", )" + fields);
+  const ModelSpec rob = memplan::testing::model_of_config(R"({"model_type": "roberta", )" + fields);
+  for (const memplan::Task task : {memplan::Task::lm, memplan::Task::seq_cls, memplan::Task::token_cls}) {
+    const RunConfig cfg = memplan::testing::task_training(task, task == memplan::Task::lm ? 0 : 3, 8, 256);
+    CHECK(memplan::estimate(d2v, cfg).peak_allocated_bytes() == memplan::estimate(rob, cfg).peak_allocated_bytes());
+  }
+}

@@ -17,6 +17,8 @@
 // pooler) and their own heads, engine/arch/encoders/heads_encoder.cpp.
 // CamembertFor{MaskedLM,SequenceClassification,TokenClassification} (models/camembert, model_type camembert) run
 // these statements under other class names; only the head's place in module order differs (head_first).
+// Data2VecTextFor{MaskedLM,SequenceClassification,TokenClassification} and Data2VecTextModel (models/data2vec,
+// model_type data2vec-text; modular_data2vec_text.py) are the Roberta classes under other names in Roberta's order.
 // Task::feature (inference): RobertaModel with its pooler (BertPooler's statements), both outputs returned.
 #include "engine/arch/encoders/bert_parts.h"
 
