@@ -229,7 +229,8 @@ TransformerSpec import_dinov3_vit(const ConfigReader& r);  // models/hf/import_d
 TransformerSpec import_beit(const ConfigReader& r, const std::string& type);
 TransformerSpec import_segformer(const ConfigReader& r);  // models/hf/import_segformer.cpp (both Segformer heads)
 TransformerSpec import_opt(const ConfigReader& r);
-TransformerSpec import_biogpt(const ConfigReader& r);  // models/hf/import_biogpt.cpp (BioGptForCausalLM)
+TransformerSpec import_biogpt(const ConfigReader& r);
+TransformerSpec import_mpt(const ConfigReader& r);  // models/hf/import_mpt.cpp (MptForCausalLM)  // models/hf/import_biogpt.cpp (BioGptForCausalLM)
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp
 TransformerSpec import_glm4(const ConfigReader& r);

@@ -32,6 +32,7 @@ struct TransformerSpec {
   int64_t max_position_embeddings = 0;
   int64_t type_vocab_size = 0;     // bert token-type embeddings
   int64_t ernie_task_type_vocab = 0;  // ernie use_task_id: task_type_vocab_size (0: no task-type embeddings)
+  double mpt_clip_qkv = 0;            // mpt attn_config.clip_qkv: Wqkv's output clamped to +/- this (0: none)
   bool tie_word_embeddings = false;
   std::string hidden_act;          // gelu_new, gelu, silu, relu, ...
 
