@@ -25,6 +25,24 @@ def inference(id, model, batch, seq, precision, generate):
             "precision": precision, "generate_tokens": generate}
 
 
+def held_out(case, cap=None, **extra):
+    """`case` marked held out (predicted before it is measured), with `extra` keys and, when `cap` is given,
+    memory_cap_gib, in that order (the make_familiesNN.py rows)."""
+    case.update(extra)
+    case["holdout"] = True
+    if cap is not None:
+        case["memory_cap_gib"] = cap
+    return case
+
+
+def cap_copies(row, first, lo, hi):
+    """The two capped copies of a set's first row, row(first[0] + "-cap-lo", *first[1:], cap=lo) and "-cap-hi",
+    once its caps are set (lo None: none yet, the predictions that fix them not made)."""
+    if lo is None:
+        return []
+    return [row(first[0] + "-cap-lo", *first[1:], cap=lo), row(first[0] + "-cap-hi", *first[1:], cap=hi)]
+
+
 def capped(case, predicted_reserved_mib, factor, suffix, **extra):
     """A copy of `case` capped at factor x the predicted reserved peak (GiB, 2 decimals); id gets -SUFFIX-<cap>."""
     c = dict(case)

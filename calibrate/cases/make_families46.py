@@ -9,7 +9,7 @@ the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families46.py > calibrate/cases/families46-input.jsonl"""
 import json
 
-from case_helpers import hf, inference, training
+from case_helpers import cap_copies, held_out, hf, inference, training
 
 CAP_LO, CAP_HI = 13.4, 17.0  # the uncapped f46-ernie3b-mlm-ampbf16-b32s512 row predicted 14158.3 MiB allocated, 17098 reserved (this commit)
 
@@ -31,10 +31,7 @@ def row(id_, cfg, mode, b, seq, prec, task=None, labels=None, ckpt=False, cap=No
         r["task"] = task
         if labels is not None:
             r["num_labels"] = labels
-    r["holdout"] = True
-    if cap is not None:
-        r["memory_cap_gib"] = cap
-    return r
+    return held_out(r, cap)
 
 
 FIRST = ("f46-ernie3b-mlm-ampbf16-b32s512", E3B, "training", 32, 512, "amp_bf16")
@@ -47,10 +44,6 @@ rows = [
         ckpt=True),
     row("f46-ernie3b-feature-bf16-b64s512", E3B, "inference", 64, 512, "bf16", task="feature"),
 ]
-if CAP_LO is not None:
-    rows += [
-        row(FIRST[0] + "-cap-lo", *FIRST[1:], cap=CAP_LO),
-        row(FIRST[0] + "-cap-hi", *FIRST[1:], cap=CAP_HI),
-    ]
+rows += cap_copies(row, FIRST, CAP_LO, CAP_HI)
 for r in rows:
     print(json.dumps(r))

@@ -9,7 +9,7 @@ frozen).
 Usage: python3 calibrate/cases/make_families47.py > calibrate/cases/families47-input.jsonl"""
 import json
 
-from case_helpers import hf, inference, training
+from case_helpers import cap_copies, held_out, hf, inference, training
 
 CAP_LO, CAP_HI = 15.9, 17.4  # the uncapped f47-biogpt-ampbf16-b8s1024 row predicted 16801.3 MiB allocated, 17534 reserved (this commit)
 
@@ -28,10 +28,7 @@ def row(id_, cfg, mode, b, seq, prec, attn="sdpa", gen=0, ckpt=False, accum=1, c
         r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
     else:
         r = inference(id_, model, b, seq, prec, gen)
-    r["holdout"] = True
-    if cap is not None:
-        r["memory_cap_gib"] = cap
-    return r
+    return held_out(r, cap)
 
 
 FIRST = ("f47-biogpt-ampbf16-b8s1024", BASE, "training", 8, 1024, "amp_bf16")
@@ -44,10 +41,6 @@ rows = [
     row("f47-biogpt-infer-bf16-b8s512-g16", BASE, "inference", 8, 512, "bf16", gen=16),
     row("f47-biogpt-infer-fp32-b4s300-g8-eager", BASE, "inference", 4, 300, "fp32", attn="eager", gen=8),
 ]
-if CAP_LO is not None:
-    rows += [
-        row(FIRST[0] + "-cap-lo", *FIRST[1:], cap=CAP_LO),
-        row(FIRST[0] + "-cap-hi", *FIRST[1:], cap=CAP_HI),
-    ]
+rows += cap_copies(row, FIRST, CAP_LO, CAP_HI)
 for r in rows:
     print(json.dumps(r))

@@ -9,7 +9,7 @@ frozen).
 Usage: python3 calibrate/cases/make_families48.py > calibrate/cases/families48-input.jsonl"""
 import json
 
-from case_helpers import hf, inference, training
+from case_helpers import cap_copies, held_out, hf, inference, training
 
 CAP_LO, CAP_HI = 26.5, 33.3  # the uncapped f48-xlmrxl6-mlm-ampbf16-b8s512 row predicted 27486.4 MiB allocated, 33776 reserved (this commit)
 
@@ -31,10 +31,7 @@ def row(id_, cfg, mode, b, seq, prec, attn="sdpa", task=None, labels=None, ckpt=
         r["task"] = task
         if labels is not None:
             r["num_labels"] = labels
-    r["holdout"] = True
-    if cap is not None:
-        r["memory_cap_gib"] = cap
-    return r
+    return held_out(r, cap)
 
 
 FIRST = ("f48-xlmrxl6-mlm-ampbf16-b8s512", XL, "training", 8, 512, "amp_bf16")
@@ -47,10 +44,6 @@ rows = [
         ckpt=True),
     row("f48-xlmrxl6-feature-bf16-b32s512", XL, "inference", 32, 512, "bf16", task="feature"),
 ]
-if CAP_LO is not None:
-    rows += [
-        row(FIRST[0] + "-cap-lo", *FIRST[1:], cap=CAP_LO),
-        row(FIRST[0] + "-cap-hi", *FIRST[1:], cap=CAP_HI),
-    ]
+rows += cap_copies(row, FIRST, CAP_LO, CAP_HI)
 for r in rows:
     print(json.dumps(r))

@@ -8,7 +8,7 @@ predictions, then frozen).
 Usage: python3 calibrate/cases/make_families49.py > calibrate/cases/families49-input.jsonl"""
 import json
 
-from case_helpers import hf, inference, training
+from case_helpers import cap_copies, held_out, hf, inference, training
 
 CAP_LO, CAP_HI = 13.0, 14.6  # the uncapped f49-mpt7b6-bf16-b2s1024 row predicted 13554.5 MiB allocated, 14722 reserved (this commit)
 
@@ -28,10 +28,7 @@ def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, cap=None):
         r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt)
     else:
         r = inference(id_, model, b, seq, prec, gen)
-    r["holdout"] = True
-    if cap is not None:
-        r["memory_cap_gib"] = cap
-    return r
+    return held_out(r, cap)
 
 
 FIRST = ("f49-mpt7b6-bf16-b2s1024", M7, "training", 2, 1024, "bf16")
@@ -43,10 +40,6 @@ rows = [
     row("f49-mpt1b-clip-bf16-b6s512", M1_CLIP, "training", 6, 512, "bf16"),
     row("f49-mpt7b6-infer-bf16-b4s1000-g16", M7, "inference", 4, 1000, "bf16", gen=16),
 ]
-if CAP_LO is not None:
-    rows += [
-        row(FIRST[0] + "-cap-lo", *FIRST[1:], cap=CAP_LO),
-        row(FIRST[0] + "-cap-hi", *FIRST[1:], cap=CAP_HI),
-    ]
+rows += cap_copies(row, FIRST, CAP_LO, CAP_HI)
 for r in rows:
     print(json.dumps(r))

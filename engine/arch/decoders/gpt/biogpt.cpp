@@ -25,6 +25,7 @@
 #include <string>
 
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/parts/gpt_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/arch/seq2seq/bart_parts.h"
 
@@ -86,11 +87,7 @@ void build_biogpt(GraphBuilder& b, const TransformerSpec& s) {
                                               : eager_mask(b, B, S, S, b.dtype(inputs_embeds));
   else if (inf) mask = inference_mask(b, 0, b.dtype(inputs_embeds));
   if (mask != kNoTensor) b.hold(mask);
-  TensorId positions = b.generic_one("cumsum", {attention_mask}, {B, L}, DType::f32);
-  positions = b.generic_one("mul", {positions, attention_mask}, {B, L}, DType::f32);
-  positions = b.generic_one("sub_scalar", {positions}, {B, L}, DType::f32);
-  const TensorId position_ids = b.generic_one("to_long", {positions}, {B, L}, DType::i64);
-  b.hold(position_ids);
+  const TensorId position_ids = opt_position_ids(b, attention_mask);
   // OPTLearnedPositionalEmbedding: embedding(position_ids + 2), the sum a temporary the embedding saves.
   const TensorId pos_embeds = b.embedding(b.generic_one("add_scalar", {position_ids}, {B, S}, DType::i64), pos_w);
   b.hold(pos_embeds);
