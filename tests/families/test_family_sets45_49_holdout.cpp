@@ -1,0 +1,53 @@
+// Family sets 45 .. 49 (LLaVA-OneVision, ERNIE, BioGPT, XLM-RoBERTa-XL, MPT), held out: each predicted before any
+// device saw it (data/validation/predictions/families45..49-holdout.json) and measured on an H100 in the
+// thirty-second session (data/validation/h100-families.jsonl). Sets 45 .. 48 are checked as predicted (no builder
+// change since); set 49's builder was corrected after its rows were measured, from the installed 5.17 modeling file
+// (data/validation/notes-f49/mpt.md). The bounds round the measured errors up; each miss is listed in the notes.
+#include <catch2/catch.hpp>
+
+#include "family_test_helpers.h"
+
+namespace {
+using memplan::testing::FamilyBounds;
+bool in_set(const memplan::ValidationCase& c, const char* prefix) { return c.holdout && c.id.rfind(prefix, 0) == 0; }
+}  // namespace
+
+TEST_CASE("family sets 45 .. 48, held out: predicted blind", "[family][set45][set46][set47][set48][holdout]") {
+  // LLaVA-OneVision: allocated within 0.07 % (the 7B-width row), reserved within 0.33 % (amp anyres_max).
+  const auto s45 = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return in_set(c, "f45-"); },
+      [](const std::string&) { return FamilyBounds{0.0008, 0.004}; }, "h100-families.jsonl");
+  CHECK(s45.size() == 12);  // the thirteenth, the lower cap, ran out of memory as predicted
+  // ERNIE: every row within 0.01 % allocated and exact reserved.
+  const auto s46 = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return in_set(c, "f46-"); },
+      [](const std::string&) { return FamilyBounds{0.0002, 0.0002}; }, "h100-families.jsonl");
+  CHECK(s46.size() == 7);
+  // BioGPT: allocated within 0.04 %; reserved within 0.23 % in training, +1.05 % and +5.28 % (68 MiB) on the two
+  // generate() rows (over-predicted: the safe side; not traced).
+  const auto s47 = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return in_set(c, "f47-"); },
+      [](const std::string& id) {
+        return id.find("-infer-") != std::string::npos ? FamilyBounds{0.0005, 0.055} : FamilyBounds{0.0005, 0.003};
+      },
+      "h100-families.jsonl");
+  CHECK(s47.size() == 8);
+  // XLM-RoBERTa-XL: allocated within 0.01 %, reserved within 0.10 %.
+  const auto s48 = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return in_set(c, "f48-"); },
+      [](const std::string&) { return FamilyBounds{0.0002, 0.0011}; }, "h100-families.jsonl");
+  CHECK(s48.size() == 7);
+}
+
+TEST_CASE("family set 49 (MPT) after the 5.17 corrections", "[family][set49][holdout]") {
+  // Allocated within 0.02 %; reserved within 1.2 % but the checkpointed row (+3.94 %, over). The generate() row is
+  // left out: its config says use_cache false (mpt-7b's published value), so generate() recomputed the whole
+  // sequence at every token without a cache, which the inference replay does not model (-57 % reserved; notes-f49).
+  const auto s49 = memplan::testing::check_family_cases(
+      [](const memplan::ValidationCase& c) { return in_set(c, "f49-") && c.id.find("-infer-") == std::string::npos; },
+      [](const std::string& id) {
+        return id.find("-ckpt") != std::string::npos ? FamilyBounds{0.0003, 0.04} : FamilyBounds{0.0003, 0.012};
+      },
+      "h100-families.jsonl");
+  CHECK(s49.size() == 6);
+}
