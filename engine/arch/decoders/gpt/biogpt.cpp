@@ -1,14 +1,15 @@
-// BioGptForCausalLM (transformers models/biogpt/modular_biogpt.py as the code index holds it: the 4.5x-era modular
-// file; its pieces are 5.17's BartAttention, BartDecoderLayer's parameters and OPT's learned positions, whose 5.17
-// statements bart.cpp and opt.cpp mirror, measured), training forward + causal-LM loss, or one inference pass.
+// BioGptForCausalLM (transformers 5.17 models/biogpt/modeling_biogpt.py; the builder was first written from the code
+// index's 4.5x-era modular file and checked against the installed 5.17 file after family set 47 was measured: its
+// attention is BartAttention's statements, its positions a learned table offset by 2), training forward +
+// causal-LM loss, or one inference pass.
 //
 // BioGptModel.forward:
 //   inputs_embeds = embed_tokens(ids): BioGptScaledWordEmbedding (BartScaledWordEmbedding), the lookup times
 //   embed_scale (sqrt(hidden) with scale_embedding, else 1.0: a product either way; the lookup a temporary);
 //   attention_mask = torch.ones(B, past + S) (the default dtype) when none is passed; the causal mask (SDPA skips
 //   it in training: the padding mask is all ones; eager materialises [B, 1, S, kv]); position_ids =
-//   (cumsum(mask, 1) * mask - 1).long()[:, past:] (OPT's statements); positions = embed_positions(mask, past,
-//   position_ids) = embedding(position_ids + 2) [B, S, H]; hidden_states = inputs_embeds + positions, dropout
+//   arange(S) + past, unsqueezed [1, S] (generate() passes its own [B, S]); positions = embed_positions(mask, past,
+//   position_ids) = embedding(position_ids + 2) [1, S, H]; hidden_states = inputs_embeds + positions, dropout
 //   (hidden_dropout_prob); inputs_embeds, positions, the mask and the position ids stay bound until the model's
 //   forward returns; the layers (LayerDrop's torch.rand([]) is a CPU scalar); layer_norm.
 // BioGptDecoderLayer (pre-LN, BartDecoderLayer without cross-attention):
@@ -25,7 +26,6 @@
 #include <string>
 
 #include "engine/arch/builders.h"
-#include "engine/arch/decoders/parts/gpt_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/arch/seq2seq/bart_parts.h"
 
@@ -78,7 +78,7 @@ void build_biogpt(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId ids = b.input({B, S}, DType::i64);
   const TensorId inputs_embeds = b.scalar_op("mul_scalar", b.embedding(ids, embed), false);  // * embed_scale
   b.hold(inputs_embeds);
-  // attention_mask = torch.ones(B, past + S) and the position ids made from it (OPT's statements): locals.
+  // attention_mask = torch.ones(B, past + S): a local until the forward returns.
   const int64_t L = past + S;
   const TensorId attention_mask = b.generic_one("ones", {}, {B, L}, DType::f32);
   b.hold(attention_mask);
@@ -87,9 +87,18 @@ void build_biogpt(GraphBuilder& b, const TransformerSpec& s) {
                                               : eager_mask(b, B, S, S, b.dtype(inputs_embeds));
   else if (inf) mask = inference_mask(b, 0, b.dtype(inputs_embeds));
   if (mask != kNoTensor) b.hold(mask);
-  const TensorId position_ids = opt_position_ids(b, attention_mask);
-  // OPTLearnedPositionalEmbedding: embedding(position_ids + 2), the sum a temporary the embedding saves.
-  const TensorId pos_embeds = b.embedding(b.generic_one("add_scalar", {position_ids}, {B, S}, DType::i64), pos_w);
+  // position_ids: generate() passes [B, S] ids made from its attention mask; otherwise the forward makes
+  // torch.arange(S) + past, unsqueezed to [1, S] (a view). Bound until the forward returns.
+  const bool from_generate = inf && b.pass().from_generate;
+  const int64_t P = from_generate ? B : 1;
+  const TensorId position_ids =
+      from_generate ? b.input({P, S}, DType::i64)
+                    : b.view(b.generic_one("add_scalar", {b.generic_one("arange", {}, {S}, DType::i64)}, {S}, DType::i64),
+                               {1, S});
+  b.hold(position_ids);
+  // BioGptLearnedPositionalEmbedding: embedding(position_ids + 2) [P, S, H], the sum a temporary the embedding saves;
+  // `inputs_embeds + positions` broadcasts it over the batch.
+  const TensorId pos_embeds = b.embedding(b.generic_one("add_scalar", {position_ids}, {P, S}, DType::i64), pos_w);
   b.hold(pos_embeds);
   TensorId h = b.dropout(b.add(inputs_embeds, pos_embeds), s.resid_dropout);
 

@@ -50,7 +50,7 @@ inline TensorId gpt_final_norm(GraphBuilder& b, TensorId h, TensorId lnf_w, Tens
   return out;
 }
 
-// OPTDecoder's (and BioGptModel's) position ids from the 2-d `attention_mask` [B, L] (torch.ones of the default
+// OPTDecoder's position ids from the 2-d `attention_mask` [B, L] (torch.ones of the default
 // dtype when none is passed): (cumsum(mask, 1) * mask - 1).long(), each a kernel, every intermediate a temporary of
 // the expression. Returns the int64 ids, held: a local until the forward returns (the caller drops it).
 inline TensorId opt_position_ids(GraphBuilder& b, TensorId attention_mask) {
