@@ -98,6 +98,7 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
       out << "    " << row_name(static_cast<Row>(r)) << std::string(20 - row_name(static_cast<Row>(r)).size(), ' ')
                 << mib(peak.ledger.bytes[r]) << " MiB\n";
   out << verdict_line(m, c, e, d) << "\n";
+  for (const std::string& w : estimate_warnings(m, c)) out << "Warning: " << w << ".\n";
 }
 
 }  // namespace

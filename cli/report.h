@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "engine/estimate.h"
 #include "engine/verdict.h"
@@ -19,6 +20,9 @@ std::string mib(int64_t bytes);  // "1234.5"
 std::string gib_text(double gib);  // a user-given GiB figure as written: "15.9", "80"
 double round1(double v);         // one decimal: the --json number rule for MiB and milliseconds
 double mib1(int64_t bytes);      // MiB rounded to one decimal
+// Cautions about what the replay assumes for this configuration (one line each; empty when none): today a config
+// whose use_cache is false with generate_tokens > 0.
+std::vector<std::string> estimate_warnings(const ModelSpec& m, const RunConfig& c);
 nlohmann::json estimate_json(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
 std::string estimate_table(const ModelSpec& m, const RunConfig& c, const Estimate& e, const DeviceBudget& d);
 // Per-layer share of the steady-state forward.

@@ -582,6 +582,9 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     if (type == t) check_rotary_head_dim(r, s);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys
     if (type == t) read_decoder_cls_keys(r, s);
+  s.config_use_cache = r.boolean({"use_cache"}, true);
+  if (const json* tc = r.raw("text_config"); tc && tc->is_object() && tc->contains("use_cache"))
+    s.config_use_cache = s.config_use_cache && ConfigReader(*tc, r.name("text_config.")).boolean({"use_cache"}, true);
   s.model_type = type;
   return s;
 }

@@ -419,3 +419,41 @@ TEST_CASE("progress: nothing on the progress stream in process, under --json or 
   CHECK(d.err.empty());
   CHECK_THAT(d.out, Catch::StartsWith("step "));  // the table header goes to the answer stream too
 }
+
+TEST_CASE("estimate warns when a config's use_cache is false and generate() is replayed", "[cli]") {
+  // The MPT generate() row of family set 49 (data/validation/h100-unmodelled.jsonl): with use_cache false in its
+  // config, generate() ran without a KV cache and reserved 2.3x the cached replay. The estimate says so, in text and
+  // in JSON `warnings`; training, a plain forward and a config without the key carry no warning.
+  const std::string off = R"({"model_type": "mpt", "d_model": 256, "n_heads": 4, "n_layers": 2, "vocab_size": 1000,
+                               "max_seq_len": 512, "use_cache": false})";
+  const std::string on = R"({"model_type": "mpt", "d_model": 256, "n_heads": 4, "n_layers": 2, "vocab_size": 1000,
+                              "max_seq_len": 512})";
+  struct Row {
+    const std::string* config;
+    std::vector<std::string> extra;
+    bool warns;
+  };
+  const Row rows[] = {{&off, {"--mode", "inference", "--generate-tokens", "8"}, true},
+                      {&off, {"--mode", "inference", "--generate-tokens", "0"}, false},
+                      {&off, {}, false},
+                      {&on, {"--mode", "inference", "--generate-tokens", "8"}, false}};
+  for (const Row& r : rows) {
+    std::vector<std::string> args = {"estimate", "--model", "-", "--batch-size", "2", "--seq-len", "64"};
+    args.insert(args.end(), r.extra.begin(), r.extra.end());
+    const auto text = run_cli_captured(args, *r.config);
+    INFO(text.err);
+    REQUIRE(text.exit_code == 0);
+    CHECK((text.out.find("Warning: config.use_cache is false") != std::string::npos) == r.warns);
+    args.push_back("--json");
+    const auto js = run_cli_captured(args, *r.config);
+    REQUIRE(js.exit_code == 0);
+    const auto w = nlohmann::json::parse(js.out)["warnings"];
+    REQUIRE(w.is_array());
+    CHECK(w.size() == (r.warns ? 1u : 0u));
+  }
+  // A use_cache that is not a boolean is refused naming it.
+  const auto bad = run_cli_captured({"estimate", "--model", "-", "--seq-len", "16"},
+                                    R"({"model_type": "gpt2", "n_layer": 1, "use_cache": "yes"})");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("config.use_cache") != std::string::npos);
+}

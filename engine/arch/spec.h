@@ -32,6 +32,10 @@ struct TransformerSpec {
   int64_t max_position_embeddings = 0;
   int64_t type_vocab_size = 0;     // bert token-type embeddings
   int64_t ernie_task_type_vocab = 0;  // ernie use_task_id: task_type_vocab_size (0: no task-type embeddings)
+  // config.json's use_cache (its text_config's for a composite config): false makes transformers' generate() run
+  // without a KV cache unless the caller passes use_cache=True. The inference replay models the cached generate()
+  // only; the CLI warns when this is false (data/validation/NOTES.md, family sets 45 .. 49).
+  bool config_use_cache = true;
   double mpt_clip_qkv = 0;            // mpt attn_config.clip_qkv: Wqkv's output clamped to +/- this (0: none)
   bool tie_word_embeddings = false;
   std::string hidden_act;          // gelu_new, gelu, silu, relu, ...
