@@ -18,7 +18,6 @@
 // Registration order: embed_tokens, embed_positions [max + 2, H], project_out, project_in, final_layer_norm,
 // then the layers (k, v, q, out_proj, self_attn_layer_norm, fc1, fc2, final_layer_norm); lm_head tied.
 #include "engine/arch/builders.h"
-#include "engine/arch/decoders/parts/gpt_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
 
@@ -104,7 +103,11 @@ void build_opt(GraphBuilder& b, const TransformerSpec& s) {
   const int64_t L = past + S;
   TensorId attention_mask = b.generic_one("ones", {}, {B, L}, DType::f32);
   b.hold(attention_mask);
-  const TensorId position_ids = opt_position_ids(b, attention_mask);
+  TensorId positions = b.generic_one("cumsum", {attention_mask}, {B, L}, DType::f32);
+  positions = b.generic_one("mul", {positions, attention_mask}, {B, L}, DType::f32);
+  positions = b.generic_one("sub_scalar", {positions}, {B, L}, DType::f32);
+  const TensorId position_ids = b.generic_one("to_long", {positions}, {B, L}, DType::i64);
+  b.hold(position_ids);
   TensorId mask = kNoTensor;
   if (cfg.attn == AttnImpl::eager) mask = inf ? inference_mask(b, 0, b.dtype(inputs_embeds))
                                               : eager_mask(b, B, S, S, b.dtype(inputs_embeds));

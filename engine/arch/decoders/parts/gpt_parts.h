@@ -50,20 +50,6 @@ inline TensorId gpt_final_norm(GraphBuilder& b, TensorId h, TensorId lnf_w, Tens
   return out;
 }
 
-// OPTDecoder's position ids from the 2-d `attention_mask` [B, L] (torch.ones of the default
-// dtype when none is passed): (cumsum(mask, 1) * mask - 1).long(), each a kernel, every intermediate a temporary of
-// the expression. Returns the int64 ids, held: a local until the forward returns (the caller drops it).
-inline TensorId opt_position_ids(GraphBuilder& b, TensorId attention_mask) {
-  const Shape sh = b.shape(attention_mask);
-  const DType dt = b.dtype(attention_mask);
-  TensorId positions = b.generic_one("cumsum", {attention_mask}, sh, dt);
-  positions = b.generic_one("mul", {positions, attention_mask}, sh, dt);
-  positions = b.generic_one("sub_scalar", {positions}, sh, dt);
-  const TensorId position_ids = b.generic_one("to_long", {positions}, sh, DType::i64);
-  b.hold(position_ids);
-  return position_ids;
-}
-
 // `key, value = layer_past.update(key, value, ...)` where both names were bound (held) until the attention
 // returns (gpt_neo, gpt_bigcode, falcon): kv_update with no window, the projections' tensors freed with the
 // statement, the cache's (key, value) held in their place and written back to `k` / `v`. Returns the key length.
