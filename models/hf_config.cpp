@@ -417,7 +417,7 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_xlm_roberta_xl(r);
   else if (type == "mpt")  // MPT's own eager attention with ALiBi (engine/arch/decoders/gpt/mpt.cpp)
     s = import_mpt(r);
-  else if (type == "biogpt")  // BART's pre-LN decoder layers, OPT's learned positions (engine/arch/decoders/gpt/biogpt.cpp)
+  else if (type == "biogpt")  // BART's pre-LN decoder layers, a learned position table offset by 2 (engine/arch/decoders/gpt/biogpt.cpp)
     s = import_biogpt(r);
   else if (type == "qwen2_moe")
     s = import_qwen2_moe(r);
