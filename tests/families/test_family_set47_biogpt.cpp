@@ -1,7 +1,8 @@
 // biogpt (family set 47): BioGptForCausalLM, BART's pre-LN decoder layers with a learned position table offset by 2.
-// Written from the code index's modular file without a device: the importer's class defaults, refusals naming the field, the
-// position table's limit, the KV cache and the zoo entries' parameter counts, each derived by hand. The held-out rows
-// (calibrate/cases/families47-input.jsonl) are predicted in data/validation/predictions/families47-holdout.json.
+// Written from the code index's modular file without a device: the importer's class defaults, refusals naming the
+// field, the position table's limit, the KV cache and the zoo entries' parameter counts, each derived by hand. The
+// held-out rows (calibrate/cases/families47-input.jsonl) are predicted in
+// data/validation/predictions/families47-holdout.json.
 #include <catch2/catch.hpp>
 
 #include <functional>
