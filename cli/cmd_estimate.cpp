@@ -76,7 +76,8 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
                       {"kv_cache_entries_mib", mib1(inf.kv_cache_entries_bytes)},
                       {"generate_peak_mib", mib1(inf.generate_peak_bytes)}, {"decode_peak_mib", mib1(inf.decode_peak_bytes)},
                       {"final_kv_cache_mib", mib1(inf.final_kv_entries_bytes)},
-                      {"generate_tokens", c.generate_tokens}};
+                      {"generate_tokens", c.generate_tokens},
+                      {"generate_without_cache", inf.generate_without_cache}};
     time_json(j);
     out << j.dump(2) << "\n";
     return;
@@ -90,7 +91,10 @@ void print_inference(const ModelSpec& m, const RunConfig& c, const Estimate& e, 
   }
   if (c.generate_tokens > 0)
     out << "  generate peak       " << mib(inf.generate_peak_bytes) << " MiB (decode steps " << mib(inf.decode_peak_bytes)
-              << " MiB, cache at end " << mib(inf.final_kv_entries_bytes) << " MiB)\n";
+        << " MiB, cache at end " << mib(inf.final_kv_entries_bytes) << " MiB"
+        << (inf.generate_without_cache ? "; no KV cache: config.use_cache is false, every token recomputes the sequence"
+                                       : "")
+        << ")\n";
   time_text();
   out << "  peak ledger (" << phase_name(peak.where.phase) << ")\n";
   for (size_t r = 0; r < kRowCount; ++r)

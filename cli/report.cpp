@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/checked.h"
+#include "engine/inference_replay.h"
 
 namespace memplan::cli {
 
@@ -123,10 +124,12 @@ std::string verdict_line(const ModelSpec& m, const RunConfig& c, const Estimate&
 std::vector<std::string> estimate_warnings(const ModelSpec& m, const RunConfig& c) {
   std::vector<std::string> w;
   if (m.kind == ModelSpec::Kind::transformer && c.mode == Mode::inference && c.generate_tokens > 0 &&
-      !m.transformer.config_use_cache)
+      !m.transformer.config_use_cache && !no_cache_generate_modelled(m))
     w.push_back("config.use_cache is false: transformers' generate() then runs without a KV cache, recomputing the "
-                "whole sequence at every token (measured: MPT-7B widths reserved 2.3x this cached estimate), unless "
-                "it is called with use_cache=True; this estimate replays generate() with the cache");
+                "whole sequence at every token (measured: MPT-7B widths reserved 2.3x the cached estimate), unless "
+                "it is called with use_cache=True; this model type's generate() is replayed without a cache only "
+                "for gpt2, llama, mistral, qwen2, qwen3, gpt_neox, phi3, opt and mpt, so this estimate replays it "
+                "with the cache");
   return w;
 }
 

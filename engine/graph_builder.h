@@ -37,6 +37,11 @@ struct InferencePass {
   // (@torch.jit.script, deberta-v2's make_log_bucket_position) run interpreted op by op before the profiling
   // executor fuses them on later calls. Decoder passes leave it false.
   bool first_call = false;
+  // use_cache: the forward writes K / V into the DynamicCache (kv_update). False: generate() of a model whose
+  // config says use_cache false (GenerationConfig.from_model_config copies it): no cache is made, every forward of
+  // the loop recomputes the whole sequence (past_len 0, new_tokens = the ids so far) and kv_update hands K and V
+  // back unchanged. Only the builders in no_cache_generate_modelled (inference_replay.h) are replayed this way.
+  bool use_cache = true;
 };
 
 class GraphBuilder {
@@ -54,6 +59,9 @@ class GraphBuilder {
   bool autocast() const { return autocast_; }
   bool training() const { return cfg_.mode == Mode::training; }
   const InferencePass& pass() const { return pass_; }
+  // An inference forward whose K / V come back from a DynamicCache (cat outputs: contiguous, the projection's
+  // tensors rebound). False in training and in generate() without a cache, where K / V are the projection's views.
+  bool kv_cached() const { return !training() && pass_.use_cache; }
   void set_pass(const InferencePass& p) { pass_ = p; }
 
   // ---- leaves

@@ -190,6 +190,16 @@ int64_t bytes_of(std::initializer_list<int64_t> dims, int64_t elem) {
 
 }  // namespace
 
+bool no_cache_generate_modelled(const ModelSpec& spec) {
+  if (spec.kind != ModelSpec::Kind::transformer) return false;
+  const TransformerSpec& ts = spec.transformer;
+  if (ts.num_experts > 0) return false;
+  static const char* const kTypes[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "gpt_neox", "phi3", "opt", "mpt"};
+  for (const char* t : kTypes)
+    if (ts.model_type == t) return true;
+  return false;
+}
+
 InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, const InferenceReplayOptions& opt) {
   if (cfg.mode != Mode::inference) throw InputError("mode", "training", "replay_inference needs mode inference");
   if (cfg.generate_tokens < 0)
@@ -245,9 +255,15 @@ InferenceResult replay_inference(const ModelSpec& spec, const RunConfig& cfg, co
     const int32_t unfinished = mem.alloc(bytes_of({B}, 8), Row::inputs);
     int64_t decode_peak = 0;
     int32_t prev_scores = -1, prev_processed = -1;  // the loop variables next_token_logits / next_token_scores
+    const bool no_cache = !ts.config_use_cache && no_cache_generate_modelled(spec);
+    res.generate_without_cache = no_cache;
     for (int64_t step = 0; step < cfg.generate_tokens; ++step) {
       const int64_t len = S + step;  // tokens in input_ids before this step's token is appended
       InferencePass pass = step == 0 ? InferencePass{0, S, true} : InferencePass{len - 1, 1, true};
+      if (no_cache) {  // past_key_values None: the whole sequence again, nothing cached
+        pass = InferencePass{0, len, true};
+        pass.use_cache = false;
+      }
       mem.here = Location{static_cast<int32_t>(step + 1), 0, step == 0 ? Phase::prefill : Phase::decode, -1, false};
       if (step > 0) mem.reset_window();
       const Graph g = build_inference_graph(spec, cfg, pass);

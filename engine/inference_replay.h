@@ -13,6 +13,10 @@
 //      decode forwards of one token each (every layer's K and V re-concatenated: old + new live during the cat).
 //      After each forward: the last logits copied to fp32 [B, V], min_new_tokens processing (arange, isin mask,
 //      clone, where: two more [B, V] fp32), argmax, input_ids and attention_mask grown by one column.
+//      A config with use_cache false (TransformerSpec::config_use_cache; generate() copies it into its
+//      GenerationConfig) makes no cache: every forward of the loop, the first included, is a whole-sequence
+//      forward of the ids so far (B x (S + step)) with logits_to_keep 1 and nothing kept between forwards, for
+//      the model types of no_cache_generate_modelled; the others replay the cached loop (estimate warns).
 //
 // Peaks: prefill_peak over stage 2, generate_peak over stage 3, peak over the whole run (the harness's
 // peak_allocated_mib).
@@ -48,6 +52,7 @@ struct InferenceResult {
   int64_t generate_peak_bytes = 0;   // stage 3 (0 when generate_tokens == 0)
   int64_t decode_peak_bytes = 0;     // over the decode forwards of stage 3 alone (0 without decode steps)
   int64_t final_kv_entries_bytes = 0;  // the cache storages after the last decode step
+  bool generate_without_cache = false;  // stage 3 replayed without a KV cache (config use_cache false)
   PeakInfo peak;                     // the whole run
   PeakInfo prefill_peak, generate_peak;
   MemEventStream events;             // the whole run, for the caching-allocator model
@@ -59,6 +64,13 @@ struct InferenceResult {
   int64_t measured_end_event = -1;   // forward-only: index of the first event after the measured forward (output
                                      // freed); peak and the allocator's peak allocated are taken up to there
 };
+
+// Whether generate() without a KV cache is replayed for this model: causal LMs whose builders depend on the cache
+// only through kv_update and GraphBuilder::kv_cached() (gpt2, llama / mistral / qwen2 without experts, qwen3,
+// gpt_neox, phi3, opt, mpt: each read against its transformers 5.17 modeling file). Mixture-of-experts decoders
+// are left out (generate()'s loop swaps grouped_mm for batched_mm, over every token when nothing is cached), and
+// so are the multimodal ones (pixel inputs are forwarded at every step without a cache) and the encoder-decoders.
+bool no_cache_generate_modelled(const ModelSpec& spec);
 
 // cfg.mode must be inference; cfg.seq_len is the prompt length (forward-only transformers: the batch's length).
 // Throws InputError for models without an inference builder (native graphs).

@@ -420,36 +420,51 @@ TEST_CASE("progress: nothing on the progress stream in process, under --json or 
   CHECK_THAT(d.out, Catch::StartsWith("step "));  // the table header goes to the answer stream too
 }
 
-TEST_CASE("estimate warns when a config's use_cache is false and generate() is replayed", "[cli]") {
-  // The MPT generate() row of family set 49 (data/validation/h100-unmodelled.jsonl): with use_cache false in its
-  // config, generate() ran without a KV cache and reserved 2.3x the cached replay. The estimate says so, in text and
-  // in JSON `warnings`; training, a plain forward and a config without the key carry no warning.
-  const std::string off = R"({"model_type": "mpt", "d_model": 256, "n_heads": 4, "n_layers": 2, "vocab_size": 1000,
-                               "max_seq_len": 512, "use_cache": false})";
-  const std::string on = R"({"model_type": "mpt", "d_model": 256, "n_heads": 4, "n_layers": 2, "vocab_size": 1000,
-                              "max_seq_len": 512})";
+TEST_CASE("generate() with a config's use_cache false: replayed without a cache, or a warning", "[cli]") {
+  // The MPT generate() row of family set 49 (data/validation/h100-families.jsonl): with use_cache false in its
+  // config, generate() ran without a KV cache and reserved 2.3x the cached replay. Types whose builders were read for
+  // it (inference_replay.h no_cache_generate_modelled: mpt among them) are replayed that way and say so (JSON
+  // inference.generate_without_cache); any other type keeps the cached replay and warns, in text and in JSON
+  // `warnings`. Training, a plain forward and a config without the key carry neither.
+  const std::string mpt_off = R"({"model_type": "mpt", "d_model": 256, "n_heads": 4, "n_layers": 2, "vocab_size": 1000,
+                                   "max_seq_len": 512, "use_cache": false})";
+  const std::string mpt_on = R"({"model_type": "mpt", "d_model": 256, "n_heads": 4, "n_layers": 2, "vocab_size": 1000,
+                                  "max_seq_len": 512})";
+  const std::string gemma_off = R"({"model_type": "gemma", "hidden_size": 256, "num_hidden_layers": 2,
+                                     "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 64,
+                                     "intermediate_size": 512, "vocab_size": 1000, "use_cache": false})";
   struct Row {
     const std::string* config;
     std::vector<std::string> extra;
     bool warns;
+    bool without_cache;  // JSON inference.generate_without_cache (inference rows)
   };
-  const Row rows[] = {{&off, {"--mode", "inference", "--generate-tokens", "8"}, true},
-                      {&off, {"--mode", "inference", "--generate-tokens", "0"}, false},
-                      {&off, {}, false},
-                      {&on, {"--mode", "inference", "--generate-tokens", "8"}, false}};
+  const std::vector<std::string> gen8 = {"--mode", "inference", "--generate-tokens", "8"};
+  const Row rows[] = {{&mpt_off, gen8, false, true},
+                      {&mpt_off, {"--mode", "inference", "--generate-tokens", "0"}, false, false},
+                      {&mpt_off, {}, false, false},
+                      {&mpt_on, gen8, false, false},
+                      {&gemma_off, gen8, true, false}};
   for (const Row& r : rows) {
     std::vector<std::string> args = {"estimate", "--model", "-", "--batch-size", "2", "--seq-len", "64"};
+    if (r.config == &mpt_off || r.config == &mpt_on) args.insert(args.end(), {"--attn", "eager"});
     args.insert(args.end(), r.extra.begin(), r.extra.end());
     const auto text = run_cli_captured(args, *r.config);
     INFO(text.err);
     REQUIRE(text.exit_code == 0);
     CHECK((text.out.find("Warning: config.use_cache is false") != std::string::npos) == r.warns);
+    CHECK((text.out.find("no KV cache: config.use_cache is false") != std::string::npos) == r.without_cache);
     args.push_back("--json");
     const auto js = run_cli_captured(args, *r.config);
     REQUIRE(js.exit_code == 0);
-    const auto w = nlohmann::json::parse(js.out)["warnings"];
+    const auto j = nlohmann::json::parse(js.out);
+    const auto w = j["warnings"];
     REQUIRE(w.is_array());
     CHECK(w.size() == (r.warns ? 1u : 0u));
+    if (j.contains("inference") && j["inference"].contains("generate_without_cache"))
+      CHECK(j["inference"]["generate_without_cache"].get<bool>() == r.without_cache);
+    else
+      CHECK_FALSE(r.without_cache);
   }
   // A use_cache that is not a boolean is refused naming it.
   const auto bad = run_cli_captured({"estimate", "--model", "-", "--seq-len", "16"},

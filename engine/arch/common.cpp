@@ -115,6 +115,8 @@ TensorId sliding_sdpa_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv)
 void hf_construction_scalar(GraphBuilder& b) { b.construction_persistent(dtype_bytes(b.param_dtype())); }
 
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {
+  // past_key_values is None (generate() with use_cache false): the attention reads its own K and V, no cat copies
+  if (!b.pass().use_cache) return {k, v};
   const int64_t past = b.pass().past_len;
   // DynamicLayer.lazy_initialization starts both caches as empty tensors of key_states' dtype, and torch.cat
   // promotes: under amp the rotated keys are fp32 (bf16 k times fp32 cos), so the values are cached in fp32

@@ -41,14 +41,17 @@ TEST_CASE("family sets 45 .. 48, held out: predicted blind", "[family][set45][se
 }
 
 TEST_CASE("family set 49 (MPT) after the 5.17 corrections", "[family][set49][holdout]") {
-  // Allocated within 0.02 %; reserved within 1.2 % but the checkpointed row (+3.94 %, over). The generate() row is
-  // left out: its config says use_cache false (mpt-7b's published value), so generate() recomputed the whole
-  // sequence at every token without a cache, which the inference replay does not model (-57 % reserved; notes-f49).
+  // Allocated within 0.02 %; reserved within 1.2 % but the checkpointed row (+3.94 %, over). The generate() row's
+  // config says use_cache false (mpt-7b's published value), so generate() recomputed the whole sequence at every
+  // token without a cache: -57 % reserved under the cached replay, exact (allocated -0.04 %, reserved 0.00 %) since
+  // the replay models the uncached loop (inference_replay.h; after the fact: the mechanism was written from this
+  // row, and held-out set 53 tests it blind).
   const auto s49 = memplan::testing::check_family_cases(
-      [](const memplan::ValidationCase& c) { return in_set(c, "f49-") && c.id.find("-infer-") == std::string::npos; },
+      [](const memplan::ValidationCase& c) { return in_set(c, "f49-"); },
       [](const std::string& id) {
+        if (id.find("-infer-") != std::string::npos) return FamilyBounds{0.0005, 0.001};
         return id.find("-ckpt") != std::string::npos ? FamilyBounds{0.0003, 0.04} : FamilyBounds{0.0003, 0.012};
       },
       "h100-families.jsonl");
-  CHECK(s49.size() == 6);
+  CHECK(s49.size() == 7);
 }

@@ -67,7 +67,8 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, 
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
                 nkv = s.num_kv_heads, hd = s.head_dim;
   int64_t Lk = S;
-  if (inf) {  // key_states / value_states rebind to what the cache returns; the rope output goes
+  const bool cached = b.kv_cached();
+  if (cached) {  // key_states / value_states rebind to what the cache returns; the rope output goes
     auto [kc, vc] = kv_update(b, ke, v, window);
     b.drop(ke);
     b.drop(v_proj);
@@ -110,7 +111,7 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, 
     // projection's [B, S, H, D] memory order, and so do k and v when nothing copied them (training without
     // repeat_kv); cached K/V are cat outputs (whole-run stream, Llama-3.2-1B eager inference: a [B, H, S, D]
     // copy of q before each scores bmm, freed after it; under amp the copy is of autocast's bf16 cast).
-    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, true, kr == ke && !inf), false);
+    TensorId scores = b.scalar_op("mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, true, kr == ke && !cached), false);
     TensorId masked = b.add(scores, mask);
     // `attn_weights = softmax(attn_weights, dim=-1, dtype=float32).to(query.dtype)`: one statement, so the
     // masked scores stay bound through the fp32 copy, the softmax and the cast (whole-run stream, Llama-3.2-1B
@@ -121,7 +122,7 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId qe, 
     probs = b.dropout(probs, s.attn_dropout);
     weights = probs;
     b.hold(weights);
-    ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !inf), {B, S, nh, hd},
+    ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !cached), {B, S, nh, hd},
                             /*grad_copied=*/true);
     b.drop(kr);
     b.drop(vr);
@@ -214,7 +215,8 @@ TensorId eager_attention_o_proj(GraphBuilder& b, const TransformerSpec& s, Tenso
                 nkv = s.num_kv_heads, hd = s.head_dim;
   weights = kNoTensor;
   int64_t Lk = S;
-  if (inf) {  // key_states / value_states rebind to what the cache returns
+  const bool cached = b.kv_cached();
+  if (cached) {  // key_states / value_states rebind to what the cache returns
     auto [kc, vc] = kv_update(b, ke, v, window);
     b.drop(ke);
     b.drop(v_proj);
@@ -231,7 +233,7 @@ TensorId eager_attention_o_proj(GraphBuilder& b, const TransformerSpec& s, Tenso
   b.hold(vr);
   const bool batch_dims_copy = B > 1;
   TensorId scores = b.scalar_op(
-      "mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, batch_dims_copy, batch_dims_copy && kr == ke && !inf), false);
+      "mul_scalar", b.matmul(qe, kr, {B, nh, S, Lk}, batch_dims_copy, batch_dims_copy && kr == ke && !cached), false);
   TensorId masked = b.add(scores, mask);
   b.hold(masked);  // softmax(x, dtype=float32).to(query.dtype): one statement
   TensorId probs = b.to(b.softmax_last(b.to(masked, DType::f32)), b.dtype(qe));
@@ -239,14 +241,14 @@ TensorId eager_attention_o_proj(GraphBuilder& b, const TransformerSpec& s, Tenso
   probs = b.dropout(probs, s.attn_dropout);
   weights = probs;
   b.hold(weights);
-  TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, batch_dims_copy && vr == v && !inf),
+  TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, batch_dims_copy && vr == v && !cached),
                                    {B, S, nh, hd}, /*grad_copied=*/batch_dims_copy);
   b.drop(kr);
   b.drop(vr);
   TensorId out = b.linear(b.view(ctx, {B, S, nh * hd}), o, ob);
   b.drop(qe);
   b.drop(ke);  // key_states: the rotated k in training, the cache's tensor in inference
-  if (!inf) b.drop(v_proj);
+  if (!cached) b.drop(v_proj);
   return out;
 }
 
@@ -259,7 +261,7 @@ TensorId attention_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId qe
   TensorId out = b.linear(b.view(ctx, {B, S, s.num_heads * s.head_dim}), o, ob);
   b.drop(qe);
   b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  if (!b.kv_cached()) b.drop(v_proj);  // the cache's update rebound (and so dropped) it
   return out;
 }
 

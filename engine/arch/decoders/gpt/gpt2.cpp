@@ -50,7 +50,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, int64_t layer, Ten
     // copies are what bmm saves; the split buffer itself is saved by nobody. Cached K/V (inference) are
     // cat outputs, contiguous: no copy (whole-run stream, GPT-2 small amp eager + checkpointing: two
     // [B, S, H] copies before each scores bmm, one before each context bmm).
-    const bool split_kv = !inf;
+    const bool split_kv = !b.kv_cached();  // generate() without a cache: the split views, as in training
     TensorId scores = b.matmul(q, k, {B, nh, S, Lk}, /*copy_a=*/true, /*copy_b=*/split_kv);
     TensorId scale = b.generic({"full", {}, {{{}, b.dtype(scores)}}, {}, {}, {}, {}})[0];
     TensorId scaled = b.binary("div", scores, scale, false, true);

@@ -62,7 +62,7 @@ TensorId neox_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, Tensor
   TensorId a = b.linear(b.view(ctx, {B, S, H}), wd, bd);
   b.drop(qe);
   b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  if (!b.kv_cached()) b.drop(v_proj);  // the cache's update rebound (and so dropped) it
   b.drop(qkv);
   b.drop(n1);
   a = b.dropout(a, s.resid_dropout);

@@ -73,7 +73,7 @@ TensorId mpt_attention(GraphBuilder& b, const TransformerSpec& s, const MptLayer
   const bool strided = B > 1;
   bool kv_strided = strided;
   int64_t L = S;
-  if (inf) {  // key_states, value_states = past_key_values.update(...): rebound to the cache's cat outputs
+  if (inf && b.pass().use_cache) {  // key_states, value_states = past_key_values.update(...): the cache's cat outputs
     const auto [kc, vc] = kv_update(b, k, v, 0);
     k = bound(kc);
     v = bound(vc);

@@ -65,7 +65,8 @@ TensorId cat_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorI
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
                 nkv = s.num_kv_heads, hd = s.head_dim;
   int64_t Lk = S;
-  if (inf) {  // key_states / value_states rebind to what the cache returns
+  const bool cached = b.kv_cached();
+  if (cached) {  // key_states / value_states rebind to what the cache returns
     auto [kc, vc] = kv_update(b, ke, v, window);
     b.drop(ke);
     b.drop(v_proj);
@@ -90,7 +91,7 @@ TensorId cat_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorI
   b.hold(weights);
   // matmul's backward reshapes the transposed [B, H, S, D] gradient to [B * H, S, D]: a copy, except for B == 1,
   // where the size-1 batch dim merges as a view (whole-run glm4_moe fp32 eager stream, b1).
-  TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !inf), {B, S, nh, hd},
+  TensorId ctx = b.contiguous_copy(b.matmul(probs, vr, {B, nh, S, hd}, false, vr == v && !cached), {B, S, nh, hd},
                                    /*grad_copied=*/B > 1);
   b.drop(kr);
   b.drop(vr);
@@ -147,7 +148,7 @@ SlicedRotaryAttention sliced_rotary_attention(GraphBuilder& b, const Transformer
   SlicedRotaryAttention a;
   a.ctx = cudnn_output_copy(b, cat_rotary_attention(b, s, qe, ke, v, v_proj, c.mask, c.window, weights), c.mask);
   a.locals = {qe, ke};
-  if (b.training()) a.locals.push_back(v_proj);
+  if (!b.kv_cached()) a.locals.push_back(v_proj);  // else the cache update rebound it
   a.locals.insert(a.locals.end(), {q, k, qr, kr});
   return a;
 }
@@ -161,7 +162,7 @@ TensorId cat_rotary_o_proj(GraphBuilder& b, const TransformerSpec& s, TensorId q
   TensorId out = b.linear(b.view(ctx, {B, S, s.num_heads * s.head_dim}), o, ob);
   b.drop(qe);
   b.drop(ke);
-  if (!inf) b.drop(v_proj);
+  if (!b.kv_cached()) b.drop(v_proj);  // the cache's update rebound (and so dropped) it
   return out;
 }
 
