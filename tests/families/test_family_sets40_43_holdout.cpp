@@ -3,8 +3,8 @@
 // (data/validation/predictions/families40/42/43-holdout.json, at acf0fad / cbe55ae / a2f137b on their branches; the
 // merged tree predicts them byte for byte), measured on an H100 in the twenty-ninth session
 // (data/validation/h100-families.jsonl). No builder changed after measuring: these are the blind errors, and the
-// bounds round them up. Set 43's checkpointed, b5 x 777, E4B and serving rows were not measured (the session's
-// device time ran out).
+// bounds round them up. Set 43's checkpointed, E4B and serving rows were measured in the thirty-third session
+// (h100-families58-env.json), still blind; its b5 x 777 row did not finish in that call's time.
 #include <catch2/catch.hpp>
 
 #include "family_test_helpers.h"
@@ -40,9 +40,16 @@ TEST_CASE("family set 42, held out: Llama 3.2 Vision predicted blind", "[family]
 }
 
 TEST_CASE("family set 43, held out: Gemma 3n text predicted blind", "[family][set43][holdout]") {
-  // The five rows measured and the capped copy that fitted: within 0.01 % allocated and reserved.
+  // The eight rows measured and the capped copy that fitted: within 0.01 % allocated and reserved (checkpointed
+  // +0.01 / -0.05 %, E4B exact) but the serving row, generate() of 16 tokens at E2B widths (-0.45 % allocated,
+  // -0.24 % reserved: 40 MiB short at the prefill, not traced).
   const auto checked = memplan::testing::check_family_cases(
       [](const memplan::ValidationCase& c) { return c.holdout && c.id.rfind("f43-", 0) == 0; },
-      [](const std::string&) { return FamilyBounds{0.0002, 0.0002}; }, "h100-families.jsonl");
-  CHECK(checked.size() == 6);  // the lower cap ran out of memory, as predicted; four rows not measured
+      [](const std::string& id) {
+        if (id == "f43-g3n-e2b-infer-bf16-b2s1024-g16") return FamilyBounds{0.0055, 0.0035};
+        if (id == "f43-g3n-bf16-ckpt-b2s1999-l12") return FamilyBounds{0.0002, 0.0006};
+        return FamilyBounds{0.0002, 0.0002};
+      },
+      "h100-families.jsonl");
+  CHECK(checked.size() == 9);  // the lower cap ran out of memory, as predicted; the b5 x 777 row not measured
 }
