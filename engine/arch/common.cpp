@@ -305,6 +305,7 @@ const struct {
     {"ernie", build_ernie},
     {"biogpt", build_biogpt},
     {"mpt", build_mpt},
+    {"codegen", build_codegen},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
     {"internvl", build_internvl},
@@ -358,7 +359,7 @@ int64_t position_limit(const TransformerSpec& s) {
 AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
-  for (std::string_view mt : {"gptj", "bloom", "mpt", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
+  for (std::string_view mt : {"gptj", "codegen", "bloom", "mpt", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
                               "falcon_mamba", "convnext", "convnextv2", "resnet"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;

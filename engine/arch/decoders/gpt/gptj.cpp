@@ -57,36 +57,6 @@ GptjLayer gptj_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i
   return w;
 }
 
-// apply_rotary_pos_emb(x, sin, cos) for x = k[..., :rot] or q[..., :rot] ([B, S, nh, rot], a slice of the
-// projection's view, whose SliceBackward zero-fills a gradient of the whole head). Returns the rotated part.
-TensorId gptj_rope(GraphBuilder& b, TensorId x_rot, TensorId sin, TensorId cos) {
-  const Shape xs = b.shape(x_rot);  // [B, S, nh, rot]
-  const int64_t rot = xs[3];
-  const Shape sc = b.shape(sin);    // [P, S, rot / 2]
-  // sin / cos = torch.repeat_interleave(t[:, :, None, :], 2, 3): fresh [P, S, 1, rot], locals of the function.
-  const TensorId sin_r = b.generic_one("repeat_interleave", {sin}, {sc[0], sc[1], 1, rot}, b.dtype(sin));
-  const TensorId cos_r = b.generic_one("repeat_interleave", {cos}, {sc[0], sc[1], 1, rot}, b.dtype(cos));
-  b.hold(sin_r);
-  b.hold(cos_r);
-  const TensorId a = b.mul(x_rot, cos_r);
-  // rotate_every_two: x[..., ::2] and x[..., 1::2] (strided slices: each gradient zero-filled at x's size),
-  // -x2, stack((-x2, x1), dim=-1) [B, S, nh, rot / 2, 2] (its backward unbinds: views), flatten(-2).
-  Shape half = xs;
-  half[3] = rot / 2;
-  const TensorId x1 = b.split(x_rot, 1, half)[0];
-  const TensorId x2 = b.split(x_rot, 1, half)[0];
-  Shape one = half;
-  one.push_back(1);
-  const TensorId neg = b.unary("neg", x2, false, false);
-  const TensorId stacked = b.cat("stack", {b.view(neg, one), b.view(x1, one)}, -1);
-  const TensorId rotated = b.view(stacked, xs);
-  const TensorId c = b.mul(rotated, sin_r);  // (x * cos) + (rotate_every_two(x) * sin), left to right
-  const TensorId y = b.add(a, c);
-  b.drop(sin_r);
-  b.drop(cos_r);
-  return y;
-}
-
 // GPTJAttention.forward on the normed input x; `weights` receives _attn's attention weights (returned to the block).
 TensorId gptj_attention(GraphBuilder& b, const TransformerSpec& s, const GptjLayer& w, TensorId x,
                         TensorId position_ids, TensorId mask, TensorId& weights) {
@@ -122,8 +92,8 @@ TensorId gptj_attention(GraphBuilder& b, const TransformerSpec& s, const GptjLay
   const TensorId k_pass = b.split(k, 1, ps)[0];
   TensorId q_rot = b.split(q, 1, rs)[0];
   const TensorId q_pass = b.split(q, 1, ps)[0];
-  k_rot = bound(gptj_rope(b, k_rot, sin, cos));
-  q_rot = bound(gptj_rope(b, q_rot, sin, cos));
+  k_rot = bound(gptj_apply_rotary(b, k_rot, sin, cos));
+  q_rot = bound(gptj_apply_rotary(b, q_rot, sin, cos));
   TensorId key = bound(b.cat_last("cat", {k_rot, k_pass}));
   const TensorId query = bound(b.cat_last("cat", {q_rot, q_pass}));
   // key / query.permute(0, 2, 1, 3): views [B, nh, S, hd]; the cat backward takes their gradients as they come.
