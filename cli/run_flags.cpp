@@ -238,7 +238,7 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
     // An image model (vit): the config's image size fixes the encoder's sequence ((image_size / patch_size)^2 + 1).
     // ConvNeXt, Swin and ResNet have no token sequence: their input is the image itself.
     const std::string& mt = m.transformer.model_type;
-    const bool hierarchical = mt == "convnext" || mt == "convnextv2" || mt == "swin" || mt == "resnet";
+    const bool hierarchical = mt == "convnext" || mt == "convnextv2" || mt == "swin" || mt == "swinv2" || mt == "resnet";
     if (f.seq_len != 0 && hierarchical)
       throw InputError("--seq-len", std::to_string(f.seq_len),
                        "does not apply to " + mt + ": its input is the config's image_size (" +

@@ -306,7 +306,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2"};
   return kTypes;
 }
 
@@ -481,6 +481,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_convnext(r, type);
   else if (type == "swin")
     s = import_swin(r);
+  else if (type == "swinv2")  // post-norm windows, scaled cosine attention, a continuous position bias MLP (hf_swinv2.cpp)
+    s = import_swinv2(r);
   else if (type == "deit")
     s = import_deit(r);
   else if (type == "gpt_neo")

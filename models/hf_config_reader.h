@@ -296,6 +296,7 @@ TransformerSpec import_whisper(const ConfigReader& r);
 TransformerSpec import_vit(const ConfigReader& r);  // models/hf/import_vit.cpp (ViTForImageClassification)
 TransformerSpec import_convnext(const ConfigReader& r, const std::string& type);  // models/hf/import_convnext.cpp (convnext, convnextv2)
 TransformerSpec import_swin(const ConfigReader& r);  // models/hf/import_swin.cpp (SwinForImageClassification)
+TransformerSpec import_swinv2(const ConfigReader& r);  // models/hf/import_swinv2.cpp (Swinv2ForImageClassification)
 TransformerSpec import_dinov2(const ConfigReader& r);  // models/hf/import_dinov2.cpp (Dinov2ForImageClassification)
 TransformerSpec import_deit(const ConfigReader& r);  // models/hf/import_deit.cpp (DeiTForImageClassification)
 TransformerSpec import_wav2vec2(const ConfigReader& r, const std::string& type);  // models/hf/import_wav2vec2.cpp (wav2vec2, hubert, wavlm)

@@ -1,5 +1,6 @@
 """Harness plugin: Hugging Face vision backbones (family set 23): ConvNeXt, ConvNeXt V2, Swin, Swin V2 and DINOv3 ViT;
-ResNet (family set 34); BEiT and Data2Vec-vision (family set 38).
+ResNet (family set 34); BEiT and Data2Vec-vision (family set 38); Swin V2 (family set 51: Swinv2ForImageClassification,
+whose cases name attn_implementation "eager": Swinv2 has no SDPA support and from_config with "sdpa" raises).
 
 harness.py builds AutoModelForImageClassification only for its IMAGE_CLS_TYPES (vit, dinov2, deit); these types
 come here and are fed exactly as those are (harness.train_batch_fns / _forward_input, kind image_cls):

@@ -74,6 +74,7 @@ void build_hf_dinov2(GraphBuilder& b, const TransformerSpec& s);   // engine/arc
 void build_hf_deit(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vision/hf_deit.cpp (DeiTForImageClassification)
 void build_hf_convnext(GraphBuilder& b, const TransformerSpec& s); // engine/arch/vision/hf_convnext.cpp (convnext, convnextv2)
 void build_hf_swin(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/vision/hf_swin.cpp (SwinForImageClassification)
+void build_hf_swinv2(GraphBuilder& b, const TransformerSpec& s);   // engine/arch/vision/hf_swinv2.cpp (Swinv2ForImageClassification)
 void build_gpt_neo(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/gpt/gpt_neo.cpp
 void build_electra(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/encoders/electra.cpp
 void build_esm(GraphBuilder& b, const TransformerSpec& s);         // engine/arch/encoders/esm.cpp

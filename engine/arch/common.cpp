@@ -299,6 +299,7 @@ const struct {
     {"falcon_h1", build_falcon_h1},
     {"nemotron_h", build_nemotron_h},
     {"convnext", build_hf_convnext}, {"convnextv2", build_hf_convnext}, {"swin", build_hf_swin},
+    {"swinv2", build_hf_swinv2},
     {"llava", build_llava},         {"paligemma", build_paligemma},
     {"llava_next", build_llava_next},
     {"llava_onevision", build_llava_onevision},
@@ -360,7 +361,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "codegen", "bloom", "mpt", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
-                              "falcon_mamba", "convnext", "convnextv2", "resnet"})
+                              "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
@@ -448,7 +449,8 @@ constexpr std::string_view kForwardOnlyTypes[] = {"bert",       "roberta",    "x
                                                   "clip",       "siglip",     "siglip2",  // contrastive: vlm/
                                                   "convnext",   "convnextv2", "swin",     "esm",
                                                   "resnet",     "dinov3_vit", "beit",      "data2vec-vision",
-                                                  "segformer",  "ernie",      "xlm-roberta-xl", "data2vec-text"};
+                                                  "segformer",  "ernie",      "xlm-roberta-xl", "data2vec-text",
+                                                  "swinv2"};
 }  // namespace
 
 bool forward_only_inference(const ModelSpec& spec) {

@@ -34,45 +34,13 @@
 //     it returns, after the loss.
 #include "engine/arch/builders.h"
 #include "engine/arch/vision/hf_backbone_parts.h"
+#include "engine/arch/vision/hf_swin_parts.h"
 #include "engine/arch/vision/vision_parts.h"
 #include "engine/errors.h"
 
 namespace memplan {
 
-namespace {
-
-struct Ln {
-  TensorId w = kNoTensor, b = kNoTensor;
-};
-Ln make_ln(GraphBuilder& b, const std::string& name, int64_t c) {
-  return {b.param(name + ".weight", {c}), b.param(name + ".bias", {c})};
-}
-struct Lin {
-  TensorId w = kNoTensor, b = kNoTensor;
-};
-Lin make_lin(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias) {
-  Lin l;
-  l.w = b.param(name + ".weight", {out, in});
-  if (bias) l.b = b.param(name + ".bias", {out});
-  return l;
-}
-TensorId apply(GraphBuilder& b, const Lin& l, TensorId x) { return b.linear(x, l.w, l.b); }
-
-struct Layer {
-  Lin q, k, v, o;
-  TensorId table = kNoTensor, index = kNoTensor;  // relative_position_bias_table [T, heads], index buffer [N * N]
-  Ln ln1, ln2;
-  Lin fc1, fc2;
-  int64_t heads = 1, shift = 0;  // shift as constructed (window_size // 2 on odd layers)
-  double drop_path = 0.0;
-};
-
-struct Stage {
-  std::vector<Layer> layers;
-  bool merge = false;
-  Lin reduction;
-  Ln merge_ln;
-};
+namespace hfswin {
 
 // A new tensor of `shape` computed from x alone, whose backward writes a fresh x-sized gradient (pad, roll).
 TensorId fresh(GraphBuilder& b, const char* name, TensorId x, Shape shape) {
@@ -127,6 +95,48 @@ TensorId shift_mask(GraphBuilder& b, int64_t pH, int64_t pW, int64_t ws, DType d
   b.drop(diff);
   return out;
 }
+
+}  // namespace hfswin
+
+namespace {
+
+using hfswin::fresh;
+using hfswin::roll2;
+using hfswin::shift_mask;
+
+
+struct Ln {
+  TensorId w = kNoTensor, b = kNoTensor;
+};
+Ln make_ln(GraphBuilder& b, const std::string& name, int64_t c) {
+  return {b.param(name + ".weight", {c}), b.param(name + ".bias", {c})};
+}
+struct Lin {
+  TensorId w = kNoTensor, b = kNoTensor;
+};
+Lin make_lin(GraphBuilder& b, const std::string& name, int64_t out, int64_t in, bool bias) {
+  Lin l;
+  l.w = b.param(name + ".weight", {out, in});
+  if (bias) l.b = b.param(name + ".bias", {out});
+  return l;
+}
+TensorId apply(GraphBuilder& b, const Lin& l, TensorId x) { return b.linear(x, l.w, l.b); }
+
+struct Layer {
+  Lin q, k, v, o;
+  TensorId table = kNoTensor, index = kNoTensor;  // relative_position_bias_table [T, heads], index buffer [N * N]
+  Ln ln1, ln2;
+  Lin fc1, fc2;
+  int64_t heads = 1, shift = 0;  // shift as constructed (window_size // 2 on odd layers)
+  double drop_path = 0.0;
+};
+
+struct Stage {
+  std::vector<Layer> layers;
+  bool merge = false;
+  Lin reduction;
+  Ln merge_ln;
+};
 
 // The fused SDPA of a float mask (memory-efficient attention: the kernel taking an additive bias, which may need
 // a gradient): q, k, v [BW, heads, N, hd] and mask [M, heads or 1, N, N] broadcast to the query's batch.
