@@ -105,6 +105,9 @@ void add_run_flags(CLI::App& cmd, RunFlags& f) {
   cmd.add_option("--image-tiles", f.image_tiles,
                  "internvl: every image's tiles, as the processor's crop_to_patches cuts it (the grid's crops plus the "
                  "thumbnail; default 1: the image alone)");
+  cmd.add_option("--audio-clips", f.audio_clips,
+                 "qwen2_audio: 30 s audio clips in every training sample, max_source_positions / 2 audio tokens each "
+                 "(0: text only)");
   cmd.add_flag("--freeze-feature-encoder", f.freeze_feature_encoder,
                "speech encoders: freeze_feature_encoder() (the conv feature encoder frozen) before training");
   cmd.add_option("--precision", f.precision, "fp32 | amp_bf16 | amp_fp16 | bf16 | fp16");
@@ -338,6 +341,13 @@ RunConfig run_config_from(const RunFlags& f, const ModelSpec& m) {
       throw InputError("--image-tiles", std::to_string(f.image_tiles),
                        "applies to internvl only, not " + m.transformer.model_type);
     c.image_tiles = f.image_tiles;
+  }
+  if (f.audio_clips != 0) {
+    if (f.audio_clips < 0 || f.audio_clips > kMaxBatch)
+      throw InputError("--audio-clips", std::to_string(f.audio_clips), "must be in [0, " + std::to_string(kMaxBatch) + "]");
+    if (m.kind != ModelSpec::Kind::transformer || m.transformer.audio_layers == 0)
+      throw InputError("--audio-clips", std::to_string(f.audio_clips), "applies to qwen2_audio only");
+    c.audio_clips = f.audio_clips;
   }
   c.dropout = !f.no_dropout;
   c.grad_accum_steps = f.grad_accum_steps;

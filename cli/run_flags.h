@@ -31,6 +31,7 @@ struct RunFlags {
   std::string image_grid;
   std::string image_splits;
   std::string image_hw;  // llava_next: every image's original size "H,W" in pixels (anyres tiles)
+  int64_t audio_clips = 0;  // qwen2_audio: 30 s audio clips in every sample (0: text only)
   int64_t image_tiles = 0;  // internvl: the processor's tiles per image (crop_to_patches; 0: one)
   bool freeze_feature_encoder = false;  // speech encoders: freeze_feature_encoder() before training
   std::string precision = "bf16";

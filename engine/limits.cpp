@@ -86,8 +86,14 @@ void check_transformer(const TransformerSpec& s) {
   } else if (s.family == TransformerSpec::Family::t5) {
     in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   }
-  if (s.model_type == "whisper")
+  if (s.model_type == "whisper" || s.audio_layers > 0)
     in_range("model.num_mel_bins", s.num_mel_bins, kMaxDim), in_range("model.max_source_positions", s.max_source_positions, kMaxDim);
+  if (s.audio_layers > 0) {  // qwen2_audio: the audio encoder
+    in_range("model.audio_layers", s.audio_layers, kMaxLayers);
+    in_range("model.audio_d_model", s.audio_d_model, kMaxDim);
+    in_range("model.audio_heads", s.audio_heads, s.audio_d_model);
+    in_range("model.audio_ffn", s.audio_ffn, kMaxDim);
+  }
   at_most("model.sliding_window", s.sliding_window, kMaxDim);
   at_most("model.rotary_dim", s.rotary_dim, s.head_dim);
   if (!s.moe_layers.empty()) in_range("model.moe_intermediate_size", s.moe_intermediate_size, kMaxDim);
@@ -132,6 +138,7 @@ void check_limits(const ModelSpec& spec, const RunConfig& cfg) {
   at_most("image_size", cfg.image_size, kMaxImageSize);
   for (int64_t g : cfg.image_grid) at_most("image_grid", g, kMaxImageSize);
   at_most("images_per_sample", cfg.images_per_sample, kMaxBatch);
+  at_most("audio_clips", cfg.audio_clips, kMaxBatch);
   at_most("audio_samples", cfg.audio_samples, kMaxSeqLen * 1024);
   at_most("max_num_patches", cfg.max_num_patches, kMaxSeqLen);
   for (int64_t g : cfg.image_splits) at_most("image_splits", g, kMaxImageSize);

@@ -102,6 +102,9 @@ struct RunConfig {
   std::vector<int64_t> image_grid;
   int64_t images_per_sample = 0;
   int64_t audio_samples = 0;     // speech encoders (raw waveform in): samples per example (16000 a second)
+  // qwen2_audio: 30 s clips in every sample (input_features of 2 x max_source_positions mel frames each, their
+  // audio tokens in the sample's input_ids); 0: text only.
+  int64_t audio_clips = 0;
   // SigLIP 2 (NaFlex patch input): patches per image after the processor's padding (image_grid [1, h, w] gives the
   // real h * w of them); 0 = h * w (no padding).
   int64_t max_num_patches = 0;

@@ -306,7 +306,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio"};
   return kTypes;
 }
 
@@ -577,6 +577,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_mllama(r, type);
   else if (type == "internvl")  // InternVL's tower, pixel shuffle and projector (engine/arch/vlm/internvl.cpp)
     s = import_internvl(r);
+  else if (type == "qwen2_audio")  // Whisper-style audio encoder + Qwen2 decoder (engine/arch/audio/qwen2_audio.cpp)
+    s = import_qwen2_audio(r);
   else
     s = import_llama_family(r, type);
   // The other decoders whose rotary embedding covers the whole head (the llama family's importer checks its own,

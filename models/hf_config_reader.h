@@ -367,6 +367,7 @@ struct LlavaDefaults {
 TransformerSpec import_llava(const ConfigReader& r, const LlavaDefaults& d);
 TransformerSpec import_paligemma(const ConfigReader& r);  // models/hf/import_paligemma.cpp
 TransformerSpec import_llava_next(const ConfigReader& r); // models/hf/import_llava_next.cpp
+TransformerSpec import_qwen2_audio(const ConfigReader& r);  // models/hf/import_qwen2_audio.cpp
 // image_grid_pinpoints into s.mm_grid_pinpoints (flattened [h, w] pairs): positive multiples of the tower's
 // image_size; absent: `fallback` (the class's defaults, refused naming the key when the tower's size does not
 // divide them). models/hf/import_llava_next.cpp.

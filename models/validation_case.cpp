@@ -123,6 +123,7 @@ constexpr std::string_view kCaseKeys[] = {
     "image_splits",  // idefics3 / smolvlm: each image's [rows, cols] tiles (plus the global image)
     "image_hw",      // llava_next: every image's original [height, width] (anyres tiles)
     "image_tiles",   // internvl: every image's tiles (the processor's crop_to_patches count)
+    "audio_clips",   // qwen2_audio: 30 s audio clips in every sample
     "gpu",           // the GPU a timed case ran on, when not the H200 (ValidationCase::timing_gpu)
     // outputs of the harness and of earlier predictions
     "measured", "observed", "predicted", "holdout", "tuned", "error", "error_traceback"};
@@ -278,6 +279,14 @@ ValidationCase parse_validation_case(const nlohmann::json& j) {
         if (mt != "internvl")
           throw InputError("image_tiles", dump_short(v), "applies to internvl only, not " + mt);
         c.run.image_tiles = v.get<int64_t>();
+      }
+      if (j.contains("audio_clips") && !j.at("audio_clips").is_null()) {
+        const auto& v = j.at("audio_clips");
+        if (!v.is_number_integer() || v.get<int64_t>() < 0)
+          throw InputError("audio_clips", dump_short(v), "must be a non-negative integer: 30 s clips in every sample");
+        if (c.model.transformer.audio_layers == 0)
+          throw InputError("audio_clips", dump_short(v), "applies to qwen2_audio only, not " + mt);
+        c.run.audio_clips = v.get<int64_t>();
       }
       // Input keys of one kind of model, refused on any other (a key no builder reads would be a silent default):
       // images for the vision-language models and SigLIP 2's NaFlex grid, a waveform for the speech encoders.

@@ -133,6 +133,7 @@ void build_ernie(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/enc
 void build_mllama(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/mllama.cpp (MllamaForConditionalGeneration / MllamaForCausalLM)
 void build_internvl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/internvl.cpp (InternVLForConditionalGeneration)
 void build_jamba(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/ssm/jamba.cpp
+void build_qwen2_audio(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/audio/qwen2_audio.cpp (Qwen2AudioForConditionalGeneration)
 void build_resnet(GraphBuilder& b, const VisionSpec& s);
 void build_vit(GraphBuilder& b, const VisionSpec& s);
 void build_vision(GraphBuilder& b, const VisionSpec& s);  // by family (engine/arch/vision/vision.cpp)

@@ -317,6 +317,7 @@ const struct {
     {"beit", build_hf_beit},
     {"data2vec-vision", build_hf_beit},
     {"segformer", build_hf_segformer},
+    {"qwen2_audio", build_qwen2_audio},
 };
 }  // namespace
 

@@ -518,6 +518,21 @@ struct TransformerSpec {
   // [num_buckets, heads]).
   int64_t wavlm_num_buckets = 0, wavlm_max_distance = 0;
 
+  // [qwen2_audio]
+  // Qwen2AudioForConditionalGeneration (transformers 5.17 models/qwen2_audio; engine/arch/audio/qwen2_audio.cpp,
+  // models/hf/import_qwen2_audio.cpp): the decoder fields above hold text_config's Qwen2 model; these hold
+  // audio_config's Qwen2AudioEncoder (a Whisper-style encoder: two Conv1d + GELU, a frozen position table, pre-LN
+  // layers, AvgPool1d(2, 2), LayerNorm) and num_mel_bins / max_source_positions above its conv input channels and
+  // positions (every clip is 2 x max_source_positions mel frames, max_source_positions / 2 audio tokens after the
+  // pool). audio_layers is 0 for every other model_type (the builders' and the case reader's test).
+  int64_t audio_layers = 0;        // encoder_layers (32)
+  int64_t audio_d_model = 0;       // d_model (1280): the encoder's width; head_dim = d_model / heads
+  int64_t audio_heads = 0;         // encoder_attention_heads (20)
+  int64_t audio_ffn = 0;           // encoder_ffn_dim (5120): fc1 / fc2
+  std::string audio_act;           // activation_function ("gelu")
+  double audio_dropout = 0.0, audio_attn_dropout = 0.0, audio_act_dropout = 0.0;  // dropout, attention_dropout,
+                                                                                  // activation_dropout
+
   // [mamba]
   // MambaConfig / Mamba2Config (5.17) mixer sizes, read by engine/arch/ssm/ only; 0 / false for other model_types.
   // ssm_state_size: state_size (mamba 16, mamba2 128). ssm_inner_size: the mixer's intermediate_size
