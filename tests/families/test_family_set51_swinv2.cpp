@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "engine/arch/builders.h"
 #include "engine/errors.h"
 #include "engine/estimate.h"
 #include "family_test_helpers.h"
@@ -26,10 +27,13 @@ TransformerSpec import(const std::string& text) { return memplan::testing::impor
 std::string error_of(const std::function<void()>& fn) { return memplan::testing::input_error_of(fn); }
 using memplan::testing::starts_with;
 
-RunConfig train_cfg(int64_t batch) {
+// A training step of `m` as the case loader sets it: seq_len is hf_image_tokens' (image_size / patch_size)^2 + 1
+// (the builder reads the image, not the sequence).
+RunConfig train_cfg(const ModelSpec& m, int64_t batch) {
   RunConfig cfg;
   cfg.precision = memplan::Precision::amp_bf16;
   cfg.batch_size = batch;
+  cfg.seq_len = memplan::hf_image_tokens(m.transformer);
   cfg.attn = memplan::AttnImpl::eager;
   return cfg;
 }
@@ -83,7 +87,7 @@ TEST_CASE("swinv2: refusals name the field", "[family][set51]") {
   // Only eager attention exists (no _supports_sdpa), and only the image classifier is modelled.
   const ModelSpec m = memplan::testing::model_of_config(R"({"model_type": "swinv2", "image_size": 64,
                                                             "window_size": 8, "depths": [1, 1, 1, 1]})");
-  RunConfig cfg = train_cfg(2);
+  RunConfig cfg = train_cfg(m, 2);
   cfg.attn = memplan::AttnImpl::sdpa;
   CHECK(starts_with(error_of([&] { memplan::estimate(m, cfg); }), "attn:"));
 }
@@ -100,7 +104,7 @@ TEST_CASE("swinv2: the shifted layer's doubled mask sum, derived by hand", "[fam
                                "embed_dim": 32, "num_heads": [2], "pretrained_window_sizes": [0], "num_labels": 10)";
   const ModelSpec one = memplan::testing::model_of_config("{" + base + R"(, "depths": [1]})");
   const ModelSpec two = memplan::testing::model_of_config("{" + base + R"(, "depths": [2]})");
-  const RunConfig cfg = train_cfg(3);
+  const RunConfig cfg = train_cfg(one, 3);
   const auto r1 = memplan::estimate(one, cfg);
   const auto r2 = memplan::estimate(two, cfg);
   CHECK(r2.peak_allocated_bytes() - r1.peak_allocated_bytes() >= 196'608);
