@@ -1,6 +1,6 @@
 // What the ViT, DeiT and DINOv2 importers (import_vit.cpp, import_deit.cpp, import_dinov2.cpp) read alike of a
 // transformers image classifier's config: the square image and patch geometry, the classifier's labels and loss,
-// and (ViT and DeiT, whose configs are the same class shape) the encoder's layer keys.
+// and (ViT and DeiT, whose configs are the same class shape) the encoder's layer keys; Swin's and Swin V2's stages.
 #pragma once
 #include <string>
 #include <vector>
@@ -53,6 +53,43 @@ inline int64_t stage_total(const ConfigReader& r, const std::vector<int64_t>& de
     throw InputError(r.name("depths"), std::to_string(total) + " " + unit,
                      "exceed the limit of " + std::to_string(kMaxLayers));
   return total;
+}
+
+// A hierarchical (Swin / Swin V2) config's stages into s: embed_dim (96) doubling per stage, depths (2, 2, 6, 2),
+// num_heads (3, 6, 12, 24) of the same length, each stage's MLP int(mlp_ratio (4.0) * width) wide; the last stage's
+// width, heads and MLP as the spec's hidden_size / num_heads / intermediate_size. `split_fails` says in the message
+// what transformers does when a stage's heads do not divide its width.
+inline void read_swin_stages(const ConfigReader& r, TransformerSpec& s, const char* split_fails) {
+  const int64_t embed = r.positive({"embed_dim"}, 96, kMaxDim / 4);
+  s.stage_depths = stage_list(r, "depths", {2, 2, 6, 2}, kMaxLayers);
+  s.swin_stage_heads = stage_list(r, "num_heads", {3, 6, 12, 24}, kMaxDim);
+  if (s.swin_stage_heads.size() != s.stage_depths.size())
+    throw InputError(r.name("num_heads"), std::to_string(s.swin_stage_heads.size()) + " entries",
+                     "differ from the " + std::to_string(s.stage_depths.size()) + " stages of depths");
+  const double ratio = r.opt_positive_number({"mlp_ratio"}).value_or(4.0);
+  for (size_t i = 0; i < s.stage_depths.size(); ++i) {
+    if (embed > (kMaxDim / 4) >> i)
+      throw InputError(r.name("embed_dim"), std::to_string(embed),
+                       "makes stage " + std::to_string(i) + " wider than the limit");
+    const int64_t w = embed << i;
+    s.stage_widths.push_back(w);
+    const int64_t heads = s.swin_stage_heads[i];
+    if (w % heads != 0)
+      throw InputError(r.name("num_heads"), std::to_string(heads),
+                       "does not divide stage " + std::to_string(i) + "'s width " + std::to_string(w) + " (" +
+                           split_fails + ")");
+    const double mlp = ratio * static_cast<double>(w);
+    if (!(mlp < static_cast<double>(kMaxDim)))
+      throw InputError(r.name("mlp_ratio"), std::to_string(ratio), "makes the MLP wider than the limit");
+    if (static_cast<int64_t>(mlp) <= 0)
+      throw InputError(r.name("mlp_ratio"), std::to_string(ratio), "leaves the MLP no hidden features");
+    s.swin_stage_mlp.push_back(static_cast<int64_t>(mlp));
+  }
+  s.num_layers = stage_total(r, s.stage_depths, "layers");
+  s.hidden_size = s.stage_widths.back();
+  s.num_heads = s.num_kv_heads = s.swin_stage_heads.back();
+  s.head_dim = s.hidden_size / s.num_heads;
+  s.intermediate_size = s.swin_stage_mlp.back();
 }
 
 // image_size (default `image_dflt`), patch_size (`patch_dflt`), num_channels (3) into s; a patch larger than the

@@ -24,36 +24,7 @@ namespace memplan::hf {
 TransformerSpec import_swin(const ConfigReader& r) {
   TransformerSpec s;
   s.family = TransformerSpec::Family::bert;  // an encoder (no causal LM head); the builder is the model's own
-  const int64_t embed = r.positive({"embed_dim"}, 96, kMaxDim / 4);
-  s.stage_depths = image::stage_list(r, "depths", {2, 2, 6, 2}, kMaxLayers);
-  s.swin_stage_heads = image::stage_list(r, "num_heads", {3, 6, 12, 24}, kMaxDim);
-  if (s.swin_stage_heads.size() != s.stage_depths.size())
-    throw InputError(r.name("num_heads"), std::to_string(s.swin_stage_heads.size()) + " entries",
-                     "differ from the " + std::to_string(s.stage_depths.size()) + " stages of depths");
-  const double ratio = r.opt_positive_number({"mlp_ratio"}).value_or(4.0);
-  for (size_t i = 0; i < s.stage_depths.size(); ++i) {
-    if (embed > (kMaxDim / 4) >> i)
-      throw InputError(r.name("embed_dim"), std::to_string(embed),
-                       "makes stage " + std::to_string(i) + " wider than the limit");
-    const int64_t w = embed << i;
-    s.stage_widths.push_back(w);
-    const int64_t heads = s.swin_stage_heads[i];
-    if (w % heads != 0)
-      throw InputError(r.name("num_heads"), std::to_string(heads),
-                       "does not divide stage " + std::to_string(i) + "'s width " + std::to_string(w) +
-                           " (SwinAttention's head split would not fit)");
-    const double mlp = ratio * static_cast<double>(w);
-    if (!(mlp < static_cast<double>(kMaxDim)))
-      throw InputError(r.name("mlp_ratio"), std::to_string(ratio), "makes the MLP wider than the limit");
-    if (static_cast<int64_t>(mlp) <= 0)
-      throw InputError(r.name("mlp_ratio"), std::to_string(ratio), "leaves the MLP no hidden features");
-    s.swin_stage_mlp.push_back(static_cast<int64_t>(mlp));
-  }
-  s.num_layers = image::stage_total(r, s.stage_depths, "layers");
-  s.hidden_size = s.stage_widths.back();
-  s.num_heads = s.num_kv_heads = s.swin_stage_heads.back();
-  s.head_dim = s.hidden_size / s.num_heads;
-  s.intermediate_size = s.swin_stage_mlp.back();
+  image::read_swin_stages(r, s, "SwinAttention's head split would not fit");
   s.swin_window_size = r.positive({"window_size"}, 7, 4096);
   s.qkv_bias = r.boolean({"qkv_bias"}, true);
   s.attention_bias = s.qkv_bias;

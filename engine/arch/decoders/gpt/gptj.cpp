@@ -141,48 +141,11 @@ void build_gptj(GraphBuilder& b, const TransformerSpec& s) {
   if (cfg.attn != AttnImpl::eager)
     throw InputError("attn", std::string(attn_name(cfg.attn)),
                      "GPT-J has no SDPA attention in transformers 5.17 (from_config refuses it): use eager");
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
-  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows
-  const bool emb_train = !cfg.freeze_embeddings;
   const GptModelParams<GptjLayer> mp = gpt_model_params<GptjLayer>(b, s, false, gptj_layer_params);
-  const TensorId wte = mp.wte;
-  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", wte, emb_train) : b.param("lm_head.weight", {V, H}, emb_train);
-  const TensorId head_b = b.param("lm_head.bias", {V}, emb_train);
-
-  const TensorId ids = b.input({B, S}, DType::i64);
-  const TensorId inputs_embeds = b.embedding(ids, wte);
-  b.hold(inputs_embeds);  // bound until GPTJModel.forward returns
-  const TensorId position_ids = b.input({P, S}, DType::i64);
-  const TensorId mask = inf ? inference_mask(b, 0, b.dtype(inputs_embeds))
-                            : eager_mask(b, 1, S, S, b.dtype(inputs_embeds));
-  b.hold(mask);
-  TensorId h = b.dropout(inputs_embeds, s.embd_dropout);
-
-  TensorId prev_weights = kNoTensor;  // the previous block's attn_weights, held by `outputs`
-  for (int64_t i = 0; i < s.num_layers; ++i) {
-    const GptjLayer& w = mp.layers[static_cast<size_t>(i)];
-    b.begin_layer("transformer.h." + std::to_string(i), layer_checkpointed(cfg, i));
-    const TensorId block_in = h;
-    b.hold(block_in);  // the model's loop variable holds the block input until the block returns
-    const TensorId n = b.layer_norm(h, w.ln_w, w.ln_b);
-    b.hold(n);
-    TensorId weights = kNoTensor;
-    const TensorId a = gptj_attention(b, s, w, n, position_ids, mask, weights);
-    b.hold(a);
-    const TensorId m = fc_act_proj_mlp(b, s, n, w.fc_in, w.fc_in_b, w.fc_out, w.fc_out_b);
-    b.hold(m);
-    h = b.add(b.add(a, m), h);
-    b.drop(n);
-    b.drop(a);
-    b.drop(m);
-    if (block_in != inputs_embeds) b.drop(block_in);
-    b.end_layer();
-    if (prev_weights != kNoTensor) b.drop(prev_weights);  // `outputs = block(...)` rebinds once the block returns
-    prev_weights = weights;
-  }
-  const TensorId hf = gpt_final_norm(b, h, mp.lnf_w, mp.lnf_b, {inputs_embeds, mask, prev_weights});
-  causal_lm_head_forward(b, s, hf, wte, head, ids, head_b);
+  parallel_block_causal_lm(b, s, mp, [&](const GptjLayer& w, TensorId n, TensorId position_ids, TensorId mask,
+                                         TensorId& weights) {
+    return gptj_attention(b, s, w, n, position_ids, mask, weights);
+  });
 }
 
 }  // namespace memplan

@@ -2,12 +2,15 @@
 // (gpt_neo, gptj, gpt_bigcode, codegen): the parameters around the blocks (transformer.wte, transformer.wpe,
 // transformer.h, transformer.ln_f, in registration order) and the final norm with the release of the model's locals;
 // the cache update that rebinds a bound key and value, which falcon's attention writes the same way; and GPT-J's
-// apply_rotary_pos_emb, which CodeGen's file copies ("Copied from transformers.models.gptj").
+// parallel-block model with its head, and its apply_rotary_pos_emb, both of which CodeGen's file copies ("Copied
+// from transformers.models.gptj").
 #pragma once
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/parts/phi_parts.h"  // fc_act_proj_mlp
 
 namespace memplan {
 
@@ -49,6 +52,61 @@ inline TensorId gpt_final_norm(GraphBuilder& b, TensorId h, TensorId lnf_w, Tens
   for (TensorId t : bound)
     if (t != kNoTensor) b.drop(t);
   return out;
+}
+
+// GPTJForCausalLM / CodeGenForCausalLM after the blocks' parameters (CodeGen's file copies GPT-J's model and block):
+// lm_head (tied when the config ties it) and its bias; the token embedding (bound until the model returns), the
+// position ids ([B, S] from generate()), the eager float mask; then each block: ln_1's output feeds both the
+// attention and the MLP, `attn_outputs + feed_forward_hidden_states + residual`, with the block input, the norm and
+// both branches bound until the block returns, and the block's attn_weights held by the model's `outputs` until the
+// next block has returned; ln_f, the head and the loss. `attention(w, n, position_ids, mask, weights)` is the
+// family's attention on the normed input n, writing its attention weights to `weights`.
+template <class Layer, class AttentionFn>
+void parallel_block_causal_lm(GraphBuilder& b, const TransformerSpec& s, const GptModelParams<Layer>& mp,
+                              AttentionFn attention) {
+  const auto& cfg = b.config();
+  const bool inf = !b.training();
+  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size, V = s.vocab_size;
+  const int64_t P = inf && b.pass().from_generate ? B : 1;  // position_ids rows
+  const bool emb_train = !cfg.freeze_embeddings;
+  const TensorId wte = mp.wte;
+  const TensorId head = s.tie_word_embeddings ? b.tied_param("lm_head.weight", wte, emb_train)
+                                              : b.param("lm_head.weight", {V, H}, emb_train);
+  const TensorId head_b = b.param("lm_head.bias", {V}, emb_train);
+
+  const TensorId ids = b.input({B, S}, DType::i64);
+  const TensorId inputs_embeds = b.embedding(ids, wte);
+  b.hold(inputs_embeds);  // bound until the model's forward returns
+  const TensorId position_ids = b.input({P, S}, DType::i64);
+  const TensorId mask = inf ? inference_mask(b, 0, b.dtype(inputs_embeds))
+                            : eager_mask(b, 1, S, S, b.dtype(inputs_embeds));
+  b.hold(mask);
+  TensorId h = b.dropout(inputs_embeds, s.embd_dropout);
+
+  TensorId prev_weights = kNoTensor;  // the previous block's attn_weights, held by `outputs`
+  for (int64_t i = 0; i < s.num_layers; ++i) {
+    const Layer& w = mp.layers[static_cast<size_t>(i)];
+    b.begin_layer("transformer.h." + std::to_string(i), layer_checkpointed(cfg, i));
+    const TensorId block_in = h;
+    b.hold(block_in);  // `residual` holds the block input until the block returns
+    const TensorId n = b.layer_norm(h, w.ln_w, w.ln_b);
+    b.hold(n);
+    TensorId weights = kNoTensor;
+    const TensorId a = attention(w, n, position_ids, mask, weights);
+    b.hold(a);
+    const TensorId m = fc_act_proj_mlp(b, s, n, w.fc_in, w.fc_in_b, w.fc_out, w.fc_out_b);
+    b.hold(m);
+    h = b.add(b.add(a, m), h);  // attn_outputs + feed_forward_hidden_states + residual
+    b.drop(n);
+    b.drop(a);
+    b.drop(m);
+    if (block_in != inputs_embeds) b.drop(block_in);
+    b.end_layer();
+    if (prev_weights != kNoTensor) b.drop(prev_weights);  // `outputs = block(...)` rebinds once the block returns
+    prev_weights = weights;
+  }
+  const TensorId hf = gpt_final_norm(b, h, mp.lnf_w, mp.lnf_b, {inputs_embeds, mask, prev_weights});
+  causal_lm_head_forward(b, s, hf, wte, head, ids, head_b);
 }
 
 // `key, value = layer_past.update(key, value, ...)` where both names were bound (held) until the attention
