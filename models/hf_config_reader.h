@@ -250,6 +250,10 @@ TransformerSpec import_smollm3(const ConfigReader& r);
 TransformerSpec import_olmo(const ConfigReader& r);
 TransformerSpec import_gpt_bigcode(const ConfigReader& r);
 TransformerSpec import_gptj(const ConfigReader& r);
+// GPTJConfig's block keys, which CodeGenConfig repeats (models/hf/import_gptj.cpp): rotary_dim (64; even, at most the
+// head size; null refused with `null_rotary_reason`), n_inner (4 x n_embd), activation_function (gelu_new), the three
+// dropouts, tie_word_embeddings (false); the parallel residual, lm_head and MLP biases.
+void read_gptj_block_keys(const ConfigReader& r, TransformerSpec& s, const char* null_rotary_reason);
 TransformerSpec import_falcon(const ConfigReader& r);
 TransformerSpec import_bloom(const ConfigReader& r);
 // BertConfig's fields with its defaults but the vocabulary's (hf_config.cpp; bert, roberta, xlm-roberta).

@@ -34,26 +34,9 @@ TransformerSpec import_codegen(const ConfigReader& r) {
     throw InputError(r.name("n_head"), std::to_string(s.num_heads),
                      "must be a multiple of 4: CodeGenAttention splits qkv_proj's output into mp_num = 4 shards of "
                      "n_head / 4 heads");
-  if (r.explicit_null("rotary_dim"))
-    throw InputError(r.name("rotary_dim"), "null",
-                     "CodeGenModel takes min(rotary_dim, n_ctx // n_head), which fails on None: an even size up to "
-                     "the head size only");
-  s.rotary_dim = r.positive({"rotary_dim"}, 64);
-  if (s.rotary_dim % 2 != 0 || s.rotary_dim > s.head_dim)
-    throw InputError(r.name("rotary_dim"), std::to_string(s.rotary_dim),
-                     "must be even and at most the head size (" + std::to_string(s.head_dim) + ")");
-  s.intermediate_size = r.opt_positive({"n_inner"}).value_or(checked_mul(4, s.hidden_size, "config.n_embd"));
-  s.hidden_act = r.string({"activation_function"}, "gelu_new");
-  if (s.hidden_act != "gelu_new" && !is_single_kernel_activation(s.hidden_act))
-    throw InputError(r.name("activation_function"), "\"" + s.hidden_act + "\"",
-                     "is not modelled (gelu_new, gelu, gelu_pytorch_tanh, silu, relu)");
-  s.resid_dropout = r.probability({"resid_pdrop"}, 0.0);
-  s.embd_dropout = r.probability({"embd_pdrop"}, 0.0);
-  s.attn_dropout = r.probability({"attn_pdrop"}, 0.0);
-  s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
-  s.parallel_residual = true;  // one ln_1 feeds the attention and the MLP (CodeGenBlock, copied from GPTJBlock)
-  s.lm_head_bias = true;       // nn.Linear(n_embd, vocab_size) with its bias
-  s.mlp_bias = true;           // fc_in / fc_out; qkv_proj / out_proj have none
+  read_gptj_block_keys(r, s,  // CodeGenBlock is copied from GPTJBlock
+                       "CodeGenModel takes min(rotary_dim, n_ctx // n_head), which fails on None: an even size up "
+                       "to the head size only");
   return s;
 }
 

@@ -12,21 +12,8 @@
 
 namespace memplan::hf {
 
-TransformerSpec import_gptj(const ConfigReader& r) {
-  TransformerSpec s;
-  s.family = TransformerSpec::Family::llama;
-  s.vocab_size = r.positive({"vocab_size"}, 50400);
-  s.max_position_embeddings = r.positive({"n_positions", "max_position_embeddings"}, 2048);
-  s.learned_positions = true;
-  s.hidden_size = r.positive({"n_embd", "hidden_size"}, 4096);
-  s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 28, kMaxLayers);
-  s.num_heads = r.positive({"n_head", "num_attention_heads"}, 16);
-  s.num_kv_heads = s.num_heads;
-  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "n_head", "n_embd");
-  if (r.explicit_null("rotary_dim"))
-    throw InputError(r.name("rotary_dim"), "null",
-                     "rotates the whole n_embd-wide table against each head: not modelled (an even size up to the "
-                     "head size only)");
+void read_gptj_block_keys(const ConfigReader& r, TransformerSpec& s, const char* null_rotary_reason) {
+  if (r.explicit_null("rotary_dim")) throw InputError(r.name("rotary_dim"), "null", null_rotary_reason);
   s.rotary_dim = r.positive({"rotary_dim"}, 64);
   if (s.rotary_dim % 2 != 0 || s.rotary_dim > s.head_dim)
     throw InputError(r.name("rotary_dim"), std::to_string(s.rotary_dim),
@@ -42,7 +29,23 @@ TransformerSpec import_gptj(const ConfigReader& r) {
   s.tie_word_embeddings = r.boolean({"tie_word_embeddings"}, false);
   s.parallel_residual = true;   // one ln_1 feeds the attention and the MLP
   s.lm_head_bias = true;        // nn.Linear(n_embd, vocab_size) with its bias
-  s.mlp_bias = true;            // fc_in / fc_out; q / k / v / out_proj have none
+  s.mlp_bias = true;            // fc_in / fc_out; the attention projections have none
+}
+
+TransformerSpec import_gptj(const ConfigReader& r) {
+  TransformerSpec s;
+  s.family = TransformerSpec::Family::llama;
+  s.vocab_size = r.positive({"vocab_size"}, 50400);
+  s.max_position_embeddings = r.positive({"n_positions", "max_position_embeddings"}, 2048);
+  s.learned_positions = true;
+  s.hidden_size = r.positive({"n_embd", "hidden_size"}, 4096);
+  s.num_layers = r.positive({"n_layer", "num_hidden_layers"}, 28, kMaxLayers);
+  s.num_heads = r.positive({"n_head", "num_attention_heads"}, 16);
+  s.num_kv_heads = s.num_heads;
+  s.head_dim = head_dim_from_hidden(r, s.hidden_size, s.num_heads, "n_head", "n_embd");
+  read_gptj_block_keys(r, s,
+                       "rotates the whole n_embd-wide table against each head: not modelled (an even size up to "
+                       "the head size only)");
   return s;
 }
 
