@@ -6,6 +6,7 @@ Usage (GPU machine): python3 calibrate/record_trace.py CASES.jsonl CASE_ID OUT.j
 e.g. "forward_start_1"), to compare the first steps' segment growth with a replay."""
 import gzip
 import json
+import re
 import os
 import sys
 
@@ -63,8 +64,8 @@ def main():
     torch.cuda.memory._record_memory_history(enabled=None)
     events = []
     for e in snap["device_traces"][0]:
-        frames = [f"{fr['filename'].split('site-packages/')[-1]}:{fr['line']}:{fr['name']}" for fr in e.get("frames", [])
-                  if "site-packages/" in fr["filename"]][:4]
+        frames = [f"{re.split('(?:site|dist)-packages/', fr['filename'])[-1]}:{fr['line']}:{fr['name']}" for fr in e.get("frames", [])
+                  if "-packages/" in fr["filename"]][:4]
         events.append([e["action"], e["size"], e["addr"], e["stream"], frames])
     segs = [{"total_size": s["total_size"], "allocated_size": s["allocated_size"],
              "blocks": [[b["size"], b["state"]] for b in s["blocks"]]} for s in snap["segments"]]
