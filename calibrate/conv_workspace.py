@@ -29,8 +29,12 @@ Usage (GPU machine): python3 calibrate/conv_workspace.py OUT.json [--quick] [--n
                                                              [--batches=3,5,...] [--dtypes=bf16,fp32,fp16]
                                                              [--hf-segformer [--seg-sizes=512,...] [--seg-variants=b0,...]
                                                               [--seg-batches=1,2,...]]
+                                                             [--patchify]
        (anywhere)     python3 calibrate/conv_workspace.py --table IN.json[,IN2.json...] OUT.tsv
---hf-segformer measures SegFormer's convs alone (segformer_signatures: MiT b0 / b1 / b2 widths at SEG_SIZES, batches
+--patchify measures the patch-embedding stems alone (PATCHIFY: kernel = stride, the 3-channel image in, at
+PATCHIFY_BATCHES): the VLM towers' shapes the torchvision list lacks, whose workspaces the table's median-ratio
+fallback got wrong (InternViT 448 px, mllama 560 px: forward none where the fallback gave 15 .. 58 MiB, wgrad 42 ..
+181 MiB where it gave 16 .. 63). --hf-segformer measures SegFormer's convs alone (segformer_signatures: MiT b0 / b1 / b2 widths at SEG_SIZES, batches
 SEG_BATCHES; the decode head's channels-last 1x1 convs first). --models= measures only those models' convs (to split a long run); --family-sizes= the image sizes the issue 12
 families' convs are measured at (default 224: the engine rescales a shape measured at another spatial size by
 pixel count, which holds for the ResNet rows (0.14 % of the bytes at 160 / 288 from 224) but not for every
@@ -77,6 +81,20 @@ SEG_SR = (8, 4, 2, 1)
 SEG_SIZES = (224, 512, 640, 768, 1024)
 SEG_LABELS = (150, 19)  # ADE20k, Cityscapes
 SEG_BATCHES = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16]
+# Patch embeddings (Conv2d(3, width, kernel = stride = patch, no padding) on the image): the stems of the Hugging
+# Face ViT-style vision towers (CLIP, SigLIP, DINOv2, InternViT, mllama, ViT / DeiT / BEiT) and Swin's patch-4 stem,
+# at the widths and image sizes the zoo's configurations use. Per patch size: (widths, image sizes).
+PATCHIFY = {14: ((384, 768, 1024, 1152, 1280, 1408, 1536), (224, 336, 384, 448, 518, 560, 896)),
+            16: ((192, 384, 768, 1024, 1152), (224, 256, 384, 512)),
+            32: ((768,), (224, 384)),
+            4: ((96, 128, 192), (192, 224, 256, 384))}
+PATCHIFY_BATCHES = [1, 2, 3, 4, 5, 6, 8, 12, 16, 24, 32]
+
+
+def patchify_signatures():
+    """The PATCHIFY stems as conv_signatures gives signatures (contiguous NCHW images, groups = dilation = 1)."""
+    return {(3, c, P, P, 0, R, R, 1, 1, False): {"patchify-%d" % P} for P, (widths, sizes) in PATCHIFY.items()
+            for c in widths for R in sizes}
 
 
 def channels_last(x):
@@ -289,7 +307,7 @@ def main():
     only = next((a.split("=", 1)[1].split(",") for a in sys.argv if a.startswith("--models=")), None)
     fam = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--family-sizes=")), "224")
     family_sizes = tuple(int(v) for v in fam.split(","))
-    sigs = {} if "--hf-segformer" in sys.argv else conv_signatures(
+    sigs = {} if "--hf-segformer" in sys.argv or "--patchify" in sys.argv else conv_signatures(
         image_sizes, family_sizes=family_sizes, families="--no-families" not in sys.argv, only=only,
                            hf_convnext="--hf-convnext" in sys.argv,
                            hf_sizes=tuple(int(v) for v in opt.get("--hf-sizes", "224,384").split(",")),
@@ -299,6 +317,8 @@ def main():
                                     opt["--seg-variants"].split(",") if "--seg-variants" in opt else None)
         # the decode head's 1x1 convs first (a run stopped by its time limit keeps them)
         order = sorted(sigs, key=lambda k: (k[2] != 1, k))
+    if "--patchify" in sys.argv:  # the patch-embedding stems alone (PATCHIFY), at PATCHIFY_BATCHES
+        sigs = patchify_signatures()
     if "--channels-last-only" in sys.argv:  # and the Hugging Face models' other convs (their stems)
         sigs = {k: v for k, v in sigs.items() if k[-1] or any(m.startswith("hf-") for m in v)}
     if "--depthwise-only" in sys.argv:  # groups == c_in: the channels-last fp32 engines change with n (dense batches)
@@ -321,6 +341,8 @@ def main():
         stem = sig[0] == 3  # the model input does not require grad: no dgrad pass
         family_only = all(m in FAMILY_MODELS or m.startswith("hf-") for m in sigs[sig])
         sig_batches = (cl_batches if sig[-1] else FAMILY_BATCHES)
+        if all(m.startswith("patchify") for m in sigs[sig]):
+            sig_batches, family_only = PATCHIFY_BATCHES, True
         if all(m.startswith("hf-segformer") for m in sigs[sig]):
             sig_batches = [int(v) for v in opt["--seg-batches"].split(",")] if "--seg-batches" in opt else SEG_BATCHES
         for dname, dt in dtypes.items():
