@@ -36,9 +36,9 @@ struct Spatial {
 // c_in c_out kernel stride pad dtype groups dilation channels_last
 using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, DType, int64_t, int64_t, bool>;
 
-// The generic fallback's class: pass, 1x1?, dtype, group_class, channels_last. The layout is part of it so the
-// medians of channels-last and contiguous rows never mix (they run different cuDNN engines).
-using RatioKey = std::tuple<int, bool, DType, int, bool>;
+// The generic fallback's class: pass, kernel_class, dtype, group_class, channels_last. The layout is part of it so
+// the medians of channels-last and contiguous rows never mix (they run different cuDNN engines).
+using RatioKey = std::tuple<int, int, DType, int, bool>;
 
 Key key_of(const ConvShape& s) {
   return Key{s.c_in, s.c_out, s.kernel, s.stride, s.pad, s.dtype, s.groups, s.dilation, s.channels_last};
@@ -104,6 +104,15 @@ double interpolate(const std::vector<Point>& pts, double n, int pass) {
   return before_last ? line(before_last, last) : y(last) * n / last->n;
 }
 
+// 0 a k x k kernel, 1 a 1x1, 2 a patch stem: the image (at most 4 channels) cut into non-overlapping patches
+// (kernel == stride > 1, no padding). The stems run other engines than a 3x3 of the same activation: the 16-bit
+// ViT-style stems ask for no forward workspace at most shapes and a wgrad workspace of 2 .. 17x the output, where
+// the k x k medians gave 15 .. 58 MiB forward (patchify rows, 2026-12-06).
+int kernel_class(const ConvShape& s) {
+  if (s.kernel == 1) return 1;
+  return s.kernel == s.stride && s.pad == 0 && s.c_in <= 4 ? 2 : 0;
+}
+
 // 0 dense, 1 grouped, 2 depthwise (groups == c_in): each class has its own engines, so its own fallback ratio.
 int group_class(const ConvShape& s) {
   if (s.groups <= 1) return 0;
@@ -140,7 +149,7 @@ void fill_from_ratios(const std::map<RatioKey, double>& ratio, const ConvShape& 
                       std::array<double, kPasses>& ws) {
   for (int p = 0; p < kPasses; ++p) {
     if (ws[static_cast<size_t>(p)] >= 0) continue;
-    const auto r = ratio.find(RatioKey{p, s.kernel == 1, s.dtype, group_class(s), channels_last});
+    const auto r = ratio.find(RatioKey{p, kernel_class(s), s.dtype, group_class(s), channels_last});
     if (r != ratio.end()) ws[static_cast<size_t>(p)] = r->second * activation_bytes(s);
   }
 }
@@ -149,7 +158,8 @@ void fill_from_ratios(const std::map<RatioKey, double>& ratio, const ConvShape& 
 
 struct MeasuredConvWorkspace::Table {
   std::map<Key, std::vector<Spatial>> shapes;
-  // Generic fallback: median workspace / activation_bytes per (pass, 1x1?, dtype, group_class, channels_last).
+  // Generic fallback: median workspace / activation_bytes per (pass, kernel_class, dtype, group_class,
+  // channels_last).
   std::map<RatioKey, double> ratio;
   size_t rows = 0;
 };
@@ -189,7 +199,7 @@ MeasuredConvWorkspace::MeasuredConvWorkspace(std::string_view text) : t_(std::ma
     const double act = activation_bytes(s);
     for (int p = 0; p < kPasses && !exact_only; ++p)
       if (bytes[static_cast<size_t>(p)] >= 0 && act > 0)
-        ratios[RatioKey{p, s.kernel == 1, s.dtype, group_class(s), s.channels_last}].push_back(
+        ratios[RatioKey{p, kernel_class(s), s.dtype, group_class(s), s.channels_last}].push_back(
             static_cast<double>(bytes[static_cast<size_t>(p)]) / act);
     ++t_->rows;
   });

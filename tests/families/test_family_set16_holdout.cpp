@@ -20,10 +20,13 @@ memplan::testing::FamilyBounds bounds(const std::string& id) {
   // processors the replay then lacked (two min-length processors, the loop variables living into the next step);
   // now -0.64 / -0.57 / -0.17 / -0.02 %: what remains is the step's [B, 1, V] logits, which the replay frees
   // before the processors and the recording at `del outputs` (the Opus-MT event diff; not traced further) and,
-  // for umt5, T5's inference path (+0.6 .. +1.2 % on the older T5 generate rows, the other way).
-  if (id == "f16-marian-infer-bf16-b16s96-g24") return {0.007, 0.01};
+  // for umt5, T5's inference path (+0.6 .. +1.2 % on the older T5 generate rows, the other way). The thirty-fourth
+  // session's cache update (k freed after v's cat: the tuple assignment, as the mbart / whisper / BioGPT streams
+  // show; the Opus-MT stream's event diff fell from 472 differences to 148) moved Opus-MT to -0.82 % and NLLB to
+  // -0.28 %.
+  if (id == "f16-marian-infer-bf16-b16s96-g24") return {0.009, 0.01};
   if (id == "f16-umt5-infer-bf16-b4s256-g16") return {0.006, 0.01};
-  if (id == "f16-nllb-infer-bf16-b4s300-g20") return {0.002, 0.01};
+  if (id == "f16-nllb-infer-bf16-b4s300-g20") return {0.003, 0.01};
   // Reserved: M2M-100 with LayerDrop 0.05 (-6.49 %: randomly skipped layers change the recorded steps' segments);
   // ViT-L checkpointed (+5.01 %: HF ViT's checkpointed segment placement, as family set 15's +7.7 % row); mT5-base
   // checkpointed: -2.46 % until the twenty-fifth session's T5 stream fixes, exact since (its allocated +0.03 ->

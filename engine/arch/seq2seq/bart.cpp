@@ -176,13 +176,15 @@ TensorId bart_attention(GraphBuilder& b, const TransformerSpec& s, const BartAtt
     b.hold(k);
     v = heads_view(b.linear(src, w.v, w.vb), Ls);
     b.hold(v);
-    if (cache_past >= 0) {  // key_states / value_states rebound to what the cache returns
+    if (cache_past >= 0) {
+      // `key_states, value_states = cache.update(key_states, value_states, idx)` (BART, mBART, Whisper, M2M-100,
+      // Marian, BioGPT: the same statement): the projected k and v stay bound until the tuple is assigned, after
+      // both cats (whole-run mbart / whisper / biogpt generate() streams: k freed after v's cat at every layer).
       const TensorId kc = cache_cat(b, k, cross ? 0 : cache_past);
       b.hold(kc);
-      if (!style.update_frees_after_both) b.drop(k);
       const TensorId vc = cache_cat(b, v, cross ? 0 : cache_past);
       b.hold(vc);
-      if (style.update_frees_after_both) b.drop(k);
+      b.drop(k);
       b.drop(v);
       k = kc;
       v = vc;

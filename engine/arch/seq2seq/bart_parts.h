@@ -67,11 +67,6 @@ struct BartAttnStyle {
   // transpose copy, and SDPA runs without is_causal. false: every attention is modelled as multi-query (mbart /
   // whisper are modelled for training only).
   bool one_query_merges = true;
-  // The cache update `key_states, value_states = cache.update(key_states, value_states, idx)`: the projected k and
-  // v stay bound until both cats have run (whole-run mbart / whisper inference streams: a k-sized block freed one
-  // allocation later than bart's model of it, at every layer). false: each freed after its own cat (BART's model,
-  // the one bart / marian / m2m_100 were validated with).
-  bool update_frees_after_both = false;
 };
 
 // BartAttention.forward (training, or an inference pass) on `h` [B, Lq, d]. `kv_src`: the encoder output for

@@ -80,8 +80,7 @@ TensorId bart_cached_decoder_layer(GraphBuilder& b, const TransformerSpec& s, co
                                    int64_t past) {
   b.begin_layer("decoder.layers." + std::to_string(i), false);
   const int64_t heads = s.decoder_num_heads;
-  const BartAttnStyle style{st.contiguous_heads, /*view_grad_copies=*/false, /*one_query_merges=*/true,
-                            /*update_frees_after_both=*/true};
+  const BartAttnStyle style{st.contiguous_heads, /*view_grad_copies=*/false, /*one_query_merges=*/true};
   b.hold(h);  // the decoder's loop variable and the first block's `residual` until the layer returns
   TensorId w1 = kNoTensor, w2 = kNoTensor;
   TensorId x = b.layer_norm(h, w.sa_ln_w, w.sa_ln_b);

@@ -276,7 +276,10 @@ std::pair<TensorId, TensorId> cross_masks(GraphBuilder& b, const Geometry& g, Te
   const Shape full{B, 1, S, KN};
   const TensorId rep = b.generic_one("repeat_interleave", {cam}, full, DType::i64);
   b.hold(rep);  // cross_attention_mask until masked_fill rebinds it
-  TensorId inv = b.generic_one("rsub_scalar", {rep}, full, DType::f32);  // 1.0 - mask: the default float dtype
+  // 1.0 - mask: the default float dtype, the model's where the run set it (a 16-bit model built with its dtype as
+  // the default), fp32 under amp; .to(dtype) then copies only under amp (whole-run bf16 stream: one [B, 1, S, KN]
+  // bf16 allocation at __rsub__, none at .to).
+  TensorId inv = b.generic_one("rsub_scalar", {rep}, full, b.param_dtype());
   inv = b.to(inv, dt);
   b.hold(inv);  // inverted_cross_attn_mask until the function returns
   const TensorId as_bool = b.generic_one("to_copy", {inv}, full, DType::boolean);
