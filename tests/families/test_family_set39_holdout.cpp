@@ -4,7 +4,9 @@
 // every row within 0.03 % allocated and 0.08 % reserved blind; these bounds round that up. Since the thirty-fourth
 // session measured the patch-14 stems (conv_workspace.py --patchify: the CLIP tower's conv at 336 px, n = the
 // tiles), the bf16 rows are exact and the amp bf16 row reads -2.66 % reserved (+0.06 % with the 3x3 class's
-// medians in their place): not traced yet.
+// medians in their place): its whole-run stream (recordings/families34s) replayed through the allocator model gives
+// 18356 MiB, memplan's figure, where the run reserved one more 502 MiB segment for an AdamW temporary: the run had
+// placed a 12 MiB segment at another device address, so an earlier equal-size tie went the other way.
 #include <catch2/catch.hpp>
 
 #include "family_test_helpers.h"

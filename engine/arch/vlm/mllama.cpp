@@ -20,8 +20,8 @@
 //     runs there); the local transformer over [Bk, T * L, Hv] (num_hidden_layers MllamaVisionEncoderLayers, CLIP's
 //     statements: clip_parts.h, every output kept in the encoder's hidden_states tuple), layernorm_post,
 //     post_tile_positional_embedding, the global transformer (num_global_layers gated layers: gate.tanh() times
-//     the attention's and the MLP's output), the padding sliced off and reshaped (a copy), the intermediate layer
-//     outputs stacked [Bk, T * L, Hv, m] (a fresh tensor), sliced and reshaped (a copy), and cat along the
+//     the attention's and the MLP's output), the padding sliced off and reshaped (views), the intermediate layer
+//     outputs stacked [Bk, T * L, Hv, m] (a fresh tensor), sliced and reshaped (views), and cat along the
 //     features: [B, k, T, N, Hv * (1 + m)], which MllamaModel binds (vision_outputs) until it returns.
 //   multi_modal_projector (Linear with bias) to [B, k, T, N, H], reshaped [B * k * T, N, H]: the cross-attention
 //     states.
@@ -249,11 +249,12 @@ TensorId vision_forward(GraphBuilder& b, const TransformerSpec& s, const VisionP
     locals.push_back(h);
   }
   // x.reshape(Bk, T, L, d)[:, :, :slice_index].reshape(B, k, T, N, d): with padding (L > N) the slice's view
-  // (its backward a fresh zero-filled full-size gradient) and a copy; without, views.
+  // (its backward a fresh zero-filled full-size gradient), then a view again: the last reshape only splits dim 0,
+  // which the sliced strides allow (whole-run bf16 streams, eager and sdpa: torch.cat's output is the first
+  // allocation after the stack, no copy of either slice). Without padding, views.
   auto unpad = [&](TensorId x, int64_t d) {
     if (L == N) return b.view(x, {B, k, T, N, d});
-    const TensorId sliced = b.view_copying_grad(x, {Bk, T, N, d}, b.info(x).bytes);
-    return b.contiguous_copy(sliced, {B, k, T, N, d});
+    return b.view(b.view_copying_grad(x, {Bk, T, N, d}, b.info(x).bytes), {B, k, T, N, d});
   };
   const TensorId last = unpad(h, Hv);
   // torch.stack(dim=-1) of the intermediate outputs (a fresh [Bk, T * L, Hv, m]), then the same slice.
