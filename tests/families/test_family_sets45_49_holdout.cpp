@@ -25,11 +25,12 @@ TEST_CASE("family sets 45 .. 48, held out: predicted blind", "[family][set45][se
       [](const std::string&) { return FamilyBounds{0.0002, 0.0002}; }, "h100-families.jsonl");
   CHECK(s46.size() == 7);
   // BioGPT: allocated within 0.01 %, reserved exact in training (blind: within 0.04 % / 0.23 %); +1.05 % and +5.28 %
-  // (68 MiB) reserved on the two generate() rows (over-predicted: the safe side; not traced).
+  // (68 MiB) reserved on the two generate() rows until the thirty-fourth session's whole-run stream showed the
+  // cache update freeing the projected k after v's cat (the tuple assignment, bart_attention): 0.00 and -0.12 %.
   const auto s47 = memplan::testing::check_family_cases(
       [](const memplan::ValidationCase& c) { return in_set(c, "f47-"); },
       [](const std::string& id) {
-        return id.find("-infer-") != std::string::npos ? FamilyBounds{0.0005, 0.055} : FamilyBounds{0.0002, 0.0002};
+        return id.find("-infer-") != std::string::npos ? FamilyBounds{0.0005, 0.0015} : FamilyBounds{0.0002, 0.0002};
       },
       "h100-families.jsonl");
   CHECK(s47.size() == 8);
@@ -41,7 +42,10 @@ TEST_CASE("family sets 45 .. 48, held out: predicted blind", "[family][set45][se
 }
 
 TEST_CASE("family set 49 (MPT) after the 5.17 corrections", "[family][set49][holdout]") {
-  // Allocated within 0.02 %; reserved within 1.2 % but the checkpointed row (+3.94 %, over). The generate() row's
+  // Allocated within 0.02 %; reserved within 1.2 % but the checkpointed row (+3.98 %, over: its stream shows the
+  // MLP's locals and the q / k / v gradients' reshape copies in another order, not traced further). The thirty-fourth
+  // session's stream of that row showed the training mask as sdpa_mask's [1, 1, S, L] boolean (no attention mask
+  // is passed or made): the bf16 row -0.11 -> 0.00 %. The generate() row's
   // config says use_cache false (mpt-7b's published value), so generate() recomputed the whole sequence at every
   // token without a cache: -57 % reserved under the cached replay, exact (allocated -0.04 %, reserved 0.00 %) since
   // the replay models the uncached loop (inference_replay.h; after the fact: the mechanism was written from this
@@ -50,7 +54,7 @@ TEST_CASE("family set 49 (MPT) after the 5.17 corrections", "[family][set49][hol
       [](const memplan::ValidationCase& c) { return in_set(c, "f49-"); },
       [](const std::string& id) {
         if (id.find("-infer-") != std::string::npos) return FamilyBounds{0.0005, 0.001};
-        return id.find("-ckpt") != std::string::npos ? FamilyBounds{0.0003, 0.04} : FamilyBounds{0.0003, 0.012};
+        return id.find("-ckpt") != std::string::npos ? FamilyBounds{0.0003, 0.041} : FamilyBounds{0.0003, 0.012};
       },
       "h100-families.jsonl");
   CHECK(s49.size() == 7);

@@ -130,9 +130,10 @@ void build_mpt(GraphBuilder& b, const TransformerSpec& s) {
   const TensorId alibi = op("mul", {dist, slopes}, {nh, 1, Lmax}, DType::f32);
   b.hold(alibi);
   // create_causal_mask(...) (eager: the float mask in the embeddings' dtype), .to(torch.bool): the float mask is a
-  // temporary of the statement.
+  // temporary of the statement. In training no attention mask is passed and MptModel makes none, so sdpa_mask's
+  // boolean mask is [1, 1, S, L], expanded (the checkpointed bf16 row's stream: a 4 MiB block at b3 s2048).
   const TensorId float_mask = inf ? inference_mask(b, 0, b.dtype(inputs_embeds))
-                                  : eager_mask(b, B, S, L, b.dtype(inputs_embeds));
+                                  : eager_mask(b, 1, S, L, b.dtype(inputs_embeds));
   const TensorId mask = op("to_bool", {float_mask}, {B, 1, S, L}, DType::boolean);
   b.hold(mask);
 
