@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/parts/deepseek_parts.h"  // build_glm4_moe_lite
 #include "engine/arch/native/native.h"
 #include "engine/errors.h"
 
@@ -273,6 +274,7 @@ const struct {
     {"lfm2", build_lfm2},
     {"ernie4_5_moe", build_ernie4_5_moe},
     {"mistral4", build_mistral4},
+    {"glm4_moe_lite", build_glm4_moe_lite},
     {"ministral3", build_ministral3},
     {"minimax_m2", build_minimax_m2},
     {"lfm2_moe", build_lfm2_moe},
