@@ -521,6 +521,9 @@ void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVaria
                      "must equal num_attention_heads (" + std::to_string(s.num_heads) +
                          ") for multi-head latent attention: transformers repeats the expanded keys otherwise and "
                          "the attention fails");
+  if (!s.moe_layers.empty() && static_cast<int64_t>(s.moe_layers.size()) != s.num_layers)
+    throw InputError("model.moe_layers", std::to_string(s.moe_layers.size()) + " entries",
+                     "must have one entry per layer (" + std::to_string(s.num_layers) + ")");
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
                 V = s.vocab_size;
   const bool emb_train = !cfg.freeze_embeddings;
