@@ -29,6 +29,11 @@
 namespace memplan {
 namespace hf {
 
+// models/hf/import_glm4_moe_lite.cpp (Glm4MoeLiteForCausalLM)
+TransformerSpec import_glm4_moe_lite(const ConfigReader& r);
+// models/hf/import_afmoe.cpp (AfmoeForCausalLM)
+TransformerSpec import_afmoe(const ConfigReader& r);
+
 int64_t head_dim_from_hidden(const ConfigReader& r, int64_t hidden, int64_t heads, const char* heads_key,
                              const char* hidden_key) {
   if (hidden % heads != 0)
@@ -306,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe"};
   return kTypes;
 }
 
@@ -415,6 +420,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_opt(r);
   else if (type == "xlm-roberta-xl")  // pre-LN BERT layers, RoBERTa's embeddings (engine/arch/encoders/xlm_roberta_xl.cpp)
     s = import_xlm_roberta_xl(r);
+  else if (type == "afmoe")  // Trinity: gated q / k-normed attention, sliding layers, sandwich norms, sigmoid MoE (engine/arch/decoders/moe/afmoe.cpp)
+    s = import_afmoe(r);
+  else if (type == "glm4_moe_lite")  // DeepSeek-V3's MLA decoder, MoE layers by mlp_layer_types (engine/arch/decoders/moe/glm4_moe_lite.cpp)
+    s = import_glm4_moe_lite(r);
   else if (type == "codegen")  // GPT-J's block with a fused, 4-way sharded qkv_proj (engine/arch/decoders/gpt/codegen.cpp)
     s = import_codegen(r);
   else if (type == "mpt")  // MPT's own eager attention with ALiBi (engine/arch/decoders/gpt/mpt.cpp)

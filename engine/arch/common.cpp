@@ -1,6 +1,8 @@
 #include <algorithm>
 
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/moe/afmoe.h"
+#include "engine/arch/decoders/parts/deepseek_parts.h"  // build_glm4_moe_lite
 #include "engine/arch/native/native.h"
 #include "engine/errors.h"
 
@@ -273,6 +275,8 @@ const struct {
     {"lfm2", build_lfm2},
     {"ernie4_5_moe", build_ernie4_5_moe},
     {"mistral4", build_mistral4},
+    {"glm4_moe_lite", build_glm4_moe_lite},
+    {"afmoe", build_afmoe},
     {"ministral3", build_ministral3},
     {"minimax_m2", build_minimax_m2},
     {"lfm2_moe", build_lfm2_moe},

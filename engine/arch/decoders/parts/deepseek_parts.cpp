@@ -198,7 +198,9 @@ DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, i
   a.kv_b = b.param(sa + "kv_b_proj.weight", {nh * (s.qk_nope_head_dim + s.v_head_dim), s.kv_lora_rank}, train);
   a.o = b.param(sa + "o_proj.weight", {H, nh * s.v_head_dim}, train);
   if (s.attention_bias) a.o_b = b.param(sa + "o_proj.bias", {H}, train);
-  d.moe = i >= s.first_dense_layers;
+  // glm4_moe_lite: config.mlp_layer_types[i] == "sparse" (spec.moe_layers); DeepSeek-V2 / V3, Mistral4:
+  // i >= first_k_dense_replace.
+  d.moe = s.moe_layers.empty() ? i >= s.first_dense_layers : s.moe_layers[static_cast<size_t>(i)] != 0;
   auto mlp = [&](const std::string& m, int64_t I) {
     DeepseekMlp r;
     r.gate = b.param(m + "gate_proj.weight", {I, H}, train);
@@ -217,7 +219,9 @@ DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, i
     e.gate_up = b.param(p + "mlp.experts.gate_up_proj", {s.num_experts, 2 * e.inter, H}, train);
     e.down = b.param(p + "mlp.experts.down_proj", {s.num_experts, H, e.inter}, train);
     d.router = b.param(p + "mlp.gate.weight", {s.num_experts, H}, train);
-    if (s.model_type == "deepseek_v3")  // _keep_in_fp32_modules_strict
+    // DeepSeek-V3's default-dtype buffer is carried fp32 (_keep_in_fp32_modules_strict); Glm4MoeLiteTopkRouter
+    // creates it dtype=torch.float32.
+    if (s.model_type == "deepseek_v3" || s.model_type == "glm4_moe_lite")
       b.buffer(p + "mlp.gate.e_score_correction_bias", {s.num_experts}, DType::f32);
     d.mlp = mlp(p + "mlp.shared_experts.", checked_mul(s.moe_intermediate_size, s.num_shared_experts));
   } else {
@@ -517,6 +521,9 @@ void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVaria
                      "must equal num_attention_heads (" + std::to_string(s.num_heads) +
                          ") for multi-head latent attention: transformers repeats the expanded keys otherwise and "
                          "the attention fails");
+  if (!s.moe_layers.empty() && static_cast<int64_t>(s.moe_layers.size()) != s.num_layers)
+    throw InputError("model.moe_layers", std::to_string(s.moe_layers.size()) + " entries",
+                     "must have one entry per layer (" + std::to_string(s.num_layers) + ")");
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
                 V = s.vocab_size;
   const bool emb_train = !cfg.freeze_embeddings;

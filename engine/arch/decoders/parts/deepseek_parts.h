@@ -61,8 +61,9 @@ struct DeepseekLayer {
   TensorId in_norm = kNoTensor, post_norm = kNoTensor;
 };
 
-// Registers layer i's parameters in the modules' order (layers >= s.first_dense_layers are MoE layers; v3's fp32
-// e_score_correction_bias buffer for model_type deepseek_v3 alone).
+// Registers layer i's parameters in the modules' order (MoE layers: those s.moe_layers marks when it is non-empty
+// (glm4_moe_lite's mlp_layer_types), else layers >= s.first_dense_layers; the fp32 e_score_correction_bias buffer
+// for model_type deepseek_v3 and glm4_moe_lite).
 DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train);
 
 // deepseek_route, then topk_weights and topk_indices bound (held) until the MoE returns, as DeepseekV3MoE binds them.
@@ -86,5 +87,9 @@ struct MlaVariant {
 void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVariant& v);
 
 void build_deepseek(GraphBuilder& b, const TransformerSpec& s);  // build_mla_decoder with the defaults
+
+// Glm4MoeLiteForCausalLM (engine/arch/decoders/moe/glm4_moe_lite.cpp): build_mla_decoder with the defaults, MoE layers
+// by spec.moe_layers.
+void build_glm4_moe_lite(GraphBuilder& b, const TransformerSpec& s);
 
 }  // namespace memplan

@@ -41,4 +41,11 @@ TensorId olmo2_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const Ol
                              TensorId inputs_embeds, TensorId cos, TensorId sin, TensorId mask, int64_t window,
                              bool unbatched_eager_views = false);
 
+// Olmo3Model's / AfmoeModel's causal_mask_mapping: create_causal_mask and create_sliding_window_causal_mask, both on
+// every forward whatever the layer types (builders.h full_and_sliding_masks in SDPA training); eager builds the
+// sliding float mask from masking_utils' nested and_masks (whole-run olmo3 eager stream), and an inference pass's
+// sliding SDPA mask nests once more where generate() passes its attention mask (rows B). Both held (the model binds
+// the mapping until its forward returns); either may be kNoTensor (SDPA's is_causal).
+CausalMasks causal_mask_mapping(GraphBuilder& b, const TransformerSpec& s, DType model_dtype);
+
 }  // namespace memplan
