@@ -306,7 +306,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "nanochat"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "nanochat", "vaultgemma"};
   return kTypes;
 }
 
@@ -417,6 +417,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_xlm_roberta_xl(r);
   else if (type == "nanochat")  // Llama's skeleton, weightless RMSNorms, relu2 MLP, q / k norms after RoPE, softcap (engine/arch/decoders/dense/nanochat.cpp)
     s = import_nanochat(r);
+  else if (type == "vaultgemma")  // Gemma 2's decoder without the post-attention / post-feed-forward norms (engine/arch/decoders/dense/vaultgemma.cpp)
+    s = import_vaultgemma(r);
   else if (type == "codegen")  // GPT-J's block with a fused, 4-way sharded qkv_proj (engine/arch/decoders/gpt/codegen.cpp)
     s = import_codegen(r);
   else if (type == "mpt")  // MPT's own eager attention with ALiBi (engine/arch/decoders/gpt/mpt.cpp)

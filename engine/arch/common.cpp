@@ -308,6 +308,7 @@ const struct {
     {"mpt", build_mpt},
     {"codegen", build_codegen},
     {"nanochat", build_nanochat},
+    {"vaultgemma", build_vaultgemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
     {"internvl", build_internvl},
