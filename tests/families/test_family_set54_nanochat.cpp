@@ -84,11 +84,11 @@ TEST_CASE("nanochat: the KV cache holds the normed keys, derived by hand", "[fam
   cfg.seq_len = 512;
   cfg.generate_tokens = 8;
   cfg.precision = memplan::Precision::bf16;
-  CHECK(memplan::estimate(m, cfg).inference.kv_cache_bytes == int64_t{2} * 20 * 2 * 512 * 1280 * 2);
+  CHECK(memplan::estimate(m, cfg).inference.kv_cache_entries_bytes == int64_t{2} * 20 * 2 * 512 * 1280 * 2);
   // Under bf16 autocast the embeddings (and so cos / sin) are fp32: the rotated keys are fp32, k_norm keeps them
   // fp32, and the DynamicLayer, started in the keys' dtype, promotes the bf16 values by its cat. Twice the bytes.
   cfg.precision = memplan::Precision::amp_bf16;
-  CHECK(memplan::estimate(m, cfg).inference.kv_cache_bytes == int64_t{2} * 20 * 2 * 512 * 1280 * 4);
+  CHECK(memplan::estimate(m, cfg).inference.kv_cache_entries_bytes == int64_t{2} * 20 * 2 * 512 * 1280 * 4);
 }
 
 TEST_CASE("nanochat: parameter counts, derived by hand", "[family][set54]") {

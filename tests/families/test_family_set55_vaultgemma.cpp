@@ -101,7 +101,7 @@ TEST_CASE("vaultgemma: the KV cache, derived by hand", "[family][set55]") {
   cfg.seq_len = 512;
   cfg.generate_tokens = 8;
   cfg.precision = memplan::Precision::bf16;
-  CHECK(memplan::estimate(m, cfg).inference.kv_cache_bytes == int64_t{2} * 26 * 2 * 512 * 1024 * 2);
+  CHECK(memplan::estimate(m, cfg).inference.kv_cache_entries_bytes == int64_t{2} * 26 * 2 * 512 * 1024 * 2);
   cfg.precision = memplan::Precision::amp_bf16;
-  CHECK(memplan::estimate(m, cfg).inference.kv_cache_bytes == int64_t{2} * 26 * 2 * 512 * 1024 * 4);
+  CHECK(memplan::estimate(m, cfg).inference.kv_cache_entries_bytes == int64_t{2} * 26 * 2 * 512 * 1024 * 4);
 }
