@@ -58,7 +58,7 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family set 50 (2026-12-06): CodeGenForCausalLM, eager only (attn_implementation
             # "eager" in every row: from_config refuses "sdpa", the class has no SDPA path)
             "codegen",
-            # family sets 54 / 55 (2026-12-06, thirty-fourth session): NanoChatForCausalLM, VaultGemmaForCausalLM
+            # family sets 54 / 55 (2026-12-06, thirty-fourth session): NanoChat, VaultGemma ForCausalLM
             "nanochat", "vaultgemma")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
