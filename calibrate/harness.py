@@ -61,7 +61,9 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family set 56 (2026-12-06, thirty-fourth session): Glm4MoeLiteForCausalLM (GLM-4.7-Flash)
             "glm4_moe_lite",
             # family set 57 (2026-12-06, thirty-fourth session): AfmoeForCausalLM (Arcee Trinity)
-            "afmoe")
+            "afmoe",
+            # family sets 54 / 55 (2026-12-06, thirty-fourth session): NanoChat, VaultGemma ForCausalLM
+            "nanochat", "vaultgemma")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

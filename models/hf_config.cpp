@@ -311,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma"};
   return kTypes;
 }
 
@@ -424,6 +424,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_afmoe(r);
   else if (type == "glm4_moe_lite")  // DeepSeek-V3's MLA decoder, MoE layers by mlp_layer_types (engine/arch/decoders/moe/glm4_moe_lite.cpp)
     s = import_glm4_moe_lite(r);
+  else if (type == "nanochat")  // Llama's skeleton, weightless RMSNorms, relu2 MLP, q / k norms after RoPE, softcap (engine/arch/decoders/dense/nanochat.cpp)
+    s = import_nanochat(r);
+  else if (type == "vaultgemma")  // Gemma 2's decoder without the post-attention / post-feed-forward norms (engine/arch/decoders/dense/vaultgemma.cpp)
+    s = import_vaultgemma(r);
   else if (type == "codegen")  // GPT-J's block with a fused, 4-way sharded qkv_proj (engine/arch/decoders/gpt/codegen.cpp)
     s = import_codegen(r);
   else if (type == "mpt")  // MPT's own eager attention with ALiBi (engine/arch/decoders/gpt/mpt.cpp)
@@ -593,7 +597,7 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   // The other decoders whose rotary embedding covers the whole head (the llama family's importer checks its own,
   // nested text_configs included): an odd head_dim is refused naming the key it came from.
   for (const char* t : {"qwen3_moe", "olmo2", "starcoder2", "granite", "smollm3", "olmo", "falcon", "exaone4", "arcee",
-                        "hunyuan_v1_dense", "apertus", "phimoe", "hunyuan_v1_moe"})
+                        "hunyuan_v1_dense", "apertus", "phimoe", "hunyuan_v1_moe", "nanochat"})
     if (type == t) check_rotary_head_dim(r, s);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys
     if (type == t) read_decoder_cls_keys(r, s);

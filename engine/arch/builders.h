@@ -129,6 +129,8 @@ void build_xlm_roberta_xl(GraphBuilder& b, const TransformerSpec& s);  // engine
 void build_mpt(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/gpt/mpt.cpp (MptForCausalLM)
 void build_biogpt(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/gpt/biogpt.cpp (BioGptForCausalLM)
 void build_codegen(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/gpt/codegen.cpp (CodeGenForCausalLM)
+void build_nanochat(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/nanochat.cpp (NanoChatForCausalLM)
+void build_vaultgemma(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/vaultgemma.cpp (VaultGemmaForCausalLM)
 void build_ernie(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/ernie.cpp (ErnieForMaskedLM / heads)
 void build_mllama(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/mllama.cpp (MllamaForConditionalGeneration / MllamaForCausalLM)
 void build_internvl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/internvl.cpp (InternVLForConditionalGeneration)

@@ -311,6 +311,8 @@ const struct {
     {"biogpt", build_biogpt},
     {"mpt", build_mpt},
     {"codegen", build_codegen},
+    {"nanochat", build_nanochat},
+    {"vaultgemma", build_vaultgemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
     {"internvl", build_internvl},

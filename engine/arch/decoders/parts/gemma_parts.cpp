@@ -47,13 +47,6 @@ TensorId norm_rebinding(GraphBuilder& b, TensorId x, TensorId w) {
   return y;
 }
 
-struct GemmaLayerParams {
-  TensorId q, k, v, o, qb = kNoTensor, kb = kNoTensor, vb = kNoTensor, ob = kNoTensor;
-  TensorId q_norm = kNoTensor, k_norm = kNoTensor;
-  TensorId gate, up, down;
-  TensorId in_norm, post_attn_norm, pre_ffn_norm = kNoTensor, post_ffn_norm = kNoTensor;
-};
-
 // Registration order (model.parameters(), which orders the optimizer's temporaries): self_attn (q, k, v, o with
 // their biases under attention_bias; gemma3 then q_norm, k_norm), mlp (gate, up, down), input_layernorm,
 // post_attention_layernorm (gemma2/3: pre_feedforward_layernorm, post_feedforward_layernorm).
@@ -78,11 +71,14 @@ GemmaLayerParams layer_params(GraphBuilder& b, const TransformerSpec& s, GemmaVe
   return w;
 }
 
-// ACT2FN[hidden_activation]: one kernel; relu saves its output, the gelu / silu family their input.
-TensorId activation(GraphBuilder& b, const std::string& act, TensorId x) {
+}  // namespace
+
+TensorId gemma_activation(GraphBuilder& b, const std::string& act, TensorId x) {
   if (act == "relu") return b.unary("relu", x, false, true);
   return b.unary(act, x, true, false);
 }
+
+namespace {
 
 // The attention from the cache update on: sdpa_attention_forward or the modelling file's eager_attention_forward.
 // It differs from llama_parts.h attention_core in two statements the Gemma models reach:
@@ -157,9 +153,10 @@ TensorId attention_core_gemma(GraphBuilder& b, const TransformerSpec& s, double 
   return ctx;
 }
 
-// GemmaAttention / Gemma2Attention / Gemma3Attention.forward. `weights`: eager's probabilities (held).
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, GemmaVersion ver, const GemmaLayerParams& w, TensorId x,
-                   TensorId cos, TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
+}  // namespace
+
+TensorId gemma_attention(GraphBuilder& b, const TransformerSpec& s, GemmaVersion ver, const GemmaLayerParams& w,
+                         TensorId x, TensorId cos, TensorId sin, TensorId mask, int64_t window, TensorId& weights) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
@@ -182,15 +179,12 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, GemmaVersion ver, 
   return out;
 }
 
-// Gemma2/Gemma3ForCausalLM: logits = logits / cap; tanh; * cap (each statement rebinds `logits`).
-TensorId final_softcap(GraphBuilder& b, const TransformerSpec& s, TensorId logits) {
+TensorId gemma_final_softcap(GraphBuilder& b, const TransformerSpec& s, TensorId logits) {
   if (s.final_logit_softcapping <= 0.0) return logits;
   logits = b.scalar_op("div_scalar", logits, false);
   logits = b.unary("tanh", logits, false, true);
   return b.scalar_op("mul_scalar", logits, false);
 }
-
-}  // namespace
 
 TensorId gemma_text_model(GraphBuilder& b, const TransformerSpec& s, GemmaVersion v, TensorId h, int64_t P,
                           const GemmaMasks* given) {
@@ -254,14 +248,14 @@ TensorId gemma_text_model(GraphBuilder& b, const TransformerSpec& s, GemmaVersio
     b.hold(n1);
     const bool sliding = layer_is_sliding(s, i);
     TensorId attn_weights = kNoTensor;
-    TensorId a = attention(b, s, v, w, n1, sliding ? cos_slide : cos_full, sliding ? sin_slide : sin_full,
+    TensorId a = gemma_attention(b, s, v, w, n1, sliding ? cos_slide : cos_full, sliding ? sin_slide : sin_full,
                            sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0, attn_weights);
     b.drop(n1);
     if (v != GemmaVersion::v1) a = norm_rebinding(b, a, w.post_attn_norm);
     TensorId h1 = b.add(h, a);
     TensorId n2 = gemma_rms_norm(b, h1, v == GemmaVersion::v1 ? w.post_attn_norm : w.pre_ffn_norm);
     b.hold(n2);
-    TensorId g = activation(b, s.hidden_act, b.linear(n2, w.gate));
+    TensorId g = gemma_activation(b, s.hidden_act, b.linear(n2, w.gate));
     TensorId m = b.linear(b.mul(g, b.linear(n2, w.up)), w.down);
     b.drop(n2);
     if (v != GemmaVersion::v1) m = norm_rebinding(b, m, w.post_ffn_norm);
@@ -305,13 +299,13 @@ void build_gemma_decoder(GraphBuilder& b, const TransformerSpec& s, GemmaVersion
     Shape hs = b.shape(hn);
     const int64_t keep = cfg.logits_to_keep;
     if (keep > 0 && keep < hs[1]) hs[1] = keep;
-    TensorId logits = final_softcap(b, s, b.linear(b.view(hn, hs), head));
+    TensorId logits = gemma_final_softcap(b, s, b.linear(b.view(hn, hs), head));
     b.hold(logits);  // the output holds the logits
     b.mark_model_end();
     return;
   }
   b.hold(hn);  // the CausalLM forward keeps hidden_states bound until it returns
-  TensorId logits = final_softcap(b, s, b.linear(hn, head));
+  TensorId logits = gemma_final_softcap(b, s, b.linear(hn, head));
   b.mark_model_end();
   TensorId loss = causal_lm_loss(b, logits, ids);
   b.drop(hn);
