@@ -97,7 +97,7 @@ TEST_CASE("deepseek_v32: the KV cache holds expanded keys / values and the index
   cfg.mode = memplan::Mode::inference;
   cfg.batch_size = 2;
   cfg.seq_len = 100;
-  cfg.generate_tokens = 0;
+  cfg.generate_tokens = 4;  // generate() first: the cuBLAS workspace is not the prefill's
   cfg.precision = memplan::Precision::bf16;
   CHECK(memplan::estimate(m, cfg).inference.kv_cache_bytes == 614'400);
   // Under bf16 autocast kv_b_proj's output (and so key_states' new_empty and the values) is bf16, but the indexer's
