@@ -63,7 +63,9 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family set 57 (2026-12-06, thirty-fourth session): AfmoeForCausalLM (Arcee Trinity)
             "afmoe",
             # family sets 54 / 55 (2026-12-06, thirty-fourth session): NanoChat, VaultGemma ForCausalLM
-            "nanochat", "vaultgemma")
+            "nanochat", "vaultgemma",
+            # family set 58 (2026-12-06): DeepseekV32ForCausalLM (MLA + the DSA lightning indexer), sdpa and eager
+            "deepseek_v32")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

@@ -219,7 +219,7 @@ Op& GraphBuilder::emit(std::string_view name, std::initializer_list<TensorId> re
 void GraphBuilder::finish_outs(Op& op) {
   bool rg = false;
   for (TensorId r : op.reads) rg = rg || info(r).requires_grad;
-  rg = rg && training();
+  rg = rg && training() && grad_enabled_;
   for (TensorId o : op.outs) {
     auto& t = g_.tensors[static_cast<size_t>(o)];
     if (is_floating(t.dtype)) t.requires_grad = rg;

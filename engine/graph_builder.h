@@ -63,6 +63,11 @@ class GraphBuilder {
   // tensors rebound). False in training and in generate() without a cache, where K / V are the projection's views.
   bool kv_cached() const { return !training() && pass_.use_cache; }
   void set_pass(const InferencePass& p) { pass_ = p; }
+  // torch.no_grad() around the ops that follow (false) or its end (true): the ops record no autograd history (no
+  // backward, nothing saved, outputs that do not require grad), while autocast still caches the casts of trainable
+  // leaf parameters (its cache test reads requires_grad, not the grad mode). DeepseekV32Indexer.forward.
+  void set_grad_enabled(bool on) { grad_enabled_ = on; }
+  bool grad_enabled() const { return grad_enabled_; }
 
   // ---- leaves
   // `dtype` overrides the precision's parameter dtype (native graphs: a bf16 weight in an amp model).
@@ -353,6 +358,7 @@ class GraphBuilder {
   DType param_dtype_;
   DType low_dtype_;
   bool autocast_;
+  bool grad_enabled_ = true;
   Graph g_;
   int32_t current_layer_ = -1;
   std::vector<int32_t> explicit_release_;   // per tensor: op index of drop(), -1 none, -2 held

@@ -280,6 +280,7 @@ struct DeepseekDefaults {
 void import_deepseek_mla_moe(const ConfigReader& r, TransformerSpec& s, const DeepseekDefaults& d);
 TransformerSpec import_deepseek_v2(const ConfigReader& r);
 TransformerSpec import_deepseek_v3(const ConfigReader& r);
+TransformerSpec import_deepseek_v32(const ConfigReader& r);  // models/hf/import_deepseek_v32.cpp (DeepseekV32ForCausalLM)
 TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);
 TransformerSpec import_granite(const ConfigReader& r);

@@ -313,6 +313,7 @@ const struct {
     {"codegen", build_codegen},
     {"nanochat", build_nanochat},
     {"vaultgemma", build_vaultgemma},
+    {"deepseek_v32", build_deepseek_v32},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
     {"internvl", build_internvl},

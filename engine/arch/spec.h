@@ -122,6 +122,9 @@ struct TransformerSpec {
   int64_t moe_topk_group = 0;       // config.topk_group (v2 default None -> 0; v3 default 4)
   bool moe_norm_topk_prob = false;  // deepseek_v3 config.norm_topk_prob (default True): sum + in-place divide
   bool rope_interleave = false;     // deepseek_v3 config.rope_interleave (default True): even/odd rotary slices
+  // deepseek_v32 DeepseekV32Indexer (DeepSeek Sparse Attention): index_n_heads query heads of index_head_dim over
+  // one shared key, scoring every key per query; the attention keeps the index_topk best (all keys when fewer).
+  int64_t index_n_heads = 0, index_head_dim = 0, index_topk = 0;
   // [t5]
   // T5Config (configuration_t5.py): hidden_size = d_model, num_heads, head_dim = d_kv (inner = heads * d_kv
   // may differ from d_model), intermediate_size = d_ff, hidden_act = the dense activation of feed_forward_proj

@@ -154,8 +154,6 @@ TensorId experts_grouped_mm(GraphBuilder& b, const ExpertsParams& e, TensorId fl
   return out;
 }
 
-namespace {
-
 // DeepseekV2RMSNorm / DeepseekV3RMSNorm: the statements of llama's rms_norm (builders.h), with `variance` bound
 // until forward returns (whole-run deepseek_v3 inference stream: the [B, S, 1] fp32 block is freed after the
 // weight product, not once rsqrt has read it). Kept here rather than in llama.cpp, whose recorded streams were
@@ -173,12 +171,11 @@ TensorId ds_rms_norm(GraphBuilder& b, TensorId x, TensorId w) {
   return y;
 }
 
-}  // namespace
-
 // Registration order (DeepseekV*DecoderLayer.__init__): self_attn (q_proj or q_a_proj, q_a_layernorm, q_b_proj;
 // kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj), mlp (dense: gate, up, down; MoE: experts
 // gate_up_proj / down_proj, gate.weight (+ v3's e_score_correction_bias buffer), shared_experts), norms.
-DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train) {
+DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train,
+                                    const std::function<void()>& after_attention) {
   const std::string p = "layers." + std::to_string(i) + ".";
   const int64_t H = s.hidden_size, nh = s.num_heads, qk = s.qk_nope_head_dim + s.qk_rope_head_dim;
   DeepseekLayer d;
@@ -198,7 +195,8 @@ DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, i
   a.kv_b = b.param(sa + "kv_b_proj.weight", {nh * (s.qk_nope_head_dim + s.v_head_dim), s.kv_lora_rank}, train);
   a.o = b.param(sa + "o_proj.weight", {H, nh * s.v_head_dim}, train);
   if (s.attention_bias) a.o_b = b.param(sa + "o_proj.bias", {H}, train);
-  // glm4_moe_lite: config.mlp_layer_types[i] == "sparse" (spec.moe_layers); DeepSeek-V2 / V3, Mistral4:
+  if (after_attention) after_attention();
+  // glm4_moe_lite: config.mlp_layer_types[i] == "sparse" (spec.moe_layers); DeepSeek-V2 / V3 / V3.2, Mistral4:
   // i >= first_k_dense_replace.
   d.moe = s.moe_layers.empty() ? i >= s.first_dense_layers : s.moe_layers[static_cast<size_t>(i)] != 0;
   auto mlp = [&](const std::string& m, int64_t I) {
@@ -219,9 +217,9 @@ DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, i
     e.gate_up = b.param(p + "mlp.experts.gate_up_proj", {s.num_experts, 2 * e.inter, H}, train);
     e.down = b.param(p + "mlp.experts.down_proj", {s.num_experts, H, e.inter}, train);
     d.router = b.param(p + "mlp.gate.weight", {s.num_experts, H}, train);
-    // DeepSeek-V3's default-dtype buffer is carried fp32 (_keep_in_fp32_modules_strict); Glm4MoeLiteTopkRouter
-    // creates it dtype=torch.float32.
-    if (s.model_type == "deepseek_v3" || s.model_type == "glm4_moe_lite")
+    // DeepSeek-V3's default-dtype buffer is carried fp32 (_keep_in_fp32_modules_strict); Glm4MoeLiteTopkRouter and
+    // DeepseekV32's router create it dtype=torch.float32.
+    if (s.model_type == "deepseek_v3" || s.model_type == "glm4_moe_lite" || s.model_type == "deepseek_v32")
       b.buffer(p + "mlp.gate.e_score_correction_bias", {s.num_experts}, DType::f32);
     d.mlp = mlp(p + "mlp.shared_experts.", checked_mul(s.moe_intermediate_size, s.num_shared_experts));
   } else {
@@ -279,18 +277,22 @@ TensorId rope_one(GraphBuilder& b, const TransformerSpec& s, const Rotary& r, Te
     return b.to(prod, dt);
   }
   if (!s.rope_interleave) return rope(b, x, r.cos, r.sin);
+  return rope_interleave(b, x, r.cos, r.sin);
+}
+
+}  // namespace
+
+TensorId rope_interleave(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin) {
   Shape half = b.shape(x);
   half.back() /= 2;
-  Shape cs = b.shape(r.cos);
+  Shape cs = b.shape(cos);
   cs.back() /= 2;
-  const TensorId c = b.view(r.cos, cs), sn = b.view(r.sin, cs);
+  const TensorId c = b.view(cos, cs), sn = b.view(sin, cs);
   const TensorId x1 = b.select_param(x, half), x2 = b.select_param(x, half);
   TensorId first = b.add(b.mul(x1, c), b.mul(x2, sn));    // x1 * cos - x2 * sin
   TensorId second = b.add(b.mul(x2, c), b.mul(x1, sn));   // x2 * cos + x1 * sin
   return b.cat_last("cat", {first, second});
 }
-
-}  // namespace
 
 // DeepseekV2TopkRouter / DeepseekV3TopkRouter over flat [T, H]. The MoE forward binds the returned router_logits
 // to `_` until it returns (DeepseekRoute::logits, held); every local lives until the router returns and rebinding

@@ -3,6 +3,8 @@
 // implementation, the DeepSeek top-k router, and the multi-head latent attention decoder both DeepSeek modeling
 // files write the same way.
 #pragma once
+#include <functional>
+
 #include "engine/arch/builders.h"
 
 namespace memplan {
@@ -63,8 +65,19 @@ struct DeepseekLayer {
 
 // Registers layer i's parameters in the modules' order (MoE layers: those s.moe_layers marks when it is non-empty
 // (glm4_moe_lite's mlp_layer_types), else layers >= s.first_dense_layers; the fp32 e_score_correction_bias buffer
-// for model_type deepseek_v3 and glm4_moe_lite).
-DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train);
+// for model_type deepseek_v3, glm4_moe_lite and deepseek_v32).
+// `after_attention`, when set, runs after o_proj's parameters and before the MLP's (deepseek_v32: the attention's
+// DeepseekV32Indexer, created last in DeepseekV32Attention.__init__).
+DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train,
+                                    const std::function<void()>& after_attention = {});
+
+// DeepseekV3RMSNorm (and V2 / V3.2's copies): llama's rms_norm with `variance` bound until forward returns.
+TensorId ds_rms_norm(GraphBuilder& b, TensorId x, TensorId w);
+
+// apply_rotary_pos_emb_interleave on one of q / k: the even / odd slices x1, x2 (strided views whose backward
+// zero-fills a full-size gradient each), cat(x1 cos - x2 sin, x2 cos + x1 sin) over half-width views of cos / sin
+// (broadcast against x: [P, 1, S, rope] for [B, H, S, rope]).
+TensorId rope_interleave(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin);
 
 // deepseek_route, then topk_weights and topk_indices bound (held) until the MoE returns, as DeepseekV3MoE binds them.
 DeepseekRoute deepseek_route_bound(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w);
