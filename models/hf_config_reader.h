@@ -232,6 +232,7 @@ TransformerSpec import_opt(const ConfigReader& r);
 TransformerSpec import_biogpt(const ConfigReader& r);
 TransformerSpec import_mpt(const ConfigReader& r);  // models/hf/import_mpt.cpp (MptForCausalLM)  // models/hf/import_biogpt.cpp (BioGptForCausalLM)
 TransformerSpec import_codegen(const ConfigReader& r);  // models/hf/import_codegen.cpp (CodeGenForCausalLM)
+TransformerSpec import_t5gemma(const ConfigReader& r);  // models/hf/import_t5gemma.cpp (T5GemmaForConditionalGeneration)
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp
 TransformerSpec import_glm4(const ConfigReader& r);

@@ -129,6 +129,7 @@ void build_xlm_roberta_xl(GraphBuilder& b, const TransformerSpec& s);  // engine
 void build_mpt(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/gpt/mpt.cpp (MptForCausalLM)
 void build_biogpt(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/gpt/biogpt.cpp (BioGptForCausalLM)
 void build_codegen(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/gpt/codegen.cpp (CodeGenForCausalLM)
+void build_t5gemma(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/seq2seq/t5gemma.cpp (T5GemmaForConditionalGeneration)
 void build_ernie(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/ernie.cpp (ErnieForMaskedLM / heads)
 void build_mllama(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/mllama.cpp (MllamaForConditionalGeneration / MllamaForCausalLM)
 void build_internvl(GraphBuilder& b, const TransformerSpec& s);    // engine/arch/vlm/internvl.cpp (InternVLForConditionalGeneration)

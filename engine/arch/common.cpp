@@ -307,6 +307,7 @@ const struct {
     {"biogpt", build_biogpt},
     {"mpt", build_mpt},
     {"codegen", build_codegen},
+    {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
     {"internvl", build_internvl},
