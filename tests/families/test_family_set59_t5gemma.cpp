@@ -71,8 +71,7 @@ TEST_CASE("t5gemma importer: each stack keeps its own widths", "[family][set59][
   // encoder's count (layer indices count the encoder first); dropout_rate reaches both stacks.
   const TransformerSpec s = import(R"({"model_type": "t5gemma", "dropout_rate": 0.1,
       "encoder": {"hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16,
-                  "num_key_value_heads": 8, "attn_logit_softcapping": null,
-                  "layer_types": ["full_attention", "sliding_attention"]},
+                  "num_key_value_heads": 8, "attn_logit_softcapping": null},
       "decoder": {"num_hidden_layers": 3, "final_logit_softcapping": null}})");
   CHECK(s.num_layers == 42);
   CHECK(s.num_decoder_layers == 3);
@@ -87,7 +86,12 @@ TEST_CASE("t5gemma importer: each stack keeps its own widths", "[family][set59][
   CHECK(s.embd_dropout == 0.1);
   REQUIRE(s.sliding_layers.size() == 3);
   CHECK(s.sliding_layers[2] == 1);
-  // layer_types of the wrong length is refused (checked below); an explicit two-entry list needs two layers
+  // an explicit layer_types list replaces the alternating default; one of the wrong length is refused
+  const TransformerSpec e = import(R"({"model_type": "t5gemma", "encoder": {"num_hidden_layers": 2,
+      "layer_types": ["full_attention", "sliding_attention"]}})");
+  REQUIRE(e.t5gemma_enc_sliding_layers.size() == 2);
+  CHECK(e.t5gemma_enc_sliding_layers[0] == 0);
+  CHECK(e.t5gemma_enc_sliding_layers[1] == 1);
   CHECK(starts_with(error_of([&] { import(R"({"model_type": "t5gemma", "encoder": {"num_hidden_layers": 2,
       "layer_types": ["full_attention", "sliding_attention", "full_attention"]}})"); }),
                     "config.encoder.layer_types:"));
@@ -127,7 +131,7 @@ TEST_CASE("t5gemma: the cache after the first decoder step, derived by hand", "[
   cfg.precision = memplan::Precision::bf16;
   for (memplan::AttnImpl a : {memplan::AttnImpl::sdpa, memplan::AttnImpl::eager}) {
     cfg.attn = a;
-    CHECK(memplan::estimate(m, cfg).inference.kv_cache_bytes == int64_t{12} * 2 * (6'144 + 3'072'000));
+    CHECK(memplan::estimate(m, cfg).inference.kv_cache_entries_bytes == int64_t{12} * 2 * (6'144 + 3'072'000));
   }
 }
 
