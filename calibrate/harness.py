@@ -65,11 +65,13 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family sets 54 / 55 (2026-12-06, thirty-fourth session): NanoChat, VaultGemma ForCausalLM
             "nanochat", "vaultgemma",
             # family set 58 (2026-12-06): DeepseekV32ForCausalLM (MLA + the DSA lightning indexer), sdpa and eager
-            "deepseek_v32")
+            "deepseek_v32",
+            # family set 59 (2026-12-06): T5GemmaForConditionalGeneration (encoder / decoder sub-configs)
+            "t5gemma")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
-                 "umt5")  # AutoModelForSeq2SeqLM, token ids in, labels of target_len
+                 "umt5", "t5gemma")  # AutoModelForSeq2SeqLM, token ids in, labels of target_len
 IMAGE_CLS_TYPES = ("vit", "dinov2", "deit")  # AutoModelForImageClassification: pixel_values [B, 3, image_size, image_size] in
 SPEECH_TYPES = ("whisper",)  # AutoModelForSpeechSeq2Seq: input_features [B, num_mel_bins, seq_len] in, labels out
 TASKS = ("seq_cls", "token_cls")  # case["task"]: AutoModelFor{Sequence,Token}Classification, case["num_labels"]
@@ -766,7 +768,14 @@ def _infer_seq2seq(case, model, measured, observed):
     N = int(case.get("generate_tokens") or 0)
     ac_dtype = _autocast_dtype(case["precision"])
     ctx = (lambda: torch.autocast("cuda", dtype=ac_dtype)) if ac_dtype is not None else contextlib.nullcontext
-    start = int(model.config.decoder_start_token_id)
+    start = getattr(model.config, "decoder_start_token_id", None)
+    if start is None:  # T5GemmaConfig has none: generate() falls back to bos_token_id (the decoder's, 2)
+        start = getattr(model.generation_config, "decoder_start_token_id", None)
+    if start is None:
+        start = getattr(model.generation_config, "bos_token_id", None)
+    if start is None:
+        start = getattr(getattr(model.config, "decoder", None), "bos_token_id", 0)
+    start = int(start)
     speech = model.config.model_type in SPEECH_TYPES
     if speech:  # log-mel features [B, num_mel_bins, seq_len] in the model's dtype, as a feature extractor gives them
         ids = torch.randn(B, int(model.config.num_mel_bins), L, device="cuda", dtype=_dtype_of(case["precision"]))

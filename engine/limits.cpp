@@ -83,6 +83,13 @@ void check_transformer(const TransformerSpec& s) {
       s.model_type == "pegasus" || s.model_type == "m2m_100") {
     in_range("model.decoder_num_heads", s.decoder_num_heads, kMaxDim);
     in_range("model.decoder_intermediate_size", s.decoder_intermediate_size, kMaxDim);
+  } else if (s.model_type == "t5gemma") {  // the encoder's own widths (spec.h [t5gemma])
+    in_range("model.t5gemma_enc_hidden", s.t5gemma_enc_hidden, kMaxDim);
+    in_range("model.t5gemma_enc_intermediate", s.t5gemma_enc_intermediate, kMaxDim);
+    in_range("model.t5gemma_enc_heads", s.t5gemma_enc_heads, kMaxDim);
+    in_range("model.t5gemma_enc_kv_heads", s.t5gemma_enc_kv_heads, s.t5gemma_enc_heads);
+    in_range("model.t5gemma_enc_head_dim", s.t5gemma_enc_head_dim, kMaxDim);
+    in_range("model.t5gemma_enc_vocab", s.t5gemma_enc_vocab, kMaxDim);
   } else if (s.family == TransformerSpec::Family::t5) {
     in_range("model.relative_attention_num_buckets", s.relative_attention_num_buckets, kMaxDim);
   }

@@ -311,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma, "deepseek_v32"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma"};
   return kTypes;
 }
 
@@ -432,6 +432,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_vaultgemma(r);
   else if (type == "codegen")  // GPT-J's block with a fused, 4-way sharded qkv_proj (engine/arch/decoders/gpt/codegen.cpp)
     s = import_codegen(r);
+  else if (type == "t5gemma")  // Gemma 2 encoder and decoder stacks with cross-attention (engine/arch/seq2seq/t5gemma.cpp)
+    s = import_t5gemma(r);
   else if (type == "mpt")  // MPT's own eager attention with ALiBi (engine/arch/decoders/gpt/mpt.cpp)
     s = import_mpt(r);
   else if (type == "biogpt")  // BART's pre-LN decoder layers, a learned position table offset by 2 (engine/arch/decoders/gpt/biogpt.cpp)

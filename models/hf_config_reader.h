@@ -234,6 +234,7 @@ TransformerSpec import_mpt(const ConfigReader& r);  // models/hf/import_mpt.cpp 
 TransformerSpec import_codegen(const ConfigReader& r);  // models/hf/import_codegen.cpp (CodeGenForCausalLM)
 TransformerSpec import_nanochat(const ConfigReader& r);  // models/hf/import_nanochat.cpp (NanoChatForCausalLM)
 TransformerSpec import_vaultgemma(const ConfigReader& r);  // models/hf/import_vaultgemma.cpp (VaultGemmaForCausalLM)
+TransformerSpec import_t5gemma(const ConfigReader& r);  // models/hf/import_t5gemma.cpp (T5GemmaForConditionalGeneration)
 TransformerSpec import_distilbert(const ConfigReader& r);
 TransformerSpec import_deberta_v2(const ConfigReader& r);  // models/hf/import_deberta_v2.cpp
 TransformerSpec import_glm4(const ConfigReader& r);

@@ -314,6 +314,7 @@ const struct {
     {"nanochat", build_nanochat},
     {"vaultgemma", build_vaultgemma},
     {"deepseek_v32", build_deepseek_v32},
+    {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
     {"internvl", build_internvl},

@@ -536,6 +536,21 @@ struct TransformerSpec {
   double audio_dropout = 0.0, audio_attn_dropout = 0.0, audio_act_dropout = 0.0;  // dropout, attention_dropout,
                                                                                   // activation_dropout
 
+  // [t5gemma]
+  // T5GemmaConfig (transformers 5.17 models/t5gemma; engine/arch/seq2seq/t5gemma.cpp, models/hf/import_t5gemma.cpp):
+  // two T5GemmaModuleConfig stacks of Gemma-2 layers that may differ in every width. The fields above hold the
+  // decoder's (vocab_size = decoder.vocab_size, the lm_head's rows; hidden_size, intermediate_size, num_heads,
+  // num_kv_heads, head_dim, hidden_act, sliding_window, sliding_layers (num_decoder_layers entries),
+  // attn_logit_softcapping, final_logit_softcapping, attention_bias), except num_layers, the encoder's layer count
+  // as for every encoder-decoder (num_decoder_layers the decoder's; layer indices count the encoder's first).
+  // These hold the encoder's own widths; t5gemma_enc_hidden is 0 for every other model_type.
+  int64_t t5gemma_enc_vocab = 0, t5gemma_enc_hidden = 0, t5gemma_enc_intermediate = 0, t5gemma_enc_heads = 0,
+          t5gemma_enc_kv_heads = 0, t5gemma_enc_head_dim = 0, t5gemma_enc_sliding_window = 0;
+  std::vector<uint8_t> t5gemma_enc_sliding_layers;  // encoder.layer_types ("sliding_attention" -> 1)
+  std::string t5gemma_enc_act;                      // encoder.hidden_activation
+  double t5gemma_enc_attn_softcap = 0.0;            // encoder.attn_logit_softcapping (0: None)
+  bool t5gemma_enc_attention_bias = false;          // encoder.attention_bias
+
   // [mamba]
   // MambaConfig / Mamba2Config (5.17) mixer sizes, read by engine/arch/ssm/ only; 0 / false for other model_types.
   // ssm_state_size: state_size (mamba 16, mamba2 128). ssm_inner_size: the mixer's intermediate_size
