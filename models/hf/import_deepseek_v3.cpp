@@ -11,8 +11,24 @@
 // quantization_config (the published checkpoint's fp8 block quantization) is refused: from_config builds the
 // bf16 / fp32 modules and the fp8 kernels' memory is not modelled (drop the key to size the bf16 model).
 #include "models/hf_config_reader.h"
+#include "models/hf/grouped_topk.h"
 
 namespace memplan::hf {
+
+void check_grouped_topk(const ConfigReader& r, const TransformerSpec& s, const std::string& router) {
+  const int64_t E = s.num_experts, G = s.moe_n_group;
+  if (!(G > 0 && E % G == 0 && E / G >= 2))
+    throw InputError(r.name("n_group"), r.explicit_null("n_group") ? "null" : std::to_string(G),
+                     "must divide n_routed_experts (" + std::to_string(E) + ") into groups of at least 2 experts (" +
+                         router + " takes the top 2 per group)");
+  if (!(s.moe_topk_group > 0 && s.moe_topk_group <= G))
+    throw InputError(r.name("topk_group"), r.explicit_null("topk_group") ? "null" : std::to_string(s.moe_topk_group),
+                     "must be in [1, n_group (" + std::to_string(G) + ")]");
+  if (s.num_experts_per_tok > E / G * s.moe_topk_group)
+    throw InputError(r.name("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
+                     "must not exceed the experts of topk_group groups (" + std::to_string(E / G * s.moe_topk_group) +
+                         ")");
+}
 
 TransformerSpec import_deepseek_v3(const ConfigReader& r) {
   if ((r.raw("quantization_config") != nullptr))
@@ -24,18 +40,7 @@ TransformerSpec import_deepseek_v3(const ConfigReader& r) {
   s.moe_norm_topk_prob = r.boolean({"norm_topk_prob"}, true);
   s.rope_interleave = r.boolean({"rope_interleave"}, true);
   if (s.first_dense_layers < s.num_layers) {
-    const int64_t E = s.num_experts, G = s.moe_n_group;
-    if (!(G > 0 && E % G == 0 && E / G >= 2))
-      throw InputError(r.name("n_group"), r.explicit_null("n_group") ? "null" : std::to_string(G),
-                       "must divide n_routed_experts (" + std::to_string(E) +
-                           ") into groups of at least 2 experts (DeepseekV3TopkRouter takes the top 2 per group)");
-    if (!(s.moe_topk_group > 0 && s.moe_topk_group <= G))
-      throw InputError(r.name("topk_group"),
-                       r.explicit_null("topk_group") ? "null" : std::to_string(s.moe_topk_group),
-                       "must be in [1, n_group (" + std::to_string(G) + ")]");
-    if (s.num_experts_per_tok > E / G * s.moe_topk_group)
-      throw InputError(r.name("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
-                       "must not exceed the experts of topk_group groups (" + std::to_string(E / G * s.moe_topk_group) + ")");
+    check_grouped_topk(r, s, "DeepseekV3TopkRouter");
   }
   return s;
 }

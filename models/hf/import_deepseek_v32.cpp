@@ -13,6 +13,7 @@
 // read) is refused; first_k_dense_replace says the same for the published configs. quantization_config (the
 // published fp8 blocks) is refused as for deepseek_v3.
 #include "models/hf_config_reader.h"
+#include "models/hf/grouped_topk.h"
 
 namespace memplan::hf {
 
@@ -39,18 +40,7 @@ TransformerSpec import_deepseek_v32(const ConfigReader& r) {
                      "must exceed qk_rope_head_dim (" + std::to_string(s.qk_rope_head_dim) +
                          "): the indexer splits its heads into rotated and passed dimensions");
   if (s.first_dense_layers < s.num_layers) {
-    const int64_t E = s.num_experts, G = s.moe_n_group;
-    if (!(G > 0 && E % G == 0 && E / G >= 2))
-      throw InputError(r.name("n_group"), r.explicit_null("n_group") ? "null" : std::to_string(G),
-                       "must divide n_routed_experts (" + std::to_string(E) +
-                           ") into groups of at least 2 experts (DeepseekV32TopkRouter takes the top 2 per group)");
-    if (!(s.moe_topk_group > 0 && s.moe_topk_group <= G))
-      throw InputError(r.name("topk_group"),
-                       r.explicit_null("topk_group") ? "null" : std::to_string(s.moe_topk_group),
-                       "must be in [1, n_group (" + std::to_string(G) + ")]");
-    if (s.num_experts_per_tok > E / G * s.moe_topk_group)
-      throw InputError(r.name("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
-                       "must not exceed the experts of topk_group groups (" + std::to_string(E / G * s.moe_topk_group) + ")");
+    check_grouped_topk(r, s, "DeepseekV32TopkRouter");
   }
   return s;
 }

@@ -15,6 +15,7 @@
 // experts in groups of at least two (topk(2) per group).
 #include "engine/arch/decoders/parts/phi_parts.h"
 #include "models/hf_config_reader.h"
+#include "models/hf/grouped_topk.h"
 
 namespace memplan::hf {
 
@@ -62,18 +63,7 @@ TransformerSpec import_glm4_moe(const ConfigReader& r) {
   s.moe_norm_topk_prob = r.boolean({"norm_topk_prob"}, true);
   s.generate_without_eos = !r.present("eos_token_id");  // class default None
   if (s.first_dense_layers < s.num_layers) {
-    const int64_t E = s.num_experts, G = s.moe_n_group;
-    if (!(E % G == 0 && E / G >= 2))
-      throw InputError(r.name("n_group"), std::to_string(G),
-                       "must divide n_routed_experts (" + std::to_string(E) +
-                           ") into groups of at least 2 experts (Glm4MoeTopkRouter takes the top 2 per group)");
-    if (s.moe_topk_group > G)
-      throw InputError(r.name("topk_group"), std::to_string(s.moe_topk_group),
-                       "must be in [1, n_group (" + std::to_string(G) + ")]");
-    if (s.num_experts_per_tok > E / G * s.moe_topk_group)
-      throw InputError(r.name("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
-                       "must not exceed the experts of topk_group groups (" + std::to_string(E / G * s.moe_topk_group) +
-                           ")");
+    check_grouped_topk(r, s, "Glm4MoeTopkRouter");
   }
   return s;
 }

@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include "models/hf_config_reader.h"
+#include "models/hf/grouped_topk.h"
 
 namespace memplan::hf {
 
@@ -98,18 +99,7 @@ TransformerSpec import_glm4_moe_lite(const ConfigReader& r) {
   for (uint8_t m : s.moe_layers) any_moe = any_moe || m != 0;
   // first_dense_layers stays 0: deepseek_layer_params reads moe_layers. An all-dense model routes nothing.
   if (any_moe) {
-    const int64_t E = s.num_experts, G = s.moe_n_group;
-    if (!(E % G == 0 && E / G >= 2))
-      throw InputError(r.name("n_group"), std::to_string(G),
-                       "must divide n_routed_experts (" + std::to_string(E) +
-                           ") into groups of at least 2 experts (Glm4MoeLiteTopkRouter takes the top 2 per group)");
-    if (s.moe_topk_group > G)
-      throw InputError(r.name("topk_group"), std::to_string(s.moe_topk_group),
-                       "must be in [1, n_group (" + std::to_string(G) + ")]");
-    if (s.num_experts_per_tok > E / G * s.moe_topk_group)
-      throw InputError(r.name("num_experts_per_tok"), std::to_string(s.num_experts_per_tok),
-                       "must not exceed the experts of topk_group groups (" + std::to_string(E / G * s.moe_topk_group) +
-                           ")");
+    check_grouped_topk(r, s, "Glm4MoeLiteTopkRouter");
   }
   check_padding_idx(r, s.vocab_size);
   return s;

@@ -36,7 +36,10 @@ TEST_CASE("family set 28's tuning row: a tied lm_head in modules_to_save trains 
   CHECK(checked.size() == 1);
 }
 
-TEST_CASE("family set 28's capped copies: each verdict is the measured outcome, none BORDERLINE",
+// Until the thirty-fourth session every copy's verdict was the measured outcome and none BORDERLINE. Its NanoChat
+// LoRA row (-9.12 % reserved, under: family set 54) widened the LoRA and half-precision training bands, so the
+// three of the copies now read BORDERLINE (their margins inside the wider bands): never the wrong outcome.
+TEST_CASE("family set 28's capped copies: each verdict is the measured outcome or BORDERLINE, never wrong",
           "[family][set28][holdout][verdict]") {
   const memplan::cli::CliOutput r = memplan::cli::run_cli_captured(
       {"validate", std::string(MEMPLAN_DATA_DIR) + "/validation/h200-families28-measured.jsonl", "--json"});
@@ -48,7 +51,8 @@ TEST_CASE("family set 28's capped copies: each verdict is the measured outcome, 
     ++capped;
     INFO(id);
     const bool oom = row["measured"]["oom"].get<bool>();
-    CHECK(row["predicted"]["verdict"] == (oom ? "does_not_fit" : "fits"));
+    const std::string verdict = row["predicted"]["verdict"];
+    CHECK((verdict == (oom ? "does_not_fit" : "fits") || verdict == "borderline"));
   }
   CHECK(capped == 4);
 }
