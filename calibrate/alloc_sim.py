@@ -5,8 +5,11 @@ left over, neighbours merged on free) run over one event stream, to tell whether
 event sequence or in segment placement. It prints the peak reserved and, whenever a segment of 1 GiB or more is
 opened while another exists, what occupies the existing ones.
 Equal-size free blocks are taken from the oldest segment first (within a segment, the lower offset) (a driver that places segments bottom-up) or, with
---newer-first, from the newest (the engine's top-down address model, engine/alloc/device_va.h).
-Usage: calibrate/alloc_sim.py STREAM [--newer-first]
+--newer-first, from the newest (the engine's top-down address model, engine/alloc/device_va.h), or, with
+--recorded-addresses (a recording only), at the lowest address the run's own segments had (matched by creation
+order, so meaningful while the replay opens the same segments): where a stream replays to
+the measured peak this way and not with --newer-first, the miss is in where cudaMalloc put the segments.
+Usage: calibrate/alloc_sim.py STREAM [--newer-first | --recorded-addresses]
 STREAM: a whole-run recording (record_case_events.py, .json.gz) or `memplan validate --only ID --events-out` text."""
 import argparse
 import gzip
@@ -36,19 +39,23 @@ class Block:
 
 
 class Allocator:
-    def __init__(self, newer_first):
+    def __init__(self, newer_first, seg_addresses=None):
         self.free_blocks = {True: [], False: []}  # small pool?
         self.segments = []  # (first block, bytes, small)
         self.reserved = self.peak = 0
         self.live = {}
         self.newer_first = newer_first
+        self.seg_addresses = seg_addresses  # the recorded segments' addresses, in creation order
 
     def _best(self, small, size):
         best = None
         for b in self.free_blocks[small]:
             if b.size < size:
                 continue
-            key = (b.size, -b.seg if self.newer_first else b.seg, b.off)  # then the lower address
+            if self.seg_addresses is not None and b.seg < len(self.seg_addresses):
+                key = (b.size, self.seg_addresses[b.seg] + b.off, 0)
+            else:
+                key = (b.size, -b.seg if self.newer_first else b.seg, b.off)  # then the lower address
             if best is None or key < best[0]:
                 best = (key, b)
         return best[1] if best else None
@@ -115,10 +122,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("stream")
     ap.add_argument("--newer-first", action="store_true")
+    ap.add_argument("--recorded-addresses", action="store_true")
     a = ap.parse_args()
-    al = Allocator(a.newer_first)
-    if a.stream.endswith(".gz"):
-        for i, (act, size, addr, _stream, *_frames) in enumerate(json.load(gzip.open(a.stream, "rt"))["events"]):
+    if a.recorded_addresses and not a.stream.endswith(".gz"):
+        ap.error("--recorded-addresses needs a recording (.json.gz)")
+    events = json.load(gzip.open(a.stream, "rt"))["events"] if a.stream.endswith(".gz") else None
+    seg_addresses = [e[2] for e in events if e[0] == "segment_alloc"] if a.recorded_addresses else None
+    al = Allocator(a.newer_first, seg_addresses)
+    if events is not None:
+        for i, (act, size, addr, _stream, *_frames) in enumerate(events):
             if act == "alloc":
                 al.alloc(addr, size, "recorded#%d" % i)
             elif act == "free_completed":
