@@ -210,10 +210,6 @@ bool known_reserved_miss(const std::string& id) {
       // conv backward's transients differ from the recording by a few MiB each and the segments follow.
       "f21-wlm-baseplus-ctc-ampfp16-b4-s160000",
       "f21-w2v-base-ctc-fp32-b6-s160000",
-      // Family set 21: Qwen3-VL-2B widths with images, bf16 (-8.94 %, peak allocated exact; notes-f21/qwen3vl.md):
-      // the recording opens three more 1160 MiB logits-sized segments in step 2 (step 1's Adam states fill the
-      // freed ones), the replay one fewer (1144 MiB short).
-      "f21-q3vl-2b-l4-img-bf16-b2s1000",
       // Family set 22, held out (blind -9.77 %, allocated +0.12 %): WavLM classification fp32 with accumulation; the
       // grouped positional conv's backward workspaces (notes-f21/audio.md); no recording.
       "f22-wlm-baseplus6-cls-fp32-acc2-b5-s48000",

@@ -20,7 +20,8 @@
 //     deepstack features), image_embeds, the placeholder masks and position_ids until it returns, after the whole
 //     text model.
 //   - The vision blocks' loop variable holds each block's input until the block returns; the interpolation
-//     tensors, position ids and the rotary cos / sin are the tower's locals until it returns.
+//     tensors, position ids, pos_embeds (the fp32 [P, hidden] sum) and the rotary cos / sin are the tower's locals
+//     until it returns.
 #include "engine/arch/vlm/qwen3_vl_parts.h"
 
 #include <algorithm>
@@ -254,6 +255,7 @@ VisionOut vision_forward(GraphBuilder& b, const TransformerSpec& s, const Vision
   const TensorId gathered = b.embedding(idx, w.pos);
   const TensorId weighted = b.mul(gathered, b.view(wts, {P, 4, 1}));
   const TensorId summed = b.generic_one("sum_dim1", {weighted}, {P, Hv}, b.dtype(weighted));
+  b.hold(summed);  // pos_embeds: a local of the tower's forward until it returns (whole-run bf16 stream)
   h = b.add(h, b.to(summed, b.dtype(h)));
 
   // Qwen3VLVisionRotaryEmbedding.forward (fp32, autocast off): position_ids[..., None].float() [P, 2, 1],
@@ -297,7 +299,7 @@ VisionOut vision_forward(GraphBuilder& b, const TransformerSpec& s, const Vision
   out.last = h;
   out.merged = merger(b, s, w.merger, h, false);
   b.hold(out.merged);
-  for (TensorId t : {idx, wts, pos_ids, cu_seqlens, cos, sin}) b.drop(t);
+  for (TensorId t : {idx, wts, pos_ids, cu_seqlens, summed, cos, sin}) b.drop(t);
   return out;
 }
 
