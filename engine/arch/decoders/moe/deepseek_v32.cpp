@@ -329,17 +329,7 @@ void build_deepseek_v32(GraphBuilder& b, const TransformerSpec& s) {
     TensorId h1 = b.add(h, a);
     TensorId n2 = ds_rms_norm(b, h1, d.post_norm);
     b.hold(n2);
-    TensorId m;
-    if (!d.moe) {
-      m = swiglu_mlp(b, n2, d.mlp.gate, d.mlp.up, d.mlp.down, d.mlp.gate_b, d.mlp.up_b, d.mlp.down_b);
-    } else {
-      const int64_t T = checked_mul(B, S);
-      TensorId flat = b.view(n2, {T, H});
-      DeepseekRoute r = deepseek_route_bound(b, s, flat, d.router);
-      TensorId routed = b.view(experts_grouped_mm(b, d.experts, flat, r.weights, r.indices), {B, S, H});
-      m = b.add(routed, swiglu_mlp(b, n2, d.mlp.gate, d.mlp.up, d.mlp.down, d.mlp.gate_b, d.mlp.up_b, d.mlp.down_b));
-      for (TensorId x : {r.weights, r.indices, r.logits}) b.drop(x);
-    }
+    const TensorId m = deepseek_mlp_half(b, s, d, n2, deepseek_route_bound);
     b.drop(n2);
     h = b.add(h1, m);
     if (attn_weights != kNoTensor) b.drop(attn_weights);

@@ -389,6 +389,23 @@ TensorId mlp_forward(GraphBuilder& b, const DeepseekMlp& m, TensorId x) {
   return swiglu_mlp(b, x, m.gate, m.up, m.down, m.gate_b, m.up_b, m.down_b);
 }
 
+}  // namespace
+
+TensorId deepseek_mlp_half(GraphBuilder& b, const TransformerSpec& s, const DeepseekLayer& d, TensorId n2,
+                           DeepseekRoute (*route)(GraphBuilder&, const TransformerSpec&, TensorId, TensorId)) {
+  if (!d.moe) return mlp_forward(b, d.mlp, n2);
+  const Shape sh = b.shape(n2);
+  const int64_t B = sh[0], S = sh[1], H = sh[2];
+  const TensorId flat = b.view(n2, {checked_mul(B, S), H});
+  const DeepseekRoute r = route(b, s, flat, d.router);
+  const TensorId routed = b.view(experts_grouped_mm(b, d.experts, flat, r.weights, r.indices), {B, S, H});
+  const TensorId m = b.add(routed, mlp_forward(b, d.mlp, n2));
+  for (TensorId x : {r.weights, r.indices, r.logits}) b.drop(x);
+  return m;
+}
+
+namespace {
+
 // The attention from query_states / key_states / value_states on (sdpa_attention_forward or
 // eager_attention_forward), returning the output [B, S, H, v] (contiguous).
 TensorId mla_attention_core(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k, TensorId v,
@@ -580,17 +597,7 @@ void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVaria
     TensorId h1 = b.add(h, a);
     TensorId n2 = ds_rms_norm(b, h1, d.post_norm);
     b.hold(n2);
-    TensorId m;
-    if (!d.moe) {
-      m = mlp_forward(b, d.mlp, n2);
-    } else {
-      const int64_t T = checked_mul(B, S);
-      TensorId flat = b.view(n2, {T, H});
-      DeepseekRoute r = v.route(b, s, flat, d.router);
-      TensorId routed = b.view(experts_grouped_mm(b, d.experts, flat, r.weights, r.indices), {B, S, H});
-      m = b.add(routed, mlp_forward(b, d.mlp, n2));
-      for (TensorId x : {r.weights, r.indices, r.logits}) b.drop(x);
-    }
+    const TensorId m = deepseek_mlp_half(b, s, d, n2, v.route);
     b.drop(n2);
     h = b.add(h1, m);
     if (attn_weights != kNoTensor) b.drop(attn_weights);

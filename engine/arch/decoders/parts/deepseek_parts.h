@@ -82,6 +82,12 @@ TensorId rope_interleave(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin
 // deepseek_route, then topk_weights and topk_indices bound (held) until the MoE returns, as DeepseekV3MoE binds them.
 DeepseekRoute deepseek_route_bound(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w);
 
+// The decoder layer's MLP half on the post-attention norm's output n2 [B, S, H]: the dense SwiGLU MLP, or (d.moe)
+// the router over the flattened tokens (`route`), the routed experts through grouped_mm and the shared experts
+// added to them, the router's tensors released once the MoE returns. Returns the MLP output; n2 stays the caller's.
+TensorId deepseek_mlp_half(GraphBuilder& b, const TransformerSpec& s, const DeepseekLayer& d, TensorId n2,
+                           DeepseekRoute (*route)(GraphBuilder&, const TransformerSpec&, TensorId, TensorId));
+
 // What an MLA decoder's modeling file changes in DeepSeek-V2 / V3's forward (the defaults): Mistral4
 // (engine/arch/decoders/moe/mistral4.cpp) sets all three.
 struct MlaVariant {
