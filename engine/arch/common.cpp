@@ -3,6 +3,7 @@
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/moe/afmoe.h"
 #include "engine/arch/decoders/parts/deepseek_parts.h"  // build_glm4_moe_lite
+#include "engine/arch/kv_cache_update.h"
 #include "engine/arch/native/native.h"
 #include "engine/errors.h"
 
@@ -119,7 +120,10 @@ void hf_construction_scalar(GraphBuilder& b) { b.construction_persistent(dtype_b
 std::pair<TensorId, TensorId> kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t window) {
   // past_key_values is None (generate() with use_cache false): the attention reads its own K and V, no cat copies
   if (!b.pass().use_cache) return {k, v};
-  const int64_t past = b.pass().past_len;
+  return kv_cat_update(b, k, v, b.pass().past_len, window);
+}
+
+std::pair<TensorId, TensorId> kv_cat_update(GraphBuilder& b, TensorId k, TensorId v, int64_t past, int64_t window) {
   // DynamicLayer.lazy_initialization starts both caches as empty tensors of key_states' dtype, and torch.cat
   // promotes: under amp the rotated keys are fp32 (bf16 k times fp32 cos), so the values are cached in fp32
   // too (whole-run TinyLlama-shape amp stream: two 8 MiB cats per layer where bf16 would be 4 MiB).

@@ -41,6 +41,7 @@
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/gemma_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/kv_cache_update.h"
 #include "engine/arch/seq2seq/bart_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -211,38 +212,10 @@ TensorId attention_core(GraphBuilder& b, const TransformerSpec& t, TensorId q, T
   return ctx;
 }
 
-// DynamicLayer.update / DynamicSlidingWindowLayer.update of the decoder's self-attention cache (common.cpp
-// kv_update's statements, with the decoder's own past length: an inference pass's past_len counts the encoder
-// prompt too): cat([cached, x], dim=-2), a fresh tensor each step (the first onto an empty tensor); a sliding layer
-// keeps full[:, :, -window + 1:], a view. Both cached in k's dtype (torch.cat promotes the values under amp).
-std::pair<TensorId, TensorId> decoder_kv_update(GraphBuilder& b, TensorId k, TensorId v, int64_t past, int64_t window) {
-  const DType cache_dt = b.dtype(k);
-  auto one = [&](TensorId x) {
-    TensorId full;
-    if (past == 0) {
-      full = b.cat("kv_cat", {x}, 2, cache_dt);
-    } else {
-      Shape old = b.shape(x);
-      old[2] = window > 0 ? std::min(past, window - 1) : past;
-      full = b.cat("kv_cat", {b.kv_cache_in(old, cache_dt), x}, 2);
-    }
-    TensorId keep = full;
-    if (window > 0) {
-      Shape kept = b.shape(full);
-      kept[2] = std::min(kept[2], window - 1);
-      keep = b.view(full, kept);
-    }
-    b.kv_cache_out(keep);
-    return full;
-  };
-  const TensorId kc = one(k);
-  const TensorId vc = one(v);
-  return {kc, vc};
-}
-
 // T5GemmaSelfAttention.forward on the normed x [B, L, d]: projections and head views, apply_rotary_pos_emb, the
-// cache update when `cached` (an inference pass's decoder: decoder_kv_update over `past` cached positions; the
-// encoder passes past_key_values=None), the attention, o_proj.
+// cache update when `cached` (an inference pass's decoder: kv_cat_update over the decoder's own `past` cached
+// positions, since past_len counts the encoder prompt too; the encoder passes past_key_values=None), the attention,
+// o_proj.
 TensorId self_attention(GraphBuilder& b, const TransformerSpec& t, const AttnW& w, TensorId x, TensorId cos,
                         TensorId sin, TensorId mask, int64_t window, int64_t past, bool cached, TensorId& weights) {
   const Shape xs = b.shape(x);
@@ -263,7 +236,7 @@ TensorId self_attention(GraphBuilder& b, const TransformerSpec& t, const AttnW& 
   TensorId ke = qk.second, v = v_proj;
   TensorId k_base = ke, v_base = v_proj;
   if (cached) {  // key_states / value_states rebound to what the cache returns
-    const std::pair<TensorId, TensorId> kv = decoder_kv_update(b, ke, v, past, window);
+    const std::pair<TensorId, TensorId> kv = kv_cat_update(b, ke, v, past, window);
     b.drop(ke);
     b.drop(v_proj);
     ke = kv.first;
