@@ -23,7 +23,8 @@ TEST_CASE("family set 56, held out: GLM-4.7-Flash (glm4_moe_lite) predicted blin
         return FamilyBounds{0.0001, 0.0001};
       },
       "h100-families.jsonl");
-  CHECK(checked.size() == 7);  // the lower cap ran out of memory, as predicted
+  CHECK(checked.size() == 9);  // the lower cap ran out of memory, as predicted; the LoRA and generate() rows measured in
+                               // the thirty-fifth session (still blind)
 }
 
 TEST_CASE("family set 57, held out: Arcee Trinity (afmoe) predicted blind", "[family][set57][holdout]") {
@@ -31,7 +32,8 @@ TEST_CASE("family set 57, held out: Arcee Trinity (afmoe) predicted blind", "[fa
   const auto checked = memplan::testing::check_family_cases(
       [](const memplan::ValidationCase& c) { return in_set(c, "f57-"); },
       [](const std::string&) { return FamilyBounds{0.0001, 0.0008}; }, "h100-families.jsonl");
-  CHECK(checked.size() == 8);  // the lower cap ran out of memory, as predicted
+  CHECK(checked.size() == 9);  // the lower cap ran out of memory, as predicted; the LoRA row measured in the
+                               // thirty-fifth session (still blind)
 }
 
 TEST_CASE("family set 54, held out: NanoChat predicted blind", "[family][set54][holdout]") {
@@ -47,7 +49,7 @@ TEST_CASE("family set 54, held out: NanoChat predicted blind", "[family][set54][
         return FamilyBounds{0.0004, 0.0035};
       },
       "h100-families.jsonl");
-  CHECK(checked.size() == 8);  // the two caps were left by the call's deadline
+  CHECK(checked.size() == 9);  // the caps, measured in the thirty-fifth session: the lower ran out of memory, as predicted
 }
 
 TEST_CASE("family set 55, held out: VaultGemma predicted blind", "[family][set55][holdout]") {
@@ -61,16 +63,18 @@ TEST_CASE("family set 55, held out: VaultGemma predicted blind", "[family][set55
 TEST_CASE("family set 58, held out: DeepSeek-V3.2 predicted blind", "[family][set58][holdout]") {
   // Allocated within 0.05 %; reserved exact but the eager bf16 row (-5.28 %, under) and the fp32 row (+6.51 %, over):
   // both rows where the indexer's [B, S, 64, T] products and the attention's scores share segments; not traced.
-  // The two rows at the published widths were left by the call's deadline.
+  // Of the two rows at the published widths, generate() was measured in the thirty-fifth session (exact, blind); the
+  // training row was left by both calls' deadlines.
   const auto checked = memplan::testing::check_family_cases(
       [](const memplan::ValidationCase& c) { return in_set(c, "f58-"); },
       [](const std::string& id) {
         if (id == "f58-v32s-bf16-eager-b3s1000") return FamilyBounds{0.0003, 0.053};
         if (id == "f58-v32s-fp32-b1s2400") return FamilyBounds{0.0006, 0.066};
+        if (id == "f58-v32p-infer-bf16-b2s2200-g12") return FamilyBounds{0.0001, 0.0002};  // reserved 2 MiB under
         return FamilyBounds{0.0002, 0.0001};
       },
       "h100-families.jsonl");
-  CHECK(checked.size() == 7);  // the lower cap ran out of memory, as predicted
+  CHECK(checked.size() == 8);  // the lower cap ran out of memory, as predicted
 }
 
 TEST_CASE("family set 59, held out: T5Gemma predicted blind", "[family][set59][holdout]") {
@@ -83,5 +87,5 @@ TEST_CASE("family set 59, held out: T5Gemma predicted blind", "[family][set59][h
         return FamilyBounds{0.0001, 0.0001};
       },
       "h100-families.jsonl");
-  CHECK(checked.size() == 9);  // the lower cap was left by the call's deadline
+  CHECK(checked.size() == 9);  // the lower cap ran out of memory, as predicted (thirty-fifth session)
 }
