@@ -23,6 +23,7 @@
 
 #include "engine/arch/builders.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/arch/ssm/mamba_parts.h"
 #include "engine/errors.h"
 
@@ -85,17 +86,7 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Block& w, Te
 
 // NemotronHMLP.forward: down_proj(act_fn(up_proj(x))) with ACT2FN["relu2"] written out.
 TensorId mlp(GraphBuilder& b, const Block& w, TensorId x) {
-  const TensorId u = b.linear(x, w.up, w.up_b);
-  b.hold(u);  // act_fn's argument until it returns
-  const TensorId r = b.unary("relu", u, false, /*save_out=*/true);
-  b.hold(r);  // relu_applied
-  const TensorId sq = b.pow_scalar(r);  // torch.square
-  b.drop(r);
-  b.drop(u);
-  b.hold(sq);  // down_proj's argument until it returns
-  const TensorId out = b.linear(sq, w.down, w.down_b);
-  b.drop(sq);
-  return out;
+  return relu_squared_mlp(b, x, w.up, w.up_b, w.down, w.down_b);
 }
 
 TensorId float_logits(GraphBuilder& b, TensorId logits) { return b.to(logits, DType::f32); }

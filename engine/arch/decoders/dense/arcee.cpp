@@ -5,7 +5,9 @@
 //     relu_applied = F.relu(x)      a new tensor; ReluBackward0 saves its result
 //     squared = torch.square(relu)  CompositeImplicit: pow(x, 2), which autocast runs under its fp32 policy, so
 //                                   under amp the relu output is first cast to fp32 and that copy is what
-//                                   PowBackward0 saves (and the square is fp32 until down_proj's autocast cast)
+//                                   PowBackward0 saves (and the fp32 square is down_proj's argument until it
+//                                   returns, past autocast's cast: phi_parts.h relu_squared_mlp; the up_proj
+//                                   output, the activation's argument, lives until the square returns)
 //   Parameters: up_proj then down_proj (no gate_proj), registered after self_attn and before the two norms.
 #include "engine/arch/builders.h"
 
@@ -56,8 +58,7 @@ TensorId arcee_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, Tenso
   TensorId h1 = b.add(h, a);
   TensorId n2 = rms_norm(b, h1, w.post_norm);
   b.hold(n2);
-  TensorId relu = b.unary("relu", b.linear(n2, w.up, w.up_b), false, /*save_out=*/true);
-  TensorId m = b.linear(b.pow_scalar(relu), w.down, w.down_b);
+  TensorId m = relu_squared_mlp(b, n2, w.up, w.up_b, w.down, w.down_b);
   b.drop(n2);
   TensorId out = b.add(h1, m);
   if (attn_weights != kNoTensor) b.drop(attn_weights);

@@ -14,8 +14,8 @@
 //     `query_states = self.q_norm(query_states)`, `key_states = self.k_norm(key_states)` (RoPE -> Norm): each
 //     rotated tensor stays bound until its norm returns and is then rebound (kept only where the fp32 norm saves
 //     it); the normed q / k go to the cache update and the attention function.
-//   NanoChatMLP: fc2(relu2(fc1(x))), ACT2FN["relu2"] = ReLUSquaredActivation as arcee.cpp models it (relu saving
-//     its output, torch.square = pow(x, 2) under autocast's fp32 policy); `hidden_states` rebinds at each line.
+//   NanoChatMLP: fc2(relu2(fc1(x))), ACT2FN["relu2"] = ReLUSquaredActivation (phi_parts.h relu_squared: fc1's
+//     output lives until the square returns); `hidden_states` rebinds at each line.
 //   NanoChatForCausalLM: lm_head (untied by default), then final_logit_softcapping (default 15.0): logits / cap,
 //     tanh (saves its output), * cap, each statement rebinding `logits` (gemma_ple_parts.h softcap), then the loss.
 // No norm weights: the parameters are embed_tokens, per layer self_attn.{q,k,v,o}_proj (biases with
@@ -26,6 +26,7 @@
 
 #include "engine/arch/decoders/parts/gemma_ple_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -110,8 +111,7 @@ void build_nanochat(GraphBuilder& b, const TransformerSpec& s) {
     const TensorId h1 = b.add(h, a);
     const TensorId n2 = weightless_norm(b, h1);  // h1: the residual, read again below
     b.hold(n2);  // bound to the decoder layer's hidden_states until the MLP returns
-    const TensorId relu = b.unary("relu", b.linear(n2, w.fc1), false, /*save_out=*/true);
-    const TensorId m = b.linear(b.pow_scalar(relu), w.fc2);
+    const TensorId m = relu_squared_mlp(b, n2, w.fc1, kNoTensor, w.fc2, kNoTensor);
     b.drop(n2);
     h = b.add(h1, m);
     if (attn_weights != kNoTensor) b.drop(attn_weights);

@@ -99,14 +99,7 @@ TensorId nemotron_attention(GraphBuilder& b, const TransformerSpec& s, const Lla
 
 // ACT2FN[hidden_act](x): relu2 written out (ReLUSquaredActivation), else the single-kernel activations.
 TensorId nemotron_activation(GraphBuilder& b, const std::string& name, TensorId x) {
-  if (name != "relu2") return activation(b, name, x);
-  b.hold(x);  // forward's argument until it returns
-  const TensorId r = b.unary("relu", x, false, /*save_out=*/true);
-  b.hold(r);  // relu_applied
-  const TensorId sq = b.pow_scalar(r);  // torch.square
-  b.drop(r);
-  b.drop(x);
-  return sq;
+  return name == "relu2" ? relu_squared(b, x) : activation(b, name, x);
 }
 
 TensorId nemotron_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {

@@ -13,6 +13,25 @@ bool is_single_kernel_activation(const std::string& name) {
   return name == "gelu" || name == "gelu_pytorch_tanh" || name == "silu" || name == "swish" || name == "relu";
 }
 
+TensorId relu_squared(GraphBuilder& b, TensorId x) {
+  b.hold(x);  // forward's argument until it returns
+  const TensorId r = b.unary("relu", x, false, /*save_out=*/true);
+  b.hold(r);  // relu_applied
+  const TensorId sq = b.pow_scalar(r);  // torch.square
+  b.drop(r);
+  b.drop(x);
+  return sq;
+}
+
+TensorId relu_squared_mlp(GraphBuilder& b, TensorId x, TensorId up_w, TensorId up_b, TensorId down_w,
+                          TensorId down_b) {
+  const TensorId sq = relu_squared(b, b.linear(x, up_w, up_b));
+  b.hold(sq);  // down's argument until it returns
+  const TensorId out = b.linear(sq, down_w, down_b);
+  b.drop(sq);
+  return out;
+}
+
 TensorId activation(GraphBuilder& b, const std::string& name, TensorId x) {
   if (name == "relu") return b.unary("relu", x, false, /*save_out=*/true);  // threshold_backward(grad, result)
   if (!is_single_kernel_activation(name)) throw InputError("model.hidden_act", name, "is not modelled");

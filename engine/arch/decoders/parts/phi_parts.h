@@ -16,6 +16,16 @@ namespace memplan {
 TensorId activation(GraphBuilder& b, const std::string& name, TensorId x);
 bool is_single_kernel_activation(const std::string& name);
 
+// ReLUSquaredActivation.forward(input) (ACT2FN["relu2"]): relu_applied = F.relu(input) (ReluBackward0 saves its
+// result), squared = torch.square(relu_applied) (pow(x, 2), autocast's fp32 policy). `input` and relu_applied are
+// the forward's locals, so both live until it returns: x dies after the square, not after the relu (NanoChat's
+// LoRA stream: the fc1 output freed after the relu left one 1000 MiB block short).
+TensorId relu_squared(GraphBuilder& b, TensorId x);
+// down(relu_squared(up(x))) where the square is down's argument until it returns (a call's temporary or a rebound
+// local: under amp the fp32 square outlives autocast's 16-bit copy for the GEMM; the Arcee amp stream).
+TensorId relu_squared_mlp(GraphBuilder& b, TensorId x, TensorId up_w, TensorId up_b, TensorId down_w,
+                          TensorId down_b);
+
 // ACT2FN[name](x) where gelu_new may be configured (phi, gpt_bigcode, gptj): NewGELUActivation written out
 // (builders.h gelu_new), else activation().
 TensorId activation_or_gelu_new(GraphBuilder& b, const std::string& name, TensorId x);
