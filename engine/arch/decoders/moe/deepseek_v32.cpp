@@ -32,12 +32,15 @@
 //       the product rebinds, relu rebinds again: two [B, S, h, T] tensors alive at each step;
 //     weights = weights_proj(x).float() * h^-0.5 [B, S, h]; index_scores = matmul(weights [B, S, 1, h], scores)
 //       [B, S, T] (views, no copy); masked_fill(~mask, -inf) (SDPA's bool mask) or + mask (eager's float);
-//     topk(min(index_topk, T)) -> values and int64 indices [B, S, k], .indices.to(int32) returned.
+//     index_scores is a local, bound until forward returns;
+//     topk(min(index_topk, T)) -> values and int64 indices [B, S, k], a temporary tuple: the values die once
+//     .indices is taken; .indices.to(int32) returned.
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "engine/arch/decoders/parts/deepseek_parts.h"
+#include "engine/arch/topk.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
@@ -144,12 +147,15 @@ TensorId indexer_forward(GraphBuilder& b, const TransformerSpec& s, const Indexe
   } else {
     idx = b.add(idx, m3);
   }
+  b.hold(idx);  // index_scores: a local, bound until forward returns
   const int64_t K = std::min(s.index_topk, T);
-  auto top = b.generic({"topk", {idx}, {{{B, S, K}, b.dtype(idx)}, {{B, S, K}, DType::i64}}, {}, {}, {}, {}});
-  b.hold(top[0]);
-  b.hold(top[1]);
-  const TensorId out = b.generic_one("to_int32", {top[1]}, {B, S, K}, DType::i32);
-  for (TensorId t : {top[0], top[1], q_pass, k_pass, q_emb, k_emb, q, k, scores, weights}) b.drop(t);
+  // index_scores.topk(k).indices.to(int32): the (values, indices) result is a temporary, so the values die once
+  // .indices is taken, before the cast (the fp32 row's whole-run stream).
+  // The values are not held: they die after the op. With the multi-block select's scratch (engine/arch/topk.h).
+  const TensorId indices = topk_last(b, idx, K).second;
+  b.hold(indices);
+  const TensorId out = b.generic_one("to_int32", {indices}, {B, S, K}, DType::i32);
+  for (TensorId t : {indices, q_pass, k_pass, q_emb, k_emb, q, k, scores, weights, idx}) b.drop(t);
   b.set_grad_enabled(grad_was);
   return out;
 }
