@@ -11,7 +11,9 @@
 // MptBlock: layernorm_output = norm_1(h) (nn.LayerNorm with its bias set to None); residual = h; attn_outputs,
 //   attn_weights = attn(...) (bound until the block returns); h = resid_attn_dropout(attn_outputs) + residual
 //   (p = attn_config.attn_pdrop); layernorm_output = norm_2(h); residual = h; output = ffn(layernorm_output,
-//   residual): down_proj(GELU(up_proj(x))) (exact gelu, no biases), F.dropout (attn_pdrop), + residual.
+//   residual): down_proj(GELU(up_proj(x))) (exact gelu, no biases), F.dropout (attn_pdrop), + residual; the
+//   GELU output and down_proj's are the MLP's locals, bound until it returns (the checkpointed row's stream with
+//   frames, recordings/families35s: the recompute frees them after the residual add).
 // MptAttention: mixed_qkv = Wqkv(h) [B, S, 3H] (no bias; clip_qkv clamps it into a new tensor), bound until the
 //   attention returns; chunk(3) and reshape(B, S, nh, hd).transpose(1, 2): strided views of it (inference: key and
 //   value rebound to the cache update's cat); attention_scores = matmul(q, k^T) * softmax_scale (matmul copies each
@@ -148,15 +150,21 @@ void build_mpt(GraphBuilder& b, const TransformerSpec& s) {
     b.hold(n1);  // layernorm_output: bound until rebound to norm_2's output
     TensorId probs = kNoTensor;
     const TensorId a = mpt_attention(b, s, w, n1, alibi, mask, probs);
+    b.hold(a);  // attn_outputs: bound until the block returns
     const TensorId h1 = b.add(b.dropout(a, s.attn_dropout), layer_in);
     b.hold(h1);  // `residual` of the MLP, until the block returns
     const TensorId n2 = b.layer_norm(h1, w.ln2, kNoTensor);
     b.drop(n1);
     b.hold(n2);
-    TensorId f = b.unary("gelu", b.linear(n2, w.up), true, false);
-    f = b.dropout(b.linear(f, w.down), s.attn_dropout);
+    // MptMLP.forward: hidden_states = act(up_proj(x)) and intermediate_output = down_proj(...) are bound until it
+    // returns, past the residual add.
+    const TensorId g = b.unary("gelu", b.linear(n2, w.up), true, false);
+    b.hold(g);
+    const TensorId f = b.dropout(b.linear(g, w.down), s.attn_dropout);
     const TensorId out = b.add(f, h1);
+    b.drop(g);
     b.drop(n2);
+    b.drop(a);
     b.drop(h1);
     if (layer_in != inputs_embeds) b.drop(layer_in);
     b.end_layer();
