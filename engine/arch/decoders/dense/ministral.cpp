@@ -5,8 +5,10 @@
 // (config.layer_types[i] == "sliding_attention" => config.sliding_window, else None). What differs in memory from
 // the mistral / qwen2 builds (build_llama) is MinistralModel.forward's causal_mask_mapping: it calls
 // create_causal_mask AND create_sliding_window_causal_mask on every forward, whatever layer_types holds (Qwen2Model
-// makes the sliding one only with sliding layers, MistralModel makes one of the two), before the rotary embedding
-// (builders.h full_and_sliding_masks; both held until the model's forward returns). Each layer then reads its type's
+// makes the sliding one only with sliding layers, MistralModel makes one of the two), before the rotary embedding,
+// both held until the model's forward returns. These are Cohere2Model's statements (cohere_parts.h cohere2_masks:
+// full_and_sliding_masks, but inside generate() the sliding SDPA mask is sdpa_mask's and_masks(mask_function,
+// padding_mask_function) around sliding_window_causal_mask_function's own and_masks: one more [1, 1, q, kv] bool). Each layer then reads its type's
 // mask and, in inference, keeps a DynamicSlidingWindowLayer (sliding) or a DynamicLayer (full) in the cache.
 // The ministral3 type (Ministral 3, ministral3.cpp) is a different class: Llama's layers with a position-scaled
 // query and one mask kind; this one has no query scaling.
@@ -16,6 +18,7 @@
 
 #include <string>
 
+#include "engine/arch/decoders/parts/cohere_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/errors.h"
 
@@ -37,8 +40,8 @@ void build_ministral(GraphBuilder& b, const TransformerSpec& s) {
   auto [embed, ids, h, P] = llama_inputs(b, s);  // position_ids rows P: B inside generate(), else 1
   const TensorId inputs_embeds = h;
   // causal_mask_mapping: both masks, whatever the layer types, before the rotary embedding.
-  const auto [mask, sliding_mask] = full_and_sliding_masks(b, s, true, true, b.dtype(h));
-  const TensorId full_m = mask, sliding_m = sliding_mask;  // named: clang 14 cannot capture structured bindings
+  const CausalMasks masks = cohere2_masks(b, s, b.dtype(h));
+  const TensorId full_m = masks.full, sliding_m = masks.sliding;
   const std::pair<TensorId, TensorId> cos_sin = rotary_cos_sin(b, P, S, hd, b.dtype(h));
   const TensorId cos = cos_sin.first, sin = cos_sin.second;
   b.hold(inputs_embeds);  // bound until the model's forward returns, as are cos / sin
