@@ -18,7 +18,8 @@
 // sliding_window_pattern (strict int fields), expert_selection_fn other than softmax / sigmoid and a
 // shared_expert_combination_strategy other than sum / average where the forward reaches them (ValueError),
 // num_experts_per_tok above num_experts (torch.topk raises), hidden_act other than silu, rope types not modelled,
-// layer_types / mlp_layer_types not one string entry per layer.
+// layer_types / mlp_layer_types not one string entry per layer, first_k_dense_replace above num_hidden_layers without
+// layer_types (the derived list would be too long: validate_layer_type raises).
 // Spec fields (existing ones, so that engine/arch/spec.h, a precompiled header, stays as it is): moe_intermediate_size
 // = the experts' width (config.intermediate_size), intermediate_size = the dense prefix's MLP width,
 // shared_expert_intermediate_size = intermediate_size * num_shared_experts (0: none), moe_topk_method =
@@ -76,6 +77,10 @@ TransformerSpec import_cohere2_moe(const ConfigReader& r) {
   s.sliding_window = r.positive({"sliding_window"}, 4096);
 
   const int64_t first_k = r.non_negative({"first_k_dense_replace"}, 0);
+  if (first_k > s.num_layers && !r.raw("layer_types"))
+    throw InputError(r.name("first_k_dense_replace"), std::to_string(first_k),
+                     "must not exceed num_hidden_layers (" + std::to_string(s.num_layers) +
+                         "): the derived layer_types would have first_k_dense_replace entries");
   const int64_t prefix_pattern = strict_positive_int(r, "prefix_dense_sliding_window_pattern", 1);
   const int64_t pattern = strict_positive_int(r, "sliding_window_pattern", 4);
   s.sliding_layers.assign(static_cast<size_t>(s.num_layers), 0);

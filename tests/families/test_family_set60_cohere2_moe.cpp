@@ -110,6 +110,8 @@ TEST_CASE("cohere2_moe: refusals name the field", "[family][set60]") {
       {R"({"model_type": "cohere2_moe", "sliding_window_pattern": null})", "config.sliding_window_pattern:"},
       {R"({"model_type": "cohere2_moe", "hidden_act": "gelu"})", "config.hidden_act:"},
       {R"({"model_type": "cohere2_moe", "logit_scale": "big"})", "config.logit_scale:"},
+      {R"({"model_type": "cohere2_moe", "num_hidden_layers": 2, "first_k_dense_replace": 3})",
+       "config.first_k_dense_replace:"},
   };
   for (const auto& row : bad) {  // not a structured binding: clang 14 cannot capture those in the lambda
     const char* text = row.first;
