@@ -67,7 +67,10 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family set 58 (2026-12-06): DeepseekV32ForCausalLM (MLA + the DSA lightning indexer), sdpa and eager
             "deepseek_v32",
             # family set 59 (2026-12-06): T5GemmaForConditionalGeneration (encoder / decoder sub-configs)
-            "t5gemma")
+            "t5gemma",
+            # family sets 60 / 61 (2026-12-06, thirty-fifth session): Cohere2MoeForCausalLM (Command A+), and
+            # MinistralForCausalLM (Ministral-8B: Qwen2's layers, both masks always); sdpa and eager rows
+            "cohere2_moe", "ministral")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

@@ -229,6 +229,12 @@ TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, 
   return logits;
 }
 
+// Cohere2MoeForCausalLM (engine/arch/decoders/moe/cohere2_moe.cpp) and MinistralForCausalLM
+// (engine/arch/decoders/dense/ministral.cpp), declared here rather than in builders.h, a precompiled header whose
+// every change rebuilds the engine (family sets 60 / 61, written on a 2-core machine shared by five builds).
+void build_cohere2_moe(GraphBuilder& b, const TransformerSpec& s);
+void build_ministral(GraphBuilder& b, const TransformerSpec& s);
+
 namespace {
 // model_type -> builder; the first row of a builder names its family (model_family).
 const struct {
@@ -318,6 +324,8 @@ const struct {
     {"nanochat", build_nanochat},
     {"vaultgemma", build_vaultgemma},
     {"deepseek_v32", build_deepseek_v32},
+    {"cohere2_moe", build_cohere2_moe},
+    {"ministral", build_ministral},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},

@@ -1,7 +1,8 @@
 // Pieces of CohereForCausalLM (engine/arch/decoders/dense/cohere.cpp) that Cohere2ForCausalLM
 // (engine/arch/decoders/dense/cohere2.cpp) runs statement for statement in transformers 5.17: the Python LayerNorm without
-// bias, the attention (cohere2's has no q / k norm and rotates only on its sliding layers) and the parallel
-// decoder layer.
+// bias, the attention (cohere2's has no q / k norm and rotates only on its sliding layers), the parallel
+// decoder layer and the two masks (also Cohere2MoeForCausalLM's, engine/arch/decoders/moe/cohere2_moe.cpp, and
+// MinistralForCausalLM's, engine/arch/decoders/dense/ministral.cpp: the same masking_utils calls).
 #pragma once
 #include <string>
 
@@ -38,6 +39,11 @@ TensorId cohere_attention(GraphBuilder& b, const TransformerSpec& s, const Coher
 // `h` as cohere_attention's.
 TensorId cohere_parallel_layer(GraphBuilder& b, const TransformerSpec& s, const CohereLayer& w, TensorId h,
                                TensorId cos, TensorId sin, TensorId mask, int64_t window, bool rotary);
+
+// Cohere2Model.forward's causal_mask_mapping (and Cohere2MoeModel's and MinistralModel's, the same statements): builders.h
+// full_and_sliding_masks (both masks always), but for the sliding SDPA mask of an inference pass inside generate(),
+// whose padding mask nests one more `and` (cohere_parts.cpp sliding_mask_in_generate). Both held.
+CausalMasks cohere2_masks(GraphBuilder& b, const TransformerSpec& s, DType model_dtype);
 
 // `logits = logits * self.logit_scale` (a Python float): a fresh tensor of the logits' size.
 TensorId cohere_logit_scale(GraphBuilder& b, TensorId x);
