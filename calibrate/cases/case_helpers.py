@@ -117,3 +117,18 @@ def family_set_main(subdir, names, measured_file, argv):
     for n in present:
         for c in getattr(load_case_module(subdir, n), which)():
             print(json.dumps(c))
+
+
+def family_row(model_type, id_, cfg, mode, b, seq, prec, *, gen=0, ckpt=False, accum=1, lora=None, attn="sdpa",
+               cap=None):
+    """One held-out row of a make_familiesNN.py set: a training step (AdamW, foreach; `lora`: a peft LoRA spec) or an
+    inference pass generating `gen` tokens of the Hugging Face `model_type` with config `cfg`, memory_cap_gib `cap`.
+    A set binds its model type: row = functools.partial(family_row, "nanochat")."""
+    model = hf(model_type, cfg, attn)
+    if mode == "training":
+        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
+        if lora is not None:
+            r["lora"] = lora
+    else:
+        r = inference(id_, model, b, seq, prec, gen)
+    return held_out(r, cap)

@@ -10,9 +10,10 @@ amp fp16 with accumulation, checkpointing, LoRA on the fused qkv_proj and out_pr
 generation. Caps: two copies of the first row under memory_cap_gib near its predicted peak (set from the prediction
 at the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families50.py > calibrate/cases/families50-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 35.9, 38.9  # the uncapped f50-cg350m-ampbf16-b8s1024 row predicted 37751.6 MiB allocated, 39226 reserved (this commit)
 
@@ -26,15 +27,7 @@ M6B4 = dict(BASE, n_embd=4096, n_head=16, n_layer=4, rotary_dim=64)
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["qkv_proj", "out_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, accum=1, lora=None, cap=None):
-    model = hf("codegen", cfg, "eager")
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "codegen", attn="eager")
 
 
 FIRST = ("f50-cg350m-ampbf16-b8s1024", M350, "training", 8, 1024, "amp_bf16")

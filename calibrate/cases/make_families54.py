@@ -10,9 +10,10 @@ SDPA (the default) and eager; amp bf16 / bf16 / fp32 / amp fp16 with accumulatio
 0.21 has no default target for nanochat), generation. Caps: two copies of the first row under memory_cap_gib near
 its predicted peak (set from the prediction at the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families54.py > calibrate/cases/families54-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 15.9, 19.8  # the uncapped f54-d20-ampbf16-b4s1000 row predicted 17280.4 MiB allocated, 19584 reserved (this commit)
 
@@ -28,15 +29,7 @@ D32X8 = dict(BASE, hidden_size=2048, intermediate_size=8192, num_attention_heads
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "fc1", "fc2"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, accum=1, lora=None, attn="sdpa", cap=None):
-    model = hf("nanochat", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "nanochat")
 
 
 FIRST = ("f54-d20-ampbf16-b4s1000", D20, "training", 4, 1000, "amp_bf16")

@@ -9,9 +9,10 @@ masked SDPA: the config without layer_types), LoRA on q_proj / v_proj (peft 0.21
 vaultgemma), generation. Caps: two copies of the first row under memory_cap_gib near its predicted peak (set from the
 prediction at the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families55.py > calibrate/cases/families55-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 24.5, 31.2  # the uncapped f55-vg1b-ampbf16-b3s700 row predicted 26081.1 MiB allocated, 31338 reserved (this commit)
 
@@ -26,15 +27,7 @@ VG1B_ALT = {k: v for k, v in VG1B.items() if k != "layer_types"}  # the class de
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, accum=1, lora=None, attn="sdpa", cap=None):
-    model = hf("vaultgemma", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "vaultgemma")
 
 
 FIRST = ("f55-vg1b-ampbf16-b3s700", VG1B, "training", 3, 700, "amp_bf16")

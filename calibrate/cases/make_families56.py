@@ -12,9 +12,10 @@ accumulation, checkpointing, LoRA on the MLA projections, generate(). Caps: two 
 memory_cap_gib near its predicted reserved peak (set from the prediction at the commit that adds the predictions,
 then frozen).
 Usage: python3 calibrate/cases/make_families56.py > calibrate/cases/families56-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 24.6, 27.6  # the uncapped f56-glm47f-2l-ampbf16-b3s700 row predicted 25905.2 MiB allocated, 27268 reserved (this commit)
 
@@ -38,15 +39,7 @@ LORA = {"r": 16, "alpha": 32, "dropout": 0.0,
         "target_modules": ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, attn="sdpa", gen=0, ckpt=False, accum=1, lora=None, cap=None):
-    model = hf("glm4_moe_lite", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "glm4_moe_lite")
 
 
 FIRST = ("f56-glm47f-2l-ampbf16-b3s700", L2, "training", 3, 700, "amp_bf16")

@@ -12,9 +12,10 @@ SDPA and eager; amp bf16 / bf16 / fp32 / amp fp16 with accumulation, checkpointi
 Caps: two copies of the first row under memory_cap_gib near its predicted reserved peak (set from the prediction at
 the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families57.py > calibrate/cases/families57-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 19.3, 26.3  # the uncapped f57-nano-8l-ampbf16-b3s700 row predicted 20437.5 MiB allocated, 25898 reserved (this commit)
 
@@ -38,15 +39,7 @@ M4, M6W = cut(MINI, 4), cut(MINI, 6, sliding_window=512)
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, attn="sdpa", gen=0, ckpt=False, accum=1, lora=None, cap=None):
-    model = hf("afmoe", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "afmoe")
 
 
 FIRST = ("f57-nano-8l-ampbf16-b3s700", N8, "training", 3, 700, "amp_bf16")

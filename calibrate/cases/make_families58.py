@@ -16,9 +16,10 @@ targeted), generate() past index_topk. Batch 1 in the fp32 row: torch.matmul's b
 is a view there. Caps: two copies of the first row under memory_cap_gib near its predicted peak (set from the
 prediction at the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families58.py > calibrate/cases/families58-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 20.2, 24.5  # the uncapped f58-v32s-ampbf16-b2s2600 row predicted 21660.9 MiB allocated, 24492 reserved (this commit)
 
@@ -37,15 +38,7 @@ LORA = {"r": 16, "alpha": 32, "dropout": 0.0,
         "target_modules": ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, attn="sdpa", gen=0, ckpt=False, accum=1, lora=None, cap=None):
-    model = hf("deepseek_v32", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "deepseek_v32")
 
 
 FIRST = ("f58-v32s-ampbf16-b2s2600", S, "training", 2, 2600, "amp_bf16")

@@ -15,9 +15,10 @@ SDPA and eager; amp bf16 / bf16 / fp32 / amp fp16 with accumulation and checkpoi
 (peft 0.21 has no default target for cohere2_moe), generate(). Caps: two copies of the first row under
 memory_cap_gib near its predicted peak (set from the prediction at the commit that adds the predictions).
 Usage: python3 calibrate/cases/make_families60.py > calibrate/cases/families60-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 20.2, 27.1  # the uncapped f60-c2m-ampbf16-b3s700 row predicted 21616.7 MiB allocated, 27150 reserved (this commit)
 
@@ -34,15 +35,7 @@ PLUS = dict(DEF, intermediate_size=1408, num_experts=16, num_experts_per_tok=4, 
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, accum=1, lora=None, attn="sdpa", cap=None):
-    model = hf("cohere2_moe", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "cohere2_moe")
 
 
 FIRST = ("f60-c2m-ampbf16-b3s700", DEF, "training", 3, 700, "amp_bf16")

@@ -10,9 +10,10 @@ forward whatever the layer types. SDPA and eager; amp bf16 / bf16 / fp32 / amp f
 checkpointing, LoRA on q_proj / v_proj, generate(). Caps: two copies of the first row under memory_cap_gib near its
 predicted peak (set from the prediction at the commit that adds the predictions).
 Usage: python3 calibrate/cases/make_families61.py > calibrate/cases/families61-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 33.5, 40.0  # the uncapped f61-m8b-ampbf16-b4s1000 row predicted 35265.1 MiB allocated, 40300 reserved (this commit)
 
@@ -26,15 +27,7 @@ SW = dict(M8B, sliding_window=512)
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, accum=1, lora=None, attn="sdpa", cap=None):
-    model = hf("ministral", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "ministral")
 
 
 FIRST = ("f61-m8b-ampbf16-b4s1000", M8B, "training", 4, 1000, "amp_bf16")
