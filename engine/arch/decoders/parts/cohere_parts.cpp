@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/nested_sliding_mask.h"
 
 namespace memplan {
 
@@ -32,23 +33,6 @@ TensorId cohere_layer_norm(GraphBuilder& b, TensorId x, TensorId w, bool held_in
 }
 
 namespace {
-
-// create_sliding_window_causal_mask's SDPA bool mask where generate() passes its attention mask (rows = B):
-// sdpa_mask wraps the model's and_masks(sliding_window_overlay, causal_mask_function) in and_masks(mask_function,
-// padding_mask_function), so the outer `ones(()) & inner` is one more fresh [1, 1, q, kv] bool before the
-// [rows, 1, q, kv] & with the padding gather (whole-run f15-cohere2sw-infer stream, generate()'s prefill: 1 MiB
-// a a f a a f f a f, then the 4 MiB mask; phi_parts.cpp sliding_sdpa_mask_nested is the same statements).
-// Without rows > 1 there is no padding mask and builders.h sliding_sdpa_mask applies.
-TensorId sliding_mask_in_generate(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  if (rows <= 1) return sliding_sdpa_mask(b, rows, q, kv);
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r}, {1, 1, q, kv});
-  return op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-}
 
 // rotate_half: stack([-x2, x1], -1).flatten(-2) of the even / odd strided slices.
 TensorId cohere_rotate_half(GraphBuilder& b, TensorId x) {
@@ -162,7 +146,7 @@ CausalMasks cohere2_masks(GraphBuilder& b, const TransformerSpec& s, DType model
   const auto& p = b.pass();
   const int64_t w = s.sliding_window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
   const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;  // as inference_sliding_mask decides
-  if (!skip) m.sliding = sliding_mask_in_generate(b, p.from_generate ? b.config().batch_size : 1, p.new_tokens, kv);
+  if (!skip) m.sliding = nested_sliding_sdpa_mask(b, p.from_generate ? b.config().batch_size : 1, p.new_tokens, kv);
   for (TensorId t : {m.full, m.sliding})
     if (t != kNoTensor) b.hold(t);
   return m;

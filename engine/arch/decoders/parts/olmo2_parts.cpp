@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/nested_sliding_mask.h"
 
 namespace memplan {
 
@@ -88,35 +89,19 @@ TensorId olmo2_decoder_layer(GraphBuilder& b, const TransformerSpec& s, const Ol
 
 namespace {
 
-// create_sliding_window_causal_mask's SDPA bool mask where generate() passes its attention mask (rows = B):
-// sdpa_mask wraps and_masks(sliding_window_overlay, causal_mask_function) in and_masks(mask_function,
-// padding_mask_function), so the outer `ones(()) & inner` is one more fresh [1, 1, q, kv] bool before the
-// [rows, 1, q, kv] & with the padding gather (model-independent masking_utils code; the same statements as
-// cohere2.cpp's and phi_parts.cpp's nested masks). Without rows > 1 builders.h sliding_sdpa_mask applies.
-TensorId nested_sliding_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  if (rows <= 1) return sliding_sdpa_mask(b, rows, q, kv);
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r}, {1, 1, q, kv});
-  return op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-}
-
 // eager_mask for the sliding mask: eager_mask's sdpa_mask(allow_is_causal_skip=False) evaluates the same
-// and_masks as SDPA's, so the [rows, 1, q, kv] bool is built by nested_sliding_mask's ops, then the float
+// and_masks as SDPA's, so the [rows, 1, q, kv] bool is built by nested_sliding_sdpa_mask's ops, then the float
 // [B, 1, q, kv] additive mask is made from it and the bool freed (whole-run f17-olmo3sw-fp32-b1s1024-eager stream:
 // 1 MiB a f a a f f, then the 4 MiB float mask and the bool's free).
 TensorId eager_sliding_mask(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv, DType dtype) {
-  const TensorId allowed = nested_sliding_mask(b, rows, q, kv);
+  const TensorId allowed = nested_sliding_sdpa_mask(b, rows, q, kv);
   return b.generic({"causal_mask", {allowed}, {{{b.config().batch_size, 1, q, kv}, dtype}}, {}, {}, {}, {}})[0];
 }
 
 }  // namespace
 
 // Both masks always (builders.h full_and_sliding_masks's cases), with the sliding mask built by the ops above:
-// eager's float mask from eager_sliding_mask, and an inference pass's SDPA mask by nested_sliding_mask (skipped as
+// eager's float mask from eager_sliding_mask, and an inference pass's SDPA mask by nested_sliding_sdpa_mask (skipped as
 // inference_sliding_mask decides).
 CausalMasks causal_mask_mapping(GraphBuilder& b, const TransformerSpec& s, DType model_dtype) {
   const bool eager = b.config().attn == AttnImpl::eager;
@@ -135,7 +120,7 @@ CausalMasks causal_mask_mapping(GraphBuilder& b, const TransformerSpec& s, DType
     if (eager)
       m.sliding = eager_sliding_mask(b, rows, p.new_tokens, kv, model_dtype);
     else if (!skip)
-      m.sliding = nested_sliding_mask(b, rows, p.new_tokens, kv);
+      m.sliding = nested_sliding_sdpa_mask(b, rows, p.new_tokens, kv);
   }
   for (TensorId t : {m.full, m.sliding})
     if (t != kNoTensor) b.hold(t);

@@ -5,6 +5,7 @@
 #include "engine/arch/decoders/parts/phi_parts.h"
 
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/nested_sliding_mask.h"
 #include "engine/errors.h"
 
 namespace memplan {
@@ -124,32 +125,6 @@ TensorId cudnn_output_copy(GraphBuilder& b, TensorId ctx, TensorId mask) {
   return b.contiguous_copy(ctx, b.shape(ctx));
 }
 
-namespace {
-
-// The SDPA sliding-window bool mask as masking_utils.sdpa_mask evaluates sliding_window_causal_mask_function =
-// and_masks(sliding_window_overlay, causal_mask_function) on broadcast index tensors: ones(()) & (kv > q - window),
-// then & (kv <= q), each comparison and each & a fresh [1, 1, q, kv] bool; inside generate() the padding mask adds
-// & a [B, 1, 1, kv] gather, giving [B, 1, q, kv], see below (whole-run phi3 streams past the window, rq-phi3-infer /
-// f2-phi3med-infer: 8.58 MiB a, a, f, a, a, f, f for s3000). builders.h sliding_sdpa_mask (gemma, qwen3, exaone4)
-// is the same but for the nested & in generate() below.
-TensorId sliding_sdpa_mask_nested(GraphBuilder& b, int64_t rows, int64_t q, int64_t kv) {
-  auto op = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::boolean}}, {}, {}, {}, {}})[0];
-  };
-  TensorId r = op("and", {op("gt", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  r = op("and", {r, op("le", {}, {1, 1, q, kv})}, {1, 1, q, kv});
-  // generate()'s padding mask nests the sliding and_mask inside and_masks(mask_function, padding_mask_function):
-  // the outer ones(()) & inner is one more fresh [1, 1, q, kv] (whole-run f2-sc2-sw1k-infer stream: 4 MiB a, then
-  // the inner result freed, then the [B, 1, q, kv] & with the padding gather).
-  if (rows > 1) {
-    r = op("and", {r}, {1, 1, q, kv});
-    r = op("and", {r, op("index", {}, {rows, 1, 1, kv})}, {rows, 1, q, kv});
-  }
-  return r;
-}
-
-}  // namespace
-
 SlicedRotaryAttention sliced_rotary_attention(GraphBuilder& b, const TransformerSpec& s, TensorId q, TensorId k,
                                               TensorId v, TensorId v_proj, const SkeletonContext& c, int64_t rot,
                                               TensorId& weights) {
@@ -215,14 +190,14 @@ void build_causal_lm_skeleton(GraphBuilder& b, const TransformerSpec& s, const S
       ctx.mask = eager_mask(b, 1, S, S, b.dtype(h));
     } else if (ctx.window > 0 && S >= ctx.window) {
       // _ignore_causal_mask_sdpa holds only while kv_length < the window: then a [1, 1, S, S] bool mask.
-      ctx.mask = sliding_sdpa_mask_nested(b, 1, S, S);
+      ctx.mask = nested_sliding_sdpa_mask(b, 1, S, S);
     }
   } else if (ctx.window > 0 && cfg.attn == AttnImpl::sdpa) {
     // As inference_mask (common.cpp) decides, with the mask built as sdpa_mask evaluates it.
     const auto& p = b.pass();
     const int64_t w = ctx.window, kv = std::min(p.past_len, w - 1) + p.new_tokens;
     const bool skip = (p.new_tokens == 1 || kv == p.new_tokens) && kv < w;
-    if (!skip) ctx.mask = sliding_sdpa_mask_nested(b, P, p.new_tokens, kv);
+    if (!skip) ctx.mask = nested_sliding_sdpa_mask(b, P, p.new_tokens, kv);
   } else {
     ctx.mask = inference_mask(b, ctx.window, b.dtype(h));
   }
