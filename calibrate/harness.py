@@ -67,7 +67,10 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family set 58 (2026-12-06): DeepseekV32ForCausalLM (MLA + the DSA lightning indexer), sdpa and eager
             "deepseek_v32",
             # family set 59 (2026-12-06): T5GemmaForConditionalGeneration (encoder / decoder sub-configs)
-            "t5gemma")
+            "t5gemma",
+            # family set 66 (2026-12-06): DeepseekV4ForCausalLM, eager only (from_config refuses "sdpa"),
+            # sliding_attention layers only (layer_types given in every row)
+            "deepseek_v4")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
