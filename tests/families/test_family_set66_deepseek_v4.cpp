@@ -132,6 +132,7 @@ TEST_CASE("deepseek_v4: parameter counts, derived by hand", "[family][set66]") {
   cfg.batch_size = 2;
   cfg.seq_len = 40;
   cfg.precision = memplan::Precision::bf16;
+  cfg.attn = memplan::AttnImpl::eager;
   const auto e = memplan::estimate(m, cfg);
   CHECK(e.params == 246'103);
   CHECK(e.trainable_params == 246'103);
