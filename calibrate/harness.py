@@ -70,7 +70,10 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "t5gemma",
             # family sets 60 / 61 (2026-12-06, thirty-fifth session): Cohere2MoeForCausalLM (Command A+), and
             # MinistralForCausalLM (Ministral-8B: Qwen2's layers, both masks always); sdpa and eager rows
-            "cohere2_moe", "ministral")
+            "cohere2_moe", "ministral",
+            # family set 66 (2026-12-06): DeepseekV4ForCausalLM, eager only (from_config refuses "sdpa"),
+            # sliding_attention layers only (layer_types given in every row)
+            "deepseek_v4")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

@@ -311,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4"};
   return kTypes;
 }
 
@@ -322,6 +322,10 @@ TransformerSpec import_ministral(const ConfigReader& r);    // models/hf/import_
 }  // namespace hf
 
 namespace hf {
+
+// models/hf/import_deepseek_v4.cpp (DeepseekV4ForCausalLM); declared here rather than in hf_config_reader.h,
+// which every importer includes.
+TransformerSpec import_deepseek_v4(const ConfigReader& r);
 
 TransformerSpec import_sub_decoder(const ConfigReader& r, const std::string& type) {
   TransformerSpec s;
@@ -390,6 +394,8 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_cohere2_moe(r);
   else if (type == "ministral")  // Qwen2-based, both masks always (engine/arch/decoders/dense/ministral.cpp)
     s = import_ministral(r);
+  else if (type == "deepseek_v4")  // mHC streams, shared-KV sliding attention with sinks, hash / top-k MoE
+    s = import_deepseek_v4(r);     // (engine/arch/decoders/moe/deepseek_v4.cpp)
   else if (type == "deepseek_v32")  // MLA + the DSA lightning indexer (engine/arch/decoders/moe/deepseek_v32.cpp)
     s = import_deepseek_v32(r);
   else if (type == "gpt_oss")

@@ -326,6 +326,7 @@ const struct {
     {"deepseek_v32", build_deepseek_v32},
     {"cohere2_moe", build_cohere2_moe},
     {"ministral", build_ministral},
+    {"deepseek_v4", build_deepseek_v4},  // declared in deepseek_parts.h
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
@@ -382,7 +383,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "codegen", "bloom", "mpt", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
-                              "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2"})
+                              "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2", "deepseek_v4"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }

@@ -38,6 +38,14 @@ namespace {
 // _apply_gate on proj [R, 2I]: chunk + act(gate) * up, or GptOssExperts' interleaved clamp / sigmoid glu.
 TensorId apply_gate(GraphBuilder& b, const ExpertsParams& e, TensorId proj, int64_t R) {
   const int64_t I = e.inter;
+  if (e.clamped_gate) {
+    // DeepseekV4Experts._apply_gate: the chunks are views of proj; each clamp saves its input view (keeping proj)
+    // and makes a fresh tensor; silu saves the clamped gate; the product saves both factors.
+    const auto halves = b.split(proj, 2, {R, I});
+    TensorId gate = b.unary("clamp", halves[0], true, false);
+    TensorId up = b.unary("clamp", halves[1], true, false);
+    return b.mul(b.unary("silu", gate, true, false), up);
+  }
   if (!e.gpt_oss_gate) {
     const auto halves = b.split(proj, 2, {R, I});
     return b.mul(b.unary("silu", halves[0], true, false), halves[1]);

@@ -15,6 +15,8 @@ struct ExpertsParams {
   TensorId gate_up = kNoTensor, down = kNoTensor;             // [E, 2I, H] / [E, H, I] (gpt_oss: transposed)
   TensorId gate_up_bias = kNoTensor, down_bias = kNoTensor;   // gpt_oss: [E, 2I] / [E, H]
   bool gpt_oss_gate = false;  // GptOssExperts._apply_gate: interleaved gate / up, clamps, sigmoid(alpha x) glu
+  // DeepseekV4Experts._apply_gate: chunk(2), gate.clamp(max=limit), up.clamp(-limit, limit), act(gate) * up.
+  bool clamped_gate = false;
 };
 
 // integrations/moe.py grouped_mm_experts_forward (the default experts_implementation "grouped_mm" that
@@ -110,5 +112,9 @@ void build_deepseek(GraphBuilder& b, const TransformerSpec& s);  // build_mla_de
 // Glm4MoeLiteForCausalLM (engine/arch/decoders/moe/glm4_moe_lite.cpp): build_mla_decoder with the defaults, MoE layers
 // by spec.moe_layers.
 void build_glm4_moe_lite(GraphBuilder& b, const TransformerSpec& s);
+
+// DeepseekV4ForCausalLM (engine/arch/decoders/moe/deepseek_v4.cpp): declared here rather than in builders.h, which
+// is in the engine's precompiled header; common.cpp's builder table includes this header already.
+void build_deepseek_v4(GraphBuilder& b, const TransformerSpec& s);
 
 }  // namespace memplan
