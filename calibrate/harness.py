@@ -67,7 +67,11 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family set 58 (2026-12-06): DeepseekV32ForCausalLM (MLA + the DSA lightning indexer), sdpa and eager
             "deepseek_v32",
             # family set 59 (2026-12-06): T5GemmaForConditionalGeneration (encoder / decoder sub-configs)
-            "t5gemma")
+            "t5gemma",
+            # family sets 62 / 63 (2026-12-06, thirty-fifth session): GraniteSWAForCausalLM and
+            # GraniteMoeSWAForCausalLM (sliding windows + per-head sinks), eager only (attn_implementation "eager" in
+            # every row: _supports_sdpa is False, from_config refuses "sdpa")
+            "granite_swa", "granitemoe_swa")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
