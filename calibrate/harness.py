@@ -73,7 +73,11 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "cohere2_moe", "ministral",
             # family set 66 (2026-12-06): DeepseekV4ForCausalLM, eager only (from_config refuses "sdpa"),
             # sliding_attention layers only (layer_types given in every row)
-            "deepseek_v4")
+            "deepseek_v4",
+            # family sets 62 / 63 (2026-12-06, thirty-fifth session): GraniteSWAForCausalLM and
+            # GraniteMoeSWAForCausalLM (sliding windows + per-head sinks), eager only (attn_implementation "eager" in
+            # every row: _supports_sdpa is False, from_config refuses "sdpa")
+            "granite_swa", "granitemoe_swa")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

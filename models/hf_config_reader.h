@@ -173,6 +173,8 @@ void read_qwen_moe(const ConfigReader& r, TransformerSpec& s, const QwenMoeDefau
 TransformerSpec import_qwen2_moe(const ConfigReader& r);
 TransformerSpec import_olmoe(const ConfigReader& r);
 TransformerSpec import_granitemoe(const ConfigReader& r, const std::string& type);  // granitemoe, granitemoeshared
+// granite_swa, granitemoe_swa (models/hf/import_granite_swa.cpp)
+TransformerSpec import_granite_swa(const ConfigReader& r, const std::string& type);
 TransformerSpec import_ernie4_5(const ConfigReader& r);
 TransformerSpec import_exaone4(const ConfigReader& r);
 TransformerSpec import_seed_oss(const ConfigReader& r);

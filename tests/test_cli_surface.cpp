@@ -356,9 +356,12 @@ TEST_CASE("hub_ids.tsv: every line names a zoo entry, every HF zoo entry has an 
     CHECK(ids.insert(lower).second);
     with_id.insert(h.zoo_name);
   }
+  // An entry named *-defaults holds a configuration class's defaults, no published checkpoint's config.json, so no
+  // hub id may stand for it (models/zoo/README.md says which).
+  auto is_defaults = [](const std::string& n) { return n.size() > 9 && n.compare(n.size() - 9, 9, "-defaults") == 0; };
   for (const auto& name : hf_entries) {
-    INFO(name << " has no line in models/zoo/hub_ids.tsv");
-    CHECK(with_id.count(name) == 1);
+    INFO(name << (is_defaults(name) ? " is a class's defaults and has a line" : " has no line") << " in models/zoo/hub_ids.tsv");
+    CHECK(with_id.count(name) == (is_defaults(name) ? 0u : 1u));
   }
 }
 

@@ -48,6 +48,8 @@ void build_nemotron(GraphBuilder& b, const TransformerSpec& s);    // engine/arc
 void build_modernbert(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/modernbert.cpp
 void build_olmoe(GraphBuilder& b, const TransformerSpec& s);       // engine/arch/decoders/moe/olmoe.cpp
 void build_granitemoe(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/granitemoe.cpp (+ granitemoeshared)
+void build_granite_swa(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/dense/granite_swa.cpp (GraniteSWAForCausalLM)
+void build_granitemoe_swa(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/granitemoe_swa.cpp (GraniteMoeSWAForCausalLM)
 void build_smollm3(GraphBuilder& b, const TransformerSpec& s);     // engine/arch/decoders/dense/smollm3.cpp
 void build_olmo(GraphBuilder& b, const TransformerSpec& s);        // engine/arch/decoders/dense/olmo.cpp
 void build_gpt_bigcode(GraphBuilder& b, const TransformerSpec& s); // engine/arch/decoders/gpt/gpt_bigcode.cpp

@@ -260,6 +260,7 @@ const struct {
     {"ernie4_5", build_ernie4_5},   {"exaone4", build_exaone4},     {"seed_oss", build_seed_oss},
     {"arcee", build_arcee},
     {"granitemoe", build_granitemoe}, {"granitemoeshared", build_granitemoe},
+    {"granite_swa", build_granite_swa}, {"granitemoe_swa", build_granitemoe_swa},
     {"bart", build_bart},
     {"llama4_text", build_llama4},
     {"hunyuan_v1_dense", build_hunyuan_v1_dense},
@@ -384,6 +385,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "codegen", "bloom", "mpt", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
                               "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2", "deepseek_v4"})
+                              "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2", "granite_swa", "granitemoe_swa"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }

@@ -198,6 +198,12 @@ struct TransformerSpec {
   // fused input_linear [2 * size, hidden] chunked into silu(gate) * up, then output_linear [hidden, size], added
   // to the MoE block's output. 0: none (granitemoe, and granitemoeshared's default).
   int64_t granite_shared_intermediate_size = 0;
+  // [granite_swa / granitemoe_swa] (granite's multipliers, sliding_window / sliding_layers from layer_types, and
+  // granitemoeshared's shared MLP on the MoE one). config.layer_rope_theta: one GraniteSWARotaryEmbedding per distinct
+  // non-zero theta (granite_swa_rope_tables; all run before the layers and bound until the model returns); a
+  // layer whose theta is 0 (granite_swa_nope_layers[i] != 0) skips apply_rotary_pos_emb (NoPE).
+  int64_t granite_swa_rope_tables = 1;
+  std::vector<uint8_t> granite_swa_nope_layers;
   // [bart / mbart / whisper] (the encoder-decoders of family t5 beside T5 itself)
   // BartConfig (5.17), MBartConfig and WhisperConfig alike: hidden_size = d_model, num_layers / num_heads /
   // intermediate_size the encoder's (encoder_layers, encoder_attention_heads, encoder_ffn_dim), num_decoder_layers =

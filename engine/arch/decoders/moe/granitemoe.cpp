@@ -71,30 +71,6 @@ GraniteMoeLayer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t 
   return w;
 }
 
-// GraniteMoeMoE.forward on x [B, S, H].
-TensorId moe_block(GraphBuilder& b, const TransformerSpec& s, const GraniteMoeLayer& w, TensorId x) {
-  const int64_t H = s.hidden_size;
-  const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens;
-  TensorId flat = b.view(x, {checked_mul(B, Sq), H});
-  const QwenMoeRoute route = granite_topk_router(b, s, w.router, flat);
-  TensorId out = b.view(qwen_moe_experts(b, s, w.gate_up, w.down, flat, route), {B, Sq, H});
-  release_route(b, route);
-  return out;
-}
-
-// GraniteMoeSharedMLP.forward on x [B, S, H].
-TensorId shared_mlp(GraphBuilder& b, const TransformerSpec& s, const GraniteMoeLayer& w, TensorId x) {
-  const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens,
-                Is = s.granite_shared_intermediate_size;
-  TensorId proj = b.linear(x, w.shared_in);
-  const auto halves = b.split(proj, 2, {B, Sq, Is});
-  for (TensorId t : halves) b.hold(t);  // chunked_hidden_states, bound until the MLP returns
-  TensorId prod = b.mul(b.unary("silu", halves[0], true, false), halves[1]);
-  TensorId out = b.linear(prod, w.shared_out);
-  for (TensorId t : halves) b.drop(t);
-  return out;
-}
-
 // GraniteMoeDecoderLayer / GraniteMoeSharedDecoderLayer.forward (the skeleton holds the input until it returns).
 TensorId granitemoe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
   const GraniteMoeLayer w = layer_params(b, s, i, !layer_frozen(b.config(), i));
@@ -106,12 +82,12 @@ TensorId granitemoe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, 
   TensorId h1 = granite_scaled_residual(b, h, a);
   TensorId n2 = rms_norm(b, h1, w.attn.post_norm);
   b.hold(n2);  // bound to hidden_states until the MoE block returns (shared: until the sum rebinds it)
-  TensorId m = moe_block(b, s, w, n2);
+  TensorId m = granite_moe_block(b, s, w.router, w.gate_up, w.down, n2);
   TensorId moe_out = kNoTensor;
   if (w.shared_in != kNoTensor) {
     moe_out = m;
     b.hold(moe_out);  // moe_hidden_states, a local bound until the layer returns
-    m = b.add(moe_out, shared_mlp(b, s, w, n2));
+    m = b.add(moe_out, granite_shared_mlp(b, s, w.shared_in, w.shared_out, n2));
   }
   b.drop(n2);
   TensorId out = granite_scaled_residual(b, h1, m);
@@ -121,6 +97,30 @@ TensorId granitemoe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, 
 }
 
 }  // namespace
+
+TensorId granite_moe_block(GraphBuilder& b, const TransformerSpec& s, TensorId router, TensorId gate_up, TensorId down,
+                           TensorId x) {
+  const int64_t H = s.hidden_size;
+  const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens;
+  TensorId flat = b.view(x, {checked_mul(B, Sq), H});
+  const QwenMoeRoute route = granite_topk_router(b, s, router, flat);
+  TensorId out = b.view(qwen_moe_experts(b, s, gate_up, down, flat, route), {B, Sq, H});
+  release_route(b, route);
+  return out;
+}
+
+TensorId granite_shared_mlp(GraphBuilder& b, const TransformerSpec& s, TensorId input_linear, TensorId output_linear,
+                            TensorId x) {
+  const int64_t B = b.config().batch_size, Sq = b.training() ? b.config().seq_len : b.pass().new_tokens,
+                Is = s.granite_shared_intermediate_size;
+  TensorId proj = b.linear(x, input_linear);
+  const auto halves = b.split(proj, 2, {B, Sq, Is});
+  for (TensorId t : halves) b.hold(t);  // chunked_hidden_states, bound until the MLP returns
+  TensorId prod = b.mul(b.unary("silu", halves[0], true, false), halves[1]);
+  TensorId out = b.linear(prod, output_linear);
+  for (TensorId t : halves) b.drop(t);
+  return out;
+}
 
 QwenMoeRoute granite_topk_router(GraphBuilder& b, const TransformerSpec& s, TensorId weight, TensorId flat) {
   const int64_t T = b.shape(flat)[0], K = s.num_experts_per_tok;
