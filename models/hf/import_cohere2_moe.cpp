@@ -20,12 +20,12 @@
 // num_experts_per_tok above num_experts (torch.topk raises), hidden_act other than silu, rope types not modelled,
 // layer_types / mlp_layer_types not one string entry per layer, first_k_dense_replace above num_hidden_layers without
 // layer_types (the derived list would be too long: validate_layer_type raises).
-// Spec fields (existing ones, so that engine/arch/spec.h, a precompiled header, stays as it is): moe_intermediate_size
-// = the experts' width (config.intermediate_size), intermediate_size = the dense prefix's MLP width,
-// shared_expert_intermediate_size = intermediate_size * num_shared_experts (0: none), moe_topk_method =
-// "<expert_selection_fn>/<shared_expert_combination_strategy>" ("softmax/average" by default), norm_topk_prob,
-// ivl_rms_norm = rms_norm_eps set (the norms are Cohere2MoeRMSNorm, else Cohere2MoeLayerNorm), moe_layers = the
-// "sparse" layers, rope_layers = the rotated ones (sliding, or dense with force_rope).
+// Spec fields: moe_intermediate_size = the experts' width (config.intermediate_size), intermediate_size = the dense
+// prefix's MLP width, shared_expert_intermediate_size = intermediate_size * num_shared_experts (0: none),
+// cohere2_moe_sigmoid_router (expert_selection_fn, "softmax" by default), cohere2_moe_shared_sum
+// (shared_expert_combination_strategy, "average" by default), norm_topk_prob, cohere2_moe_rms_norm = rms_norm_eps set
+// (the norms are Cohere2MoeRMSNorm, else Cohere2MoeLayerNorm), moe_layers = the "sparse" layers, rope_layers = the
+// rotated ones (sliding, or dense with force_rope).
 #include "engine/checked.h"
 #include "models/hf_config_reader.h"
 
@@ -68,7 +68,7 @@ TransformerSpec import_cohere2_moe(const ConfigReader& r) {
   // rms_norm_eps set (not null): Cohere2MoeRMSNorm for input_layernorm and the final norm.
   if (const json* e = r.raw("rms_norm_eps"); e && !e->is_null()) {
     if (!e->is_number()) throw InputError(r.name("rms_norm_eps"), dump_short(*e), "must be a number or null");
-    s.ivl_rms_norm = true;
+    s.cohere2_moe_rms_norm = true;
   }
 
   if (r.explicit_null("sliding_window"))
@@ -139,7 +139,8 @@ TransformerSpec import_cohere2_moe(const ConfigReader& r) {
                          "must be \"sum\" or \"average\" (Cohere2MoeSparseMoeBlock raises otherwise)");
       s.shared_expert_intermediate_size = checked_mul(s.moe_intermediate_size, s.num_shared_experts);
     }
-    s.moe_topk_method = fn + "/" + how;
+    s.cohere2_moe_sigmoid_router = fn == "sigmoid";
+    s.cohere2_moe_shared_sum = how == "sum";
   }
   return s;
 }

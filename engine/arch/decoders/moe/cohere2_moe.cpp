@@ -16,8 +16,8 @@
 //     shared experts' SwiGLU (intermediate_size * num_shared_experts) combined by "sum" or "average" ((a + b) / 2).
 //     No auxiliary loss: the causal-LM output carries router_logits only when asked.
 // The importer's fields (models/hf/import_cohere2_moe.cpp): moe_intermediate_size the experts' width, intermediate_size
-// the dense prefix's, shared_expert_intermediate_size the shared experts' (0: none), moe_topk_method
-// "<softmax|sigmoid>/<average|sum>", ivl_rms_norm the RMSNorm choice, moe_layers / rope_layers per layer.
+// the dense prefix's, shared_expert_intermediate_size the shared experts' (0: none), cohere2_moe_sigmoid_router /
+// _shared_sum / _rms_norm the router, combination and norm choices, moe_layers / rope_layers per layer.
 // Stages: embed_tokens -> both masks (cohere2_masks) -> rotary cos / sin (fp32, repeat_interleave, cast to the hidden
 // dtype) -> N x decoder layer -> norm -> lm_head (tied by default) * logit_scale -> loss or the last logits.
 #include "engine/arch/builders.h"
@@ -33,12 +33,6 @@
 namespace memplan {
 
 namespace {
-
-// moe_topk_method "<expert_selection_fn>/<shared_expert_combination_strategy>".
-bool sigmoid_router(const TransformerSpec& s) { return s.moe_topk_method.rfind("sigmoid/", 0) == 0; }
-bool shared_sum(const TransformerSpec& s) {
-  return s.moe_topk_method.size() >= 4 && s.moe_topk_method.compare(s.moe_topk_method.size() - 4, 4, "/sum") == 0;
-}
 
 struct Cohere2MoeLayer {
   CohereLayer attn;  // q / k / v / o (+ biases) and in_norm; its MLP fields unused
@@ -91,7 +85,7 @@ TensorId cohere2_moe_block(GraphBuilder& b, const TransformerSpec& s, const Cohe
   const DType ldt = b.dtype(logits);
   auto top = b.generic({"topk", {logits}, {{{T, K}, ldt}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
   TensorId scores;
-  if (!sigmoid_router(s)) {
+  if (!s.cohere2_moe_sigmoid_router) {
     scores = b.softmax_last(b.to(top[0], DType::f32));  // F.softmax(router_scores, dim=1, dtype=torch.float)
   } else {
     scores = b.unary("sigmoid", top[0], false, true);
@@ -106,7 +100,7 @@ TensorId cohere2_moe_block(GraphBuilder& b, const TransformerSpec& s, const Cohe
     const TensorId shared = swiglu_mlp(b, flat, w.gate, w.up, w.down);
     b.hold(shared);  // shared_expert_output: bound until the block returns
     out = b.add(out, shared);
-    if (!shared_sum(s)) out = b.scalar_op("div_scalar", out, false);  // (final + shared) / 2
+    if (!s.cohere2_moe_shared_sum) out = b.scalar_op("div_scalar", out, false);  // (final + shared) / 2
     b.drop(shared);
   }
   for (TensorId t : {logits, weights, indices}) b.drop(t);
@@ -114,7 +108,7 @@ TensorId cohere2_moe_block(GraphBuilder& b, const TransformerSpec& s, const Cohe
 }
 
 TensorId cohere2_moe_norm(GraphBuilder& b, const TransformerSpec& s, TensorId x, TensorId w) {
-  return s.ivl_rms_norm ? rms_norm(b, x, w) : cohere_layer_norm(b, x, w);
+  return s.cohere2_moe_rms_norm ? rms_norm(b, x, w) : cohere_layer_norm(b, x, w);
 }
 
 }  // namespace
