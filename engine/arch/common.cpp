@@ -318,6 +318,8 @@ const struct {
     {"nanochat", build_nanochat},
     {"vaultgemma", build_vaultgemma},
     {"deepseek_v32", build_deepseek_v32},
+    {"glm_moe_dsa", build_glm_moe_dsa},
+    {"solar_open", build_solar_open},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
