@@ -67,7 +67,12 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family set 58 (2026-12-06): DeepseekV32ForCausalLM (MLA + the DSA lightning indexer), sdpa and eager
             "deepseek_v32",
             # family set 59 (2026-12-06): T5GemmaForConditionalGeneration (encoder / decoder sub-configs)
-            "t5gemma")
+            "t5gemma",
+            # family set 64 (2026-12-06, thirty-fifth session): GlmMoeDsaForCausalLM (GLM-5: DeepSeek-V3.2's DSA
+            # with cross-layer top-k sharing), sdpa and eager
+            "glm_moe_dsa",
+            # family set 65 (2026-12-06, thirty-fifth session): SolarOpenForCausalLM (LlamaAttention + Glm4MoeMoE)
+            "solar_open")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",
