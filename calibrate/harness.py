@@ -77,7 +77,12 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family sets 62 / 63 (2026-12-06, thirty-fifth session): GraniteSWAForCausalLM and
             # GraniteMoeSWAForCausalLM (sliding windows + per-head sinks), eager only (attn_implementation "eager" in
             # every row: _supports_sdpa is False, from_config refuses "sdpa")
-            "granite_swa", "granitemoe_swa")
+            "granite_swa", "granitemoe_swa",
+            # family set 64 (2026-12-06, thirty-fifth session): GlmMoeDsaForCausalLM (GLM-5: DeepSeek-V3.2's DSA
+            # with cross-layer top-k sharing), sdpa and eager
+            "glm_moe_dsa",
+            # family set 65 (2026-12-06, thirty-fifth session): SolarOpenForCausalLM (LlamaAttention + Glm4MoeMoE)
+            "solar_open")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

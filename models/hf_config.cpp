@@ -311,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open"};
   return kTypes;
 }
 
@@ -398,6 +398,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_deepseek_v4(r);     // (engine/arch/decoders/moe/deepseek_v4.cpp)
   else if (type == "deepseek_v32")  // MLA + the DSA lightning indexer (engine/arch/decoders/moe/deepseek_v32.cpp)
     s = import_deepseek_v32(r);
+  else if (type == "glm_moe_dsa")  // GLM-5: DeepSeek-V3.2's DSA with cross-layer top-k sharing (engine/arch/decoders/moe/glm_moe_dsa.cpp)
+    s = import_glm_moe_dsa(r);
+  else if (type == "solar_open")  // LlamaAttention + Glm4MoeMoE in every layer (engine/arch/decoders/moe/solar_open.cpp)
+    s = import_solar_open(r);
   else if (type == "gpt_oss")
     s = import_gpt_oss(r);
   else if (type == "t5")

@@ -284,6 +284,8 @@ void import_deepseek_mla_moe(const ConfigReader& r, TransformerSpec& s, const De
 TransformerSpec import_deepseek_v2(const ConfigReader& r);
 TransformerSpec import_deepseek_v3(const ConfigReader& r);
 TransformerSpec import_deepseek_v32(const ConfigReader& r);  // models/hf/import_deepseek_v32.cpp (DeepseekV32ForCausalLM)
+TransformerSpec import_glm_moe_dsa(const ConfigReader& r);  // models/hf/import_glm_moe_dsa.cpp (GlmMoeDsaForCausalLM)
+TransformerSpec import_solar_open(const ConfigReader& r);  // models/hf/import_solar_open.cpp (SolarOpenForCausalLM)
 TransformerSpec import_gpt_oss(const ConfigReader& r);
 TransformerSpec import_t5(const ConfigReader& r);
 TransformerSpec import_granite(const ConfigReader& r);

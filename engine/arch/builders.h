@@ -134,6 +134,8 @@ void build_codegen(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/d
 void build_nanochat(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/nanochat.cpp (NanoChatForCausalLM)
 void build_vaultgemma(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/dense/vaultgemma.cpp (VaultGemmaForCausalLM)
 void build_deepseek_v32(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/deepseek_v32.cpp (DeepseekV32ForCausalLM)
+void build_glm_moe_dsa(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/glm_moe_dsa.cpp (GlmMoeDsaForCausalLM)
+void build_solar_open(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/decoders/moe/solar_open.cpp (SolarOpenForCausalLM)
 void build_t5gemma(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/seq2seq/t5gemma.cpp (T5GemmaForConditionalGeneration)
 void build_ernie(GraphBuilder& b, const TransformerSpec& s);  // engine/arch/encoders/ernie.cpp (ErnieForMaskedLM / heads)
 void build_mllama(GraphBuilder& b, const TransformerSpec& s);      // engine/arch/vlm/mllama.cpp (MllamaForConditionalGeneration / MllamaForCausalLM)

@@ -328,6 +328,8 @@ const struct {
     {"cohere2_moe", build_cohere2_moe},
     {"ministral", build_ministral},
     {"deepseek_v4", build_deepseek_v4},  // declared in deepseek_parts.h
+    {"glm_moe_dsa", build_glm_moe_dsa},
+    {"solar_open", build_solar_open},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},

@@ -136,6 +136,9 @@ struct TransformerSpec {
   // deepseek_v32 DeepseekV32Indexer (DeepSeek Sparse Attention): index_n_heads query heads of index_head_dim over
   // one shared key, scoring every key per query; the attention keeps the index_topk best (all keys when fewer).
   int64_t index_n_heads = 0, index_head_dim = 0, index_topk = 0;
+  // glm_moe_dsa config.indexer_types: 1 where layer i is "shared" (no indexer; the previous full layer's top-k),
+  // 0 where it is "full"; empty: every layer full.
+  std::vector<uint8_t> index_shared_layers;
   // [t5]
   // T5Config (configuration_t5.py): hidden_size = d_model, num_heads, head_dim = d_kv (inner = heads * d_kv
   // may differ from d_model), intermediate_size = d_ff, hidden_act = the dense activation of feed_forward_proj

@@ -14,20 +14,15 @@
 //     the same for k (rebindings: the rotated halves die once their cats exist) - glm4's order (glm4.cpp) with
 //     Llama's rotate_half instead of GLM's interleaved one; then the attention on the cat outputs
 //     (cat_rotary_o_proj: eager / SDPA, the cuDNN output copy, o_proj).
-//   The feed-forward: Glm4MoeMLP (down(act(gate(x)) * up(x))) in the first first_k_dense_replace layers, then
-//     Glm4MoeMoE, whose router, experts and MoE forward are DeepseekV3's statement for statement
-//     (deepseek_parts.h): Glm4MoeTopkRouter (deepseek_route, noaux_tc: fp32 logits, sigmoid scores,
-//     e_score_correction_bias, group top-2 sums, group mask, top-k, gathered weights, norm_topk_prob,
-//     routed_scaling_factor), the routed experts through transformers' default experts implementation
-//     (experts_grouped_mm: grouped_mm; generate()'s decode steps batched_mm), the shared experts' MLP
-//     (moe_intermediate_size * n_shared_experts wide) over the block's input, added.
+//   The feed-forward (engine/arch/decoders/parts/glm4_moe_parts.h): Glm4MoeMLP in the first first_k_dense_replace
+//     layers, then Glm4MoeMoE (the DeepSeek-V3 router and experts, the shared experts added).
 // Parameters per layer, registration order: self_attn q / k / v (weight, bias), o_proj, q_norm / k_norm
 // (use_qk_norm); mlp: dense gate / up / down, or experts.gate_up_proj [E, 2I, H], experts.down_proj [E, H, I],
 // gate.weight [E, H] (+ the fp32 e_score_correction_bias buffer [E]), shared_experts gate / up / down;
 // input_layernorm, post_attention_layernorm. The MTP layer (num_nextn_predict_layers) is not built.
 #include "engine/arch/builders.h"
 
-#include "engine/arch/decoders/parts/deepseek_parts.h"
+#include "engine/arch/decoders/parts/glm4_moe_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/arch/decoders/parts/rotary_slices.h"
@@ -41,10 +36,7 @@ namespace {
 struct Glm4MoeLayer {
   TensorId q = kNoTensor, k = kNoTensor, v = kNoTensor, o = kNoTensor, qb = kNoTensor, kb = kNoTensor,
            vb = kNoTensor, ob = kNoTensor, q_norm = kNoTensor, k_norm = kNoTensor;
-  bool moe = false;
-  TensorId gate = kNoTensor, up = kNoTensor, down = kNoTensor;  // the dense MLP, or the shared experts
-  ExpertsParams experts;
-  TensorId router = kNoTensor;
+  Glm4MoeFfn ffn;
   TensorId in_norm = kNoTensor, post_norm = kNoTensor;
 };
 
@@ -57,26 +49,7 @@ Glm4MoeLayer layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, 
     w.q_norm = b.param(p + "self_attn.q_norm.weight", {hd}, train);
     w.k_norm = b.param(p + "self_attn.k_norm.weight", {hd}, train);
   }
-  w.moe = i >= s.first_dense_layers;
-  auto mlp = [&](const std::string& m, int64_t I) {
-    w.gate = b.param(m + "gate_proj.weight", {I, H}, train);
-    w.up = b.param(m + "up_proj.weight", {I, H}, train);
-    w.down = b.param(m + "down_proj.weight", {H, I}, train);
-  };
-  if (w.moe) {
-    ExpertsParams& e = w.experts;
-    e.experts = s.num_experts;
-    e.top_k = s.num_experts_per_tok;
-    e.inter = s.moe_intermediate_size;
-    e.gate_up = b.param(p + "mlp.experts.gate_up_proj", {s.num_experts, checked_mul(2, e.inter), H}, train);
-    e.down = b.param(p + "mlp.experts.down_proj", {s.num_experts, H, e.inter}, train);
-    w.router = b.param(p + "mlp.gate.weight", {s.num_experts, H}, train);
-    // torch.zeros(E, dtype=torch.float32): fp32 whatever the default dtype
-    b.buffer(p + "mlp.gate.e_score_correction_bias", {s.num_experts}, DType::f32);
-    mlp(p + "mlp.shared_experts.", checked_mul(s.moe_intermediate_size, s.num_shared_experts));
-  } else {
-    mlp(p + "mlp.", s.intermediate_size);
-  }
+  w.ffn = glm4_moe_ffn_params(b, s, p, i >= s.first_dense_layers, train);
   w.in_norm = b.param(p + "input_layernorm.weight", {H}, train);
   w.post_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
   return w;
@@ -125,35 +98,12 @@ TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Glm4MoeLayer
   return cat_rotary_o_proj(b, s, qe, ke, v, v_proj, c, w.o, w.ob, weights);
 }
 
-// Glm4MoeMLP.forward: down_proj(act_fn(gate_proj(x)) * up_proj(x)).
-TensorId mlp(GraphBuilder& b, const TransformerSpec& s, const Glm4MoeLayer& w, TensorId x) {
-  TensorId act = activation(b, s.hidden_act, b.linear(x, w.gate));
-  return b.linear(b.mul(act, b.linear(x, w.up)), w.down);
-}
-
-// Glm4MoeMoE.forward on x [B, S, H] (bound by the decoder layer until it returns).
-TensorId moe(GraphBuilder& b, const TransformerSpec& s, const Glm4MoeLayer& w, TensorId x) {
-  const Shape xs = b.shape(x);
-  const int64_t T = checked_mul(xs[0], xs[1]), H = s.hidden_size;
-  // The router and the MoE forward each take their own view(-1, H) of x: in backward each view hands its
-  // gradient on to x's buffer as soon as it arrives (the experts' gather gradient is summed into it, and freed,
-  // before the router's linear runs its backward; whole-run fp32 stream).
-  const DeepseekRoute r = deepseek_route(b, s, b.view(x, {T, H}), w.router);
-  b.hold(r.weights);  // topk_weights / topk_indices / `_` (the router logits): bound until the MoE returns
-  b.hold(r.indices);
-  const TensorId flat = b.view(x, {T, H});
-  const TensorId routed = b.view(experts_grouped_mm(b, w.experts, flat, r.weights, r.indices), xs);
-  const TensorId out = b.add(routed, mlp(b, s, w, x));
-  for (TensorId t : {r.weights, r.indices, r.logits}) b.drop(t);
-  return out;
-}
-
 TensorId glm4_moe_layer(GraphBuilder& b, const TransformerSpec& s, int64_t i, TensorId h, const SkeletonContext& c) {
   const Glm4MoeLayer w = layer_params(b, s, i, !layer_frozen(b.config(), i));
   return llama_residual_blocks(
       b, h, w.in_norm, w.post_norm,
       [&](TensorId x, TensorId& weights) { return attention(b, s, w, x, c, weights); },
-      [&](TensorId n2) { return w.moe ? moe(b, s, w, n2) : mlp(b, s, w, n2); });
+      [&](TensorId n2) { return glm4_moe_ffn(b, s, w.ffn, n2); });
 }
 
 }  // namespace

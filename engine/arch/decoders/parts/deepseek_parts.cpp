@@ -227,7 +227,8 @@ DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, i
     d.router = b.param(p + "mlp.gate.weight", {s.num_experts, H}, train);
     // DeepSeek-V3's default-dtype buffer is carried fp32 (_keep_in_fp32_modules_strict); Glm4MoeLiteTopkRouter and
     // DeepseekV32's router create it dtype=torch.float32.
-    if (s.model_type == "deepseek_v3" || s.model_type == "glm4_moe_lite" || s.model_type == "deepseek_v32")
+    if (s.model_type == "deepseek_v3" || s.model_type == "glm4_moe_lite" || s.model_type == "deepseek_v32" ||
+        s.model_type == "glm_moe_dsa")
       b.buffer(p + "mlp.gate.e_score_correction_bias", {s.num_experts}, DType::f32);
     d.mlp = mlp(p + "mlp.shared_experts.", checked_mul(s.moe_intermediate_size, s.num_shared_experts));
   } else {

@@ -67,7 +67,7 @@ struct DeepseekLayer {
 
 // Registers layer i's parameters in the modules' order (MoE layers: those s.moe_layers marks when it is non-empty
 // (glm4_moe_lite's mlp_layer_types), else layers >= s.first_dense_layers; the fp32 e_score_correction_bias buffer
-// for model_type deepseek_v3, glm4_moe_lite and deepseek_v32).
+// for model_type deepseek_v3, glm4_moe_lite, deepseek_v32 and glm_moe_dsa).
 // `after_attention`, when set, runs after o_proj's parameters and before the MLP's (deepseek_v32: the attention's
 // DeepseekV32Indexer, created last in DeepseekV32Attention.__init__).
 DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, int64_t i, bool train,
