@@ -10,9 +10,10 @@ also sets layer_rope_theta with a NoPE layer and two rotary tables) / bf16 check
 the first row under memory_cap_gib near its predicted peak (set from the prediction at the commit that adds the
 predictions, then frozen).
 Usage: python3 calibrate/cases/make_families62.py > calibrate/cases/families62-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 11.5, 14.0  # the uncapped f62-gswa-ampbf16-b3s700 row predicted 12554.3 MiB allocated, 13894 reserved (this commit)
 
@@ -27,15 +28,7 @@ GSWA_THETAS = dict(GSWA, layer_rope_theta=[10000.0, 0, 500000.0, 10000.0])  # la
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "v_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, accum=1, lora=None, cap=None):
-    model = hf("granite_swa", cfg, "eager")
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "granite_swa", attn="eager")
 
 
 FIRST = ("f62-gswa-ampbf16-b3s700", GSWA, "training", 3, 700, "amp_bf16")

@@ -10,9 +10,10 @@ to 2 layers. Eager only (_supports_sdpa is False); amp bf16 / bf16 / fp32 / amp 
 checkpointed / generate() from a prompt past the window. Caps: two copies of the first row under memory_cap_gib near
 its predicted peak (set from the prediction at the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families63.py > calibrate/cases/families63-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 9.2, 12.5  # the uncapped f63-gmswa-ampbf16-b3s700 row predicted 10036.8 MiB allocated, 12396 reserved (this commit)
 
@@ -27,13 +28,7 @@ GMSWA_SHARED = dict(GMSWA, shared_intermediate_size=1024)
 DEFAULTS_2L = {"num_hidden_layers": 2}  # every other key GraniteMoeSWAConfig's default
 
 
-def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, accum=1, cap=None):
-    model = hf("granitemoe_swa", cfg, "eager")
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "granitemoe_swa", attn="eager")
 
 
 FIRST = ("f63-gmswa-ampbf16-b3s700", GMSWA, "training", 3, 700, "amp_bf16")

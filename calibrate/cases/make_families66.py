@@ -16,9 +16,10 @@ grouped o_a_proj), fp32, amp fp16 with accumulation, checkpointed bf16, generate
 Caps: two copies of the first row under memory_cap_gib near its predicted peak (set from the prediction at the
 commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families66.py > calibrate/cases/families66-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 12.6, 16.6  # the uncapped f66-v4s-ampbf16-b3s1000 row predicted 13568.0 MiB allocated, 16348 reserved (this commit)
 
@@ -38,15 +39,7 @@ S = dict(BASE, hidden_size=1024, moe_intermediate_size=512, num_hidden_layers=3,
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_a_proj", "q_b_proj", "kv_proj", "o_b_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, gen=0, ckpt=False, accum=1, lora=None, cap=None):
-    model = hf("deepseek_v4", cfg, "eager")
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "deepseek_v4", attn="eager")
 
 
 FIRST = ("f66-v4s-ampbf16-b3s1000", S, "training", 3, 1000, "amp_bf16")
