@@ -60,6 +60,9 @@ TransformerSpec import_solar_open(const ConfigReader& r) {
   s.num_experts_per_tok = r.positive({"num_experts_per_tok"}, 8);
   s.num_shared_experts = r.positive({"n_shared_experts"}, 1);
   s.first_dense_layers = 0;  // every layer is SolarOpenMoE
+  // No dense MLP: config.intermediate_size is deleted and SolarOpenMLP is only built as the shared experts, of
+  // moe_intermediate_size * n_shared_experts (the width the spec's limits check and the time model read).
+  s.intermediate_size = s.moe_intermediate_size * s.num_shared_experts;
   s.moe_topk_method = "noaux_tc";
   s.moe_n_group = r.positive({"n_group"}, 1);
   s.moe_topk_group = r.positive({"topk_group"}, 1);
