@@ -386,8 +386,8 @@ AttnImpl default_attn(const ModelSpec& spec) {
   if (spec.kind != ModelSpec::Kind::transformer) return AttnImpl::sdpa;
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "codegen", "bloom", "mpt", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
-                              "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2", "deepseek_v4"})
-                              "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2", "granite_swa", "granitemoe_swa"})
+                              "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2", "deepseek_v4", "granite_swa",
+                              "granitemoe_swa"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
