@@ -74,4 +74,12 @@ TensorId dsa_attention(GraphBuilder& b, const TransformerSpec& s, const DsaLayer
 // ([P, 1, 1, kv]) giving [P, 1, q, kv]. Eager: the float mask every eager decoder builds (eager_mask).
 TensorId dsa_mask(GraphBuilder& b, int64_t P, int64_t q, int64_t kv, DType dtype);
 
+// The DSA causal LM's forward after the builder's checks (DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM): parameters
+// in module order (an indexer per layer unless spec.index_shared_layers marks it shared), embedding, position_ids,
+// dsa_mask, rotary cos / sin, the layers (RMSNorm, dsa_attention, residual, RMSNorm, deepseek_mlp_half, residual),
+// norm, lm_head, loss or the last logits. `layers_return_topk` false: each layer's top-k dies in its attention
+// (V3.2); true: the model's loop binds the top-k each layer returns until the next full layer has returned, and a
+// checkpointed layer's frame keeps the one it was passed (GLM-5).
+void build_dsa_model(GraphBuilder& b, const TransformerSpec& s, DsaRopeFn indexer_rope, bool layers_return_topk);
+
 }  // namespace memplan
