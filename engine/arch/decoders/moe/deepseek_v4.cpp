@@ -115,25 +115,6 @@ TensorId unweighted_rms(GraphBuilder& b, TensorId x) {
   return b.mul(x, b.to(r, b.dtype(x)));
 }
 
-// DeepseekV4RotaryEmbedding.forward for one rope type (fp32, autocast off, no_grad): position_ids.float(),
-// freqs = inv_freq @ positions [P, rope/2, S], cos = freqs.cos() * scaling, sin likewise, returned .to(x.dtype):
-// [P, S, rope/2] each (carried [P, 1, S, rope/2]: the head-broadcast shape apply_rotary_pos_emb unsqueezes to).
-std::pair<TensorId, TensorId> rotary(GraphBuilder& b, int64_t P, int64_t S, int64_t rope, DType dt) {
-  auto f32 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::f32}}, {}, {}, {}, {}})[0];
-  };
-  const TensorId positions = f32("to_copy", {}, {P, 1, S});
-  const TensorId freqs = f32("matmul", {positions}, {P, rope / 2, S});
-  const TensorId cos32 = f32("mul_scalar", {f32("cos", {freqs}, {P, 1, S, rope / 2})}, {P, 1, S, rope / 2});
-  const TensorId sin32 = f32("mul_scalar", {f32("sin", {freqs}, {P, 1, S, rope / 2})}, {P, 1, S, rope / 2});
-  for (TensorId t : {positions, freqs, cos32, sin32}) b.hold(t);
-  TensorId cos = b.to(cos32, dt);
-  TensorId sin = b.to(sin32, dt);
-  for (TensorId t : {positions, freqs, cos32, sin32})
-    if (t != cos && t != sin) b.drop(t);
-  return {cos, sin};
-}
-
 // V4's apply_rotary_pos_emb on x [B, h, S, hd] with half-width cos / sin [P, 1, S, rope/2]:
 // cos.repeat_interleave(2, -1).unsqueeze(1) (a fresh [P, 1, S, rope]) and the same for sin, bound until it
 // returns; nope / rope slices of x (strided views: their backward zero-fills a full x-sized gradient each);
@@ -427,8 +408,8 @@ void build_deepseek_v4(GraphBuilder& b, const TransformerSpec& s) {
   if (mask != kNoTensor) b.hold(mask);
   // inputs_embeds.unsqueeze(2).expand(-1, -1, hc, -1).contiguous()
   TensorId h = b.contiguous_copy(b.expand(b.view(inputs_embeds, {B, S, 1, H}), {B, S, hc, H}), {B, S, hc, H});
-  const auto main_cs = rotary(b, P, S, s.qk_rope_head_dim, dt);
-  const auto compress_cs = rotary(b, P, S, s.qk_rope_head_dim, dt);  // made every forward; read by CSA / HCA only
+  const auto main_cs = half_rotary_cos_sin(b, P, S, s.qk_rope_head_dim, dt);
+  const auto compress_cs = half_rotary_cos_sin(b, P, S, s.qk_rope_head_dim, dt);  // made every forward; read by CSA / HCA only
   for (TensorId t : {main_cs.first, main_cs.second, compress_cs.first, compress_cs.second}) b.hold(t);
   for (int64_t i = 0; i < s.num_layers; ++i) {
     const V4Layer& w = layers[static_cast<size_t>(i)];

@@ -79,24 +79,6 @@ TensorId gpt_oss_norm(GraphBuilder& b, TensorId x, TensorId w) {
   return y;
 }
 
-// GptOssRotaryEmbedding.forward (fp32, autocast off): positions, freqs = inv_freq @ positions [P, D/2, S],
-// cos = freqs.cos() * scaling, sin likewise, returned .to(x.dtype) [P, S, D/2].
-std::pair<TensorId, TensorId> rotary(GraphBuilder& b, int64_t P, int64_t S, int64_t hd, DType dt) {
-  auto f32 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
-    return b.generic({name, std::move(reads), {{std::move(shape), DType::f32}}, {}, {}, {}, {}})[0];
-  };
-  const TensorId positions = f32("to_copy", {}, {P, 1, S});
-  const TensorId freqs = f32("matmul", {positions}, {P, hd / 2, S});
-  const TensorId cos32 = f32("mul_scalar", {f32("cos", {freqs}, {P, 1, S, hd / 2})}, {P, 1, S, hd / 2});
-  const TensorId sin32 = f32("mul_scalar", {f32("sin", {freqs}, {P, 1, S, hd / 2})}, {P, 1, S, hd / 2});
-  for (TensorId t : {positions, freqs, cos32, sin32}) b.hold(t);
-  TensorId cos = b.to(cos32, dt);
-  TensorId sin = b.to(sin32, dt);
-  for (TensorId t : {positions, freqs, cos32, sin32})
-    if (t != cos && t != sin) b.drop(t);
-  return {cos, sin};
-}
-
 // _apply_rotary_emb for one of q / k.
 TensorId rope_halves(GraphBuilder& b, TensorId x, TensorId cos, TensorId sin) {
   Shape half = b.shape(x);
@@ -227,7 +209,7 @@ void build_gpt_oss(GraphBuilder& b, const TransformerSpec& s) {
   }
   for (TensorId m : {full_mask, sliding_mask})
     if (m != kNoTensor) b.hold(m);
-  const auto [cos, sin] = rotary(b, P, S, s.head_dim, b.dtype(h));
+  const auto [cos, sin] = half_rotary_cos_sin(b, P, S, s.head_dim, b.dtype(h));
   b.hold(inputs_embeds);
   b.hold(cos);
   b.hold(sin);

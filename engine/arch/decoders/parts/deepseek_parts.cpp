@@ -624,4 +624,20 @@ void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVaria
   causal_lm_training_head(b, hn, head, ids);
 }
 
+std::pair<TensorId, TensorId> half_rotary_cos_sin(GraphBuilder& b, int64_t P, int64_t S, int64_t hd, DType dt) {
+  auto f32 = [&](std::string_view name, std::vector<TensorId> reads, Shape shape) {
+    return b.generic({name, std::move(reads), {{std::move(shape), DType::f32}}, {}, {}, {}, {}})[0];
+  };
+  const TensorId positions = f32("to_copy", {}, {P, 1, S});
+  const TensorId freqs = f32("matmul", {positions}, {P, hd / 2, S});
+  const TensorId cos32 = f32("mul_scalar", {f32("cos", {freqs}, {P, 1, S, hd / 2})}, {P, 1, S, hd / 2});
+  const TensorId sin32 = f32("mul_scalar", {f32("sin", {freqs}, {P, 1, S, hd / 2})}, {P, 1, S, hd / 2});
+  for (TensorId t : {positions, freqs, cos32, sin32}) b.hold(t);
+  TensorId cos = b.to(cos32, dt);
+  TensorId sin = b.to(sin32, dt);
+  for (TensorId t : {positions, freqs, cos32, sin32})
+    if (t != cos && t != sin) b.drop(t);
+  return {cos, sin};
+}
+
 }  // namespace memplan

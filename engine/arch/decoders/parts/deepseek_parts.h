@@ -4,6 +4,7 @@
 // files write the same way.
 #pragma once
 #include <functional>
+#include <utility>
 
 #include "engine/arch/builders.h"
 
@@ -116,5 +117,11 @@ void build_glm4_moe_lite(GraphBuilder& b, const TransformerSpec& s);
 // DeepseekV4ForCausalLM (engine/arch/decoders/moe/deepseek_v4.cpp): declared here rather than in builders.h, which
 // is in the engine's precompiled header; common.cpp's builder table includes this header already.
 void build_deepseek_v4(GraphBuilder& b, const TransformerSpec& s);
+
+// The rotary embedding of GptOssRotaryEmbedding and DeepseekV4RotaryEmbedding (fp32, autocast off, no_grad):
+// position_ids.float() [P, 1, S], freqs = inv_freq @ positions [P, hd/2, S], cos = freqs.cos() * scaling and sin
+// likewise, returned .to(dt): half-width [P, 1, S, hd/2] each (the head-broadcast shape apply_rotary_pos_emb
+// unsqueezes to); the fp32 tensors die as forward returns.
+std::pair<TensorId, TensorId> half_rotary_cos_sin(GraphBuilder& b, int64_t P, int64_t S, int64_t hd, DType dt);
 
 }  // namespace memplan
