@@ -7,9 +7,10 @@ trains. SDPA and eager, fp32 / bf16 / amp, checkpointing, accumulation, generati
 under memory_cap_gib near its predicted peak (set from the prediction at the commit that adds the predictions, then
 frozen).
 Usage: python3 calibrate/cases/make_families47.py > calibrate/cases/families47-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 15.9, 17.4  # the uncapped f47-biogpt-ampbf16-b8s1024 row predicted 16801.3 MiB allocated, 17534 reserved (this commit)
 
@@ -22,13 +23,7 @@ LARGE12 = dict(BASE, hidden_size=1600, num_hidden_layers=12, num_attention_heads
                max_position_embeddings=2048, vocab_size=57717)
 
 
-def row(id_, cfg, mode, b, seq, prec, attn="sdpa", gen=0, ckpt=False, accum=1, cap=None):
-    model = hf("biogpt", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "biogpt")
 
 
 FIRST = ("f47-biogpt-ampbf16-b8s1024", BASE, "training", 8, 1024, "amp_bf16")

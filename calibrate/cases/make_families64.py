@@ -16,9 +16,10 @@ LoRA on the attention projections (peft has no glm_moe_dsa mapping; the indexer'
 not targeted). Caps: two copies of the first row under memory_cap_gib near its predicted peak (set from the
 prediction at the commit that adds the predictions, then frozen).
 Usage: python3 calibrate/cases/make_families64.py > calibrate/cases/families64-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 18.2, 21.5  # the uncapped f64-glms-ampbf16-b2s1000 row predicted 19518.3 MiB allocated, 21452 reserved (this commit)
 
@@ -39,15 +40,7 @@ LORA = {"r": 16, "alpha": 32, "dropout": 0.0,
         "target_modules": ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, attn="sdpa", gen=0, ckpt=False, accum=1, lora=None, cap=None):
-    model = hf("glm_moe_dsa", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "glm_moe_dsa")
 
 
 FIRST = ("f64-glms-ampbf16-b2s1000", S, "training", 2, 1000, "amp_bf16")

@@ -12,9 +12,10 @@ checkpointed / LoRA on q / k / v / o (peft has no solar_open mapping), and one g
 first row under memory_cap_gib near its predicted peak (set from the prediction at the commit that adds the
 predictions, then frozen).
 Usage: python3 calibrate/cases/make_families65.py > calibrate/cases/families65-input.jsonl"""
+import functools
 import json
 
-from case_helpers import cap_copies, held_out, hf, inference, training
+from case_helpers import cap_copies, family_row
 
 CAP_LO, CAP_HI = 25.4, 34.4  # the uncapped f65-solars-ampbf16-b3s1000 row predicted 27227.9 MiB allocated, 34280 reserved (this commit)
 
@@ -31,15 +32,7 @@ S = dict(BASE, hidden_size=2048, num_attention_heads=32, num_key_value_heads=4, 
 LORA = {"r": 16, "alpha": 32, "dropout": 0.0, "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj"]}
 
 
-def row(id_, cfg, mode, b, seq, prec, attn="sdpa", gen=0, ckpt=False, accum=1, lora=None, cap=None):
-    model = hf("solar_open", cfg, attn)
-    if mode == "training":
-        r = training(id_, model, b, seq, prec, "adamw", ckpt=ckpt, accum=accum)
-        if lora is not None:
-            r["lora"] = lora
-    else:
-        r = inference(id_, model, b, seq, prec, gen)
-    return held_out(r, cap)
+row = functools.partial(family_row, "solar_open")
 
 
 FIRST = ("f65-solars-ampbf16-b3s1000", S, "training", 3, 1000, "amp_bf16")
