@@ -25,6 +25,15 @@ struct DeepseekV4Fields {
   std::vector<uint8_t> hash_layers;  // config.mlp_layer_types[i] == "hash_moe" (tid2eid routing)
 };
 
+// Values that only one family's builder reads, declared in a header of that family's own
+// (engine/arch/<group>/<family>_fields.h: `struct XFields : FamilyFields {...}`), so that adding a family does not
+// touch this header, which some 180 translation units include. The importer sets TransformerSpec::family_fields;
+// the builder reads it with family_fields<XFields>(spec) (engine/arch/family_fields.h), an InputError naming the
+// model_type when it is absent or another family's.
+struct FamilyFields {
+  virtual ~FamilyFields() = default;
+};
+
 // Decoder-only causal LMs and BERT-style encoders from Hugging Face transformers.
 struct TransformerSpec {
   // gpt2: learned positions, Conv1D; llama: every rotary decoder-only causal LM (the builder is chosen by
@@ -32,6 +41,7 @@ struct TransformerSpec {
   enum class Family : uint8_t { gpt2, llama, bert, t5 };
   Family family = Family::llama;
   std::string model_type;  // as in config.json: gpt2, llama, mistral, qwen2, mixtral, bert
+  std::shared_ptr<const FamilyFields> family_fields;  // see FamilyFields; null for families without such values
 
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
