@@ -125,6 +125,28 @@ nlohmann::json op_breakdown_json(const std::vector<std::string>& files) {
           {"rows", out}};
 }
 
+namespace {
+// An object's members one per line and an array member's items one per line, each item compact: the timeline
+// rows are mostly numbers, and an indented dump spends over half its bytes on whitespace (9.4 MB against 4.1).
+std::string dump_item_per_line(const nlohmann::json& obj) {
+  std::string out = "{";
+  bool first = true;
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += nlohmann::json(it.key()).dump() + ": ";
+    if (!it.value().is_array()) {
+      out += it.value().dump();
+      continue;
+    }
+    out += "[";
+    for (size_t i = 0; i < it.value().size(); ++i) out += (i ? ",\n " : "\n ") + it.value()[i].dump();
+    out += "\n]";
+  }
+  return out + "\n}\n";
+}
+}  // namespace
+
 nlohmann::json rows_to_json(const std::vector<TimeRow>& rows, const std::vector<ClassAnchor>& anchors) {
   nlohmann::json cols = nlohmann::json::array();
   for (auto n : timing::kColNames) cols.push_back(std::string(n));
@@ -361,7 +383,7 @@ void run_time_fit(const std::vector<std::string>& files, const std::string& out_
     if (!o) throw InputError("--fit-out", out_dir, "cannot be written");
     o << text;
   };
-  write("time-fit-inputs.json", inputs.dump(1) + "\n");
+  write("time-fit-inputs.json", dump_item_per_line(inputs));
   write("time-fit.json", rep.dump(1) + "\n");
   write("h200-time-coefficients.tsv", coefficients_tsv(f.coef, src));
   write("h200-time-bands.tsv", time_bands_tsv(again, f.coef, cv, src));
