@@ -114,6 +114,10 @@ TEST_CASE("longcat_flash: parameter counts derived by hand", "[family][set68]") 
   // 82,016, x 2; MLPs 2 x 3 x 256 x 512 = 786,432; norms 4 x 256 = 1,024. 1,477,312 a layer; x 2 + 2 x 256,000
   // (untied) + 256 = 3,466,880.
   CHECK(memplan::param_count(memplan::testing::model_of_config(kSmall)) == 3'466'880);
+  // router_bias: the classifier's bias [6] a layer, registered though the forward never reads it (+ 12).
+  std::string biased = kSmall;
+  biased.insert(biased.rfind('}'), R"(, "router_bias": true)");
+  CHECK(memplan::param_count(memplan::testing::model_of_config(biased)) == 3'466'892);
   // longcat-flash-chat as 5.17 builds it: 28 x 26,408,677,376 + 2 x 805,306,368 + 6,144 (models/zoo/README.md).
   CHECK(memplan::param_count(memplan::load_zoo_model("longcat-flash-chat")) == 741'053'585'408);
 }

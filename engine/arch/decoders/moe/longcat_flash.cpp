@@ -81,7 +81,12 @@ LcLayer layer_params(GraphBuilder& b, const TransformerSpec& s, const LongcatFla
   d.down = b.param(p + "mlp.experts.down_proj", {E, H, I}, train);
   b.buffer(p + "mlp.router.e_score_correction_bias", {Et}, b.param_dtype());
   d.classifier = b.param(p + "mlp.router.classifier.weight", {Et, H}, train);
-  if (f.router_bias) d.classifier_b = b.param(p + "mlp.router.classifier.bias", {Et}, train);
+  if (f.router_bias) {
+    // The forward reads classifier.weight alone (F.linear(x.float(), classifier.weight.float())): no gradient
+    // reaches the bias, which AdamW then skips.
+    d.classifier_b = b.param(p + "mlp.router.classifier.bias", {Et}, train);
+    b.unreached_param(d.classifier_b);
+  }
   for (int j = 0; j < 2; ++j) d.attn[j] = mla_params(b, s, p + "self_attn." + std::to_string(j) + ".", train);
   for (int j = 0; j < 2; ++j) {
     const std::string m = p + "mlps." + std::to_string(j) + ".";
