@@ -82,7 +82,13 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # with cross-layer top-k sharing), sdpa and eager
             "glm_moe_dsa",
             # family set 65 (2026-12-06, thirty-fifth session): SolarOpenForCausalLM (LlamaAttention + Glm4MoeMoE)
-            "solar_open")
+            "solar_open",
+            # family set 67 (2026-12-06, thirty-sixth session): MiniCPM3ForCausalLM (MLA + MiniCPM's scalings),
+            # sdpa and eager
+            "minicpm3",
+            # family set 68 (2026-12-06, thirty-sixth session): LongcatFlashForCausalLM (two MLA sublayers, dense
+            # MLPs and a shortcut MoE with identity experts, its experts' Python loop), sdpa and eager
+            "longcat_flash")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

@@ -234,6 +234,10 @@ TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, 
 // every change rebuilds the engine (family sets 60 / 61, written on a 2-core machine shared by five builds).
 void build_cohere2_moe(GraphBuilder& b, const TransformerSpec& s);
 void build_ministral(GraphBuilder& b, const TransformerSpec& s);
+// MiniCPM3ForCausalLM (engine/arch/decoders/dense/minicpm3.cpp), family set 67.
+void build_minicpm3(GraphBuilder& b, const TransformerSpec& s);
+// LongcatFlashForCausalLM (engine/arch/decoders/moe/longcat_flash.cpp), family set 68.
+void build_longcat_flash(GraphBuilder& b, const TransformerSpec& s);
 
 namespace {
 // model_type -> builder; the first row of a builder names its family (model_family).
@@ -330,6 +334,8 @@ const struct {
     {"deepseek_v4", build_deepseek_v4},  // declared in deepseek_parts.h
     {"glm_moe_dsa", build_glm_moe_dsa},
     {"solar_open", build_solar_open},
+    {"minicpm3", build_minicpm3},
+    {"longcat_flash", build_longcat_flash},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},

@@ -241,15 +241,11 @@ DeepseekLayer deepseek_layer_params(GraphBuilder& b, const TransformerSpec& s, i
 
 namespace {
 
-// Rotary tables: v2 returns freqs_cis (complex64 [P, S, rope/2], carried as fp32 [P, 1, S, rope]: same bytes);
-// v3 returns cos / sin [P, 1, S, rope] in the hidden dtype (LlamaRotaryEmbedding's locals, llama_parts.h).
-struct Rotary {
-  TensorId freqs_cis = kNoTensor, cos = kNoTensor, sin = kNoTensor;
-  TensorId position_ids = kNoTensor;  // bound for MlaVariant::llama4_query_scale only
-  int64_t rows = 1;                   // P: position_ids' rows
-};
+using Rotary = MlaRotary;
 
-Rotary rotary(GraphBuilder& b, const TransformerSpec& s, int64_t P, int64_t S, DType hidden_dt) {
+}  // namespace
+
+MlaRotary mla_rotary(GraphBuilder& b, const TransformerSpec& s, int64_t P, int64_t S, DType hidden_dt) {
   Rotary r;
   const int64_t rd = s.qk_rope_head_dim;
   if (s.model_type != "deepseek_v2") {  // v3, mistral4: LlamaRotaryEmbedding's forward over rope dims
@@ -272,6 +268,8 @@ Rotary rotary(GraphBuilder& b, const TransformerSpec& s, int64_t P, int64_t S, D
   for (TensorId t : {positions, freqs, ones, polar}) b.drop(t);
   return r;
 }
+
+namespace {
 
 // One of q_pe / k_pe through the rotary embedding.
 // v2 apply_rotary_emb: x.float() (a copy unless fp32), viewed complex, times freqs_cis (a complex product: fp32
@@ -451,8 +449,10 @@ TensorId llama4_attn_scale(GraphBuilder& b, TensorId position_ids, int64_t P, in
   return b.to(b.view(x, {P, 1, S, 1}), dt);
 }
 
+}  // namespace
+
 TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaVariant& v, const DeepseekMla& w,
-                       const Rotary& rot, TensorId x, TensorId mask, TensorId& weights) {
+                       const MlaRotary& rot, TensorId x, TensorId mask, TensorId& weights) {
   const auto& cfg = b.config();
   const bool inf = !b.training();
   const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
@@ -475,12 +475,21 @@ TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaVaria
   const TensorId q = b.view_copying_grad(qlin, {B, nh, S, qk});
   b.hold(q);  // `q` is bound until forward returns
   const auto qparts = b.split(q, 2, {B, nh, S, nope});
-  const TensorId q_nope = qparts[0];
-  const TensorId q_pe = b.view(qparts[1], {B, nh, S, rd});
+  TensorId q_nope = qparts[0];
+  TensorId q_pe = b.view(qparts[1], {B, nh, S, rd});
   const TensorId ckv = b.linear(x, w.kv_a, w.kv_a_b);
   b.hold(ckv);  // compressed_kv
   const auto kparts = b.split(ckv, 2, {B, S, kvr});
-  TensorId latent = b.view(ds_rms_norm(b, kparts[0], w.kv_a_norm), {B, 1, S, kvr});
+  TensorId latent_n = ds_rms_norm(b, kparts[0], w.kv_a_norm);
+  if (v.lora_scales) {
+    // q_pass = q_pass * s_q (bound until forward returns), q_rot = q_rot * s_q (rebound by the rotary's output),
+    // k_pass = k_pass * s_kv (the norm's output dies): fresh contiguous tensors, nothing saved (Python floats).
+    q_nope = b.scalar_op("mul_scalar", q_nope, false);
+    b.hold(q_nope);
+    q_pe = b.scalar_op("mul_scalar", q_pe, false);
+    latent_n = b.scalar_op("mul_scalar", latent_n, false);
+  }
+  TensorId latent = b.view(latent_n, {B, 1, S, kvr});
   TensorId k_pe = b.view(kparts[1], {B, 1, S, rd});
   b.hold(latent);
   b.hold(q_pe);
@@ -525,10 +534,9 @@ TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaVaria
   TensorId ctx = mla_attention_core(b, s, query, key, value, mask, weights);
   TensorId out = b.linear(b.view(ctx, {B, S, nh * vd}), w.o, w.o_b);
   for (TensorId t : {q, ckv, latent, q_rot, k_rot, query, value, key}) b.drop(t);
+  if (v.lora_scales) b.drop(q_nope);
   return out;
 }
-
-}  // namespace
 
 DeepseekRoute deepseek_route_bound(GraphBuilder& b, const TransformerSpec& s, TensorId flat, TensorId router_w) {
   DeepseekRoute r = deepseek_route(b, s, flat, router_w);
@@ -587,7 +595,7 @@ void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVaria
     mask = inference_mask(b, 0, b.dtype(h));
   }
   if (mask != kNoTensor) b.hold(mask);
-  Rotary rot = rotary(b, s, P, S, b.dtype(h));
+  Rotary rot = mla_rotary(b, s, P, S, b.dtype(h));
   rot.position_ids = position_ids;
   rot.rows = P;
   b.hold(inputs_embeds);

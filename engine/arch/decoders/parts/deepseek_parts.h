@@ -100,10 +100,33 @@ struct MlaVariant {
   // Under autocast the q cat promotes (q_rot fp32, q_pass 16-bit) and its backward casts q_pass's gradient part
   // back to 16 bits (a fresh buffer).
   bool cast_q_cat_grads = false;
+  // LongcatFlashMLA: q_pass and q_rot times mla_scale_q_lora and the normed latent times mla_scale_kv_lora (Python
+  // floats) after the latent's norm, before the rotary: three fresh tensors; the scaled q_pass stays bound until
+  // the attention returns.
+  bool lora_scales = false;
   // The router over flat [T, H]: logits, weights and indices returned bound until the MoE returns.
   DeepseekRoute (*route)(GraphBuilder&, const TransformerSpec&, TensorId flat, TensorId router_w) =
       deepseek_route_bound;
 };
+
+// The rotary tables build_mla_decoder makes once per forward: deepseek_v2 returns freqs_cis (complex64
+// [P, S, rope/2], carried as fp32 [P, 1, S, rope]: same bytes); every other MLA model LlamaRotaryEmbedding's cos /
+// sin [P, 1, S, rope] in the hidden dtype (llama_parts.h rotary_cos_sin over qk_rope_head_dim dims). The caller holds
+// them until the model's forward returns.
+struct MlaRotary {
+  TensorId freqs_cis = kNoTensor, cos = kNoTensor, sin = kNoTensor;
+  TensorId position_ids = kNoTensor;  // bound for MlaVariant::llama4_query_scale only
+  int64_t rows = 1;                   // P: position_ids' rows
+};
+MlaRotary mla_rotary(GraphBuilder& b, const TransformerSpec& s, int64_t P, int64_t S, DType hidden_dt);
+
+// DeepseekV3Attention.forward (and the copies MiniCPM3Attention, LongcatFlashMLA write) on the input norm's output
+// x: the q path, the compressed kv and its norm, rope (s.rope_interleave picks the interleaved form), the cache
+// update in inference, the q cat, expand_kv's key / value, the attention (SDPA or eager: `weights` receives eager's
+// probabilities, held, kNoTensor under SDPA; the caller drops them when its layer returns), o_proj. Returns
+// o_proj's output; every local is released.
+TensorId mla_attention(GraphBuilder& b, const TransformerSpec& s, const MlaVariant& v, const DeepseekMla& w,
+                       const MlaRotary& rot, TensorId x, TensorId mask, TensorId& weights);
 
 // The MLA causal LM (embeddings, MLA layers with dense / MoE MLPs, norm, head) with `v`'s variations.
 void build_mla_decoder(GraphBuilder& b, const TransformerSpec& s, const MlaVariant& v);
