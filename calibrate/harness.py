@@ -88,7 +88,11 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "minicpm3",
             # family set 68 (2026-12-06, thirty-sixth session): LongcatFlashForCausalLM (two MLA sublayers, dense
             # MLPs and a shortcut MoE with identity experts, its experts' Python loop), sdpa and eager
-            "longcat_flash")
+            "longcat_flash",
+            # family sets 73 .. 75 (2026-12-06, thirty-sixth session): CwmForCausalLM (Code World Model: Llama's
+            # layers, both masks always), Jais2ForCausalLM (LayerNorm + relu2 MLP, biases) and HyperCLOVAXForCausalLM
+            # (Granite's muP multipliers + peri-LN); sdpa and eager rows
+            "cwm", "jais2", "hyperclovax")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

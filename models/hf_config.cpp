@@ -311,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open", "minicpm3", "longcat_flash"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open", "minicpm3", "longcat_flash", "cwm", "jais2", "hyperclovax"};
   return kTypes;
 }
 
@@ -321,6 +321,10 @@ TransformerSpec import_cohere2_moe(const ConfigReader& r);  // models/hf/import_
 TransformerSpec import_ministral(const ConfigReader& r);    // models/hf/import_ministral.cpp (MinistralForCausalLM)
 TransformerSpec import_minicpm3(const ConfigReader& r);     // models/hf/import_minicpm3.cpp (MiniCPM3ForCausalLM)
 TransformerSpec import_longcat_flash(const ConfigReader& r);  // models/hf/import_longcat_flash.cpp (LongcatFlashForCausalLM)
+// Family sets 73 .. 75 (thirty-sixth session), declared here for the same reason.
+TransformerSpec import_cwm(const ConfigReader& r);          // models/hf/import_cwm.cpp (CwmForCausalLM)
+TransformerSpec import_jais2(const ConfigReader& r);        // models/hf/import_jais2.cpp (Jais2ForCausalLM)
+TransformerSpec import_hyperclovax(const ConfigReader& r);  // models/hf/import_hyperclovax.cpp (HyperCLOVAXForCausalLM)
 }  // namespace hf
 
 namespace hf {
@@ -396,6 +400,12 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_cohere2_moe(r);
   else if (type == "ministral")  // Qwen2-based, both masks always (engine/arch/decoders/dense/ministral.cpp)
     s = import_ministral(r);
+  else if (type == "cwm")  // Llama's layers, both masks always (engine/arch/decoders/dense/cwm.cpp)
+    s = import_cwm(r);
+  else if (type == "jais2")  // Llama's layers with nn.LayerNorm and a relu2 MLP (engine/arch/decoders/dense/jais2.cpp)
+    s = import_jais2(r);
+  else if (type == "hyperclovax")  // Granite's multipliers + peri-LN (engine/arch/decoders/dense/hyperclovax.cpp)
+    s = import_hyperclovax(r);
   else if (type == "deepseek_v4")  // mHC streams, shared-KV sliding attention with sinks, hash / top-k MoE
     s = import_deepseek_v4(r);     // (engine/arch/decoders/moe/deepseek_v4.cpp)
   else if (type == "deepseek_v32")  // MLA + the DSA lightning indexer (engine/arch/decoders/moe/deepseek_v32.cpp)

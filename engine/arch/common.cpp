@@ -238,6 +238,11 @@ void build_ministral(GraphBuilder& b, const TransformerSpec& s);
 void build_minicpm3(GraphBuilder& b, const TransformerSpec& s);
 // LongcatFlashForCausalLM (engine/arch/decoders/moe/longcat_flash.cpp), family set 68.
 void build_longcat_flash(GraphBuilder& b, const TransformerSpec& s);
+// CwmForCausalLM, Jais2ForCausalLM, HyperCLOVAXForCausalLM (engine/arch/decoders/dense/cwm.cpp, jais2.cpp,
+// hyperclovax.cpp; family sets 73 .. 75), declared here for the same reason.
+void build_cwm(GraphBuilder& b, const TransformerSpec& s);
+void build_jais2(GraphBuilder& b, const TransformerSpec& s);
+void build_hyperclovax(GraphBuilder& b, const TransformerSpec& s);
 
 namespace {
 // model_type -> builder; the first row of a builder names its family (model_family).
@@ -331,6 +336,9 @@ const struct {
     {"deepseek_v32", build_deepseek_v32},
     {"cohere2_moe", build_cohere2_moe},
     {"ministral", build_ministral},
+    {"cwm", build_cwm},
+    {"jais2", build_jais2},
+    {"hyperclovax", build_hyperclovax},
     {"deepseek_v4", build_deepseek_v4},  // declared in deepseek_parts.h
     {"glm_moe_dsa", build_glm_moe_dsa},
     {"solar_open", build_solar_open},
