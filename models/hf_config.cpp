@@ -311,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open", "exaone_moe", "hy_v3"};
   return kTypes;
 }
 
@@ -319,6 +319,8 @@ namespace hf {
 // Declared here rather than in hf_config_reader.h, which every importer includes (family sets 60 / 61).
 TransformerSpec import_cohere2_moe(const ConfigReader& r);  // models/hf/import_cohere2_moe.cpp (Cohere2MoeForCausalLM)
 TransformerSpec import_ministral(const ConfigReader& r);    // models/hf/import_ministral.cpp (MinistralForCausalLM)
+TransformerSpec import_exaone_moe(const ConfigReader& r);   // models/hf/import_exaone_moe.cpp (ExaoneMoeForCausalLM)
+TransformerSpec import_hy_v3(const ConfigReader& r);        // models/hf/import_hy_v3.cpp (HYV3ForCausalLM)
 }  // namespace hf
 
 namespace hf {
@@ -402,6 +404,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_glm_moe_dsa(r);
   else if (type == "solar_open")  // LlamaAttention + Glm4MoeMoE in every layer (engine/arch/decoders/moe/solar_open.cpp)
     s = import_solar_open(r);
+  else if (type == "exaone_moe")  // Exaone4Attention + DeepseekV3MoE, pre-norm (engine/arch/decoders/moe/exaone_moe.cpp)
+    s = import_exaone_moe(r);
+  else if (type == "hy_v3")  // qk-normed heads + sigmoid top-k MoE, fp32 combine (engine/arch/decoders/moe/hy_v3.cpp)
+    s = import_hy_v3(r);
   else if (type == "gpt_oss")
     s = import_gpt_oss(r);
   else if (type == "t5")
@@ -623,7 +629,7 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   // The other decoders whose rotary embedding covers the whole head (the llama family's importer checks its own,
   // nested text_configs included): an odd head_dim is refused naming the key it came from.
   for (const char* t : {"qwen3_moe", "olmo2", "starcoder2", "granite", "smollm3", "olmo", "falcon", "exaone4", "arcee",
-                        "hunyuan_v1_dense", "apertus", "phimoe", "hunyuan_v1_moe", "nanochat"})
+                        "hunyuan_v1_dense", "apertus", "phimoe", "hunyuan_v1_moe", "nanochat", "exaone_moe", "hy_v3"})
     if (type == t) check_rotary_head_dim(r, s);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys
     if (type == t) read_decoder_cls_keys(r, s);

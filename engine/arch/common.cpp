@@ -234,6 +234,10 @@ TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, 
 // every change rebuilds the engine (family sets 60 / 61, written on a 2-core machine shared by five builds).
 void build_cohere2_moe(GraphBuilder& b, const TransformerSpec& s);
 void build_ministral(GraphBuilder& b, const TransformerSpec& s);
+// ExaoneMoeForCausalLM (engine/arch/decoders/moe/exaone_moe.cpp) and HYV3ForCausalLM
+// (engine/arch/decoders/moe/hy_v3.cpp), declared here for the same reason (family sets 72 / 71).
+void build_exaone_moe(GraphBuilder& b, const TransformerSpec& s);
+void build_hy_v3(GraphBuilder& b, const TransformerSpec& s);
 
 namespace {
 // model_type -> builder; the first row of a builder names its family (model_family).
@@ -330,6 +334,8 @@ const struct {
     {"deepseek_v4", build_deepseek_v4},  // declared in deepseek_parts.h
     {"glm_moe_dsa", build_glm_moe_dsa},
     {"solar_open", build_solar_open},
+    {"exaone_moe", build_exaone_moe},
+    {"hy_v3", build_hy_v3},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
