@@ -35,10 +35,15 @@ const char* kSmall = R"({"model_type": "hy_v3", "vocab_size": 1000, "hidden_size
     "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
     "moe_intermediate_size": 64, "num_experts": 4, "num_experts_per_tok": 2, "num_shared_experts": 1})";
 
-std::string with(const std::string& extra) {  // kSmall with more keys
+std::string with(const std::string& extra) {  // kSmall with more keys (none of kSmall's own)
   std::string s = kSmall;
   return s.substr(0, s.size() - 1) + ", " + extra + "}";
 }
+
+// kSmall without shared experts.
+const char* kNoShared = R"({"model_type": "hy_v3", "vocab_size": 1000, "hidden_size": 256, "intermediate_size": 512,
+    "num_hidden_layers": 3, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+    "moe_intermediate_size": 64, "num_experts": 4, "num_experts_per_tok": 2, "num_shared_experts": 0})";
 
 }  // namespace
 
@@ -131,7 +136,7 @@ TEST_CASE("hy_v3: parameter counts, derived by hand", "[family][set71]") {
         1'699'264);
   // num_shared_experts 0: HYV3MLP's `intermediate_size or config.intermediate_size` makes the shared MLP 512 wide:
   // + 2 x (393,216 - 49,152) = 2,383,808.
-  CHECK(memplan::param_count(memplan::testing::model_of_config(with(R"("num_shared_experts": 0)"))) == 2'383'808);
+  CHECK(memplan::param_count(memplan::testing::model_of_config(kNoShared)) == 2'383'808);
   // hy-v3-defaults: 80 x (75,497,472 attention (q 4096 x 8192, k / v 4096 x 1024, o 8192 x 4096) + 256 qk norms +
   // 8,192 norms) + 163,577,856 (layer 0's MLP, 3 x 4096 x 13312) + 79 x 3,643,539,456 (router 192 x 4096, experts
   // 192 x 3 x 4096 x 1536, shared 3 x 4096 x 1536) + 2 x 120832 x 4096 + 4,096 = 295,033,528,320 (the model card's
