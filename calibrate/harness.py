@@ -92,7 +92,10 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # family sets 73 .. 75 (2026-12-06, thirty-sixth session): CwmForCausalLM (Code World Model: Llama's
             # layers, both masks always), Jais2ForCausalLM (LayerNorm + relu2 MLP, biases) and HyperCLOVAXForCausalLM
             # (Granite's muP multipliers + peri-LN); sdpa and eager rows
-            "cwm", "jais2", "hyperclovax")
+            "cwm", "jais2", "hyperclovax",
+            # family sets 72 / 71 (2026-12-06, thirty-sixth session): ExaoneMoeForCausalLM (K-EXAONE: Exaone4
+            # attention + DeepseekV3MoE) and HYV3ForCausalLM (Hy3: qk-normed heads + sigmoid top-k MoE), sdpa and eager
+            "exaone_moe", "hy_v3")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

@@ -311,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open", "minicpm3", "longcat_flash", "cwm", "jais2", "hyperclovax"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open", "minicpm3", "longcat_flash", "cwm", "jais2", "hyperclovax", "exaone_moe", "hy_v3"};
   return kTypes;
 }
 
@@ -325,6 +325,8 @@ TransformerSpec import_longcat_flash(const ConfigReader& r);  // models/hf/impor
 TransformerSpec import_cwm(const ConfigReader& r);          // models/hf/import_cwm.cpp (CwmForCausalLM)
 TransformerSpec import_jais2(const ConfigReader& r);        // models/hf/import_jais2.cpp (Jais2ForCausalLM)
 TransformerSpec import_hyperclovax(const ConfigReader& r);  // models/hf/import_hyperclovax.cpp (HyperCLOVAXForCausalLM)
+TransformerSpec import_exaone_moe(const ConfigReader& r);   // models/hf/import_exaone_moe.cpp (ExaoneMoeForCausalLM)
+TransformerSpec import_hy_v3(const ConfigReader& r);        // models/hf/import_hy_v3.cpp (HYV3ForCausalLM)
 }  // namespace hf
 
 namespace hf {
@@ -418,6 +420,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_minicpm3(r);
   else if (type == "longcat_flash")  // two MLA sublayers + a shortcut MoE with identity experts (engine/arch/decoders/moe/longcat_flash.cpp)
     s = import_longcat_flash(r);
+  else if (type == "exaone_moe")  // Exaone4Attention + DeepseekV3MoE, pre-norm (engine/arch/decoders/moe/exaone_moe.cpp)
+    s = import_exaone_moe(r);
+  else if (type == "hy_v3")  // qk-normed heads + sigmoid top-k MoE, fp32 combine (engine/arch/decoders/moe/hy_v3.cpp)
+    s = import_hy_v3(r);
   else if (type == "gpt_oss")
     s = import_gpt_oss(r);
   else if (type == "t5")
@@ -639,7 +645,7 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
   // The other decoders whose rotary embedding covers the whole head (the llama family's importer checks its own,
   // nested text_configs included): an odd head_dim is refused naming the key it came from.
   for (const char* t : {"qwen3_moe", "olmo2", "starcoder2", "granite", "smollm3", "olmo", "falcon", "exaone4", "arcee",
-                        "hunyuan_v1_dense", "apertus", "phimoe", "hunyuan_v1_moe", "nanochat"})
+                        "hunyuan_v1_dense", "apertus", "phimoe", "hunyuan_v1_moe", "nanochat", "exaone_moe", "hy_v3"})
     if (type == t) check_rotary_head_dim(r, s);
   for (const char* t : {"llama", "mistral", "qwen2", "qwen3", "gpt2"})  // their classification heads' keys
     if (type == t) read_decoder_cls_keys(r, s);

@@ -243,6 +243,10 @@ void build_longcat_flash(GraphBuilder& b, const TransformerSpec& s);
 void build_cwm(GraphBuilder& b, const TransformerSpec& s);
 void build_jais2(GraphBuilder& b, const TransformerSpec& s);
 void build_hyperclovax(GraphBuilder& b, const TransformerSpec& s);
+// ExaoneMoeForCausalLM (engine/arch/decoders/moe/exaone_moe.cpp) and HYV3ForCausalLM
+// (engine/arch/decoders/moe/hy_v3.cpp), declared here for the same reason (family sets 72 / 71).
+void build_exaone_moe(GraphBuilder& b, const TransformerSpec& s);
+void build_hy_v3(GraphBuilder& b, const TransformerSpec& s);
 
 namespace {
 // model_type -> builder; the first row of a builder names its family (model_family).
@@ -344,6 +348,8 @@ const struct {
     {"solar_open", build_solar_open},
     {"minicpm3", build_minicpm3},
     {"longcat_flash", build_longcat_flash},
+    {"exaone_moe", build_exaone_moe},
+    {"hy_v3", build_hy_v3},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},

@@ -5,12 +5,13 @@
 //   DecoderLayer (post-norm, no input_layernorm):
 //     h = residual + post_attention_layernorm(self_attn(h)); h = residual + post_feedforward_layernorm(mlp(h))
 //     (each block's output stays bound to hidden_states until its norm returns).
-//   Exaone4Attention: q = q_proj(x).view(B, S, H, D).transpose(1, 2), bound to query_states until
-//   `query_states = self.q_norm(query_states)` rebinds it (an RMSNorm over head_dim on the transposed view),
-//   k likewise with k_norm, v as in Llama. The rotary embedding runs only when config.sliding_window is None or
-//   the layer is a sliding one: with a window set (default 4096) the global (full_attention) layers take no
-//   positional rotation at all. The attention from the cache update on is Llama's (llama_parts.h
-//   attention_core); sliding layers use the sliding mask and a DynamicSlidingWindowLayer in the cache.
+//   Exaone4Attention (parts/exaone_parts.h qk_normed_head_attention): q = q_proj(x).view(B, S, H, D)
+//   .transpose(1, 2), bound to query_states until `query_states = self.q_norm(query_states)` rebinds it (an
+//   RMSNorm over head_dim on the transposed view), k likewise with k_norm, v as in Llama. The rotary embedding
+//   runs only when config.sliding_window is None or the layer is a sliding one: with a window set (default 4096)
+//   the global (full_attention) layers take no positional rotation at all. The attention from the cache update on
+//   is Llama's (llama_parts.h attention_core); sliding layers use the sliding mask and a DynamicSlidingWindowLayer
+//   in the cache.
 //   Exaone4RMSNorm is LlamaRMSNorm (weight * x.to(input dtype)).
 //   Layer types: config.layer_types, else sliding unless (i + 1) % sliding_window_pattern == 0 (importer).
 #include "engine/arch/builders.h"
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "engine/arch/decoders/parts/exaone_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
 #include "engine/errors.h"
 
@@ -43,47 +45,6 @@ Exaone4Layer layer_params(GraphBuilder& b, const TransformerSpec& s, const std::
   w.post_attn_norm = b.param(p + "post_attention_layernorm.weight", {H}, train);
   w.post_ffn_norm = b.param(p + "post_feedforward_layernorm.weight", {H}, train);
   return w;
-}
-
-// Exaone4Attention.forward. `rotary`: whether this layer applies the rotary embedding. `weights`: eager
-// attention's probabilities, held (see attention_core).
-TensorId attention(GraphBuilder& b, const TransformerSpec& s, const Exaone4Layer& w, TensorId x, TensorId cos,
-                   TensorId sin, TensorId mask, int64_t window, bool rotary, TensorId& weights) {
-  const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, nh = s.num_heads,
-                nkv = s.num_kv_heads, hd = s.head_dim;
-  // The head view of a projection gets its gradient back through the norm's elementwise backward, in the layout
-  // the attention hands to the norm output: contiguous [B, H, S, D] from the rotary backward or from a bmm /
-  // masked kernel (copied back by the view, as Llama's), q's own layout from the fused unmasked SDPA kernel.
-  const bool grad_in_layout = cfg.attn == AttnImpl::sdpa && mask == kNoTensor;
-  // The three projections run first (query / key / value_states bound to their head views), then
-  // `query_states = self.q_norm(query_states)` and the same for k (whole-run stream: k_proj and v_proj are
-  // allocated before the q norm's fp32 temporaries).
-  auto head_view = [&](TensorId wt, int64_t heads, bool layout_kept) {
-    TensorId proj = b.linear(x, wt);
-    return layout_kept ? b.view(proj, {B, heads, S, hd}) : b.view_copying_grad(proj, {B, heads, S, hd});
-  };
-  const bool qk_layout_kept = grad_in_layout && !rotary;
-  TensorId qv = head_view(w.q, nh, qk_layout_kept);
-  b.hold(qv);
-  TensorId kv = head_view(w.k, nkv, qk_layout_kept);
-  b.hold(kv);
-  TensorId v = head_view(w.v, nkv, grad_in_layout);
-  const TensorId v_proj = v;
-  b.hold(v_proj);  // value_states stays bound until the attention module returns (or the cache rebinds it)
-  TensorId q = rms_norm(b, qv, w.q_norm, false);
-  b.hold(q);  // query_states until rebound (by the rotary embedding) or the module returns
-  b.drop(qv);
-  TensorId k = rms_norm(b, kv, w.k_norm, false);
-  b.hold(k);
-  b.drop(kv);
-  TensorId qe = q, ke = k;
-  if (rotary) {
-    std::tie(qe, ke) = rope_qk(b, q, k, cos, sin);
-  }
-  TensorId out = attention_o_proj(b, s, qe, ke, v, v_proj, mask, window, w.o, kNoTensor, weights);
-  return out;
 }
 
 }  // namespace
@@ -118,8 +79,8 @@ void build_exaone4(GraphBuilder& b, const TransformerSpec& s) {
     const bool sliding = layer_is_sliding(s, i);
     const bool rotary = s.sliding_window <= 0 || sliding;  // `if self.sliding_window is None or self.is_sliding`
     TensorId attn_weights = kNoTensor;
-    TensorId a = attention(b, s, w, h, cos, sin, sliding ? sliding_mask : mask, sliding ? s.sliding_window : 0,
-                           rotary, attn_weights);
+    TensorId a = qk_normed_head_attention(b, s, w, h, cos, sin, sliding ? sliding_mask : mask,
+                                          sliding ? s.sliding_window : 0, rotary, attn_weights);
     a = rms_norm(b, a, w.post_attn_norm, true);
     TensorId h1 = b.add(h, a);
     b.hold(h1);  // residual of the MLP half
