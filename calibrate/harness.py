@@ -82,7 +82,11 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             # with cross-layer top-k sharing), sdpa and eager
             "glm_moe_dsa",
             # family set 65 (2026-12-06, thirty-fifth session): SolarOpenForCausalLM (LlamaAttention + Glm4MoeMoE)
-            "solar_open")
+            "solar_open",
+            # family set 69 (2026-12-06, thirty-sixth session): MiMoV2FlashForCausalLM (full / sliding layers, sinks on
+            # the sliding ones, DeepSeek-V3's router without shared experts), eager only (attn_implementation "eager"
+            # in every row: _supports_sdpa is False, from_config refuses "sdpa")
+            "mimo_v2_flash")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

@@ -234,6 +234,8 @@ TensorId inference_head(GraphBuilder& b, TensorId hidden, TensorId head_weight, 
 // every change rebuilds the engine (family sets 60 / 61, written on a 2-core machine shared by five builds).
 void build_cohere2_moe(GraphBuilder& b, const TransformerSpec& s);
 void build_ministral(GraphBuilder& b, const TransformerSpec& s);
+// MiMoV2FlashForCausalLM (engine/arch/decoders/moe/mimo_v2_flash.cpp; family set 69), declared here for the same reason.
+void build_mimo_v2_flash(GraphBuilder& b, const TransformerSpec& s);
 
 namespace {
 // model_type -> builder; the first row of a builder names its family (model_family).
@@ -330,6 +332,7 @@ const struct {
     {"deepseek_v4", build_deepseek_v4},  // declared in deepseek_parts.h
     {"glm_moe_dsa", build_glm_moe_dsa},
     {"solar_open", build_solar_open},
+    {"mimo_v2_flash", build_mimo_v2_flash},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
@@ -387,7 +390,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "codegen", "bloom", "mpt", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
                               "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2", "deepseek_v4", "granite_swa",
-                              "granitemoe_swa"})
+                              "granitemoe_swa", "mimo_v2_flash"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
