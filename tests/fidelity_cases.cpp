@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <nlohmann/json.hpp>
+#include "data_dir.h"
 
 namespace memplan::testing {
 

@@ -17,6 +17,7 @@
 #include "engine/alloc/device_va.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
+#include "data_dir.h"
 
 using namespace memplan;
 

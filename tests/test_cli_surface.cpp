@@ -23,6 +23,7 @@
 #include "models/load_model.h"
 #include "models/validation_case.h"
 #include "models/zoo.h"
+#include "data_dir.h"
 
 using memplan::cli::CliOutput;
 using memplan::cli::run_cli_captured;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/run_binary.h"
+#include "data_dir.h"
 
 namespace {
 

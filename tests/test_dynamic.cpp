@@ -9,6 +9,7 @@
 
 #include "engine/dynamic_shapes.h"
 #include "models/zoo.h"
+#include "data_dir.h"
 
 using namespace memplan;
 

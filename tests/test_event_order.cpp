@@ -13,6 +13,7 @@
 
 #include "engine/estimate.h"
 #include "fidelity_cases.h"
+#include "data_dir.h"
 
 namespace memplan {
 namespace {

@@ -12,6 +12,7 @@
 #include "cli/run_cli.h"
 #include "engine/time/case_time.h"
 #include "models/validation_case.h"
+#include "data_dir.h"
 
 using memplan::cli::CliOutput;
 using memplan::cli::run_cli_captured;

@@ -16,6 +16,7 @@
 #include "models/hf_config.h"
 #include "models/json_input.h"
 #include "models/zoo.h"
+#include "data_dir.h"
 
 using namespace memplan;
 

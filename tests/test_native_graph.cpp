@@ -15,6 +15,7 @@
 #include "models/load_model.h"
 #include "models/native_graph.h"
 #include "models/zoo.h"
+#include "data_dir.h"
 
 using namespace memplan;
 using K = NativeOpKind;

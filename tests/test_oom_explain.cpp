@@ -15,6 +15,7 @@
 
 #include "engine/errors.h"
 #include "engine/oom_explain.h"
+#include "data_dir.h"
 
 using namespace memplan;
 

@@ -12,6 +12,7 @@
 #include "engine/errors.h"
 #include "engine/time/time_band.h"
 #include "run_cli.h"
+#include "data_dir.h"
 
 using namespace memplan;
 using namespace memplan::timing;

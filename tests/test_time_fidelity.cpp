@@ -17,6 +17,7 @@
 #include "fidelity_cases.h"
 #include "engine/time/case_time.h"
 #include "models/validation_case.h"
+#include "data_dir.h"
 
 namespace {
 nlohmann::json read_json(const std::string& path) {

@@ -20,6 +20,7 @@
 #include "fidelity_cases.h"
 #include "engine/time/kernel_tables.h"
 #include "engine/time/step_time.h"
+#include "data_dir.h"
 
 namespace {
 // Rows outside the set's per-row bar (15 %, the hidden-case bar), each with its bound (the blind error rounded up,

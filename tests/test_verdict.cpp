@@ -22,6 +22,7 @@
 #include "engine/errors.h"
 #include "engine/verdict.h"
 #include "models/validation_case.h"
+#include "data_dir.h"
 
 using memplan::cli::CliOutput;
 using memplan::cli::run_cli_captured;

@@ -17,6 +17,7 @@
 
 #include "cli/run_cli.h"
 #include "family_test_helpers.h"
+#include "data_dir.h"
 
 TEST_CASE("family set 28, held out: LoRA on Phi-3, Gemma 3, GPT-NeoX, OLMo-2, mT5, ViT, gpt-oss, DeepSeek-V3",
           "[family][set28][holdout][lora]") {

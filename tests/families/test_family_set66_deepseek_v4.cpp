@@ -16,6 +16,7 @@
 #include "models/hf_config.h"
 #include "models/param_count.h"
 #include "models/load_model.h"
+#include "data_dir.h"
 
 using memplan::ModelSpec;
 using memplan::RunConfig;
