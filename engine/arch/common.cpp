@@ -236,6 +236,8 @@ void build_cohere2_moe(GraphBuilder& b, const TransformerSpec& s);
 void build_ministral(GraphBuilder& b, const TransformerSpec& s);
 // MiMoV2FlashForCausalLM (engine/arch/decoders/moe/mimo_v2_flash.cpp; family set 69), declared here for the same reason.
 void build_mimo_v2_flash(GraphBuilder& b, const TransformerSpec& s);
+// LagunaForCausalLM (engine/arch/decoders/moe/laguna.cpp; family set 70), likewise.
+void build_laguna(GraphBuilder& b, const TransformerSpec& s);
 
 namespace {
 // model_type -> builder; the first row of a builder names its family (model_family).
@@ -333,6 +335,7 @@ const struct {
     {"glm_moe_dsa", build_glm_moe_dsa},
     {"solar_open", build_solar_open},
     {"mimo_v2_flash", build_mimo_v2_flash},
+    {"laguna", build_laguna},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
