@@ -104,7 +104,7 @@ TEST_CASE("laguna: refusals name the field", "[family][set70]") {
       {R"({"model_type": "laguna", "output_router_logits": true})", "config.output_router_logits:"},
       {R"({"model_type": "laguna", "rope_parameters": {"rope_type": "default"}})",
        "config.rope_parameters.full_attention:"},
-      {R"({"model_type": "laguna", "rope_parameters": {"full_attention": {"partial_rotary_factor": 0.3}}})",
+      {R"({"model_type": "laguna", "rope_parameters": {"full_attention": {"partial_rotary_factor": 0.29}}})",
        "config.rope_parameters.full_attention.partial_rotary_factor:"},
       {R"({"model_type": "laguna", "head_dim": null})", "config.head_dim:"},
       {R"({"model_type": "laguna", "hidden_act": "gelu"})", "config.hidden_act:"},

@@ -31,6 +31,7 @@
 // post_attention_layernorm; model.norm; the rotary buffers; lm_head.
 #include "engine/arch/builders.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -241,9 +242,13 @@ void check_spec(const GraphBuilder& b, const TransformerSpec& s, const LagunaFie
                      "laguna's sparse layers need experts, num_experts_per_tok <= num_experts and the expert widths");
   if (s.hidden_act != "silu" && s.hidden_act != "swish")
     throw InputError("model.hidden_act", s.hidden_act, "laguna is modelled with silu");
-  for (int64_t rot : {f.full_rotary_dim, f.sliding_rotary_dim})
-    if (rot <= 0 || rot % 2 != 0 || rot > s.head_dim)
+  // The rotary width of each layer type present (an absent type's stays the fields' default, unread).
+  const bool any_full = std::count(s.sliding_layers.begin(), s.sliding_layers.end(), uint8_t{0}) > 0;
+  for (const bool sliding : {false, true}) {
+    const int64_t rot = sliding ? f.sliding_rotary_dim : f.full_rotary_dim;
+    if ((sliding ? any_sliding : any_full) && (rot <= 0 || rot % 2 != 0 || rot > s.head_dim))
       throw InputError("model.rotary_dim", std::to_string(rot), "must be a positive even number up to head_dim");
+  }
   (void)b;
 }
 
