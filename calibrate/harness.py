@@ -95,7 +95,14 @@ HF_TYPES = ("gpt2", "llama", "mistral", "qwen2", "mixtral", "bert", "gemma2", "q
             "cwm", "jais2", "hyperclovax",
             # family sets 72 / 71 (2026-12-06, thirty-sixth session): ExaoneMoeForCausalLM (K-EXAONE: Exaone4
             # attention + DeepseekV3MoE) and HYV3ForCausalLM (Hy3: qk-normed heads + sigmoid top-k MoE), sdpa and eager
-            "exaone_moe", "hy_v3")
+            "exaone_moe", "hy_v3",
+            # family set 69 (2026-12-06, thirty-sixth session): MiMoV2FlashForCausalLM (full / sliding layers, sinks on
+            # the sliding ones, DeepSeek-V3's router without shared experts), eager only (attn_implementation "eager"
+            # in every row: _supports_sdpa is False, from_config refuses "sdpa")
+            "mimo_v2_flash",
+            # family set 70 (2026-12-06, thirty-sixth session): LagunaForCausalLM (per-layer heads, softplus output
+            # gates, sigmoid router with a shared expert), sdpa and eager
+            "laguna")
 MASKED_LM_TYPES = ("bert", "roberta", "xlm-roberta", "distilbert", "modernbert", "deberta-v2", "camembert",
                    "electra", "albert", "mpnet", "esm", "ernie", "xlm-roberta-xl", "data2vec-text")
 SEQ2SEQ_TYPES = ("t5", "bart", "mbart", "marian", "pegasus", "m2m_100", "mt5",

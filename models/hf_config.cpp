@@ -311,7 +311,7 @@ const std::vector<std::string>& supported_hf_model_types() {
       "dots1", "dbrx", "jetmoe", "wav2vec2", "hubert", "wavlm", "mamba", "mamba2", "qwen3_vl", "qwen3_vl_moe",
       "clip", "siglip", "siglip2", "idefics3", "smolvlm", "granitemoehybrid", "bamba", "falcon_mamba",
       "falcon_h1", "nemotron_h", "convnext", "convnextv2", "swin", "llava", "paligemma", "jamba", "esm", "resnet", "dinov3_vit", "beit",
-      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open", "minicpm3", "longcat_flash", "cwm", "jais2", "hyperclovax", "exaone_moe", "hy_v3"};
+      "data2vec-vision", "segformer", "llava_next", "mllama", "mllama_text_model", "internvl", "gemma3n_text", "llava_onevision", "ernie", "biogpt", "xlm-roberta-xl", "data2vec-text", "mpt", "codegen", "swinv2", "qwen2_audio", "glm4_moe_lite", "afmoe", "nanochat", "vaultgemma", "deepseek_v32", "t5gemma", "cohere2_moe", "ministral", "deepseek_v4", "granite_swa", "granitemoe_swa", "glm_moe_dsa", "solar_open", "minicpm3", "longcat_flash", "cwm", "jais2", "hyperclovax", "exaone_moe", "hy_v3", "mimo_v2_flash", "laguna"};
   return kTypes;
 }
 
@@ -327,6 +327,10 @@ TransformerSpec import_jais2(const ConfigReader& r);        // models/hf/import_
 TransformerSpec import_hyperclovax(const ConfigReader& r);  // models/hf/import_hyperclovax.cpp (HyperCLOVAXForCausalLM)
 TransformerSpec import_exaone_moe(const ConfigReader& r);   // models/hf/import_exaone_moe.cpp (ExaoneMoeForCausalLM)
 TransformerSpec import_hy_v3(const ConfigReader& r);        // models/hf/import_hy_v3.cpp (HYV3ForCausalLM)
+// models/hf/import_mimo_v2_flash.cpp (MiMoV2FlashForCausalLM; family set 69)
+TransformerSpec import_mimo_v2_flash(const ConfigReader& r);
+// models/hf/import_laguna.cpp (LagunaForCausalLM; family set 70)
+TransformerSpec import_laguna(const ConfigReader& r);
 }  // namespace hf
 
 namespace hf {
@@ -424,6 +428,10 @@ TransformerSpec import_hf_config(const nlohmann::json& config, const std::string
     s = import_exaone_moe(r);
   else if (type == "hy_v3")  // qk-normed heads + sigmoid top-k MoE, fp32 combine (engine/arch/decoders/moe/hy_v3.cpp)
     s = import_hy_v3(r);
+  else if (type == "mimo_v2_flash")  // full / sliding layers with sinks, DeepSeek-V3's router (engine/arch/decoders/moe/mimo_v2_flash.cpp)
+    s = import_mimo_v2_flash(r);
+  else if (type == "laguna")  // gated attention with per-layer heads, sigmoid router + shared expert (engine/arch/decoders/moe/laguna.cpp)
+    s = import_laguna(r);
   else if (type == "gpt_oss")
     s = import_gpt_oss(r);
   else if (type == "t5")

@@ -247,6 +247,10 @@ void build_hyperclovax(GraphBuilder& b, const TransformerSpec& s);
 // (engine/arch/decoders/moe/hy_v3.cpp), declared here for the same reason (family sets 72 / 71).
 void build_exaone_moe(GraphBuilder& b, const TransformerSpec& s);
 void build_hy_v3(GraphBuilder& b, const TransformerSpec& s);
+// MiMoV2FlashForCausalLM (engine/arch/decoders/moe/mimo_v2_flash.cpp; family set 69), declared here for the same reason.
+void build_mimo_v2_flash(GraphBuilder& b, const TransformerSpec& s);
+// LagunaForCausalLM (engine/arch/decoders/moe/laguna.cpp; family set 70), likewise.
+void build_laguna(GraphBuilder& b, const TransformerSpec& s);
 
 namespace {
 // model_type -> builder; the first row of a builder names its family (model_family).
@@ -350,6 +354,8 @@ const struct {
     {"longcat_flash", build_longcat_flash},
     {"exaone_moe", build_exaone_moe},
     {"hy_v3", build_hy_v3},
+    {"mimo_v2_flash", build_mimo_v2_flash},
+    {"laguna", build_laguna},
     {"t5gemma", build_t5gemma},
     {"xlm-roberta-xl", build_xlm_roberta_xl},
     {"mllama", build_mllama},       {"mllama_text_model", build_mllama},
@@ -407,7 +413,7 @@ AttnImpl default_attn(const ModelSpec& spec) {
   // PreTrainedModel classes with _supports_sdpa = False in transformers 5.17 (their builders refuse sdpa).
   for (std::string_view mt : {"gptj", "codegen", "bloom", "mpt", "gpt_oss", "deberta-v2", "gpt_neo", "mpnet", "wavlm", "mamba", "mamba2",
                               "falcon_mamba", "convnext", "convnextv2", "resnet", "swinv2", "deepseek_v4", "granite_swa",
-                              "granitemoe_swa"})
+                              "granitemoe_swa", "mimo_v2_flash"})
     if (spec.transformer.model_type == mt) return AttnImpl::eager;
   return AttnImpl::sdpa;
 }
