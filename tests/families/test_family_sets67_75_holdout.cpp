@@ -49,8 +49,8 @@ TEST_CASE("family set 68, held out: LongCat-Flash predicted blind", "[family][se
 }
 
 // Sets 69 .. 75 were measured in the session's last call (envs/h100-families72-env.json; the device's installed
-// sources byte-identical to the builders'). Its deadline reached 11 of the 56 rows: the published widths' models
-// are built on the CPU (up to 79 s a row). Every row measured is within 0.01 %, and 7 of 7 capped verdicts are right.
+// sources byte-identical to the builders'). Its deadline reached 11 of the 56 rows: the published widths' rows
+// took up to 79 s each. Every row measured is within 0.01 %, and 8 of 8 capped verdicts are right.
 
 TEST_CASE("family sets 69 .. 75, held out: their first rows predicted blind", "[family][set69][set70][set71][set72]"
           "[set73][set75][holdout]") {
