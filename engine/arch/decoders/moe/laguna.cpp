@@ -39,6 +39,7 @@
 #include "engine/arch/decoders/moe/laguna_fields.h"
 #include "engine/arch/decoders/parts/deepseek_parts.h"
 #include "engine/arch/decoders/parts/llama_parts.h"
+#include "engine/arch/decoders/parts/per_type_rotary_parts.h"
 #include "engine/arch/decoders/parts/phi_parts.h"
 #include "engine/arch/decoders/parts/rotary_slices.h"
 #include "engine/arch/family_fields.h"
@@ -61,10 +62,7 @@ struct LagunaLayer {
   TensorId in_norm = kNoTensor, post_norm = kNoTensor;
 };
 
-struct LagunaContext {
-  TensorId full_mask = kNoTensor, sliding_mask = kNoTensor;
-  TensorId full_cos = kNoTensor, full_sin = kNoTensor, sliding_cos = kNoTensor, sliding_sin = kNoTensor;
-};
+using LagunaContext = PerTypeRotaryContext;
 
 LagunaLayer layer_params(GraphBuilder& b, const TransformerSpec& s, const LagunaFields& f, int64_t i, bool train) {
   const std::string p = "model.layers." + std::to_string(i) + ".";
@@ -258,9 +256,7 @@ void build_laguna(GraphBuilder& b, const TransformerSpec& s) {
   const LagunaFields& f = family_fields<LagunaFields>(s);
   check_spec(b, s, f);
   const auto& cfg = b.config();
-  const bool inf = !b.training();
-  const int64_t B = cfg.batch_size, S = inf ? b.pass().new_tokens : cfg.seq_len, H = s.hidden_size,
-                V = s.vocab_size;
+  const int64_t H = s.hidden_size, V = s.vocab_size;
   const bool emb_train = !cfg.freeze_embeddings;
   hf_construction_scalar(b);
   const TensorId embed = b.param("model.embed_tokens.weight", {V, H}, emb_train);
@@ -270,40 +266,12 @@ void build_laguna(GraphBuilder& b, const TransformerSpec& s) {
     layers.push_back(layer_params(b, s, f, i, !layer_frozen(cfg, i)));
     (layers.back().sliding ? any_sliding : any_full) = true;
   }
-  for (const bool sliding : {false, true}) {  // {type}_inv_freq, {type}_original_inv_freq (fp32, non-persistent)
-    if (!(sliding ? any_sliding : any_full)) continue;
-    const int64_t rot = sliding ? f.sliding_rotary_dim : f.full_rotary_dim;
-    const std::string t = sliding ? "sliding_attention" : "full_attention";
-    b.buffer("model.rotary_emb." + t + "_inv_freq", {rot / 2}, DType::f32);
-    b.buffer("model.rotary_emb." + t + "_original_inv_freq", {rot / 2}, DType::f32);
-  }
-  const TensorId ids = b.input({B, S}, DType::i64);
-  const int64_t P = inf && b.pass().from_generate ? B : 1;
-  if (P > 1) b.input({B, S}, DType::i64);
-  const TensorId inputs_embeds = b.embedding(ids, embed);
-  TensorId position_ids = kNoTensor;  // arange(S) + past_seen_tokens when the caller passes none (as gpt_oss.cpp)
-  if (P == 1) {
-    const TensorId ar = b.generic({"arange", {}, {{{S}, DType::i64}}, {}, {}, {}, {}})[0];
-    position_ids = b.generic({"add", {ar}, {{{1, S}, DType::i64}}, {}, {}, {}, {}})[0];
-    b.hold(position_ids);
-  }
-  const CausalMasks masks = full_and_sliding_masks(b, s, any_full, any_sliding, b.dtype(inputs_embeds));
-  LagunaContext c;
-  c.full_mask = masks.full;
-  c.sliding_mask = masks.sliding;
-  std::vector<TensorId> tables;
-  for (const bool sliding : {false, true}) {
-    if (!(sliding ? any_sliding : any_full)) continue;
-    const int64_t rot = sliding ? f.sliding_rotary_dim : f.full_rotary_dim;
-    const std::pair<TensorId, TensorId> cs = rotary_cos_sin(b, P, S, rot, b.dtype(inputs_embeds));
-    b.hold(cs.first);  // position_embeddings[type]: bound until the model returns
-    b.hold(cs.second);
-    tables.push_back(cs.first);
-    tables.push_back(cs.second);
-    (sliding ? c.sliding_cos : c.full_cos) = cs.first;
-    (sliding ? c.sliding_sin : c.full_sin) = cs.second;
-  }
-  b.hold(inputs_embeds);  // bound until the model's forward returns
+  // {type}_inv_freq / {type}_original_inv_freq per type in sorted(set(layer_types)); the forward to the layer loop
+  per_type_rotary_buffers(b, any_full, any_sliding, f.full_rotary_dim, f.sliding_rotary_dim);
+  const PerTypeRotaryInputs in =
+      per_type_rotary_inputs(b, s, embed, any_full, any_sliding, f.full_rotary_dim, f.sliding_rotary_dim);
+  const TensorId inputs_embeds = in.inputs_embeds;
+  const LagunaContext& c = in.ctx;
   TensorId h = inputs_embeds;
   TransformerSpec ls = s;  // this layer's query heads, for the shared attention parts
   for (int64_t i = 0; i < s.num_layers; ++i) {
@@ -323,10 +291,8 @@ void build_laguna(GraphBuilder& b, const TransformerSpec& s) {
   }
   b.hold(h);  // `hidden_states = self.norm(hidden_states)` rebinds only once the norm has returned
   const TensorId hn = rms_norm(b, h, b.param("model.norm.weight", {H}, emb_train));
-  for (TensorId t : {h, inputs_embeds, masks.full, masks.sliding, position_ids})
-    if (t != kNoTensor) b.drop(t);
-  for (TensorId t : tables) b.drop(t);
-  causal_lm_tail(b, s, hn, embed, ids);
+  release_per_type_rotary_inputs(b, h, in);
+  causal_lm_tail(b, s, hn, embed, in.ids);
 }
 
 }  // namespace memplan
