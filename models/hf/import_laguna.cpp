@@ -18,53 +18,17 @@
 // "per-element", a rope_parameters not keyed by the layer types present, a rope type other than default / linear /
 // yarn / llama3, an odd rotary dimension, heads not divisible by the KV heads, hidden_act other than silu, null for an
 // int field (strict dataclass), quantization_config.
-#include <cmath>
 #include <memory>
 #include <string>
 
 #include "engine/arch/decoders/moe/laguna_fields.h"
 #include "engine/checked.h"
+#include "models/hf/per_type_rope.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {
 
 namespace {
-
-int64_t type_rotary_dim(const ConfigReader& r, const json* rope, const char* type, double dflt, int64_t head_dim) {
-  double factor = dflt;
-  std::string where = "rope_parameters";
-  if (rope != nullptr) {
-    where += std::string(".") + type;
-    auto it = rope->find(type);
-    if (it == rope->end() || !it->is_object())
-      throw InputError(r.name(where), it == rope->end() ? "absent" : dump_short(*it),
-                       "must be a dict (LagunaRotaryEmbedding reads rope_parameters[layer_type] for each type in "
-                       "layer_types)");
-    auto rt = it->find("rope_type");
-    if (rt == it->end()) rt = it->find("type");
-    if (rt != it->end() && !rt->is_null()) {
-      const std::string t = rt->is_string() ? rt->get<std::string>() : std::string();
-      if (t != "default" && t != "linear" && t != "yarn" && t != "llama3")
-        throw InputError(r.name(where + ".rope_type"), dump_short(*rt),
-                         "not modelled for laguna (default, linear, yarn and llama3 change inv_freq's values only)");
-    }
-    factor = 1.0;  // compute_default_rope_parameters' .get("partial_rotary_factor", 1.0)
-    auto f = it->find("partial_rotary_factor");
-    if (f != it->end() && !f->is_null()) {
-      if (!f->is_number()) throw InputError(r.name(where + ".partial_rotary_factor"), dump_short(*f), "must be a number");
-      factor = f->get<double>();
-    }
-    where += ".partial_rotary_factor";
-  }
-  if (!(factor > 0.0 && factor <= 1.0))
-    throw InputError(r.name(where), std::to_string(factor), "must be a number in (0, 1]");
-  const auto rot = static_cast<int64_t>(std::floor(static_cast<double>(head_dim) * factor));
-  if (rot < 2 || rot % 2 != 0)
-    throw InputError(r.name(where), std::to_string(factor),
-                     "gives a rotary dimension of " + std::to_string(rot) + " of head_dim " + std::to_string(head_dim) +
-                         "; it must be a positive even number");
-  return rot;
-}
 
 // A per-layer list of num_layers strings, each one of `a` / `b`: returns 1 where the entry is `b`.
 std::vector<uint8_t> read_type_list(const ConfigReader& r, const char* key, int64_t layers, const char* a,
@@ -181,8 +145,11 @@ TransformerSpec import_laguna(const ConfigReader& r) {
   const json* rope = r.raw("rope_parameters");
   if (rope != nullptr && !rope->is_object())
     throw InputError(r.name("rope_parameters"), dump_short(*rope), "must be a dict keyed by layer type");
-  if (any_full) f->full_rotary_dim = type_rotary_dim(r, rope, "full_attention", 0.5, s.head_dim);
-  if (any_sliding) f->sliding_rotary_dim = type_rotary_dim(r, rope, "sliding_attention", 1.0, s.head_dim);
+  // the class's rope_parameters give full layers 0.5 and sliding ones 1.0; a type's dict without the key, 1.0
+  const char* rotary = "LagunaRotaryEmbedding";
+  if (any_full) f->full_rotary_dim = per_type_rotary_dim(r, rope, "full_attention", 0.5, 1.0, s.head_dim, rotary, "laguna");
+  if (any_sliding)
+    f->sliding_rotary_dim = per_type_rotary_dim(r, rope, "sliding_attention", 1.0, 1.0, s.head_dim, rotary, "laguna");
   s.family_fields = f;
   return s;
 }

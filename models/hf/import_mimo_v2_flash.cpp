@@ -20,57 +20,16 @@
 // by type), a rope type other than default / linear / yarn / llama3 (they change inv_freq's values only), an odd
 // rotary dimension, heads not divisible by the KV heads of either layer type, hidden_act other than silu, the
 // grouped router's shape checks (grouped_topk.h), quantization_config (fp8 checkpoints: size the bf16 model).
-#include <cmath>
 #include <memory>
 #include <string>
 
 #include "engine/arch/decoders/moe/mimo_v2_flash_fields.h"
 #include "engine/checked.h"
 #include "models/hf/grouped_topk.h"
+#include "models/hf/per_type_rope.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {
-
-namespace {
-
-// int(head_dim * rope_parameters[type]["partial_rotary_factor"]) with the 0.334 default; the dict's rope_type must
-// leave the rotary tables' sizes alone.
-int64_t type_rotary_dim(const ConfigReader& r, const json* rope, const char* type, int64_t head_dim) {
-  double factor = 0.334;
-  std::string where = "rope_parameters";
-  if (rope != nullptr) {
-    where += std::string(".") + type;
-    auto it = rope->find(type);
-    if (it == rope->end() || !it->is_object())
-      throw InputError(r.name(where), it == rope->end() ? "absent" : dump_short(*it),
-                       "must be a dict (MiMoV2FlashRotaryEmbedding reads rope_parameters[layer_type] for each type in "
-                       "layer_types)");
-    auto rt = it->find("rope_type");
-    if (rt == it->end()) rt = it->find("type");
-    if (rt != it->end() && !rt->is_null()) {
-      const std::string t = rt->is_string() ? rt->get<std::string>() : std::string();
-      if (t != "default" && t != "linear" && t != "yarn" && t != "llama3")
-        throw InputError(r.name(where + ".rope_type"), dump_short(*rt),
-                         "not modelled for mimo_v2_flash (default, linear, yarn and llama3 change inv_freq's values only)");
-    }
-    auto f = it->find("partial_rotary_factor");
-    if (f != it->end() && !f->is_null()) {
-      if (!f->is_number()) throw InputError(r.name(where + ".partial_rotary_factor"), dump_short(*f), "must be a number");
-      factor = f->get<double>();
-    }
-    where += ".partial_rotary_factor";
-  }
-  if (!(factor > 0.0 && factor <= 1.0))
-    throw InputError(r.name(where), std::to_string(factor), "must be a number in (0, 1]");
-  const auto rot = static_cast<int64_t>(std::floor(static_cast<double>(head_dim) * factor));
-  if (rot < 2 || rot % 2 != 0)
-    throw InputError(r.name(where), std::to_string(factor),
-                     "gives a rotary dimension of " + std::to_string(rot) + " of head_dim " + std::to_string(head_dim) +
-                         "; it must be a positive even number");
-  return rot;
-}
-
-}  // namespace
 
 TransformerSpec import_mimo_v2_flash(const ConfigReader& r) {
   if (r.raw("quantization_config") != nullptr)
@@ -153,8 +112,13 @@ TransformerSpec import_mimo_v2_flash(const ConfigReader& r) {
   const json* rope = r.raw("rope_parameters");
   if (rope != nullptr && !rope->is_object())
     throw InputError(r.name("rope_parameters"), dump_short(*rope), "must be a dict keyed by layer type");
-  if (any_full) f->full_rotary_dim = type_rotary_dim(r, rope, "full_attention", s.head_dim);
-  if (any_sliding) f->sliding_rotary_dim = type_rotary_dim(r, rope, "sliding_attention", s.head_dim);
+  // int(head_dim * rope_parameters[type]["partial_rotary_factor"]), 0.334 where the config gives none
+  const char* rotary = "MiMoV2FlashRotaryEmbedding";
+  if (any_full)
+    f->full_rotary_dim = per_type_rotary_dim(r, rope, "full_attention", 0.334, 0.334, s.head_dim, rotary, "mimo_v2_flash");
+  if (any_sliding)
+    f->sliding_rotary_dim =
+        per_type_rotary_dim(r, rope, "sliding_attention", 0.334, 0.334, s.head_dim, rotary, "mimo_v2_flash");
   s.family_fields = f;
   return s;
 }
