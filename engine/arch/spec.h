@@ -14,17 +14,6 @@ namespace memplan {
 
 struct NativeGraph;  // engine/arch/native/native.h
 
-// DeepseekV4Config's values no other family has (models/hf/import_deepseek_v4.cpp; read by
-// engine/arch/decoders/moe/deepseek_v4.cpp). The defaults are the class's.
-struct DeepseekV4Fields {
-  int64_t hc_mult = 4;             // config.hc_mult: the residual is hc_mult parallel streams [B, S, hc, H]
-  int64_t hc_sinkhorn_iters = 20;  // config.hc_sinkhorn_iters: Sinkhorn-Knopp steps of each mHC mapping
-  int64_t o_groups = 8;            // config.o_groups: head groups of the grouped output projection (o_a_proj)
-  int64_t o_lora_rank = 1024;      // config.o_lora_rank: each group's intermediate width
-  int64_t score_func = 0;          // config.scoring_func: 0 sqrtsoftplus, 1 sigmoid, 2 softmax
-  std::vector<uint8_t> hash_layers;  // config.mlp_layer_types[i] == "hash_moe" (tid2eid routing)
-};
-
 // Values that only one family's builder reads, declared in a header of that family's own
 // (engine/arch/<group>/<family>_fields.h: `struct XFields : FamilyFields {...}`), so that adding a family does not
 // touch this header, which some 180 translation units include. The importer sets TransformerSpec::family_fields;
@@ -228,15 +217,6 @@ struct TransformerSpec {
   // layer whose theta is 0 (granite_swa_nope_layers[i] != 0) skips apply_rotary_pos_emb (NoPE).
   int64_t granite_swa_rope_tables = 1;
   std::vector<uint8_t> granite_swa_nope_layers;
-  // [cohere2_moe] Cohere2MoeConfig (models/hf/import_cohere2_moe.cpp, engine/arch/decoders/moe/cohere2_moe.cpp):
-  // expert_selection_fn "softmax" (over the top-k logits, default) or "sigmoid"; shared_expert_combination_strategy
-  // "sum" or "average" ((routed + shared) / 2, default); rms_norm_eps set: the norms are Cohere2MoeRMSNorm, else
-  // Cohere2MoeLayerNorm.
-  bool cohere2_moe_sigmoid_router = false;
-  bool cohere2_moe_shared_sum = false;
-  bool cohere2_moe_rms_norm = false;
-  // [deepseek_v4]
-  DeepseekV4Fields deepseek_v4;
   // [bart / mbart / whisper] (the encoder-decoders of family t5 beside T5 itself)
   // BartConfig (5.17), MBartConfig and WhisperConfig alike: hidden_size = d_model, num_layers / num_heads /
   // intermediate_size the encoder's (encoder_layers, encoder_attention_heads, encoder_ffn_dim), num_decoder_layers =

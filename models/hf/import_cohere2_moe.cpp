@@ -22,10 +22,13 @@
 // layer_types (the derived list would be too long: validate_layer_type raises).
 // Spec fields: moe_intermediate_size = the experts' width (config.intermediate_size), intermediate_size = the dense
 // prefix's MLP width, shared_expert_intermediate_size = intermediate_size * num_shared_experts (0: none),
-// cohere2_moe_sigmoid_router (expert_selection_fn, "softmax" by default), cohere2_moe_shared_sum
-// (shared_expert_combination_strategy, "average" by default), norm_topk_prob, cohere2_moe_rms_norm = rms_norm_eps set
-// (the norms are Cohere2MoeRMSNorm, else Cohere2MoeLayerNorm), moe_layers = the "sparse" layers, rope_layers = the
-// rotated ones (sliding, or dense with force_rope).
+// norm_topk_prob, moe_layers = the "sparse" layers, rope_layers = the
+// rotated ones (sliding, or dense with force_rope); family_fields: Cohere2MoeFields (sigmoid_router: expert_selection_fn,
+// "softmax" by default; shared_sum: shared_expert_combination_strategy, "average" by default; rms_norm: rms_norm_eps
+// set, the norms Cohere2MoeRMSNorm, else Cohere2MoeLayerNorm).
+#include <memory>
+
+#include "engine/arch/decoders/moe/cohere2_moe_fields.h"
 #include "engine/checked.h"
 #include "models/hf_config_reader.h"
 
@@ -65,10 +68,11 @@ TransformerSpec import_cohere2_moe(const ConfigReader& r) {
     throw InputError(r.name("logit_scale"), dump_short(*v), "must be a number");
   check_rope_type(r, "cohere2_moe");
   check_padding_idx(r, s.vocab_size);
+  auto fields = std::make_shared<Cohere2MoeFields>();
   // rms_norm_eps set (not null): Cohere2MoeRMSNorm for input_layernorm and the final norm.
   if (const json* e = r.raw("rms_norm_eps"); e && !e->is_null()) {
     if (!e->is_number()) throw InputError(r.name("rms_norm_eps"), dump_short(*e), "must be a number or null");
-    s.cohere2_moe_rms_norm = true;
+    fields->rms_norm = true;
   }
 
   if (r.explicit_null("sliding_window"))
@@ -139,9 +143,10 @@ TransformerSpec import_cohere2_moe(const ConfigReader& r) {
                          "must be \"sum\" or \"average\" (Cohere2MoeSparseMoeBlock raises otherwise)");
       s.shared_expert_intermediate_size = checked_mul(s.moe_intermediate_size, s.num_shared_experts);
     }
-    s.cohere2_moe_sigmoid_router = fn == "sigmoid";
-    s.cohere2_moe_shared_sum = how == "sum";
+    fields->sigmoid_router = fn == "sigmoid";
+    fields->shared_sum = how == "sum";
   }
+  s.family_fields = fields;
   return s;
 }
 

@@ -17,7 +17,10 @@
 // (the published fp8 experts); output_router_logits (the auxiliary loss keeps every layer's logits); mlp_bias true
 // (the shared expert's biases); a hidden_act other than silu; a scoring_func other than sqrtsoftplus / sigmoid /
 // softmax (ACT2FN has no other router activation the class accepts).
-// V4's own values go to spec.deepseek_v4 (engine/arch/spec.h DeepseekV4Fields).
+// V4's own values go to the spec's family_fields (engine/arch/decoders/moe/deepseek_v4_fields.h).
+#include <memory>
+
+#include "engine/arch/decoders/moe/deepseek_v4_fields.h"
 #include "models/hf_config_reader.h"
 
 namespace memplan::hf {
@@ -115,7 +118,8 @@ TransformerSpec import_deepseek_v4(const ConfigReader& r) {
   }
   s.sliding_layers.assign(static_cast<size_t>(s.num_layers), 1);
 
-  DeepseekV4Fields& f = s.deepseek_v4;
+  auto fields = std::make_shared<DeepseekV4Fields>();
+  DeepseekV4Fields& f = *fields;
   f.hc_mult = r.positive({"hc_mult"}, 4, 64);
   f.hc_sinkhorn_iters = r.positive({"hc_sinkhorn_iters"}, 20, 10000);
   f.o_groups = r.positive({"o_groups"}, 8);
@@ -146,6 +150,7 @@ TransformerSpec import_deepseek_v4(const ConfigReader& r) {
     const int64_t n_hash = r.non_negative({"num_hash_layers"}, 3);
     for (int64_t i = 0; i < std::min(n_hash, s.num_layers); ++i) f.hash_layers[static_cast<size_t>(i)] = 1;
   }
+  s.family_fields = fields;
   return s;
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/arch/decoders/moe/cohere2_moe_fields.h"
+#include "engine/arch/family_fields.h"
 #include "engine/errors.h"
 #include "engine/estimate.h"
 #include "family_test_helpers.h"
@@ -54,10 +56,10 @@ TEST_CASE("cohere2_moe importer: class defaults", "[family][set60][importer]") {
   CHECK(s.num_experts_per_tok == 2);
   CHECK(s.num_shared_experts == 0);
   CHECK(s.shared_expert_intermediate_size == 0);
-  CHECK_FALSE(s.cohere2_moe_sigmoid_router);  // expert_selection_fn "softmax"
-  CHECK_FALSE(s.cohere2_moe_shared_sum);      // shared_expert_combination_strategy "average"
+  CHECK_FALSE(memplan::family_fields<memplan::Cohere2MoeFields>(s).sigmoid_router);  // expert_selection_fn "softmax"
+  CHECK_FALSE(memplan::family_fields<memplan::Cohere2MoeFields>(s).shared_sum);      // shared_expert_combination_strategy "average"
   CHECK(s.norm_topk_prob);
-  CHECK_FALSE(s.cohere2_moe_rms_norm);
+  CHECK_FALSE(memplan::family_fields<memplan::Cohere2MoeFields>(s).rms_norm);
   CHECK(s.sliding_window == 4096);
   CHECK(s.max_position_embeddings == 8192);
   CHECK(s.tie_word_embeddings);
@@ -81,7 +83,7 @@ TEST_CASE("cohere2_moe importer: first_k_dense_replace, force_rope and the shift
   CHECK(s.intermediate_size == 192);      // the dense prefix's MLP
   CHECK(s.moe_intermediate_size == 64);   // each routed expert
   CHECK(s.shared_expert_intermediate_size == 64);
-  CHECK(s.cohere2_moe_rms_norm);
+  CHECK(memplan::family_fields<memplan::Cohere2MoeFields>(s).rms_norm);
   // prefix pattern 2: the dense layer slides ((0 + 1) % 2 != 0) and no longer forces the rotation (it rotates as a
   // sliding layer).
   const TransformerSpec p2 = import(R"({"model_type": "cohere2_moe", "num_hidden_layers": 6, "first_k_dense_replace": 2,
@@ -92,8 +94,8 @@ TEST_CASE("cohere2_moe importer: first_k_dense_replace, force_rope and the shift
   CHECK(p2.intermediate_size == 22528);  // prefix_dense_intermediate_size None => intermediate_size
   const TransformerSpec sig = import(R"({"model_type": "cohere2_moe", "num_shared_experts": 2,
       "expert_selection_fn": "sigmoid", "shared_expert_combination_strategy": "sum", "intermediate_size": 100})");
-  CHECK(sig.cohere2_moe_sigmoid_router);
-  CHECK(sig.cohere2_moe_shared_sum);
+  CHECK(memplan::family_fields<memplan::Cohere2MoeFields>(sig).sigmoid_router);
+  CHECK(memplan::family_fields<memplan::Cohere2MoeFields>(sig).shared_sum);
   CHECK(sig.shared_expert_intermediate_size == 200);
 }
 

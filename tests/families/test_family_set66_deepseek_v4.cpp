@@ -10,6 +10,8 @@
 #include <functional>
 #include <string>
 
+#include "engine/arch/decoders/moe/deepseek_v4_fields.h"
+#include "engine/arch/family_fields.h"
 #include "engine/errors.h"
 #include "engine/estimate.h"
 #include "family_test_helpers.h"
@@ -58,7 +60,7 @@ TEST_CASE("deepseek_v4 importer: class defaults", "[family][set66][importer]") {
   CHECK(s.sliding_window == 128);
   CHECK(s.max_position_embeddings == 1048576);
   CHECK_FALSE(s.tie_word_embeddings);
-  const memplan::DeepseekV4Fields& f = s.deepseek_v4;
+  const auto& f = memplan::family_fields<memplan::DeepseekV4Fields>(s);
   CHECK(f.hc_mult == 4);
   CHECK(f.hc_sinkhorn_iters == 20);
   CHECK(f.o_groups == 8);
@@ -68,7 +70,7 @@ TEST_CASE("deepseek_v4 importer: class defaults", "[family][set66][importer]") {
   // Legacy keys: num_hash_layers, qk_rope_head_dim, compress_ratios of zeros.
   const TransformerSpec l = import(R"({"model_type": "deepseek_v4", "num_hidden_layers": 3, "num_hash_layers": 1,
       "qk_rope_head_dim": 32, "compress_ratios": [0, 0, 0, 0]})");
-  CHECK(l.deepseek_v4.hash_layers == std::vector<uint8_t>{1, 0, 0});
+  CHECK(memplan::family_fields<memplan::DeepseekV4Fields>(l).hash_layers == std::vector<uint8_t>{1, 0, 0});
   CHECK(l.qk_rope_head_dim == 32);
 }
 

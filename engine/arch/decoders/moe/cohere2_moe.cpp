@@ -16,13 +16,16 @@
 //     shared experts' SwiGLU (intermediate_size * num_shared_experts) combined by "sum" or "average" ((a + b) / 2).
 //     No auxiliary loss: the causal-LM output carries router_logits only when asked.
 // The importer's fields (models/hf/import_cohere2_moe.cpp): moe_intermediate_size the experts' width, intermediate_size
-// the dense prefix's, shared_expert_intermediate_size the shared experts' (0: none), cohere2_moe_sigmoid_router /
-// _shared_sum / _rms_norm the router, combination and norm choices, moe_layers / rope_layers per layer.
+// the dense prefix's, shared_expert_intermediate_size the shared experts' (0: none), moe_layers / rope_layers per layer; its
+// family_fields (cohere2_moe_fields.h) the router, combination and norm choices.
 // Stages: embed_tokens -> both masks (cohere2_masks) -> rotary cos / sin (fp32, repeat_interleave, cast to the hidden
 // dtype) -> N x decoder layer -> norm -> lm_head (tied by default) * logit_scale -> loss or the last logits.
 #include "engine/arch/builders.h"
 
 #include <string>
+
+#include "engine/arch/decoders/moe/cohere2_moe_fields.h"
+#include "engine/arch/family_fields.h"
 
 #include "engine/arch/decoders/parts/cohere_parts.h"
 #include "engine/arch/decoders/parts/deepseek_parts.h"
@@ -85,7 +88,7 @@ TensorId cohere2_moe_block(GraphBuilder& b, const TransformerSpec& s, const Cohe
   const DType ldt = b.dtype(logits);
   auto top = b.generic({"topk", {logits}, {{{T, K}, ldt}, {{T, K}, DType::i64}}, {}, {1}, {}, {}});
   TensorId scores;
-  if (!s.cohere2_moe_sigmoid_router) {
+  if (!family_fields<Cohere2MoeFields>(s).sigmoid_router) {
     scores = b.softmax_last(b.to(top[0], DType::f32));  // F.softmax(router_scores, dim=1, dtype=torch.float)
   } else {
     scores = b.unary("sigmoid", top[0], false, true);
@@ -100,7 +103,7 @@ TensorId cohere2_moe_block(GraphBuilder& b, const TransformerSpec& s, const Cohe
     const TensorId shared = swiglu_mlp(b, flat, w.gate, w.up, w.down);
     b.hold(shared);  // shared_expert_output: bound until the block returns
     out = b.add(out, shared);
-    if (!s.cohere2_moe_shared_sum) out = b.scalar_op("div_scalar", out, false);  // (final + shared) / 2
+    if (!family_fields<Cohere2MoeFields>(s).shared_sum) out = b.scalar_op("div_scalar", out, false);  // (final + shared) / 2
     b.drop(shared);
   }
   for (TensorId t : {logits, weights, indices}) b.drop(t);
@@ -108,7 +111,7 @@ TensorId cohere2_moe_block(GraphBuilder& b, const TransformerSpec& s, const Cohe
 }
 
 TensorId cohere2_moe_norm(GraphBuilder& b, const TransformerSpec& s, TensorId x, TensorId w) {
-  return s.cohere2_moe_rms_norm ? rms_norm(b, x, w) : cohere_layer_norm(b, x, w);
+  return family_fields<Cohere2MoeFields>(s).rms_norm ? rms_norm(b, x, w) : cohere_layer_norm(b, x, w);
 }
 
 }  // namespace

@@ -31,7 +31,9 @@
 // e_score_correction_bias buffer is carried fp32, as deepseek_v3's).
 
 #include "engine/arch/builders.h"
+#include "engine/arch/decoders/moe/deepseek_v4_fields.h"
 #include "engine/arch/decoders/parts/deepseek_parts.h"
+#include "engine/arch/family_fields.h"
 #include "engine/checked.h"
 #include "engine/errors.h"
 
@@ -365,7 +367,7 @@ void build_deepseek_v4(GraphBuilder& b, const TransformerSpec& s) {
     throw InputError("attn", "sdpa",
                      "deepseek_v4 has no SDPA attention in transformers 5.17 (DeepseekV4PreTrainedModel._supports_sdpa "
                      "is False: from_config raises); use eager");
-  const DeepseekV4Fields& f = s.deepseek_v4;
+  const DeepseekV4Fields& f = family_fields<DeepseekV4Fields>(s);
   if (f.hc_mult < 1 || f.o_groups < 1 || f.o_lora_rank < 1 || f.hc_sinkhorn_iters < 1)
     throw InputError("model.deepseek_v4", "hc_mult / o_groups / o_lora_rank / hc_sinkhorn_iters",
                      "must be positive");
